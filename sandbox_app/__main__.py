@@ -1,0 +1,7 @@
+"""``python -m sandbox_app`` is the same as ``react-sandbox``."""
+
+import sys
+
+from sandbox_app.cli import main
+
+sys.exit(main())

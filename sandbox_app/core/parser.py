@@ -1,0 +1,255 @@
+"""Parse one ReAct turn, in any of the four dialects, into an action, an answer or nothing.
+
+Dialects (auto-detected unless one is chosen):
+
+* ``bracket`` — ``Action: calculator[20 * 12 * 7]`` … ``Answer: $1,680 per year`` (seed 002)
+* ``paren`` — ``Action: calculator(128 + 256)`` … ``Final Answer: 668`` (seed 003)
+* ``action_input`` — ``Action: webSearch`` + ``Action Input: {"q": "…"}`` (seed 000), and
+  JSON blobs such as ``{"action": "search", "action_input": "…"}``
+* ``paper`` — ``Thought 2: …`` / ``Action 2: Search[…]`` / ``Action 5: Finish[…]``
+
+The first directive wins, labels count only at the start of a line, and everything from a
+fabricated ``Observation`` label onward is cut by :class:`TurnScanner` before parsing. Every
+step works within one label's segment of the text, so parsing is linear in the text's length.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+from sandbox_app.core.scanner import DECORATION, TurnScanner
+
+__all__ = ["DIALECTS", "Dialect", "Turn", "TurnScanner", "parse_turn"]
+
+Dialect = Literal["bracket", "paren", "action_input", "paper"]
+DIALECTS: tuple[Dialect, ...] = ("bracket", "paren", "action_input", "paper")
+Kind = Literal["action", "answer", "none"]
+
+_LABEL = re.compile(
+    "^" + DECORATION + r"(?P<label>final[ \t]+answer|action[ \t_]*input|thought|action|answer)"
+    r"(?:[ \t]+(?P<num>\d{1,4}))?[ \t*_`]{0,6}[:：]"
+    # A closing bold marker after the colon ("**Action:** x"), but not the start of "**x**".
+    r"(?:[ \t]*(?:\*\*|__)(?=[ \t]|$))?[ \t]*",
+    re.IGNORECASE | re.MULTILINE,
+)
+_NAME = r"([A-Za-z_][\w.\-]{0,63})"
+_CALL = re.compile(_NAME + r"[ \t]*([\[(])")
+_BARE_NAME = re.compile(_NAME + r"[ \t*_`]*$")
+_NO_ACTION = {"none", "n/a", "na", "null", "nothing"}
+_OPENERS = {"[": "]", "(": ")"}
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One parsed turn. ``kept`` + ``dropped`` is the text that was parsed."""
+
+    kind: Kind
+    tool: str = ""
+    input: str = ""
+    answer: str = ""
+    thought: str | None = None
+    dropped: str = ""
+    kept: str = ""
+    dialect: Dialect | None = None
+
+
+@dataclass(frozen=True)
+class _Segment:
+    label: str  # normalised: thought, action, action input, answer
+    numbered: bool
+    body: str  # from after the label to the next label line
+
+
+def parse_turn(text: str, dialect: Dialect | None = None) -> Turn:
+    """Parse a complete (or partially streamed) model turn. Never raises."""
+    scanner = TurnScanner()
+    scanner.feed(text)
+    scanner.finish()
+    return parse_kept(scanner.kept, scanner.dropped, dialect)
+
+
+def parse_kept(kept: str, dropped: str, dialect: Dialect | None = None) -> Turn:
+    """Parse text a :class:`TurnScanner` has already separated from a fabricated observation."""
+    segments = _segments(kept)
+    thought: str | None = None
+    for i, seg in enumerate(segments):
+        if seg.label == "thought":
+            if thought is None:
+                thought = _prose(seg.body)
+            continue
+        found: Turn | None = None
+        if seg.label == "answer":
+            answer = seg.body.strip()
+            if answer:
+                found = Turn("answer", answer=answer, dialect=dialect)
+        elif seg.label == "action":
+            following = segments[i + 1] if i + 1 < len(segments) else None
+            found = _action(seg, following, dialect)
+        if found is not None:
+            return _with(found, thought, kept, dropped)
+    if dialect in (None, "action_input"):
+        blob = _first_json_blob(kept)
+        if blob is not None:
+            return _with(blob, thought, kept, dropped)
+    return Turn("none", thought=thought, kept=kept, dropped=dropped)
+
+
+def _prose(body: str) -> str:
+    """A thought without a JSON blob or code fence that follows it on later lines."""
+    blob = re.search(r"^[ \t]*(?:```|\{)", body, re.MULTILINE)
+    return (body[: blob.start()] if blob else body).strip()
+
+
+def _with(turn: Turn, thought: str | None, kept: str, dropped: str) -> Turn:
+    return Turn(turn.kind, turn.tool, turn.input, turn.answer, thought, dropped, kept, turn.dialect)
+
+
+def _segments(text: str) -> list[_Segment]:
+    matches = list(_LABEL.finditer(text))
+    segments = []
+    for i, m in enumerate(matches):
+        end = matches[i + 1].start() if i + 1 < len(matches) else len(text)
+        label = " ".join(m.group("label").lower().replace("_", " ").split())
+        if label == "final answer":
+            label = "answer"
+        elif label.startswith("action") and label != "action":
+            label = "action input"
+        segments.append(_Segment(label, m.group("num") is not None, text[m.end() : end]))
+    return segments
+
+
+def _action(seg: _Segment, following: _Segment | None, dialect: Dialect | None) -> Turn | None:
+    body = seg.body.lstrip(" \t`*")
+    call = _CALL.match(body)
+    if call is not None:
+        name, opener = call.group(1).lower(), call.group(2)
+        form: Dialect = "paren" if opener == "(" else ("paper" if seg.numbered else "bracket")
+        if dialect is not None and not _form_allowed(form, dialect):
+            return None
+        arg = _balanced(body, call.end() - 1, opener, _OPENERS[opener])
+        if arg is None:
+            return None
+        arg = arg.strip()
+        if opener == "(":
+            arg = _unquote(arg)
+        return _directive(name, arg, form)
+    first_line = body.split("\n", 1)[0].strip()
+    if dialect not in (None, "action_input"):
+        return None
+    if first_line.startswith("{") or (not first_line and body.lstrip().startswith(("{", "`"))):
+        return _json_action(_unfence(body))
+    bare = _BARE_NAME.match(first_line)
+    if bare is None or bare.group(1).lower() in _NO_ACTION:
+        return None
+    if following is None or following.label != "action input":
+        return None
+    arg = _unfence(following.body)
+    if arg.startswith("{"):
+        inner = _balanced(arg, 0, "{", "}", quoted=True)
+        if inner is not None:
+            arg = "{" + inner + "}"
+    return _directive(bare.group(1).lower(), arg.strip(), "action_input")
+
+
+def _form_allowed(form: Dialect, dialect: Dialect) -> bool:
+    if dialect in ("bracket", "paper"):
+        return form in ("bracket", "paper")
+    return form == dialect
+
+
+def _directive(name: str, arg: str, form: Dialect) -> Turn | None:
+    if not arg:
+        return None
+    if name == "finish":
+        return Turn("answer", answer=arg, dialect=form)
+    return Turn("action", tool=name, input=arg, dialect=form)
+
+
+def _balanced(
+    text: str, start: int, opener: str, closer: str, *, quoted: bool = False
+) -> str | None:
+    """Text between ``text[start]`` (an opener) and its matching closer, or None if unclosed.
+
+    With ``quoted`` (JSON), brackets inside string literals don't count.
+    """
+    depth = 0
+    in_string = escaped = False
+    for i in range(start, len(text)):
+        ch = text[i]
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif quoted and ch == '"':
+            in_string = True
+        elif ch == opener:
+            depth += 1
+        elif ch == closer:
+            depth -= 1
+            if depth == 0:
+                return text[start + 1 : i]
+    return None
+
+
+def _unquote(arg: str) -> str:
+    """``finish("668")`` → ``668``: one argument wrapped in one pair of matching quotes."""
+    if len(arg) >= 2 and arg[0] == arg[-1] and arg[0] in "\"'" and arg[0] not in arg[1:-1]:
+        return arg[1:-1]
+    return arg
+
+
+def _unfence(text: str) -> str:
+    """Strip a Markdown code fence (```json … ```) or inline backticks around an input."""
+    stripped = text.strip()
+    if stripped.startswith("```"):
+        first_newline = stripped.find("\n")
+        inner = stripped[first_newline + 1 :] if first_newline != -1 else ""
+        closing = inner.find("```")
+        return (inner[:closing] if closing != -1 else inner).strip()
+    if len(stripped) >= 2 and stripped[0] == stripped[-1] == "`":
+        return stripped.strip("`").strip()
+    return stripped
+
+
+def _json_action(text: str) -> Turn | None:
+    start = text.find("{")
+    if start == -1:
+        return None
+    inner = _balanced(text, start, "{", "}", quoted=True)
+    if inner is None:
+        return None
+    try:
+        blob = json.loads("{" + inner + "}")
+    except ValueError:
+        return None
+    if not isinstance(blob, dict):
+        return None
+    action = blob.get("action")
+    if not isinstance(action, str) or not action.strip():
+        return None
+    value = blob.get("action_input", blob.get("input", ""))
+    arg = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    name = action.strip().lower()
+    if name in ("final answer", "final_answer", "answer"):
+        return Turn("answer", answer=arg.strip(), dialect="action_input") if arg.strip() else None
+    return _directive(name, arg.strip(), "action_input")
+
+
+def _first_json_blob(text: str) -> Turn | None:
+    """A JSON action anywhere in the text (LangChain style), tried from the first few braces."""
+    pos = 0
+    for _ in range(3):
+        start = text.find("{", pos)
+        if start == -1:
+            return None
+        turn = _json_action(text[start:])
+        if turn is not None:
+            return turn
+        pos = start + 1
+    return None

@@ -1,0 +1,23 @@
+"""What every tool is: a named, described async function from a string to a string."""
+
+from __future__ import annotations
+
+from typing import Protocol, runtime_checkable
+
+
+@runtime_checkable
+class Tool(Protocol):
+    """A tool the model may call.
+
+    ``read_only`` tools run on their own; any other tool runs only after the user approves
+    the exact input (seed 002: "Sending emails, making payments, or deleting things are not
+    fine, unless a person approves them").
+    """
+
+    name: str
+    description: str  # shown to the model in the system prompt
+    input_hint: str  # what goes between the brackets, e.g. "expression"
+    read_only: bool
+    max_input: int  # longer inputs are refused before the tool sees them
+
+    async def run(self, input: str) -> str: ...

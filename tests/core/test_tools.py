@@ -1,0 +1,199 @@
+"""Calculator, search, finish and the router, including seed 002's expected outputs."""
+
+import asyncio
+import time
+
+import pytest
+
+from sandbox_app.core.tools import Search, ToolRouter, builtin_tools
+from sandbox_app.core.tools.calculator import calculate
+
+
+@pytest.mark.parametrize(
+    ("expression", "expected"),
+    [
+        ("20 * 12 * 7", "1680"),  # seed 002
+        ("(1,200 + 300) / 4", "375"),  # seed 002
+        ("fetch('https://example.com')", "Error: numbers and + - * / ( ) only"),  # seed 002
+        ("128 + 256", "384"),  # seed 003's chain
+        ("384 * 2", "768"),
+        ("768 - 100", "668"),
+        ("0.1 + 0.2", "0.3"),
+        ("2 ** 10", "1024"),
+        ("-5 // 2", "-3"),
+        ("10 % 3", "1"),
+        ("1 / 3", "0.333333333333"),
+        ("-(2 + 3)", "-5"),
+        ("1/0", "Error: division by zero"),
+        ("5 % 0", "Error: division by zero"),
+    ],
+)
+def test_calculator(expression: str, expected: str) -> None:
+    assert calculate(expression) == expected
+
+
+HOSTILE = [
+    "9**9**9",
+    "10**10**10",
+    "10**100000",
+    "(" * 10_000 + "1" + ")" * 10_000,
+    "1+" * 50_000 + "1",
+    "٣ + ١",
+    "__import__('os').system('echo pwned')",
+    "(1).__class__",
+    "x + 1",
+    "(lambda: 1)()",
+    "[i for i in range(10)]",
+    "1e400",
+    "2**0.5",
+    "",
+]
+
+
+@pytest.mark.parametrize("expression", HOSTILE, ids=range(len(HOSTILE)))
+def test_calculator_rejects_hostile_input_fast(expression: str) -> None:
+    start = time.perf_counter()
+    result = calculate(expression)
+    assert time.perf_counter() - start < 0.05
+    assert result.startswith("Error: ")
+
+
+def test_search_seed_expected_output() -> None:
+    search = Search()
+    assert (
+        search.search("Pro price per developer")
+        == "Brightgrid Pro costs $20 per month per developer."
+    )
+    assert search.search("mobile app support") == "No matching document."
+
+
+def test_search_ranks_and_returns_top_two_joined() -> None:
+    docs = ["apples are red", "red red red cars", "blue sky", "red apples and green apples"]
+    result = Search(docs).search("red apples")
+    assert result.count(" | ") == 1
+    assert set(result.split(" | ")) <= set(docs)
+    assert Search([]).search("anything") == "No matching document."
+
+
+class Recorder:
+    """A tool with a side effect, to prove approval gates it."""
+
+    name = "send_email"
+    description = "Sends an email."
+    input_hint = "address"
+    read_only = False
+    max_input = 500
+
+    def __init__(self) -> None:
+        self.ran: list[str] = []
+
+    async def run(self, input: str) -> str:
+        self.ran.append(input)
+        return "sent"
+
+
+class SeedStub:
+    """Seed 002's router example tools, so its expected output can be checked literally."""
+
+    read_only = True
+    max_input = 200
+    description = input_hint = ""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    async def run(self, input: str) -> str:
+        if self.name == "calculator":
+            return (
+                calculate(input) if calculate(input).startswith("Error") else "ok: maths accepted"
+            )
+        return f'ok: searched for "{input}"'
+
+
+def test_seed_002_router_expected_output() -> None:
+    router = ToolRouter([SeedStub("calculator"), SeedStub("search")])
+    results = [
+        asyncio.run(router.run_tool(n, i)).text
+        for n, i in [
+            ("calculator", "20 * 12"),
+            ("search", "refund days"),
+            ("send_email", "boss@example.com"),
+            ("calculator", "rm -rf /"),
+        ]
+    ]
+    assert results == [
+        "ok: maths accepted",
+        'ok: searched for "refund days"',
+        'Error: unknown tool "send_email". Use: calculator, search',
+        "Error: numbers and + - * / ( ) only",
+    ]
+
+
+def test_router_limits_input_length_per_tool() -> None:
+    router = ToolRouter(builtin_tools())
+    assert (
+        asyncio.run(router.run_tool("calculator", "1+" * 100 + "1")).text
+        == "Error: input is too long"
+    )
+    long_query = "price " * 80  # 480 characters: fine for search, too long for the calculator
+    assert not asyncio.run(router.run_tool("search", long_query)).error
+
+
+def test_router_reports_tool_exceptions_as_one_line() -> None:
+    class Broken(SeedStub):
+        async def run(self, input: str) -> str:
+            raise KeyError("boom")
+
+    result = asyncio.run(ToolRouter([Broken("broken")]).run_tool("broken", "x"))
+    assert (result.text, result.error) == ("Error: KeyError: 'boom'", True)
+
+
+def test_router_times_out_slow_tools() -> None:
+    class Slow(SeedStub):
+        async def run(self, input: str) -> str:
+            await asyncio.Event().wait()
+            return "never"
+
+    result = asyncio.run(ToolRouter([Slow("slow")], timeout=0.05).run_tool("slow", "x"))
+    assert result.text == "Error: tool timed out"
+
+
+def test_router_truncates_long_observations_with_a_marker() -> None:
+    class Chatty(SeedStub):
+        async def run(self, input: str) -> str:
+            return "x" * 5000
+
+    result = asyncio.run(ToolRouter([Chatty("chatty")]).run_tool("chatty", "x"))
+    assert result.text == "x" * 2000 + "… [truncated 3,000 characters]"
+
+
+def test_tool_with_side_effects_never_runs_without_approval() -> None:
+    tool = Recorder()
+    no_approver = asyncio.run(ToolRouter([tool]).run_tool("send_email", "boss@example.com"))
+    assert no_approver.text == "Error: the user declined to run send_email"
+
+    async def decline(name: str, input: str) -> bool:
+        return False
+
+    async def accept(name: str, input: str) -> bool:
+        return (name, input) == ("send_email", "boss@example.com")
+
+    declined = asyncio.run(
+        ToolRouter([tool], approve=decline).run_tool("send_email", "boss@example.com")
+    )
+    assert declined.text == "Error: the user declined to run send_email"
+    assert tool.ran == []
+    accepted = asyncio.run(
+        ToolRouter([tool], approve=accept).run_tool("send_email", "boss@example.com")
+    )
+    assert (accepted.text, tool.ran) == ("sent", ["boss@example.com"])
+
+
+def test_every_builtin_tool_is_read_only() -> None:
+    assert all(tool.read_only for tool in builtin_tools())
+
+
+def test_json_action_input_with_one_field_reaches_the_tool_as_text() -> None:
+    router = ToolRouter(builtin_tools())
+    result = asyncio.run(router.run_tool("search", '{"q": "refund days"}'))
+    assert result.text == "Refunds take 5 working days."
