@@ -1,0 +1,247 @@
+"""OpenAI and every OpenAI-compatible server (Ollama, LM Studio, llama.cpp, vLLM, …) via the SDK.
+
+One ``AsyncOpenAI`` client per backend configuration, closed with the backend. The SDK's own
+retries are off so a 429 retry (honouring ``Retry-After``, at most 3 times) shows in the trace,
+and every failure becomes one line that says what to do. ``openai`` is imported on first use:
+it costs about a second of start-up the offline model never needs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncGenerator, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+from sandbox_app.backends.base import BackendError, Delta, Message, StreamParams, Usage
+
+if TYPE_CHECKING:
+    import openai
+
+MAX_RETRIES = 3
+MAX_RETRY_WAIT_S = 60.0
+
+
+@dataclass(frozen=True)
+class Preset:
+    name: str
+    base_url: str
+    key_env: str | None = None  # where the key is read from; None: local, no key needed
+    hint: str = "is the server running?"
+
+
+PRESETS: tuple[Preset, ...] = (
+    Preset("OpenAI", "https://api.openai.com/v1", "OPENAI_API_KEY", "check your network."),
+    Preset("Ollama", "http://localhost:11434/v1", None, "is Ollama running (ollama serve)?"),
+    Preset("LM Studio", "http://localhost:1234/v1", None, "is LM Studio's local server started?"),
+    Preset("llama.cpp", "http://localhost:8080/v1", None, "is llama-server running?"),
+    Preset("vLLM", "http://localhost:8000/v1", None, "is vllm serve running?"),
+    Preset(
+        "OpenRouter", "https://openrouter.ai/api/v1", "OPENROUTER_API_KEY", "check your network."
+    ),
+    Preset("Groq", "https://api.groq.com/openai/v1", "GROQ_API_KEY", "check your network."),
+)
+CUSTOM = Preset("Custom", "", None)
+
+
+def preset_named(name: str) -> Preset:
+    for preset in PRESETS:
+        if preset.name.casefold() == name.casefold():
+            return preset
+    raise KeyError(name)
+
+
+def preset_for_url(base_url: str) -> Preset:
+    for preset in PRESETS:
+        if preset.base_url.rstrip("/") == base_url.rstrip("/"):
+            return preset
+    return CUSTOM
+
+
+@dataclass(frozen=True)
+class ServerConfig:
+    base_url: str
+    api_key: str = ""
+    preset: Preset = CUSTOM
+    timeout_s: float = 60.0
+
+    @property
+    def host(self) -> str:
+        return urlsplit(self.base_url).netloc or self.base_url
+
+    @property
+    def needs_key(self) -> bool:
+        return self.preset.key_env is not None
+
+
+class OpenAICompatBackend:
+    """Streams chat completions from one server configuration."""
+
+    def __init__(self, config: ServerConfig) -> None:
+        self.config = config
+        self.label = config.preset.name if config.preset is not CUSTOM else config.host
+        self._client: openai.AsyncOpenAI | None = None
+
+    def _get_client(self) -> openai.AsyncOpenAI:
+        if self.config.needs_key and not self.config.api_key:
+            env = self.config.preset.key_env
+            raise BackendError(
+                f"No API key for {self.config.preset.name}: set {env} or enter a key "
+                "in the backend settings."
+            )
+        if self._client is None:
+            import openai
+
+            self._client = openai.AsyncOpenAI(
+                base_url=self.config.base_url,
+                # Local servers accept any key, but the SDK insists on one.
+                api_key=self.config.api_key or "not-needed",
+                max_retries=0,
+                timeout=self.config.timeout_s,
+            )
+        return self._client
+
+    async def aclose(self) -> None:
+        if self._client is not None:
+            await self._client.close()
+            self._client = None
+
+    async def list_models(self) -> list[str]:
+        import openai
+
+        client = self._get_client()
+        try:
+            page = await client.models.list()
+        except openai.APIError as err:
+            raise self._translate(err, model="") from None
+        return sorted(model.id for model in page.data)
+
+    async def stream(
+        self, messages: Sequence[Message], params: StreamParams
+    ) -> AsyncGenerator[Delta, None]:
+        import openai
+
+        client = self._get_client()
+        request = _request(messages, params)
+        for attempt in range(MAX_RETRIES + 1):
+            try:
+                stream = await client.chat.completions.create(**request)
+                break
+            except openai.RateLimitError as err:
+                if attempt == MAX_RETRIES:
+                    raise BackendError(
+                        f"Rate limited (429) by {self.config.host}: gave up after "
+                        f"{MAX_RETRIES} retries. Wait a minute or use another model."
+                    ) from None
+                wait = _retry_after(err, default=2.0**attempt)
+                yield Delta(
+                    notice=f"Rate limited (429): retrying in {wait:g} s "
+                    f"({attempt + 1} of {MAX_RETRIES})"
+                )
+                await asyncio.sleep(wait)
+            except openai.APIError as err:
+                raise await self._explain(err, params.model) from None
+        chunks = 0
+        async with stream:
+            try:
+                async for chunk in stream:
+                    if chunk.usage is not None:
+                        yield Delta(
+                            usage=Usage(chunk.usage.prompt_tokens, chunk.usage.completion_tokens)
+                        )
+                    for choice in chunk.choices:
+                        if choice.delta.content:
+                            chunks += 1
+                            yield Delta(choice.delta.content)
+            except Exception as err:  # any transport or decoding failure mid-stream
+                raise BackendError(
+                    f"The stream from {self.config.host} broke after {chunks} chunks "
+                    f"({_short(err)}); the partial reply is kept."
+                ) from None
+
+    async def _explain(self, err: openai.APIError, model: str) -> BackendError:
+        """Like :meth:`_translate`, listing the server's models when the model is unknown."""
+        import openai
+
+        if isinstance(err, openai.NotFoundError) and model:
+            try:
+                async with asyncio.timeout(3):
+                    models = await self.list_models()
+            except (BackendError, TimeoutError):
+                models = []
+            if models and model not in models:
+                shown = ", ".join(models[:10]) + (" …" if len(models) > 10 else "")
+                return BackendError(
+                    f"Model {model!r} was not found at {self.config.host} (404). "
+                    f"Available: {shown}."
+                )
+        return self._translate(err, model)
+
+    def _translate(self, err: openai.APIError, model: str) -> BackendError:
+        import openai
+
+        host = self.config.host
+        if isinstance(err, openai.APITimeoutError):
+            return BackendError(
+                f"No answer from {host} after {self.config.timeout_s:g} s (timed out)."
+            )
+        if isinstance(err, openai.APIConnectionError):
+            return BackendError(f"Cannot connect to {host}: {self.config.preset.hint}")
+        status = getattr(err, "status_code", None)
+        detail = _short(err)
+        if isinstance(err, openai.AuthenticationError):
+            return BackendError(
+                f"{host} rejected the API key (401); check the key for {self.config.preset.name}."
+            )
+        if isinstance(err, openai.PermissionDeniedError):
+            return BackendError(f"{host} refused access (403): {detail}")
+        if isinstance(err, openai.NotFoundError):
+            what = f"model {model!r}" if model else "the models list"
+            return BackendError(
+                f"Not found at {host} (404): {what}. Check the model name and that the base URL "
+                "ends in /v1."
+            )
+        if isinstance(status, int) and status >= 500:
+            return BackendError(f"Server error {status} from {host}: {detail}. Try again later.")
+        if isinstance(status, int):
+            return BackendError(f"{host} refused the request ({status}): {detail}")
+        return BackendError(f"Request to {host} failed: {detail}")
+
+
+def _request(messages: Sequence[Message], params: StreamParams) -> dict[str, Any]:
+    request: dict[str, Any] = {
+        "model": params.model,
+        "messages": list(messages),
+        "stream": True,
+        "stream_options": {"include_usage": True},
+        "max_tokens": params.max_tokens,
+    }
+    if params.stop:
+        request["stop"] = list(params.stop)[:4]  # OpenAI accepts at most four
+    for name in ("temperature", "top_p", "seed"):
+        value = getattr(params, name)
+        if value is not None:
+            request[name] = value
+    return request
+
+
+def _retry_after(err: Any, default: float) -> float:
+    headers = getattr(getattr(err, "response", None), "headers", None) or {}
+    try:
+        value = float(headers.get("retry-after", default))
+    except (TypeError, ValueError):
+        value = default
+    return min(max(value, 0.0), MAX_RETRY_WAIT_S)
+
+
+def _short(err: BaseException) -> str:
+    """The first line of an error's message, without the SDK's JSON dump, at most 160 chars."""
+    body = getattr(err, "body", None)
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        message = inner.get("message") if isinstance(inner, dict) else None
+        if isinstance(message, str) and message:
+            return message.splitlines()[0][:160]
+    text = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+    return text[:160]

@@ -1,0 +1,78 @@
+"""The built-in offline model: replays a scenario's written replies, token by token.
+
+Seed 002's full loop runs "without a model" on sample replies while the tools stay real; this
+backend does the same, streaming at a human-readable pace so a workshop sees the trace grow.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import time
+from collections.abc import AsyncGenerator, Sequence
+
+from sandbox_app.backends.base import BackendError, Delta, Message, StreamParams, Usage
+from sandbox_app.core.scenario import Script
+
+_TOKEN = re.compile(r"\s*[\w$]+|\s*[^\w\s]|\s+")
+
+
+def split_tokens(text: str) -> list[str]:
+    """Word-ish pieces whose concatenation is exactly ``text``."""
+    return _TOKEN.findall(text)
+
+
+def _same_question(a: str, b: str) -> bool:
+    return " ".join(a.split()).casefold() == " ".join(b.split()).casefold()
+
+
+class ScriptedBackend:
+    """Streams reply *n* at step *n* (counted by the assistant turns already in the messages)."""
+
+    label = "Scripted (offline)"
+
+    def __init__(self, script: Script, question: str) -> None:
+        self.script = script
+        self.question = question
+
+    async def stream(
+        self, messages: Sequence[Message], params: StreamParams
+    ) -> AsyncGenerator[Delta, None]:
+        asked = next((m["content"] for m in messages if m["role"] == "user"), "")
+        if not _same_question(asked, self.question):
+            raise BackendError(
+                "The scripted model only has replies for the scenario's own question "
+                f"({self.question!r}); choose an OpenAI-compatible backend to ask a new one."
+            )
+        step = sum(1 for m in messages if m["role"] == "assistant")
+        if step >= len(self.script.replies):
+            raise BackendError(
+                f"Stopped: no reply (the script has {len(self.script.replies)} replies "
+                f"and this is step {step + 1})."
+            )
+        reply = self.script.replies[step]
+        if not self.script.ignore_stop:
+            reply = _cut_at_stop(reply, params.stop)
+        tokens = split_tokens(reply)[: params.max_tokens]
+        rate = self.script.tokens_per_second
+        started = time.perf_counter()
+        for i, token in enumerate(tokens):
+            if rate > 0:
+                # Pace against the start time so the rate holds however slow the consumer is.
+                delay = started + i / rate - time.perf_counter()
+                if delay > 0:
+                    await asyncio.sleep(delay)
+            yield Delta(token)
+        prompt_tokens = sum(len(split_tokens(m["content"])) for m in messages)
+        yield Delta(usage=Usage(prompt_tokens, len(tokens)))
+
+    async def list_models(self) -> list[str]:
+        return ["scripted"]
+
+    async def aclose(self) -> None:
+        return None
+
+
+def _cut_at_stop(text: str, stops: Sequence[str]) -> str:
+    cuts = [i for i in (text.find(s) for s in stops if s) if i != -1]
+    return text[: min(cuts)] if cuts else text

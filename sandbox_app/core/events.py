@@ -1,0 +1,125 @@
+"""The immutable events a run emits; the window and the CLI draw the same stream."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any, Literal
+
+from sandbox_app.core.metrics import RunMetrics, StepMetrics
+
+Status = Literal["answered", "max_steps", "stopped", "failed"]
+
+
+@dataclass(frozen=True)
+class RunStarted:
+    system_prompt: str
+    question: str
+    max_steps: int
+    backend: str
+    model: str
+
+
+@dataclass(frozen=True)
+class StepStarted:
+    step: int
+
+
+@dataclass(frozen=True)
+class TokenDelta:
+    """Text the model itself wrote (a fabricated observation never arrives as a TokenDelta)."""
+
+    step: int
+    text: str
+
+
+@dataclass(frozen=True)
+class FabricationCut:
+    """Text the model wrote from its own ``Observation`` label onward; cut, never used."""
+
+    step: int
+    text: str
+
+
+@dataclass(frozen=True)
+class ActionParsed:
+    step: int
+    tool: str
+    input: str
+
+
+@dataclass(frozen=True)
+class Observation:
+    """A tool's result: data, never parsed as model output. ``message`` is what the model reads."""
+
+    step: int
+    tool: str
+    text: str
+    error: bool
+    message: str
+
+
+@dataclass(frozen=True)
+class FormatError:
+    """The reply had no action and no answer; ``message`` is the correction sent to the model."""
+
+    step: int
+    message: str
+
+
+@dataclass(frozen=True)
+class Notice:
+    """Something the user should see in the trace that is not model text (e.g. a retry)."""
+
+    step: int
+    text: str
+
+
+@dataclass(frozen=True)
+class FinalAnswer:
+    step: int
+    text: str
+
+
+@dataclass(frozen=True)
+class StepFinished:
+    step: int
+    metrics: StepMetrics
+
+
+@dataclass(frozen=True)
+class RunFinished:
+    status: Status
+    reason: str
+    answer: str | None
+    metrics: RunMetrics
+
+
+Event = (
+    RunStarted
+    | StepStarted
+    | TokenDelta
+    | FabricationCut
+    | ActionParsed
+    | Observation
+    | FormatError
+    | Notice
+    | FinalAnswer
+    | StepFinished
+    | RunFinished
+)
+
+
+def event_to_dict(event: Event) -> dict[str, Any]:
+    """A JSON-ready dict with the event's type name, for ``--json`` and exports."""
+    data = asdict(event)
+    if isinstance(event, RunFinished | StepFinished):
+        data["metrics"] = metrics_to_dict(event.metrics)
+    return {"type": type(event).__name__, **data}
+
+
+def metrics_to_dict(metrics: RunMetrics | StepMetrics) -> dict[str, Any]:
+    data = asdict(metrics)
+    if isinstance(metrics, RunMetrics):
+        for name in ("tokens_in", "tokens_out", "estimated", "ttft_s", "tool_s", "tokens_saved"):
+            data[name] = getattr(metrics, name)
+    return data

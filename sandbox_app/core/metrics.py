@@ -1,0 +1,65 @@
+"""Per-step and per-run measurements: latency, tokens, tool time, tokens saved by early cuts."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+def estimate_tokens(text: str) -> int:
+    """About four characters a token: used only when the server reports no usage."""
+    return (len(text) + 3) // 4
+
+
+@dataclass(frozen=True)
+class StepMetrics:
+    step: int
+    ttft_s: float | None  # time to first token; None when no token arrived
+    wall_s: float
+    tokens_in: int
+    tokens_out: int
+    estimated: bool  # True when the server sent no usage and the counts are estimates
+    tool_s: float = 0.0
+    tokens_saved: int = 0  # at most this many tokens not paid for, thanks to an early cut
+
+
+@dataclass(frozen=True)
+class RunMetrics:
+    steps: tuple[StepMetrics, ...] = ()
+    wall_s: float = 0.0
+    tool_calls: int = 0
+    format_errors: int = 0
+    fabrications_cut: int = 0
+
+    @property
+    def tokens_in(self) -> int:
+        return sum(s.tokens_in for s in self.steps)
+
+    @property
+    def tokens_out(self) -> int:
+        return sum(s.tokens_out for s in self.steps)
+
+    @property
+    def estimated(self) -> bool:
+        return any(s.estimated for s in self.steps)
+
+    @property
+    def ttft_s(self) -> float | None:
+        return self.steps[0].ttft_s if self.steps else None
+
+    @property
+    def tool_s(self) -> float:
+        return sum(s.tool_s for s in self.steps)
+
+    @property
+    def tokens_saved(self) -> int:
+        return sum(s.tokens_saved for s in self.steps)
+
+    def summary(self) -> str:
+        """One line for a status bar or the CLI."""
+        approx = "~" if self.estimated else ""
+        ttft = f"{self.ttft_s * 1000:.0f} ms" if self.ttft_s is not None else "—"
+        return (
+            f"{len(self.steps)} steps · {self.tool_calls} tool calls · "
+            f"tokens {approx}{self.tokens_in} in / {approx}{self.tokens_out} out · "
+            f"first token {ttft} · {self.wall_s:.2f} s"
+        )

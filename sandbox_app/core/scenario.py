@@ -1,0 +1,274 @@
+"""Scenarios: the unit users save, share and load (prompt, question, tools, limits, script).
+
+Files are JSON with a ``version`` field, validated on load with messages that name the bad
+field; loading never modifies the file, and saving is atomic (temp file, then replace), so a
+crash mid-save never leaves half a scenario. A scenario never holds an API key.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Literal
+
+from sandbox_app.core.parser import DIALECTS, Dialect
+from sandbox_app.core.tools import BRIGHTGRID_DOCUMENTS, TOOL_NAMES
+
+VERSION = 1
+MAX_FILE_BYTES = 5 * 1024 * 1024
+MAX_STEPS_RANGE = (1, 50)
+DialectChoice = Dialect | Literal["auto"]
+MatchRule = Literal["exact", "contains", "number", "regex"]
+MATCH_RULES: tuple[MatchRule, ...] = ("exact", "contains", "number", "regex")
+
+
+class ScenarioError(ValueError):
+    """A scenario file that cannot be used; the message says which file and what is wrong."""
+
+
+@dataclass(frozen=True)
+class ModelParams:
+    temperature: float | None = 0.0
+    max_tokens: int = 512
+    top_p: float | None = None
+    seed: int | None = None
+
+
+@dataclass(frozen=True)
+class Expected:
+    answer: str
+    match: MatchRule = "contains"
+
+
+@dataclass(frozen=True)
+class Script:
+    """Replies for the offline scripted model (seed 002's "sample replies")."""
+
+    replies: tuple[str, ...] = ()
+    tokens_per_second: float = 40.0  # looks live; 0 streams instantly
+    ignore_stop: bool = False  # behave like a server that ignores stop sequences
+
+
+@dataclass(frozen=True)
+class Scenario:
+    title: str = "Untitled"
+    question: str = ""
+    description: str = ""
+    dialect: DialectChoice = "bracket"
+    system_prompt: str | None = None  # None: the default template
+    enabled_tools: tuple[str, ...] = ("calculator", "search")
+    documents: tuple[str, ...] = BRIGHTGRID_DOCUMENTS
+    max_steps: int = 5
+    model: ModelParams = field(default_factory=ModelParams)
+    expected: Expected | None = None
+    script: Script = field(default_factory=Script)
+
+    @property
+    def prompt_dialect(self) -> Dialect:
+        """The dialect whose format the prompt asks for ("auto" parses any, asks for bracket)."""
+        return "bracket" if self.dialect == "auto" else self.dialect
+
+    @property
+    def parse_dialect(self) -> Dialect | None:
+        return None if self.dialect == "auto" else self.dialect
+
+    def with_changes(self, **changes: Any) -> Scenario:
+        return replace(self, **changes)
+
+
+def scenarios_dir() -> Path:
+    """Built-in scenarios: ``resources/`` beside the package (a checkout) or inside it (a wheel)."""
+    package = Path(__file__).resolve().parents[1]
+    for candidate in (package / "resources", package.parent / "resources"):
+        if (candidate / "scenarios").is_dir():
+            return candidate / "scenarios"
+    return package.parent / "resources" / "scenarios"
+
+
+def builtin_scenarios() -> list[Path]:
+    return sorted(scenarios_dir().glob("*.json"))
+
+
+def default_scenario() -> Scenario:
+    return load_scenario(scenarios_dir() / "brightgrid.json")
+
+
+def load_scenario(path: str | Path) -> Scenario:
+    """Read and validate a scenario file. Raises :class:`ScenarioError` with one clear line."""
+    path = Path(path)
+    name = path.name or str(path)
+    try:
+        if path.is_dir():
+            raise ScenarioError(f"{name} is a folder, not a scenario file.")
+        size = path.stat().st_size
+        if size > MAX_FILE_BYTES:
+            raise ScenarioError(
+                f"{name} is too large ({size / 1e6:.1f} MB); scenario files are at most 5 MB."
+            )
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise ScenarioError(f"{name} does not exist.") from None
+    except PermissionError:
+        raise ScenarioError(f"Cannot read {name}: permission denied.") from None
+    except OSError as err:
+        raise ScenarioError(f"Cannot read {name}: {err.strerror or err}.") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ScenarioError(f"{name} is not a text (UTF-8) file.") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise ScenarioError(
+            f"{name} is not valid JSON: {err.msg} at line {err.lineno}, column {err.colno}."
+        ) from None
+    try:
+        return scenario_from_dict(data)
+    except ScenarioError as err:
+        raise ScenarioError(f"{name}: {err}") from None
+
+
+def save_scenario(scenario: Scenario, path: str | Path) -> None:
+    """Write atomically: a failed write leaves the old file (or none) untouched."""
+    path = Path(path)
+    text = json.dumps(scenario_to_dict(scenario), indent=2, ensure_ascii=False) + "\n"
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            out.write(text)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def scenario_to_dict(s: Scenario) -> dict[str, Any]:
+    return {
+        "version": VERSION,
+        "title": s.title,
+        "description": s.description,
+        "question": s.question,
+        "dialect": s.dialect,
+        "system_prompt": s.system_prompt,
+        "tools": {"enabled": list(s.enabled_tools), "documents": list(s.documents)},
+        "max_steps": s.max_steps,
+        "model": {
+            "temperature": s.model.temperature,
+            "max_tokens": s.model.max_tokens,
+            "top_p": s.model.top_p,
+            "seed": s.model.seed,
+        },
+        "expected": None
+        if s.expected is None
+        else {"answer": s.expected.answer, "match": s.expected.match},
+        "script": {
+            "tokens_per_second": s.script.tokens_per_second,
+            "ignore_stop": s.script.ignore_stop,
+            "replies": list(s.script.replies),
+        },
+    }
+
+
+def scenario_from_dict(data: Any) -> Scenario:
+    d = _Fields(data, "the file")
+    version = data.get("version") if isinstance(data, dict) else None
+    if version != VERSION:
+        raise ScenarioError(f'unknown "version" {version!r}; this app reads version {VERSION}.')
+    tools = _Fields(d.get("tools", dict, {}), "tools")
+    model = _Fields(d.get("model", dict, {}), "model")
+    script = _Fields(d.get("script", dict, {}), "script")
+    enabled = tuple(tools.strings("enabled", ["calculator", "search"]))
+    unknown = [t for t in enabled if t not in TOOL_NAMES]
+    if unknown:
+        raise ScenarioError(
+            f'"tools.enabled" names unknown tool {unknown[0]!r}; known: {", ".join(TOOL_NAMES)}.'
+        )
+    dialect = d.get("dialect", str, "bracket")
+    if dialect not in (*DIALECTS, "auto"):
+        raise ScenarioError(f'"dialect" must be one of auto, {", ".join(DIALECTS)}.')
+    max_steps = d.get("max_steps", int, 5)
+    if not MAX_STEPS_RANGE[0] <= max_steps <= MAX_STEPS_RANGE[1]:
+        raise ScenarioError(f'"max_steps" must be from 1 to 50 (got {max_steps}).')
+    return Scenario(
+        title=d.get("title", str, "Untitled"),
+        description=d.get("description", str, ""),
+        question=d.get("question", str, ""),
+        dialect=dialect,  # checked against DIALECTS above
+        system_prompt=d.get("system_prompt", str, None),
+        enabled_tools=enabled,
+        documents=tuple(tools.strings("documents", list(BRIGHTGRID_DOCUMENTS))),
+        max_steps=max_steps,
+        model=ModelParams(
+            temperature=model.number("temperature", 0.0),
+            max_tokens=model.get("max_tokens", int, 512),
+            top_p=model.number("top_p", None),
+            seed=model.get("seed", int, None),
+        ),
+        expected=_expected(d.get("expected", dict, None)),
+        script=Script(
+            replies=tuple(script.strings("replies", [])),
+            tokens_per_second=script.number("tokens_per_second", 40.0) or 0.0,
+            ignore_stop=script.get("ignore_stop", bool, False),
+        ),
+    )
+
+
+def _expected(data: dict[str, Any] | None) -> Expected | None:
+    if data is None:
+        return None
+    e = _Fields(data, "expected")
+    match = e.get("match", str, "contains")
+    if match not in MATCH_RULES:
+        raise ScenarioError(f'"expected.match" must be one of {", ".join(MATCH_RULES)}.')
+    return Expected(e.get("answer", str, ""), match)
+
+
+class _Fields:
+    """Typed access to one JSON object, with errors that name the field's full path."""
+
+    def __init__(self, data: Any, where: str) -> None:
+        if not isinstance(data, dict):
+            raise ScenarioError(f"{where} must be a JSON object.")
+        self._data = data
+        self._prefix = "" if where == "the file" else where + "."
+
+    def get(self, key: str, kind: type, default: Any) -> Any:
+        value = self._data.get(key, default)
+        if value is None and default is None:
+            return None
+        # bool is an int in Python; a scenario saying "max_steps": true is still wrong.
+        if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+            raise ScenarioError(
+                f'"{self._prefix}{key}" must be {_KIND_NAMES[kind]} (got {json.dumps(value)[:40]}).'
+            )
+        return value
+
+    def number(self, key: str, default: float | None) -> float | None:
+        value = self._data.get(key, default)
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise ScenarioError(
+                f'"{self._prefix}{key}" must be a number (got {json.dumps(value)[:40]}).'
+            )
+        return float(value)
+
+    def strings(self, key: str, default: list[str]) -> list[str]:
+        value = self.get(key, list, default)
+        if not all(isinstance(item, str) for item in value):
+            raise ScenarioError(f'"{self._prefix}{key}" must be a list of strings.')
+        return list(value)
+
+
+_KIND_NAMES = {
+    str: "text",
+    int: "a whole number",
+    dict: "an object",
+    list: "a list",
+    bool: "true or false",
+}

@@ -1,0 +1,494 @@
+"""The fake OpenAI server, exercised through the real ``openai`` SDK.
+
+Several tests pin down which exception the SDK raises for each kind of broken
+stream; the app's error translation relies on exactly these.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import socket
+import time
+from typing import Any
+
+import openai
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from openai import AsyncOpenAI
+from openai.types.chat import ChatCompletionChunk
+
+from tests.fakeserver import FakeOpenAIServer, ModelScript, fake_server, tokenize
+
+__all__ = ["fake_server"]  # the fixture, imported so pytest finds it here
+
+REACT_REPLY = "Thought: I should add.\nAction: calculator[1+1]"
+USER = [{"role": "user", "content": "What is 1+1?"}]
+
+
+def make_client(server: FakeOpenAIServer, **kwargs: Any) -> AsyncOpenAI:
+    return AsyncOpenAI(base_url=server.base_url, api_key="test", max_retries=0, **kwargs)
+
+
+async def collect(
+    server: FakeOpenAIServer,
+    model: str,
+    messages: list[dict[str, Any]] | None = None,
+    **kwargs: Any,
+) -> tuple[str, list[ChatCompletionChunk]]:
+    """Stream one completion; return the joined content and every chunk."""
+    async with make_client(server) as client:
+        stream = await client.chat.completions.create(
+            model=model,
+            messages=messages or USER,  # type: ignore[arg-type]
+            stream=True,
+            stream_options={"include_usage": True},
+            **kwargs,
+        )
+        chunks = [chunk async for chunk in stream]
+    text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
+    return text, chunks
+
+
+async def consume(server: FakeOpenAIServer, model: str, got: list[str], **client_kw: Any) -> None:
+    """Stream into ``got`` until the stream ends or raises."""
+    async with make_client(server, **client_kw) as client:
+        stream = await client.chat.completions.create(
+            model=model,
+            messages=USER,
+            stream=True,  # type: ignore[arg-type]
+        )
+        async with stream:
+            async for chunk in stream:
+                if chunk.choices and chunk.choices[0].delta.content:
+                    got.append(chunk.choices[0].delta.content)
+
+
+def finish_reason(chunks: list[ChatCompletionChunk]) -> str | None:
+    reasons = [c.choices[0].finish_reason for c in chunks if c.choices]
+    assert all(r is None for r in reasons[:-1])
+    return reasons[-1]
+
+
+# ---- tokenizer -------------------------------------------------------------------
+
+
+def test_tokenize_splits_words_and_react_punctuation() -> None:
+    assert tokenize(REACT_REPLY) == [
+        "Thought", ":", " I", " should", " add.", "\nAction", ":", " calculator",
+        "[", "1+1", "]",
+    ]  # fmt: skip
+    assert tokenize("") == []
+    assert tokenize("a  \n") == ["a", "  \n"]
+
+
+@settings(database=None, max_examples=200, deadline=None)
+@given(st.text())
+def test_tokenize_rebuilds_any_text(text: str) -> None:
+    tokens = tokenize(text)
+    assert "".join(tokens) == text
+    assert all(tokens)
+    assert tokenize(text) == tokens
+
+
+# ---- streaming -------------------------------------------------------------------
+
+
+def test_stream_rebuilds_reply_with_usage_last(fake_server: FakeOpenAIServer) -> None:
+    fake_server.set_model("m1", ModelScript(replies=[REACT_REPLY]))
+    text, chunks = asyncio.run(collect(fake_server, "m1"))
+
+    assert text == REACT_REPLY
+    assert chunks[0].choices[0].delta.role == "assistant"
+    assert finish_reason(chunks) == "stop"
+    usage_chunk = chunks[-1]
+    assert usage_chunk.choices == []
+    assert usage_chunk.usage is not None
+    completion_tokens = len(tokenize(REACT_REPLY))
+    prompt_tokens = len(USER[0]["content"]) // 4 + 1
+    assert usage_chunk.usage.completion_tokens == completion_tokens
+    assert usage_chunk.usage.prompt_tokens == prompt_tokens
+    assert usage_chunk.usage.total_tokens == prompt_tokens + completion_tokens
+    assert len([c for c in chunks if c.choices and c.choices[0].delta.content]) == (
+        completion_tokens
+    )
+    assert all(c.model == "m1" and c.id == chunks[0].id for c in chunks)
+
+    (body,) = fake_server.requests
+    assert body["model"] == "m1"
+    assert body["stream"] is True
+    assert body["messages"] == USER
+    assert fake_server.wait_for_stat("finished", 1)
+    assert fake_server.stats["completions"] == 1
+    assert fake_server.stats["aborted"] == 0
+
+
+def test_reply_follows_number_of_assistant_turns(fake_server: FakeOpenAIServer) -> None:
+    fake_server.set_model("m1", ModelScript(replies=[REACT_REPLY, "Final Answer: 2"]))
+    fake_server.set_model("loop", ModelScript(replies=["a", "b"], cycle=True))
+    second_turn = [
+        *USER,
+        {"role": "assistant", "content": REACT_REPLY},
+        {"role": "user", "content": "Observation: 2"},
+    ]
+    third_turn = [*second_turn, {"role": "assistant", "content": "x"}]
+
+    async def scenario() -> None:
+        assert (await collect(fake_server, "m1"))[0] == REACT_REPLY
+        assert (await collect(fake_server, "m1", second_turn))[0] == "Final Answer: 2"
+        assert (await collect(fake_server, "loop", third_turn))[0] == "a"
+        with pytest.raises(openai.BadRequestError, match="exhausted") as info:
+            await collect(fake_server, "m1", third_turn)
+        assert info.value.status_code == 400
+
+    asyncio.run(scenario())
+    assert len(fake_server.requests) == 4
+
+
+def test_stop_strings_are_honoured(fake_server: FakeOpenAIServer) -> None:
+    reply = "Thought: add\nAction: calculator[1+1]\nObservation: 2\nFinal Answer: 2"
+    fake_server.set_model("m1", ModelScript(replies=[reply], cycle=True))
+    fake_server.set_model("raw", ModelScript(replies=[reply], honor_stop=False))
+
+    async def scenario() -> None:
+        text, chunks = await collect(fake_server, "m1", stop=["Final", "\nObservation:"])
+        assert text == "Thought: add\nAction: calculator[1+1]"
+        assert finish_reason(chunks) == "stop"
+        assert chunks[-1].usage is not None
+        assert chunks[-1].usage.completion_tokens == len(tokenize(text))
+        assert (await collect(fake_server, "m1", stop="Action"))[0] == "Thought: add\n"
+        assert (await collect(fake_server, "raw", stop="Action"))[0] == reply
+
+    asyncio.run(scenario())
+
+
+def test_max_tokens_cuts_with_length(fake_server: FakeOpenAIServer) -> None:
+    fake_server.set_model("m1", ModelScript(replies=[REACT_REPLY], cycle=True))
+    first_three = "".join(tokenize(REACT_REPLY)[:3])
+
+    async def scenario() -> None:
+        for limit in ({"max_tokens": 3}, {"max_completion_tokens": 3}):
+            text, chunks = await collect(fake_server, "m1", **limit)
+            assert text == first_three
+            assert finish_reason(chunks) == "length"
+            assert chunks[-1].usage is not None
+            assert chunks[-1].usage.completion_tokens == 3
+        text, chunks = await collect(fake_server, "m1", max_tokens=1000)
+        assert (text, finish_reason(chunks)) == (REACT_REPLY, "stop")
+
+    asyncio.run(scenario())
+
+
+def test_non_streaming_completion(fake_server: FakeOpenAIServer) -> None:
+    fake_server.set_model("m1", ModelScript(replies=[REACT_REPLY], cycle=True))
+
+    async def scenario() -> None:
+        async with make_client(fake_server) as client:
+            done = await client.chat.completions.create(model="m1", messages=USER)  # type: ignore[arg-type]
+            assert done.choices[0].message.content == REACT_REPLY
+            assert done.choices[0].message.role == "assistant"
+            assert done.choices[0].finish_reason == "stop"
+            assert done.usage is not None
+            assert done.usage.completion_tokens == len(tokenize(REACT_REPLY))
+            cut = await client.chat.completions.create(
+                model="m1",
+                messages=USER,
+                stop=["["],
+                max_tokens=50,  # type: ignore[arg-type]
+            )
+            assert cut.choices[0].message.content == "Thought: I should add.\nAction: calculator"
+
+    asyncio.run(scenario())
+    assert fake_server.stats["finished"] == 2
+
+
+def test_rate_and_first_token_delay(fake_server: FakeOpenAIServer) -> None:
+    reply = " ".join(["tok"] * 100)
+    fake_server.set_model("paced", ModelScript(replies=[reply], rate=1000.0, delay_first=0.2))
+
+    async def scenario() -> tuple[float, float]:
+        started = time.perf_counter()
+        first: float | None = None
+        async with make_client(fake_server) as client:
+            stream = await client.chat.completions.create(
+                model="paced",
+                messages=USER,
+                stream=True,  # type: ignore[arg-type]
+            )
+            async for chunk in stream:
+                if first is None and chunk.choices and chunk.choices[0].delta.content:
+                    first = time.perf_counter() - started
+        assert first is not None
+        return first, time.perf_counter() - started
+
+    first, total = asyncio.run(scenario())
+    # 100 tokens at 1000/s: the last one is due 99 ms after the first.
+    assert 0.2 <= first < 1.0
+    assert first + 0.09 <= total < 1.5
+
+
+# ---- models and HTTP errors ------------------------------------------------------
+
+
+def test_list_models(fake_server: FakeOpenAIServer) -> None:
+    fake_server.set_model("alpha", ModelScript(replies=["a"]))
+    fake_server.set_model("beta", ModelScript(replies=["b"]))
+
+    async def scenario() -> list[str]:
+        async with make_client(fake_server) as client:
+            return [m.id async for m in client.models.list()]
+
+    assert asyncio.run(scenario()) == ["alpha", "beta"]
+
+
+def test_unknown_model_is_404(fake_server: FakeOpenAIServer) -> None:
+    with pytest.raises(openai.NotFoundError, match="The model `nope` does not exist") as info:
+        asyncio.run(collect(fake_server, "nope"))
+    assert info.value.status_code == 404
+    assert info.value.code == "model_not_found"
+    assert fake_server.requests[0]["model"] == "nope"
+
+
+@pytest.mark.parametrize(
+    ("status", "error_type"),
+    [
+        (401, openai.AuthenticationError),
+        (500, openai.InternalServerError),
+        (503, openai.InternalServerError),
+    ],
+)
+def test_scripted_http_failure(
+    fake_server: FakeOpenAIServer, status: int, error_type: type[openai.APIStatusError]
+) -> None:
+    fake_server.set_model("m1", ModelScript(replies=["x"], fail_status=status, fail_message="no"))
+    for _ in range(2):  # fail_times=None: every request fails
+        with pytest.raises(error_type, match="no") as info:
+            asyncio.run(collect(fake_server, "m1"))
+        assert info.value.status_code == status
+    assert fake_server.stats["errors"] == 2
+
+
+def test_rate_limit_with_retry_after_then_success(fake_server: FakeOpenAIServer) -> None:
+    fake_server.set_model(
+        "m1", ModelScript(replies=["Final Answer: 2"], fail_status=429, fail_times=1, retry_after=2)
+    )
+    with pytest.raises(openai.RateLimitError) as info:
+        asyncio.run(collect(fake_server, "m1"))
+    assert info.value.status_code == 429
+    assert info.value.response.headers["retry-after"] == "2"
+    assert info.value.code == "rate_limit_exceeded"
+    assert asyncio.run(collect(fake_server, "m1"))[0] == "Final Answer: 2"
+    assert len(fake_server.requests) == 2
+
+
+def test_connection_refused() -> None:
+    with socket.socket() as sock:  # a port that was free a moment ago, now closed
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+
+    async def scenario() -> None:
+        async with AsyncOpenAI(
+            base_url=f"http://127.0.0.1:{port}/v1", api_key="test", max_retries=0
+        ) as client:
+            await client.models.list()
+
+    with pytest.raises(openai.APIConnectionError, match="Connection error") as info:
+        asyncio.run(scenario())
+    assert not isinstance(info.value, openai.APITimeoutError)
+
+
+# ---- broken streams: what the SDK raises -----------------------------------------
+
+
+def test_cut_connection_raises_api_connection_error(fake_server: FakeOpenAIServer) -> None:
+    fake_server.set_model("m1", ModelScript(replies=[REACT_REPLY], cut_after=3))
+    got: list[str] = []
+    with pytest.raises(openai.APIConnectionError) as info:
+        asyncio.run(consume(fake_server, "m1", got))
+    assert "".join(got) == "".join(tokenize(REACT_REPLY)[:3])
+    assert type(info.value) is openai.APIConnectionError
+    assert "incomplete chunked read" in str(info.value.__cause__)
+    assert fake_server.stats["cut"] == 1
+
+
+def test_malformed_chunk_raises_json_decode_error(fake_server: FakeOpenAIServer) -> None:
+    fake_server.set_model("m1", ModelScript(replies=[REACT_REPLY], malformed_after=2))
+    got: list[str] = []
+    # The SDK does not wrap this one: a bare json.JSONDecodeError (a ValueError).
+    with pytest.raises(json.JSONDecodeError):
+        asyncio.run(consume(fake_server, "m1", got))
+    assert "".join(got) == "".join(tokenize(REACT_REPLY)[:2])
+
+
+def test_invalid_utf8_raises_unicode_decode_error(fake_server: FakeOpenAIServer) -> None:
+    fake_server.set_model("m1", ModelScript(replies=[REACT_REPLY], bad_bytes_after=2))
+    got: list[str] = []
+    # Not wrapped either: a bare UnicodeDecodeError (a ValueError) from the SSE decoder.
+    with pytest.raises(UnicodeDecodeError):
+        asyncio.run(consume(fake_server, "m1", got))
+    assert "".join(got) == "".join(tokenize(REACT_REPLY)[:2])
+
+
+def test_stalled_stream_times_out_and_counts_as_aborted(fake_server: FakeOpenAIServer) -> None:
+    fake_server.set_model("m1", ModelScript(replies=[REACT_REPLY], stall_after=2))
+    got: list[str] = []
+    started = time.perf_counter()
+    with pytest.raises(openai.APITimeoutError):
+        asyncio.run(consume(fake_server, "m1", got, timeout=0.5))
+    assert 0.5 <= time.perf_counter() - started < 1.5
+    assert len(got) == 2
+    assert fake_server.wait_for_stat("aborted", 1)
+    assert fake_server.stats["finished"] == 0
+
+
+@pytest.mark.parametrize("how", ["close", "async with"])
+def test_client_closing_early_is_seen_as_aborted(fake_server: FakeOpenAIServer, how: str) -> None:
+    reply = " ".join(["word"] * 400)
+    fake_server.set_model("slow", ModelScript(replies=[reply], rate=400.0))
+
+    async def scenario() -> int:
+        received = 0
+        async with make_client(fake_server) as client:
+            stream = await client.chat.completions.create(
+                model="slow",
+                messages=USER,
+                stream=True,  # type: ignore[arg-type]
+            )
+            if how == "close":
+                async for _chunk in stream:
+                    received += 1
+                    if received == 3:
+                        break
+                await stream.close()
+            else:
+                async with stream:
+                    async for _chunk in stream:
+                        received += 1
+                        if received == 3:
+                            break
+        return received
+
+    assert asyncio.run(scenario()) == 3
+    deadline = time.monotonic() + 2.0
+    while fake_server.stats["aborted"] < 1 and time.monotonic() < deadline:
+        fake_server.wait_for_stat("aborted", 1, timeout=0.05)
+    assert fake_server.stats["aborted"] == 1
+    assert fake_server.stats["finished"] == 0
+
+
+def test_stop_while_a_stream_is_stalled() -> None:
+    server = FakeOpenAIServer().start()
+    server.set_model("m1", ModelScript(replies=[REACT_REPLY], stall_after=1))
+
+    async def scenario() -> float:
+        async with make_client(server, timeout=5.0) as client:
+            stream = await client.chat.completions.create(
+                model="m1",
+                messages=USER,
+                stream=True,  # type: ignore[arg-type]
+            )
+            async with stream:
+                iterator = stream.__aiter__()
+                await iterator.__anext__()
+                started = time.perf_counter()
+                await asyncio.to_thread(server.stop)
+                with pytest.raises(openai.APIConnectionError):
+                    await iterator.__anext__()
+                return time.perf_counter() - started
+
+    assert asyncio.run(scenario()) < 1.0
+    server.stop()  # idempotent
+
+
+# ---- lifecycle and bookkeeping ---------------------------------------------------
+
+
+def test_context_manager_restart_and_reset() -> None:
+    with FakeOpenAIServer() as server:
+        assert server.base_url == f"http://{server.host_port}/v1"
+        assert server.host_port.startswith("127.0.0.1:")
+        server.set_model("m1", ModelScript(replies=["one"]))
+        assert asyncio.run(collect(server, "m1"))[0] == "one"
+        assert len(server.requests) == 1
+        server.reset()
+        assert server.requests == []
+        assert server.stats["completions"] == 0
+        with pytest.raises(openai.NotFoundError):
+            asyncio.run(collect(server, "m1"))
+    with pytest.raises(RuntimeError):
+        _ = server.base_url
+    with server:  # a stopped server starts again, on a new port maybe
+        server.set_model("m1", ModelScript(replies=["two"]))
+        assert asyncio.run(collect(server, "m1"))[0] == "two"
+
+
+def test_concurrent_streams(fake_server: FakeOpenAIServer) -> None:
+    reply = " ".join(f"w{i}" for i in range(200))
+    fake_server.set_model("m1", ModelScript(replies=[reply], rate=2000.0))
+
+    async def scenario() -> list[str]:
+        results = await asyncio.gather(*(collect(fake_server, "m1") for _ in range(4)))
+        return [text for text, _ in results]
+
+    assert asyncio.run(scenario()) == [reply] * 4
+    assert fake_server.wait_for_stat("finished", 4)
+
+
+# ---- throughput ------------------------------------------------------------------
+
+BENCH_TOKENS = int(os.environ.get("FAKESERVER_BENCH_TOKENS", "4000"))
+
+
+def test_throughput_through_the_sdk(fake_server: FakeOpenAIServer) -> None:
+    """Unthrottled, one request, consumed by the real SDK (the SDK is the bottleneck)."""
+    reply = " ".join(f"w{i}" for i in range(BENCH_TOKENS))
+    fake_server.set_model("fast", ModelScript(replies=[reply]))
+
+    async def scenario() -> tuple[int, float]:
+        count = 0
+        async with make_client(fake_server) as client:
+            started = time.perf_counter()
+            stream = await client.chat.completions.create(
+                model="fast",
+                messages=USER,
+                stream=True,  # type: ignore[arg-type]
+            )
+            async for chunk in stream:
+                if chunk.choices and chunk.choices[0].delta.content:
+                    count += 1
+            return count, time.perf_counter() - started
+
+    count, elapsed = asyncio.run(scenario())
+    assert count == BENCH_TOKENS
+    # Loose on purpose: ~3,000-4,000/s on a 2-core box, mostly the SDK building models.
+    assert count / elapsed > 1_000, f"{count / elapsed:.0f} chunks/s"
+
+
+def test_throughput_of_the_server_alone(fake_server: FakeOpenAIServer) -> None:
+    """Raw socket reader, no SDK: what the server itself can push."""
+    reply = " ".join(f"w{i}" for i in range(BENCH_TOKENS))
+    fake_server.set_model("fast", ModelScript(replies=[reply]))
+    body = json.dumps({"model": "fast", "messages": USER, "stream": True}).encode()
+    host, port = fake_server.host_port.split(":")
+
+    async def scenario() -> tuple[bytes, float]:
+        reader, writer = await asyncio.open_connection(host, int(port))
+        started = time.perf_counter()
+        writer.write(
+            b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+            b"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body)
+        )
+        data = await reader.read(-1)
+        elapsed = time.perf_counter() - started
+        writer.close()
+        await writer.wait_closed()
+        return data, elapsed
+
+    data, elapsed = asyncio.run(scenario())
+    assert data.startswith(b"HTTP/1.1 200")
+    assert b"data: [DONE]" in data
+    chunks = data.count(b'"delta":{"content":') + data.count(b'"delta":{"role":')
+    assert chunks == BENCH_TOKENS
+    assert chunks / elapsed > 5_000, f"{chunks / elapsed:.0f} chunks/s"
