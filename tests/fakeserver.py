@@ -141,14 +141,14 @@ def _prompt_tokens(messages: list[Any]) -> int:
     return chars // 4 + 1
 
 
-def _apply_stop(text: str, stop: Any) -> tuple[str, bool]:
-    """Cut ``text`` before the earliest stop string. Returns (text, was_cut)."""
+def _apply_stop(text: str, stop: Any) -> str:
+    """Cut ``text`` before the earliest occurrence of any stop string, as OpenAI does."""
     stops = [stop] if isinstance(stop, str) else stop if isinstance(stop, list) else []
     cut = min(
         (i for s in stops if isinstance(s, str) and s and (i := text.find(s)) >= 0),
         default=-1,
     )
-    return (text[:cut], True) if cut >= 0 else (text, False)
+    return text[:cut] if cut >= 0 else text
 
 
 class FakeOpenAIServer:
@@ -357,16 +357,17 @@ class FakeOpenAIServer:
             return _error_response(400, "The request body must be a JSON object.")
 
         model = body.get("model")
+        name = model if isinstance(model, str) else ""
         messages = body.get("messages")
         with self._changed:
             self._requests.append(body)
             self._stats["completions"] += 1
-            script = self._models.get(model) if isinstance(model, str) else None
+            script = self._models.get(name)
             failing = False
             if script is not None and script.fail_status is not None:
-                failed = self._failures.get(model, 0)  # type: ignore[arg-type]
+                failed = self._failures.get(name, 0)
                 if script.fail_times is None or failed < script.fail_times:
-                    self._failures[model] = failed + 1  # type: ignore[index]
+                    self._failures[name] = failed + 1
                     failing = True
             self._changed.notify_all()
 
@@ -394,38 +395,35 @@ class FakeOpenAIServer:
             self._bump("errors")
             return _error_response(
                 400,
-                f"Fake model script for `{model}` is exhausted: step {step} requested, "
+                f"Fake model script for `{name}` is exhausted: step {step} requested, "
                 f"{len(script.replies)} replies scripted.",
                 code="script_exhausted",
             )
 
         finish_reason = "stop"
         if script.honor_stop:
-            reply, _ = _apply_stop(reply, body.get("stop"))
+            reply = _apply_stop(reply, body.get("stop"))
         tokens = script.tokenizer(reply)
         limit = body.get("max_completion_tokens", body.get("max_tokens"))
         if isinstance(limit, int) and not isinstance(limit, bool) and len(tokens) > limit:
             tokens = tokens[: max(limit, 0)]
             finish_reason = "length"
 
-        assert isinstance(model, str)
         prompt_tokens = _prompt_tokens(messages)
         transport = request.transport
         if transport is not None:
-            self._active.add(transport)  # type: ignore[arg-type]
+            self._active.add(transport)
         try:
             if body.get("stream"):
                 options = body.get("stream_options")
                 include_usage = isinstance(options, dict) and bool(options.get("include_usage"))
                 return await self._stream(
-                    request, script, model, tokens, finish_reason, prompt_tokens, include_usage
+                    request, script, name, tokens, finish_reason, prompt_tokens, include_usage
                 )
-            return await self._complete(
-                request, script, model, tokens, finish_reason, prompt_tokens
-            )
+            return await self._complete(request, script, name, tokens, finish_reason, prompt_tokens)
         finally:
             if transport is not None:
-                self._active.discard(transport)  # type: ignore[arg-type]
+                self._active.discard(transport)
 
     def _abort(self, request: web.Request) -> None:
         if request.transport is not None:
@@ -532,6 +530,8 @@ class FakeOpenAIServer:
                     delay = start + sent * interval - loop.time()
                     if delay > 0:
                         await asyncio.sleep(delay)
+                elif sent & 63 == 63:
+                    await asyncio.sleep(0)  # unthrottled: let other streams have a turn
                 token = tokens[sent]
                 content = encoded.get(token)
                 if content is None:

@@ -157,8 +157,22 @@ class OpenAICompatBackend:
             except Exception as err:  # any transport or decoding failure mid-stream
                 raise BackendError(
                     f"The stream from {self.config.host} broke after {chunks} chunks "
-                    f"({_short(err)}); the partial reply is kept."
+                    f"({self._stream_failure(err)}); the partial reply is kept."
                 ) from None
+
+    def _stream_failure(self, err: Exception) -> str:
+        import openai
+
+        if isinstance(err, openai.APITimeoutError):
+            return f"no data for {self.config.timeout_s:g} s"
+        if isinstance(err, openai.APIConnectionError):
+            return "the connection was lost"
+        if isinstance(err, ValueError) and not isinstance(err, UnicodeDecodeError):
+            # json.JSONDecodeError: the SDK parses each SSE data line as JSON.
+            return "the server sent a chunk that is not valid JSON"
+        if isinstance(err, UnicodeDecodeError):
+            return "the server sent bytes that are not UTF-8"
+        return _short(err)
 
     async def _explain(self, err: openai.APIError, model: str) -> BackendError:
         """Like :meth:`_translate`, listing the server's models when the model is unknown."""
@@ -191,9 +205,8 @@ class OpenAICompatBackend:
         status = getattr(err, "status_code", None)
         detail = _short(err)
         if isinstance(err, openai.AuthenticationError):
-            return BackendError(
-                f"{host} rejected the API key (401); check the key for {self.config.preset.name}."
-            )
+            whose = "" if self.config.preset is CUSTOM else f" for {self.config.preset.name}"
+            return BackendError(f"{host} rejected the API key (401); check the API key{whose}.")
         if isinstance(err, openai.PermissionDeniedError):
             return BackendError(f"{host} refused access (403): {detail}")
         if isinstance(err, openai.NotFoundError):
@@ -203,7 +216,7 @@ class OpenAICompatBackend:
                 "ends in /v1."
             )
         if isinstance(status, int) and status >= 500:
-            return BackendError(f"Server error {status} from {host}: {detail}. Try again later.")
+            return BackendError(f"Server error {status} from {host}: {detail} Try again later.")
         if isinstance(status, int):
             return BackendError(f"{host} refused the request ({status}): {detail}")
         return BackendError(f"Request to {host} failed: {detail}")
@@ -242,6 +255,12 @@ def _short(err: BaseException) -> str:
         inner = body.get("error", body)
         message = inner.get("message") if isinstance(inner, dict) else None
         if isinstance(message, str) and message:
-            return message.splitlines()[0][:160]
-    text = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-    return text[:160]
+            return _sentence(message)
+    return _sentence(str(err) or type(err).__name__)
+
+
+def _sentence(text: str) -> str:
+    """First line, at most 160 characters, ending in exactly one full stop."""
+    lines = text.strip().splitlines()
+    first = (lines[0] if lines else "")[:160].rstrip(". ")
+    return first + "."

@@ -1,0 +1,12 @@
+"""Shared fixtures: the OpenAI-compatible test server and small helpers to drive runs."""
+
+from __future__ import annotations
+
+import os
+
+# Window tests render offscreen; set before Qt is imported anywhere.
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+from tests.fakeserver import fake_server
+
+__all__ = ["fake_server"]

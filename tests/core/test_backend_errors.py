@@ -1,0 +1,97 @@
+"""Every server failure becomes one clear line, a 'failed' run, and the partial trace is kept."""
+
+from __future__ import annotations
+
+import socket
+
+import pytest
+
+from sandbox_app.backends.openai_compat import (
+    OpenAICompatBackend,
+    ServerConfig,
+    preset_named,
+)
+from sandbox_app.core.events import Notice
+from tests.fakeserver import FakeOpenAIServer, ModelScript
+from tests.helpers import builtin, finished, model_text, of_type, run_events, server_backend
+
+REPLY = "Thought: I need the price of Brightgrid Pro.\nAction: search[Brightgrid Pro price]"
+
+CASES = {
+    "401": (ModelScript([REPLY], fail_status=401), "rejected the API key (401)"),
+    "500": (ModelScript([REPLY], fail_status=500), "Server error 500"),
+    "503": (ModelScript([REPLY], fail_status=503), "Server error 503"),
+    "429 retried out": (
+        ModelScript([REPLY], fail_status=429, retry_after=0.01),
+        "gave up after 3 retries",
+    ),
+    "cut mid-stream": (ModelScript([REPLY], cut_after=5), "broke after 5 chunks"),
+    "malformed chunk": (ModelScript([REPLY], malformed_after=5), "broke after 5 chunks"),
+    "non-UTF-8 bytes": (ModelScript([REPLY], bad_bytes_after=5), "broke after"),
+    "stalled stream": (ModelScript([REPLY], stall_after=5), "broke after 5 chunks"),
+}
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_server_failure_is_one_clear_line_and_the_next_run_works(
+    fake_server: FakeOpenAIServer, case: str
+) -> None:
+    script, expected = CASES[case]
+    fake_server.set_model("m", script)
+    events = run_events(
+        builtin("brightgrid"), server_backend(fake_server.base_url, timeout_s=0.5), model="m"
+    )
+    done = finished(events)
+    assert done.status == "failed"
+    assert expected in done.reason
+    assert "\n" not in done.reason
+    assert "Traceback" not in done.reason
+    if "after 5 chunks" in expected:
+        assert model_text(events).startswith("Thought: I need")  # the partial reply is kept
+    fake_server.set_model("m", ModelScript([REPLY, "Answer: ok"]))
+    again = run_events(builtin("brightgrid"), server_backend(fake_server.base_url), model="m")
+    assert finished(again).status == "answered"
+
+
+def test_unknown_model_lists_the_available_ones(fake_server: FakeOpenAIServer) -> None:
+    fake_server.set_model("llama3", ModelScript(["Answer: 1"]))
+    fake_server.set_model("qwen2.5", ModelScript(["Answer: 1"]))
+    done = finished(
+        run_events(builtin("brightgrid"), server_backend(fake_server.base_url), model="gpt-9")
+    )
+    assert done.status == "failed"
+    assert "'gpt-9' was not found" in done.reason
+    assert "Available: llama3, qwen2.5" in done.reason
+
+
+def test_rate_limit_is_retried_honouring_retry_after_and_shown(
+    fake_server: FakeOpenAIServer,
+) -> None:
+    fake_server.set_model(
+        "m", ModelScript(["Answer: ok"], fail_status=429, fail_times=2, retry_after=0.05)
+    )
+    events = run_events(builtin("brightgrid"), server_backend(fake_server.base_url), model="m")
+    assert finished(events).status == "answered"
+    notices = [n.text for n in of_type(events, Notice)]
+    assert notices == [
+        "Rate limited (429): retrying in 0.05 s (1 of 3)",
+        "Rate limited (429): retrying in 0.05 s (2 of 3)",
+    ]
+
+
+def test_connection_refused_names_the_server_and_what_to_do() -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]  # closed again before the request: nothing listens
+    preset = preset_named("Ollama")
+    backend = OpenAICompatBackend(ServerConfig(f"http://127.0.0.1:{port}/v1", preset=preset))
+    done = finished(run_events(builtin("brightgrid"), backend, model="llama3"))
+    assert done.status == "failed"
+    assert done.reason == f"Cannot connect to 127.0.0.1:{port}: is Ollama running (ollama serve)?"
+
+
+def test_missing_api_key_is_reported_before_any_request() -> None:
+    preset = preset_named("OpenAI")
+    backend = OpenAICompatBackend(ServerConfig(preset.base_url, api_key="", preset=preset))
+    done = finished(run_events(builtin("brightgrid"), backend, model="gpt-4o-mini"))
+    assert done.reason.startswith("No API key for OpenAI: set OPENAI_API_KEY")
