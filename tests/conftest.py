@@ -10,3 +10,6 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 from tests.fakeserver import fake_server
 
 __all__ = ["fake_server"]
+
+# Tests never touch the user's keyring: the "fail" backend behaves like a machine without one.
+os.environ["PYTHON_KEYRING_BACKEND"] = "keyring.backends.fail.Keyring"

@@ -10,7 +10,9 @@ import asyncio
 import json
 import os
 import socket
+import sys
 import time
+import tracemalloc
 from typing import Any
 
 import openai
@@ -442,7 +444,10 @@ def test_concurrent_streams(fake_server: FakeOpenAIServer) -> None:
 
 # ---- throughput ------------------------------------------------------------------
 
+# 4,000 keeps the suite quick; FAKESERVER_BENCH_TOKENS=20000 for a longer measurement.
 BENCH_TOKENS = int(os.environ.get("FAKESERVER_BENCH_TOKENS", "4000"))
+# Rate floors mean nothing under asyncio debug mode or tracemalloc (5-10x slower).
+CHECK_RATES = not sys.flags.dev_mode and not tracemalloc.is_tracing()
 
 
 def test_throughput_through_the_sdk(fake_server: FakeOpenAIServer) -> None:
@@ -467,7 +472,7 @@ def test_throughput_through_the_sdk(fake_server: FakeOpenAIServer) -> None:
     count, elapsed = asyncio.run(scenario())
     assert count == BENCH_TOKENS
     # Loose on purpose: ~3,000-4,000/s on a 2-core box, mostly the SDK building models.
-    assert count / elapsed > 1_000, f"{count / elapsed:.0f} chunks/s"
+    assert count / elapsed > 1_000 or not CHECK_RATES, f"{count / elapsed:.0f} chunks/s"
 
 
 def test_throughput_of_the_server_alone(fake_server: FakeOpenAIServer) -> None:
@@ -495,4 +500,4 @@ def test_throughput_of_the_server_alone(fake_server: FakeOpenAIServer) -> None:
     assert b"data: [DONE]" in data
     chunks = data.count(b'"delta":{"content":') + data.count(b'"delta":{"role":')
     assert chunks == BENCH_TOKENS
-    assert chunks / elapsed > 5_000, f"{chunks / elapsed:.0f} chunks/s"
+    assert chunks / elapsed > 5_000 or not CHECK_RATES, f"{chunks / elapsed:.0f} chunks/s"

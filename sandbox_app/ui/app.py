@@ -2,14 +2,54 @@
 
 from __future__ import annotations
 
+import asyncio
 import sys
+from concurrent.futures import ThreadPoolExecutor
 
-from PySide6.QtWidgets import QApplication, QLabel
+import qasync
+from PySide6.QtCore import QSettings
+from PySide6.QtWidgets import QApplication
+
+from sandbox_app.ui.main_window import MainWindow
+
+ORGANIZATION = "ReAct Sandbox"
+APPLICATION = "ReAct Sandbox"
+
+
+def use_plain_thread_pool(loop: asyncio.AbstractEventLoop) -> None:
+    """Run blocking helpers (DNS lookups, the search index) on plain Python threads.
+
+    qasync's default executor starts ten QThreads per loop; nothing run there needs Qt, and
+    Qt objects owned by worker threads only add ways to crash at shutdown.
+    """
+    loop.set_default_executor(ThreadPoolExecutor(max_workers=4, thread_name_prefix="sandbox"))
+
+
+async def _main(scenario: str | None) -> int:
+    use_plain_thread_pool(asyncio.get_running_loop())
+    app = QApplication.instance()
+    assert isinstance(app, QApplication)
+    window = MainWindow(QSettings(ORGANIZATION, APPLICATION))
+    if scenario:
+        window.open_scenario(scenario)
+    closed = asyncio.Event()
+    app.lastWindowClosed.connect(closed.set)
+    window.show()
+    await closed.wait()
+    # The window is gone; end the run (if any) and close its stream before the loop stops,
+    # so nothing is left pending when the process exits.
+    await window.shutdown()
+    return 0
 
 
 def run_app(scenario: str | None = None) -> int:
-    app = QApplication.instance() or QApplication(sys.argv)
-    label = QLabel("ReAct Sandbox")
-    label.setWindowTitle("ReAct Sandbox")
-    label.show()
-    return app.exec()
+    existing = QApplication.instance()
+    app = existing if isinstance(existing, QApplication) else QApplication(sys.argv)
+    app.setOrganizationName(ORGANIZATION)
+    app.setApplicationName(APPLICATION)
+    # qasync drives asyncio from Qt's event loop: runs stream while the window stays live.
+    app.setQuitOnLastWindowClosed(False)  # _main decides when to stop, after cleanup
+    try:
+        return int(qasync.run(_main(scenario)))
+    except asyncio.CancelledError:
+        return 0

@@ -1,0 +1,231 @@
+"""Choose the model: the offline scripted model, a preset server, or any OpenAI-compatible URL."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDoubleSpinBox,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
+)
+
+from sandbox_app.backends.base import Backend, BackendError
+from sandbox_app.backends.openai_compat import (
+    CUSTOM,
+    PRESETS,
+    OpenAICompatBackend,
+    Preset,
+    ServerConfig,
+)
+from sandbox_app.backends.scripted import ScriptedBackend
+from sandbox_app.core.scenario import Scenario
+from sandbox_app.ui.secrets import KeyStore
+
+SCRIPTED = "Scripted (offline)"
+_KEY_SOURCES = {
+    "environment": "Key from the environment.",
+    "keyring": "Key from the system keyring.",
+    "session": "Key kept for this session only.",
+}
+
+
+@dataclass(frozen=True)
+class BackendChoice:
+    """What the panel says to run against; never stored with the key."""
+
+    preset: Preset | None  # None: the scripted model
+    base_url: str
+    api_key: str
+    model: str
+    temperature: float
+    max_tokens: int
+
+    def create(self, scenario: Scenario) -> Backend:
+        if self.preset is None:
+            return ScriptedBackend(scenario.script, scenario.question)
+        return OpenAICompatBackend(ServerConfig(self.base_url, self.api_key, self.preset))
+
+
+class BackendPanel(QWidget):
+    """Preset, URL, key, model list and sampling settings.
+
+    Signals:
+        changed(): any setting changed.
+    """
+
+    changed = Signal()
+
+    def __init__(self, keys: KeyStore, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.keys = keys
+        self._refresh_task: asyncio.Task[list[str]] | None = None
+        self.preset_combo = QComboBox()
+        self.preset_combo.addItem(SCRIPTED)
+        self.preset_combo.addItems([p.name for p in PRESETS])
+        self.preset_combo.addItem("Custom URL")
+        self.base_url_edit = QLineEdit()
+        self.base_url_edit.setPlaceholderText("http://localhost:11434/v1")
+        self.key_edit = QLineEdit()
+        self.key_edit.setEchoMode(QLineEdit.EchoMode.Password)
+        self.key_edit.setPlaceholderText("API key (not needed for local servers)")
+        self.remember_button = QPushButton("Remember")
+        self.remember_button.setToolTip("Store the key in the system keyring")
+        self.key_status = QLabel()
+        self.key_status.setWordWrap(True)
+        self.model_combo = QComboBox()
+        self.model_combo.setEditable(True)
+        self.model_combo.setMinimumContentsLength(18)
+        self.refresh_button = QPushButton("Refresh")
+        self.refresh_button.setToolTip("Ask the server for its models (/v1/models)")
+        self.models_status = QLabel()
+        self.models_status.setObjectName("modelsStatus")
+        self.models_status.setWordWrap(True)
+        self.temperature_spin = QDoubleSpinBox()
+        self.temperature_spin.setRange(0.0, 2.0)
+        self.temperature_spin.setSingleStep(0.1)
+        self.max_tokens_spin = QSpinBox()
+        self.max_tokens_spin.setRange(1, 32768)
+        self.max_tokens_spin.setValue(512)
+
+        key_row = QHBoxLayout()
+        key_row.addWidget(self.key_edit, 1)
+        key_row.addWidget(self.remember_button)
+        model_row = QHBoxLayout()
+        model_row.addWidget(self.model_combo, 1)
+        model_row.addWidget(self.refresh_button)
+        form = QFormLayout()
+        form.addRow("Backend", self.preset_combo)
+        form.addRow("Base URL", self.base_url_edit)
+        form.addRow("API key", key_row)
+        form.addRow("", self.key_status)
+        form.addRow("Model", model_row)
+        form.addRow("", self.models_status)
+        form.addRow("Temperature", self.temperature_spin)
+        form.addRow("Max tokens", self.max_tokens_spin)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(QLabel("<b>Model</b>"))
+        layout.addLayout(form)
+
+        self.preset_combo.currentTextChanged.connect(self._on_preset_combo_changed)
+        self.remember_button.clicked.connect(self._on_remember_button_clicked)
+        self.refresh_button.clicked.connect(self._on_refresh_button_clicked)
+        for signal in (
+            self.base_url_edit.textChanged,
+            self.model_combo.currentTextChanged,
+            self.temperature_spin.valueChanged,
+            self.max_tokens_spin.valueChanged,
+        ):
+            signal.connect(self.changed)
+        self._on_preset_combo_changed(SCRIPTED)
+
+    # ---- reading and writing the settings ---------------------------------------------
+
+    def preset(self) -> Preset | None:
+        name = self.preset_combo.currentText()
+        if name == SCRIPTED:
+            return None
+        return next((p for p in PRESETS if p.name == name), CUSTOM)
+
+    def choice(self) -> BackendChoice:
+        preset = self.preset()
+        return BackendChoice(
+            preset,
+            self.base_url_edit.text().strip(),
+            self.key_edit.text().strip(),
+            self.model_combo.currentText().strip() if preset else "scripted",
+            self.temperature_spin.value(),
+            self.max_tokens_spin.value(),
+        )
+
+    def select(self, preset_name: str, base_url: str = "", model: str = "") -> None:
+        index = self.preset_combo.findText(preset_name)
+        self.preset_combo.setCurrentIndex(max(index, 0))
+        if base_url and self.preset() is not None:
+            self.base_url_edit.setText(base_url)
+        if model:
+            self.model_combo.setCurrentText(model)
+
+    def set_sampling(self, temperature: float | None, max_tokens: int) -> None:
+        self.temperature_spin.setValue(temperature or 0.0)
+        self.max_tokens_spin.setValue(max_tokens)
+
+    # ---- the model list ---------------------------------------------------------------
+
+    async def refresh_models(self) -> list[str]:
+        """Fill the model list from the server; errors show inline, never as a crash."""
+        choice = self.choice()
+        if choice.preset is None:
+            self._set_models(["scripted"], "The offline model replays the scenario's script.")
+            return ["scripted"]
+        backend = choice.create(Scenario())
+        self.refresh_button.setEnabled(False)
+        self.models_status.setText("Asking the server for its models…")
+        try:
+            models = await backend.list_models()
+        except BackendError as err:
+            self.models_status.setText(f"⚠ {err}")
+            return []
+        finally:
+            await backend.aclose()
+            self.refresh_button.setEnabled(True)
+        self._set_models(models, f"{len(models)} models on {choice.base_url}.")
+        return models
+
+    def _set_models(self, models: list[str], status: str) -> None:
+        current = self.model_combo.currentText()
+        self.model_combo.clear()
+        self.model_combo.addItems(models)
+        if current in models:
+            self.model_combo.setCurrentText(current)
+        self.models_status.setText(status)
+
+    # ---- slots ------------------------------------------------------------------------
+
+    def _on_preset_combo_changed(self, name: str) -> None:
+        preset = self.preset()
+        server = preset is not None
+        for widget in (self.base_url_edit, self.key_edit, self.remember_button, self.model_combo):
+            widget.setEnabled(server)
+        self.refresh_button.setEnabled(server)
+        self.temperature_spin.setEnabled(server)
+        if preset is None:
+            self.base_url_edit.clear()
+            self.key_edit.clear()
+            self.key_status.setText("Offline: replays the scenario's written replies.")
+            self._set_models(["scripted"], "")
+        else:
+            if preset is not CUSTOM:
+                self.base_url_edit.setText(preset.base_url)
+            key, source = self.keys.load(preset.name, preset.key_env)
+            self.key_edit.setText(key)
+            needs = f"Needs a key ({preset.key_env})." if preset.key_env else "No key needed."
+            self.key_status.setText(_KEY_SOURCES.get(source, needs))
+            self.model_combo.clear()
+            self.models_status.setText("Press Refresh to list the server's models.")
+        self.changed.emit()
+
+    def _on_remember_button_clicked(self) -> None:
+        preset = self.preset()
+        key = self.key_edit.text().strip()
+        if preset is None or not key:
+            return
+        if self.keys.save(preset.name, key):
+            self.key_status.setText("Saved in the system keyring.")
+        else:
+            self.key_status.setText(
+                "No system keyring is available: the key is kept for this session only."
+            )
+
+    def _on_refresh_button_clicked(self) -> None:
+        self._refresh_task = asyncio.ensure_future(self.refresh_models())

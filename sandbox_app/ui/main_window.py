@@ -1,0 +1,419 @@
+"""The sandbox window: prompt and tools on the left, the live trace and its answer on the right."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from PySide6.QtCore import QByteArray, QSettings, Qt, QTimer
+from PySide6.QtGui import QAction, QCloseEvent, QFont, QKeySequence
+from PySide6.QtWidgets import (
+    QApplication,
+    QFileDialog,
+    QHBoxLayout,
+    QLabel,
+    QMainWindow,
+    QMenu,
+    QMessageBox,
+    QProgressBar,
+    QPushButton,
+    QScrollArea,
+    QSplitter,
+    QVBoxLayout,
+    QWidget,
+)
+
+from sandbox_app.core.engine import ReactEngine
+from sandbox_app.core.events import Event, RunFinished, StepFinished, StepStarted
+from sandbox_app.core.metrics import RunMetrics, StepMetrics
+from sandbox_app.core.prompts import DEFAULT_TEMPLATE, PromptError, render_prompt
+from sandbox_app.core.scenario import (
+    ModelParams,
+    Scenario,
+    ScenarioError,
+    builtin_scenarios,
+    default_scenario,
+    load_scenario,
+    save_scenario,
+)
+from sandbox_app.core.tools import Tool, builtin_tools
+from sandbox_app.ui.approval import ask_approval
+from sandbox_app.ui.backend_panel import SCRIPTED, BackendPanel
+from sandbox_app.ui.prompt_panel import PromptPanel
+from sandbox_app.ui.run_controller import RunController
+from sandbox_app.ui.secrets import KeyStore
+from sandbox_app.ui.tool_panel import ToolPanel
+from sandbox_app.ui.trace_view import TraceView
+
+MAX_RECENT = 8
+_STATUS_TEXT = {
+    "answered": "✔ Answered",
+    "max_steps": "■ Max steps reached",
+    "stopped": "■ Stopped",
+    "failed": "✖ Failed",
+}
+
+
+class MainWindow(QMainWindow):
+    """One scenario, one backend, one live trace."""
+
+    def __init__(
+        self,
+        settings: QSettings,
+        keys: KeyStore | None = None,
+        extra_tools: list[Tool] | None = None,
+    ) -> None:
+        super().__init__()
+        self.settings = settings
+        self.keys = keys or KeyStore()
+        self.extra_tools = extra_tools or []  # tools beyond the built-ins (plug-ins, tests)
+        self.scenario = Scenario()
+        self.path: Path | None = None
+        self.controller = RunController(self)
+        self.error_dialog: QMessageBox | None = None
+        self._run_started = 0.0
+        self._step = 0
+        self._step_metrics: list[StepMetrics] = []
+
+        self.prompt_panel = PromptPanel()
+        self.tool_panel = ToolPanel()
+        self.backend_panel = BackendPanel(self.keys)
+        self.trace = TraceView()
+        self._build_layout()
+        self._build_menus()
+        self._elapsed_timer = QTimer(self)
+        self._elapsed_timer.setInterval(100)
+        self._elapsed_timer.timeout.connect(self._on_elapsed_timer_timeout)
+
+        self.prompt_panel.changed.connect(self._on_scenario_edited)
+        self.tool_panel.changed.connect(self._on_scenario_edited)
+        self.controller.engineEvent.connect(self._on_controller_event)
+        self.controller.runningChanged.connect(self._on_controller_running_changed)
+        self._restore_settings()
+
+    # ---- layout -------------------------------------------------------------------------
+
+    def _build_layout(self) -> None:
+        left = QWidget()
+        left_layout = QVBoxLayout(left)
+        left_layout.addWidget(self.prompt_panel, 1)
+        left_layout.addWidget(self.tool_panel)
+        left_layout.addWidget(self.backend_panel)
+        scroll = QScrollArea()
+        scroll.setWidget(left)
+        scroll.setWidgetResizable(True)
+
+        self.run_button = QPushButton("Run")
+        self.run_button.setToolTip("Run the scenario (Ctrl+Enter)")
+        self.run_button.setShortcut(QKeySequence("Ctrl+Return"))
+        self.stop_button = QPushButton("Stop")
+        self.stop_button.setToolTip("Stop the run (Esc)")
+        self.stop_button.setShortcut(QKeySequence(Qt.Key.Key_Escape))
+        self.stop_button.setEnabled(False)
+        self.step_label = QLabel("Ready")
+        self.progress = QProgressBar()
+        self.progress.setTextVisible(False)
+        self.progress.setMaximumWidth(220)
+        controls = QHBoxLayout()
+        controls.addWidget(self.run_button)
+        controls.addWidget(self.stop_button)
+        controls.addWidget(self.step_label)
+        controls.addWidget(self.progress)
+        controls.addStretch(1)
+
+        self.answer_label = QLabel()
+        self.answer_label.setObjectName("finalAnswer")
+        self.answer_label.setWordWrap(True)
+        self.answer_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        font = QFont(self.answer_label.font())
+        font.setPointSizeF(font.pointSizeF() * 1.5)
+        font.setBold(True)
+        self.answer_label.setFont(font)
+        self.answer_status = QLabel()
+        self.answer_status.setWordWrap(True)
+        self.answer_label.hide()
+        self.answer_status.hide()
+
+        right = QWidget()
+        right_layout = QVBoxLayout(right)
+        right_layout.addLayout(controls)
+        right_layout.addWidget(self.answer_label)
+        right_layout.addWidget(self.answer_status)
+        right_layout.addWidget(self.trace, 1)
+
+        self.splitter = QSplitter()
+        self.splitter.addWidget(scroll)
+        self.splitter.addWidget(right)
+        self.splitter.setStretchFactor(1, 1)
+        self.splitter.setSizes([460, 740])
+        self.setCentralWidget(self.splitter)
+        self.metrics_label = QLabel()
+        self.statusBar().addPermanentWidget(self.metrics_label)
+        self.run_button.clicked.connect(self.start_run)
+        self.stop_button.clicked.connect(self.stop_run)
+
+    def _build_menus(self) -> None:
+        file_menu = self.menuBar().addMenu("&File")
+        self._add_action(file_menu, "&New", QKeySequence.StandardKey.New, self.new_scenario)
+        self._add_action(file_menu, "&Open…", QKeySequence.StandardKey.Open, self._open_dialog)
+        examples = file_menu.addMenu("Open &example")
+        for path in builtin_scenarios():
+            action = examples.addAction(path.stem.replace("_", " ").capitalize())
+            action.triggered.connect(lambda _=False, p=path: self.open_scenario(p))
+        self.recent_menu = file_menu.addMenu("&Recent")
+        file_menu.addSeparator()
+        self._add_action(file_menu, "&Save", QKeySequence.StandardKey.Save, self.save)
+        self._add_action(file_menu, "Save &as…", QKeySequence.StandardKey.SaveAs, self.save_as)
+        file_menu.addSeparator()
+        self._add_action(file_menu, "&Quit", QKeySequence.StandardKey.Quit, self.close)
+        edit_menu = self.menuBar().addMenu("&Edit")
+        self._add_action(edit_menu, "&Copy trace", QKeySequence("Ctrl+Shift+C"), self.copy_trace)
+
+    def _add_action(
+        self,
+        menu: QMenu,
+        text: str,
+        keys: QKeySequence | QKeySequence.StandardKey,
+        slot: Callable[[], object],
+    ) -> QAction:
+        action = QAction(text, self)
+        action.setShortcut(keys)
+        action.triggered.connect(slot)
+        menu.addAction(action)
+        return action
+
+    # ---- scenario <-> widgets -------------------------------------------------------------
+
+    def set_scenario(self, scenario: Scenario, path: Path | None = None) -> None:
+        self.scenario, self.path = scenario, path
+        self.prompt_panel.set_values(scenario.system_prompt or DEFAULT_TEMPLATE, scenario.question)
+        self.tool_panel.set_values(
+            scenario.enabled_tools, scenario.documents, scenario.max_steps, scenario.dialect
+        )
+        self.backend_panel.set_sampling(scenario.model.temperature, scenario.model.max_tokens)
+        self.setWindowTitle(f"ReAct Sandbox — {scenario.title}")
+        self._on_scenario_edited()
+
+    def current_scenario(self) -> Scenario:
+        """The scenario as the widgets show it now."""
+        template = self.prompt_panel.template()
+        choice = self.backend_panel.choice()
+        return self.scenario.with_changes(
+            system_prompt=None if template == DEFAULT_TEMPLATE else template,
+            question=self.prompt_panel.question(),
+            enabled_tools=self.tool_panel.enabled_tools(),
+            documents=self.tool_panel.documents(),
+            max_steps=self.tool_panel.max_steps(),
+            dialect=self.tool_panel.dialect(),
+            model=ModelParams(
+                choice.temperature,
+                choice.max_tokens,
+                self.scenario.model.top_p,
+                self.scenario.model.seed,
+            ),
+        )
+
+    def tools_for(self, scenario: Scenario) -> list[Tool]:
+        return [*builtin_tools(scenario.enabled_tools, scenario.documents), *self.extra_tools]
+
+    def _on_scenario_edited(self) -> None:
+        scenario = self.current_scenario()
+        try:
+            text = render_prompt(
+                scenario.system_prompt or DEFAULT_TEMPLATE,
+                self.tools_for(scenario),
+                scenario.prompt_dialect,
+            )
+            self.prompt_panel.show_rendered(text)
+        except PromptError as err:
+            self.prompt_panel.show_rendered("", str(err))
+
+    # ---- running ------------------------------------------------------------------------
+
+    def start_run(self) -> None:
+        if self.controller.running:
+            return
+        scenario = self.current_scenario()
+        choice = self.backend_panel.choice()
+        backend = choice.create(scenario)
+        engine = ReactEngine(
+            scenario,
+            backend,
+            model=choice.model,
+            approve=self._approve,
+            tools=self.tools_for(scenario),
+        )
+        self.trace.clear_trace()
+        self.answer_label.hide()
+        self.answer_status.hide()
+        self.progress.setRange(0, scenario.max_steps)
+        self.progress.setValue(0)
+        self._step = 0
+        self._step_metrics.clear()
+        self._run_started = time.perf_counter()
+        self.controller.start(engine, backend)
+
+    def stop_run(self) -> None:
+        self.controller.stop()
+
+    async def _approve(self, tool: str, input: str) -> bool:
+        return await ask_approval(self, tool, input)
+
+    def _on_controller_event(self, event: Event) -> None:
+        self.trace.show_event(event)
+        if isinstance(event, StepStarted):
+            self._step = event.step
+            self.step_label.setText(f"Step {event.step} of {self.progress.maximum()}")
+            self.progress.setValue(event.step)
+        elif isinstance(event, StepFinished):
+            self._step_metrics.append(event.metrics)
+            elapsed = time.perf_counter() - self._run_started
+            self.metrics_label.setText(RunMetrics(tuple(self._step_metrics), elapsed).summary())
+        elif isinstance(event, RunFinished):
+            self._show_result(event)
+
+    def _show_result(self, event: RunFinished) -> None:
+        self.trace.flush()
+        self.answer_label.setText(event.answer or "No answer")
+        self.answer_label.setEnabled(event.answer is not None)
+        steps = len(event.metrics.steps)
+        detail = f" in {steps} step{'s' * (steps != 1)}"
+        reason = f": {event.reason}" if event.reason and event.status != "answered" else ""
+        self.answer_status.setText(f"{_STATUS_TEXT[event.status]}{detail}{reason}")
+        self.answer_label.show()
+        self.answer_status.show()
+        self.metrics_label.setText(event.metrics.summary())
+
+    def _on_controller_running_changed(self, running: bool) -> None:
+        for widget in (self.prompt_panel, self.tool_panel, self.backend_panel, self.run_button):
+            widget.setEnabled(not running)
+        self.stop_button.setEnabled(running)
+        self.menuBar().setEnabled(not running)
+        if running:
+            self.step_label.setText("Starting…")
+            self._elapsed_timer.start()
+        else:
+            self._elapsed_timer.stop()
+            self._on_elapsed_timer_timeout()
+            self.step_label.setText(f"Done after {self._step} of {self.progress.maximum()} steps")
+
+    def _on_elapsed_timer_timeout(self) -> None:
+        elapsed = time.perf_counter() - self._run_started
+        self.statusBar().showMessage(f"Elapsed {elapsed:.1f} s")
+
+    # ---- files ---------------------------------------------------------------------------
+
+    def new_scenario(self) -> None:
+        self.set_scenario(Scenario(title="Untitled"))
+
+    def open_scenario(self, path: str | Path) -> bool:
+        """Load a scenario; a bad file leaves everything as it was and says why."""
+        try:
+            scenario = load_scenario(path)
+        except ScenarioError as err:
+            self.show_error("Cannot open the scenario", str(err))
+            return False
+        self.set_scenario(scenario, Path(path))
+        self._remember(Path(path))
+        return True
+
+    def save(self) -> bool:
+        if self.path is None or self.path.parent == builtin_scenarios()[0].parent:
+            return self.save_as()
+        return self._save_to(self.path)
+
+    def save_as(self) -> bool:
+        name, _ = QFileDialog.getSaveFileName(
+            self, "Save scenario", str(self.path or "scenario.json"), "Scenarios (*.json)"
+        )
+        return bool(name) and self._save_to(Path(name))
+
+    def _save_to(self, path: Path) -> bool:
+        scenario = self.current_scenario()
+        try:
+            save_scenario(scenario, path)
+        except OSError as err:
+            self.show_error("Cannot save the scenario", f"{path.name}: {err.strerror or err}.")
+            return False
+        self.scenario, self.path = scenario, path
+        self._remember(path)
+        return True
+
+    def _open_dialog(self) -> None:
+        name, _ = QFileDialog.getOpenFileName(self, "Open scenario", "", "Scenarios (*.json)")
+        if name:
+            self.open_scenario(name)
+
+    def show_error(self, title: str, message: str) -> None:
+        """A window-modal message that does not block the event loop (runs keep streaming)."""
+        self.error_dialog = QMessageBox(QMessageBox.Icon.Warning, title, message, parent=self)
+        self.error_dialog.open()
+
+    def copy_trace(self) -> None:
+        QApplication.clipboard().setText(self.trace.plain_text())
+
+    # ---- settings ------------------------------------------------------------------------
+
+    def _remember(self, path: Path) -> None:
+        recent = [str(path.resolve())]
+        recent += [p for p in self._recent_files() if p != recent[0]]
+        self.settings.setValue("recent_files", recent[:MAX_RECENT])
+        self.settings.setValue("last_scenario", recent[0])
+        self._fill_recent_menu()
+
+    def _recent_files(self) -> list[str]:
+        value = self.settings.value("recent_files", [])
+        # QSettings' INI format gives back a lone string for a one-item list.
+        items = [value] if isinstance(value, str) else value if isinstance(value, list) else []
+        return [str(item) for item in items]
+
+    def _fill_recent_menu(self) -> None:
+        self.recent_menu.clear()
+        for name in self._recent_files():
+            action = self.recent_menu.addAction(Path(name).name)
+            action.setToolTip(name)
+            action.triggered.connect(lambda _=False, n=name: self.open_scenario(n))
+        self.recent_menu.setEnabled(bool(self._recent_files()))
+
+    def _restore_settings(self) -> None:
+        geometry = self.settings.value("geometry")
+        if isinstance(geometry, QByteArray):
+            self.restoreGeometry(geometry)
+        else:
+            self.resize(1200, 800)
+        self._fill_recent_menu()
+        last = self.settings.value("last_scenario")
+        if not (isinstance(last, str) and Path(last).is_file() and self._open_quietly(last)):
+            self.set_scenario(default_scenario())
+        self.backend_panel.select(
+            str(self.settings.value("backend/preset", SCRIPTED)),
+            str(self.settings.value("backend/base_url", "")),
+            str(self.settings.value("backend/model", "")),
+        )
+
+    def _open_quietly(self, path: str) -> bool:
+        try:
+            self.set_scenario(load_scenario(path), Path(path))
+        except ScenarioError:
+            return False
+        return True
+
+    def save_settings(self) -> None:
+        """Window state and backend choice; never the API key."""
+        choice = self.backend_panel.choice()
+        self.settings.setValue("geometry", self.saveGeometry())
+        self.settings.setValue("backend/preset", self.backend_panel.preset_combo.currentText())
+        self.settings.setValue("backend/base_url", choice.base_url)
+        self.settings.setValue("backend/model", choice.model)
+        self.settings.sync()
+
+    async def shutdown(self) -> None:
+        """Stop any run and wait until its stream is closed."""
+        self.controller.stop()
+        await self.controller.wait()
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        self.save_settings()
+        self.controller.stop()  # the app awaits shutdown() before the loop ends
+        super().closeEvent(event)

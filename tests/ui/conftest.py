@@ -1,0 +1,84 @@
+"""Window fixtures: a qasync loop on pytest-qt's QApplication, and windows with own settings."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import qasync
+from PySide6.QtCore import QCoreApplication, QEvent, QSettings
+from PySide6.QtWidgets import QApplication
+from pytestqt.qtbot import QtBot
+
+from sandbox_app.core.tools import Tool
+from sandbox_app.ui.app import use_plain_thread_pool
+from sandbox_app.ui.main_window import MainWindow
+from sandbox_app.ui.secrets import KeyStore
+
+
+@pytest.fixture
+def qloop(qapp: QApplication, qtbot: QtBot) -> Iterator[qasync.QEventLoop]:
+    """An asyncio loop that runs whenever Qt processes events (as in the app, via qasync).
+
+    Exceptions raised in loop callbacks fail the test instead of being logged and forgotten.
+    """
+    # The test server runs in a thread; if Python's cyclic GC fired there it would delete a
+    # previous test's Qt objects off the GUI thread and crash. Collect only here, on the GUI
+    # thread, at teardown.
+    gc.disable()
+    loop = qasync.QEventLoop(qapp, already_running=True)
+    asyncio.set_event_loop(loop)
+    use_plain_thread_pool(loop)
+    errors: list[dict[str, Any]] = []
+    loop.set_exception_handler(lambda _loop, context: errors.append(context))
+    yield loop
+    pending = [t for t in asyncio.all_tasks(loop) if not t.done()]
+    for task in pending:
+        task.cancel()
+    qtbot.waitUntil(lambda: all(t.done() for t in pending), timeout=5000)
+    # qasync's stop() also calls QApplication.exit(), which leaves pytest-qt's QApplication
+    # unable to run the next test's tasks; clear the running flag it set instead, then close
+    # the loop so its thread pool is shut down.
+    loop._QEventLoop__is_running = False  # type: ignore[attr-defined]
+    asyncio.events._set_running_loop(None)
+    loop.close()
+    asyncio.set_event_loop(None)
+    gc.collect()
+    gc.enable()
+    assert errors == [], f"unhandled exceptions in event-loop callbacks: {errors}"
+
+
+@pytest.fixture
+def settings(tmp_path: Path) -> QSettings:
+    return QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat)
+
+
+@pytest.fixture
+def make_window(
+    qtbot: QtBot, qloop: qasync.QEventLoop, settings: QSettings
+) -> Iterator[Callable[..., MainWindow]]:
+    """Build shown windows; afterwards stop their runs and delete them on the GUI thread."""
+    windows: list[MainWindow] = []
+
+    def make(extra_tools: list[Tool] | None = None) -> MainWindow:
+        win = MainWindow(settings, KeyStore(), extra_tools=extra_tools)
+        win.show()
+        windows.append(win)
+        return win
+
+    yield make
+    for win in windows:
+        win.controller.stop()
+        qtbot.waitUntil(lambda w=win: not w.controller.running, timeout=5000)
+        win.close()
+        win.deleteLater()
+    QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+
+
+@pytest.fixture
+def window(make_window: Callable[..., MainWindow]) -> MainWindow:
+    return make_window()
