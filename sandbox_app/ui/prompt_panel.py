@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import QEvent, Signal
 from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import QLabel, QPlainTextEdit, QTabWidget, QVBoxLayout, QWidget
 
@@ -49,6 +49,12 @@ class PromptPanel(QWidget):
         layout.addWidget(self.question_edit)
         self.template_edit.textChanged.connect(self.changed)
         self.question_edit.textChanged.connect(self.changed)
+
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.PaletteChange:  # the system switched light/dark
+            self.template_highlighter.set_palette(self.palette())
+            self.rendered_highlighter.set_palette(self.palette())
 
     def set_values(self, template: str, question: str) -> None:
         self.template_edit.setPlainText(template)

@@ -193,6 +193,11 @@ class TraceView(QPlainTextEdit):
         # Follow the end unless the user scrolled up; scrolling back down resumes following.
         self._follow = value >= self.verticalScrollBar().maximum() - 2
 
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.PaletteChange:  # the system switched light/dark
+            self.highlighter.set_palette(self.palette())
+
     def mouseReleaseEvent(self, event: QMouseEvent) -> None:
         super().mouseReleaseEvent(event)
         if event.type() == QEvent.Type.MouseButtonRelease:

@@ -1,0 +1,51 @@
+"""Light and dark themes: every role stays readable, and the trace follows the system palette."""
+
+from __future__ import annotations
+
+import pytest
+from PySide6.QtGui import QColor, QPalette
+from pytestqt.qtbot import QtBot
+
+from sandbox_app.ui.highlighter import Role
+from sandbox_app.ui.theme import DARK, LIGHT, contrast, is_dark, styles_for
+from sandbox_app.ui.trace_view import TraceView
+
+
+def dark_palette() -> QPalette:
+    palette = QPalette()
+    palette.setColor(QPalette.ColorRole.Base, QColor("#1e1e1e"))
+    palette.setColor(QPalette.ColorRole.Text, QColor("#e8eaed"))
+    palette.setColor(QPalette.ColorRole.Window, QColor("#2b2b2b"))
+    return palette
+
+
+def light_palette() -> QPalette:
+    palette = QPalette()
+    palette.setColor(QPalette.ColorRole.Base, QColor("#ffffff"))
+    palette.setColor(QPalette.ColorRole.Text, QColor("#000000"))
+    return palette
+
+
+@pytest.mark.parametrize(("palette", "styles"), [(light_palette(), LIGHT), (dark_palette(), DARK)])
+def test_every_role_is_readable_on_its_theme(palette: QPalette, styles: dict[str, object]) -> None:
+    assert styles_for(palette) is styles
+    for key, style in styles_for(palette).items():
+        background = (
+            QColor(style.background) if style.background else palette.color(QPalette.ColorRole.Base)
+        )
+        needed = 3.0 if key == "dropped" else 4.5  # struck-through text is dim on purpose
+        assert contrast(QColor(style.color), background) >= needed, key
+
+
+def test_trace_switches_colours_when_the_system_goes_dark(qtbot: QtBot) -> None:
+    view = TraceView()
+    qtbot.addWidget(view)
+    view.setPalette(light_palette())
+    view.append_text(Role.MODEL, "Thought: check the price\n")
+    view.flush()
+    first = view.document().firstBlock()
+    assert first.layout().formats()[0].format.foreground().color().name() == LIGHT["thought"].color
+    view.setPalette(dark_palette())
+    assert is_dark(view.palette())
+    first = view.document().firstBlock()
+    assert first.layout().formats()[0].format.foreground().color().name() == DARK["thought"].color
