@@ -85,6 +85,7 @@ def _run_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-steps", type=int, help="1-50")
     p.add_argument("--tools", help=f"comma-separated, from: {', '.join(TOOL_NAMES)}")
     p.add_argument("--dialect", choices=["auto", *DIALECTS])
+    p.add_argument("--token-budget", type=int, help="stop when the run has used this many tokens")
     p.add_argument("--json", action="store_true", help="print one JSON document instead")
     return p
 
@@ -106,7 +107,7 @@ def run_command(argv: list[str]) -> int:
         if printer is not None:
             printer.show(event)
 
-    engine = ReactEngine(scenario, backend, model=args.model)
+    engine = ReactEngine(scenario, backend, model=args.model, token_budget=args.token_budget)
     finished = asyncio.run(_run(engine, backend, emit))
     if args.json:
         document = {

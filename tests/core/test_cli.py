@@ -62,3 +62,8 @@ def test_help_prints_in_a_terminal() -> None:
     )
     assert "react-sandbox" in result.stdout
     assert "run" in result.stdout
+
+
+def test_token_budget_flag_stops_the_run(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["run", "--token-budget", "100"]) == 1
+    assert "Token budget of 100 used up after step 1" in capsys.readouterr().out

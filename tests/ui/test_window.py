@@ -326,3 +326,38 @@ def test_clicking_a_step_separator_reports_the_step(qtbot: QtBot, window: MainWi
         )
     assert clicked.args == [3]
     assert LIGHT  # the light palette is the offscreen default; dark is tested in test_theme
+
+
+def test_window_state_and_last_scenario_come_back_next_time(
+    qtbot: QtBot, make_window: Callable[..., MainWindow], fake_server: FakeOpenAIServer
+) -> None:
+    first = make_window()
+    assert first.open_scenario(scenarios_dir() / "calculator_chain.json")
+    use_server(first, fake_server, "qwen2.5")
+    first.resize(700, 500)  # the offscreen screen is 800 × 800
+    first.close()  # saves the settings
+    second = make_window()
+    assert second.windowTitle() == "ReAct Sandbox — Calculator chain (paren dialect)"
+    assert second.tool_panel.dialect() == "paren"
+    assert second.backend_panel.preset_combo.currentText() == "Custom URL"
+    assert second.backend_panel.base_url_edit.text() == fake_server.base_url
+    assert (second.width(), second.height()) == (700, 500)
+
+
+def test_trace_follows_the_end_unless_the_user_scrolled_up(
+    qtbot: QtBot, window: MainWindow
+) -> None:
+    view = window.trace
+    for i in range(300):
+        view.append_line(Role.OBSERVATION, f"Observation: line {i}")
+    view.flush()
+    bar = view.verticalScrollBar()
+    assert bar.value() == bar.maximum() > 0
+    bar.setValue(0)  # the user scrolls up to read
+    view.append_line(Role.OBSERVATION, "Observation: one more")
+    view.flush()
+    assert bar.value() == 0
+    bar.setValue(bar.maximum())  # back at the end: following resumes
+    view.append_line(Role.OBSERVATION, "Observation: and another")
+    view.flush()
+    assert bar.value() == bar.maximum()
