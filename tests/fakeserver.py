@@ -51,6 +51,9 @@ class ModelScript:
     replies: list[str] = field(default_factory=list)
     # Past the end of ``replies``: wrap around (True) or answer 400 "exhausted".
     cycle: bool = False
+    # Different replies per conversation (repeated runs): conversation k, counted by the
+    # requests with no assistant turn yet, uses runs[k % len(runs)] instead of ``replies``.
+    runs: list[list[str]] | None = None
     # Tokens (SSE chunks) per second; None = as fast as the socket takes them.
     rate: float | None = None
     # Cut the reply at the earliest ``stop`` string of the request.
@@ -159,6 +162,7 @@ class FakeOpenAIServer:
         self._changed = threading.Condition(self._lock)
         self._models: dict[str, ModelScript] = {}
         self._failures: dict[str, int] = {}
+        self._conversations: dict[str, int] = {}  # conversations started, per model
         self._requests: list[dict[str, Any]] = []
         self._stats: dict[str, int] = {}
         self._reset_stats()
@@ -202,6 +206,7 @@ class FakeOpenAIServer:
         with self._lock:
             self._models.clear()
             self._failures.clear()
+            self._conversations.clear()
             self._requests.clear()
             self._reset_stats()
 
@@ -387,16 +392,23 @@ class FakeOpenAIServer:
             return _error_response(400, "'messages' is a required property")
 
         step = sum(1 for m in messages if isinstance(m, dict) and m.get("role") == "assistant")
-        if step < len(script.replies):
-            reply = script.replies[step]
-        elif script.cycle and script.replies:
-            reply = script.replies[step % len(script.replies)]
+        replies = script.replies
+        if script.runs:
+            with self._lock:
+                if step == 0:
+                    self._conversations[name] = self._conversations.get(name, -1) + 1
+                conversation = self._conversations.get(name, 0)
+            replies = script.runs[conversation % len(script.runs)]
+        if step < len(replies):
+            reply = replies[step]
+        elif script.cycle and replies:
+            reply = replies[step % len(replies)]
         else:
             self._bump("errors")
             return _error_response(
                 400,
                 f"Fake model script for `{name}` is exhausted: step {step} requested, "
-                f"{len(script.replies)} replies scripted.",
+                f"{len(replies)} replies scripted.",
                 code="script_exhausted",
             )
 

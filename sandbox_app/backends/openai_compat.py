@@ -83,7 +83,7 @@ class OpenAICompatBackend:
         self.label = config.preset.name if config.preset is not CUSTOM else config.host
         self._client: openai.AsyncOpenAI | None = None
 
-    def _get_client(self) -> openai.AsyncOpenAI:
+    async def _get_client(self) -> openai.AsyncOpenAI:
         if self.config.needs_key and not self.config.api_key:
             env = self.config.preset.key_env
             raise BackendError(
@@ -91,15 +91,9 @@ class OpenAICompatBackend:
                 "in the backend settings."
             )
         if self._client is None:
-            import openai
-
-            self._client = openai.AsyncOpenAI(
-                base_url=self.config.base_url,
-                # Local servers accept any key, but the SDK insists on one.
-                api_key=self.config.api_key or "not-needed",
-                max_retries=0,
-                timeout=self.config.timeout_s,
-            )
+            # Building a client loads the TLS certificates: 40-170 ms that would freeze the
+            # window (and every other lane), so it happens on a worker thread.
+            self._client = await asyncio.to_thread(_new_client, self.config)
         return self._client
 
     async def aclose(self) -> None:
@@ -110,7 +104,7 @@ class OpenAICompatBackend:
     async def list_models(self) -> list[str]:
         import openai
 
-        client = self._get_client()
+        client = await self._get_client()
         try:
             page = await client.models.list()
         except openai.APIError as err:
@@ -122,7 +116,7 @@ class OpenAICompatBackend:
     ) -> AsyncGenerator[Delta, None]:
         import openai
 
-        client = self._get_client()
+        client = await self._get_client()
         request = _request(messages, params)
         for attempt in range(MAX_RETRIES + 1):
             try:
@@ -220,6 +214,18 @@ class OpenAICompatBackend:
         if isinstance(status, int):
             return BackendError(f"{host} refused the request ({status}): {detail}")
         return BackendError(f"Request to {host} failed: {detail}")
+
+
+def _new_client(config: ServerConfig) -> openai.AsyncOpenAI:
+    import openai
+
+    return openai.AsyncOpenAI(
+        base_url=config.base_url,
+        # Local servers accept any key, but the SDK insists on one.
+        api_key=config.api_key or "not-needed",
+        max_retries=0,
+        timeout=config.timeout_s,
+    )
 
 
 def _request(messages: Sequence[Message], params: StreamParams) -> dict[str, Any]:

@@ -41,6 +41,18 @@ class ModelParams:
 class Expected:
     answer: str
     match: MatchRule = "contains"
+    tolerance: float = 1e-9  # for "number": how far the answer may be from the expected value
+
+
+@dataclass(frozen=True)
+class LaneConfig:
+    """One model in a comparison. Never holds an API key (that stays in the keyring/env)."""
+
+    backend: str = "Scripted (offline)"  # a preset name, "Custom URL" or the scripted model
+    base_url: str = ""
+    model: str = ""
+    temperature: float = 0.0
+    max_tokens: int = 512
 
 
 @dataclass(frozen=True)
@@ -65,6 +77,7 @@ class Scenario:
     model: ModelParams = field(default_factory=ModelParams)
     expected: Expected | None = None
     script: Script = field(default_factory=Script)
+    lanes: tuple[LaneConfig, ...] = ()
 
     @property
     def prompt_dialect(self) -> Dialect:
@@ -165,12 +178,26 @@ def scenario_to_dict(s: Scenario) -> dict[str, Any]:
         },
         "expected": None
         if s.expected is None
-        else {"answer": s.expected.answer, "match": s.expected.match},
+        else {
+            "answer": s.expected.answer,
+            "match": s.expected.match,
+            "tolerance": s.expected.tolerance,
+        },
         "script": {
             "tokens_per_second": s.script.tokens_per_second,
             "ignore_stop": s.script.ignore_stop,
             "replies": list(s.script.replies),
         },
+        "lanes": [
+            {
+                "backend": lane.backend,
+                "base_url": lane.base_url,
+                "model": lane.model,
+                "temperature": lane.temperature,
+                "max_tokens": lane.max_tokens,
+            }
+            for lane in s.lanes
+        ],
     }
 
 
@@ -215,6 +242,18 @@ def scenario_from_dict(data: Any) -> Scenario:
             tokens_per_second=script.number("tokens_per_second", 40.0) or 0.0,
             ignore_stop=script.get("ignore_stop", bool, False),
         ),
+        lanes=tuple(_lane(item, i) for i, item in enumerate(d.get("lanes", list, []))),
+    )
+
+
+def _lane(data: Any, index: int) -> LaneConfig:
+    lane = _Fields(data, f"lanes[{index}]")
+    return LaneConfig(
+        backend=lane.get("backend", str, "Scripted (offline)"),
+        base_url=lane.get("base_url", str, ""),
+        model=lane.get("model", str, ""),
+        temperature=lane.number("temperature", 0.0) or 0.0,
+        max_tokens=lane.get("max_tokens", int, 512),
     )
 
 
@@ -225,7 +264,7 @@ def _expected(data: dict[str, Any] | None) -> Expected | None:
     match = e.get("match", str, "contains")
     if match not in MATCH_RULES:
         raise ScenarioError(f'"expected.match" must be one of {", ".join(MATCH_RULES)}.')
-    return Expected(e.get("answer", str, ""), match)
+    return Expected(e.get("answer", str, ""), match, e.number("tolerance", 1e-9) or 0.0)
 
 
 class _Fields:

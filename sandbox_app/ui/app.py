@@ -25,21 +25,30 @@ def use_plain_thread_pool(loop: asyncio.AbstractEventLoop) -> None:
     loop.set_default_executor(ThreadPoolExecutor(max_workers=4, thread_name_prefix="sandbox"))
 
 
-async def _main(scenario: str | None) -> int:
+async def _main(window: MainWindow) -> int:
     use_plain_thread_pool(asyncio.get_running_loop())
+    closed = asyncio.Event()
     app = QApplication.instance()
     assert isinstance(app, QApplication)
-    window = MainWindow(QSettings(ORGANIZATION, APPLICATION))
-    if scenario:
-        window.open_scenario(scenario)
-    closed = asyncio.Event()
     app.lastWindowClosed.connect(closed.set)
     window.show()
+    warm_up = asyncio.get_running_loop().run_in_executor(None, _import_heavy_modules)
     await closed.wait()
-    # The window is gone; end the run (if any) and close its stream before the loop stops,
-    # so nothing is left pending when the process exits.
+    # The window is gone; end the runs (if any) and close their streams before the loop
+    # stops, so nothing is left pending when the process exits.
     await window.shutdown()
+    await warm_up
     return 0
+
+
+def _import_heavy_modules() -> None:
+    """Import the model SDK and the search library off the GUI thread while the user reads.
+
+    Both are imported lazily so the window opens fast; doing it here, in the background,
+    keeps their second or so of import time from freezing the first run that needs them.
+    """
+    import bm25s  # noqa: F401
+    import openai  # noqa: F401
 
 
 def run_app(scenario: str | None = None) -> int:
@@ -49,7 +58,11 @@ def run_app(scenario: str | None = None) -> int:
     app.setApplicationName(APPLICATION)
     # qasync drives asyncio from Qt's event loop: runs stream while the window stays live.
     app.setQuitOnLastWindowClosed(False)  # _main decides when to stop, after cleanup
+    # Built before the loop starts: construction is synchronous Qt work, not an asyncio step.
+    window = MainWindow(QSettings(ORGANIZATION, APPLICATION))
+    if scenario:
+        window.open_scenario(scenario)
     try:
-        return int(qasync.run(_main(scenario)))
+        return int(qasync.run(_main(window)))
     except asyncio.CancelledError:
         return 0

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -20,10 +21,13 @@ from PySide6.QtWidgets import (
     QPushButton,
     QScrollArea,
     QSplitter,
+    QTabWidget,
     QVBoxLayout,
     QWidget,
 )
 
+from sandbox_app.backends.base import Backend
+from sandbox_app.core.compare import Price
 from sandbox_app.core.engine import ReactEngine
 from sandbox_app.core.events import Event, RunFinished, StepFinished, StepStarted
 from sandbox_app.core.metrics import RunMetrics, StepMetrics
@@ -40,6 +44,7 @@ from sandbox_app.core.scenario import (
 from sandbox_app.core.tools import Tool, builtin_tools
 from sandbox_app.ui.approval import ask_approval
 from sandbox_app.ui.backend_panel import SCRIPTED, BackendPanel
+from sandbox_app.ui.compare_view import CompareView
 from sandbox_app.ui.prompt_panel import PromptPanel
 from sandbox_app.ui.run_controller import RunController
 from sandbox_app.ui.secrets import KeyStore
@@ -135,16 +140,26 @@ class MainWindow(QMainWindow):
         self.answer_label.hide()
         self.answer_status.hide()
 
-        right = QWidget()
-        right_layout = QVBoxLayout(right)
-        right_layout.addLayout(controls)
-        right_layout.addWidget(self.answer_label)
-        right_layout.addWidget(self.answer_status)
-        right_layout.addWidget(self.trace, 1)
+        single = QWidget()
+        single_layout = QVBoxLayout(single)
+        single_layout.addLayout(controls)
+        single_layout.addWidget(self.answer_label)
+        single_layout.addWidget(self.answer_status)
+        single_layout.addWidget(self.trace, 1)
+        self.compare = CompareView(
+            self.keys, self.current_scenario, self.tools_for, self._approve_in_lane
+        )
+        self.compare.prices = _load_prices(self.settings)
+        self.compare.expected = lambda: self.scenario.expected
+        self.compare.pricesChanged.connect(self._on_compare_prices_changed)
+        self.compare.runningChanged.connect(self._on_compare_running_changed)
+        self.tabs = QTabWidget()
+        self.tabs.addTab(single, "Run")
+        self.tabs.addTab(self.compare, "Compare models")
 
         self.splitter = QSplitter()
         self.splitter.addWidget(scroll)
-        self.splitter.addWidget(right)
+        self.splitter.addWidget(self.tabs)
         self.splitter.setStretchFactor(1, 1)
         self.splitter.setSizes([460, 740])
         self.setCentralWidget(self.splitter)
@@ -192,6 +207,7 @@ class MainWindow(QMainWindow):
             scenario.enabled_tools, scenario.documents, scenario.max_steps, scenario.dialect
         )
         self.backend_panel.set_sampling(scenario.model.temperature, scenario.model.max_tokens)
+        self.compare.set_lanes(scenario.lanes)
         self.setWindowTitle(f"ReAct Sandbox — {scenario.title}")
         self._on_scenario_edited()
 
@@ -212,6 +228,7 @@ class MainWindow(QMainWindow):
                 self.scenario.model.top_p,
                 self.scenario.model.seed,
             ),
+            lanes=self.compare.lane_configs(),
         )
 
     def tools_for(self, scenario: Scenario) -> list[Tool]:
@@ -236,14 +253,18 @@ class MainWindow(QMainWindow):
             return
         scenario = self.current_scenario()
         choice = self.backend_panel.choice()
-        backend = choice.create(scenario)
-        engine = ReactEngine(
-            scenario,
-            backend,
-            model=choice.model,
-            approve=self._approve,
-            tools=self.tools_for(scenario),
-        )
+
+        def make_run() -> tuple[ReactEngine, Backend]:
+            backend = choice.create(scenario)
+            engine = ReactEngine(
+                scenario,
+                backend,
+                model=choice.model,
+                approve=self._approve,
+                tools=self.tools_for(scenario),
+            )
+            return engine, backend
+
         self.trace.clear_trace()
         self.answer_label.hide()
         self.answer_status.hide()
@@ -252,13 +273,23 @@ class MainWindow(QMainWindow):
         self._step = 0
         self._step_metrics.clear()
         self._run_started = time.perf_counter()
-        self.controller.start(engine, backend)
+        self.controller.start(make_run)
 
     def stop_run(self) -> None:
         self.controller.stop()
 
     async def _approve(self, tool: str, input: str) -> bool:
         return await ask_approval(self, tool, input)
+
+    async def _approve_in_lane(self, tool: str, input: str, lane: str) -> bool:
+        return await ask_approval(self, tool, input, lane)
+
+    def _on_compare_prices_changed(self) -> None:
+        prices = {
+            model: [p.input_per_million, p.output_per_million]
+            for model, p in self.compare.prices.items()
+        }
+        self.settings.setValue("prices", json.dumps(prices))
 
     def _on_controller_event(self, event: Event) -> None:
         self.trace.show_event(event)
@@ -285,11 +316,21 @@ class MainWindow(QMainWindow):
         self.answer_status.show()
         self.metrics_label.setText(event.metrics.summary())
 
-    def _on_controller_running_changed(self, running: bool) -> None:
+    def _update_enabled(self) -> None:
+        """While anything runs, the controls that would change the run are locked."""
+        single = self.controller.running
+        running = single or self.compare.running
         for widget in (self.prompt_panel, self.tool_panel, self.backend_panel, self.run_button):
             widget.setEnabled(not running)
-        self.stop_button.setEnabled(running)
+        self.compare.run_button.setEnabled(not running)
+        self.stop_button.setEnabled(single)
         self.menuBar().setEnabled(not running)
+
+    def _on_compare_running_changed(self, _running: bool) -> None:
+        self._update_enabled()
+
+    def _on_controller_running_changed(self, running: bool) -> None:
+        self._update_enabled()
         if running:
             self.step_label.setText("Starting…")
             self._elapsed_timer.start()
@@ -409,11 +450,24 @@ class MainWindow(QMainWindow):
         self.settings.sync()
 
     async def shutdown(self) -> None:
-        """Stop any run and wait until its stream is closed."""
-        self.controller.stop()
-        await self.controller.wait()
+        """Stop every run and wait until their streams are closed."""
+        controllers = [self.controller, *(lane.controller for lane in self.compare.lanes)]
+        for controller in controllers:
+            controller.stop()
+        for controller in controllers:
+            await controller.wait()
 
     def closeEvent(self, event: QCloseEvent) -> None:
         self.save_settings()
         self.controller.stop()  # the app awaits shutdown() before the loop ends
+        self.compare.stop_all()
         super().closeEvent(event)
+
+
+def _load_prices(settings: QSettings) -> dict[str, Price]:
+    """The saved price table; anything malformed is dropped, never guessed."""
+    try:
+        data = json.loads(str(settings.value("prices", "{}")))
+        return {str(m): Price(float(p[0]), float(p[1])) for m, p in dict(data).items()}
+    except (ValueError, TypeError, IndexError, KeyError):
+        return {}

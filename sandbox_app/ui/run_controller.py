@@ -1,6 +1,6 @@
-"""Owns the asyncio task of one lane's run and turns engine events into Qt signals.
+"""Owns the asyncio task of one lane's runs and turns engine events into Qt signals.
 
-Starting a new run cancels the old one (one run per lane); Stop cancels the task, and the
+Starting a new run cancels the old one (one task per lane); Stop cancels the task, and the
 engine's stream closes on the way out. Cancellation is the normal way a run ends early, so it
 is caught here and never reported as a crash.
 """
@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable
 
 from PySide6.QtCore import QObject, Signal
 
@@ -16,34 +17,43 @@ from sandbox_app.backends.base import Backend
 from sandbox_app.core.engine import ReactEngine, drive
 from sandbox_app.core.events import Event, RunFinished
 
+RunFactory = Callable[[], tuple[ReactEngine, Backend]]
+
 
 class RunController(QObject):
-    """Runs one engine at a time on the qasync loop.
+    """Runs one engine at a time on the qasync loop, optionally several times in a row.
 
     Signals:
-        engineEvent(object): every engine event, in order, including the final RunFinished.
-        runningChanged(bool): a run started (True) or ended and the UI may be restored (False).
+        engineEvent(object): every engine event, in order, including each RunFinished.
+        repeatStarted(int): repeat number ``i`` (from 0) is about to start.
+        runningChanged(bool): runs started (True), or ended and the UI may be restored (False).
     """
 
     engineEvent = Signal(object)  # not 'event': that would hide QObject.event()
+    repeatStarted = Signal(int)
     runningChanged = Signal(bool)
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self._task: asyncio.Task[None] | None = None
+        self._active = False
         self.last_result: RunFinished | None = None
         self.stop_requested_at: float | None = None
 
     @property
     def running(self) -> bool:
-        return self._task is not None and not self._task.done()
+        # A flag, not task.done(): listeners of runningChanged(False) run inside the task's
+        # last step, when the task is not done yet but the run is over.
+        return self._active
 
-    def start(self, engine: ReactEngine, backend: Backend) -> None:
+    def start(self, make_run: RunFactory, repeats: int = 1) -> None:
+        """Run ``repeats`` times, each with a fresh engine and backend from ``make_run``."""
         if self.running:
             self.stop()
         self.last_result = None
         self.stop_requested_at = None
-        self._task = asyncio.ensure_future(self._run(engine, backend))
+        self._task = asyncio.ensure_future(self._run(make_run, repeats))
+        self._active = True
         self.runningChanged.emit(True)
 
     def stop(self) -> None:
@@ -52,19 +62,25 @@ class RunController(QObject):
             self._task.cancel()
 
     async def wait(self) -> None:
-        """Until the current run (if any) has fully ended, its stream closed."""
+        """Until the current runs (if any) have fully ended, their streams closed."""
         task = self._task
         if task is not None and not task.done():
             await asyncio.wait({task})
 
-    async def _run(self, engine: ReactEngine, backend: Backend) -> None:
+    async def _run(self, make_run: RunFactory, repeats: int) -> None:
         try:
-            self.last_result = await drive(engine, self._emit)
+            for repeat in range(repeats):
+                engine, backend = make_run()
+                self.repeatStarted.emit(repeat)
+                try:
+                    self.last_result = await drive(engine, self._emit)
+                finally:
+                    await backend.aclose()
         except asyncio.CancelledError:
             pass  # Stop or close: drive() already emitted the 'stopped' RunFinished
         finally:
-            await backend.aclose()
             if self._task is asyncio.current_task():  # not replaced by a newer run meanwhile
+                self._active = False
                 self.runningChanged.emit(False)
 
     def _emit(self, event: Event) -> None:
