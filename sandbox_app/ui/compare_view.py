@@ -72,25 +72,43 @@ class LaneWidget(QFrame):
         self.status.setWordWrap(True)
         self.repeat_combo = QComboBox()
         self.repeat_combo.setToolTip("Show the trace of one repeat")
-        self.stop_button = QPushButton("Stop")
+        self.stop_button = QToolButton()
+        self.stop_button.setText("Stop")
         self.stop_button.setEnabled(False)
         self.duplicate_button = QToolButton()
         self.duplicate_button.setText("Duplicate")
         self.remove_button = QToolButton()
         self.remove_button.setText("Remove")
-        header = QHBoxLayout()
-        header.addWidget(self.title)
-        header.addStretch(1)
-        header.addWidget(self.repeat_combo)
-        header.addWidget(self.stop_button)
-        header.addWidget(self.duplicate_button)
-        header.addWidget(self.remove_button)
+        self.settings_button = QToolButton()
+        self.settings_button.setText("Settings")
+        self.settings_button.setCheckable(True)
+        self.settings_button.setToolTip("Show or hide this lane's model settings")
+        self.model_label = QLabel()
+        self.model_label.setMinimumWidth(40)  # long model names must not widen the lane
+        title_row = QHBoxLayout()
+        title_row.addWidget(self.title)
+        title_row.addWidget(self.model_label, 1)
+        buttons = QHBoxLayout()
+        for widget in (
+            self.settings_button,
+            self.repeat_combo,
+            self.stop_button,
+            self.duplicate_button,
+            self.remove_button,
+        ):
+            buttons.addWidget(widget)
+        buttons.addStretch(1)
         layout = QVBoxLayout(self)
-        layout.addLayout(header)
+        layout.addLayout(title_row)
+        layout.addLayout(buttons)
         layout.addWidget(self.backend_panel)
         layout.addWidget(self.status)
         layout.addWidget(self.trace, 1)
         self.stop_button.clicked.connect(self.controller.stop)
+        self.settings_button.toggled.connect(self.backend_panel.setVisible)
+        self.backend_panel.changed.connect(self._on_backend_panel_changed)
+        self.settings_button.setChecked(True)
+        self._on_backend_panel_changed()
         self.remove_button.clicked.connect(self.removeRequested)
         self.duplicate_button.clicked.connect(self.duplicateRequested)
         self.repeat_combo.activated.connect(self._on_repeat_combo_activated)
@@ -111,6 +129,13 @@ class LaneWidget(QFrame):
     def set_config(self, config: LaneConfig) -> None:
         self.backend_panel.select(config.backend, config.base_url, config.model)
         self.backend_panel.set_sampling(config.temperature, config.max_tokens)
+        # A configured lane gives its height to the trace; Settings shows the form again.
+        self.settings_button.setChecked(not config.model)
+
+    def _on_backend_panel_changed(self) -> None:
+        choice = self.backend_panel.choice()
+        where = self.backend_panel.preset_combo.currentText()
+        self.model_label.setText(f"{where} · {choice.model or 'no model chosen'}")
 
     def start(self, scenario: Scenario, tools: list[Tool], approve: Approver, repeats: int) -> None:
         choice = self.backend_panel.choice()
@@ -245,8 +270,8 @@ class CompareView(QWidget):
         vertical = QSplitter(Qt.Orientation.Vertical)
         vertical.addWidget(lanes_area)
         vertical.addWidget(self.table)
-        vertical.setStretchFactor(0, 3)
-        vertical.setStretchFactor(1, 1)
+        vertical.setStretchFactor(0, 1)
+        vertical.setSizes([560, 150])
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addLayout(toolbar)

@@ -1,7 +1,7 @@
-"""Render the window after a finished run to a PNG, as users will first see it.
+"""Render the window after finished runs to PNGs, as users will first see it.
 
-Set REACT_SANDBOX_SCREENSHOT to a path to refresh the README's picture (run it under Xvfb
-with QT_QPA_PLATFORM=xcb for a real window); otherwise the PNG goes to a temporary folder.
+Set REACT_SANDBOX_SCREENSHOTS to a folder (``docs``) to refresh the README's pictures; run it
+under Xvfb with QT_QPA_PLATFORM=xcb for a real window. Otherwise they go to a temporary folder.
 """
 
 from __future__ import annotations
@@ -9,26 +9,67 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QImage
 from pytestqt.qtbot import QtBot
 
+from sandbox_app.core.compare import Price
+from sandbox_app.core.scenario import LaneConfig
 from sandbox_app.ui.main_window import MainWindow
+from tests.fakeserver import FakeOpenAIServer, ModelScript
+from tests.helpers import replies_of
 from tests.ui.test_window import fast
 
+GUESSER = [  # a model that skips the search and guesses the price
+    "Thought: Pro is probably about $15 per month, so 15 * 12 * 7.\n"
+    "Action: calculator[15 * 12 * 7]",
+    "Thought: The calculator gave the total.\nAnswer: $1,260 per year",
+]
 
-def test_screenshot_of_a_finished_run(qtbot: QtBot, window: MainWindow, tmp_path: Path) -> None:
-    window.resize(1280, 800)
-    window.set_scenario(fast("failure_modes", tokens_per_second=0))
-    qtbot.mouseClick(window.run_button, Qt.MouseButton.LeftButton)
-    qtbot.waitUntil(lambda: window.answer_label.isVisible(), timeout=15000)
+
+@pytest.fixture
+def shots(tmp_path: Path) -> Path:
+    return Path(os.environ.get("REACT_SANDBOX_SCREENSHOTS") or tmp_path)
+
+
+def save_and_check(window: MainWindow, path: Path) -> None:
     window.trace.flush()
-    target = Path(os.environ.get("REACT_SANDBOX_SCREENSHOT") or tmp_path / "window.png")
-    assert window.grab().save(str(target))
-    image = QImage(str(target))
+    assert window.grab().save(str(path))
+    image = QImage(str(path))
     assert (image.width(), image.height()) == (1280, 800)
-    # Not a blank picture: the trace's colours are in it.
+    # Not a blank picture: the traces' colours are in it.
     colours = {
         image.pixelColor(x, y).name() for x in range(640, 1280, 7) for y in range(80, 800, 7)
     }
     assert len(colours) > 10
+
+
+def test_screenshot_of_a_finished_run(qtbot: QtBot, window: MainWindow, shots: Path) -> None:
+    window.resize(1280, 800)
+    window.set_scenario(fast("failure_modes", tokens_per_second=0))
+    qtbot.mouseClick(window.run_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: window.answer_label.isVisible(), timeout=15000)
+    save_and_check(window, shots / "window.png")
+
+
+def test_screenshot_of_a_comparison(
+    qtbot: QtBot, window: MainWindow, fake_server: FakeOpenAIServer, shots: Path
+) -> None:
+    window.resize(1280, 800)
+    fake_server.set_model("qwen2.5:1.5b", ModelScript(replies=replies_of("brightgrid")))
+    fake_server.set_model("llama3.2:1b", ModelScript(replies=GUESSER))
+    compare = window.compare
+    compare.set_lanes(
+        tuple(
+            LaneConfig("Custom URL", fake_server.base_url, m)
+            for m in ("qwen2.5:1.5b", "llama3.2:1b")
+        )
+    )
+    compare.set_prices({"qwen2.5:1.5b": Price(0.10, 0.20)})
+    window.tabs.setCurrentWidget(compare)
+    qtbot.mouseClick(compare.run_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: len(compare.lanes[1].record.runs) == 1, timeout=15000)
+    qtbot.waitUntil(lambda: not compare.running, timeout=15000)
+    assert [row["Correct"] for row in compare.rows()] == ["yes", "no"]
+    save_and_check(window, shots / "compare.png")
