@@ -58,6 +58,8 @@ class ModelScript:
     rate: float | None = None
     # Cut the reply at the earliest ``stop`` string of the request.
     honor_stop: bool = True
+    # Cut the reply at the request's max_tokens (False: a server that ignores the limit).
+    honor_max_tokens: bool = True
     # Fail the first ``fail_times`` requests (None = all) with this HTTP status.
     fail_status: int | None = None
     fail_times: int | None = None
@@ -417,7 +419,8 @@ class FakeOpenAIServer:
             reply = _apply_stop(reply, body.get("stop"))
         tokens = script.tokenizer(reply)
         limit = body.get("max_completion_tokens", body.get("max_tokens"))
-        if isinstance(limit, int) and not isinstance(limit, bool) and len(tokens) > limit:
+        honoured = script.honor_max_tokens and isinstance(limit, int)
+        if honoured and not isinstance(limit, bool) and len(tokens) > limit:
             tokens = tokens[: max(limit, 0)]
             finish_reason = "length"
 

@@ -102,9 +102,9 @@ class OpenAICompatBackend:
             self._client = None
 
     async def list_models(self) -> list[str]:
-        import openai
-
         client = await self._get_client()
+        import openai  # already imported by _get_client's worker thread: instant here
+
         try:
             page = await client.models.list()
         except openai.APIError as err:
@@ -114,9 +114,9 @@ class OpenAICompatBackend:
     async def stream(
         self, messages: Sequence[Message], params: StreamParams
     ) -> AsyncGenerator[Delta, None]:
-        import openai
-
         client = await self._get_client()
+        import openai  # already imported by _get_client's worker thread: instant here
+
         request = _request(messages, params)
         for attempt in range(MAX_RETRIES + 1):
             try:
@@ -177,9 +177,10 @@ class OpenAICompatBackend:
                 async with asyncio.timeout(3):
                     models = await self.list_models()
             except (BackendError, TimeoutError):
-                models = []
-            if models and model not in models:
+                return self._translate(err, model)
+            if model not in models:
                 shown = ", ".join(models[:10]) + (" …" if len(models) > 10 else "")
+                shown = shown or "none"
                 return BackendError(
                     f"Model {model!r} was not found at {self.config.host} (404). "
                     f"Available: {shown}."

@@ -38,6 +38,9 @@ from sandbox_app.core.scenario import Scenario
 from sandbox_app.core.tools import Approver, Tool, ToolRouter, builtin_tools
 
 MAX_STEPS_MESSAGE = "Reached max steps without final answer"  # seed 003's wording
+# A reply longer than this many characters per allowed token means the server ignored
+# max_tokens (a token is about 4 characters); reading on would only fill memory and the trace.
+CHARS_PER_TOKEN_LIMIT = 16
 # Stop generating where the model would start writing its own observation. "\nObservation "
 # also covers the numbered ("Observation 2:") and tool-tagged ("Observation (search):") forms.
 STOP_SEQUENCES = ("\nObservation:", "\nObservation ")
@@ -184,6 +187,8 @@ class ReactEngine:
         params = self._params()
         scanner = TurnScanner()
         sent_at = time.perf_counter()
+        max_chars = params.max_tokens * CHARS_PER_TOKEN_LIMIT
+        received_chars = 0
         try:
             async with aclosing(self.backend.stream(self.messages, params)) as stream:
                 async for delta in stream:
@@ -196,13 +201,21 @@ class ReactEngine:
                     if out.ttft_s is None:
                         out.ttft_s = time.perf_counter() - sent_at
                     out.chunks += 1
-                    released = scanner.feed(delta.text)
+                    text = delta.text[: max_chars - received_chars]
+                    received_chars += len(text)
+                    released = scanner.feed(text)
                     if released:
                         yield TokenDelta(step, released)
                     if scanner.observation_started:
                         # Leaving the block closes the stream: stop paying for invented text.
                         out.tokens_saved = max(0, params.max_tokens - out.chunks)
                         break
+                    if len(text) < len(delta.text):
+                        raise BackendError(
+                            f"The reply ran past {params.max_tokens:,} tokens: the server "
+                            f"ignored max_tokens; stopped reading after {received_chars:,} "
+                            "characters (the partial reply is kept)."
+                        )
         finally:
             tail = scanner.finish()
             out.turn = parse_kept(scanner.kept, scanner.dropped, self.scenario.parse_dialect)

@@ -16,17 +16,25 @@ ORGANIZATION = "ReAct Sandbox"
 APPLICATION = "ReAct Sandbox"
 
 
-def use_plain_thread_pool(loop: asyncio.AbstractEventLoop) -> None:
-    """Run blocking helpers (DNS lookups, the search index) on plain Python threads.
+def prepare_loop(loop: asyncio.AbstractEventLoop) -> None:
+    """Set up what asyncio's own run_forever does and qasync's does not.
 
-    qasync's default executor starts ten QThreads per loop; nothing run there needs Qt, and
-    Qt objects owned by worker threads only add ways to crash at shutdown.
+    * Blocking helpers (DNS lookups, the search index) run on plain Python threads: qasync's
+      default executor starts ten QThreads per loop, and nothing run there needs Qt.
+    * Async generators abandoned mid-iteration (an HTTP stream cut short) are finalised as
+      tasks on this loop. Without these hooks Python closes them from the garbage collector,
+      outside any task, and the HTTP library's cleanup fails with "not in async context".
     """
     loop.set_default_executor(ThreadPoolExecutor(max_workers=4, thread_name_prefix="sandbox"))
+    if isinstance(loop, asyncio.BaseEventLoop):
+        sys.set_asyncgen_hooks(
+            firstiter=loop._asyncgen_firstiter_hook,  # type: ignore[attr-defined]
+            finalizer=loop._asyncgen_finalizer_hook,  # type: ignore[attr-defined]
+        )
 
 
 async def _main(window: MainWindow) -> int:
-    use_plain_thread_pool(asyncio.get_running_loop())
+    prepare_loop(asyncio.get_running_loop())
     closed = asyncio.Event()
     app = QApplication.instance()
     assert isinstance(app, QApplication)

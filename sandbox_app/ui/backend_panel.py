@@ -49,11 +49,13 @@ class BackendChoice:
     model: str
     temperature: float
     max_tokens: int
+    timeout_s: float = 60.0
 
     def create(self, scenario: Scenario) -> Backend:
         if self.preset is None:
             return ScriptedBackend(scenario.script, scenario.question)
-        return OpenAICompatBackend(ServerConfig(self.base_url, self.api_key, self.preset))
+        config = ServerConfig(self.base_url, self.api_key, self.preset, self.timeout_s)
+        return OpenAICompatBackend(config)
 
 
 class BackendPanel(QWidget):
@@ -96,6 +98,11 @@ class BackendPanel(QWidget):
         self.max_tokens_spin = QSpinBox()
         self.max_tokens_spin.setRange(1, 32768)
         self.max_tokens_spin.setValue(512)
+        self.timeout_spin = QDoubleSpinBox()
+        self.timeout_spin.setRange(0.5, 600.0)
+        self.timeout_spin.setValue(60.0)
+        self.timeout_spin.setSuffix(" s")
+        self.timeout_spin.setToolTip("How long to wait for the server before giving up")
 
         key_row = QHBoxLayout()
         key_row.addWidget(self.key_edit, 1)
@@ -112,6 +119,7 @@ class BackendPanel(QWidget):
         form.addRow("", self.models_status)
         form.addRow("Temperature", self.temperature_spin)
         form.addRow("Max tokens", self.max_tokens_spin)
+        form.addRow("Timeout", self.timeout_spin)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(QLabel("<b>Model</b>"))
@@ -146,6 +154,7 @@ class BackendPanel(QWidget):
             self.model_combo.currentText().strip() if preset else "scripted",
             self.temperature_spin.value(),
             self.max_tokens_spin.value(),
+            self.timeout_spin.value(),
         )
 
     def select(self, preset_name: str, base_url: str = "", model: str = "") -> None:
@@ -199,6 +208,7 @@ class BackendPanel(QWidget):
             widget.setEnabled(server)
         self.refresh_button.setEnabled(server)
         self.temperature_spin.setEnabled(server)
+        self.timeout_spin.setEnabled(server)
         if preset is None:
             self.base_url_edit.clear()
             self.key_edit.clear()

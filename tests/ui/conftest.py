@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -15,7 +16,7 @@ from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
 from sandbox_app.core.tools import Tool
-from sandbox_app.ui.app import use_plain_thread_pool
+from sandbox_app.ui.app import prepare_loop
 from sandbox_app.ui.main_window import MainWindow
 from sandbox_app.ui.secrets import KeyStore
 
@@ -30,9 +31,10 @@ def qloop(qapp: QApplication, qtbot: QtBot) -> Iterator[qasync.QEventLoop]:
     # previous test's Qt objects off the GUI thread and crash. Collect only here, on the GUI
     # thread, at teardown.
     gc.disable()
+    hooks = sys.get_asyncgen_hooks()
     loop = qasync.QEventLoop(qapp, already_running=True)
     asyncio.set_event_loop(loop)
-    use_plain_thread_pool(loop)
+    prepare_loop(loop)
     errors: list[dict[str, Any]] = []
     loop.set_exception_handler(lambda _loop, context: errors.append(context))
     yield loop
@@ -40,6 +42,10 @@ def qloop(qapp: QApplication, qtbot: QtBot) -> Iterator[qasync.QEventLoop]:
     for task in pending:
         task.cancel()
     qtbot.waitUntil(lambda: all(t.done() for t in pending), timeout=5000)
+    # Finalise abandoned async generators (HTTP streams) while the loop can still run them.
+    gc.collect()
+    shutdown = loop.create_task(loop.shutdown_asyncgens())
+    qtbot.waitUntil(shutdown.done, timeout=5000)
     # qasync's stop() also calls QApplication.exit(), which leaves pytest-qt's QApplication
     # unable to run the next test's tasks; clear the running flag it set instead, then close
     # the loop so its thread pool is shut down.
@@ -47,6 +53,7 @@ def qloop(qapp: QApplication, qtbot: QtBot) -> Iterator[qasync.QEventLoop]:
     asyncio.events._set_running_loop(None)
     loop.close()
     asyncio.set_event_loop(None)
+    sys.set_asyncgen_hooks(*hooks)
     gc.collect()
     gc.enable()
     assert errors == [], f"unhandled exceptions in event-loop callbacks: {errors}"
