@@ -300,6 +300,8 @@ class FakeOpenAIServer:
         app = web.Application()
         app.router.add_get("/v1/models", self._handle_models)
         app.router.add_post("/v1/chat/completions", self._handle_chat)
+        # Not OpenAI: lets a benchmark read the counters of a server in another process.
+        app.router.add_get("/_stats", self._handle_stats)
         # handler_cancellation: a client hanging up cancels its handler (e.g. a stall).
         runner = web.AppRunner(
             app, access_log=None, handler_cancellation=True, shutdown_timeout=2.0
@@ -346,6 +348,9 @@ class FakeOpenAIServer:
             return f"chatcmpl-fake{self._ids}"
 
     # ---- handlers ----------------------------------------------------------------
+
+    async def _handle_stats(self, request: web.Request) -> web.Response:
+        return web.json_response(self.stats)
 
     async def _handle_models(self, request: web.Request) -> web.Response:
         with self._lock:

@@ -9,7 +9,10 @@ it costs about a second of start-up the offline model never needs.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncGenerator, Sequence
+import functools
+import json
+import ssl
+from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
@@ -119,8 +122,13 @@ class OpenAICompatBackend:
 
         request = _request(messages, params)
         for attempt in range(MAX_RETRIES + 1):
+            # The SDK sends the request, checks the status and raises its typed errors; the
+            # SSE lines are decoded here. The SDK's own stream builds a pydantic object per
+            # chunk, about 70% of the CPU a chunk costs, which caps one process at ~3,000
+            # chunks/s and freezes the window when four fast lanes stream at once.
+            opened = client.chat.completions.with_streaming_response.create(**request)
             try:
-                stream = await client.chat.completions.create(**request)
+                response = await opened.__aenter__()
                 break
             except openai.RateLimitError as err:
                 if attempt == MAX_RETRIES:
@@ -137,35 +145,44 @@ class OpenAICompatBackend:
             except openai.APIError as err:
                 raise await self._explain(err, params.model) from None
         chunks = 0
-        async with stream:
-            try:
-                async for chunk in stream:
-                    if chunk.usage is not None:
-                        yield Delta(
-                            usage=Usage(chunk.usage.prompt_tokens, chunk.usage.completion_tokens)
-                        )
-                    for choice in chunk.choices:
-                        if choice.delta.content:
-                            chunks += 1
-                            yield Delta(choice.delta.content)
-            except Exception as err:  # any transport or decoding failure mid-stream
-                raise BackendError(
-                    f"The stream from {self.config.host} broke after {chunks} chunks "
-                    f"({self._stream_failure(err)}); the partial reply is kept."
-                ) from None
+        try:
+            async for line in _sse_lines(response.iter_bytes()):
+                if not line.startswith("data:"):
+                    continue  # blank separators, comments, "event:" lines
+                data = line[5:].strip()
+                if data == "[DONE]":
+                    break
+                delta = _decode_chunk(data)
+                if delta.text:
+                    chunks += 1
+                yield delta
+        except BackendError:
+            raise
+        except Exception as err:  # any transport or decoding failure mid-stream
+            raise BackendError(
+                f"The stream from {self.config.host} broke after {chunks} chunks "
+                f"({self._stream_failure(err)}); the partial reply is kept."
+            ) from None
+        finally:
+            # Closing the response closes the HTTP stream, also when the caller stops early.
+            await opened.__aexit__(None, None, None)
 
     def _stream_failure(self, err: Exception) -> str:
         import openai
 
-        if isinstance(err, openai.APITimeoutError):
+        # The HTTP library's own errors reach us unwrapped here; match them by name so both
+        # httpx (openai 1.x) and httpx2 (3.x) are understood without importing either.
+        name = type(err).__name__
+        if isinstance(err, openai.APITimeoutError) or "Timeout" in name:
             return f"no data for {self.config.timeout_s:g} s"
-        if isinstance(err, openai.APIConnectionError):
+        if isinstance(err, openai.APIConnectionError) or name.endswith(
+            ("ProtocolError", "ReadError", "NetworkError", "ConnectError")
+        ):
             return "the connection was lost"
-        if isinstance(err, ValueError) and not isinstance(err, UnicodeDecodeError):
-            # json.JSONDecodeError: the SDK parses each SSE data line as JSON.
-            return "the server sent a chunk that is not valid JSON"
         if isinstance(err, UnicodeDecodeError):
             return "the server sent bytes that are not UTF-8"
+        if isinstance(err, ValueError):
+            return "the server sent a chunk that is not valid JSON"
         return _short(err)
 
     async def _explain(self, err: openai.APIError, model: str) -> BackendError:
@@ -226,7 +243,21 @@ def _new_client(config: ServerConfig) -> openai.AsyncOpenAI:
         api_key=config.api_key or "not-needed",
         max_retries=0,
         timeout=config.timeout_s,
+        http_client=openai.DefaultAsyncHttpxClient(verify=_tls_context()),
     )
+
+
+@functools.cache
+def _tls_context() -> ssl.SSLContext:
+    """One TLS context for every client: loading the certificates takes 30-150 ms and holds
+    the GIL, so doing it per client froze the window each time four lanes started."""
+    import importlib
+
+    import openai
+
+    # The SDK's own HTTP library (httpx, or httpx2 in openai 3.x) builds it, with its defaults.
+    http = importlib.import_module(openai.DefaultAsyncHttpxClient.__mro__[1].__module__)
+    return http.create_ssl_context()  # type: ignore[no-any-return]
 
 
 def _request(messages: Sequence[Message], params: StreamParams) -> dict[str, Any]:
@@ -244,6 +275,39 @@ def _request(messages: Sequence[Message], params: StreamParams) -> dict[str, Any
         if value is not None:
             request[name] = value
     return request
+
+
+async def _sse_lines(chunks: AsyncIterator[bytes]) -> AsyncIterator[str]:
+    """Split a byte stream into lines, decoding strictly: bad UTF-8 is an error, not "�"."""
+    pending = b""
+    async for chunk in chunks:
+        pending += chunk
+        *lines, pending = pending.split(b"\n")
+        for line in lines:
+            yield line.decode("utf-8").rstrip("\r")
+    if pending:
+        yield pending.decode("utf-8")
+
+
+def _decode_chunk(data: str) -> Delta:
+    """One SSE data payload → text and/or usage. Raises ValueError for anything else."""
+    chunk = json.loads(data)
+    if not isinstance(chunk, dict):
+        raise ValueError("chunk is not a JSON object")
+    error = chunk.get("error")
+    if error:
+        message = error.get("message") if isinstance(error, dict) else str(error)
+        raise BackendError(f"The server reported an error mid-stream: {_sentence(str(message))}")
+    text = "".join(
+        choice.get("delta", {}).get("content") or "" for choice in chunk.get("choices") or ()
+    )
+    usage = chunk.get("usage")
+    if isinstance(usage, dict):
+        return Delta(
+            text,
+            Usage(int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0)),
+        )
+    return Delta(text)
 
 
 def _retry_after(err: Any, default: float) -> float:

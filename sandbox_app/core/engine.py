@@ -38,6 +38,9 @@ from sandbox_app.core.scenario import Scenario
 from sandbox_app.core.tools import Approver, Tool, ToolRouter, builtin_tools
 
 MAX_STEPS_MESSAGE = "Reached max steps without final answer"  # seed 003's wording
+# Chunks that arrive together (a fast server, or a client catching up) are handled in one
+# go; hand control back to the event loop this often so the window keeps drawing meanwhile.
+YIELD_EVERY_S = 0.004
 # A reply longer than this many characters per allowed token means the server ignored
 # max_tokens (a token is about 4 characters); reading on would only fill memory and the trace.
 CHARS_PER_TOKEN_LIMIT = 16
@@ -189,6 +192,7 @@ class ReactEngine:
         sent_at = time.perf_counter()
         max_chars = params.max_tokens * CHARS_PER_TOKEN_LIMIT
         received_chars = 0
+        last_yield = time.perf_counter()
         try:
             async with aclosing(self.backend.stream(self.messages, params)) as stream:
                 async for delta in stream:
@@ -206,6 +210,10 @@ class ReactEngine:
                     released = scanner.feed(text)
                     if released:
                         yield TokenDelta(step, released)
+                    now = time.perf_counter()
+                    if now - last_yield > YIELD_EVERY_S:
+                        await asyncio.sleep(0)
+                        last_yield = time.perf_counter()
                     if scanner.observation_started:
                         # Leaving the block closes the stream: stop paying for invented text.
                         out.tokens_saved = max(0, params.max_tokens - out.chunks)

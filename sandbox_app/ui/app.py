@@ -56,7 +56,10 @@ def _import_heavy_modules() -> None:
     keeps their second or so of import time from freezing the first run that needs them.
     """
     import bm25s  # noqa: F401
-    import openai  # noqa: F401
+
+    from sandbox_app.backends.openai_compat import _tls_context
+
+    _tls_context()  # imports openai and loads the certificates once
 
 
 def run_app(scenario: str | None = None) -> int:

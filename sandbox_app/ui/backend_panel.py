@@ -96,7 +96,7 @@ class BackendPanel(QWidget):
         self.temperature_spin.setRange(0.0, 2.0)
         self.temperature_spin.setSingleStep(0.1)
         self.max_tokens_spin = QSpinBox()
-        self.max_tokens_spin.setRange(1, 32768)
+        self.max_tokens_spin.setRange(1, 200_000)
         self.max_tokens_spin.setValue(512)
         self.timeout_spin = QDoubleSpinBox()
         self.timeout_spin.setRange(0.5, 600.0)

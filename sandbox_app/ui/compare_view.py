@@ -113,7 +113,7 @@ class LaneWidget(QFrame):
         self.duplicate_button.clicked.connect(self.duplicateRequested)
         self.repeat_combo.activated.connect(self._on_repeat_combo_activated)
         self.controller.repeatStarted.connect(self._on_controller_repeat_started)
-        self.controller.engineEvent.connect(self._on_controller_engine_event)
+        self.controller.engineEvents.connect(self._on_controller_engine_events)
         self.controller.runningChanged.connect(self._on_controller_running_changed)
 
     def config(self) -> LaneConfig:
@@ -164,7 +164,7 @@ class LaneWidget(QFrame):
         self.trace.clear_trace()
         for event in self.record.traces[index]:
             self.trace.show_event(event)
-        self.trace.flush()
+        self.trace.flush_all()
 
     def _showing_latest(self) -> bool:
         return self.repeat_combo.currentIndex() == self.repeat_combo.count() - 1
@@ -175,7 +175,11 @@ class LaneWidget(QFrame):
         self.repeat_combo.setCurrentIndex(repeat)
         self.trace.clear_trace()
 
-    def _on_controller_engine_event(self, event: Event) -> None:
+    def _on_controller_engine_events(self, events: list[Event]) -> None:
+        for event in events:
+            self._show_event(event)
+
+    def _show_event(self, event: Event) -> None:
         self.record.traces[-1].append(event)
         if self._showing_latest():
             self.trace.show_event(event)
@@ -306,7 +310,7 @@ class CompareView(QWidget):
             lane.set_config(config)
         lane.removeRequested.connect(lambda: self.remove_lane(lane))
         lane.duplicateRequested.connect(lambda: self.add_lane(lane.config()))
-        lane.controller.engineEvent.connect(self._on_lane_engine_event)
+        lane.controller.engineEvents.connect(self._on_lane_engine_events)
         lane.controller.runningChanged.connect(self._on_lane_running_changed)
         lane.trace.stepClicked.connect(self.align_to_step)
         self.lanes.append(lane)
@@ -354,8 +358,8 @@ class CompareView(QWidget):
         for lane in self.lanes:
             lane.trace.scroll_to_step(step)
 
-    def _on_lane_engine_event(self, event: Event) -> None:
-        if isinstance(event, RunFinished | StepFinished):
+    def _on_lane_engine_events(self, events: list[Event]) -> None:
+        if any(isinstance(event, RunFinished | StepFinished) for event in events):
             self.refresh_table()
 
     def _on_lane_running_changed(self, _running: bool) -> None:

@@ -93,7 +93,7 @@ class MainWindow(QMainWindow):
 
         self.prompt_panel.changed.connect(self._on_scenario_edited)
         self.tool_panel.changed.connect(self._on_scenario_edited)
-        self.controller.engineEvent.connect(self._on_controller_event)
+        self.controller.engineEvents.connect(self._on_controller_engine_events)
         self.controller.runningChanged.connect(self._on_controller_running_changed)
         self._restore_settings()
 
@@ -291,7 +291,11 @@ class MainWindow(QMainWindow):
         }
         self.settings.setValue("prices", json.dumps(prices))
 
-    def _on_controller_event(self, event: Event) -> None:
+    def _on_controller_engine_events(self, events: list[Event]) -> None:
+        for event in events:
+            self._show_event(event)
+
+    def _show_event(self, event: Event) -> None:
         self.trace.show_event(event)
         if isinstance(event, StepStarted):
             self._step = event.step
@@ -305,7 +309,7 @@ class MainWindow(QMainWindow):
             self._show_result(event)
 
     def _show_result(self, event: RunFinished) -> None:
-        self.trace.flush()
+        self.trace.flush_all()
         self.answer_label.setText(event.answer or "No answer")
         self.answer_label.setEnabled(event.answer is not None)
         steps = len(event.metrics.steps)

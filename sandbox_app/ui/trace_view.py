@@ -26,6 +26,9 @@ from sandbox_app.ui.highlighter import Role, TraceHighlighter
 
 FRAME_MS = 16
 MAX_BLOCK_CHARS = 1000
+# At most this much text is written per frame; a backlog (a client catching up) is spread
+# over the next frames instead of freezing the window for one long write.
+MAX_FRAME_CHARS = 12_000
 CUT_NOTE = "✂ The model wrote its own observation: cut, never sent back, never used."
 
 
@@ -110,7 +113,7 @@ class TraceView(QPlainTextEdit):
 
     def scroll_to_step(self, step: int) -> bool:
         """Put step ``step``'s separator at the top of the view; False if there is none yet."""
-        self.flush()
+        self.flush_all()
         block_number = self._steps.get(step)
         if block_number is None:
             return False
@@ -122,7 +125,7 @@ class TraceView(QPlainTextEdit):
 
     def plain_text(self) -> str:
         """The trace as written: long lines split for speed are joined again."""
-        self.flush()
+        self.flush_all()
         parts: list[str] = []
         block = self.document().firstBlock()
         while block.isValid():
@@ -134,12 +137,19 @@ class TraceView(QPlainTextEdit):
 
     # ---- writing ----------------------------------------------------------------------
 
+    def flush_all(self) -> None:
+        """Write the whole queue now (a finished run, a scroll to a step), frame budget aside."""
+        while self._pending:
+            self.flush()
+
     def flush(self) -> None:
         """Write everything queued in one edit: one layout and highlight pass per frame."""
         self._flush_timer.stop()
         if not self._pending:
             return
-        pending, self._pending = self._pending, []
+        pending, self._pending = _take_frame(self._pending, MAX_FRAME_CHARS)
+        if self._pending:
+            self._flush_timer.start()
         cursor = QTextCursor(self.document())
         cursor.movePosition(QTextCursor.MoveOperation.End)
         cursor.beginEditBlock()
@@ -204,6 +214,18 @@ class TraceView(QPlainTextEdit):
             block = self.cursorForPosition(event.position().toPoint()).block()
             if self.role_of(block.blockNumber()) is Role.STEP:
                 self.stepClicked.emit(_step_number(block.text()))
+
+
+def _take_frame(
+    pending: list[tuple[Role, str]], budget: int
+) -> tuple[list[tuple[Role, str]], list[tuple[Role, str]]]:
+    """Split the queue into this frame's share (about ``budget`` characters) and the rest."""
+    taken = 0
+    for i, (_, text) in enumerate(pending):
+        taken += len(text)
+        if taken >= budget:
+            return pending[: i + 1], pending[i + 1 :]
+    return pending, []
 
 
 def _merged(pending: list[tuple[Role, str]]) -> list[tuple[Role, str]]:

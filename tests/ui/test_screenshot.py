@@ -34,7 +34,7 @@ def shots(tmp_path: Path) -> Path:
 
 
 def save_and_check(window: MainWindow, path: Path) -> None:
-    window.trace.flush()
+    window.trace.flush_all()
     assert window.grab().save(str(path))
     image = QImage(str(path))
     assert (image.width(), image.height()) == (1280, 800)

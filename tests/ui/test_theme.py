@@ -42,7 +42,7 @@ def test_trace_switches_colours_when_the_system_goes_dark(qtbot: QtBot) -> None:
     qtbot.addWidget(view)
     view.setPalette(light_palette())
     view.append_text(Role.MODEL, "Thought: check the price\n")
-    view.flush()
+    view.flush_all()
     first = view.document().firstBlock()
     assert first.layout().formats()[0].format.foreground().color().name() == LIGHT["thought"].color
     view.setPalette(dark_palette())

@@ -24,7 +24,7 @@ from tests.helpers import replies_of
 
 def block_styles(view: TraceView) -> list[tuple[str, str | None, bool]]:
     """(text, foreground colour, struck out) of every block, as the highlighter formatted it."""
-    view.flush()
+    view.flush_all()
     out = []
     block = view.document().firstBlock()
     while block.isValid():
@@ -350,14 +350,14 @@ def test_trace_follows_the_end_unless_the_user_scrolled_up(
     view = window.trace
     for i in range(300):
         view.append_line(Role.OBSERVATION, f"Observation: line {i}")
-    view.flush()
+    view.flush_all()
     bar = view.verticalScrollBar()
     assert bar.value() == bar.maximum() > 0
     bar.setValue(0)  # the user scrolls up to read
     view.append_line(Role.OBSERVATION, "Observation: one more")
-    view.flush()
+    view.flush_all()
     assert bar.value() == 0
     bar.setValue(bar.maximum())  # back at the end: following resumes
     view.append_line(Role.OBSERVATION, "Observation: and another")
-    view.flush()
+    view.flush_all()
     assert bar.value() == bar.maximum()

@@ -1,0 +1,557 @@
+"""Benchmark: the figures users feel, measured in one run, printed as one JSON object.
+
+    uv run python -m tests.perf.bench            # full run (several minutes)
+    uv run python -m tests.perf.bench --quick    # smaller sizes, for a smoke check
+
+Runs offscreen against the test server in its own process (one token per SSE chunk). Not part
+of the test command: timings belong in a benchmark, not in pass/fail tests. Results go to
+stdout and, with --write, to tests/perf/RESULTS.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gc
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+os.environ["PYTHON_KEYRING_BACKEND"] = "keyring.backends.fail.Keyring"
+
+ROOT = Path(__file__).resolve().parents[2]
+RESULTS = Path(__file__).with_name("RESULTS.md")
+THOUGHT = "Thought: I should look up the price and then multiply it by the team size. "
+ACTION = "Action: search[Brightgrid Pro price per developer]\n"
+OBSERVATION = "Observation: Brightgrid Pro costs $20 per month per developer.\n"
+LONG_LINE = "x" * 9 + " "  # repeated into one 20,000-character line without a newline
+
+
+# ---- helpers ------------------------------------------------------------------------------
+
+
+def tokens_of(text: str) -> list[str]:
+    from tests.fakeserver import tokenize
+
+    return tokenize(text)
+
+
+def model_reply(n_tokens: int) -> str:
+    """Mixed Thought/Action model text with one 20,000-character line, about n tokens long."""
+    block = THOUGHT * 3 + "\n" + ACTION
+    per_block = len(tokens_of(block))
+    long_line = LONG_LINE * 2000 + "\n"
+    body = block * max(1, (n_tokens - 2000) // per_block)
+    middle = len(body) // 2
+    return "Thought: start\n" + body[:middle] + long_line + body[middle:]
+
+
+def rss_mb() -> float:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def percentile(values: list[float], p: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
+
+
+@contextmanager
+def server_process(spec: dict[str, dict[str, Any]]) -> Iterator[str]:
+    """The test server in its own process; yields its base URL."""
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as spec_file:
+        json.dump(spec, spec_file)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tests.perf.serve", spec_file.name],
+        cwd=ROOT,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdout is not None
+    assert proc.stdin is not None
+    base_url = proc.stdout.readline().strip()
+    try:
+        yield base_url
+    finally:
+        proc.stdin.close()
+        proc.wait(timeout=10)
+        os.unlink(spec_file.name)
+
+
+def server_stats(base_url: str) -> dict[str, int]:
+    with urllib.request.urlopen(base_url.removesuffix("/v1") + "/_stats", timeout=5) as r:
+        return dict(json.loads(r.read()))
+
+
+# ---- 1 and 3: the trace pane on its own -----------------------------------------------------
+
+
+def pane_tokens(n: int, long_line: bool = False) -> list[tuple[Any, str]]:
+    """(role, token) pairs: mixed model text and observations, or one long line."""
+    from sandbox_app.ui.highlighter import Role
+
+    if long_line:
+        return [(Role.MODEL, t) for t in tokens_of(LONG_LINE * (n // 2))][:n]
+    out: list[tuple[Any, str]] = []
+    while len(out) < n:
+        out += [(Role.MODEL, t) for t in tokens_of(THOUGHT + "\n" + ACTION)]
+        out.append((Role.OBSERVATION, OBSERVATION))
+    return out[:n]
+
+
+async def render_tps_max(n: int) -> float:
+    """Tokens/s one highlighted pane absorbs when tokens arrive as fast as the loop runs."""
+    from sandbox_app.ui.trace_view import TraceView
+
+    view = TraceView()
+    view.resize(800, 600)
+    view.show()
+    tokens = pane_tokens(n)
+    started = time.perf_counter()
+    for i, (role, text) in enumerate(tokens):
+        view.append_text(role, text)
+        if i % 200 == 0:
+            await asyncio.sleep(0)  # let the frame timer, layout and painting run
+    view.flush()
+    elapsed = time.perf_counter() - started
+    assert len(view.plain_text()) >= sum(len(t) for _, t in tokens) - 10
+    view.close()
+    view.deleteLater()
+    return n / elapsed
+
+
+def append_cost_ratio(long_line: bool, frames: int = 60, per_frame: int = 32) -> dict[str, float]:
+    """Per-frame write cost (insert + highlight + layout + paint) at 100k vs 1k tokens."""
+    from PySide6.QtWidgets import QApplication
+
+    from sandbox_app.ui.trace_view import TraceView
+
+    view = TraceView()
+    view.resize(800, 600)
+    view.show()
+
+    def fill(to: int, have: int) -> None:
+        for role, text in pane_tokens(to - have, long_line):
+            view.append_text(role, text)
+        view.flush()
+        QApplication.processEvents()
+
+    def frame_cost() -> float:
+        costs = []
+        batch = pane_tokens(per_frame, long_line)
+        for _ in range(frames):
+            started = time.perf_counter()
+            for role, text in batch:
+                view.append_text(role, text)
+            view.flush()
+            view.viewport().repaint()  # layout and paint the visible end, as a frame would
+            costs.append(time.perf_counter() - started)
+        return statistics.median(costs)
+
+    fill(1_000, 0)
+    small = frame_cost()
+    fill(100_000, 1_000 + frames * per_frame)
+    large = frame_cost()
+    view.close()
+    view.deleteLater()
+    return {"at_1k_ms": small * 1000, "at_100k_ms": large * 1000, "ratio": large / small}
+
+
+# ---- 2 and 7: lanes against the server, lag and stop ---------------------------------------
+
+
+class Heartbeat:
+    """A 5 ms timer; its late ticks are the event loop's lag."""
+
+    def __init__(self) -> None:
+        from PySide6.QtCore import QTimer
+
+        self.lags: list[float] = []
+        self.last = time.perf_counter()
+        self.timer = QTimer()
+        self.timer.setInterval(5)
+        self.timer.timeout.connect(self._tick)
+        self.timer.start()
+
+    def _tick(self) -> None:
+        now = time.perf_counter()
+        self.lags.append(max(0.0, now - self.last - 0.005))
+        self.last = now
+
+    def stop(self) -> None:
+        self.timer.stop()
+
+
+def make_window(settings_dir: str) -> Any:
+    from PySide6.QtCore import QSettings
+
+    from sandbox_app.ui.main_window import MainWindow
+
+    settings = QSettings(str(Path(settings_dir) / "bench.ini"), QSettings.Format.IniFormat)
+    window = MainWindow(settings)
+    window.resize(1280, 800)
+    window.show()
+    return window
+
+
+async def wait_for(condition: Callable[[], bool], seconds: float) -> None:
+    deadline = time.perf_counter() + seconds
+    while not condition():
+        if time.perf_counter() > deadline:
+            raise TimeoutError("benchmark step timed out")
+        await asyncio.sleep(0.005)
+
+
+def watch_behind(lane: Any, rate: float, samples: list[float]) -> None:
+    """Record, at every frame, how far the document is behind the server's 2,000/s schedule."""
+    view = lane.trace
+    state = {"t0": 0.0, "tokens": 0, "pending": 0}
+    original_append, original_flush = view.append_text, view.flush
+
+    def append_text(role: Any, text: str) -> None:
+        if state["t0"] == 0.0:
+            state["t0"] = time.perf_counter()
+        state["pending"] += len(tokens_of(text))
+        original_append(role, text)
+
+    def flush() -> None:
+        original_flush()
+        if state["pending"]:
+            state["tokens"] += state["pending"]
+            state["pending"] = 0
+            scheduled = state["t0"] + (state["tokens"] - 1) / rate
+            samples.append(max(0.0, time.perf_counter() - scheduled))
+
+    view.append_text, view.flush = append_text, flush
+
+
+async def four_lanes_lag(window: Any, base_url: str, rate: float) -> dict[str, float]:
+    from sandbox_app.core.scenario import LaneConfig
+
+    compare = window.compare
+    compare.set_lanes(tuple(LaneConfig("Custom URL", base_url, f"lane{i}") for i in range(4)))
+    for lane in compare.lanes:
+        lane.backend_panel.max_tokens_spin.setValue(32768)
+    window.tabs.setCurrentWidget(compare)
+    behind: list[float] = []
+    for lane in compare.lanes:
+        watch_behind(lane, rate, behind)
+    await asyncio.sleep(0.5)
+    beat = Heartbeat()
+    compare.run_all()
+    await wait_for(lambda: not compare.running, seconds=600)
+    beat.stop()
+    statuses = [run.status for lane in compare.lanes for run in lane.record.runs]
+    tokens = sum(run.metrics.tokens_out for lane in compare.lanes for run in lane.record.runs)
+    return {
+        "lag_p99_ms": percentile(beat.lags, 99) * 1000,
+        "lag_max_ms": max(beat.lags) * 1000,
+        "tokens_behind_ms_p99": percentile(behind, 99) * 1000,
+        "lanes_answered_or_max": float(all(s in ("answered", "max_steps") for s in statuses)),
+        "tokens": float(tokens),
+    }
+
+
+async def end_to_end_tps(window: Any, base_url: str) -> float:
+    """One lane, unthrottled server: tokens/s from the socket, through the SDK, into the pane."""
+    panel = window.backend_panel
+    panel.select("Custom URL", base_url, "unthrottled")
+    panel.max_tokens_spin.setValue(32768)
+    window.tabs.setCurrentIndex(0)
+    started = time.perf_counter()
+    window.start_run()
+    await wait_for(lambda: not window.controller.running, seconds=600)
+    elapsed = time.perf_counter() - started
+    result = window.controller.last_result
+    return float(result.metrics.tokens_out / elapsed) if result else 0.0
+
+
+async def stop_latency(window: Any, base_url: str) -> float:
+    """Stop while a lane streams at 2,000 tokens/s: until the UI is idle and the stream closed."""
+    panel = window.backend_panel
+    panel.select("Custom URL", base_url, "lane0")
+    before = server_stats(base_url)["aborted"]
+    window.start_run()
+    await wait_for(lambda: len(window.trace.plain_text()) > 2000, seconds=30)
+    idle: list[float] = []
+    window.controller.runningChanged.connect(
+        lambda running: idle.append(time.perf_counter()) if not running else None
+    )
+    pressed = time.perf_counter()
+    window.stop_run()
+    await wait_for(lambda: bool(idle), seconds=5)
+    await wait_for(lambda: server_stats(base_url)["aborted"] > before, seconds=5)
+    return (idle[0] - pressed) * 1000
+
+
+async def memory_and_drift(window: Any, base_url: str, n_runs: int) -> dict[str, float]:
+    from sandbox_app.core.scenario import LaneConfig
+
+    compare = window.compare
+    compare.set_lanes(tuple(LaneConfig("Custom URL", base_url, "unthrottled") for _ in range(4)))
+    for lane in compare.lanes:
+        lane.backend_panel.max_tokens_spin.setValue(32768 * 4)
+    gc.collect()
+    before = rss_mb()
+    compare.run_all()
+    await wait_for(lambda: not compare.running, seconds=1200)
+    gc.collect()
+    growth = rss_mb() - before
+    # Drift: the same single-lane run again and again; does it get slower or bigger?
+    times, sizes = [], []
+    panel = window.backend_panel
+    panel.select("Custom URL", base_url, "medium")
+    window.tabs.setCurrentIndex(0)
+    for _ in range(n_runs):
+        started = time.perf_counter()
+        window.start_run()
+        await wait_for(lambda: not window.controller.running, seconds=300)
+        times.append(time.perf_counter() - started)
+        gc.collect()
+        sizes.append(rss_mb())
+    first, last = statistics.mean(times[:3]), statistics.mean(times[-3:])
+    return {
+        "rss_growth_mb": growth,
+        "run_time_drift_pct": (last - first) / first * 100,
+        "rss_drift_pct": (sizes[-1] - sizes[2]) / sizes[2] * 100,
+    }
+
+
+# ---- 6: engine overhead against a plain SDK loop -------------------------------------------
+
+
+async def engine_overhead(base_url: str, repeats: int) -> dict[str, float]:
+    """Seed 003's run_react shape, streaming the same requests, vs the engine."""
+    import re
+
+    import openai
+
+    from sandbox_app.backends.openai_compat import OpenAICompatBackend, ServerConfig
+    from sandbox_app.core.engine import STOP_SEQUENCES, ReactEngine, drive
+    from sandbox_app.core.scenario import Scenario
+
+    scenario = Scenario(question="Add one, ten times.", enabled_tools=("calculator",), max_steps=10)
+    client = openai.AsyncOpenAI(base_url=base_url, api_key="x", max_retries=0)
+
+    async def plain_loop() -> None:
+        engine = ReactEngine(scenario, OpenAICompatBackend(ServerConfig(base_url)))
+        messages = [
+            {"role": "system", "content": engine.system_prompt()},
+            {"role": "user", "content": scenario.question},
+        ]
+        for _ in range(10):
+            stream = await client.chat.completions.create(
+                model="tenstep",
+                messages=messages,  # type: ignore[arg-type]
+                stream=True,
+                stream_options={"include_usage": True},
+                max_tokens=512,
+                temperature=0.0,
+                stop=list(STOP_SEQUENCES),
+            )
+            parts = []
+            async with stream:
+                async for chunk in stream:
+                    for choice in chunk.choices:
+                        parts.append(choice.delta.content or "")
+            text = "".join(parts)
+            if "Final Answer:" in text:
+                return
+            match = re.search(r"Action:\s*(\w+)\[(.*)\]", text)
+            observation = "Observation: 2" if match else "Observation: I did not understand."
+            messages += [
+                {"role": "assistant", "content": text},
+                {"role": "user", "content": observation},
+            ]
+
+    # One backend (one client) for every run, as the plain loop keeps one client: the figure
+    # is the loop's own overhead, not the one-off cost of building a client.
+    backend = OpenAICompatBackend(ServerConfig(base_url))
+
+    async def engine_run() -> None:
+        engine = ReactEngine(scenario, backend, model="tenstep")
+        await drive(engine, lambda event: None)
+
+    plain, ours = [], []
+    await plain_loop()  # warm both paths: connections, imports
+    await engine_run()
+    for _ in range(repeats):
+        for runner, sink in ((plain_loop, plain), (engine_run, ours)):
+            started = time.perf_counter()
+            await runner()
+            sink.append(time.perf_counter() - started)
+    await client.close()
+    await backend.aclose()
+    return {
+        "plain_s": statistics.median(plain),
+        "engine_s": statistics.median(ours),
+        "ratio": statistics.median(ours) / statistics.median(plain),
+    }
+
+
+# ---- 4 and 5: start-up and idle, each in a fresh process -----------------------------------
+
+STARTUP_PROBE = """
+import os, sys, time
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QApplication, QMainWindow
+app = QApplication(sys.argv)
+minimal = os.environ["PROBE"] == "minimal"
+if minimal:
+    window = QMainWindow(); window.show()
+def check():
+    windows = [w for w in app.topLevelWidgets() if w.isVisible()]
+    if windows:
+        print("shown", time.time(), flush=True)
+        rss = [l for l in open("/proc/self/status") if l.startswith("VmRSS")][0].split()[1]
+        if os.environ.get("IDLE_SECONDS"):
+            from sandbox_app.core.scenario import LaneConfig
+            main = windows[0]
+            main.compare.set_lanes(tuple(LaneConfig() for _ in range(4)))
+            main.tabs.setCurrentWidget(main.compare)
+            app.processEvents()
+            state = {}
+            def start():  # after the background imports that follow the first show
+                state["cpu0"], state["wall0"] = time.process_time(), time.perf_counter()
+            QTimer.singleShot(4000, start)
+            def report():
+                cpu0, wall0 = state["cpu0"], state["wall0"]
+                cpu = time.process_time() - cpu0
+                print("idle", cpu / (time.perf_counter() - wall0) * 100, flush=True)
+                main.close()
+            QTimer.singleShot(4000 + int(float(os.environ["IDLE_SECONDS"]) * 1000), report)
+            print("rss", int(rss) / 1024, flush=True)
+            return
+        print("rss", int(rss) / 1024, flush=True)
+        for w in windows: w.close()
+        if minimal: app.quit()
+        return
+    QTimer.singleShot(1, check)
+QTimer.singleShot(0, check)
+if minimal:
+    app.exec()
+else:
+    from sandbox_app.ui.app import run_app
+    run_app(None)
+"""
+
+
+def probe(kind: str, idle_seconds: float = 0.0) -> dict[str, float]:
+    env = {**os.environ, "PROBE": kind, "QT_QPA_PLATFORM": "offscreen"}
+    home = tempfile.mkdtemp()
+    env.update(HOME=home, XDG_CONFIG_HOME=home)
+    if idle_seconds:
+        env["IDLE_SECONDS"] = str(idle_seconds)
+    started = time.time()
+    out = subprocess.run(
+        [sys.executable, "-c", STARTUP_PROBE],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    ).stdout
+    values = dict(line.split(" ", 1) for line in out.splitlines() if " " in line)
+    result = {"ms": (float(values["shown"]) - started) * 1000, "rss_mb": float(values["rss"])}
+    if "idle" in values:
+        result["idle_cpu_pct"] = float(values["idle"])
+    return result
+
+
+def startup(runs: int) -> dict[str, float]:
+    cold = probe("app")["ms"]  # first after install: bytecode already compiled by the tests
+    app_ms, minimal_ms, rss = [], [], []
+    for _ in range(runs):
+        minimal_ms.append(probe("minimal")["ms"])
+        result = probe("app")
+        app_ms.append(result["ms"])
+        rss.append(result["rss_mb"])
+    return {
+        "startup_first_ms": cold,
+        "startup_ms": statistics.median(app_ms),
+        "startup_minimal_ms": statistics.median(minimal_ms),
+        "startup_ratio": statistics.median(app_ms) / statistics.median(minimal_ms),
+        "rss_idle_mb": statistics.median(rss),
+    }
+
+
+# ---- putting it together -------------------------------------------------------------------
+
+
+async def in_app_measurements(quick: bool) -> dict[str, Any]:
+    from sandbox_app.ui.app import prepare_loop
+
+    prepare_loop(asyncio.get_running_loop())
+    scale = 10 if quick else 1
+    rate = 2000.0
+    lane_tokens = 20_000 // scale  # 10 s of streaming at 2,000 tokens/s
+    spec = {
+        **{
+            f"lane{i}": {"replies": [model_reply(lane_tokens)], "rate": rate, "cycle": True}
+            for i in range(4)
+        },
+        "unthrottled": {"replies": [model_reply(100_000 // scale)], "cycle": True},
+        "medium": {"replies": [model_reply(10_000 // scale)], "cycle": True},
+        "tenstep": {
+            "replies": ["Thought: add one\nAction: calculator[1 + 1]"] * 9 + ["Final Answer: 10"],
+        },
+    }
+    results: dict[str, Any] = {}
+    results["render_tps_max"] = await render_tps_max(200_000 // scale)
+    mixed = append_cost_ratio(long_line=False)
+    long = append_cost_ratio(long_line=True)
+    results["append_cost_ratio"] = mixed["ratio"]
+    results["append_cost_ratio_long_line"] = long["ratio"]
+    results["append_cost_ms"] = {"mixed": mixed, "long_line": long}
+    with server_process(spec) as base_url, tempfile.TemporaryDirectory() as settings_dir:
+        window = make_window(settings_dir)
+        results["end_to_end_tps"] = await end_to_end_tps(window, base_url)
+        results.update(await four_lanes_lag(window, base_url, rate))
+        results["stop_latency_ms"] = await stop_latency(window, base_url)
+        results.update(await memory_and_drift(window, base_url, 10))
+        overhead = await engine_overhead(base_url, 3 if quick else 7)
+        results["engine_overhead_ratio"] = overhead["ratio"]
+        results["engine_overhead_s"] = overhead
+        await window.shutdown()
+        window.close()
+    return results
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="smaller sizes, same figures")
+    parser.add_argument("--write", action="store_true", help="write tests/perf/RESULTS.md")
+    args = parser.parse_args()
+    figures: dict[str, Any] = {"cpu_count": os.cpu_count(), "quick": args.quick}
+    figures.update(startup(3 if args.quick else 5))
+    figures["idle_cpu_pct"] = probe("app", idle_seconds=3.0)["idle_cpu_pct"]
+
+    import qasync
+    from PySide6.QtWidgets import QApplication
+
+    app = QApplication.instance() or QApplication(sys.argv)
+    app.setQuitOnLastWindowClosed(False)
+    figures.update(qasync.run(in_app_measurements(args.quick)))
+    print(json.dumps(figures, indent=1, default=float))
+    if args.write:
+        from tests.perf.report import write_results
+
+        write_results(figures, RESULTS)
+
+
+if __name__ == "__main__":
+    main()
