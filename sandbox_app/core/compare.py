@@ -11,10 +11,11 @@ import csv
 import io
 import json
 from dataclasses import dataclass, field
+from itertools import groupby
 from statistics import mean
 from typing import Any
 
-from sandbox_app.core.events import Event, RunFinished, event_to_dict, metrics_to_dict
+from sandbox_app.core.events import Event, RunFinished, TokenDelta, event_to_dict, metrics_to_dict
 from sandbox_app.core.scenario import Expected
 from sandbox_app.core.verdict import matches
 
@@ -103,6 +104,18 @@ class LaneRecord:
         if len(values) == 1:
             return fmt.format(values[0])
         return f"{fmt.format(mean(values))} ({fmt.format(min(values))}–{fmt.format(max(values))})"
+
+
+def coalesce_tokens(events: list[Event]) -> list[Event]:
+    """Join a frame's consecutive TokenDeltas of one step: the recorded trace (kept for every
+    repeat, for exports) then holds a few events per frame instead of one per token."""
+    out: list[Event] = []
+    for step, group in groupby(events, key=lambda e: e.step if isinstance(e, TokenDelta) else None):
+        if step is None:
+            out.extend(group)
+        else:
+            out.append(TokenDelta(step, "".join(e.text for e in group)))  # type: ignore[union-attr]
+    return out
 
 
 def to_markdown(rows: list[dict[str, str]]) -> str:

@@ -33,7 +33,15 @@ from PySide6.QtWidgets import (
 )
 
 from sandbox_app.backends.base import Backend
-from sandbox_app.core.compare import COLUMNS, LaneRecord, Price, to_csv, to_json, to_markdown
+from sandbox_app.core.compare import (
+    COLUMNS,
+    LaneRecord,
+    Price,
+    coalesce_tokens,
+    to_csv,
+    to_json,
+    to_markdown,
+)
 from sandbox_app.core.engine import ReactEngine
 from sandbox_app.core.events import Event, RunFinished, StepFinished
 from sandbox_app.core.scenario import Expected, LaneConfig, Scenario
@@ -176,7 +184,7 @@ class LaneWidget(QFrame):
         self.trace.clear_trace()
 
     def _on_controller_engine_events(self, events: list[Event]) -> None:
-        for event in events:
+        for event in coalesce_tokens(events):
             self._show_event(event)
 
     def _show_event(self, event: Event) -> None:

@@ -97,3 +97,22 @@ def test_exports_say_what_the_table_says() -> None:
     document = json.loads(to_json("T", "Q", [record], rows))
     assert document["lanes"][0]["runs"][0]["events"][0]["type"] == "RunFinished"
     assert document["lanes"][0]["summary"]["Correct"] == "yes"
+
+
+def test_a_frames_tokens_are_recorded_as_one_event_per_step() -> None:
+    from sandbox_app.core.compare import coalesce_tokens
+    from sandbox_app.core.events import Observation, TokenDelta
+
+    observation = Observation(1, "calculator", "4", False, "Observation: 4")
+    events = [
+        TokenDelta(1, "Action: "),
+        TokenDelta(1, "calc[2+2]"),
+        observation,
+        TokenDelta(2, "Answer"),
+        TokenDelta(2, ": 4"),
+    ]
+    assert coalesce_tokens(events) == [
+        TokenDelta(1, "Action: calc[2+2]"),
+        observation,
+        TokenDelta(2, "Answer: 4"),
+    ]
