@@ -61,3 +61,20 @@ def model_text(events: list[Event]) -> str:
     from sandbox_app.core.events import TokenDelta
 
     return "".join(e.text for e in events if isinstance(e, TokenDelta))
+
+
+class SendEmail:
+    """A tool with side effects (not read-only), to exercise the approval gate."""
+
+    name = "send_email"
+    description = "Sends an email."
+    input_hint = "address"
+    read_only = False
+    max_input = 200
+
+    def __init__(self) -> None:
+        self.sent: list[str] = []
+
+    async def run(self, input: str) -> str:
+        self.sent.append(input)
+        return f"sent to {input}"

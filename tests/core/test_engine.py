@@ -23,6 +23,7 @@ from sandbox_app.core.scenario import Script
 from sandbox_app.core.tools import builtin_tools
 from tests.fakeserver import FakeOpenAIServer, ModelScript, tokenize
 from tests.helpers import (
+    SendEmail,
     builtin,
     finished,
     model_text,
@@ -188,19 +189,7 @@ def test_stop_ends_the_run_within_100_ms_and_keeps_the_partial_trace(
 
 
 def test_declined_approval_never_runs_the_tool(fake_server: FakeOpenAIServer) -> None:
-    ran: list[str] = []
-
-    class SendEmail:
-        name = "send_email"
-        description = "Sends an email."
-        input_hint = "address"
-        read_only = False
-        max_input = 200
-
-        async def run(self, input: str) -> str:
-            ran.append(input)
-            return "sent"
-
+    tool = SendEmail()
     asked: list[tuple[str, str]] = []
 
     async def decline(tool: str, input: str) -> bool:
@@ -210,7 +199,7 @@ def test_declined_approval_never_runs_the_tool(fake_server: FakeOpenAIServer) ->
     fake_server.set_model(
         "m", ModelScript(replies=["Action: send_email[boss@example.com]", "Answer: not sent"])
     )
-    tools = [*builtin_tools(), SendEmail()]
+    tools = [*builtin_tools(), tool]
     events = run_events(
         builtin("brightgrid"),
         server_backend(fake_server.base_url),
@@ -219,7 +208,7 @@ def test_declined_approval_never_runs_the_tool(fake_server: FakeOpenAIServer) ->
         tools=tools,
     )
     assert asked == [("send_email", "boss@example.com")]
-    assert ran == []
+    assert tool.sent == []
     assert of_type(events, Observation)[0].text == "Error: the user declined to run send_email"
 
 

@@ -19,8 +19,7 @@ from sandbox_app.ui.approval import ApprovalDialog
 from sandbox_app.ui.compare_view import CompareView, LaneWidget
 from sandbox_app.ui.main_window import MainWindow
 from tests.fakeserver import FakeOpenAIServer, ModelScript
-from tests.helpers import replies_of
-from tests.ui.test_window import SendEmail
+from tests.helpers import SendEmail, replies_of
 
 DIRECT = [
     "Thought: 7 developers at $20 a month for 12 months.\nAction: calculator[20 * 12 * 7]",

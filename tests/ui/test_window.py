@@ -19,7 +19,7 @@ from sandbox_app.ui.main_window import MainWindow
 from sandbox_app.ui.theme import LIGHT, styles_for
 from sandbox_app.ui.trace_view import CUT_NOTE, TraceView
 from tests.fakeserver import FakeOpenAIServer, ModelScript
-from tests.helpers import replies_of
+from tests.helpers import SendEmail, replies_of
 
 
 def block_styles(view: TraceView) -> list[tuple[str, str | None, bool]]:
@@ -158,23 +158,6 @@ def test_unticking_a_tool_removes_it_from_the_prompt_and_the_router(
     use_server(window, fake_server, "m")
     run_and_wait(qtbot, window)
     assert 'Error: unknown tool "search". Use: calculator' in window.trace.plain_text()
-
-
-class SendEmail:
-    """A tool with side effects, plugged into the window to exercise approval."""
-
-    name = "send_email"
-    description = "Sends an email."
-    input_hint = "address"
-    read_only = False
-    max_input = 200
-
-    def __init__(self) -> None:
-        self.sent: list[str] = []
-
-    async def run(self, input: str) -> str:
-        self.sent.append(input)
-        return f"sent to {input}"
 
 
 @pytest.mark.parametrize("accept", [False, True])
