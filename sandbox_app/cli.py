@@ -33,6 +33,7 @@ from sandbox_app.core.parser import DIALECTS
 from sandbox_app.core.scenario import Scenario, ScenarioError, default_scenario, load_scenario
 from sandbox_app.core.tools import TOOL_NAMES
 
+CUSTOM_KEY_ENV = "REACT_SANDBOX_API_KEY"
 EXIT_CODES = {"answered": 0, "failed": 1, "max_steps": 2, "stopped": 3}
 _COLOURS = {
     "thought": "\033[36m",
@@ -69,8 +70,9 @@ def _window_parser() -> argparse.ArgumentParser:
 def _run_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="react-sandbox run",
-        description="Run a scenario headless and print its trace. The API key comes from "
-        "OPENAI_API_KEY (or the preset's variable), never from the command line.",
+        description="Run a scenario headless and print its trace. The API key comes from the "
+        "preset's variable (OPENAI_API_KEY, OPENROUTER_API_KEY, GROQ_API_KEY) or, for any "
+        f"other server, {CUSTOM_KEY_ENV}; never from the command line.",
     )
     p.add_argument("scenario", nargs="?", help="scenario file (default: the Brightgrid example)")
     p.add_argument("--question", help="ask this instead of the scenario's question")
@@ -108,7 +110,10 @@ def run_command(argv: list[str]) -> int:
             printer.show(event)
 
     engine = ReactEngine(scenario, backend, model=args.model, token_budget=args.token_budget)
-    finished = asyncio.run(_run(engine, backend, emit))
+    try:
+        finished = asyncio.run(_run(engine, backend, emit))
+    except KeyboardInterrupt:  # Ctrl+C: asyncio.run cancelled the run, then re-raised this
+        finished = engine.stopped()
     if args.json:
         document = {
             "status": finished.status,
@@ -170,7 +175,9 @@ def _backend(args: argparse.Namespace, scenario: Scenario) -> Backend:
     else:
         preset = preset_for_url(args.base_url) if args.base_url else preset_named("OpenAI")
     base_url = args.base_url or preset.base_url
-    key = os.environ.get(preset.key_env or "OPENAI_API_KEY", "")
+    # Each provider's key goes only to that provider; any other server gets its own variable,
+    # so an OpenAI key is never sent to a proxy or a local server by accident.
+    key = os.environ.get(preset.key_env or CUSTOM_KEY_ENV, "")
     if not args.model:
         raise ValueError("--model is required for an OpenAI-compatible backend")
     return OpenAICompatBackend(ServerConfig(base_url, key, preset if preset else CUSTOM))

@@ -165,6 +165,7 @@ class FakeOpenAIServer:
         self._models: dict[str, ModelScript] = {}
         self._failures: dict[str, int] = {}
         self._conversations: dict[str, int] = {}  # conversations started, per model
+        self._authorizations: list[str] = []  # the Authorization header of each completion
         self._requests: list[dict[str, Any]] = []
         self._stats: dict[str, int] = {}
         self._reset_stats()
@@ -202,6 +203,12 @@ class FakeOpenAIServer:
         first), cut (connections dropped by ``cut_after``)."""
         with self._lock:
             return dict(self._stats)
+
+    @property
+    def authorizations(self) -> list[str]:
+        """The Authorization header of every chat completion request, in order."""
+        with self._lock:
+            return list(self._authorizations)
 
     def reset(self) -> None:
         """Forget models, requests and stats."""
@@ -359,6 +366,8 @@ class FakeOpenAIServer:
         return web.json_response({"object": "list", "data": data})
 
     async def _handle_chat(self, request: web.Request) -> web.StreamResponse:
+        with self._lock:
+            self._authorizations.append(request.headers.get("Authorization", ""))
         try:
             body = await request.json()
         except ValueError:

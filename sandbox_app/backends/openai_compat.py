@@ -96,7 +96,12 @@ class OpenAICompatBackend:
         if self._client is None:
             # Building a client loads the TLS certificates: 40-170 ms that would freeze the
             # window (and every other lane), so it happens on a worker thread.
-            self._client = await asyncio.to_thread(_new_client, self.config)
+            try:
+                self._client = await asyncio.to_thread(_new_client, self.config)
+            except Exception as err:  # e.g. a typo in the port: the SDK rejects the URL
+                raise BackendError(
+                    f"Cannot use the base URL {self.config.base_url!r}: {_short(err)}"
+                ) from None
         return self._client
 
     async def aclose(self) -> None:
@@ -131,6 +136,11 @@ class OpenAICompatBackend:
                 response = await opened.__aenter__()
                 break
             except openai.RateLimitError as err:
+                if getattr(err, "code", None) == "insufficient_quota":
+                    # Out of credit, not busy: waiting and retrying cannot help.
+                    raise BackendError(
+                        f"{self.config.host}: {_short(err)} (429, insufficient quota)"
+                    ) from None
                 if attempt == MAX_RETRIES:
                     raise BackendError(
                         f"Rate limited (429) by {self.config.host}: gave up after "
@@ -298,9 +308,13 @@ def _decode_chunk(data: str) -> Delta:
     if error:
         message = error.get("message") if isinstance(error, dict) else str(error)
         raise BackendError(f"The server reported an error mid-stream: {_sentence(str(message))}")
-    text = "".join(
-        choice.get("delta", {}).get("content") or "" for choice in chunk.get("choices") or ()
-    )
+    pieces = []
+    for choice in chunk.get("choices") or ():
+        delta = (choice.get("delta") or {}) if isinstance(choice, dict) else {}
+        content = delta.get("content") if isinstance(delta, dict) else None
+        if isinstance(content, str):
+            pieces.append(content)
+    text = "".join(pieces)
     usage = chunk.get("usage")
     if isinstance(usage, dict):
         return Delta(

@@ -154,6 +154,8 @@ def save_scenario(scenario: Scenario, path: str | Path) -> None:
             out.write(text)
             out.flush()
             os.fsync(out.fileno())
+        # mkstemp makes the file private (0600); keep the old file's mode, or the usual one.
+        os.chmod(tmp, path.stat().st_mode & 0o777 if path.exists() else 0o644)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

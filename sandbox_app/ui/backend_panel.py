@@ -185,6 +185,9 @@ class BackendPanel(QWidget):
         except BackendError as err:
             self.models_status.setText(f"⚠ {err}")
             return []
+        except Exception as err:  # never a dead task with a stale "Asking…" on screen
+            self.models_status.setText(f"⚠ Could not list the models: {err}")
+            return []
         finally:
             await backend.aclose()
             self.refresh_button.setEnabled(True)

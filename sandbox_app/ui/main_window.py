@@ -40,6 +40,8 @@ from sandbox_app.core.scenario import (
     default_scenario,
     load_scenario,
     save_scenario,
+    scenario_from_dict,
+    scenario_to_dict,
 )
 from sandbox_app.core.tools import Tool, builtin_tools
 from sandbox_app.ui.approval import ask_approval
@@ -431,6 +433,7 @@ class MainWindow(QMainWindow):
         last = self.settings.value("last_scenario")
         if not (isinstance(last, str) and Path(last).is_file() and self._open_quietly(last)):
             self.set_scenario(default_scenario())
+        self._restore_unsaved_edits()
         self.backend_panel.select(
             str(self.settings.value("backend/preset", SCRIPTED)),
             str(self.settings.value("backend/base_url", "")),
@@ -444,8 +447,27 @@ class MainWindow(QMainWindow):
             return False
         return True
 
+    def _restore_unsaved_edits(self) -> None:
+        """Bring back what the window showed when it was closed, saved to a file or not."""
+        text = self.settings.value("session/unsaved")
+        if not isinstance(text, str):
+            return
+        try:
+            edited = scenario_from_dict(json.loads(text))
+        except (ValueError, ScenarioError):
+            return  # a damaged entry: the last saved file is already open
+        saved, path = self.scenario, self.path
+        self.set_scenario(edited, path)
+        self.scenario = saved  # still the file's content: Save writes the edits there
+
     def save_settings(self) -> None:
-        """Window state and backend choice; never the API key."""
+        """Window state, backend choice and unsaved edits (never the API key)."""
+        current = self.current_scenario()
+        if current != self.scenario:
+            # Closing never loses edits: they come back next time, like an editor's hot exit.
+            self.settings.setValue("session/unsaved", json.dumps(scenario_to_dict(current)))
+        else:
+            self.settings.remove("session/unsaved")
         choice = self.backend_panel.choice()
         self.settings.setValue("geometry", self.saveGeometry())
         self.settings.setValue("backend/preset", self.backend_panel.preset_combo.currentText())

@@ -8,6 +8,7 @@ is caught here and never reported as a crash.
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections.abc import Callable
 
@@ -16,7 +17,9 @@ from PySide6.QtCore import QObject, QTimer, Signal
 from sandbox_app.backends.base import Backend
 from sandbox_app.core.engine import ReactEngine, drive
 from sandbox_app.core.events import Event, RunFinished
+from sandbox_app.core.metrics import RunMetrics
 
+log = logging.getLogger(__name__)
 RunFactory = Callable[[], tuple[ReactEngine, Backend]]
 FRAME_MS = 16
 
@@ -66,7 +69,8 @@ class RunController(QObject):
         self.runningChanged.emit(True)
 
     def stop(self) -> None:
-        if self.running and self._task is not None:
+        # Once only: a second cancel would land inside the cleanup that closes the stream.
+        if self.running and self._task is not None and not self._task.cancelling():
             self.stop_requested_at = time.perf_counter()
             self._task.cancel()
 
@@ -88,6 +92,9 @@ class RunController(QObject):
                     await backend.aclose()
         except asyncio.CancelledError:
             pass  # Stop or close: drive() already emitted the 'stopped' RunFinished
+        except Exception as err:  # a bug must end the run with a message, not a dead task
+            log.exception("run failed unexpectedly")
+            self._emit(RunFinished("failed", f"Unexpected error: {err}", None, RunMetrics()))
         finally:
             if self._task is asyncio.current_task():  # not replaced by a newer run meanwhile
                 self.deliver()

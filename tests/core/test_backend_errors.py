@@ -95,3 +95,10 @@ def test_missing_api_key_is_reported_before_any_request() -> None:
     backend = OpenAICompatBackend(ServerConfig(preset.base_url, api_key="", preset=preset))
     done = finished(run_events(builtin("brightgrid"), backend, model="gpt-4o-mini"))
     assert done.reason.startswith("No API key for OpenAI: set OPENAI_API_KEY")
+
+
+def test_a_malformed_base_url_is_one_line_not_a_crash() -> None:
+    backend = OpenAICompatBackend(ServerConfig("http://localhost:abc/v1"))
+    done = finished(run_events(builtin("brightgrid"), backend, model="m"))
+    assert done.status == "failed"
+    assert done.reason.startswith("Cannot use the base URL 'http://localhost:abc/v1'")

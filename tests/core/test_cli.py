@@ -67,3 +67,18 @@ def test_help_prints_in_a_terminal() -> None:
 def test_token_budget_flag_stops_the_run(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["run", "--token-budget", "100"]) == 1
     assert "Token budget of 100 used up after step 1" in capsys.readouterr().out
+
+
+def test_an_openai_key_is_never_sent_to_another_server(
+    fake_server: FakeOpenAIServer,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-openai-secret")
+    monkeypatch.delenv("REACT_SANDBOX_API_KEY", raising=False)
+    fake_server.set_model("m1", ModelScript(replies=["Answer: 1"]))
+    assert main(["run", "--base-url", fake_server.base_url, "--model", "m1"]) == 0
+    assert fake_server.authorizations == ["Bearer not-needed"]
+    monkeypatch.setenv("REACT_SANDBOX_API_KEY", "sk-proxy")
+    assert main(["run", "--base-url", fake_server.base_url, "--model", "m1"]) == 0
+    assert fake_server.authorizations[-1] == "Bearer sk-proxy"

@@ -112,3 +112,12 @@ def test_scenario_never_holds_an_api_key() -> None:
     keys = str(scenario_to_dict(Scenario())).lower()
     assert "api_key" not in keys
     assert "apikey" not in keys
+
+
+def test_saving_keeps_the_files_permissions(tmp_path: Path) -> None:
+    path = tmp_path / "shared.json"
+    save_scenario(Scenario(title="new"), path)
+    assert path.stat().st_mode & 0o777 == 0o644  # not mkstemp's private 0600
+    path.chmod(0o664)
+    save_scenario(Scenario(title="again"), path)
+    assert path.stat().st_mode & 0o777 == 0o664

@@ -25,6 +25,8 @@ from sandbox_app.core.tools.calculator import calculate
         ("1 / 3", "0.333333333333"),
         ("-(2 + 3)", "-5"),
         ("1/0", "Error: division by zero"),
+        ("1 / 2**4000", "7.58607870347e-1205"),  # tiny, but not 0
+        ("2**4000 / 3", "4.39401364477e+1203"),  # huge, but no float overflow
         ("5 % 0", "Error: division by zero"),
     ],
 )

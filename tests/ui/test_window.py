@@ -344,3 +344,19 @@ def test_trace_follows_the_end_unless_the_user_scrolled_up(
     view.append_line(Role.OBSERVATION, "Observation: and another")
     view.flush_all()
     assert bar.value() == bar.maximum()
+
+
+def test_closing_with_unsaved_edits_brings_them_back_next_time(
+    qtbot: QtBot, make_window: Callable[..., MainWindow], tmp_path: Path
+) -> None:
+    first = make_window()
+    path = tmp_path / "mine.json"
+    assert first._save_to(path)
+    first.prompt_panel.question_edit.setPlainText("An edit nobody saved")
+    first.close()
+    assert load_scenario(path).question != "An edit nobody saved"  # the file is untouched
+    second = make_window()
+    assert second.prompt_panel.question() == "An edit nobody saved"
+    assert second.path == path
+    assert second._save_to(path)
+    assert load_scenario(path).question == "An edit nobody saved"

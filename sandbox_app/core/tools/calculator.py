@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import re
+from decimal import Decimal, localcontext
 from fractions import Fraction
 
 CHARS_ERROR = "Error: numbers and + - * / ( ) only"  # seed 002's wording
@@ -116,4 +117,7 @@ def _checked(value: Fraction) -> Fraction:
 def _format(value: Fraction) -> str:
     if value.denominator == 1:
         return str(value.numerator)
-    return format(float(value), ".12g")
+    # Decimal, not float: 1/2**4000 is not 0, and 2**4000/3 does not overflow.
+    with localcontext() as context:
+        context.prec = 12
+        return format(Decimal(value.numerator) / Decimal(value.denominator), "g")
