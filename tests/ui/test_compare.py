@@ -78,7 +78,7 @@ def test_two_lanes_stream_at_once_and_the_table_compares_them(
 def test_four_lanes_at_different_rates_all_finish_concurrently(
     qtbot: QtBot, window: MainWindow, fake_server: FakeOpenAIServer
 ) -> None:
-    rates = {"a": 400.0, "b": 100.0, "c": 50.0, "d": 30.0}  # far apart: clear finishing order
+    rates = {"a": 80.0, "b": 45.0, "c": 30.0, "d": 20.0}  # far apart: clear finishing order
     for name, rate in rates.items():
         fake_server.set_model(name, ModelScript(replies=DIRECT, rate=rate))
     compare = lanes_on_server(window, fake_server, list(rates))
@@ -88,8 +88,8 @@ def test_four_lanes_at_different_rates_all_finish_concurrently(
     assert column(compare, "Status") == ["answered"] * 4
     times = [lane.record.runs[0].metrics.wall_s for lane in compare.lanes]
     assert times == sorted(times)  # the faster the stream, the sooner the lane finished
-    assert elapsed < max(times) + 0.5
-    assert elapsed < sum(times) - 1.0
+    assert elapsed < max(times) + 0.7  # concurrent: about the slowest lane …
+    assert elapsed < 0.6 * sum(times)  # … far from the sum (lanes take ~0.8, 1.3, 2, 3 s)
 
 
 def test_a_failing_lane_does_not_disturb_the_others(
