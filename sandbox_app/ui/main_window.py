@@ -79,6 +79,7 @@ class MainWindow(QMainWindow):
         self.path: Path | None = None
         self.controller = RunController(self)
         self.error_dialog: QMessageBox | None = None
+        self.confirm_dialog: QMessageBox | None = None
         self._run_started = 0.0
         self._step = 0
         self._step_metrics: list[StepMetrics] = []
@@ -177,7 +178,7 @@ class MainWindow(QMainWindow):
         examples = file_menu.addMenu("Open &example")
         for path in builtin_scenarios():
             action = examples.addAction(path.stem.replace("_", " ").capitalize())
-            action.triggered.connect(lambda _=False, p=path: self.open_scenario(p))
+            action.triggered.connect(lambda _=False, p=path: self.ask_to_open(p))
         self.recent_menu = file_menu.addMenu("&Recent")
         file_menu.addSeparator()
         self._add_action(file_menu, "&Save", QKeySequence.StandardKey.Save, self.save)
@@ -212,6 +213,35 @@ class MainWindow(QMainWindow):
         self.compare.set_lanes(scenario.lanes)
         self.setWindowTitle(f"ReAct Sandbox — {scenario.title}")
         self._on_scenario_edited()
+        # The baseline for "unsaved edits" is what the widgets show now (defaults filled in).
+        self.scenario = self.current_scenario()
+
+    @property
+    def modified(self) -> bool:
+        return self.current_scenario() != self.scenario
+
+    def replace_scenario(self, then: Callable[[], object]) -> None:
+        """Run ``then`` (New, Open…) once unsaved edits are saved or knowingly discarded."""
+        if not self.modified:
+            then()
+            return
+        buttons = QMessageBox.StandardButton
+        dialog = self.confirm_dialog = QMessageBox(
+            QMessageBox.Icon.Question,
+            "Unsaved edits",
+            f"Save the edits to “{self.scenario.title}” first?",
+            buttons.Save | buttons.Discard | buttons.Cancel,
+            self,
+        )
+        dialog.setDefaultButton(buttons.Save)
+
+        def on_finished(_: int) -> None:
+            choice = dialog.standardButton(dialog.clickedButton())
+            if choice == buttons.Discard or (choice == buttons.Save and self.save()):
+                then()
+
+        dialog.finished.connect(on_finished)
+        dialog.open()  # window-modal, and runs keep streaming meanwhile
 
     def current_scenario(self) -> Scenario:
         """The scenario as the widgets show it now."""
@@ -352,7 +382,7 @@ class MainWindow(QMainWindow):
     # ---- files ---------------------------------------------------------------------------
 
     def new_scenario(self) -> None:
-        self.set_scenario(Scenario(title="Untitled"))
+        self.replace_scenario(lambda: self.set_scenario(Scenario(title="Untitled")))
 
     def open_scenario(self, path: str | Path) -> bool:
         """Load a scenario; a bad file leaves everything as it was and says why."""
@@ -364,6 +394,10 @@ class MainWindow(QMainWindow):
         self.set_scenario(scenario, Path(path))
         self._remember(Path(path))
         return True
+
+    def ask_to_open(self, path: str | Path) -> None:
+        """Open from the menus: unsaved edits are offered for saving first."""
+        self.replace_scenario(lambda: self.open_scenario(path))
 
     def save(self) -> bool:
         if self.path is None or self.path.parent == builtin_scenarios()[0].parent:
@@ -390,7 +424,7 @@ class MainWindow(QMainWindow):
     def _open_dialog(self) -> None:
         name, _ = QFileDialog.getOpenFileName(self, "Open scenario", "", "Scenarios (*.json)")
         if name:
-            self.open_scenario(name)
+            self.ask_to_open(name)
 
     def show_error(self, title: str, message: str) -> None:
         """A window-modal message that does not block the event loop (runs keep streaming)."""
@@ -420,7 +454,7 @@ class MainWindow(QMainWindow):
         for name in self._recent_files():
             action = self.recent_menu.addAction(Path(name).name)
             action.setToolTip(name)
-            action.triggered.connect(lambda _=False, n=name: self.open_scenario(n))
+            action.triggered.connect(lambda _=False, n=name: self.ask_to_open(n))
         self.recent_menu.setEnabled(bool(self._recent_files()))
 
     def _restore_settings(self) -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QMessageBox
 from pytestqt.qtbot import QtBot
 
 from sandbox_app.core.scenario import Scenario, load_scenario, scenarios_dir
@@ -360,3 +360,21 @@ def test_closing_with_unsaved_edits_brings_them_back_next_time(
     assert second.path == path
     assert second._save_to(path)
     assert load_scenario(path).question == "An edit nobody saved"
+
+
+@pytest.mark.parametrize(("answer", "replaced"), [("Discard", True), ("Cancel", False)])
+def test_new_scenario_asks_before_dropping_unsaved_edits(
+    qtbot: QtBot, window: MainWindow, answer: str, replaced: bool
+) -> None:
+    window.new_scenario()  # nothing edited yet: no question asked
+    assert window.confirm_dialog is None
+    assert window.windowTitle() == "ReAct Sandbox — Untitled"
+    window.prompt_panel.question_edit.setPlainText("Half-written question")
+    window.new_scenario()
+    dialog = window.confirm_dialog
+    assert dialog is not None
+    qtbot.waitUntil(dialog.isVisible, timeout=2000)
+    button = dialog.button(getattr(QMessageBox.StandardButton, answer))
+    qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: not dialog.isVisible(), timeout=2000)
+    assert (window.prompt_panel.question() == "") is replaced
