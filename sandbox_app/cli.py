@@ -160,7 +160,6 @@ def _backend(args: argparse.Namespace, scenario: Scenario) -> Backend:
 
         return ScriptedBackend(scenario.script, scenario.question)
     from sandbox_app.backends.openai_compat import (
-        CUSTOM,
         OpenAICompatBackend,
         ServerConfig,
         preset_for_url,
@@ -180,7 +179,7 @@ def _backend(args: argparse.Namespace, scenario: Scenario) -> Backend:
     key = os.environ.get(preset.key_env or CUSTOM_KEY_ENV, "")
     if not args.model:
         raise ValueError("--model is required for an OpenAI-compatible backend")
-    return OpenAICompatBackend(ServerConfig(base_url, key, preset if preset else CUSTOM))
+    return OpenAICompatBackend(ServerConfig(base_url, key, preset))
 
 
 class TracePrinter:

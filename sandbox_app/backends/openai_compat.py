@@ -253,12 +253,12 @@ def _new_client(config: ServerConfig) -> openai.AsyncOpenAI:
         api_key=config.api_key or "not-needed",
         max_retries=0,
         timeout=config.timeout_s,
-        http_client=openai.DefaultAsyncHttpxClient(verify=_tls_context()),
+        http_client=openai.DefaultAsyncHttpxClient(verify=tls_context()),
     )
 
 
 @functools.cache
-def _tls_context() -> ssl.SSLContext:
+def tls_context() -> ssl.SSLContext:
     """One TLS context for every client: loading the certificates takes 30-150 ms and holds
     the GIL, so doing it per client froze the window each time four lanes started."""
     import importlib

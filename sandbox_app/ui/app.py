@@ -57,9 +57,9 @@ def _import_heavy_modules() -> None:
     """
     import bm25s  # noqa: F401
 
-    from sandbox_app.backends.openai_compat import _tls_context
+    from sandbox_app.backends.openai_compat import tls_context
 
-    _tls_context()  # imports openai and loads the certificates once
+    tls_context()  # imports openai and loads the certificates once
 
 
 def run_app(scenario: str | None = None) -> int:
