@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from PySide6.QtCore import Signal
@@ -28,7 +29,9 @@ from sandbox_app.backends.openai_compat import (
     ServerConfig,
 )
 from sandbox_app.backends.scripted import ScriptedBackend
+from sandbox_app.core.engine import ReactEngine
 from sandbox_app.core.scenario import Scenario
+from sandbox_app.core.tools import Approver, Tool
 from sandbox_app.ui.secrets import KeyStore
 
 SCRIPTED = "Scripted (offline)"
@@ -50,6 +53,18 @@ class BackendChoice:
     temperature: float
     max_tokens: int
     timeout_s: float = 60.0
+
+    def run_factory(
+        self, scenario: Scenario, tools: list[Tool], approve: Approver
+    ) -> Callable[[], tuple[ReactEngine, Backend]]:
+        """What a RunController starts: a fresh backend and engine for each run."""
+
+        def make_run() -> tuple[ReactEngine, Backend]:
+            backend = self.create(scenario)
+            engine = ReactEngine(scenario, backend, model=self.model, approve=approve, tools=tools)
+            return engine, backend
+
+        return make_run
 
     def create(self, scenario: Scenario) -> Backend:
         if self.preset is None:

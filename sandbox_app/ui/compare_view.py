@@ -32,7 +32,6 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from sandbox_app.backends.base import Backend
 from sandbox_app.core.compare import (
     COLUMNS,
     LaneRecord,
@@ -42,7 +41,6 @@ from sandbox_app.core.compare import (
     to_json,
     to_markdown,
 )
-from sandbox_app.core.engine import ReactEngine
 from sandbox_app.core.events import Event, RunFinished, StepFinished
 from sandbox_app.core.scenario import Expected, LaneConfig, Scenario
 from sandbox_app.core.tools import Tool
@@ -156,16 +154,9 @@ class LaneWidget(QFrame):
         async def approve_here(tool: str, input: str) -> bool:
             return await approve(tool, input, self.name)
 
-        def make_run() -> tuple[ReactEngine, Backend]:
-            backend = choice.create(lane_scenario)
-            engine = ReactEngine(
-                lane_scenario, backend, model=choice.model, approve=approve_here, tools=tools
-            )
-            return engine, backend
-
         self.record = LaneRecord(self.name, choice.model, running=True)
         self.repeat_combo.clear()
-        self.controller.start(make_run, repeats)
+        self.controller.start(choice.run_factory(lane_scenario, tools, approve_here), repeats)
 
     def show_repeat(self, index: int) -> None:
         """Redraw the trace of repeat ``index`` from its recorded events."""

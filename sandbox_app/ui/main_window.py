@@ -26,9 +26,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from sandbox_app.backends.base import Backend
 from sandbox_app.core.compare import Price
-from sandbox_app.core.engine import ReactEngine
 from sandbox_app.core.events import Event, RunFinished, StepFinished, StepStarted
 from sandbox_app.core.metrics import RunMetrics, StepMetrics
 from sandbox_app.core.prompts import DEFAULT_TEMPLATE, PromptError, render_prompt
@@ -285,18 +283,7 @@ class MainWindow(QMainWindow):
             return
         scenario = self.current_scenario()
         choice = self.backend_panel.choice()
-
-        def make_run() -> tuple[ReactEngine, Backend]:
-            backend = choice.create(scenario)
-            engine = ReactEngine(
-                scenario,
-                backend,
-                model=choice.model,
-                approve=self._approve,
-                tools=self.tools_for(scenario),
-            )
-            return engine, backend
-
+        make_run = choice.run_factory(scenario, self.tools_for(scenario), self._approve)
         self.trace.clear_trace()
         self.answer_label.hide()
         self.answer_status.hide()

@@ -17,6 +17,7 @@ from PySide6.QtCore import Qt, QTimer
 from pytestqt.qtbot import QtBot
 
 from sandbox_app.core.scenario import LaneConfig
+from sandbox_app.ui.backend_panel import BackendPanel
 from sandbox_app.ui.main_window import MainWindow
 from tests.fakeserver import FakeOpenAIServer, ModelScript
 
@@ -103,8 +104,7 @@ def configure(server: FakeOpenAIServer, fault: Fault) -> str:
     return f"http://127.0.0.1:{closed_port()}/v1" if fault.refused else server.base_url
 
 
-def set_lane(window: MainWindow, panel_owner: object, base_url: str) -> None:
-    panel = panel_owner.backend_panel  # type: ignore[attr-defined]
+def set_lane(panel: BackendPanel, base_url: str) -> None:
     panel.select("Custom URL", base_url, "m")
     panel.timeout_spin.setValue(0.5)
 
@@ -119,7 +119,7 @@ def test_fault_in_one_lane(
     case: str,
 ) -> None:
     fault = FAULTS[case]
-    set_lane(window, window, configure(fake_server, fault))
+    set_lane(window.backend_panel, configure(fake_server, fault))
     qtbot.mouseClick(window.run_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: window.answer_status.isVisible(), timeout=20000)
     trace = window.trace.plain_text()
@@ -138,7 +138,7 @@ def test_fault_in_one_lane(
     assert window.run_button.isEnabled()
     # The next run succeeds.
     fake_server.set_model("m", ModelScript(GOOD))
-    set_lane(window, window, fake_server.base_url)
+    set_lane(window.backend_panel, fake_server.base_url)
     qtbot.mouseClick(window.run_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: window.answer_label.text() == "$1,680 per year", timeout=10000)
 
@@ -157,7 +157,7 @@ def test_fault_in_four_lanes(
     compare.set_lanes(tuple(LaneConfig("Custom URL") for _ in range(4)))
     base_url = configure(fake_server, fault)
     for lane in compare.lanes:
-        set_lane(window, lane, base_url)
+        set_lane(lane.backend_panel, base_url)
     qtbot.mouseClick(compare.run_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: compare.running, timeout=2000)
     qtbot.waitUntil(lambda: not compare.running, timeout=30000)
@@ -170,7 +170,7 @@ def test_fault_in_four_lanes(
     assert heartbeat.longest < 0.3, f"the window froze for {heartbeat.longest * 1000:.0f} ms"
     fake_server.set_model("m", ModelScript(GOOD))
     for lane in compare.lanes:
-        set_lane(window, lane, fake_server.base_url)
+        set_lane(lane.backend_panel, fake_server.base_url)
     qtbot.mouseClick(compare.run_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: compare.running, timeout=2000)
     qtbot.waitUntil(lambda: not compare.running, timeout=10000)
