@@ -22,6 +22,7 @@ class Delta:
     text: str = ""
     usage: Usage | None = None
     notice: str = ""  # e.g. "Rate limited (429): retrying in 2 s (1 of 3)"
+    chunks: int = 1  # how many of the server's chunks the text came in (merged when relayed)
 
 
 @dataclass(frozen=True)

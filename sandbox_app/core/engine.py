@@ -204,7 +204,7 @@ class ReactEngine:
                         continue
                     if out.ttft_s is None:
                         out.ttft_s = time.perf_counter() - sent_at
-                    out.chunks += 1
+                    out.chunks += delta.chunks
                     text = delta.text[: max_chars - received_chars]
                     received_chars += len(text)
                     released = scanner.feed(text)

@@ -8,9 +8,12 @@ blocks of at most ``MAX_BLOCK_CHARS`` so re-highlighting and layout stay cheap o
 
 from __future__ import annotations
 
-from PySide6.QtCore import QEvent, QTimer, Signal
+import functools
+
+from PySide6.QtCore import QEvent, QObject, QTimer, Signal
 from PySide6.QtGui import QFontDatabase, QMouseEvent, QTextCursor
 from PySide6.QtWidgets import QPlainTextEdit, QWidget
+from shiboken6 import isValid
 
 from sandbox_app.core.events import (
     Event,
@@ -53,10 +56,6 @@ class TraceView(QPlainTextEdit):
         self._continued: set[int] = set()  # blocks that continue a split long line
         self._line_break_due = False  # the last block holds a whole-line role: start a new one
         self._follow = True
-        self._flush_timer = QTimer(self)
-        self._flush_timer.setSingleShot(True)
-        self._flush_timer.setInterval(FRAME_MS)
-        self._flush_timer.timeout.connect(self.flush)
         self.highlighter = TraceHighlighter(self.document(), self.palette(), self.role_of)
         self.verticalScrollBar().valueChanged.connect(self._on_scrollbar_value_changed)
 
@@ -84,8 +83,7 @@ class TraceView(QPlainTextEdit):
         """Queue streamed text; it reaches the document on the next frame."""
         if text:
             self._pending.append((role, text))
-            if not self._flush_timer.isActive():
-                self._flush_timer.start()
+            _frame_clock().schedule(self)
 
     def append_line(self, role: Role, text: str) -> None:
         """Queue a whole line that belongs to ``role`` (an observation, a notice…)."""
@@ -95,7 +93,6 @@ class TraceView(QPlainTextEdit):
         self.append_line(Role.STEP, f"── Step {step} ──")
 
     def clear_trace(self) -> None:
-        self._flush_timer.stop()
         self._pending.clear()
         self._roles = [Role.NOTICE]
         self._steps.clear()
@@ -144,12 +141,11 @@ class TraceView(QPlainTextEdit):
 
     def flush(self) -> None:
         """Write everything queued in one edit: one layout and highlight pass per frame."""
-        self._flush_timer.stop()
         if not self._pending:
             return
         pending, self._pending = _take_frame(self._pending, MAX_FRAME_CHARS)
         if self._pending:
-            self._flush_timer.start()
+            _frame_clock().schedule(self)
         cursor = QTextCursor(self.document())
         cursor.movePosition(QTextCursor.MoveOperation.End)
         cursor.beginEditBlock()
@@ -214,6 +210,35 @@ class TraceView(QPlainTextEdit):
             block = self.cursorForPosition(event.position().toPoint()).block()
             if self.role_of(block.blockNumber()) is Role.STEP:
                 self.stepClicked.emit(_step_number(block.text()))
+
+
+class _FrameClock(QObject):
+    """One frame timer for every pane: the panes with news are written in the same event, so
+    four streaming lanes cost one repaint of the window per frame instead of four."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._due: dict[TraceView, None] = {}  # insertion-ordered set
+        self._timer = QTimer(self)
+        self._timer.setSingleShot(True)
+        self._timer.setInterval(FRAME_MS)
+        self._timer.timeout.connect(self._tick)
+
+    def schedule(self, view: TraceView) -> None:
+        self._due[view] = None
+        if not self._timer.isActive():
+            self._timer.start()
+
+    def _tick(self) -> None:
+        due, self._due = self._due, {}
+        for view in due:
+            if isValid(view):  # a lane removed since it asked
+                view.flush()
+
+
+@functools.cache
+def _frame_clock() -> _FrameClock:
+    return _FrameClock()
 
 
 def _take_frame(

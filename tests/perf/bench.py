@@ -195,15 +195,19 @@ class Heartbeat:
         self.timer.stop()
 
 
-def make_window(settings_dir: str) -> Any:
+async def make_window(settings_dir: str) -> Any:
+    """The main window, shown, after what run_app does once it is up (warm-up, freeze)."""
     from PySide6.QtCore import QSettings
 
+    from sandbox_app.ui.app import freeze_startup_objects, import_heavy_modules
     from sandbox_app.ui.main_window import MainWindow
 
     settings = QSettings(str(Path(settings_dir) / "bench.ini"), QSettings.Format.IniFormat)
     window = MainWindow(settings)
     window.resize(1280, 800)
     window.show()
+    await asyncio.get_running_loop().run_in_executor(None, import_heavy_modules)
+    freeze_startup_objects()
     return window
 
 
@@ -215,30 +219,73 @@ async def wait_for(condition: Callable[[], bool], seconds: float) -> None:
         await asyncio.sleep(0.005)
 
 
-def watch_behind(lane: Any, rate: float, samples: list[float]) -> None:
-    """Record, at every frame, how far the document is behind the server's 2,000/s schedule."""
-    view = lane.trace
-    state = {"t0": 0.0, "tokens": 0, "pending": 0}
-    original_append, original_flush = view.append_text, view.flush
+class Behind:
+    """Time from a chunk reaching the client to its text being in the document, per lane.
 
-    def append_text(role: Any, text: str) -> None:
-        if state["t0"] == 0.0:
-            state["t0"] = time.perf_counter()
-        state["pending"] += len(tokens_of(text))
-        original_append(role, text)
+    The client side is stamped where the backend decodes each SSE chunk (on the network
+    thread); the document side where the trace pane's frame write puts model text in. Both
+    count the lane's model characters, so the n-th character's two times pair up.
+    """
 
-    def flush() -> None:
-        original_flush()
-        if state["pending"]:
-            state["tokens"] += state["pending"]
-            state["pending"] = 0
-            scheduled = state["t0"] + (state["tokens"] - 1) / rate
-            samples.append(max(0.0, time.perf_counter() - scheduled))
+    def __init__(self) -> None:
+        self.arrived: dict[str, list[tuple[float, int]]] = {}  # model → (time, chars so far)
+        self.written: dict[str, list[tuple[float, int]]] = {}
 
-    view.append_text, view.flush = append_text, flush
+    @contextmanager
+    def stamping_arrivals(self) -> Iterator[None]:
+        from sandbox_app.backends.openai_compat import OpenAICompatBackend
+
+        original = OpenAICompatBackend._stream
+        arrived = self.arrived
+
+        async def stamped(backend: Any, messages: Any, params: Any) -> Any:
+            log = arrived.setdefault(params.model, [])
+            async for delta in original(backend, messages, params):
+                if delta.text:
+                    total = (log[-1][1] if log else 0) + len(delta.text)
+                    log.append((time.perf_counter(), total))
+                yield delta
+
+        OpenAICompatBackend._stream = stamped  # type: ignore[method-assign]
+        try:
+            yield
+        finally:
+            OpenAICompatBackend._stream = original  # type: ignore[method-assign]
+
+    def watch(self, view: Any, model: str) -> None:
+        from sandbox_app.ui.highlighter import Role
+
+        log = self.written.setdefault(model, [])
+        state = {"chars": 0}
+        original_insert, original_flush = view._insert, view.flush
+
+        def insert(cursor: Any, role: Any, text: str) -> None:
+            original_insert(cursor, role, text)
+            if role is Role.MODEL:
+                state["chars"] += len(text)
+
+        def flush() -> None:
+            original_flush()
+            if not log or log[-1][1] != state["chars"]:
+                log.append((time.perf_counter(), state["chars"]))
+
+        view._insert, view.flush = insert, flush
+
+    def samples(self) -> list[float]:
+        out: list[float] = []
+        for model, arrivals in self.arrived.items():
+            writes = self.written.get(model, [])
+            w = 0
+            for t, chars in arrivals:
+                while w < len(writes) and writes[w][1] < chars:
+                    w += 1
+                if w == len(writes):
+                    break  # never written (cut or still queued at the end)
+                out.append(writes[w][0] - t)
+        return out
 
 
-async def four_lanes_lag(window: Any, base_url: str, rate: float) -> dict[str, float]:
+async def four_lanes_lag(window: Any, base_url: str) -> dict[str, float]:
     from sandbox_app.core.scenario import LaneConfig
 
     compare = window.compare
@@ -246,20 +293,21 @@ async def four_lanes_lag(window: Any, base_url: str, rate: float) -> dict[str, f
     for lane in compare.lanes:
         lane.backend_panel.max_tokens_spin.setValue(32768)
     window.tabs.setCurrentWidget(compare)
-    behind: list[float] = []
-    for lane in compare.lanes:
-        watch_behind(lane, rate, behind)
+    behind = Behind()
+    for i, lane in enumerate(compare.lanes):
+        behind.watch(lane.trace, f"lane{i}")
     await asyncio.sleep(0.5)
-    beat = Heartbeat()
-    compare.run_all()
-    await wait_for(lambda: not compare.running, seconds=600)
-    beat.stop()
+    with behind.stamping_arrivals():
+        beat = Heartbeat()
+        compare.run_all()
+        await wait_for(lambda: not compare.running, seconds=600)
+        beat.stop()
     statuses = [run.status for lane in compare.lanes for run in lane.record.runs]
     tokens = sum(run.metrics.tokens_out for lane in compare.lanes for run in lane.record.runs)
     return {
         "lag_p99_ms": percentile(beat.lags, 99) * 1000,
         "lag_max_ms": max(beat.lags) * 1000,
-        "tokens_behind_ms_p99": percentile(behind, 99) * 1000,
+        "tokens_behind_ms_p99": percentile(behind.samples(), 99) * 1000,
         "lanes_answered_or_max": float(all(s in ("answered", "max_steps") for s in statuses)),
         "tokens": float(tokens),
     }
@@ -518,9 +566,9 @@ async def in_app_measurements(quick: bool) -> dict[str, Any]:
     results["append_cost_ratio_long_line"] = long["ratio"]
     results["append_cost_ms"] = {"mixed": mixed, "long_line": long}
     with server_process(spec) as base_url, tempfile.TemporaryDirectory() as settings_dir:
-        window = make_window(settings_dir)
+        window = await make_window(settings_dir)
         results["end_to_end_tps"] = await end_to_end_tps(window, base_url)
-        results.update(await four_lanes_lag(window, base_url, rate))
+        results.update(await four_lanes_lag(window, base_url))
         results["stop_latency_ms"] = await stop_latency(window, base_url)
         results.update(await memory_and_drift(window, base_url, 10))
         overhead = await engine_overhead(base_url, 3 if quick else 7)

@@ -7,6 +7,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+from tests.fakeserver import FakeOpenAIServer, ModelScript
+
 # Runs the app as `react-sandbox` does, then acts like a user: press Run, and close the
 # window as soon as the first tokens are on screen.
 SCRIPT = """
@@ -23,6 +27,8 @@ def act():
     if windows:
         window = windows[0]
         if not window.controller.running and not window.trace.plain_text():
+            if len(sys.argv) > 1:  # an OpenAI-compatible server instead of the offline model
+                window.backend_panel.select("Custom URL", sys.argv[1], "slow")
             window.run_button.click()
         elif "Thought" in window.trace.plain_text():
             print("closing mid-run:", window.controller.running, flush=True)
@@ -35,12 +41,17 @@ sys.exit(run_app(None))
 """
 
 
-def test_closing_the_app_mid_run_exits_cleanly(tmp_path: Path) -> None:
+@pytest.mark.parametrize("backend", ["offline", "server"])
+def test_closing_the_app_mid_run_exits_cleanly(
+    tmp_path: Path, fake_server: FakeOpenAIServer, backend: str
+) -> None:
+    fake_server.set_model("slow", ModelScript(["Thought: " + "slowly " * 400], rate=100))
+    server_args = [fake_server.base_url] if backend == "server" else []
     env = {**os.environ, "HOME": str(tmp_path), "XDG_CONFIG_HOME": str(tmp_path / "config")}
     env["QT_QPA_PLATFORM"] = "offscreen"
     env["PYTHONWARNINGS"] = "error"
     result = subprocess.run(
-        [sys.executable, "-X", "dev", "-c", SCRIPT],
+        [sys.executable, "-X", "dev", "-c", SCRIPT, *server_args],
         capture_output=True,
         text=True,
         timeout=60,

@@ -1,0 +1,105 @@
+"""Streams read on the background network loop and handed to the caller's loop in batches."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import AsyncGenerator
+
+import pytest
+
+from sandbox_app.backends.base import BackendError, Delta, Usage
+from sandbox_app.backends.network_loop import relay_stream
+
+
+async def collect(stream: AsyncGenerator[Delta, None]) -> list[Delta]:
+    return [delta async for delta in stream]
+
+
+def test_a_fast_stream_arrives_whole_in_order_and_in_fewer_pieces() -> None:
+    threads: set[str] = set()
+
+    async def source() -> AsyncGenerator[Delta, None]:
+        threads.add(threading.current_thread().name)
+        yield Delta(notice="Rate limited (429): retrying in 1 s (1 of 3)")
+        for i in range(3000):
+            yield Delta(f"{i} ")
+            if i % 50 == 0:
+                await asyncio.sleep(0)  # like a socket read: other tasks may run
+        yield Delta("end", Usage(10, 3000))
+
+    received = asyncio.run(collect(relay_stream(source)))
+    assert threads == {"network"}  # not the caller's thread
+    assert received[0].notice.startswith("Rate limited")
+    assert received[-1].usage == Usage(10, 3000)
+    assert received[-1].text == "end"
+    text = "".join(delta.text for delta in received[1:-1])
+    assert text == "".join(f"{i} " for i in range(3000))
+    assert sum(delta.chunks for delta in received[1:-1]) == 3000  # for the tokens-saved count
+    assert len(received) < 300  # merged: the caller is woken per batch, not per chunk
+
+
+def test_an_error_reaches_the_caller_as_the_same_one_line_error() -> None:
+    async def source() -> AsyncGenerator[Delta, None]:
+        yield Delta("Thought: partial")
+        raise BackendError("The stream from host broke after 1 chunks (the connection was lost).")
+
+    async def run() -> tuple[list[Delta], BackendError]:
+        got: list[Delta] = []
+        try:
+            async for delta in relay_stream(source):
+                got.append(delta)
+        except BackendError as err:
+            return got, err
+        raise AssertionError("the error did not reach the caller")
+
+    got, err = asyncio.run(run())
+    assert [d.text for d in got] == ["Thought: partial"]
+    assert str(err) == "The stream from host broke after 1 chunks (the connection was lost)."
+    # A fresh error: no traceback holding the network thread's frames.
+    assert err.__context__ is None
+
+
+def test_stopping_early_closes_the_source_before_returning() -> None:
+    closed = threading.Event()
+
+    async def source() -> AsyncGenerator[Delta, None]:
+        try:
+            while True:
+                yield Delta("x")
+                await asyncio.sleep(0.001)
+        finally:
+            await asyncio.sleep(0.05)  # like closing a connection
+            closed.set()
+
+    async def read_a_little() -> None:
+        stream = relay_stream(source)
+        async for _ in stream:
+            break
+        await stream.aclose()
+        assert closed.is_set()
+
+    asyncio.run(read_a_little())
+
+
+def test_cancelling_the_reader_closes_the_source() -> None:
+    closed = threading.Event()
+    started = threading.Event()
+
+    async def source() -> AsyncGenerator[Delta, None]:
+        try:
+            started.set()  # set on the network thread, seen from the caller's
+            await asyncio.sleep(3600)  # a stalled server
+            yield Delta("never")
+        finally:
+            closed.set()
+
+    async def stop_while_stalled() -> None:
+        task = asyncio.ensure_future(collect(relay_stream(source)))
+        await asyncio.to_thread(started.wait, 5)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        assert closed.is_set()
+
+    asyncio.run(stop_while_stalled())
