@@ -76,13 +76,17 @@ class _Relay:
     # -- network thread --
 
     def put(self, item: Delta | BaseException | _End) -> None:
+        # The end is passed on at once: the caller's next step (a tool, the next request)
+        # must not wait out the batching delay. A delayed wake-up still to come then finds
+        # nothing new, which costs the caller one empty take().
+        now = isinstance(item, _End)
         with self._lock:
             self._items.append(item)
-            if self._wake_pending:
+            if self._wake_pending and not now:
                 return  # the wake-up already on its way will take this item too
             self._wake_pending = True
         delay = self._last_wake + WAKE_EVERY_S - time.perf_counter()
-        if delay > 0 and not isinstance(item, _End):
+        if delay > 0 and not now:
             asyncio.get_running_loop().call_later(delay, self._wake)
         else:
             self._wake()

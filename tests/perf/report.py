@@ -47,6 +47,7 @@ TARGETS: list[tuple[str, float, bool]] = [
     ("idle_cpu_pct", 1, True),
     ("rss_idle_mb", 150, True),
     ("rss_growth_mb", 60, True),
+    ("rss_growth_4_lanes_mb", 60, True),
     ("run_time_drift_pct", 5, True),
     ("rss_drift_pct", 5, True),
     ("engine_overhead_ratio", 1.05, True),
