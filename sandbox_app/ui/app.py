@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import gc
 import sys
 from concurrent.futures import ThreadPoolExecutor
 
@@ -11,6 +10,7 @@ import qasync
 from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QApplication
 
+from sandbox_app.ui import gc_policy
 from sandbox_app.ui.main_window import MainWindow
 
 GIL_SWITCH_INTERVAL_S = 0.001
@@ -47,7 +47,7 @@ async def _main(window: MainWindow) -> int:
     app.lastWindowClosed.connect(closed.set)
     window.show()
     warm_up = asyncio.get_running_loop().run_in_executor(None, import_heavy_modules)
-    warm_up.add_done_callback(lambda _: freeze_startup_objects())
+    warm_up.add_done_callback(lambda _: gc_policy.settle_after_start())
     await closed.wait()
     # The window is gone; end the runs (if any) and close their streams before the loop
     # stops, so nothing is left pending when the process exits.
@@ -67,17 +67,6 @@ def import_heavy_modules() -> None:
     from sandbox_app.backends.openai_compat import warm_up
 
     warm_up()
-
-
-def freeze_startup_objects() -> None:
-    """Exempt everything built at start-up from the garbage collector's full passes.
-
-    The modules, the window and its hundreds of thousands of Python objects live until exit,
-    yet a full collection walks them all: 100-230 ms with the GUI thread stopped, mid-stream.
-    Frozen, a full pass walks only what the runs themselves keep. No collection first: it
-    would stop the window for as long, and start-up leaves little garbage to keep.
-    """
-    gc.freeze()
 
 
 def run_app(scenario: str | None = None) -> int:

@@ -42,6 +42,7 @@ from sandbox_app.core.scenario import (
     scenario_to_dict,
 )
 from sandbox_app.core.tools import Tool, builtin_tools
+from sandbox_app.ui import gc_policy
 from sandbox_app.ui.approval import ask_approval
 from sandbox_app.ui.backend_panel import SCRIPTED, BackendPanel
 from sandbox_app.ui.compare_view import CompareView
@@ -339,6 +340,19 @@ class MainWindow(QMainWindow):
         self.answer_status.show()
         self.metrics_label.setText(event.metrics.summary())
 
+    def _on_any_running_changed(self) -> None:
+        self._update_enabled()
+        if not self._anything_running():
+            # A second later: the last frames of the run are drawn, and the user is reading.
+            QTimer.singleShot(gc_policy.IDLE_DELAY_MS, self, self._collect_if_idle)
+
+    def _anything_running(self) -> bool:
+        return self.controller.running or self.compare.running
+
+    def _collect_if_idle(self) -> None:
+        if not self._anything_running():
+            gc_policy.collect_while_idle()
+
     def _update_enabled(self) -> None:
         """While anything runs, the controls that would change the run are locked."""
         single = self.controller.running
@@ -350,10 +364,10 @@ class MainWindow(QMainWindow):
         self.menuBar().setEnabled(not running)
 
     def _on_compare_running_changed(self, _running: bool) -> None:
-        self._update_enabled()
+        self._on_any_running_changed()
 
     def _on_controller_running_changed(self, running: bool) -> None:
-        self._update_enabled()
+        self._on_any_running_changed()
         if running:
             self.step_label.setText("Starting…")
             self._elapsed_timer.start()

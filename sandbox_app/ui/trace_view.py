@@ -1,7 +1,8 @@
 """The live trace pane: one widget for the main view and every compare lane.
 
 Tokens can arrive at thousands per second, so text is buffered and written at most once per
-frame (~16 ms) through a cursor at the end of the document, never by resetting the whole text.
+frame (~16 ms, ui/frames.py) through a cursor at the end of the document, never by resetting
+the whole text.
 Each block has one role, recorded as it is inserted, and very long model lines are split into
 blocks of at most ``MAX_BLOCK_CHARS`` so re-highlighting and layout stay cheap on every append.
 """
@@ -9,6 +10,7 @@ blocks of at most ``MAX_BLOCK_CHARS`` so re-highlighting and layout stay cheap o
 from __future__ import annotations
 
 import functools
+import time
 
 from PySide6.QtCore import QEvent, QObject, QTimer, Signal
 from PySide6.QtGui import QFontDatabase, QMouseEvent, QTextCursor
@@ -25,9 +27,9 @@ from sandbox_app.core.events import (
     StepStarted,
     TokenDelta,
 )
+from sandbox_app.ui.frames import until_next_frame
 from sandbox_app.ui.highlighter import Role, TraceHighlighter
 
-FRAME_MS = 16
 MAX_BLOCK_CHARS = 1000
 # At most this much text is written per frame; a backlog (a client catching up) is spread
 # over the next frames instead of freezing the window for one long write.
@@ -221,15 +223,16 @@ class _FrameClock(QObject):
         self._due: dict[TraceView, None] = {}  # insertion-ordered set
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
-        self._timer.setInterval(FRAME_MS)
         self._timer.timeout.connect(self._tick)
+        self._ticked_at = 0.0
 
     def schedule(self, view: TraceView) -> None:
         self._due[view] = None
         if not self._timer.isActive():
-            self._timer.start()
+            self._timer.start(until_next_frame(self._ticked_at))
 
     def _tick(self) -> None:
+        self._ticked_at = time.perf_counter()
         due, self._due = self._due, {}
         for view in due:
             if isValid(view):  # a lane removed since it asked

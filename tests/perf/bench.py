@@ -196,10 +196,11 @@ class Heartbeat:
 
 
 async def make_window(settings_dir: str) -> Any:
-    """The main window, shown, after what run_app does once it is up (warm-up, freeze)."""
+    """The main window, shown, after what run_app does once it is up (warm-up, GC policy)."""
     from PySide6.QtCore import QSettings
 
-    from sandbox_app.ui.app import freeze_startup_objects, import_heavy_modules
+    from sandbox_app.ui import gc_policy
+    from sandbox_app.ui.app import import_heavy_modules
     from sandbox_app.ui.main_window import MainWindow
 
     settings = QSettings(str(Path(settings_dir) / "bench.ini"), QSettings.Format.IniFormat)
@@ -207,7 +208,7 @@ async def make_window(settings_dir: str) -> Any:
     window.resize(1280, 800)
     window.show()
     await asyncio.get_running_loop().run_in_executor(None, import_heavy_modules)
-    freeze_startup_objects()
+    gc_policy.settle_after_start()
     return window
 
 
