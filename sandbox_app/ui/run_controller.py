@@ -12,13 +12,13 @@ import logging
 import time
 from collections.abc import Callable
 
-from PySide6.QtCore import QObject, QTimer, Signal
+from PySide6.QtCore import QObject, Signal
 
 from sandbox_app.backends.base import Backend
 from sandbox_app.core.engine import ReactEngine, drive
 from sandbox_app.core.events import Event, RunFinished
 from sandbox_app.core.metrics import RunMetrics
-from sandbox_app.ui.frames import until_next_frame
+from sandbox_app.ui.frames import Phase, frame_clock
 
 log = logging.getLogger(__name__)
 RunFactory = Callable[[], tuple[ReactEngine, Backend]]
@@ -29,9 +29,8 @@ class RunController(QObject):
 
     Signals:
         engineEvents(list): engine events, in order, including each RunFinished. Delivered
-            at most once per frame (~16 ms), at the end of the event-loop pass that produced
-            them when the last delivery is a frame old: at 2,000 tokens/s per lane, one Qt
-            signal per token would cost more than drawing them.
+            at most once per frame, on the window's frame clock (ui/frames.py): at 2,000
+            tokens/s per lane, one Qt signal per token would cost more than drawing them.
         repeatStarted(int): repeat number ``i`` (from 0) is about to start.
         runningChanged(bool): runs started (True), or ended and the UI may be restored (False).
     """
@@ -45,10 +44,6 @@ class RunController(QObject):
         self._task: asyncio.Task[None] | None = None
         self._active = False
         self._pending: list[Event] = []
-        self._deliver_timer = QTimer(self)
-        self._deliver_timer.setSingleShot(True)
-        self._deliver_timer.timeout.connect(self.deliver)
-        self._delivered_at = 0.0
         self.last_result: RunFinished | None = None
         self.stop_requested_at: float | None = None
 
@@ -106,13 +101,10 @@ class RunController(QObject):
         if isinstance(event, RunFinished):
             self.last_result = event
         self._pending.append(event)
-        if not self._deliver_timer.isActive():
-            self._deliver_timer.start(until_next_frame(self._delivered_at))
+        frame_clock().schedule(self.deliver, Phase.DELIVER)
 
     def deliver(self) -> None:
         """Hand the events gathered since the last frame to the listeners now."""
-        self._deliver_timer.stop()
-        self._delivered_at = time.perf_counter()
         if self._pending:
             events, self._pending = self._pending, []
             self.engineEvents.emit(events)

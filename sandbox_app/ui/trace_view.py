@@ -9,13 +9,9 @@ blocks of at most ``MAX_BLOCK_CHARS`` so re-highlighting and layout stay cheap o
 
 from __future__ import annotations
 
-import functools
-import time
-
-from PySide6.QtCore import QEvent, QObject, QTimer, Signal
+from PySide6.QtCore import QEvent, Signal
 from PySide6.QtGui import QFontDatabase, QMouseEvent, QTextCursor
 from PySide6.QtWidgets import QPlainTextEdit, QWidget
-from shiboken6 import isValid
 
 from sandbox_app.core.events import (
     Event,
@@ -27,7 +23,7 @@ from sandbox_app.core.events import (
     StepStarted,
     TokenDelta,
 )
-from sandbox_app.ui.frames import until_next_frame
+from sandbox_app.ui.frames import Phase, frame_clock
 from sandbox_app.ui.highlighter import Role, TraceHighlighter
 
 MAX_BLOCK_CHARS = 1000
@@ -85,7 +81,7 @@ class TraceView(QPlainTextEdit):
         """Queue streamed text; it reaches the document on the next frame."""
         if text:
             self._pending.append((role, text))
-            _frame_clock().schedule(self)
+            frame_clock().schedule(self.flush, Phase.DRAW)
 
     def append_line(self, role: Role, text: str) -> None:
         """Queue a whole line that belongs to ``role`` (an observation, a notice…)."""
@@ -147,7 +143,7 @@ class TraceView(QPlainTextEdit):
             return
         pending, self._pending = _take_frame(self._pending, MAX_FRAME_CHARS)
         if self._pending:
-            _frame_clock().schedule(self)
+            frame_clock().schedule(self.flush, Phase.DRAW)
         cursor = QTextCursor(self.document())
         cursor.movePosition(QTextCursor.MoveOperation.End)
         cursor.beginEditBlock()
@@ -212,36 +208,6 @@ class TraceView(QPlainTextEdit):
             block = self.cursorForPosition(event.position().toPoint()).block()
             if self.role_of(block.blockNumber()) is Role.STEP:
                 self.stepClicked.emit(_step_number(block.text()))
-
-
-class _FrameClock(QObject):
-    """One frame timer for every pane: the panes with news are written in the same event, so
-    four streaming lanes cost one repaint of the window per frame instead of four."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self._due: dict[TraceView, None] = {}  # insertion-ordered set
-        self._timer = QTimer(self)
-        self._timer.setSingleShot(True)
-        self._timer.timeout.connect(self._tick)
-        self._ticked_at = 0.0
-
-    def schedule(self, view: TraceView) -> None:
-        self._due[view] = None
-        if not self._timer.isActive():
-            self._timer.start(until_next_frame(self._ticked_at))
-
-    def _tick(self) -> None:
-        self._ticked_at = time.perf_counter()
-        due, self._due = self._due, {}
-        for view in due:
-            if isValid(view):  # a lane removed since it asked
-                view.flush()
-
-
-@functools.cache
-def _frame_clock() -> _FrameClock:
-    return _FrameClock()
 
 
 def _take_frame(

@@ -8,30 +8,46 @@ from pathlib import Path
 from typing import Any
 
 NOTES = """
+## What the figures led to
+
+- **HTTP off the GUI thread** (`backends/network_loop.py`). Four lanes at 2,000 tokens/s are
+  8,000 SSE chunks/s; woken for each, the SDK's HTTP stack (h11, httpcore2, httpx2, anyio)
+  costs 120-170 µs per chunk. On the GUI thread that made the document fall seconds behind.
+  Streams are now read on a background asyncio loop that wakes the GUI at most every 8 ms
+  with merged text; reads pause 5 ms when a dense stream has to be waited for, so chunks are
+  parsed in batches (86 µs per chunk for four paced streams, 50 µs unthrottled).
+- **GIL switch interval 1 ms** (default 5): the GUI thread waited up to 5 ms per switch behind
+  the network thread, several times a frame.
+- **Garbage collection** (`ui/gc_policy.py`): full passes took 20-90 ms with every thread
+  stopped, about one every 10 s under four fast lanes; they were the longest freezes. Start-up
+  objects are frozen, automatic full passes are rare, and one runs a second after the last run.
+- **Frame pacing** (`ui/frames.py`): the run controller and the trace panes each waited a full
+  frame after the first event of a burst; now each waits only for what is left of the frame.
+  One frame timer serves every pane. The compare table updates changed cells only (a full
+  rebuild was 30+ ms).
+
 ## Where the misses come from, and what would fix them
 
-- **Lag and tokens behind with 4 lanes × 2,000 tokens/s.** That is 8,000 SSE chunks/s into one
-  Python process. A cProfile of one unthrottled lane (engine only, no window) spends about
-  60 µs per chunk in the SDK's HTTP stack (`h11` event parsing, `httpcore2`/`httpx2`
-  `aiter_bytes`), about 25 µs in our SSE decoding and `json.loads`, and about 10 µs in the
-  scanner and events: roughly 0.8 of a core before any drawing, on a 2-core machine that
-  also runs the server. The window stays usable (p99 lag 21 ms) because the engine yields to
-  the loop every 4 ms and the pane writes at most 12,000 characters a frame, but the document
-  falls behind. Fix: move each lane's HTTP reading out of the GUI process (a worker process
-  per lane sending text batches), or a C-accelerated HTTP/SSE client.
-- **Start-up ratio.** 705 ms against 240 ms for a bare PySide6 window: about 170 ms importing
-  our modules plus asyncio and qasync (the bare window imports neither), and about 90 ms
-  building the window, of which the Compare tab's two lanes are about a third. Fix: build the
-  Compare tab on first use and defer more imports; the absolute target (≤ 1 s) is met.
-- **RSS growth after 4 × 100,000-token runs.** Measured on one pane: 100,000 tokens (0.68 MB
-  of text, 10,714 blocks) grow RSS by 24.6 MB, and by 22.5 MB with the highlighter detached:
-  QTextDocument's per-block storage, not the colours, is the cost — about 95 MB for four
-  lanes. The rest is the recorded events kept for exports (already merged to one event per
-  frame, which took the figure from 295 MB to 183 MB) and allocator slack. Fix: a
-  virtualised trace widget that keeps lines in a compact Python store and paints only the
-  visible ones (as terminal widgets do), instead of a QTextDocument.
-- **Run-time drift** varies between runs of the benchmark on this machine (−3.6 % and +11.5 %
-  in two full runs): the figure is noise-bound here; RSS drift is 0.2 %.
+- **Lag and tokens behind, 4 lanes × 2,000 tokens/s** (close to the targets; they vary by a
+  few ms between runs on this machine). The process is GIL-bound: during the run it uses
+  1.05-1.07 cores in total, of which the GUI thread 0.41 and the network thread the rest,
+  on a 2-core machine that also runs the server process. What remains is the GUI thread
+  waiting for the GIL and one frame of pacing per stage. Fix: read HTTP in a worker process
+  (one per window) that sends text batches over a pipe, so the GIL is not shared.
+- **Start-up ratio.** The bare PySide6 window is ~220-250 ms, nearly all of it importing
+  QtWidgets. On top of that the app imports its own modules (~260-400 ms: asyncio and qasync
+  ~70-100 ms, the PySide class look-ups of the main window ~60-90 ms, the dataclass-heavy
+  core modules ~50-90 ms) and builds the window (~100 ms, a third of it the Compare tab).
+  Fix: build the Compare tab on first use and import asyncio/qasync after the first paint;
+  that is worth about 200 ms, so 1.5× would still need a lighter window. The absolute target
+  (≤ 1 s) is met.
+- **RSS with four 100,000-token traces on screen at once.** Four runs one after another in
+  the main view grow RSS by less than the target (each run replaces the trace, nothing
+  leaks). Four lanes at once keep four traces of 0.68 MB of text each: a QTextDocument holds
+  12 MB per such trace, and QPlainTextEdit's per-block layouts another ~32 MB (measured
+  with `mallinfo2`; `QTextBlock.clearLayout()` and `QTextLayout.setText("")` on off-screen
+  blocks free nothing). Fix: a virtualised trace widget that keeps lines in a compact Python
+  store and lays out only the visible ones (as terminal widgets do).
 """
 
 # (figure, target, True when lower is better)
@@ -46,8 +62,8 @@ TARGETS: list[tuple[str, float, bool]] = [
     ("startup_ratio", 1.5, True),
     ("idle_cpu_pct", 1, True),
     ("rss_idle_mb", 150, True),
-    ("rss_growth_mb", 60, True),
-    ("rss_growth_4_lanes_mb", 60, True),
+    ("rss_growth_mb", 60, True),  # four 100k-token runs, one after another
+    ("rss_growth_4_lanes_mb", 60, True),  # four 100k-token lanes at once, all shown
     ("run_time_drift_pct", 5, True),
     ("rss_drift_pct", 5, True),
     ("engine_overhead_ratio", 1.05, True),
