@@ -5,12 +5,14 @@ stack (h11 parsing, httpx2 and anyio plumbing). On the GUI thread that is half a
 between frames: the heartbeat lagged and the trace fell seconds behind the server. Here the
 chunks are read on a daemon thread running its own asyncio loop, and the caller's loop is
 woken at most once per :data:`WAKE_EVERY_S` with everything that arrived meanwhile, merged.
-The first piece of a reply is passed on at once, so time to first token is not delayed.
+The first text of a reply and its end are passed on at once: time to first token is not
+delayed, and neither is the next step.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import threading
 import time
 from collections import deque
@@ -18,9 +20,10 @@ from collections.abc import AsyncGenerator, Callable, Coroutine
 from contextlib import aclosing, suppress
 from typing import Any, TypeVar
 
-from sandbox_app.backends.base import Delta
+from sandbox_app.backends.base import BackendError, Delta
 
 T = TypeVar("T")
+log = logging.getLogger(__name__)
 
 # Half a 60 Hz frame: the window draws what arrived in time for the next frame, and the
 # caller's loop is woken ~120 times a second per stream instead of ~2,000.
@@ -72,26 +75,34 @@ class _Relay:
         self._ready = asyncio.Event()  # belongs to the caller's loop
         self._wake_pending = False
         self._last_wake = 0.0
+        self._text_seen = False
+        self._delayed: asyncio.TimerHandle | None = None  # a batched wake-up still to come
 
     # -- network thread --
 
     def put(self, item: Delta | BaseException | _End) -> None:
-        # The end is passed on at once: the caller's next step (a tool, the next request)
-        # must not wait out the batching delay. A delayed wake-up still to come then finds
-        # nothing new, which costs the caller one empty take().
-        now = isinstance(item, _End)
+        # Passed on at once: the first text (time to first token is measured on it; servers
+        # often send an empty chunk before it) and the end (the caller's next step, a tool or
+        # the next request, must not wait out the batching delay).
+        first_text = isinstance(item, Delta) and bool(item.text) and not self._text_seen
+        self._text_seen = self._text_seen or first_text
+        now = first_text or isinstance(item, _End)
         with self._lock:
             self._items.append(item)
             if self._wake_pending and not now:
                 return  # the wake-up already on its way will take this item too
             self._wake_pending = True
+        if self._delayed is not None:
+            self._delayed.cancel()  # superseded by this wake-up
+            self._delayed = None
         delay = self._last_wake + WAKE_EVERY_S - time.perf_counter()
         if delay > 0 and not now:
-            asyncio.get_running_loop().call_later(delay, self._wake)
+            self._delayed = asyncio.get_running_loop().call_later(delay, self._wake)
         else:
             self._wake()
 
     def _wake(self) -> None:
+        self._delayed = None
         self._last_wake = time.perf_counter()
         with suppress(RuntimeError):  # the caller's loop is closed: nobody reads any more
             self._caller.call_soon_threadsafe(self._ready.set)
@@ -115,6 +126,8 @@ def merged(items: list[Delta | BaseException | _End]) -> list[Delta | BaseExcept
     chunks = 0
     for item in items:
         if isinstance(item, Delta) and item.usage is None and not item.notice:
+            if not item.text:
+                continue  # an empty chunk (the role, the finish reason) carries nothing
             texts.append(item.text)
             chunks += item.chunks
             continue
@@ -151,6 +164,8 @@ async def relay_stream(
         except asyncio.CancelledError:
             pass  # the caller stopped reading
         except Exception as err:
+            if not isinstance(err, BackendError):  # a bug: keep its real traceback in the log
+                log.exception("stream failed unexpectedly")
             # A fresh error of the same kind and message: the original's traceback holds this
             # thread's frames (and the generators in them) and must not travel to the caller.
             relay.put(_detached(err))

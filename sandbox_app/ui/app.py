@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import sys
 from concurrent.futures import ThreadPoolExecutor
 
@@ -13,6 +14,7 @@ from PySide6.QtWidgets import QApplication
 from sandbox_app.ui import gc_policy
 from sandbox_app.ui.main_window import MainWindow
 
+log = logging.getLogger(__name__)
 GIL_SWITCH_INTERVAL_S = 0.001
 ORGANIZATION = "ReAct Sandbox"
 APPLICATION = "ReAct Sandbox"
@@ -62,11 +64,14 @@ def import_heavy_modules() -> None:
     Both are imported lazily so the window opens fast; doing it here, in the background,
     keeps their second or so of import time from freezing the first run that needs them.
     """
-    import bm25s  # noqa: F401
+    try:
+        import bm25s  # noqa: F401
 
-    from sandbox_app.backends.openai_compat import warm_up
+        from sandbox_app.backends.openai_compat import warm_up
 
-    warm_up()
+        warm_up()
+    except Exception:  # best effort: the first run would only be slower, so never fail here
+        log.exception("background warm-up failed")
 
 
 def run_app(scenario: str | None = None) -> int:

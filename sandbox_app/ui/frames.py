@@ -8,6 +8,7 @@ same frame: one frame of delay from a token's arrival to the screen, not one per
 from __future__ import annotations
 
 import functools
+import logging
 import time
 from collections.abc import Callable
 from enum import IntEnum
@@ -15,6 +16,7 @@ from enum import IntEnum
 from PySide6.QtCore import QObject, QTimer
 from shiboken6 import isValid
 
+log = logging.getLogger(__name__)
 FRAME_MS = 16
 
 
@@ -73,8 +75,12 @@ class FrameClock(QObject):
 
 def _call(callback: Callable[[], None]) -> None:
     owner = getattr(callback, "__self__", None)
-    if not isinstance(owner, QObject) or isValid(owner):  # not deleted meanwhile
+    if isinstance(owner, QObject) and not isValid(owner):
+        return  # deleted since it asked
+    try:
         callback()
+    except Exception:  # a bug in one pane must not stop every pane's frames
+        log.exception("frame callback failed")
 
 
 @functools.cache
