@@ -22,18 +22,18 @@ NOTES = """
   stopped, about one every 10 s under four fast lanes; they were the longest freezes. Start-up
   objects are frozen, automatic full passes are rare, and one runs a second after the last run.
 - **Frame pacing** (`ui/frames.py`): the run controller and the trace panes each waited a full
-  frame after the first event of a burst; now each waits only for what is left of the frame.
-  One frame timer serves every pane. The compare table updates changed cells only (a full
-  rebuild was 30+ ms).
+  frame, two frames stacked; now one frame clock hands over a frame's engine events and
+  writes every pane's text in the same frame (one pane per event-loop pass). The compare
+  table updates changed cells only (a full rebuild was 30+ ms).
 
 ## Where the misses come from, and what would fix them
 
-- **Lag and tokens behind, 4 lanes × 2,000 tokens/s** (close to the targets; they vary by a
-  few ms between runs on this machine). The process is GIL-bound: during the run it uses
-  1.05-1.07 cores in total, of which the GUI thread 0.41 and the network thread the rest,
-  on a 2-core machine that also runs the server process. What remains is the GUI thread
-  waiting for the GIL and one frame of pacing per stage. Fix: read HTTP in a worker process
-  (one per window) that sends text batches over a pipe, so the GIL is not shared.
+- **Tokens behind, 4 lanes × 2,000 tokens/s** sits at the edge of the 50 ms target: 50-60 ms
+  p99 over five runs (lag now meets its targets). The process is GIL-bound: during the run it
+  uses 1.05-1.07 cores, the GUI thread 0.41 of them and the network thread the rest, on a
+  2-core machine that also runs the server. What remains is the relay's 8 ms batching, one
+  frame of pacing, and the GUI thread waiting for the GIL. Fix: read HTTP in a worker
+  process (one per window) that sends text batches over a pipe, so the GIL is not shared.
 - **Start-up ratio.** The bare PySide6 window is ~220-250 ms, nearly all of it importing
   QtWidgets. On top of that the app imports its own modules (~260-400 ms: asyncio and qasync
   ~70-100 ms, the PySide class look-ups of the main window ~60-90 ms, the dataclass-heavy
@@ -41,6 +41,12 @@ NOTES = """
   Fix: build the Compare tab on first use and import asyncio/qasync after the first paint;
   that is worth about 200 ms, so 1.5× would still need a lighter window. The absolute target
   (≤ 1 s) is met.
+- **Run-time drift** is noise-bound here. The ten runs' wall times go up and down, with no
+  trend across consecutive runs. Unthrottled runs share two cores with the server process,
+  so they vary by ±20 %. Over four full benchmark runs the trend line gave −2.2 %, −1.0 %,
+  +0.2 % and +11.4 %, while RSS drift stayed at 0.0–0.1 %. Fix for the figure: measure the
+  process's CPU time per run, or pace the server, so the noise does not drown a real
+  slowdown.
 - **RSS with four 100,000-token traces on screen at once.** Four runs one after another in
   the main view grow RSS by less than the target (each run replaces the trace, nothing
   leaks). Four lanes at once keep four traces of 0.68 MB of text each: a QTextDocument holds
