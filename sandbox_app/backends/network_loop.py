@@ -1,8 +1,8 @@
 """One background event loop for HTTP, so reading streams never competes with drawing.
 
-Four fast lanes are about 8,000 SSE chunks a second, and every chunk costs ~60 µs in the HTTP
-stack (h11 parsing, httpx2 and anyio plumbing). On the GUI thread that is half a core of work
-between frames: the heartbeat lagged and the trace fell seconds behind the server. Here the
+Four fast lanes are about 8,000 SSE chunks a second, and every chunk costs 50-170 µs in the
+HTTP stack (h11 parsing, httpx2 and anyio plumbing). On the GUI thread that is half a core or
+more of work between frames: the heartbeat lagged and the trace fell seconds behind. Here the
 chunks are read on a daemon thread running its own asyncio loop, and the caller's loop is
 woken at most once per :data:`WAKE_EVERY_S` with everything that arrived meanwhile, merged.
 The first text of a reply and its end are passed on at once: time to first token is not

@@ -356,7 +356,7 @@ class MainWindow(QMainWindow):
     def _update_enabled(self) -> None:
         """While anything runs, the controls that would change the run are locked."""
         single = self.controller.running
-        running = single or self.compare.running
+        running = self._anything_running()
         for widget in (self.prompt_panel, self.tool_panel, self.backend_panel, self.run_button):
             widget.setEnabled(not running)
         self.compare.run_button.setEnabled(not running)

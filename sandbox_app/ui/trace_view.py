@@ -1,10 +1,10 @@
 """The live trace pane: one widget for the main view and every compare lane.
 
 Tokens can arrive at thousands per second, so text is buffered and written at most once per
-frame (~16 ms, ui/frames.py) through a cursor at the end of the document, never by resetting
-the whole text.
-Each block has one role, recorded as it is inserted, and very long model lines are split into
-blocks of at most ``MAX_BLOCK_CHARS`` so re-highlighting and layout stay cheap on every append.
+frame (the window's frame clock, ui/frames.py) through a cursor at the end of the document,
+never by resetting the whole text. Each block has one role, recorded as it is inserted, and
+very long model lines are split into blocks of at most ``MAX_BLOCK_CHARS`` so re-highlighting
+and layout stay cheap on every append.
 """
 
 from __future__ import annotations

@@ -173,28 +173,6 @@ def append_cost_ratio(long_line: bool, frames: int = 60, per_frame: int = 32) ->
 # ---- 2 and 7: lanes against the server, lag and stop ---------------------------------------
 
 
-class Heartbeat:
-    """A 5 ms timer; its late ticks are the event loop's lag."""
-
-    def __init__(self) -> None:
-        from PySide6.QtCore import QTimer
-
-        self.lags: list[float] = []
-        self.last = time.perf_counter()
-        self.timer = QTimer()
-        self.timer.setInterval(5)
-        self.timer.timeout.connect(self._tick)
-        self.timer.start()
-
-    def _tick(self) -> None:
-        now = time.perf_counter()
-        self.lags.append(max(0.0, now - self.last - 0.005))
-        self.last = now
-
-    def stop(self) -> None:
-        self.timer.stop()
-
-
 async def make_window(settings_dir: str) -> Any:
     """The main window, shown, after what run_app does once it is up (warm-up, GC policy)."""
     from PySide6.QtCore import QSettings
@@ -288,6 +266,7 @@ class Behind:
 
 async def four_lanes_lag(window: Any, base_url: str) -> dict[str, float]:
     from sandbox_app.core.scenario import LaneConfig
+    from tests.heartbeat import Heartbeat
 
     compare = window.compare
     compare.set_lanes(tuple(LaneConfig("Custom URL", base_url, f"lane{i}") for i in range(4)))
@@ -299,7 +278,7 @@ async def four_lanes_lag(window: Any, base_url: str) -> dict[str, float]:
         behind.watch(lane.trace, f"lane{i}")
     await asyncio.sleep(0.5)
     with behind.stamping_arrivals():
-        beat = Heartbeat()
+        beat = Heartbeat(interval_ms=5)
         compare.run_all()
         await wait_for(lambda: not compare.running, seconds=600)
         beat.stop()

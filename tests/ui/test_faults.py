@@ -8,18 +8,18 @@ count of cases is printed at the end of the test run ("fault cases: N passed, M 
 from __future__ import annotations
 
 import socket
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 import pytest
-from PySide6.QtCore import Qt, QTimer
+from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
 from sandbox_app.core.scenario import LaneConfig
 from sandbox_app.ui.backend_panel import BackendPanel
 from sandbox_app.ui.main_window import MainWindow
 from tests.fakeserver import FakeOpenAIServer, ModelScript
+from tests.heartbeat import Heartbeat
 
 GOOD = [
     "Thought: I need the price of Brightgrid Pro.\nAction: calculator[20 * 12 * 7]",
@@ -73,28 +73,11 @@ FAULTS = {
 }
 
 
-class Heartbeat:
-    """A 10 ms timer: the longest gap between its ticks is how long the window froze."""
-
-    def __init__(self) -> None:
-        self.last = time.perf_counter()
-        self.longest = 0.0
-        self.timer = QTimer()
-        self.timer.setInterval(10)
-        self.timer.timeout.connect(self._tick)
-        self.timer.start()
-
-    def _tick(self) -> None:
-        now = time.perf_counter()
-        self.longest = max(self.longest, now - self.last)
-        self.last = now
-
-
 @pytest.fixture
 def heartbeat() -> Iterator[Heartbeat]:
-    beat = Heartbeat()
+    beat = Heartbeat(interval_ms=10)
     yield beat
-    beat.timer.stop()
+    beat.stop()
 
 
 def configure(server: FakeOpenAIServer, fault: Fault) -> str:
