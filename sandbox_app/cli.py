@@ -9,12 +9,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import math
 import os
 import sys
 from collections.abc import Callable
 from typing import TextIO
 
 from sandbox_app.backends.base import Backend
+from sandbox_app.backends.keys import CUSTOM_KEY_ENV
 from sandbox_app.core.engine import ReactEngine, drive
 from sandbox_app.core.events import (
     Event,
@@ -33,7 +35,6 @@ from sandbox_app.core.parser import DIALECTS
 from sandbox_app.core.scenario import Scenario, ScenarioError, default_scenario, load_scenario
 from sandbox_app.core.tools import TOOL_NAMES
 
-CUSTOM_KEY_ENV = "REACT_SANDBOX_API_KEY"
 EXIT_CODES = {"answered": 0, "failed": 1, "max_steps": 2, "stopped": 3}
 _COLOURS = {
     "thought": "\033[36m",
@@ -87,7 +88,15 @@ def _run_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-steps", type=int, help="1-50")
     p.add_argument("--tools", help=f"comma-separated, from: {', '.join(TOOL_NAMES)}")
     p.add_argument("--dialect", choices=["auto", *DIALECTS])
-    p.add_argument("--token-budget", type=int, help="stop when the run has used this many tokens")
+    p.add_argument(
+        "--token-budget", type=int, help="stop when the run has used this many tokens (≥ 1)"
+    )
+    p.add_argument(
+        "--timeout",
+        type=float,
+        default=60.0,
+        help="seconds to wait for the server before giving up (default 60)",
+    )
     p.add_argument("--json", action="store_true", help="print one JSON document instead")
     return p
 
@@ -138,6 +147,10 @@ def _scenario(args: argparse.Namespace) -> Scenario:
     scenario = load_scenario(args.scenario) if args.scenario else default_scenario()
     if args.question:
         scenario = scenario.with_changes(question=args.question)
+    if args.token_budget is not None and args.token_budget < 1:
+        raise ValueError(f"--token-budget must be at least 1 (got {args.token_budget})")
+    if not (math.isfinite(args.timeout) and args.timeout > 0):
+        raise ValueError(f"--timeout must be a number of seconds above 0 (got {args.timeout})")
     if args.max_steps is not None:
         if not 1 <= args.max_steps <= 50:
             raise ValueError("--max-steps must be from 1 to 50")
@@ -154,18 +167,13 @@ def _scenario(args: argparse.Namespace) -> Scenario:
 
 
 def _backend(args: argparse.Namespace, scenario: Scenario) -> Backend:
+    from sandbox_app.backends.keys import KeyStore
+    from sandbox_app.backends.openai_compat import preset_for_url, preset_named
+    from sandbox_app.backends.registry import BackendConfig, make_backend
+
     wants_server = args.backend == "openai" or args.base_url or args.preset
     if not wants_server:
-        from sandbox_app.backends.scripted import ScriptedBackend
-
-        return ScriptedBackend(scenario.script, scenario.question)
-    from sandbox_app.backends.openai_compat import (
-        OpenAICompatBackend,
-        ServerConfig,
-        preset_for_url,
-        preset_named,
-    )
-
+        return make_backend(BackendConfig(None), scenario, KeyStore())
     if args.preset:
         try:
             preset = preset_named(args.preset)
@@ -173,13 +181,11 @@ def _backend(args: argparse.Namespace, scenario: Scenario) -> Backend:
             raise ValueError(f"unknown preset {args.preset!r}") from None
     else:
         preset = preset_for_url(args.base_url) if args.base_url else preset_named("OpenAI")
-    base_url = args.base_url or preset.base_url
-    # Each provider's key goes only to that provider; any other server gets its own variable,
-    # so an OpenAI key is never sent to a proxy or a local server by accident.
-    key = os.environ.get(preset.key_env or CUSTOM_KEY_ENV, "")
     if not args.model:
         raise ValueError("--model is required for an OpenAI-compatible backend")
-    return OpenAICompatBackend(ServerConfig(base_url, key, preset))
+    # The registry's key rule: a preset's key only ever goes to that preset's own host.
+    config = BackendConfig(preset, args.base_url or preset.base_url, args.model, args.timeout)
+    return make_backend(config, scenario, KeyStore())
 
 
 class TracePrinter:

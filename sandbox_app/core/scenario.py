@@ -8,7 +8,9 @@ crash mid-save never leaves half a scenario. A scenario never holds an API key.
 from __future__ import annotations
 
 import json
+import math
 import os
+import stat
 import tempfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -20,6 +22,8 @@ from sandbox_app.core.tools import BRIGHTGRID_DOCUMENTS, TOOL_NAMES
 VERSION = 1
 MAX_FILE_BYTES = 5 * 1024 * 1024
 MAX_STEPS_RANGE = (1, 50)
+TEMPERATURE_RANGE = (0.0, 2.0)  # what OpenAI-compatible servers accept
+MAX_TOKENS_RANGE = (1, 200_000)
 DialectChoice = Dialect | Literal["auto"]
 MatchRule = Literal["exact", "contains", "number", "regex"]
 MATCH_RULES: tuple[MatchRule, ...] = ("exact", "contains", "number", "regex")
@@ -129,7 +133,8 @@ def load_scenario(path: str | Path) -> Scenario:
     except OSError as err:
         raise ScenarioError(f"Cannot read {name}: {err.strerror or err}.") from None
     try:
-        text = raw.decode("utf-8")
+        # "utf-8-sig": editors on Windows start UTF-8 files with a byte-order mark.
+        text = raw.decode("utf-8-sig")
     except UnicodeDecodeError:
         raise ScenarioError(f"{name} is not a text (UTF-8) file.") from None
     try:
@@ -138,15 +143,28 @@ def load_scenario(path: str | Path) -> Scenario:
         raise ScenarioError(
             f"{name} is not valid JSON: {err.msg} at line {err.lineno}, column {err.colno}."
         ) from None
+    except RecursionError:  # thousands of nested [ or {: json recurses once per level
+        raise ScenarioError(f"{name} nests its JSON too deeply to be a scenario.") from None
     try:
         return scenario_from_dict(data)
     except ScenarioError as err:
         raise ScenarioError(f"{name}: {err}") from None
 
 
+class SaveRefused(OSError):
+    """A save that would harm the user's files (a read-only file); the message says why."""
+
+
 def save_scenario(scenario: Scenario, path: str | Path) -> None:
-    """Write atomically: a failed write leaves the old file (or none) untouched."""
-    path = Path(path)
+    """Write atomically: a failed write leaves the old file (or none) untouched.
+
+    A symbolic link is saved through to its target (the link stays a link), and a read-only
+    file is refused with :class:`SaveRefused` rather than silently replaced: replacing works
+    on the folder, so it would succeed whatever the file's own mode says.
+    """
+    path = Path(os.path.realpath(path))
+    if path.exists() and _read_only(path):
+        raise SaveRefused(f"{path.name} is read-only; use Save as to write a copy.")
     text = json.dumps(scenario_to_dict(scenario), indent=2, ensure_ascii=False) + "\n"
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
@@ -160,6 +178,12 @@ def save_scenario(scenario: Scenario, path: str | Path) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def _read_only(path: Path) -> bool:
+    # os.access alone says yes to root (CI, containers), so the mode's write bits count too.
+    mode = path.stat().st_mode
+    return not os.access(path, os.W_OK) or not mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH)
 
 
 def scenario_to_dict(s: Scenario) -> dict[str, Any]:
@@ -233,15 +257,16 @@ def scenario_from_dict(data: Any) -> Scenario:
         documents=tuple(tools.strings("documents", list(BRIGHTGRID_DOCUMENTS))),
         max_steps=max_steps,
         model=ModelParams(
-            temperature=model.number("temperature", 0.0),
-            max_tokens=model.get("max_tokens", int, 512),
-            top_p=model.number("top_p", None),
+            temperature=model.number("temperature", 0.0, TEMPERATURE_RANGE),
+            max_tokens=model.whole("max_tokens", 512, MAX_TOKENS_RANGE),
+            top_p=model.number("top_p", None, (0.0, 1.0)),
             seed=model.get("seed", int, None),
         ),
         expected=_expected(d.get("expected", dict, None)),
         script=Script(
             replies=tuple(script.strings("replies", [])),
-            tokens_per_second=script.number("tokens_per_second", 40.0) or 0.0,
+            # 0 is meaningful: the replies stream instantly (as in the tests and benchmarks).
+            tokens_per_second=script.number("tokens_per_second", 40.0, (0.0, math.inf)) or 0.0,
             ignore_stop=script.get("ignore_stop", bool, False),
         ),
         lanes=tuple(_lane(item, i) for i, item in enumerate(d.get("lanes", list, []))),
@@ -254,8 +279,8 @@ def _lane(data: Any, index: int) -> LaneConfig:
         backend=lane.get("backend", str, "Scripted (offline)"),
         base_url=lane.get("base_url", str, ""),
         model=lane.get("model", str, ""),
-        temperature=lane.number("temperature", 0.0) or 0.0,
-        max_tokens=lane.get("max_tokens", int, 512),
+        temperature=lane.number("temperature", 0.0, TEMPERATURE_RANGE) or 0.0,
+        max_tokens=lane.whole("max_tokens", 512, MAX_TOKENS_RANGE),
     )
 
 
@@ -266,7 +291,9 @@ def _expected(data: dict[str, Any] | None) -> Expected | None:
     match = e.get("match", str, "contains")
     if match not in MATCH_RULES:
         raise ScenarioError(f'"expected.match" must be one of {", ".join(MATCH_RULES)}.')
-    return Expected(e.get("answer", str, ""), match, e.number("tolerance", 1e-9) or 0.0)
+    return Expected(
+        e.get("answer", str, ""), match, e.number("tolerance", 1e-9, (0.0, math.inf)) or 0.0
+    )
 
 
 class _Fields:
@@ -289,15 +316,32 @@ class _Fields:
             )
         return value
 
-    def number(self, key: str, default: float | None) -> float | None:
+    def number(self, key: str, default: float | None, bounds: tuple[float, float]) -> float | None:
         value = self._data.get(key, default)
         if value is None:
             return None
-        if isinstance(value, bool) or not isinstance(value, int | float):
+        # Python's json reads NaN and Infinity; neither is a setting anyone means.
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int | float)
+            or not math.isfinite(value)
+        ):
             raise ScenarioError(
                 f'"{self._prefix}{key}" must be a number (got {json.dumps(value)[:40]}).'
             )
+        self._check_range(key, value, bounds)
         return float(value)
+
+    def whole(self, key: str, default: int, bounds: tuple[int, int]) -> int:
+        value: int = self.get(key, int, default)
+        self._check_range(key, value, bounds)
+        return value
+
+    def _check_range(self, key: str, value: float, bounds: tuple[float, float]) -> None:
+        low, high = bounds
+        if not low <= value <= high:
+            where = f"at least {low:g}" if high == math.inf else f"from {low:g} to {high:g}"
+            raise ScenarioError(f'"{self._prefix}{key}" must be {where} (got {value:g}).')
 
     def strings(self, key: str, default: list[str]) -> list[str]:
         value = self.get(key, list, default)

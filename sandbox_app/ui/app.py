@@ -41,13 +41,17 @@ def prepare_loop(loop: asyncio.AbstractEventLoop) -> None:
         )
 
 
-async def _main(window: MainWindow) -> int:
+async def _main(window: MainWindow, scenario: str | None = None) -> int:
     prepare_loop(asyncio.get_running_loop())
     closed = asyncio.Event()
     app = QApplication.instance()
     assert isinstance(app, QApplication)
     app.lastWindowClosed.connect(closed.set)
     window.show()
+    if scenario:
+        # Shown first: edits kept from last time are offered (save, discard or keep editing)
+        # in a dialog over the window before the named file replaces them.
+        window.open_from_command_line(scenario)
     warm_up = asyncio.get_running_loop().run_in_executor(None, import_heavy_modules)
     warm_up.add_done_callback(lambda _: gc_policy.settle_after_start())
     await closed.wait()
@@ -83,9 +87,7 @@ def run_app(scenario: str | None = None) -> int:
     app.setQuitOnLastWindowClosed(False)  # _main decides when to stop, after cleanup
     # Built before the loop starts: construction is synchronous Qt work, not an asyncio step.
     window = MainWindow(QSettings(ORGANIZATION, APPLICATION))
-    if scenario:
-        window.open_scenario(scenario)
     try:
-        return int(qasync.run(_main(window)))
+        return int(qasync.run(_main(window, scenario)))
     except asyncio.CancelledError:
         return 0

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
@@ -21,38 +21,33 @@ from PySide6.QtWidgets import (
 )
 
 from sandbox_app.backends.base import Backend, BackendError
-from sandbox_app.backends.openai_compat import (
-    CUSTOM,
-    PRESETS,
-    OpenAICompatBackend,
-    Preset,
-    ServerConfig,
-)
-from sandbox_app.backends.scripted import ScriptedBackend
+from sandbox_app.backends.keys import KeyAccount, KeyStore, account_for
+from sandbox_app.backends.openai_compat import CUSTOM, PRESETS, Preset
+from sandbox_app.backends.registry import BackendConfig, effective_preset, make_backend
 from sandbox_app.core.engine import ReactEngine
 from sandbox_app.core.scenario import Scenario
 from sandbox_app.core.tools import Approver, Tool
-from sandbox_app.ui.secrets import KeyStore
 
 SCRIPTED = "Scripted (offline)"
-_KEY_SOURCES = {
-    "environment": "Key from the environment.",
-    "keyring": "Key from the system keyring.",
-    "session": "Key kept for this session only.",
-}
 
 
 @dataclass(frozen=True)
 class BackendChoice:
-    """What the panel says to run against; never stored with the key."""
+    """What the panel says to run against; never stored with a key (keys are resolved by
+    the registry's rule when a backend is made)."""
 
     preset: Preset | None  # None: the scripted model
     base_url: str
-    api_key: str
+    typed_key: str  # a key typed in the panel for this base URL's host
     model: str
     temperature: float
     max_tokens: int
     timeout_s: float = 60.0
+    keys: KeyStore = field(default_factory=KeyStore, compare=False, repr=False)
+
+    @property
+    def config(self) -> BackendConfig:
+        return BackendConfig(self.preset, self.base_url, self.model, self.timeout_s, self.typed_key)
 
     def run_factory(
         self, scenario: Scenario, tools: list[Tool], approve: Approver
@@ -67,10 +62,7 @@ class BackendChoice:
         return make_run
 
     def create(self, scenario: Scenario) -> Backend:
-        if self.preset is None:
-            return ScriptedBackend(scenario.script, scenario.question)
-        config = ServerConfig(self.base_url, self.api_key, self.preset, self.timeout_s)
-        return OpenAICompatBackend(config)
+        return make_backend(self.config, scenario, self.keys)
 
 
 class BackendPanel(QWidget):
@@ -85,6 +77,10 @@ class BackendPanel(QWidget):
     def __init__(self, keys: KeyStore, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.keys = keys
+        # Keys typed in this panel, by the account (host) they were typed for: a key never
+        # follows the base URL to another host.
+        self._typed: dict[str, str] = {}
+        self._account: KeyAccount | None = None
         self._refresh_task: asyncio.Task[list[str]] | None = None
         self.preset_combo = QComboBox()
         self.preset_combo.addItem(SCRIPTED)
@@ -141,6 +137,8 @@ class BackendPanel(QWidget):
         layout.addLayout(form)
 
         self.preset_combo.currentTextChanged.connect(self._on_preset_combo_changed)
+        self.base_url_edit.textChanged.connect(self._on_key_account_maybe_changed)
+        self.key_edit.textChanged.connect(self._on_key_edit_text_changed)
         self.remember_button.clicked.connect(self._on_remember_button_clicked)
         self.refresh_button.clicked.connect(self._on_refresh_button_clicked)
         for signal in (
@@ -165,11 +163,12 @@ class BackendPanel(QWidget):
         return BackendChoice(
             preset,
             self.base_url_edit.text().strip(),
-            self.key_edit.text().strip(),
+            self.key_edit.text().strip() if preset else "",
             self.model_combo.currentText().strip() if preset else "scripted",
             self.temperature_spin.value(),
             self.max_tokens_spin.value(),
             self.timeout_spin.value(),
+            self.keys,
         )
 
     def select(self, preset_name: str, base_url: str = "", model: str = "") -> None:
@@ -229,26 +228,63 @@ class BackendPanel(QWidget):
         self.timeout_spin.setEnabled(server)
         if preset is None:
             self.base_url_edit.clear()
-            self.key_edit.clear()
-            self.key_status.setText("Offline: replays the scenario's written replies.")
             self._set_models(["scripted"], "")
         else:
             if preset is not CUSTOM:
                 self.base_url_edit.setText(preset.base_url)
-            key, source = self.keys.load(preset.name, preset.key_env)
-            self.key_edit.setText(key)
-            needs = f"Needs a key ({preset.key_env})." if preset.key_env else "No key needed."
-            self.key_status.setText(_KEY_SOURCES.get(source, needs))
             self.model_combo.clear()
             self.models_status.setText("Press Refresh to list the server's models.")
+        self._on_key_account_maybe_changed()
         self.changed.emit()
 
-    def _on_remember_button_clicked(self) -> None:
+    # ---- keys: one rule (backends/keys.py), shown as it applies ------------------------
+
+    def _current_account(self) -> KeyAccount | None:
         preset = self.preset()
-        key = self.key_edit.text().strip()
-        if preset is None or not key:
+        if preset is None:
+            return None
+        base_url = self.base_url_edit.text().strip() or preset.base_url
+        return account_for(effective_preset(preset, base_url), base_url)
+
+    def _on_key_account_maybe_changed(self) -> None:
+        account = self._current_account()
+        if account != self._account:
+            self._account = account
+            # The field shows only what was typed for this host; the rest is in the status.
+            self.key_edit.setText(self._typed.get(account.name, "") if account else "")
+        self._show_key_status()
+
+    def _on_key_edit_text_changed(self, text: str) -> None:
+        if self._account is not None:
+            self._typed[self._account.name] = text.strip()
+        self._show_key_status()
+
+    def _show_key_status(self) -> None:
+        preset, account = self.preset(), self._account
+        if preset is None or account is None:
+            self.key_status.setText("Offline: replays the scenario's written replies.")
             return
-        if self.keys.save(preset.name, key):
+        _, source = self.keys.resolve(account, self.key_edit.text().strip())
+        if source == "typed":
+            text = f"Key typed for {account.name}."
+        elif source == "environment":
+            text = f"Key from the environment ({account.env_var})."
+        elif source == "keyring":
+            text = "Key from the system keyring."
+        elif account.preset_host:
+            text = f"Needs a key ({account.env_var})."
+        else:
+            text = f"No key sent (type one, or set {account.env_var})."
+        if preset.key_env and not account.preset_host:
+            text += f" The {preset.name} key goes only to {preset.base_url.split('/')[2]}."
+        self.key_status.setText(text)
+
+    def _on_remember_button_clicked(self) -> None:
+        account = self._account
+        key = self.key_edit.text().strip()
+        if account is None or not key:
+            return
+        if self.keys.save(account, key):
             self.key_status.setText("Saved in the system keyring.")
         else:
             self.key_status.setText(

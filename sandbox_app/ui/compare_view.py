@@ -32,6 +32,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from sandbox_app.backends.keys import KeyStore
 from sandbox_app.core.compare import (
     COLUMNS,
     LaneRecord,
@@ -47,7 +48,6 @@ from sandbox_app.core.tools import Tool
 from sandbox_app.ui.backend_panel import SCRIPTED, BackendPanel
 from sandbox_app.ui.price_dialog import PriceDialog
 from sandbox_app.ui.run_controller import RunController
-from sandbox_app.ui.secrets import KeyStore
 from sandbox_app.ui.trace_view import TraceView
 
 MIN_LANES, MAX_LANES = 2, 4

@@ -26,20 +26,19 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from sandbox_app.backends.keys import KeyStore
 from sandbox_app.core.compare import Price
+from sandbox_app.core.document import KeptEdits, ScenarioDocument
 from sandbox_app.core.events import Event, RunFinished, StepFinished, StepStarted
 from sandbox_app.core.metrics import RunMetrics, StepMetrics
 from sandbox_app.core.prompts import DEFAULT_TEMPLATE, PromptError, render_prompt
 from sandbox_app.core.scenario import (
     ModelParams,
+    SaveRefused,
     Scenario,
     ScenarioError,
     builtin_scenarios,
     default_scenario,
-    load_scenario,
-    save_scenario,
-    scenario_from_dict,
-    scenario_to_dict,
 )
 from sandbox_app.core.tools import Tool, builtin_tools
 from sandbox_app.ui import gc_policy
@@ -48,11 +47,11 @@ from sandbox_app.ui.backend_panel import SCRIPTED, BackendPanel
 from sandbox_app.ui.compare_view import CompareView
 from sandbox_app.ui.prompt_panel import PromptPanel
 from sandbox_app.ui.run_controller import RunController
-from sandbox_app.ui.secrets import KeyStore
 from sandbox_app.ui.tool_panel import ToolPanel
 from sandbox_app.ui.trace_view import TraceView
 
 MAX_RECENT = 8
+KEPT_EDITS_KEY = "session/unsaved"
 _STATUS_TEXT = {
     "answered": "✔ Answered",
     "max_steps": "■ Max steps reached",
@@ -74,8 +73,7 @@ class MainWindow(QMainWindow):
         self.settings = settings
         self.keys = keys or KeyStore()
         self.extra_tools = extra_tools or []  # tools beyond the built-ins (plug-ins, tests)
-        self.scenario = Scenario()
-        self.path: Path | None = None
+        self.document = ScenarioDocument(Scenario())
         self.controller = RunController(self)
         self.error_dialog: QMessageBox | None = None
         self.confirm_dialog: QMessageBox | None = None
@@ -202,24 +200,47 @@ class MainWindow(QMainWindow):
 
     # ---- scenario <-> widgets -------------------------------------------------------------
 
+    @property
+    def scenario(self) -> Scenario:
+        """The scenario as last opened or saved: the baseline for "unsaved edits"."""
+        return self.document.saved
+
+    @property
+    def path(self) -> Path | None:
+        return self.document.path
+
     def set_scenario(self, scenario: Scenario, path: Path | None = None) -> None:
-        self.scenario, self.path = scenario, path
+        self.show_document(ScenarioDocument(scenario, path))
+
+    def show_document(self, document: ScenarioDocument, edits: Scenario | None = None) -> None:
+        """Show a document, and optionally unsaved edits to it (kept from last time)."""
+        self.document = document
+        self._fill_widgets(document.saved)
+        # The baseline for "unsaved edits" is what the widgets show now (defaults filled in).
+        document.saved = self.current_scenario()
+        if edits is not None:
+            self._fill_widgets(edits)
+        self._update_title()
+        self._on_scenario_edited()
+
+    def _fill_widgets(self, scenario: Scenario) -> None:
         self.prompt_panel.set_values(scenario.system_prompt or DEFAULT_TEMPLATE, scenario.question)
         self.tool_panel.set_values(
             scenario.enabled_tools, scenario.documents, scenario.max_steps, scenario.dialect
         )
         self.backend_panel.set_sampling(scenario.model.temperature, scenario.model.max_tokens)
         self.compare.set_lanes(scenario.lanes)
-        self.setWindowTitle(f"ReAct Sandbox — {scenario.title}")
-        self._on_scenario_edited()
-        # The baseline for "unsaved edits" is what the widgets show now (defaults filled in).
-        self.scenario = self.current_scenario()
+
+    def _update_title(self) -> None:
+        self.setWindowTitle(f"ReAct Sandbox — {self.document.title}")
 
     @property
     def modified(self) -> bool:
-        return self.current_scenario() != self.scenario
+        return self.document.is_modified(self.current_scenario())
 
-    def replace_scenario(self, then: Callable[[], object]) -> None:
+    def replace_scenario(
+        self, then: Callable[[], object], question: str = "", keep_label: str = ""
+    ) -> None:
         """Run ``then`` (New, Open…) once unsaved edits are saved or knowingly discarded."""
         if not self.modified:
             then()
@@ -228,11 +249,13 @@ class MainWindow(QMainWindow):
         dialog = self.confirm_dialog = QMessageBox(
             QMessageBox.Icon.Question,
             "Unsaved edits",
-            f"Save the edits to “{self.scenario.title}” first?",
+            question or f"Save the edits to “{self.document.title}” first?",
             buttons.Save | buttons.Discard | buttons.Cancel,
             self,
         )
         dialog.setDefaultButton(buttons.Save)
+        if keep_label:
+            dialog.button(buttons.Cancel).setText(keep_label)
 
         def on_finished(_: int) -> None:
             choice = dialog.standardButton(dialog.clickedButton())
@@ -388,11 +411,11 @@ class MainWindow(QMainWindow):
     def open_scenario(self, path: str | Path) -> bool:
         """Load a scenario; a bad file leaves everything as it was and says why."""
         try:
-            scenario = load_scenario(path)
+            document = ScenarioDocument.open(path)
         except ScenarioError as err:
             self.show_error("Cannot open the scenario", str(err))
             return False
-        self.set_scenario(scenario, Path(path))
+        self.show_document(document)
         self._remember(Path(path))
         return True
 
@@ -400,10 +423,18 @@ class MainWindow(QMainWindow):
         """Open from the menus: unsaved edits are offered for saving first."""
         self.replace_scenario(lambda: self.open_scenario(path))
 
+    def open_from_command_line(self, path: str | Path) -> None:
+        """Open the file named at start-up; edits kept from last time are offered first."""
+        question = (
+            f"You have unsaved edits to “{self.document.title}” from last time. "
+            f"Save them before opening {Path(path).name}?"
+        )
+        self.replace_scenario(lambda: self.open_scenario(path), question, "Keep editing them")
+
     def save(self) -> bool:
-        if self.path is None or self.path.parent == builtin_scenarios()[0].parent:
+        if self.document.needs_name:
             return self.save_as()
-        return self._save_to(self.path)
+        return self._save_to(None)
 
     def save_as(self) -> bool:
         name, _ = QFileDialog.getSaveFileName(
@@ -411,15 +442,20 @@ class MainWindow(QMainWindow):
         )
         return bool(name) and self._save_to(Path(name))
 
-    def _save_to(self, path: Path) -> bool:
-        scenario = self.current_scenario()
+    def _save_to(self, path: Path | None) -> bool:
+        """Save to ``path``, or to the document's own file; a failure says why in one line."""
         try:
-            save_scenario(scenario, path)
-        except OSError as err:
-            self.show_error("Cannot save the scenario", f"{path.name}: {err.strerror or err}.")
+            self.document.save(self.current_scenario(), path)
+        except SaveRefused as err:
+            self.show_error("Cannot save the scenario", str(err))
             return False
-        self.scenario, self.path = scenario, path
-        self._remember(path)
+        except OSError as err:
+            name = (path or self.path or Path("scenario")).name
+            self.show_error("Cannot save the scenario", f"{name}: {err.strerror or err}.")
+            return False
+        assert self.document.path is not None
+        self._remember(self.document.path)
+        self._update_title()
         return True
 
     def _open_dialog(self) -> None:
@@ -465,44 +501,40 @@ class MainWindow(QMainWindow):
         else:
             self.resize(1200, 800)
         self._fill_recent_menu()
-        last = self.settings.value("last_scenario")
-        if not (isinstance(last, str) and Path(last).is_file() and self._open_quietly(last)):
-            self.set_scenario(default_scenario())
-        self._restore_unsaved_edits()
+        self._restore_document()
         self.backend_panel.select(
             str(self.settings.value("backend/preset", SCRIPTED)),
             str(self.settings.value("backend/base_url", "")),
             str(self.settings.value("backend/model", "")),
         )
 
-    def _open_quietly(self, path: str) -> bool:
-        try:
-            self.set_scenario(load_scenario(path), Path(path))
-        except ScenarioError:
-            return False
-        return True
-
-    def _restore_unsaved_edits(self) -> None:
-        """Bring back what the window showed when it was closed, saved to a file or not."""
-        text = self.settings.value("session/unsaved")
-        if not isinstance(text, str):
+    def _restore_document(self) -> None:
+        """Edits kept at the last close, as what they were; else the last file; else the demo."""
+        text = self.settings.value(KEPT_EDITS_KEY)
+        kept = KeptEdits.from_json(text) if isinstance(text, str) else None
+        if kept is not None:
+            document, notice = ScenarioDocument.restore(kept)
+            self.show_document(document, kept.edited)
+            if notice:
+                self.statusBar().showMessage(notice)
             return
-        try:
-            edited = scenario_from_dict(json.loads(text))
-        except (ValueError, ScenarioError):
-            return  # a damaged entry: the last saved file is already open
-        saved, path = self.scenario, self.path
-        self.set_scenario(edited, path)
-        self.scenario = saved  # still the file's content: Save writes the edits there
+        last = self.settings.value("last_scenario")
+        if isinstance(last, str) and Path(last).is_file():
+            try:
+                self.show_document(ScenarioDocument.open(last))
+                return
+            except ScenarioError:
+                pass  # changed or damaged since: start on the demo instead
+        self.set_scenario(default_scenario())
 
     def save_settings(self) -> None:
         """Window state, backend choice and unsaved edits (never the API key)."""
-        current = self.current_scenario()
-        if current != self.scenario:
+        kept = self.document.keep(self.current_scenario())
+        if kept is not None:
             # Closing never loses edits: they come back next time, like an editor's hot exit.
-            self.settings.setValue("session/unsaved", json.dumps(scenario_to_dict(current)))
+            self.settings.setValue(KEPT_EDITS_KEY, kept.to_json())
         else:
-            self.settings.remove("session/unsaved")
+            self.settings.remove(KEPT_EDITS_KEY)
         choice = self.backend_panel.choice()
         self.settings.setValue("geometry", self.saveGeometry())
         self.settings.setValue("backend/preset", self.backend_panel.preset_combo.currentText())

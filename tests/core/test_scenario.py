@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from sandbox_app.core.scenario import (
+    SaveRefused,
     Scenario,
     ScenarioError,
     builtin_scenarios,
@@ -121,3 +122,73 @@ def test_saving_keeps_the_files_permissions(tmp_path: Path) -> None:
     path.chmod(0o664)
     save_scenario(Scenario(title="again"), path)
     assert path.stat().st_mode & 0o777 == 0o664
+
+
+def test_a_byte_order_mark_is_accepted(tmp_path: Path) -> None:
+    path = tmp_path / "windows.json"
+    path.write_bytes(b'\xef\xbb\xbf{"version": 1, "title": "Saved by Notepad"}')
+    assert load_scenario(path).title == "Saved by Notepad"
+
+
+def test_deeply_nested_json_is_one_line_not_a_recursion_traceback(tmp_path: Path) -> None:
+    path = tmp_path / "nested.json"
+    path.write_text('{"version": 1, "title": ' + "[" * 1500 + "]" * 1500 + "}")
+    with pytest.raises(ScenarioError) as info:
+        load_scenario(path)
+    assert str(info.value) == "nested.json nests its JSON too deeply to be a scenario."
+
+
+NONSENSE_VALUES = {
+    '"model": {"temperature": NaN}': '"model.temperature" must be a number (got NaN)',
+    '"model": {"temperature": Infinity}': '"model.temperature" must be a number',
+    '"model": {"temperature": 7}': '"model.temperature" must be from 0 to 2 (got 7)',
+    '"model": {"max_tokens": 0}': '"model.max_tokens" must be from 1 to 200000 (got 0)',
+    '"model": {"top_p": 1.5}': '"model.top_p" must be from 0 to 1 (got 1.5)',
+    '"script": {"tokens_per_second": -5}': '"script.tokens_per_second" must be at least 0',
+    '"expected": {"answer": "1", "tolerance": -1}': '"expected.tolerance" must be at least 0',
+    '"lanes": [{"max_tokens": -3}]': '"lanes[0].max_tokens" must be from 1 to 200000 (got -3)',
+    '"lanes": [{"temperature": NaN}]': '"lanes[0].temperature" must be a number (got NaN)',
+}
+
+
+@pytest.mark.parametrize("field", list(NONSENSE_VALUES))
+def test_values_that_make_no_sense_are_refused_naming_the_field(
+    tmp_path: Path, field: str
+) -> None:
+    path = tmp_path / "odd.json"
+    path.write_text('{"version": 1, ' + field + "}")
+    with pytest.raises(ScenarioError) as info:
+        load_scenario(path)
+    assert str(info.value).startswith(f"odd.json: {NONSENSE_VALUES[field]}")
+    assert "\n" not in str(info.value)
+
+
+def test_zero_tokens_per_second_still_means_instant(tmp_path: Path) -> None:
+    path = tmp_path / "instant.json"
+    path.write_text('{"version": 1, "script": {"tokens_per_second": 0}}')
+    assert load_scenario(path).script.tokens_per_second == 0
+
+
+def test_saving_through_a_symbolic_link_writes_the_target_and_keeps_the_link(
+    tmp_path: Path,
+) -> None:
+    target = tmp_path / "real" / "scenario.json"
+    target.parent.mkdir()
+    save_scenario(Scenario(title="old"), target)
+    link = tmp_path / "link.json"
+    link.symlink_to(target)
+    save_scenario(Scenario(title="new"), link)
+    assert link.is_symlink()
+    assert load_scenario(target).title == "new"
+    assert sorted(p.name for p in target.parent.iterdir()) == ["scenario.json"]
+
+
+def test_a_read_only_file_is_refused_not_overwritten(tmp_path: Path) -> None:
+    path = tmp_path / "frozen.json"
+    save_scenario(Scenario(title="keep me"), path)
+    path.chmod(0o444)
+    with pytest.raises(SaveRefused) as info:
+        save_scenario(Scenario(title="overwrite"), path)
+    assert str(info.value) == "frozen.json is read-only; use Save as to write a copy."
+    assert load_scenario(path).title == "keep me"
+    assert path.stat().st_mode & 0o777 == 0o444

@@ -15,10 +15,10 @@ from PySide6.QtCore import QCoreApplication, QEvent, QSettings
 from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
+from sandbox_app.backends.keys import KeyStore
 from sandbox_app.core.tools import Tool
 from sandbox_app.ui.app import prepare_loop
 from sandbox_app.ui.main_window import MainWindow
-from sandbox_app.ui.secrets import KeyStore
 
 
 @pytest.fixture
