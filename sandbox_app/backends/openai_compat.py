@@ -32,6 +32,12 @@ MAX_RETRIES = 3
 BUFFERED_READ_S = 0.0002
 GATHER_S = 0.005
 MAX_RETRY_WAIT_S = 60.0
+# A web page answering with one of these is a web server with no such route (python -m
+# http.server answers POST with 501, most web apps GET/POST they don't know with 404/405, a
+# TLS port spoken to in plain HTTP with 400): the base URL is not an API. An HTML 5xx outage
+# page (a proxy's 502/503/504), 401/403 or 429 still means what its status says.
+NOT_AN_API_STATUSES = frozenset({400, 404, 405, 501})
+WEB_PAGE_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 
 
 @dataclass(frozen=True)
@@ -137,10 +143,53 @@ class OpenAICompatBackend:
         import openai  # already imported by _get_client's worker thread: instant here
 
         try:
-            page = await client.models.list()
+            # The raw response, so its content type is checked before anything parses it: the
+            # SDK reads a web page as a text "page" and fails with an AttributeError.
+            raw = await client.models.with_raw_response.list()
         except openai.APIError as err:
             raise self._translate(err, model="") from None
-        return sorted(model.id for model in page.data)
+        media_type = _media_type(raw.http_response.headers)
+        if media_type and not media_type.endswith("json"):
+            raise self._not_an_api(media_type)
+        try:
+            body = raw.http_response.json()
+        except ValueError:  # also UnicodeDecodeError
+            raise self._not_an_api("") from None
+        entries = body.get("data") if isinstance(body, dict) else None
+        if not isinstance(entries, list) or not all(
+            isinstance(entry, dict) and isinstance(entry.get("id"), str) for entry in entries
+        ):
+            raise BackendError(
+                f"{self.config.host} answered with JSON that is not a list of models; check the "
+                "base URL (it usually ends in /v1)."
+            )
+        return sorted(entry["id"] for entry in entries)
+
+    def _not_an_api(self, media_type: str, status: int = 200) -> BackendError:
+        """The one line for a server that answered, but not as an OpenAI-compatible API does."""
+        if media_type in WEB_PAGE_TYPES:
+            what = "a web page"
+        elif media_type:
+            what = f"{media_type} content"
+        else:
+            what = "something that is not JSON"
+        if status != 200:
+            what += f" ({status})"
+        return BackendError(
+            f"{self.config.host} answered with {what}, not an OpenAI-compatible API — "
+            "check the base URL (it usually ends in /v1)."
+        )
+
+    def _web_page_error(self, err: openai.APIError) -> BackendError | None:
+        """The not-an-API line for an error status that came as a web server's own page."""
+        import openai
+
+        if not isinstance(err, openai.APIStatusError) or err.status_code not in NOT_AN_API_STATUSES:
+            return None
+        media_type = _media_type(err.response.headers)
+        if media_type not in WEB_PAGE_TYPES:
+            return None
+        return self._not_an_api(media_type, err.status_code)
 
     async def _stream(
         self, messages: Sequence[Message], params: StreamParams
@@ -179,6 +228,11 @@ class OpenAICompatBackend:
                 raise await self._explain(err, params.model) from None
         chunks = 0
         try:
+            # A web UI's address answers 200 with its page: without this check its lines,
+            # none starting with "data:", would read as an empty reply, step after step.
+            media_type = _media_type(response.http_response.headers)
+            if media_type and media_type != "text/event-stream" and not media_type.endswith("json"):
+                raise self._not_an_api(media_type)
             # Every generator on the way is closed here, on this loop: left to the garbage
             # collector, they would be finalised from whichever thread collects them.
             async with (
@@ -229,7 +283,7 @@ class OpenAICompatBackend:
         """Like :meth:`_translate`, listing the server's models when the model is unknown."""
         import openai
 
-        if isinstance(err, openai.NotFoundError) and model:
+        if isinstance(err, openai.NotFoundError) and model and not self._web_page_error(err):
             try:
                 async with asyncio.timeout(3):
                     models = await self._list_models()
@@ -248,6 +302,9 @@ class OpenAICompatBackend:
         import openai
 
         host = self.config.host
+        web_page = self._web_page_error(err)
+        if web_page is not None:
+            return web_page
         if isinstance(err, openai.APITimeoutError):
             return BackendError(
                 f"No answer from {host} after {self.config.timeout_s:g} s (timed out)."
@@ -408,6 +465,12 @@ def _decode_chunk(data: str) -> Delta:
             Usage(int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0)),
         )
     return Delta(text)
+
+
+def _media_type(headers: Any) -> str:
+    """The media type of a response's Content-Type, lower case, without parameters; "" if none."""
+    value = headers.get("content-type") or ""
+    return str(value).split(";", 1)[0].strip().lower()
 
 
 def _retry_after(err: Any, default: float) -> float:
