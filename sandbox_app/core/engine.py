@@ -36,6 +36,7 @@ from sandbox_app.core.parser import Dialect, Turn, TurnScanner, parse_kept
 from sandbox_app.core.prompts import DEFAULT_TEMPLATE, PromptError, render_prompt
 from sandbox_app.core.scenario import Scenario
 from sandbox_app.core.tools import Approver, Tool, ToolRouter, builtin_tools
+from sandbox_app.core.tools.router import INPUT_TOO_LONG
 
 MAX_STEPS_MESSAGE = "Reached max steps without final answer"  # seed 003's wording
 # Chunks that arrive together (a fast server, or a client catching up) are handled in one
@@ -173,7 +174,7 @@ class ReactEngine:
                 yield Observation(step, turn.tool, result.text, result.error, message)
             else:
                 self._tally.format_errors += 1
-                message = self._observation(step, "", _CORRECTIONS[self._dialect])
+                message = self._observation(step, "", self._correction(turn))
                 self.messages.append({"role": "user", "content": message})
                 yield FormatError(step, message)
             yield self._record_step(step, step_started, outcome, tool_s)
@@ -233,6 +234,20 @@ class ReactEngine:
         if scanner.dropped:
             self._tally.fabrications_cut += 1
             yield FabricationCut(step, scanner.dropped)
+
+    def _correction(self, turn: Turn) -> str:
+        """What to tell a model whose reply had no action and no answer."""
+        cut = turn.unclosed
+        if cut is None:
+            return _CORRECTIONS[self._dialect]
+        # An action whose bracket never closed: usually a reply cut by max_tokens mid-input.
+        tool = next((t for t in self.tools if t.name.lower() == cut.tool), None)
+        if tool is not None and cut.length > tool.max_input:
+            return INPUT_TOO_LONG  # what the router would have said had it closed
+        return (
+            f'Error: the Action has no closing "{cut.closer}". '
+            f"Write it as {cut.tool}{cut.opener}input{cut.closer}"
+        )
 
     def _params(self) -> StreamParams:
         m = self.scenario.model

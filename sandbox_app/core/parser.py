@@ -22,7 +22,7 @@ from typing import Literal
 
 from sandbox_app.core.scanner import DECORATION, TurnScanner
 
-__all__ = ["DIALECTS", "Dialect", "Turn", "TurnScanner", "parse_turn"]
+__all__ = ["DIALECTS", "Dialect", "Turn", "TurnScanner", "Unclosed", "parse_turn"]
 
 Dialect = Literal["bracket", "paren", "action_input", "paper"]
 DIALECTS: tuple[Dialect, ...] = ("bracket", "paren", "action_input", "paper")
@@ -43,8 +43,28 @@ _OPENERS = {"[": "]", "(": ")"}
 
 
 @dataclass(frozen=True)
+class Unclosed:
+    """An action call whose bracket never closed, like a reply cut by max_tokens mid-input.
+
+    Never an action (the text may still be streaming); the engine uses it to tell the model
+    why its reply did not count.
+    """
+
+    tool: str  # lower-cased, as in Turn.tool
+    opener: str  # "[" or "("
+    length: int  # characters of input after the opener, stripped as a closed input would be
+
+    @property
+    def closer(self) -> str:
+        return _OPENERS[self.opener]
+
+
+@dataclass(frozen=True)
 class Turn:
-    """One parsed turn. ``kept`` + ``dropped`` is the text that was parsed."""
+    """One parsed turn. ``kept`` + ``dropped`` is the text that was parsed.
+
+    ``unclosed`` is set only on a ``none`` turn whose first unclosed action call is all it had.
+    """
 
     kind: Kind
     tool: str = ""
@@ -54,6 +74,7 @@ class Turn:
     dropped: str = ""
     kept: str = ""
     dialect: Dialect | None = None
+    unclosed: Unclosed | None = None
 
 
 @dataclass(frozen=True)
@@ -75,6 +96,7 @@ def parse_kept(kept: str, dropped: str, dialect: Dialect | None = None) -> Turn:
     """Parse text a :class:`TurnScanner` has already separated from a fabricated observation."""
     segments = _segments(kept)
     thought: str | None = None
+    unclosed: Unclosed | None = None
     for i, seg in enumerate(segments):
         if seg.label == "thought":
             if thought is None:
@@ -87,14 +109,18 @@ def parse_kept(kept: str, dropped: str, dialect: Dialect | None = None) -> Turn:
                 found = Turn("answer", answer=answer, dialect=dialect)
         elif seg.label == "action":
             following = segments[i + 1] if i + 1 < len(segments) else None
-            found = _action(seg, following, dialect)
+            action = _action(seg, following, dialect)
+            if isinstance(action, Unclosed):
+                unclosed = unclosed or action
+            else:
+                found = action
         if found is not None:
             return _with(found, thought, kept, dropped)
     if dialect in (None, "action_input"):
         blob = _first_json_blob(kept)
         if blob is not None:
             return _with(blob, thought, kept, dropped)
-    return Turn("none", thought=thought, kept=kept, dropped=dropped)
+    return Turn("none", thought=thought, kept=kept, dropped=dropped, unclosed=unclosed)
 
 
 def _prose(body: str) -> str:
@@ -121,7 +147,9 @@ def _segments(text: str) -> list[_Segment]:
     return segments
 
 
-def _action(seg: _Segment, following: _Segment | None, dialect: Dialect | None) -> Turn | None:
+def _action(
+    seg: _Segment, following: _Segment | None, dialect: Dialect | None
+) -> Turn | Unclosed | None:
     body = seg.body.lstrip(" \t`*")
     call = _CALL.match(body)
     if call is not None:
@@ -131,7 +159,7 @@ def _action(seg: _Segment, following: _Segment | None, dialect: Dialect | None) 
             return None
         arg = _balanced(body, call.end() - 1, opener, _OPENERS[opener])
         if arg is None:
-            return None
+            return Unclosed(name, opener, len(body[call.end() :].strip()))
         arg = arg.strip()
         if opener == "(":
             arg = _unquote(arg)

@@ -155,6 +155,44 @@ def test_format_error_gets_one_corrective_observation_and_counts_as_a_step(
     assert len(finished(events).metrics.steps) == 2
 
 
+def run_one_reply(reply: str, scenario_name: str = "brightgrid") -> list[Event]:
+    scenario = builtin(scenario_name).with_changes(
+        max_steps=1, script=Script((reply,), tokens_per_second=0)
+    )
+    return run_events(scenario, ScriptedBackend(scenario.script, scenario.question))
+
+
+def test_reply_cut_inside_a_long_action_input_is_told_the_input_is_too_long() -> None:
+    """A reply cut by max_tokens in an unclosed ``calculator[((((…``: the router's wording."""
+    events = run_one_reply("Thought: x\nAction: calculator[" + "(" * 100_000)
+    assert [e.message for e in of_type(events, FormatError)] == [
+        "Observation: Error: input is too long"
+    ]
+    assert of_type(events, ActionParsed) == []
+    assert finished(events).metrics.format_errors == 1
+
+
+def test_unclosed_action_within_the_tools_limit_is_told_the_bracket_is_missing() -> None:
+    events = run_one_reply("Thought: add\nAction: calculator[1 + 1")
+    assert [e.message for e in of_type(events, FormatError)] == [
+        'Observation: Error: the Action has no closing "]". Write it as calculator[input]'
+    ]
+    paren = run_one_reply("Action: calculator(128 + (256", "calculator_chain")
+    assert [e.message for e in of_type(paren, FormatError)] == [
+        'Observation: Error: the Action has no closing ")". Write it as calculator(input)'
+    ]
+
+
+def test_unclosed_input_is_measured_against_its_own_tools_limit() -> None:
+    query = "price " * 50  # 300 characters: too long for the calculator (200), not search (500)
+    calc = run_one_reply(f"Action: calculator[{query}")
+    search = run_one_reply(f"Action: search[{query}")
+    assert of_type(calc, FormatError)[0].message == "Observation: Error: input is too long"
+    assert of_type(search, FormatError)[0].message == (
+        'Observation: Error: the Action has no closing "]". Write it as search[input]'
+    )
+
+
 def test_stop_ends_the_run_within_100_ms_and_keeps_the_partial_trace(
     fake_server: FakeOpenAIServer,
 ) -> None:

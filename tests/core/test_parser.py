@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sandbox_app.core.parser import Turn, TurnScanner, parse_turn
+from sandbox_app.core.parser import Turn, TurnScanner, Unclosed, parse_turn
 
 
 def as_seed_json(t: Turn) -> dict[str, str]:
@@ -181,6 +181,35 @@ def test_json_blob_actions() -> None:
 )
 def test_no_directive_gives_none(reply: str) -> None:
     assert parse_turn(reply).kind == "none"
+
+
+def test_unclosed_call_is_recorded_but_never_an_action() -> None:
+    """A reply cut by max_tokens inside ``[``: not an action, but the engine can say why."""
+    start = time.perf_counter()
+    cut = parse_turn("Thought: x\nAction: calculator[" + "(" * 100_000)
+    assert time.perf_counter() - start < 0.3
+    assert (cut.kind, cut.tool, cut.input) == ("none", "", "")
+    assert cut.unclosed == Unclosed("calculator", "[", 100_000)
+    assert cut.unclosed.closer == "]"
+    paren = parse_turn("Action: Calculator(1 + (2 * 3) \nThought: wait")
+    assert (paren.kind, paren.unclosed) == ("none", Unclosed("calculator", "(", 11))
+    assert parse_turn("Action: calculator[").unclosed == Unclosed("calculator", "[", 0)
+
+
+@pytest.mark.parametrize(
+    ("reply", "kind", "tool"),
+    [
+        ("Thought: no call here", "none", ""),
+        ("Action: calculator(1 + 1", "none", ""),  # not the chosen dialect's syntax
+        ("Action: search[abc\nAction: calculator[1 + 1]", "action", "calculator"),
+        ("Action: calculator[1 + 1\nAnswer: 2", "answer", ""),
+    ],
+)
+def test_unclosed_is_only_recorded_when_nothing_else_is_found(
+    reply: str, kind: str, tool: str
+) -> None:
+    t = parse_turn(reply, dialect="bracket")
+    assert (t.kind, t.tool, t.unclosed) == (kind, tool, None)
 
 
 def test_explicit_dialect_restricts_action_syntax() -> None:

@@ -152,9 +152,7 @@ NONSENSE_VALUES = {
 
 
 @pytest.mark.parametrize("field", list(NONSENSE_VALUES))
-def test_values_that_make_no_sense_are_refused_naming_the_field(
-    tmp_path: Path, field: str
-) -> None:
+def test_values_that_make_no_sense_are_refused_naming_the_field(tmp_path: Path, field: str) -> None:
     path = tmp_path / "odd.json"
     path.write_text('{"version": 1, ' + field + "}")
     with pytest.raises(ScenarioError) as info:

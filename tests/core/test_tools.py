@@ -14,7 +14,8 @@ from sandbox_app.core.tools.calculator import calculate
     [
         ("20 * 12 * 7", "1680"),  # seed 002
         ("(1,200 + 300) / 4", "375"),  # seed 002
-        ("fetch('https://example.com')", "Error: numbers and + - * / ( ) only"),  # seed 002
+        # Seed 002's wording, listing every operator that works.
+        ("fetch('https://example.com')", "Error: numbers and + - * / // % ** ( ) only"),
         ("128 + 256", "384"),  # seed 003's chain
         ("384 * 2", "768"),
         ("768 - 100", "668"),
@@ -46,7 +47,16 @@ HOSTILE = [
     "x + 1",
     "(lambda: 1)()",
     "[i for i in range(10)]",
-    "1e400",
+    "1e999999999",
+    "-1e999999999",
+    "1e5**1e5",
+    "10**1e9",
+    "e",
+    "1e",
+    "e5",
+    "1e5e5",
+    "2 * e",
+    "1.2.3",
     "2**0.5",
     "",
 ]
@@ -58,6 +68,42 @@ def test_calculator_rejects_hostile_input_fast(expression: str) -> None:
     result = calculate(expression)
     assert time.perf_counter() - start < 0.05
     assert result.startswith("Error: ")
+
+
+@pytest.mark.parametrize(
+    ("expression", "expected"),
+    [
+        ("1e5", "100000"),
+        ("2.5E-3", "0.0025"),
+        (".5e2", "50"),
+        ("1.e2", "100"),
+        ("1e+3 - 1", "999"),
+        ("-1e5 * 2", "-200000"),
+        ("2 ** 1e1", "1024"),
+        ("1e-1000", "1e-1000"),  # exact: a float would be 0
+        ("1e-1000 * 1e1000", "1"),  # a float would be 0 * inf = nan
+        ("1e400", "1" + "0" * 400),  # a float would be inf
+        ("0e999999999", "0"),
+        ("1,200e3", "1200000"),
+        # The calculator's own output reads back in: 10 / 3 * 10**999 printed like this.
+        ("3.33333333333e+999 * 3 // 1e988", "999999999999"),
+        # Plain decimals are exact too, past a float's 17 digits.
+        ("0.12345678901234567890 * 10**20", "12345678901234567890"),
+        ("1" * 400 + ".5", "1.11111111111e+399"),  # a float would be inf (and raise)
+    ],
+)
+def test_calculator_reads_scientific_notation_exactly(expression: str, expected: str) -> None:
+    assert calculate(expression) == expected
+
+
+def test_calculator_rejects_letters_with_the_operators_that_work() -> None:
+    for expression in ("e", "1e", "2 * e", "x + 1", "__import__('os')"):
+        assert calculate(expression) == "Error: numbers and + - * / // % ** ( ) only", expression
+
+
+def test_huge_exponent_is_a_number_too_large_error() -> None:
+    assert calculate("1e999999999") == "Error: number too large"
+    assert calculate("1e5**1e5") == "Error: number too large"
 
 
 def test_search_seed_expected_output() -> None:
@@ -127,8 +173,17 @@ def test_seed_002_router_expected_output() -> None:
         "ok: maths accepted",
         'ok: searched for "refund days"',
         'Error: unknown tool "send_email". Use: calculator, search',
-        "Error: numbers and + - * / ( ) only",
+        "Error: numbers and + - * / // % ** ( ) only",  # seed 002's wording, every operator
     ]
+
+
+def test_unknown_tool_with_no_tools_enabled_says_so() -> None:
+    for router in (ToolRouter([]), ToolRouter(builtin_tools(enabled=[]))):
+        result = asyncio.run(router.run_tool("search", "refund days"))
+        assert (result.text, result.error) == (
+            'Error: unknown tool "search": no tools are enabled in this run.',
+            True,
+        )
 
 
 def test_router_limits_input_length_per_tool() -> None:

@@ -1,8 +1,10 @@
 """A calculator that reads arithmetic itself and never runs the model's text as code.
 
 Python's ``ast`` parses the expression; only numbers, ``+ - * / // % **``, unary signs and
-parentheses are evaluated, with exact fractions so ``0.1 + 0.2`` is ``0.3``. Sizes are bounded
-so ``9**9**9`` is an error in microseconds instead of a hung process.
+parentheses are evaluated, with exact fractions so ``0.1 + 0.2`` is ``0.3``. Decimal and
+scientific literals (``2.5e-3``, the form results are printed in) are first rewritten as whole
+numbers times a power of ten, so no float is ever made and ``1e-1000`` stays ``1e-1000``. Sizes
+are bounded so ``9**9**9`` and ``1e999999999`` are errors in microseconds, not a hung process.
 """
 
 from __future__ import annotations
@@ -12,8 +14,14 @@ import re
 from decimal import Decimal, localcontext
 from fractions import Fraction
 
-CHARS_ERROR = "Error: numbers and + - * / ( ) only"  # seed 002's wording
-_ALLOWED = re.compile(r"[0-9+\-*/%().,\s]*")
+# Seed 002's wording ("numbers and + - * / ( ) only"), listing every operator that works.
+CHARS_ERROR = "Error: numbers and + - * / // % ** ( ) only"
+_ALLOWED = re.compile(r"[0-9eE+\-*/%().,\s]*")
+# A number literal standing alone (not part of 1.2.3 or 1e5e5): 12, 2.5, .5, 1., 2.5E-3.
+_NUMBER = re.compile(
+    r"(?<![\w.])(?=\.?\d)(?P<whole>\d*)(?:\.(?P<fraction>\d*))?"
+    r"(?:[eE](?P<exponent>[+-]?\d+))?(?![\w.])"
+)
 _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
 _MAX_BITS = 4096  # about 1,233 decimal digits: far past any real question, cheap to compute
 _MAX_CHARS = 1000
@@ -25,7 +33,9 @@ class CalculatorError(ValueError):
 
 class Calculator:
     name = "calculator"
-    description = "Does exact arithmetic: numbers with + - * / // % ** and parentheses."
+    description = (
+        "Does exact arithmetic: numbers (1,200 or 2.5e-3) with + - * / // % ** and parentheses."
+    )
     input_hint = "expression"
     read_only = True
     max_input = 200
@@ -52,8 +62,11 @@ def _evaluate(expression: str) -> Fraction:
         raise CalculatorError("use commas only as thousands separators, like 1,200")
     if not source:
         raise CalculatorError("empty expression")
+    exact = _NUMBER.sub(_exact_literal, source)
+    if "e" in exact.lower():  # an "e" that is not part of a number, like "2 * e"
+        raise CalculatorError(CHARS_ERROR.removeprefix("Error: "))
     try:
-        tree = ast.parse(source, mode="eval")
+        tree = ast.parse(exact, mode="eval")
     except (SyntaxError, MemoryError, RecursionError, ValueError):
         raise CalculatorError(f"cannot read {source!r} as arithmetic") from None
     try:
@@ -62,12 +75,26 @@ def _evaluate(expression: str) -> Fraction:
         raise CalculatorError("expression is nested too deeply") from None
 
 
+def _exact_literal(match: re.Match[str]) -> str:
+    """``2.5e-3`` → ``(25*10**(-4))``: whole numbers only, so the power's size guard applies.
+
+    A match without a point or exponent (a plain integer) stays as written.
+    """
+    whole, fraction, exponent = match.group("whole", "fraction", "exponent")
+    if fraction is None and exponent is None:
+        return match.group()
+    fraction = fraction or ""
+    mantissa = int(whole + fraction)  # _NUMBER needs a digit, so this is never ""
+    if mantissa == 0:
+        return "0"  # 0e999999999 is 0, not a power too large to compute
+    power = int(exponent or "0") - len(fraction)
+    return f"({mantissa}*10**({power}))"
+
+
 def _eval_node(node: ast.expr) -> Fraction:
+    # Only int constants: every literal with a point or exponent was rewritten as integers.
     if isinstance(node, ast.Constant) and type(node.value) is int:
         return Fraction(node.value)
-    if isinstance(node, ast.Constant) and type(node.value) is float:
-        # Through str so 0.1 is one tenth, not the binary float nearest to it.
-        return Fraction(str(node.value))
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.UAdd | ast.USub):
         value = _eval_node(node.operand)
         return -value if isinstance(node.op, ast.USub) else value

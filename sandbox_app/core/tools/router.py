@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from sandbox_app.core.tools.base import Tool
 
 Approver = Callable[[str, str], Awaitable[bool]]
+INPUT_TOO_LONG = "Error: input is too long"
 
 
 @dataclass(frozen=True)
@@ -40,10 +41,6 @@ class ToolRouter:
         self.timeout = timeout
         self.max_observation = max_observation
 
-    @property
-    def names(self) -> list[str]:
-        return list(self._tools)
-
     async def run_tool(self, name: str, input: str) -> ToolResult:
         started = time.perf_counter()
         text = await self._run(name.lower(), input)
@@ -53,9 +50,11 @@ class ToolRouter:
     async def _run(self, name: str, input: str) -> str:
         tool = self._tools.get(name)
         if tool is None:
+            if not self._tools:
+                return f'Error: unknown tool "{name}": no tools are enabled in this run.'
             return f'Error: unknown tool "{name}". Use: {", ".join(self._tools)}'
         if len(input) > tool.max_input:
-            return "Error: input is too long"
+            return INPUT_TOO_LONG
         if not tool.read_only and not (self._approve and await self._approve(tool.name, input)):
             return f"Error: the user declined to run {tool.name}"
         try:
