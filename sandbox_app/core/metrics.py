@@ -59,7 +59,24 @@ class RunMetrics:
         approx = "~" if self.estimated else ""
         ttft = f"{self.ttft_s * 1000:.0f} ms" if self.ttft_s is not None else "—"
         return (
-            f"{len(self.steps)} steps · {self.tool_calls} tool calls · "
+            f"{plural(len(self.steps), 'step')} · {plural(self.tool_calls, 'tool call')} · "
             f"tokens {approx}{self.tokens_in} in / {approx}{self.tokens_out} out · "
             f"first token {ttft} · {self.wall_s:.2f} s"
         )
+
+
+def plural(count: int, noun: str) -> str:
+    """``1 step``, ``3 steps``."""
+    return f"{count} {noun}{'s' * (count != 1)}"
+
+
+def how_far(status: str, steps_started: int) -> str:
+    """How far a run got, worded alike in the window and every lane.
+
+    A run that answered or used up its steps finished them; one stopped or failed did not
+    finish the step it was in, so it is named, not counted ("Stopped in 0 steps" beside
+    "step 1 of 5" was the old contradiction).
+    """
+    if status in ("answered", "max_steps"):
+        return f"in {plural(steps_started, 'step')}"
+    return f"at step {steps_started}" if steps_started else "before the first step"

@@ -42,7 +42,8 @@ from sandbox_app.core.compare import (
     to_json,
     to_markdown,
 )
-from sandbox_app.core.events import Event, RunFinished, StepFinished
+from sandbox_app.core.events import Event, RunFinished, StepFinished, StepStarted
+from sandbox_app.core.metrics import how_far
 from sandbox_app.core.scenario import Expected, LaneConfig, Scenario
 from sandbox_app.core.tools import Tool
 from sandbox_app.ui.backend_panel import SCRIPTED, BackendPanel
@@ -70,6 +71,7 @@ class LaneWidget(QFrame):
         self.setFrameShape(QFrame.Shape.StyledPanel)
         self.name = name
         self.record = LaneRecord(name, "")
+        self._step = 0  # the step the current run reached
         self.controller = RunController(self)
         self.backend_panel = BackendPanel(keys)
         self.trace = TraceView()
@@ -169,6 +171,7 @@ class LaneWidget(QFrame):
         return self.repeat_combo.currentIndex() == self.repeat_combo.count() - 1
 
     def _on_controller_repeat_started(self, repeat: int) -> None:
+        self._step = 0
         self.record.traces.append([])
         self.repeat_combo.addItem(f"Run {repeat + 1}")
         self.repeat_combo.setCurrentIndex(repeat)
@@ -182,12 +185,13 @@ class LaneWidget(QFrame):
         self.record.traces[-1].append(event)
         if self._showing_latest():
             self.trace.show_event(event)
-        if isinstance(event, RunFinished):
+        if isinstance(event, StepStarted):
+            self._step = event.step
+        elif isinstance(event, RunFinished):
             self.record.runs.append(event)
-            steps = len(event.metrics.steps)
-            self.status.setText(
-                f"{event.status} after {steps} steps: {event.answer or event.reason}"
-            )
+            where = how_far(event.status, self._step)
+            outcome = event.status.replace("_", " ").capitalize()
+            self.status.setText(f"{outcome} {where}: {event.answer or event.reason}")
 
     def _on_controller_running_changed(self, running: bool) -> None:
         self.record.running = running

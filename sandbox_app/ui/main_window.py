@@ -30,7 +30,7 @@ from sandbox_app.backends.keys import KeyStore
 from sandbox_app.core.compare import Price
 from sandbox_app.core.document import KeptEdits, ScenarioDocument
 from sandbox_app.core.events import Event, RunFinished, StepFinished, StepStarted
-from sandbox_app.core.metrics import RunMetrics, StepMetrics
+from sandbox_app.core.metrics import RunMetrics, StepMetrics, how_far
 from sandbox_app.core.prompts import DEFAULT_TEMPLATE, PromptError, render_prompt
 from sandbox_app.core.scenario import (
     ModelParams,
@@ -79,6 +79,7 @@ class MainWindow(QMainWindow):
         self.confirm_dialog: QMessageBox | None = None
         self._run_started = 0.0
         self._step = 0
+        self._last_status = ""
         self._step_metrics: list[StepMetrics] = []
 
         self.prompt_panel = PromptPanel()
@@ -314,6 +315,7 @@ class MainWindow(QMainWindow):
         self.progress.setRange(0, scenario.max_steps)
         self.progress.setValue(0)
         self._step = 0
+        self._last_status = ""
         self._step_metrics.clear()
         self._run_started = time.perf_counter()
         self.controller.start(make_run)
@@ -355,10 +357,10 @@ class MainWindow(QMainWindow):
         self.trace.flush_all()
         self.answer_label.setText(event.answer or "No answer")
         self.answer_label.setEnabled(event.answer is not None)
-        steps = len(event.metrics.steps)
-        detail = f" in {steps} step{'s' * (steps != 1)}"
+        self._last_status = event.status
         reason = f": {event.reason}" if event.reason and event.status != "answered" else ""
-        self.answer_status.setText(f"{_STATUS_TEXT[event.status]}{detail}{reason}")
+        where = how_far(event.status, self._step)
+        self.answer_status.setText(f"{_STATUS_TEXT[event.status]} {where}{reason}")
         self.answer_label.show()
         self.answer_status.show()
         self.metrics_label.setText(event.metrics.summary())
@@ -397,7 +399,11 @@ class MainWindow(QMainWindow):
         else:
             self._elapsed_timer.stop()
             self._on_elapsed_timer_timeout()
-            self.step_label.setText(f"Done after {self._step} of {self.progress.maximum()} steps")
+            of = f"{self._step} of {self.progress.maximum()}"
+            if self._last_status in ("stopped", "failed"):
+                self.step_label.setText(f"{self._last_status.capitalize()} at step {of}")
+            else:
+                self.step_label.setText(f"Done after {of} steps")
 
     def _on_elapsed_timer_timeout(self) -> None:
         elapsed = time.perf_counter() - self._run_started

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import QEvent, Signal
-from PySide6.QtGui import QFontDatabase
+from PySide6.QtCore import QEvent, QObject, Qt, Signal
+from PySide6.QtGui import QFontDatabase, QKeyEvent
 from PySide6.QtWidgets import QLabel, QPlainTextEdit, QTabWidget, QVBoxLayout, QWidget
 
 from sandbox_app.ui.highlighter import LabelHighlighter
@@ -39,6 +39,10 @@ class PromptPanel(QWidget):
         self.question_edit = QPlainTextEdit()
         self.question_edit.setPlaceholderText("The question the model must answer")
         self.question_edit.setFixedHeight(self.fontMetrics().lineSpacing() * 4)
+        # A question never needs a tab character: Tab moves on, as in any form.
+        self.question_edit.setTabChangesFocus(True)
+        # The template keeps Tab for indenting examples; Ctrl+Tab and Ctrl+Shift+Tab leave it.
+        self.template_edit.installEventFilter(self)
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -49,6 +53,18 @@ class PromptPanel(QWidget):
         layout.addWidget(self.question_edit)
         self.template_edit.textChanged.connect(self.changed)
         self.question_edit.textChanged.connect(self.changed)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if watched is self.template_edit and event.type() == QEvent.Type.KeyPress:
+            assert isinstance(event, QKeyEvent)
+            ctrl = event.modifiers() & Qt.KeyboardModifier.ControlModifier
+            if ctrl and event.key() in (Qt.Key.Key_Tab, Qt.Key.Key_Backtab):
+                forward = event.key() == Qt.Key.Key_Tab and not (
+                    event.modifiers() & Qt.KeyboardModifier.ShiftModifier
+                )
+                self.focusNextPrevChild(forward)
+                return True
+        return super().eventFilter(watched, event)
 
     def changeEvent(self, event: QEvent) -> None:
         super().changeEvent(event)

@@ -43,6 +43,7 @@ class ToolPanel(QWidget):
         self.documents_edit = QPlainTextEdit()
         self.documents_edit.setPlaceholderText("Documents for the search tool, one per line")
         self.documents_edit.setFixedHeight(self.fontMetrics().lineSpacing() * 5)
+        self.documents_edit.setTabChangesFocus(True)  # one document per line; Tab moves on
         self.documents_edit.textChanged.connect(self.changed)
         self.max_steps_slider = QSlider(Qt.Orientation.Horizontal)
         self.max_steps_slider.setRange(*MAX_STEPS_RANGE)
