@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import QTimer, Signal
 from PySide6.QtWidgets import (
     QComboBox,
     QDoubleSpinBox,
@@ -21,7 +22,7 @@ from PySide6.QtWidgets import (
 )
 
 from sandbox_app.backends.base import Backend, BackendError
-from sandbox_app.backends.keys import KeyAccount, KeyStore, account_for
+from sandbox_app.backends.keys import KeyAccount, KeyStore, account_for, host_of
 from sandbox_app.backends.openai_compat import CUSTOM, PRESETS, Preset
 from sandbox_app.backends.registry import BackendConfig, effective_preset, make_backend
 from sandbox_app.core.engine import ReactEngine
@@ -29,6 +30,7 @@ from sandbox_app.core.scenario import Scenario
 from sandbox_app.core.tools import Approver, Tool
 
 SCRIPTED = "Scripted (offline)"
+REFRESH_TIP = "Ask the server for its models (/v1/models)"
 
 
 @dataclass(frozen=True)
@@ -99,7 +101,12 @@ class BackendPanel(QWidget):
         self.model_combo.setEditable(True)
         self.model_combo.setMinimumContentsLength(18)
         self.refresh_button = QPushButton("Refresh")
-        self.refresh_button.setToolTip("Ask the server for its models (/v1/models)")
+        self.refresh_button.setToolTip(REFRESH_TIP)
+        self._asking_timer = QTimer(self)
+        self._asking_timer.setInterval(1000)
+        self._asking_timer.timeout.connect(self._on_asking_timer_timeout)
+        self._asking_started = 0.0
+        self._asking_host = ""
         self.models_status = QLabel()
         self.models_status.setObjectName("modelsStatus")
         self.models_status.setWordWrap(True)
@@ -192,10 +199,19 @@ class BackendPanel(QWidget):
             self._set_models(["scripted"], "The offline model replays the scenario's script.")
             return ["scripted"]
         backend = choice.create(Scenario())
-        self.refresh_button.setEnabled(False)
-        self.models_status.setText("Asking the server for its models…")
+        # A server that accepts the connection and never answers would hold Refresh for the
+        # whole timeout: the button becomes Cancel and the status counts the seconds.
+        self.refresh_button.setText("Cancel")
+        self.refresh_button.setToolTip("Stop waiting for the server's model list")
+        self._asking_started = time.monotonic()
+        self._asking_host = host_of(choice.base_url)
+        self._on_asking_timer_timeout()
+        self._asking_timer.start()
         try:
             models = await backend.list_models()
+        except asyncio.CancelledError:
+            self.models_status.setText("Cancelled: the server had not answered.")
+            return []
         except BackendError as err:
             self.models_status.setText(f"⚠ {err}")
             return []
@@ -203,10 +219,17 @@ class BackendPanel(QWidget):
             self.models_status.setText(f"⚠ Could not list the models: {err}")
             return []
         finally:
+            self._asking_timer.stop()
+            self.refresh_button.setText("Refresh")
+            self.refresh_button.setToolTip(REFRESH_TIP)
             await backend.aclose()
-            self.refresh_button.setEnabled(True)
         self._set_models(models, f"{len(models)} models on {choice.base_url}.")
         return models
+
+    def _on_asking_timer_timeout(self) -> None:
+        waited = time.monotonic() - self._asking_started
+        seconds = f" {waited:.0f} s" if waited >= 0.5 else ""  # the first tick says "1 s"
+        self.models_status.setText(f"Asking {self._asking_host} for its models…{seconds}")
 
     def _set_models(self, models: list[str], status: str) -> None:
         current = self.model_combo.currentText()
@@ -292,4 +315,7 @@ class BackendPanel(QWidget):
             )
 
     def _on_refresh_button_clicked(self) -> None:
+        if self._refresh_task is not None and not self._refresh_task.done():
+            self._refresh_task.cancel()  # the button reads "Cancel" while it waits
+            return
         self._refresh_task = asyncio.ensure_future(self.refresh_models())

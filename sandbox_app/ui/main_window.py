@@ -26,7 +26,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from sandbox_app.backends.keys import KeyStore
+from sandbox_app.backends.keys import KeyStore, host_of
 from sandbox_app.core.compare import Price
 from sandbox_app.core.document import KeptEdits, ScenarioDocument
 from sandbox_app.core.events import Event, RunFinished, StepFinished, StepStarted
@@ -52,6 +52,7 @@ from sandbox_app.ui.trace_view import TraceView
 
 MAX_RECENT = 8
 KEPT_EDITS_KEY = "session/unsaved"
+WAIT_SHOWN_AFTER_S = 1.0  # a model usually starts within this; past it, say we are waiting
 _STATUS_TEXT = {
     "answered": "✔ Answered",
     "max_steps": "■ Max steps reached",
@@ -80,6 +81,8 @@ class MainWindow(QMainWindow):
         self._run_started = 0.0
         self._step = 0
         self._last_status = ""
+        self._waiting_since: float | None = None
+        self._waiting_for = ""
         self._step_metrics: list[StepMetrics] = []
 
         self.prompt_panel = PromptPanel()
@@ -316,6 +319,8 @@ class MainWindow(QMainWindow):
         self.progress.setValue(0)
         self._step = 0
         self._last_status = ""
+        self._waiting_since = None
+        self._waiting_for = host_of(choice.base_url) if choice.preset else "the offline model"
         self._step_metrics.clear()
         self._run_started = time.perf_counter()
         self.controller.start(make_run)
@@ -342,6 +347,8 @@ class MainWindow(QMainWindow):
 
     def _show_event(self, event: Event) -> None:
         self.trace.show_event(event)
+        # From a step's start to its first text the request is waiting on the model.
+        self._waiting_since = time.perf_counter() if isinstance(event, StepStarted) else None
         if isinstance(event, StepStarted):
             self._step = event.step
             self.step_label.setText(f"Step {event.step} of {self.progress.maximum()}")
@@ -406,8 +413,14 @@ class MainWindow(QMainWindow):
                 self.step_label.setText(f"Done after {of} steps")
 
     def _on_elapsed_timer_timeout(self) -> None:
-        elapsed = time.perf_counter() - self._run_started
-        self.statusBar().showMessage(f"Elapsed {elapsed:.1f} s")
+        now = time.perf_counter()
+        self.statusBar().showMessage(f"Elapsed {now - self._run_started:.1f} s")
+        if self._waiting_since is not None and now - self._waiting_since >= WAIT_SHOWN_AFTER_S:
+            # A server that accepted the request and says nothing: show that we are waiting.
+            self.step_label.setText(
+                f"Step {self._step} of {self.progress.maximum()} · waiting for "
+                f"{self._waiting_for}… {now - self._waiting_since:.0f} s"
+            )
 
     # ---- files ---------------------------------------------------------------------------
 
