@@ -99,7 +99,7 @@ class BackendPanel(QWidget):
         self.key_status.setWordWrap(True)
         self.model_combo = QComboBox()
         self.model_combo.setEditable(True)
-        self.model_combo.setMinimumContentsLength(18)
+        self.model_combo.setMinimumContentsLength(10)
         self.refresh_button = QPushButton("Refresh")
         self.refresh_button.setToolTip(REFRESH_TIP)
         self._asking_timer = QTimer(self)
@@ -129,6 +129,8 @@ class BackendPanel(QWidget):
         model_row.addWidget(self.model_combo, 1)
         model_row.addWidget(self.refresh_button)
         form = QFormLayout()
+        # In a narrow compare lane or a small window, labels go above their fields.
+        form.setRowWrapPolicy(QFormLayout.RowWrapPolicy.WrapLongRows)
         form.addRow("Backend", self.preset_combo)
         form.addRow("Base URL", self.base_url_edit)
         form.addRow("API key", key_row)

@@ -83,10 +83,13 @@ class LaneWidget(QFrame):
         self.stop_button = QToolButton()
         self.stop_button.setText("Stop")
         self.stop_button.setEnabled(False)
+        # Short labels (full words in the tooltips): four lanes must fit beside the editor.
         self.duplicate_button = QToolButton()
-        self.duplicate_button.setText("Duplicate")
+        self.duplicate_button.setText("Copy")
+        self.duplicate_button.setToolTip("Duplicate this lane")
         self.remove_button = QToolButton()
-        self.remove_button.setText("Remove")
+        self.remove_button.setText("✕")
+        self.remove_button.setToolTip("Remove this lane")
         self.settings_button = QToolButton()
         self.settings_button.setText("Settings")
         self.settings_button.setCheckable(True)
@@ -280,7 +283,7 @@ class CompareView(QWidget):
         vertical.setStretchFactor(0, 1)
         vertical.setSizes([560, 150])
         layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setContentsMargins(4, 4, 4, 0)  # buttons clear of the tab frame
         layout.addLayout(toolbar)
         layout.addWidget(vertical, 1)
 

@@ -112,6 +112,14 @@ class MainWindow(QMainWindow):
         scroll = QScrollArea()
         scroll.setWidget(left)
         scroll.setWidgetResizable(True)
+        # Never narrower than its contents: a small window squeezes the trace, which wraps,
+        # instead of clipping the editor behind a horizontal scrollbar.
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        scroll.setMinimumWidth(
+            left.minimumSizeHint().width()
+            + scroll.verticalScrollBar().sizeHint().width()
+            + 2 * scroll.frameWidth()
+        )
 
         self.run_button = QPushButton("Run")
         self.run_button.setToolTip("Run the scenario (Ctrl+Enter)")
@@ -165,7 +173,7 @@ class MainWindow(QMainWindow):
         self.splitter.addWidget(scroll)
         self.splitter.addWidget(self.tabs)
         self.splitter.setStretchFactor(1, 1)
-        self.splitter.setSizes([460, 740])
+        self.splitter.setSizes([380, 820])  # at 1,440 px four compare lanes fit beside it
         self.setCentralWidget(self.splitter)
         self.metrics_label = QLabel()
         self.statusBar().addPermanentWidget(self.metrics_label)

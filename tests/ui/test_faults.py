@@ -109,7 +109,7 @@ def test_fault_in_one_lane(
     qtbot.waitUntil(lambda: window.run_button.isEnabled(), timeout=3000)
     trace = window.trace.plain_text()
     if fault.status == "failed":
-        assert window.answer_status.text().startswith("✖ Failed in 1 step: ")
+        assert window.answer_status.text().startswith("✖ Failed at step 1: ")
         reason = window.answer_status.text().split(": ", 1)[1]
         assert fault.message in reason
         assert "\n" not in reason

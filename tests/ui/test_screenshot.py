@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QImage
+from PySide6.QtWidgets import QScrollArea, QWidget
 from pytestqt.qtbot import QtBot
 
 from sandbox_app.core.compare import Price
@@ -73,3 +74,50 @@ def test_screenshot_of_a_comparison(
     qtbot.waitUntil(lambda: not compare.running, timeout=15000)
     assert [row["Correct"] for row in compare.rows()] == ["yes", "no"]
     save_and_check(window, shots / "compare.png")
+
+
+def fully_shown(widget: QWidget) -> bool:
+    """Every pixel of ``widget`` is on screen: nothing clipped by a parent or the window."""
+    return widget.visibleRegion().boundingRect().size() == widget.size()
+
+
+def test_at_800_by_600_the_editor_is_not_clipped(
+    qtbot: QtBot, window: MainWindow, shots: Path
+) -> None:
+    window.resize(800, 600)
+    qtbot.waitUntil(lambda: window.width() == 800, timeout=2000)
+    left = window.splitter.widget(0)
+    assert isinstance(left, QScrollArea)
+    assert not left.horizontalScrollBar().isVisible()
+    content = left.widget()
+    assert content.width() <= left.viewport().width()
+    for widget in (window.tool_panel.dialect_combo, window.backend_panel.preset_combo):
+        assert widget.geometry().right() <= content.width(), widget
+    assert fully_shown(window.run_button)
+    assert window.grab().save(str(shots / "window-800x600.png"))
+
+
+def test_at_1440_by_900_four_lanes_and_the_compare_toolbar_fit(
+    qtbot: QtBot, window: MainWindow, shots: Path
+) -> None:
+    window.resize(1440, 900)
+    qtbot.waitUntil(lambda: window.width() == 1440, timeout=2000)
+    compare = window.compare
+    compare.set_lanes(tuple(LaneConfig("Scripted (offline)") for _ in range(4)))
+    window.tabs.setCurrentWidget(compare)
+    shown: list[list[bool]] = []
+
+    def lanes_laid_out() -> bool:
+        shown.append([fully_shown(lane) for lane in compare.lanes])
+        return all(shown[-1])
+
+    try:  # layouts settle over a few event-loop turns
+        qtbot.waitUntil(lanes_laid_out, timeout=2000)
+    except qtbot.TimeoutError:
+        widths = [
+            (lane.width(), lane.visibleRegion().boundingRect().width()) for lane in compare.lanes
+        ]
+        raise AssertionError(f"lanes (width, shown): {widths}") from None
+    for button in (compare.run_button, compare.prices_button, compare.export_button):
+        assert fully_shown(button), button.text()
+    assert window.grab().save(str(shots / "compare-1440x900.png"))

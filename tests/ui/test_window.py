@@ -317,14 +317,14 @@ def test_window_state_and_last_scenario_come_back_next_time(
     first = make_window()
     assert first.open_scenario(scenarios_dir() / "calculator_chain.json")
     use_server(first, fake_server, "qwen2.5")
-    first.resize(700, 500)  # the offscreen screen is 800 × 800
+    first.resize(790, 560)  # fits the offscreen 800 × 800 screen and the layout's minimum
     first.close()  # saves the settings
     second = make_window()
     assert second.windowTitle() == "ReAct Sandbox — Calculator chain (paren dialect)"
     assert second.tool_panel.dialect() == "paren"
     assert second.backend_panel.preset_combo.currentText() == "Custom URL"
     assert second.backend_panel.base_url_edit.text() == fake_server.base_url
-    assert (second.width(), second.height()) == (700, 500)
+    assert (second.width(), second.height()) == (790, 560)
 
 
 def test_trace_follows_the_end_unless_the_user_scrolled_up(
