@@ -8,7 +8,8 @@ from dataclasses import replace
 from typing import TypeVar
 
 from sandbox_app.backends.base import Backend
-from sandbox_app.backends.openai_compat import OpenAICompatBackend, ServerConfig
+from sandbox_app.backends.openai_compat import OpenAICompatBackend
+from sandbox_app.backends.presets import ServerConfig
 from sandbox_app.core.engine import ReactEngine, drive
 from sandbox_app.core.events import Event, RunFinished
 from sandbox_app.core.scenario import Scenario, load_scenario, scenarios_dir
@@ -78,3 +79,10 @@ class SendEmail:
     async def run(self, input: str) -> str:
         self.sent.append(input)
         return f"sent to {input}"
+
+
+def scripted(scenario: Scenario) -> Backend:
+    """The offline model for ``scenario`` (its own question and replies)."""
+    from sandbox_app.backends.scripted import ScriptedBackend
+
+    return ScriptedBackend(scenario.script, scenario.question)

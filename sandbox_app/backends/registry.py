@@ -1,5 +1,9 @@
 """The one place that builds a backend: the offline scripted model or an OpenAI-compatible
 server, from what the window, a compare lane or the CLI chose, with the key rule of keys.py.
+
+A backend is named by a stable id: "scripted", a preset's id ("openai", "lmstudio", …) or
+"custom" for any other URL. Ids go into files and settings; display names are for people and
+may be reworded. :func:`backend_id` reads the display labels older files and settings hold.
 """
 
 from __future__ import annotations
@@ -8,9 +12,52 @@ from dataclasses import dataclass
 
 from sandbox_app.backends.base import Backend
 from sandbox_app.backends.keys import KeyStore, account_for, on_own_host
-from sandbox_app.backends.openai_compat import CUSTOM, OpenAICompatBackend, Preset, ServerConfig
+from sandbox_app.backends.openai_compat import OpenAICompatBackend
+from sandbox_app.backends.presets import CUSTOM, PRESETS, Preset, ServerConfig, preset_with_id
 from sandbox_app.backends.scripted import ScriptedBackend
 from sandbox_app.core.scenario import Scenario
+
+SCRIPTED = "scripted"
+SCRIPTED_LABEL = "Scripted (offline)"
+BACKEND_IDS: tuple[str, ...] = (SCRIPTED, *(preset.id for preset in PRESETS), CUSTOM.id)
+
+# What older scenario files and settings hold instead of an id, case-folded: the window's
+# combo labels ("Scripted (offline)", "Custom URL", "LM Studio", …) and the custom preset's
+# former name. The ids themselves read as themselves.
+_LEGACY_LABELS: dict[str, str] = {
+    SCRIPTED_LABEL.casefold(): SCRIPTED,
+    CUSTOM.name.casefold(): CUSTOM.id,
+    "custom": CUSTOM.id,
+    **{preset.name.casefold(): preset.id for preset in PRESETS},
+    **{backend: backend for backend in BACKEND_IDS},
+}
+
+
+def backend_id(text: str) -> str:
+    """The id for an id or a display label, ignoring case and surrounding spaces.
+
+    Raises ValueError, with a one-line message, for anything else.
+    """
+    found = _LEGACY_LABELS.get(text.strip().casefold())
+    if found is None:
+        raise _unknown(text)
+    return found
+
+
+def _unknown(text: str) -> ValueError:
+    # repr() keeps a stray newline from breaking the one line; a long text is cut.
+    shown = text if len(text) <= 60 else text[:60] + "…"
+    return ValueError(f"unknown backend {shown!r}; known: {', '.join(BACKEND_IDS)}")
+
+
+def display_name(backend: str) -> str:
+    """What the window shows for a backend id: "Scripted (offline)", "LM Studio", "Custom URL"."""
+    if backend == SCRIPTED:
+        return SCRIPTED_LABEL
+    try:
+        return preset_with_id(backend).name
+    except KeyError:
+        raise _unknown(backend) from None
 
 
 @dataclass(frozen=True)
@@ -25,6 +72,31 @@ class BackendConfig:
     model: str = ""
     timeout_s: float = 60.0
     typed_key: str = ""
+
+    @property
+    def backend_id(self) -> str:
+        """The stable id of what this runs against (the preset chosen, not the URL's)."""
+        return SCRIPTED if self.preset is None else self.preset.id
+
+
+def config_for(
+    backend: str,
+    base_url: str = "",
+    model: str = "",
+    timeout_s: float = 60.0,
+    typed_key: str = "",
+) -> BackendConfig:
+    """A :class:`BackendConfig` for a backend id (see :func:`backend_id` for a label).
+
+    An empty ``base_url`` means the preset's own. Raises ValueError for an unknown id.
+    """
+    if backend == SCRIPTED:
+        return BackendConfig(None, base_url, model, timeout_s, typed_key)
+    try:
+        preset = preset_with_id(backend)
+    except KeyError:
+        raise _unknown(backend) from None
+    return BackendConfig(preset, base_url, model, timeout_s, typed_key)
 
 
 def effective_preset(preset: Preset, base_url: str) -> Preset:

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import socket
+import ssl
 
 import pytest
 
-from sandbox_app.backends.openai_compat import (
-    OpenAICompatBackend,
-    ServerConfig,
-    preset_named,
-)
+from sandbox_app.backends import errors
+from sandbox_app.backends.http_library import http_library, tls_context
+from sandbox_app.backends.openai_compat import OpenAICompatBackend
+from sandbox_app.backends.presets import ServerConfig, preset_named
 from sandbox_app.core.events import Notice
 from tests.fakeserver import FakeOpenAIServer, ModelScript
 from tests.helpers import builtin, finished, model_text, of_type, run_events, server_backend
@@ -102,3 +102,62 @@ def test_a_malformed_base_url_is_one_line_not_a_crash() -> None:
     done = finished(run_events(builtin("brightgrid"), backend, model="m"))
     assert done.status == "failed"
     assert done.reason.startswith("Cannot use the base URL 'http://localhost:abc/v1'")
+
+
+# ---- failures mid-stream, told apart by type ---------------------------------------------
+
+BROKEN = ServerConfig("http://127.0.0.1:9/v1", timeout_s=0.5)
+
+
+def test_the_http_library_is_the_one_the_sdk_uses() -> None:
+    import openai
+
+    assert issubclass(openai.DefaultAsyncHttpxClient, http_library().AsyncClient)
+
+
+def test_one_tls_context_serves_every_client_and_verifies() -> None:
+    context = tls_context()
+    assert context is tls_context()
+    assert context.verify_mode == ssl.CERT_REQUIRED
+    assert context.check_hostname
+
+
+def mid_stream_failures() -> dict[str, tuple[Exception, str]]:
+    http = http_library()
+    request = http.Request("POST", "http://127.0.0.1:9/v1/chat/completions")
+    return {
+        "read timeout": (http.ReadTimeout("timed out", request=request), "no data for 0.5 s"),
+        "asyncio timeout": (TimeoutError(), "no data for 0.5 s"),
+        "cut mid-body": (
+            http.RemoteProtocolError("peer closed connection", request=request),
+            "the connection was lost",
+        ),
+        "read error": (http.ReadError("reset", request=request), "the connection was lost"),
+        "socket reset": (ConnectionResetError(104, "reset"), "the connection was lost"),
+        "bad bytes": (
+            UnicodeDecodeError("utf-8", b"\xff", 0, 1, "invalid start byte"),
+            "the server sent bytes that are not UTF-8",
+        ),
+        "bad JSON": (
+            ValueError("Expecting value"),
+            "the server sent a chunk that is not valid JSON",
+        ),
+        "anything else": (RuntimeError("odd\nsecond line"), "odd."),
+    }
+
+
+@pytest.mark.parametrize("case", list(mid_stream_failures()))
+def test_a_stream_that_breaks_says_why_by_the_exception_type(case: str) -> None:
+    err, why = mid_stream_failures()[case]
+    assert str(errors.stream_broke(err, BROKEN, 5)) == (
+        f"The stream from 127.0.0.1:9 broke after 5 chunks ({why}); the partial reply is kept."
+    )
+
+
+def test_an_exception_merely_named_like_a_timeout_is_not_read_as_one() -> None:
+    class ReadTimeout(Exception):  # same name as the HTTP library's, unrelated type
+        pass
+
+    line = str(errors.stream_broke(ReadTimeout("slow"), BROKEN, 0))
+    assert "(slow.)" in line
+    assert "no data" not in line

@@ -396,7 +396,8 @@ async def engine_overhead(base_url: str, repeats: int) -> dict[str, float]:
 
     import openai
 
-    from sandbox_app.backends.openai_compat import OpenAICompatBackend, ServerConfig
+    from sandbox_app.backends.openai_compat import OpenAICompatBackend
+    from sandbox_app.backends.presets import ServerConfig
     from sandbox_app.core.engine import STOP_SEQUENCES, ReactEngine, drive
     from sandbox_app.core.scenario import Scenario
 

@@ -1,0 +1,103 @@
+"""Reading a chat completion stream: bytes → lines → ``data:`` payloads → :class:`Delta`.
+
+The SDK's own stream builds a pydantic object per chunk, about 70% of the CPU a chunk costs,
+which caps one process at ~3,000 chunks/s and freezes the window when four fast lanes stream
+at once; these plain functions do the same work in a fraction of that. Only ``content`` and
+``usage`` are read: every other field a server adds (reasoning, timings, tool calls, …) is
+ignored, so such chunks decode to the text they carry, often none.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import AsyncGenerator, AsyncIterator
+
+from sandbox_app.backends.base import BackendError, Delta, Usage
+from sandbox_app.backends.errors import sentence
+
+# Reading a stream: a chunk that was already buffered comes back in well under this; one that
+# took longer was waited for, so pause GATHER_S to let the next ones gather (gathered_reads).
+BUFFERED_READ_S = 0.0002
+GATHER_S = 0.005
+DONE = "[DONE]"  # the payload that ends an OpenAI-style stream
+
+
+async def gathered_reads(chunks: AsyncIterator[bytes]) -> AsyncGenerator[bytes, None]:
+    """Pass chunks on, pausing briefly when a dense stream has to be waited for.
+
+    A fast server sends one token per chunk, 2,000 a second. Woken for each, the HTTP stack
+    costs ~120 µs a chunk (168 µs for one stream at 2,000 chunks/s, measured); after a
+    :data:`GATHER_S` pause the chunks that arrived meanwhile are parsed from one read, ~50 µs
+    each. Only chunks that came less than GATHER_S after the previous one, and were waited
+    for, are followed by a pause: the first chunk and a slow model's chunks never are.
+    """
+    source = aiter(chunks)
+    previous = float("-inf")
+    while True:
+        asked = time.perf_counter()
+        try:
+            chunk = await anext(source)
+        except StopAsyncIteration:
+            return
+        arrived = time.perf_counter()
+        dense_and_waited = arrived - asked > BUFFERED_READ_S and arrived - previous < GATHER_S
+        previous = arrived
+        yield chunk
+        if dense_and_waited:
+            await asyncio.sleep(GATHER_S)
+
+
+async def sse_lines(chunks: AsyncIterator[bytes]) -> AsyncGenerator[str, None]:
+    """Split a byte stream into lines, decoding strictly: bad UTF-8 is an error, not "�".
+
+    Lines are split as bytes and decoded whole, so a character cut between two network
+    reads is still read right. A line ends in LF or CRLF.
+    """
+    pending = b""
+    async for chunk in chunks:
+        pending += chunk
+        *lines, pending = pending.split(b"\n")
+        for line in lines:
+            yield line.decode("utf-8").rstrip("\r")
+    if pending:
+        yield pending.decode("utf-8")
+
+
+def sse_data(line: str) -> str | None:
+    """The payload of a ``data:`` line, stripped; None for blank separators, ``:`` comments
+    (OpenRouter's ": OPENROUTER PROCESSING") and ``event:``/``id:`` lines."""
+    if not line.startswith("data:"):
+        return None
+    return line[5:].strip()
+
+
+def decode_chunk(data: str) -> Delta:
+    """One SSE data payload → text and/or usage.
+
+    Raises BackendError when the server reports an error in the stream, ValueError for a
+    payload that is not a JSON object (UnicodeDecodeError, also a ValueError, comes earlier,
+    from :func:`sse_lines`).
+    """
+    chunk = json.loads(data)
+    if not isinstance(chunk, dict):
+        raise ValueError("chunk is not a JSON object")
+    error = chunk.get("error")
+    if error:
+        message = error.get("message") if isinstance(error, dict) else str(error)
+        raise BackendError(f"The server reported an error mid-stream: {sentence(str(message))}")
+    pieces = []
+    for choice in chunk.get("choices") or ():
+        delta = (choice.get("delta") or {}) if isinstance(choice, dict) else {}
+        content = delta.get("content") if isinstance(delta, dict) else None
+        if isinstance(content, str):  # None while a server streams reasoning or tool calls
+            pieces.append(content)
+    text = "".join(pieces)
+    usage = chunk.get("usage")  # null on every chunk but the last at some servers
+    if isinstance(usage, dict):
+        return Delta(
+            text,
+            Usage(int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0)),
+        )
+    return Delta(text)

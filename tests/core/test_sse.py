@@ -1,0 +1,344 @@
+"""The stream decoder on its own: bytes → lines → payloads → deltas, with exact outputs.
+
+Chunk shapes are real servers' (copied from shared/streams/, which cites where each was
+captured). Only text and usage are read for now; chunks that carry reasoning or tool calls
+must still decode, to the text they carry.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable
+
+import pytest
+
+from sandbox_app.backends.base import BackendError, Delta, Usage
+from sandbox_app.backends.sse import DONE, decode_chunk, gathered_reads, sse_data, sse_lines
+
+# OpenAI, o3-mini (shared/streams/openai.md §3a, discourse's recorded fixture): the whole
+# stream, first chunk to [DONE], usage in a last chunk with no choices.
+OPENAI_O3_MINI = """\
+data: {"id":"chatcmpl-B2VwlY6KzSDtHvg8pN1VAfRhhLFgn","object":"chat.completion.chunk","created":1739939159,"model":"o3-mini-2025-01-31","service_tier":"default","system_fingerprint":"fp_ef58bd3122","choices":[{"index":0,"delta":{"role":"assistant","content":"","refusal":null},"finish_reason":null}],"usage":null}
+
+data: {"id":"chatcmpl-B2VwlY6KzSDtHvg8pN1VAfRhhLFgn","object":"chat.completion.chunk","created":1739939159,"model":"o3-mini-2025-01-31","service_tier":"default","system_fingerprint":"fp_ef58bd3122","choices":[{"index":0,"delta":{"content":"hello"},"finish_reason":null}],"usage":null}
+
+data: {"id":"chatcmpl-B2VwlY6KzSDtHvg8pN1VAfRhhLFgn","object":"chat.completion.chunk","created":1739939159,"model":"o3-mini-2025-01-31","service_tier":"default","system_fingerprint":"fp_ef58bd3122","choices":[{"index":0,"delta":{},"finish_reason":"stop"}],"usage":null}
+
+data: {"id":"chatcmpl-B2VwlY6KzSDtHvg8pN1VAfRhhLFgn","object":"chat.completion.chunk","created":1739939159,"model":"o3-mini-2025-01-31","service_tier":"default","system_fingerprint":"fp_ef58bd3122","choices":[],"usage":{"prompt_tokens":22,"completion_tokens":203,"total_tokens":225,"prompt_tokens_details":{"cached_tokens":0,"audio_tokens":0},"completion_tokens_details":{"reasoning_tokens":192,"audio_tokens":0,"accepted_prediction_tokens":0,"rejected_prediction_tokens":0}}}
+
+data: [DONE]
+
+"""  # noqa: E501
+
+CHUNKS: dict[str, tuple[str, Delta]] = {
+    # llama.cpp b6097 (shared/streams/llama.cpp.md §3b): the first chunk, content null.
+    "llama.cpp first chunk": (
+        '{"choices":[{"finish_reason":null,"index":0,"delta":{"role":"assistant","content":null}}],'
+        '"created":1754523863,"id":"chatcmpl-X6urH4f6JOotPwco2EgcgeoM6ZWup59u",'
+        '"model":"gpt-oss:20b","system_fingerprint":"b6097-9515c613",'
+        '"object":"chat.completion.chunk"}',
+        Delta(""),
+    ),
+    # llama.cpp b6097 (same): usage and timings ride on the finish chunk.
+    "llama.cpp usage with timings": (
+        '{"choices":[{"finish_reason":"stop","index":0,"delta":{}}],"created":1754524122,'
+        '"id":"chatcmpl-yPk7z9nC22CofOlh100qQdHVEDMNYCb1","model":"gpt-oss:20b",'
+        '"system_fingerprint":"b6097-9515c613","object":"chat.completion.chunk",'
+        '"usage":{"completion_tokens":247,"prompt_tokens":1085,"total_tokens":1332},'
+        '"timings":{"prompt_n":1085,"prompt_ms":203.378,"prompt_per_token_ms":0.18744516129032257,'
+        '"prompt_per_second":5334.893646313762,"predicted_n":247,"predicted_ms":933.63,'
+        '"predicted_per_token_ms":3.7798785425101213,"predicted_per_second":264.5587652496171}}',
+        Delta("", Usage(1085, 247)),
+    ),
+    # llama.cpp b9554 (llama.cpp.md §3a): reasoning_content only, timings on every chunk.
+    "llama.cpp reasoning_content": (
+        '{"choices":[{"finish_reason":null,"index":0,"delta":{"reasoning_content":" if"}}],'
+        '"created":1781492230,"id":"chatcmpl-qC6laQHbZ2CmxNvJ4NoB1L93LcVF7nfe",'
+        '"model":"gemma-4-31B-it-UD-Q6_K_XL.gguf","system_fingerprint":"b9554-d403f00ec",'
+        '"object":"chat.completion.chunk","timings":{"cache_n":7,"prompt_n":10,'
+        '"prompt_ms":251.51,"predicted_n":18,"draft_n":18,"draft_n_accepted":8}}',
+        Delta(""),
+    ),
+    # vLLM 0.17.0 (shared/streams/vllm.md §2b): the new "reasoning" field and token_ids.
+    "vLLM reasoning": (
+        '{"id":"chatcmpl-740c22ad-c984-49a4-9a78-b7bbdc69b3d2","object":"chat.completion.chunk",'
+        '"created":1773161262,"model":"local-qwen3.5-27b","choices":[{"index":0,'
+        '"delta":{"reasoning":"Thinking"},"logprobs":null,"finish_reason":null,'
+        '"token_ids":null}]}',
+        Delta(""),
+    ),
+    # vLLM tool call (vllm.md §2c): the last chunk, empty content and stop_reason.
+    "vLLM tool-call finish": (
+        '{"id":"chatcmpl-d0c68c86be0641129cffa5053c0c217e","object":"chat.completion.chunk",'
+        '"created":1744513664,"model":"","choices":[{"index":0,"delta":{"content":""},'
+        '"logprobs":null,"finish_reason":"tool_calls","stop_reason":null}]}',
+        Delta(""),
+    ),
+    # Ollama, Aug 2025 build (shared/streams/ollama.md §2a): role repeated on a content
+    # chunk. The capture shows only "choices"; the other keys are its first line's.
+    "Ollama content": (
+        '{"id":"chatcmpl-900","object":"chat.completion.chunk","created":1754453131,'
+        '"model":"gpt-oss:20b","system_fingerprint":"fp_ollama","choices":[{"index":0,'
+        '"delta":{"role":"assistant","content":" }"},"finish_reason":null}]}',
+        Delta(" }"),
+    ),
+    # Ollama, same capture: content "" beside reasoning.
+    "Ollama reasoning": (
+        '{"id":"chatcmpl-900","object":"chat.completion.chunk","created":1754453131,'
+        '"model":"gpt-oss:20b","system_fingerprint":"fp_ollama","choices":[{"index":0,'
+        '"delta":{"role":"assistant","content":"","reasoning":"?"},"finish_reason":null}]}',
+        Delta(""),
+    ),
+    # LM Studio 0.3.9b3 (shared/streams/lmstudio.md §3): reasoning_content, no content key.
+    "LM Studio reasoning_content": (
+        '{"id":"chatcmpl-ohpdozcvcgbgxq5y5y768","object":"chat.completion.chunk",'
+        '"created":1738343241,"model":"deepseek-r1-distill-llama-8b",'
+        '"system_fingerprint":"deepseek-r1-distill-llama-8b","choices":[{"index":0,'
+        '"delta":{"role":"assistant","reasoning_content":"le"},"logprobs":null,'
+        '"finish_reason":null}]}',
+        Delta(""),
+    ),
+    # OpenRouter (shared/streams/openrouter.md §2c): a plain model still sends the keys.
+    "OpenRouter content with reasoning null": (
+        '{"choices":[{"index":0,"delta":{"role":"assistant","content":"Salut",'
+        '"reasoning":null,"reasoning_details":[]}}]}',
+        Delta("Salut"),
+    ),
+    # OpenRouter (openrouter.md §2a): reasoning and an empty reasoning_details list.
+    "OpenRouter reasoning": (
+        '{"id":"gen-1753977105-kKgOdaMcUNYTUE8lwZD8","provider":"Azure",'
+        '"model":"deepseek/deepseek-r1","object":"chat.completion.chunk","created":1753977105,'
+        '"choices":[{"index":0,"delta":{"role":"assistant","content":"",'
+        '"reasoning":", so I need","reasoning_details":[]},"finish_reason":null,'
+        '"native_finish_reason":null,"logprobs":null}]}',
+        Delta(""),
+    ),
+    # OpenRouter (openrouter.md §2c): usage with cost and details beside a choice.
+    "OpenRouter usage with cost": (
+        '{"id":"gen-1767661749-Ot82GxmBb3KHB9UFhSnd","provider":"Parasail",'
+        '"model":"z-ai/glm-4.7","object":"chat.completion.chunk","created":1767661749,'
+        '"choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null,'
+        '"native_finish_reason":null,"logprobs":null}],"usage":{"prompt_tokens":8,'
+        '"completion_tokens":174,"total_tokens":182,"cost":0.00036531,"is_byok":false,'
+        '"prompt_tokens_details":{"cached_tokens":2,"audio_tokens":0,"video_tokens":0},'
+        '"completion_tokens_details":{"reasoning_tokens":173,"image_tokens":0}}}',
+        Delta("", Usage(8, 174)),
+    ),
+    # DeepSeek deepseek-reasoner (shared/streams/deepseek.md §2a): content null while
+    # reasoning, reasoning_content null while answering, usage on the finish chunk.
+    "DeepSeek reasoning": (
+        '{"id":"f802c271-d4da-4773-b8b3-b1e4dfbf14f3","object":"chat.completion.chunk",'
+        '"created":1759299469,"model":"deepseek-reasoner","choices":[{"index":0,'
+        '"delta":{"content":null,"reasoning_content":"Hmm, the user just said \\"Hello!\\""},'
+        '"logprobs":null,"finish_reason":null}]}',
+        Delta(""),
+    ),
+    "DeepSeek answer": (
+        '{"id":"f802c271-d4da-4773-b8b3-b1e4dfbf14f3","object":"chat.completion.chunk",'
+        '"created":1759299469,"model":"deepseek-reasoner","choices":[{"index":0,'
+        '"delta":{"content":"Hello","reasoning_content":null},"logprobs":null,'
+        '"finish_reason":null}]}',
+        Delta("Hello"),
+    ),
+    "DeepSeek usage on the finish chunk": (
+        '{"id":"f802c271-d4da-4773-b8b3-b1e4dfbf14f3","object":"chat.completion.chunk",'
+        '"created":1759299469,"model":"deepseek-reasoner","choices":[{"index":0,'
+        '"delta":{"content":"","reasoning_content":null},"logprobs":null,'
+        '"finish_reason":"stop"}],"usage":{"prompt_tokens":6,"completion_tokens":169,'
+        '"total_tokens":175,"prompt_tokens_details":{"cached_tokens":0},'
+        '"completion_tokens_details":{"reasoning_tokens":117},"prompt_cache_hit_tokens":1,'
+        '"prompt_cache_miss_tokens":5}}',
+        Delta("", Usage(6, 169)),
+    ),
+    # OpenAI gpt-4o (shared/streams/openai.md §3b): a tool call, content null.
+    "OpenAI tool call": (
+        '{"id":"chatcmpl-ABfw8AOXnoa2kzy11vVTSjuQhHCQr","object":"chat.completion.chunk",'
+        '"created":1727346176,"model":"gpt-4o-2024-08-06","system_fingerprint":"fp_7568d46099",'
+        '"choices":[{"index":0,"delta":{"role":"assistant","content":null,"tool_calls":[{'
+        '"index":0,"id":"call_c91SqDXlYFuETYv8mUHzz6pp","type":"function","function":{'
+        '"name":"GetWeatherArgs","arguments":""}}],"refusal":null},"logprobs":null,'
+        '"finish_reason":null}]}',
+        Delta(""),
+    ),
+    # Not a server's: usage with null counts reads as zero, not as an error.
+    "usage with null counts": (
+        '{"choices":[],"usage":{"prompt_tokens":null,"completion_tokens":null}}',
+        Delta("", Usage(0, 0)),
+    ),
+    "error null is no error": (
+        '{"choices":[{"delta":{"content":"ok"}}],"error":null}',
+        Delta("ok"),
+    ),
+}
+
+
+def run(make: Callable[[], AsyncGenerator[str | bytes, None]]) -> list[str | bytes]:
+    async def collect() -> list[str | bytes]:
+        return [item async for item in make()]
+
+    return asyncio.run(collect())
+
+
+async def feed(chunks: Iterable[bytes]) -> AsyncIterator[bytes]:
+    for chunk in chunks:
+        yield chunk
+
+
+def lines_of(*chunks: bytes) -> list[str | bytes]:
+    return run(lambda: sse_lines(feed(chunks)))
+
+
+# ---- decode_chunk ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", list(CHUNKS))
+def test_real_chunk_shapes_decode_to_their_text_and_usage(name: str) -> None:
+    data, expected = CHUNKS[name]
+    assert decode_chunk(data) == expected
+
+
+def test_a_content_delta_is_its_text() -> None:
+    data = '{"choices":[{"index":0,"delta":{"content":"Thought: I"},"finish_reason":null}]}'
+    assert decode_chunk(data) == Delta("Thought: I")
+
+
+def test_an_error_chunk_mid_stream_is_one_line_with_the_servers_message() -> None:
+    # OpenAI's error body (shared/streams/openai.md §1, smolagents PR #1662), sent as a data
+    # event the way servers report a failure after the 200 was sent.
+    data = json.dumps(
+        {
+            "error": {
+                "message": "Unsupported parameter: 'stop' is not supported with this model.",
+                "type": "invalid_request_error",
+                "param": "stop",
+                "code": "unsupported_parameter",
+            }
+        }
+    )
+    with pytest.raises(BackendError) as caught:
+        decode_chunk(data)
+    assert str(caught.value) == (
+        "The server reported an error mid-stream: "
+        "Unsupported parameter: 'stop' is not supported with this model."
+    )
+
+
+def test_an_error_beside_a_choice_wins_and_only_its_first_line_is_kept() -> None:
+    # OpenRouter's documented error shape ({"code": number, "message": string}) on a chunk.
+    data = json.dumps(
+        {
+            "choices": [{"index": 0, "delta": {"content": ""}, "finish_reason": "error"}],
+            "error": {"code": 502, "message": "Provider disconnected\nupstream trace …"},
+        }
+    )
+    with pytest.raises(BackendError) as caught:
+        decode_chunk(data)
+    assert str(caught.value) == "The server reported an error mid-stream: Provider disconnected."
+
+
+def test_an_error_that_is_a_plain_string() -> None:
+    with pytest.raises(BackendError) as caught:
+        decode_chunk('{"error": "model overloaded"}')
+    assert str(caught.value) == "The server reported an error mid-stream: model overloaded."
+
+
+def test_malformed_json_is_a_value_error() -> None:
+    with pytest.raises(json.JSONDecodeError) as caught:
+        decode_chunk('{"choices":[{"delta":{"content":"hi"}')
+    assert isinstance(caught.value, ValueError)  # what the backend reports as "not valid JSON"
+    assert caught.value.pos == 37  # the end: the object was never closed
+
+
+@pytest.mark.parametrize("data", ["[1, 2]", "null", '"hello"', "42", "true"])
+def test_json_that_is_not_an_object_is_a_value_error(data: str) -> None:
+    with pytest.raises(ValueError, match=r"^chunk is not a JSON object$"):
+        decode_chunk(data)
+
+
+# ---- sse_lines -------------------------------------------------------------------------
+
+
+def test_lines_split_across_byte_chunks_are_joined() -> None:
+    assert lines_of(b'data: {"choi', b'ces":[]}\n\nda', b"ta: [DONE]\n\n") == [
+        'data: {"choices":[]}',
+        "",
+        "data: [DONE]",
+        "",
+    ]
+
+
+def test_crlf_line_ends_are_removed_also_when_cr_and_lf_come_apart() -> None:
+    assert lines_of(b"data: a\r\n\r\ndata: b\r", b"\n\r\n") == ["data: a", "", "data: b", ""]
+
+
+def test_a_character_cut_between_two_reads_is_read_whole() -> None:
+    assert lines_of(b"data: caf\xc3", b"\xa9\n") == ["data: café"]
+
+
+def test_a_last_line_without_a_newline_still_comes_out() -> None:
+    assert lines_of(b"data: [DO", b"NE]") == ["data: [DONE]"]
+
+
+def test_invalid_utf8_is_an_error_after_the_lines_before_it() -> None:
+    seen: list[str] = []
+
+    async def collect() -> None:
+        async for line in sse_lines(feed([b"data: ok\n", b"data: \xff\xfe\n"])):
+            seen.append(line)
+
+    with pytest.raises(UnicodeDecodeError):
+        asyncio.run(collect())
+    assert seen == ["data: ok"]
+
+
+def test_invalid_utf8_in_an_unfinished_last_line_is_an_error() -> None:
+    with pytest.raises(UnicodeDecodeError):
+        lines_of(b"data: \xc3")
+
+
+# ---- sse_data and the whole pipeline -----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("line", "payload"),
+    [
+        ('data: {"a":1}', '{"a":1}'),
+        ("data:[DONE]", DONE),
+        ("data:   padded  ", "padded"),
+        (": OPENROUTER PROCESSING", None),  # a keep-alive comment (openrouter.md §2c)
+        ("", None),
+        ("event: message", None),
+        ("id: 7", None),
+    ],
+)
+def test_only_data_lines_have_a_payload(line: str, payload: str | None) -> None:
+    assert sse_data(line) == payload
+
+
+def test_a_recorded_stream_cut_into_odd_pieces_decodes_to_its_text_and_usage() -> None:
+    raw = OPENAI_O3_MINI.encode()
+    pieces = [raw[i : i + 7] for i in range(0, len(raw), 7)]
+
+    async def decode() -> list[Delta]:
+        deltas = []
+        async for line in sse_lines(gathered_reads(feed(pieces))):
+            data = sse_data(line)
+            if data is None:
+                continue
+            if data == DONE:
+                break
+            deltas.append(decode_chunk(data))
+        return deltas
+
+    assert asyncio.run(decode()) == [
+        Delta(""),
+        Delta("hello"),
+        Delta(""),
+        Delta("", Usage(22, 203)),
+    ]
+
+
+def test_gathered_reads_passes_every_chunk_on_in_order() -> None:
+    chunks = [b"a", b"bc", b"", b"d"]
+    assert run(lambda: gathered_reads(feed(chunks))) == chunks
