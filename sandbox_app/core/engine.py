@@ -16,6 +16,7 @@ from contextlib import aclosing
 from dataclasses import dataclass, field
 
 from sandbox_app.backends.base import Backend, BackendError, Message, StreamParams, Usage
+from sandbox_app.core.dialects import Dialect, spec
 from sandbox_app.core.events import (
     ActionParsed,
     Event,
@@ -32,7 +33,7 @@ from sandbox_app.core.events import (
     TokenDelta,
 )
 from sandbox_app.core.metrics import RunMetrics, StepMetrics, estimate_tokens
-from sandbox_app.core.parser import Dialect, Turn, TurnScanner, parse_kept
+from sandbox_app.core.parser import Turn, TurnScanner, parse_kept
 from sandbox_app.core.prompts import DEFAULT_TEMPLATE, PromptError, render_prompt
 from sandbox_app.core.scenario import Scenario
 from sandbox_app.core.tools import Approver, Tool, ToolRouter, builtin_tools
@@ -48,27 +49,6 @@ CHARS_PER_TOKEN_LIMIT = 16
 # Stop generating where the model would start writing its own observation. "\nObservation "
 # also covers the numbered ("Observation 2:") and tool-tagged ("Observation (search):") forms.
 STOP_SEQUENCES = ("\nObservation:", "\nObservation ")
-
-_CORRECTIONS: dict[Dialect, str] = {
-    "bracket": (
-        "Error: your reply had no Action and no Answer. Reply with exactly\n"
-        "Thought: what you need to do next\nAction: tool[input]\n"
-        "or\nThought: why you are sure\nAnswer: the final answer"
-    ),
-    # Seed 003's corrective observation, plus how to finish.
-    "paren": (
-        "I did not understand the action. Please use 'Action: tool_name(args)', "
-        "or 'Final Answer: <answer>' when you are done."
-    ),
-    "action_input": (
-        "I did not understand the action. Please use 'Action: <tool>' followed by "
-        "'Action Input: <JSON>', or 'Final Answer: <answer>' when you are done."
-    ),
-    "paper": (
-        "I did not understand the action. Please use 'Action: Tool[input]', "
-        "or 'Action: Finish[answer]' when you are done."
-    ),
-}
 
 
 @dataclass
@@ -239,7 +219,7 @@ class ReactEngine:
         """What to tell a model whose reply had no action and no answer."""
         cut = turn.unclosed
         if cut is None:
-            return _CORRECTIONS[self._dialect]
+            return spec(self._dialect).correction
         # An action whose bracket never closed: usually a reply cut by max_tokens mid-input.
         tool = next((t for t in self.tools if t.name.lower() == cut.tool), None)
         if tool is not None and cut.length > tool.max_input:
@@ -256,11 +236,10 @@ class ReactEngine:
         )
 
     def _observation(self, step: int, tool: str, text: str) -> str:
-        if self._dialect == "paper":
-            return f"Observation {step}: {text}"
-        if self._dialect == "action_input" and tool:
-            return f"Observation ({tool}): {text}"  # seed 000's middleware
-        return f"Observation: {text}"
+        """The user message carrying a tool's result (or, with no tool, a correction)."""
+        dialect = spec(self._dialect)
+        label = dialect.tool_observation_label if tool else dialect.observation_label
+        return f"{label.format(step=step, tool=tool)} {text}"
 
     def _record_step(
         self, step: int, started: float, out: _StepOutcome, tool_s: float

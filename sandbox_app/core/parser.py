@@ -8,6 +8,9 @@ Dialects (auto-detected unless one is chosen):
   JSON blobs such as ``{"action": "search", "action_input": "…"}``
 * ``paper`` — ``Thought 2: …`` / ``Action 2: Search[…]`` / ``Action 5: Finish[…]``
 
+What each dialect accepts, and the grammar of a label line, live in
+:mod:`sandbox_app.core.dialects`.
+
 The first directive wins, labels count only at the start of a line, and everything from a
 fabricated ``Observation`` label onward is cut by :class:`TurnScanner` before parsing. Every
 step works within one label's segment of the text, so parsing is linear in the text's length.
@@ -20,21 +23,12 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from sandbox_app.core.scanner import DECORATION, TurnScanner
+from sandbox_app.core.dialects import DIALECTS, LABEL_LINE, Dialect, Label, label_of, spec
+from sandbox_app.core.scanner import TurnScanner
 
 __all__ = ["DIALECTS", "Dialect", "Turn", "TurnScanner", "Unclosed", "parse_turn"]
 
-Dialect = Literal["bracket", "paren", "action_input", "paper"]
-DIALECTS: tuple[Dialect, ...] = ("bracket", "paren", "action_input", "paper")
 Kind = Literal["action", "answer", "none"]
-
-_LABEL = re.compile(
-    "^" + DECORATION + r"(?P<label>final[ \t]+answer|action[ \t_]*input|thought|action|answer)"
-    r"(?:[ \t]+(?P<num>\d{1,4}))?[ \t*_`]{0,6}[:：]"
-    # A closing bold marker after the colon ("**Action:** x"), but not the start of "**x**".
-    r"(?:[ \t]*(?:\*\*|__)(?=[ \t]|$))?[ \t]*",
-    re.IGNORECASE | re.MULTILINE,
-)
 _NAME = r"([A-Za-z_][\w.\-]{0,63})"
 _CALL = re.compile(_NAME + r"[ \t]*([\[(])")
 _BARE_NAME = re.compile(_NAME + r"[ \t*_`]*$")
@@ -79,7 +73,7 @@ class Turn:
 
 @dataclass(frozen=True)
 class _Segment:
-    label: str  # normalised: thought, action, action input, answer
+    label: Label  # never an observation: see _segments
     numbered: bool
     body: str  # from after the label to the next label line
 
@@ -116,7 +110,7 @@ def parse_kept(kept: str, dropped: str, dialect: Dialect | None = None) -> Turn:
                 found = action
         if found is not None:
             return _with(found, thought, kept, dropped)
-    if dialect in (None, "action_input"):
+    if _form_allowed("action_input", dialect):
         blob = _first_json_blob(kept)
         if blob is not None:
             return _with(blob, thought, kept, dropped)
@@ -134,15 +128,15 @@ def _with(turn: Turn, thought: str | None, kept: str, dropped: str) -> Turn:
 
 
 def _segments(text: str) -> list[_Segment]:
-    matches = list(_LABEL.finditer(text))
+    found: list[tuple[Label, re.Match[str]]] = []
+    for m in LABEL_LINE.finditer(text):
+        # Only observations carry a note ("Observation (search):"), so "Action (x):" is prose,
+        # and observation labels are the scanner's to cut: neither starts a segment.
+        if m.group("note") is None and (label := label_of(m)) != "observation":
+            found.append((label, m))
     segments = []
-    for i, m in enumerate(matches):
-        end = matches[i + 1].start() if i + 1 < len(matches) else len(text)
-        label = " ".join(m.group("label").lower().replace("_", " ").split())
-        if label == "final answer":
-            label = "answer"
-        elif label.startswith("action") and label != "action":
-            label = "action input"
+    for i, (label, m) in enumerate(found):
+        end = found[i + 1][1].start() if i + 1 < len(found) else len(text)
         segments.append(_Segment(label, m.group("num") is not None, text[m.end() : end]))
     return segments
 
@@ -155,7 +149,7 @@ def _action(
     if call is not None:
         name, opener = call.group(1).lower(), call.group(2)
         form: Dialect = "paren" if opener == "(" else ("paper" if seg.numbered else "bracket")
-        if dialect is not None and not _form_allowed(form, dialect):
+        if not _form_allowed(form, dialect):
             return None
         arg = _balanced(body, call.end() - 1, opener, _OPENERS[opener])
         if arg is None:
@@ -165,7 +159,7 @@ def _action(
             arg = _unquote(arg)
         return _directive(name, arg, form)
     first_line = body.split("\n", 1)[0].strip()
-    if dialect not in (None, "action_input"):
+    if not _form_allowed("action_input", dialect):
         return None
     if first_line.startswith("{") or (not first_line and body.lstrip().startswith(("{", "`"))):
         return _json_action(_unfence(body))
@@ -182,10 +176,9 @@ def _action(
     return _directive(bare.group(1).lower(), arg.strip(), "action_input")
 
 
-def _form_allowed(form: Dialect, dialect: Dialect) -> bool:
-    if dialect in ("bracket", "paper"):
-        return form in ("bracket", "paper")
-    return form == dialect
+def _form_allowed(form: Dialect, dialect: Dialect | None) -> bool:
+    """Whether a call written in ``form`` counts; with no dialect chosen every form does."""
+    return dialect is None or form in spec(dialect).forms
 
 
 def _directive(name: str, arg: str, form: Dialect) -> Turn | None:

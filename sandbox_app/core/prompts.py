@@ -1,7 +1,8 @@
 """System prompts: a user-editable template with ``{tools}`` and ``{format}`` filled per dialect.
 
-The format instructions and default templates come from the seeds' own prompts, so a run in
-a dialect asks for exactly the syntax the parser reads in that dialect.
+The default template and each dialect's format text come from the seeds' own prompts; the
+format text and tool line live in the dialect's spec (:mod:`sandbox_app.core.dialects`), next
+to the call forms the parser reads, so a run asks for exactly the syntax it will parse.
 """
 
 from __future__ import annotations
@@ -9,61 +10,11 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from sandbox_app.core.parser import Dialect
+from sandbox_app.core.dialects import Dialect, spec
 from sandbox_app.core.tools import Tool
 
 PLACEHOLDERS = ("tools", "format")
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
-
-FORMATS: dict[Dialect, str] = {
-    # Seed 002, "The ReAct Format".
-    "bracket": (
-        "Each turn has one of two shapes:\n\n"
-        "Thought: what I need to do next\n"
-        "Action: tool[input]\n\n"
-        "or, at the end:\n\n"
-        "Thought: why I am sure\n"
-        "Answer: the final answer\n\n"
-        "After an action, stop. The system adds an Observation: line with the tool's result. "
-        "Never write an observation yourself."
-    ),
-    # Seed 003's SYSTEM_PROMPT.
-    "paren": (
-        "You must follow this format exactly:\n\n"
-        "Thought: describe your reasoning\n"
-        "Action: tool_name(arg)\n"
-        "Observation: the result of the action (provided by the system)\n"
-        "...\n"
-        "Final Answer: the final answer\n\n"
-        "Stop after each Action; never write the Observation yourself."
-    ),
-    # Seed 000's prompting tip, with the final answer the loop needs to end.
-    "action_input": (
-        "Use tools when helpful. Reply with:\n"
-        "Thought: your reasoning\n"
-        "Action: <tool>\n"
-        "Action Input: <JSON or text>\n\n"
-        "Then stop and wait for the Observation. When you know the answer, reply with:\n"
-        "Final Answer: <answer>"
-    ),
-    # The ReAct paper's numbered trajectory.
-    "paper": (
-        "Solve the task with interleaving Thought, Action, Observation steps, numbered from 1:\n"
-        "Thought 1: reason about the current situation\n"
-        "Action 1: Tool[input]\n"
-        "Observation 1: the result (provided by the system)\n"
-        "...\n"
-        "Action n: Finish[answer] ends the task with the answer. Never write an Observation "
-        "yourself."
-    ),
-}
-
-_TOOL_LINE: dict[Dialect, str] = {
-    "bracket": "- {name}[{hint}]: {description}",
-    "paren": "- {name}({hint}: str) - {description}",
-    "action_input": "- {name}: {description} Input: {hint}.",
-    "paper": "- {Name}[{hint}]: {description}",
-}
 
 DEFAULT_TEMPLATE = (
     "You are a helpful assistant that solves problems step by step with tools.\n"
@@ -77,7 +28,7 @@ class PromptError(ValueError):
 
 
 def render_tools(tools: Iterable[Tool], dialect: Dialect) -> str:
-    line = _TOOL_LINE[dialect]
+    line = spec(dialect).tool_line
     rendered = [
         line.format(
             name=t.name, Name=t.name.capitalize(), hint=t.input_hint, description=t.description
@@ -101,5 +52,5 @@ def render_prompt(template: str, tools: Iterable[Tool], dialect: Dialect) -> str
         raise PromptError(
             f"Unknown placeholder {names} in the system prompt; use {{tools}} and {{format}}."
         )
-    values = {"tools": render_tools(tools, dialect), "format": FORMATS[dialect]}
+    values = {"tools": render_tools(tools, dialect), "format": spec(dialect).format}
     return _PLACEHOLDER.sub(lambda m: values[m.group(1)], template)

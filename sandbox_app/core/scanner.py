@@ -9,28 +9,15 @@ it will throw away.
 
 Every line is judged once, with bounded work, so feeding is linear in the reply's length
 whatever the chunk sizes; ``parse_turn`` uses the same scanner on the whole text, which is why
-streamed and whole parsing agree.
+streamed and whole parsing agree. What counts as an Observation label is decided by the
+shared label grammar in :mod:`sandbox_app.core.dialects`.
 """
 
 from __future__ import annotations
 
-import re
 from enum import Enum
 
-# Markdown decoration models put before labels: indentation, "> ", "## ", "**", backticks.
-# Bounded so a line of 10,000 asterisks is decided at once instead of being held back.
-DECORATION = r"[ \t>#*_`]{0,12}"
-
-_OBSERVATION_LABEL = re.compile(
-    DECORATION + r"observation(?:[ \t]+\d{1,4})?(?:[ \t]*\([^)\n]{0,60}\))?[ \t*_`]{0,6}[:：]",
-    re.IGNORECASE,
-)
-_DECORATION_RUN = re.compile(DECORATION)
-# A superset of what may follow "observation" before its colon; only used to decide holding.
-_OBSERVATION_TAIL_PREFIX = re.compile(
-    r"(?:[ \t]+\d{0,4})?[ \t]*(?:\([^)\n]{0,60}\)?)?[ \t*_`]{0,6}"
-)
-_WORD = "observation"
+from sandbox_app.core.dialects import LABEL_LINE, label_of, observation_prefix
 
 
 class _Verdict(Enum):
@@ -39,21 +26,11 @@ class _Verdict(Enum):
     CUT = "cut"
 
 
-def _observation_prefix_rest(line: str) -> str | None:
-    """The part after decoration if ``line`` can still grow into an Observation label, else None."""
-    rest = line[_DECORATION_RUN.match(line).end() :]  # type: ignore[union-attr]
-    lowered = rest.lower()
-    if len(lowered) <= len(_WORD):
-        return rest if _WORD.startswith(lowered) else None
-    if not lowered.startswith(_WORD):
-        return None
-    return rest if _OBSERVATION_TAIL_PREFIX.fullmatch(rest, len(_WORD)) else None
-
-
 def _judge(line: str, complete: bool) -> _Verdict:
-    if _OBSERVATION_LABEL.match(line):
+    label = LABEL_LINE.match(line)
+    if label is not None and label_of(label) == "observation":
         return _Verdict.CUT
-    if not complete and _observation_prefix_rest(line) is not None:
+    if not complete and observation_prefix(line) is not None:
         return _Verdict.HOLD
     return _Verdict.TEXT
 
@@ -124,7 +101,7 @@ class TurnScanner:
         held, self._held = self._held, ""
         if not held or self._cut:
             return ""
-        if _observation_prefix_rest(held):
+        if observation_prefix(held):
             self._dropped.append(held)
             return ""
         self._kept.append(held)

@@ -8,19 +8,13 @@ label rules to model text, so an observation that says "Thought:" stays an obser
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from enum import IntEnum
 
 from PySide6.QtGui import QPalette, QSyntaxHighlighter, QTextCharFormat, QTextDocument
 
+from sandbox_app.core.dialects import LABEL_ROLES, label_role
 from sandbox_app.ui.theme import styles_for
-
-_LABEL = re.compile(
-    r"[ \t>#*_`]{0,12}(final[ \t]+answer|action[ \t_]*input|thought|action|answer|observation)"
-    r"(?:[ \t]+\d{1,4})?(?:[ \t]*\([^)\n]{0,60}\))?[ \t*_`]{0,6}[:：]",
-    re.IGNORECASE,
-)
 
 
 class Role(IntEnum):
@@ -42,20 +36,8 @@ _ROLE_STYLE = {
     Role.NOTICE: "notice",
     Role.DROPPED: "dropped",
 }
-_LABEL_STATES = ("thought", "action", "answer", "observation")  # block state = index
-
-
-def label_kind(line: str) -> str | None:
-    """The style key for a line's ReAct label, or None when the line has no label."""
-    m = _LABEL.match(line)
-    if m is None:
-        return None
-    word = m.group(1).lower()
-    if word.startswith("action"):
-        return "action"
-    if word.endswith("answer"):
-        return "answer"
-    return word
+# A block's state is the index of its label's role, so unlabelled lines can continue it.
+_LABEL_STATES = LABEL_ROLES
 
 
 class LabelHighlighter(QSyntaxHighlighter):
@@ -77,7 +59,7 @@ class LabelHighlighter(QSyntaxHighlighter):
         self._highlight_model_text(text)
 
     def _highlight_model_text(self, text: str, continued: bool = False) -> None:
-        kind = None if continued else label_kind(text)
+        kind = None if continued else label_role(text)
         if kind is None:
             state = self.previousBlockState()
             if 0 <= state < len(_LABEL_STATES):
