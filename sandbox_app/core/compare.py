@@ -1,24 +1,21 @@
-"""Compare ReAct runs across models: per-lane summaries, repeat statistics, cost, exports.
+"""Compare ReAct runs across models: per-lane summaries, repeat statistics and cost.
 
-One table row per lane, the same rows for the window's table, Markdown, CSV and JSON, so every
-export says exactly what the window shows. Prices are what the user entered per model, per
-million tokens; a model without a price shows "—", never a guess.
+One table row per lane: the window's table and every export (exports.py) use the same rows,
+so an export says exactly what the window shows. Prices are what the user entered per model,
+per million tokens; a model without a price shows "—", never a guess.
 """
 
 from __future__ import annotations
 
-import csv
-import io
-import json
 from dataclasses import dataclass, field
-from itertools import groupby
 from statistics import mean
-from typing import Any
 
-from sandbox_app.core.events import Event, RunFinished, TokenDelta, event_to_dict, metrics_to_dict
+from sandbox_app.core.events import RunFinished
+from sandbox_app.core.records import RunHistory
 from sandbox_app.core.scenario import Expected
 from sandbox_app.core.verdict import matches
 
+MIN_LANES, MAX_LANES = 2, 4  # a comparison needs two; four still fit beside the editor
 COLUMNS = (
     "Lane",
     "Model",
@@ -50,13 +47,17 @@ class Price:
 
 @dataclass
 class LaneRecord:
-    """Everything one lane did: each repeat's final event and full event trace."""
+    """Everything one lane did: the record of each repeat (bounded, see records.py)."""
 
     lane: str
     model: str
-    runs: list[RunFinished] = field(default_factory=list)
-    traces: list[list[Event]] = field(default_factory=list)
+    history: RunHistory = field(default_factory=RunHistory)
     running: bool = False
+
+    @property
+    def runs(self) -> list[RunFinished]:
+        """Each finished repeat's final event, oldest first."""
+        return self.history.finished
 
     def summary(self, expected: Expected | None, price: Price | None) -> dict[str, str]:
         """The table row: the latest run, plus pass rate and ranges over all repeats."""
@@ -104,59 +105,3 @@ class LaneRecord:
         if len(values) == 1:
             return fmt.format(values[0])
         return f"{fmt.format(mean(values))} ({fmt.format(min(values))}–{fmt.format(max(values))})"
-
-
-def coalesce_tokens(events: list[Event]) -> list[Event]:
-    """Join a frame's consecutive TokenDeltas of one step: the recorded trace (kept for every
-    repeat, for exports) then holds a few events per frame instead of one per token."""
-    out: list[Event] = []
-    for step, group in groupby(events, key=lambda e: e.step if isinstance(e, TokenDelta) else None):
-        if step is None:
-            out.extend(group)
-        else:
-            out.append(TokenDelta(step, "".join(e.text for e in group)))  # type: ignore[union-attr]
-    return out
-
-
-def to_markdown(rows: list[dict[str, str]]) -> str:
-    def cell(text: str) -> str:
-        return text.replace("|", "\\|").replace("\n", " ")
-
-    lines = ["| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
-    lines += ["| " + " | ".join(cell(row[c]) for c in COLUMNS) + " |" for row in rows]
-    return "\n".join(lines) + "\n"
-
-
-def to_csv(rows: list[dict[str, str]]) -> str:
-    out = io.StringIO()
-    writer = csv.DictWriter(out, fieldnames=COLUMNS, lineterminator="\n")
-    writer.writeheader()
-    writer.writerows(rows)
-    return out.getvalue()
-
-
-def to_json(
-    title: str, question: str, records: list[LaneRecord], rows: list[dict[str, str]]
-) -> str:
-    """Every lane's summary and the full event trace of every repeat."""
-    lanes: list[dict[str, Any]] = []
-    for record, row in zip(records, rows, strict=True):
-        lanes.append(
-            {
-                "lane": record.lane,
-                "model": record.model,
-                "summary": row,
-                "runs": [
-                    {
-                        "status": run.status,
-                        "reason": run.reason,
-                        "answer": run.answer,
-                        "metrics": metrics_to_dict(run.metrics),
-                        "events": [event_to_dict(e) for e in trace],
-                    }
-                    for run, trace in zip(record.runs, record.traces, strict=False)
-                ],
-            }
-        )
-    document = {"title": title, "question": question, "lanes": lanes}
-    return json.dumps(document, ensure_ascii=False, indent=1)

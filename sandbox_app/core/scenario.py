@@ -52,7 +52,9 @@ class Expected:
 class LaneConfig:
     """One model in a comparison. Never holds an API key (that stays in the keyring/env)."""
 
-    backend: str = "Scripted (offline)"  # a preset name, "Custom URL" or the scripted model
+    # A backend id (backends/registry.py: "scripted", "ollama", …, "custom"); files written
+    # before ids hold display labels ("Scripted (offline)", "Custom URL"), still understood.
+    backend: str = "scripted"
     base_url: str = ""
     model: str = ""
     temperature: float = 0.0
@@ -273,10 +275,20 @@ def scenario_from_dict(data: Any) -> Scenario:
     )
 
 
+# Files written before backend ids named lanes by display label; these become ids on reading
+# (the backend registry is the one that knows every id; an unknown one is reported there).
+_LABELS_BEFORE_IDS = {"scripted (offline)": "scripted", "custom url": "custom"}
+
+
+def _backend_id(label: str) -> str:
+    folded = label.strip().casefold()
+    return _LABELS_BEFORE_IDS.get(folded, folded.replace(" ", "").replace(".", ""))
+
+
 def _lane(data: Any, index: int) -> LaneConfig:
     lane = _Fields(data, f"lanes[{index}]")
     return LaneConfig(
-        backend=lane.get("backend", str, "Scripted (offline)"),
+        backend=_backend_id(lane.get("backend", str, "scripted")),
         base_url=lane.get("base_url", str, ""),
         model=lane.get("model", str, ""),
         temperature=lane.number("temperature", 0.0, TEMPERATURE_RANGE) or 0.0,

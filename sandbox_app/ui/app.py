@@ -51,7 +51,7 @@ async def _main(window: MainWindow, scenario: str | None = None) -> int:
     if scenario:
         # Shown first: edits kept from last time are offered (save, discard or keep editing)
         # in a dialog over the window before the named file replaces them.
-        window.open_from_command_line(scenario)
+        window.files.open_from_command_line(scenario)
     warm_up = asyncio.get_running_loop().run_in_executor(None, import_heavy_modules)
     warm_up.add_done_callback(lambda _: gc_policy.settle_after_start())
     await closed.wait()

@@ -23,13 +23,21 @@ from PySide6.QtWidgets import (
 
 from sandbox_app.backends.base import Backend, BackendError
 from sandbox_app.backends.keys import KeyAccount, KeyStore, account_for, host_of
-from sandbox_app.backends.openai_compat import CUSTOM, PRESETS, Preset
-from sandbox_app.backends.registry import BackendConfig, effective_preset, make_backend
+from sandbox_app.backends.presets import CUSTOM, Preset, preset_with_id
+from sandbox_app.backends.registry import (
+    BACKEND_IDS,
+    SCRIPTED,
+    BackendConfig,
+    backend_id,
+    display_name,
+    effective_preset,
+    make_backend,
+)
 from sandbox_app.core.engine import ReactEngine
+from sandbox_app.core.records import RunSettings
 from sandbox_app.core.scenario import Scenario
 from sandbox_app.core.tools import Approver, Tool
 
-SCRIPTED = "Scripted (offline)"
 REFRESH_TIP = "Ask the server for its models (/v1/models)"
 
 
@@ -63,6 +71,24 @@ class BackendChoice:
 
         return make_run
 
+    def run_settings(self, scenario: Scenario) -> RunSettings:
+        """What a run record keeps of this choice (never the key)."""
+        return RunSettings(
+            backend=self.config.backend_id,
+            base_url=self.base_url,
+            model=self.model,
+            temperature=self.temperature,
+            max_tokens=self.max_tokens,
+            dialect=scenario.dialect,
+            max_steps=scenario.max_steps,
+            question=scenario.question,
+        )
+
+    @property
+    def server_name(self) -> str:
+        """Who a run waits for, in the waiting line."""
+        return host_of(self.base_url) if self.preset else "the offline model"
+
     def create(self, scenario: Scenario) -> Backend:
         return make_backend(self.config, scenario, self.keys)
 
@@ -85,9 +111,8 @@ class BackendPanel(QWidget):
         self._account: KeyAccount | None = None
         self._refresh_task: asyncio.Task[list[str]] | None = None
         self.preset_combo = QComboBox()
-        self.preset_combo.addItem(SCRIPTED)
-        self.preset_combo.addItems([p.name for p in PRESETS])
-        self.preset_combo.addItem("Custom URL")
+        for backend in BACKEND_IDS:  # shown by name, known by stable id
+            self.preset_combo.addItem(display_name(backend), backend)
         self.base_url_edit = QLineEdit()
         self.base_url_edit.setPlaceholderText("http://localhost:11434/v1")
         self.key_edit = QLineEdit()
@@ -157,15 +182,16 @@ class BackendPanel(QWidget):
             self.max_tokens_spin.valueChanged,
         ):
             signal.connect(self.changed)
-        self._on_preset_combo_changed(SCRIPTED)
+        self._on_preset_combo_changed()
 
     # ---- reading and writing the settings ---------------------------------------------
 
+    def backend_id(self) -> str:
+        return str(self.preset_combo.currentData())
+
     def preset(self) -> Preset | None:
-        name = self.preset_combo.currentText()
-        if name == SCRIPTED:
-            return None
-        return next((p for p in PRESETS if p.name == name), CUSTOM)
+        backend = self.backend_id()
+        return None if backend == SCRIPTED else preset_with_id(backend)
 
     def choice(self) -> BackendChoice:
         preset = self.preset()
@@ -180,9 +206,14 @@ class BackendPanel(QWidget):
             self.keys,
         )
 
-    def select(self, preset_name: str, base_url: str = "", model: str = "") -> None:
-        index = self.preset_combo.findText(preset_name)
-        self.preset_combo.setCurrentIndex(max(index, 0))
+    def select(self, backend: str, base_url: str = "", model: str = "") -> None:
+        """Choose a backend by id (or by an older file's display label), URL and model."""
+        try:
+            known = backend_id(backend)
+        except ValueError as err:
+            known = SCRIPTED
+            self.models_status.setText(f"⚠ {err}: using the offline model.")
+        self.preset_combo.setCurrentIndex(self.preset_combo.findData(known))
         if base_url and self.preset() is not None:
             self.base_url_edit.setText(base_url)
         if model:
@@ -243,7 +274,7 @@ class BackendPanel(QWidget):
 
     # ---- slots ------------------------------------------------------------------------
 
-    def _on_preset_combo_changed(self, name: str) -> None:
+    def _on_preset_combo_changed(self, _name: str = "") -> None:
         preset = self.preset()
         server = preset is not None
         for widget in (self.base_url_edit, self.key_edit, self.remember_button, self.model_combo):

@@ -1,22 +1,19 @@
 """Compare models side by side: 2–4 lanes streaming the same scenario at once, and a live table.
 
-Every lane is the same three parts as the main view: a BackendPanel, a TraceView and a
-RunController, so lanes stream concurrently on the one qasync loop and never wait for each
-other. The table below the lanes is rebuilt from the lanes' records as runs finish.
+Every lane is a LaneWidget around the same RunPane as the Run tab, so lanes stream
+concurrently on the one qasync loop and never wait for each other. The lanes' settings live in
+the workspace's scenario; the table below is rebuilt from the lanes' run records, and every
+export reads those records through core/exports.py.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from dataclasses import replace
 from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QApplication,
-    QComboBox,
     QFileDialog,
-    QFrame,
     QHBoxLayout,
     QHeaderView,
     QLabel,
@@ -33,209 +30,32 @@ from PySide6.QtWidgets import (
 )
 
 from sandbox_app.backends.keys import KeyStore
-from sandbox_app.core.compare import (
-    COLUMNS,
-    LaneRecord,
-    Price,
-    coalesce_tokens,
-    to_csv,
-    to_json,
-    to_markdown,
-)
-from sandbox_app.core.events import Event, RunFinished, StepFinished, StepStarted
-from sandbox_app.core.metrics import how_far
-from sandbox_app.core.scenario import Expected, LaneConfig, Scenario
-from sandbox_app.core.tools import Tool
-from sandbox_app.ui.backend_panel import SCRIPTED, BackendPanel
+from sandbox_app.core.compare import COLUMNS, MAX_LANES, MIN_LANES, Price
+from sandbox_app.core.events import Event, RunFinished, StepFinished
+from sandbox_app.core.exports import export_comparison, to_markdown
+from sandbox_app.core.scenario import LaneConfig
+from sandbox_app.core.workspace import Change
+from sandbox_app.ui.approval import ask_approval
+from sandbox_app.ui.lane_widget import LaneWidget
 from sandbox_app.ui.price_dialog import PriceDialog
-from sandbox_app.ui.run_controller import RunController
-from sandbox_app.ui.trace_view import TraceView
-
-MIN_LANES, MAX_LANES = 2, 4
-Approver = Callable[[str, str, str], Awaitable[bool]]  # (tool, input, lane name) → run it?
-
-
-class LaneWidget(QFrame):
-    """One model's column: its settings, its live trace and the status of its last run.
-
-    Signals:
-        removeRequested(): the user asked to remove this lane.
-        duplicateRequested(): the user asked for a copy of this lane.
-    """
-
-    removeRequested = Signal()
-    duplicateRequested = Signal()
-
-    def __init__(self, name: str, keys: KeyStore, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.setFrameShape(QFrame.Shape.StyledPanel)
-        self.name = name
-        self.record = LaneRecord(name, "")
-        self._step = 0  # the step the current run reached
-        self.controller = RunController(self)
-        self.backend_panel = BackendPanel(keys)
-        self.trace = TraceView()
-        self.title = QLabel(f"<b>{name}</b>")
-        self.status = QLabel("Ready")
-        self.status.setWordWrap(True)
-        self.repeat_combo = QComboBox()
-        self.repeat_combo.setToolTip("Show the trace of one repeat")
-        self.stop_button = QToolButton()
-        self.stop_button.setText("Stop")
-        self.stop_button.setEnabled(False)
-        # Short labels (full words in the tooltips): four lanes must fit beside the editor.
-        self.duplicate_button = QToolButton()
-        self.duplicate_button.setText("Copy")
-        self.duplicate_button.setToolTip("Duplicate this lane")
-        self.remove_button = QToolButton()
-        self.remove_button.setText("✕")
-        self.remove_button.setToolTip("Remove this lane")
-        self.settings_button = QToolButton()
-        self.settings_button.setText("Settings")
-        self.settings_button.setCheckable(True)
-        self.settings_button.setToolTip("Show or hide this lane's model settings")
-        self.model_label = QLabel()
-        self.model_label.setMinimumWidth(40)  # long model names must not widen the lane
-        title_row = QHBoxLayout()
-        title_row.addWidget(self.title)
-        title_row.addWidget(self.model_label, 1)
-        buttons = QHBoxLayout()
-        for widget in (
-            self.settings_button,
-            self.repeat_combo,
-            self.stop_button,
-            self.duplicate_button,
-            self.remove_button,
-        ):
-            buttons.addWidget(widget)
-        buttons.addStretch(1)
-        layout = QVBoxLayout(self)
-        layout.addLayout(title_row)
-        layout.addLayout(buttons)
-        layout.addWidget(self.backend_panel)
-        layout.addWidget(self.status)
-        layout.addWidget(self.trace, 1)
-        self.stop_button.clicked.connect(self.controller.stop)
-        self.settings_button.toggled.connect(self.backend_panel.setVisible)
-        self.backend_panel.changed.connect(self._on_backend_panel_changed)
-        self.settings_button.setChecked(True)
-        self._on_backend_panel_changed()
-        self.remove_button.clicked.connect(self.removeRequested)
-        self.duplicate_button.clicked.connect(self.duplicateRequested)
-        self.repeat_combo.activated.connect(self._on_repeat_combo_activated)
-        self.controller.repeatStarted.connect(self._on_controller_repeat_started)
-        self.controller.engineEvents.connect(self._on_controller_engine_events)
-        self.controller.runningChanged.connect(self._on_controller_running_changed)
-
-    def config(self) -> LaneConfig:
-        choice = self.backend_panel.choice()
-        return LaneConfig(
-            self.backend_panel.preset_combo.currentText(),
-            choice.base_url,
-            choice.model if choice.preset is not None else "",
-            choice.temperature,
-            choice.max_tokens,
-        )
-
-    def set_config(self, config: LaneConfig) -> None:
-        self.backend_panel.select(config.backend, config.base_url, config.model)
-        self.backend_panel.set_sampling(config.temperature, config.max_tokens)
-        # A configured lane gives its height to the trace; Settings shows the form again.
-        self.settings_button.setChecked(not config.model)
-
-    def _on_backend_panel_changed(self) -> None:
-        choice = self.backend_panel.choice()
-        where = self.backend_panel.preset_combo.currentText()
-        self.model_label.setText(f"{where} · {choice.model or 'no model chosen'}")
-
-    def start(self, scenario: Scenario, tools: list[Tool], approve: Approver, repeats: int) -> None:
-        choice = self.backend_panel.choice()
-        lane_scenario = scenario.with_changes(
-            model=replace(
-                scenario.model, temperature=choice.temperature, max_tokens=choice.max_tokens
-            )
-        )
-
-        async def approve_here(tool: str, input: str) -> bool:
-            return await approve(tool, input, self.name)
-
-        self.record = LaneRecord(self.name, choice.model, running=True)
-        self.repeat_combo.clear()
-        self.controller.start(choice.run_factory(lane_scenario, tools, approve_here), repeats)
-
-    def show_repeat(self, index: int) -> None:
-        """Redraw the trace of repeat ``index`` from its recorded events."""
-        self.trace.clear_trace()
-        for event in self.record.traces[index]:
-            self.trace.show_event(event)
-        self.trace.flush_all()
-
-    def _showing_latest(self) -> bool:
-        return self.repeat_combo.currentIndex() == self.repeat_combo.count() - 1
-
-    def _on_controller_repeat_started(self, repeat: int) -> None:
-        self._step = 0
-        self.record.traces.append([])
-        self.repeat_combo.addItem(f"Run {repeat + 1}")
-        self.repeat_combo.setCurrentIndex(repeat)
-        self.trace.clear_trace()
-
-    def _on_controller_engine_events(self, events: list[Event]) -> None:
-        for event in coalesce_tokens(events):
-            self._show_event(event)
-
-    def _show_event(self, event: Event) -> None:
-        self.record.traces[-1].append(event)
-        if self._showing_latest():
-            self.trace.show_event(event)
-        if isinstance(event, StepStarted):
-            self._step = event.step
-        elif isinstance(event, RunFinished):
-            self.record.runs.append(event)
-            where = how_far(event.status, self._step)
-            outcome = event.status.replace("_", " ").capitalize()
-            self.status.setText(f"{outcome} {where}: {event.answer or event.reason}")
-
-    def _on_controller_running_changed(self, running: bool) -> None:
-        self.record.running = running
-        self.stop_button.setEnabled(running)
-        for widget in (self.backend_panel, self.duplicate_button, self.remove_button):
-            widget.setEnabled(not running)
-        if running:
-            self.status.setText("Running…")
-
-    def _on_repeat_combo_activated(self, index: int) -> None:
-        if 0 <= index < len(self.record.traces):
-            self.show_repeat(index)
+from sandbox_app.ui.workspace_signals import QtWorkspace
 
 
 class CompareView(QWidget):
-    """Lanes side by side over one scenario, a live comparison table, exports.
+    """Lanes side by side over the workspace's scenario, a live comparison table, exports.
 
     Signals:
         runningChanged(bool): any lane is running (True) or all have stopped (False).
-        pricesChanged(): the user edited the price table.
     """
 
     runningChanged = Signal(bool)
-    pricesChanged = Signal()
 
     def __init__(
-        self,
-        keys: KeyStore,
-        scenario: Callable[[], Scenario],
-        tools: Callable[[Scenario], list[Tool]],
-        approve: Approver,
-        parent: QWidget | None = None,
+        self, workspace: QtWorkspace, keys: KeyStore, parent: QWidget | None = None
     ) -> None:
         super().__init__(parent)
+        self.workspace = workspace
         self.keys = keys
-        self._scenario = scenario
-        self._tools = tools
-        self._approve = approve
-        self.prices: dict[str, Price] = {}
-        # The verdict rule comes from the scenario being compared (None: nothing to check).
-        self.expected: Callable[[], Expected | None] = lambda: None
         self.lanes: list[LaneWidget] = []
         self._next_lane_number = 1
 
@@ -291,18 +111,39 @@ class CompareView(QWidget):
         self.run_button.clicked.connect(self.run_all)
         self.stop_button.clicked.connect(self.stop_all)
         self.prices_button.clicked.connect(self._on_prices_button_clicked)
-        self.set_lanes(())
+        workspace.changed.connect(self._on_workspace_changed)
+        self._show_lanes(workspace.model.scenario.lanes)
 
     # ---- lanes ------------------------------------------------------------------------
 
+    @property
+    def prices(self) -> dict[str, Price]:
+        return self.workspace.model.prices
+
     def set_lanes(self, configs: tuple[LaneConfig, ...]) -> None:
+        """Replace the lanes (an edit of the scenario's lanes, like adding one)."""
+        self._show_lanes(configs)
+        self._push_lanes()
+
+    def _show_lanes(self, configs: tuple[LaneConfig, ...]) -> None:
         for lane in list(self.lanes):
             self._drop(lane)
         self._next_lane_number = 1
-        for config in configs[:MAX_LANES] or (LaneConfig(SCRIPTED), LaneConfig(SCRIPTED)):
-            self.add_lane(config)
+        for config in configs[:MAX_LANES]:
+            self._add(config)
         while len(self.lanes) < MIN_LANES:
-            self.add_lane()
+            self._add(LaneConfig())
+        self._update_lane_buttons()
+        self.refresh_table()
+
+    def _push_lanes(self) -> None:
+        self.workspace.update(self, lanes=self.lane_configs())
+
+    def _on_workspace_changed(self, change: Change) -> None:
+        if change.loaded:
+            self._show_lanes(self.workspace.model.scenario.lanes)
+        elif change.touches("prices", "expected"):
+            self.refresh_table()
 
     def lane_configs(self) -> tuple[LaneConfig, ...]:
         return tuple(lane.config() for lane in self.lanes)
@@ -310,19 +151,24 @@ class CompareView(QWidget):
     def add_lane(self, config: LaneConfig | None = None) -> LaneWidget | None:
         if len(self.lanes) >= MAX_LANES:
             return None
+        lane = self._add(config or LaneConfig())
+        self._update_lane_buttons()
+        self.refresh_table()
+        self._push_lanes()
+        return lane
+
+    def _add(self, config: LaneConfig) -> LaneWidget:
         lane = LaneWidget(f"Lane {self._next_lane_number}", self.keys)
         self._next_lane_number += 1
-        if config is not None:
-            lane.set_config(config)
+        lane.set_config(config)
         lane.removeRequested.connect(lambda: self.remove_lane(lane))
         lane.duplicateRequested.connect(lambda: self.add_lane(lane.config()))
+        lane.configChanged.connect(self._push_lanes)
         lane.controller.engineEvents.connect(self._on_lane_engine_events)
         lane.controller.runningChanged.connect(self._on_lane_running_changed)
         lane.trace.stepClicked.connect(self.align_to_step)
         self.lanes.append(lane)
         self.lane_splitter.addWidget(lane)
-        self._update_lane_buttons()
-        self.refresh_table()
         return lane
 
     def remove_lane(self, lane: LaneWidget) -> None:
@@ -330,6 +176,7 @@ class CompareView(QWidget):
             self._drop(lane)
             self._update_lane_buttons()
             self.refresh_table()
+            self._push_lanes()
 
     def _drop(self, lane: LaneWidget) -> None:
         self.lanes.remove(lane)
@@ -349,10 +196,14 @@ class CompareView(QWidget):
         return any(lane.controller.running for lane in self.lanes)
 
     def run_all(self) -> None:
-        scenario = self._scenario()
+        scenario = self.workspace.model.scenario
         repeats = self.repeat_spin.value()
         for lane in self.lanes:
-            lane.start(scenario, self._tools(scenario), self._approve, repeats)
+
+            async def approve(tool: str, input: str, name: str = lane.name) -> bool:
+                return await ask_approval(self.window(), tool, input, name)
+
+            lane.start(scenario, self.workspace.model.tools(scenario), approve, repeats)
         self.refresh_table()
 
     def stop_all(self) -> None:
@@ -380,7 +231,8 @@ class CompareView(QWidget):
     # ---- the table and exports --------------------------------------------------------
 
     def rows(self) -> list[dict[str, str]]:
-        expected = self.expected()
+        # The verdict rule comes from the scenario being compared (None: nothing to check).
+        expected = self.workspace.model.scenario.expected
         return [
             lane.record.summary(expected, self.prices.get(lane.record.model)) for lane in self.lanes
         ]
@@ -403,14 +255,9 @@ class CompareView(QWidget):
         QApplication.clipboard().setText(to_markdown(self.rows()))
 
     def export_text(self, kind: str) -> str:
-        rows = self.rows()
-        if kind == "md":
-            return to_markdown(rows)
-        if kind == "csv":
-            return to_csv(rows)
-        scenario = self._scenario()
+        scenario = self.workspace.model.scenario
         records = [lane.record for lane in self.lanes]
-        return to_json(scenario.title, scenario.question, records, rows)
+        return export_comparison(kind, scenario.title, scenario.question, records, self.rows())
 
     def _export(self, kind: str) -> None:
         name, _ = QFileDialog.getSaveFileName(self, "Export comparison", f"comparison.{kind}")
@@ -434,6 +281,4 @@ class CompareView(QWidget):
         dialog.open()
 
     def set_prices(self, prices: dict[str, Price]) -> None:
-        self.prices = dict(prices)
-        self.pricesChanged.emit()
-        self.refresh_table()
+        self.workspace.model.set_prices(prices)

@@ -1,25 +1,29 @@
-"""The prompt editor: the system prompt template, its rendered form, and the question."""
+"""The prompt editor: the system prompt template, its rendered form, and the question.
+
+It edits the workspace's ``system_prompt`` and ``question`` and redraws the rendered prompt
+whenever anything it depends on changes (template, tools, documents, dialect).
+"""
 
 from __future__ import annotations
 
-from PySide6.QtCore import QEvent, QObject, Qt, Signal
+from PySide6.QtCore import QEvent, QObject, QSignalBlocker, Qt
 from PySide6.QtGui import QFontDatabase, QKeyEvent
 from PySide6.QtWidgets import QLabel, QPlainTextEdit, QTabWidget, QVBoxLayout, QWidget
 
+from sandbox_app.core.prompts import DEFAULT_TEMPLATE, PromptError, render_prompt
+from sandbox_app.core.workspace import Change
 from sandbox_app.ui.highlighter import LabelHighlighter
+from sandbox_app.ui.workspace_signals import QtWorkspace
+
+_RENDERED_FROM = ("system_prompt", "enabled_tools", "documents", "dialect")
 
 
 class PromptPanel(QWidget):
-    """Template (editable, labels highlighted) beside the rendered prompt (read-only).
+    """Template (editable, labels highlighted) beside the rendered prompt (read-only)."""
 
-    Signals:
-        changed(): the template or the question was edited.
-    """
-
-    changed = Signal()
-
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, workspace: QtWorkspace, parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        self.workspace = workspace
         mono = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
         self.template_edit = QPlainTextEdit()
         self.template_edit.setFont(mono)
@@ -51,8 +55,9 @@ class PromptPanel(QWidget):
         layout.addWidget(self.prompt_error)
         layout.addWidget(QLabel("<b>Question</b>"))
         layout.addWidget(self.question_edit)
-        self.template_edit.textChanged.connect(self.changed)
-        self.question_edit.textChanged.connect(self.changed)
+        self.template_edit.textChanged.connect(self._on_template_edit_text_changed)
+        self.question_edit.textChanged.connect(self._on_question_edit_text_changed)
+        workspace.changed.connect(self._on_workspace_changed)
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         if watched is self.template_edit and event.type() == QEvent.Type.KeyPress:
@@ -72,9 +77,28 @@ class PromptPanel(QWidget):
             self.template_highlighter.set_palette(self.palette())
             self.rendered_highlighter.set_palette(self.palette())
 
-    def set_values(self, template: str, question: str) -> None:
-        self.template_edit.setPlainText(template)
-        self.question_edit.setPlainText(question)
+    def _on_workspace_changed(self, change: Change) -> None:
+        scenario = self.workspace.model.scenario
+        if change.loaded:
+            with QSignalBlocker(self.template_edit), QSignalBlocker(self.question_edit):
+                self.template_edit.setPlainText(scenario.system_prompt or DEFAULT_TEMPLATE)
+                self.question_edit.setPlainText(scenario.question)
+        if change.touches(*_RENDERED_FROM):
+            template = scenario.system_prompt or DEFAULT_TEMPLATE
+            tools = self.workspace.model.tools()
+            try:
+                self.show_rendered(render_prompt(template, tools, scenario.prompt_dialect))
+            except PromptError as err:
+                self.show_rendered("", str(err))
+
+    def _on_template_edit_text_changed(self) -> None:
+        template = self.template()
+        self.workspace.update(
+            self, system_prompt=None if template == DEFAULT_TEMPLATE else template
+        )
+
+    def _on_question_edit_text_changed(self) -> None:
+        self.workspace.update(self, question=self.question())
 
     def template(self) -> str:
         return self.template_edit.toPlainText()

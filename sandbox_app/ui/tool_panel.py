@@ -1,8 +1,11 @@
-"""Tool toggles, the search documents, the max-steps slider and the dialect picker."""
+"""Tool toggles, the search documents, the max-steps slider and the dialect picker.
+
+They edit the workspace's ``enabled_tools``, ``documents``, ``max_steps`` and ``dialect``.
+"""
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QSignalBlocker, Qt
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -15,22 +18,20 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from sandbox_app.core.metrics import plural
 from sandbox_app.core.parser import DIALECTS
 from sandbox_app.core.scenario import MAX_STEPS_RANGE, DialectChoice
 from sandbox_app.core.tools import builtin_tools
+from sandbox_app.core.workspace import Change
+from sandbox_app.ui.workspace_signals import QtWorkspace
 
 
 class ToolPanel(QWidget):
-    """What the model may use and how long it may try.
+    """What the model may use and how long it may try."""
 
-    Signals:
-        changed(): a tool, the documents, the step limit or the dialect changed.
-    """
-
-    changed = Signal()
-
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, workspace: QtWorkspace, parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        self.workspace = workspace
         self.checkboxes: dict[str, QCheckBox] = {}
         toggles = QHBoxLayout()
         for tool in builtin_tools():
@@ -44,7 +45,7 @@ class ToolPanel(QWidget):
         self.documents_edit.setPlaceholderText("Documents for the search tool, one per line")
         self.documents_edit.setFixedHeight(self.fontMetrics().lineSpacing() * 5)
         self.documents_edit.setTabChangesFocus(True)  # one document per line; Tab moves on
-        self.documents_edit.textChanged.connect(self.changed)
+        self.documents_edit.textChanged.connect(self._on_documents_edit_text_changed)
         self.max_steps_slider = QSlider(Qt.Orientation.Horizontal)
         self.max_steps_slider.setRange(*MAX_STEPS_RANGE)
         self.max_steps_label = QLabel()
@@ -52,7 +53,7 @@ class ToolPanel(QWidget):
         self.max_steps_slider.valueChanged.connect(self._on_max_steps_slider_value_changed)
         self.dialect_combo = QComboBox()
         self.dialect_combo.addItems(["auto", *DIALECTS])
-        self.dialect_combo.currentTextChanged.connect(self.changed)
+        self.dialect_combo.currentTextChanged.connect(self._on_dialect_combo_text_changed)
 
         steps_row = QHBoxLayout()
         steps_row.addWidget(self.max_steps_slider, 1)
@@ -66,17 +67,23 @@ class ToolPanel(QWidget):
         layout.addLayout(toggles)
         layout.addWidget(self.documents_edit)
         layout.addLayout(form)
+        workspace.changed.connect(self._on_workspace_changed)
 
-    def set_values(
-        self, enabled: tuple[str, ...], documents: tuple[str, ...], max_steps: int, dialect: str
-    ) -> None:
+    def _on_workspace_changed(self, change: Change) -> None:
+        if not change.loaded:
+            return
+        s = self.workspace.model.scenario
+        widgets = [*self.checkboxes.values(), self.documents_edit, self.max_steps_slider]
+        blockers = [QSignalBlocker(w) for w in (*widgets, self.dialect_combo)]
         for name, box in self.checkboxes.items():
-            box.setChecked(name in enabled)
-        self.documents_edit.setPlainText("\n".join(documents))
-        self.max_steps_slider.setValue(max_steps)
-        self._on_max_steps_slider_value_changed(max_steps)
-        self.dialect_combo.setCurrentText(dialect)
-        self._on_tool_toggled()
+            box.setChecked(name in s.enabled_tools)
+        self.documents_edit.setPlainText("\n".join(s.documents))
+        self.max_steps_slider.setValue(s.max_steps)
+        self.dialect_combo.setCurrentText(s.dialect)
+        for blocker in blockers:
+            blocker.unblock()
+        self._show_max_steps(s.max_steps)
+        self.documents_edit.setEnabled(self.checkboxes["search"].isChecked())
 
     def enabled_tools(self) -> tuple[str, ...]:
         return tuple(name for name, box in self.checkboxes.items() if box.isChecked())
@@ -93,8 +100,17 @@ class ToolPanel(QWidget):
 
     def _on_tool_toggled(self) -> None:
         self.documents_edit.setEnabled(self.checkboxes["search"].isChecked())
-        self.changed.emit()
+        self.workspace.update(self, enabled_tools=self.enabled_tools())
+
+    def _on_documents_edit_text_changed(self) -> None:
+        self.workspace.update(self, documents=self.documents())
+
+    def _on_dialect_combo_text_changed(self) -> None:
+        self.workspace.update(self, dialect=self.dialect())
 
     def _on_max_steps_slider_value_changed(self, value: int) -> None:
-        self.max_steps_label.setText(f"{value} step{'s' * (value != 1)}")
-        self.changed.emit()
+        self._show_max_steps(value)
+        self.workspace.update(self, max_steps=value)
+
+    def _show_max_steps(self, value: int) -> None:
+        self.max_steps_label.setText(plural(value, "step"))

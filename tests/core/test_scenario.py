@@ -190,3 +190,12 @@ def test_a_read_only_file_is_refused_not_overwritten(tmp_path: Path) -> None:
     assert str(info.value) == "frozen.json is read-only; use Save as to write a copy."
     assert load_scenario(path).title == "keep me"
     assert path.stat().st_mode & 0o777 == 0o444
+
+
+def test_lanes_from_files_written_before_backend_ids_read_as_ids(tmp_path: Path) -> None:
+    path = tmp_path / "old.json"
+    labels = ["Scripted (offline)", "Custom URL", "LM Studio", "llama.cpp", "OpenAI"]
+    lanes = ", ".join(f'{{"backend": "{label}"}}' for label in labels)
+    path.write_text('{"version": 1, "lanes": [' + lanes + "]}")
+    ids = [lane.backend for lane in load_scenario(path).lanes]
+    assert ids == ["scripted", "custom", "lmstudio", "llamacpp", "openai"]

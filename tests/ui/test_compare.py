@@ -117,9 +117,9 @@ def test_repeat_five_times_reports_the_pass_rate(
     run_all(qtbot, compare)
     assert column(compare, "Pass rate") == ["60% (3/5)", "100% (5/5)"]
     flaky = compare.lanes[0]
-    assert flaky.repeat_combo.count() == 5
-    flaky.repeat_combo.setCurrentIndex(1)
-    flaky.repeat_combo.activated.emit(1)  # the user picks "Run 2" to see that trace
+    assert flaky.pane.run_picker.count() == 5
+    flaky.pane.run_picker.setCurrentIndex(1)
+    flaky.pane.run_picker.activated.emit(1)  # the user picks "Run 2" to see that trace
     assert "about $1,600" in flaky.trace.plain_text()
 
 
@@ -160,11 +160,11 @@ def test_exports_and_lane_settings_saved_without_keys(
     assert (tmp_path / "c.md").read_text().count("\n") == 4
     assert not compare.export_to(tmp_path / "missing" / "c.csv", "csv")
     assert compare.message.text().startswith("⚠ Cannot write c.csv")
-    assert window._save_to(tmp_path / "s.json")
+    assert window.files.save_to(tmp_path / "s.json")
     saved = load_scenario(tmp_path / "s.json")
     assert [(lane.backend, lane.model) for lane in saved.lanes] == [
-        ("Custom URL", "m1"),
-        ("Custom URL", "m2"),
+        ("custom", "m1"),
+        ("custom", "m2"),
     ]
     for path in tmp_path.iterdir():
         assert b"sk-secret-lane-key" not in path.read_bytes()

@@ -48,7 +48,7 @@ def press_save(window: MainWindow) -> None:
 
 
 def answer(qtbot: QtBot, window: MainWindow, button: QMessageBox.StandardButton) -> str:
-    dialog = window.confirm_dialog
+    dialog = window.files.confirm_dialog
     assert dialog is not None
     qtbot.waitUntil(dialog.isVisible, timeout=2000)
     text = dialog.text()
@@ -72,8 +72,8 @@ def test_untitled_edits_restored_after_a_restart_stay_untitled(
     chain = copy_of("calculator_chain", tmp_path)
     before = chain.read_bytes()
     first = make_window()
-    assert first.open_scenario(chain)
-    first.new_scenario()  # nothing edited: no question asked
+    assert first.files.open_scenario(chain)
+    first.files.new_scenario()  # nothing edited: no question asked
     first.prompt_panel.question_edit.setPlainText("A brand-new question")
     first.close()
     second = make_window()
@@ -90,7 +90,7 @@ def test_a_files_edits_go_back_only_to_that_file(
 ) -> None:
     chain, brightgrid = copy_of("calculator_chain", tmp_path), copy_of("brightgrid", tmp_path)
     first = make_window()
-    assert first.open_scenario(chain)
+    assert first.files.open_scenario(chain)
     first.prompt_panel.question_edit.setPlainText("Edited chain question")
     first.close()
     second = make_window()
@@ -107,17 +107,17 @@ def test_a_file_named_on_the_command_line_offers_the_kept_edits_first(
 ) -> None:
     chain, other = copy_of("calculator_chain", tmp_path), copy_of("action_input", tmp_path)
     first = make_window()
-    assert first.open_scenario(chain)
+    assert first.files.open_scenario(chain)
     first.prompt_panel.question_edit.setPlainText("Kept from last time")
     first.close()
     second = make_window()
-    second.open_from_command_line(other)
+    second.files.open_from_command_line(other)
     text = answer(qtbot, second, getattr(QMessageBox.StandardButton, choice))
     assert "unsaved edits" in text
     assert "from last time" in text
     assert "action_input.json" in text
     if choice == "Cancel":  # "Keep editing them": the edits stay on screen, the file waits
-        assert second.confirm_dialog is not None
+        assert second.files.confirm_dialog is not None
         assert (second.path, second.prompt_panel.question()) == (chain, "Kept from last time")
     else:
         assert second.path == other
@@ -135,7 +135,7 @@ def test_saving_through_a_symbolic_link_and_over_a_read_only_file(
     target = copy_of("calculator_chain", tmp_path)
     link = tmp_path / "shortcut.json"
     link.symlink_to(target)
-    assert window.open_scenario(link)
+    assert window.files.open_scenario(link)
     window.prompt_panel.question_edit.setPlainText("Through the link")
     press_save(window)
     assert link.is_symlink()
@@ -144,17 +144,18 @@ def test_saving_through_a_symbolic_link_and_over_a_read_only_file(
     frozen = copy_of("brightgrid", tmp_path)
     frozen.chmod(0o444)
     before = frozen.read_bytes()
-    assert window.open_scenario(frozen)
+    assert window.files.open_scenario(frozen)
     window.prompt_panel.question_edit.setPlainText("Not allowed")
     press_save(window)
-    assert window.error_dialog is not None
-    qtbot.waitUntil(window.error_dialog.isVisible, timeout=2000)
+    assert window.files.error_dialog is not None
+    qtbot.waitUntil(window.files.error_dialog.isVisible, timeout=2000)
     assert (
-        window.error_dialog.text() == "brightgrid.json is read-only; use Save as to write a copy."
+        window.files.error_dialog.text()
+        == "brightgrid.json is read-only; use Save as to write a copy."
     )
     assert frozen.read_bytes() == before
     assert window.modified  # the edit is still on screen, not lost
-    window.error_dialog.close()
+    window.files.error_dialog.close()
 
 
 # ---- any sequence of New / Open / command-line file / quit and restart / Save ------------
@@ -243,13 +244,13 @@ def test_no_sequence_loses_kept_edits_or_writes_them_to_the_wrong_file(
         return window
 
     def settle(window: MainWindow, choice: str) -> None:
-        dialog = window.confirm_dialog
+        dialog = window.files.confirm_dialog
         if dialog is not None and dialog.isVisible():
             dialog.button(getattr(QMessageBox.StandardButton, choice)).click()
             qtbot.waitUntil(lambda: not dialog.isVisible(), timeout=2000)
 
     window = start()
-    assert window.open_scenario(sources[0])
+    assert window.files.open_scenario(sources[0])
     try:
         for number, step in enumerate(steps):
             kind = step[0]
@@ -257,16 +258,16 @@ def test_no_sequence_loses_kept_edits_or_writes_them_to_the_wrong_file(
                 expected.current = f"edit {number}"
                 window.prompt_panel.question_edit.setPlainText(expected.current)
             elif kind == "new":
-                window.new_scenario()
+                window.files.new_scenario()
                 settle(window, step[1])
                 expected.replace(step[1], expected.new)
             elif kind == "open":
                 path = sources[step[1]]
-                window.ask_to_open(path)
+                window.files.ask_to_open(path)
                 settle(window, step[2])
                 expected.replace(step[2], lambda p=path: expected.open(p))
             elif kind == "save":
-                window.save()
+                window.files.save()
                 expected.save()
             else:
                 window.close()
@@ -274,7 +275,7 @@ def test_no_sequence_loses_kept_edits_or_writes_them_to_the_wrong_file(
                 window = start()
                 if step[1] is not None:
                     path = sources[step[1]]
-                    window.open_from_command_line(path)
+                    window.files.open_from_command_line(path)
                     settle(window, step[2])
                     expected.replace(step[2], lambda p=path: expected.open(p))
             seen = (window.path, window.prompt_panel.question(), window.modified)

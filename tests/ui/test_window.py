@@ -239,15 +239,15 @@ def test_a_corrupt_scenario_file_changes_nothing_and_says_why(
     bad = tmp_path / "broken.json"
     bad.write_text('{"version": 1, "max_steps": "lots"}')
     before = window.current_scenario(), window.windowTitle()
-    assert not window.open_scenario(bad)
-    assert window.error_dialog is not None
-    qtbot.waitUntil(window.error_dialog.isVisible, timeout=2000)
-    assert window.error_dialog.text() == (
+    assert not window.files.open_scenario(bad)
+    assert window.files.error_dialog is not None
+    qtbot.waitUntil(window.files.error_dialog.isVisible, timeout=2000)
+    assert window.files.error_dialog.text() == (
         'broken.json: "max_steps" must be a whole number (got "lots").'
     )
     assert (window.current_scenario(), window.windowTitle()) == before
     assert bad.read_text() == '{"version": 1, "max_steps": "lots"}'
-    window.error_dialog.close()
+    window.files.error_dialog.close()
 
 
 def test_scenario_round_trip_through_the_file_menu_and_recent_files(
@@ -256,13 +256,13 @@ def test_scenario_round_trip_through_the_file_menu_and_recent_files(
     window.prompt_panel.question_edit.setPlainText("How much for 9 developers?")
     window.tool_panel.max_steps_slider.setValue(12)
     path = tmp_path / "mine.json"
-    assert window._save_to(path)
+    assert window.files.save_to(path)
     saved = load_scenario(path)
     assert (saved.question, saved.max_steps) == ("How much for 9 developers?", 12)
-    assert window.open_scenario(scenarios_dir() / "calculator_chain.json")
+    assert window.files.open_scenario(scenarios_dir() / "calculator_chain.json")
     assert window.tool_panel.dialect() == "paren"
-    assert window.recent_menu.actions()[0].text() == "calculator_chain.json"
-    assert window.recent_menu.actions()[1].text() == "mine.json"
+    assert window.files.recent_menu.actions()[0].text() == "calculator_chain.json"
+    assert window.files.recent_menu.actions()[1].text() == "mine.json"
 
 
 def test_api_key_is_never_written_to_any_file(
@@ -273,7 +273,7 @@ def test_api_key_is_never_written_to_any_file(
     window.backend_panel.key_edit.setText(secret)
     qtbot.mouseClick(window.backend_panel.remember_button, Qt.MouseButton.LeftButton)
     assert "session only" in window.backend_panel.key_status.text()
-    window._save_to(tmp_path / "scenario.json")
+    window.files.save_to(tmp_path / "scenario.json")
     window.save_settings()
     window.copy_trace()
     written = [p for p in tmp_path.rglob("*") if p.is_file()]
@@ -315,7 +315,7 @@ def test_window_state_and_last_scenario_come_back_next_time(
     qtbot: QtBot, make_window: Callable[..., MainWindow], fake_server: FakeOpenAIServer
 ) -> None:
     first = make_window()
-    assert first.open_scenario(scenarios_dir() / "calculator_chain.json")
+    assert first.files.open_scenario(scenarios_dir() / "calculator_chain.json")
     use_server(first, fake_server, "qwen2.5")
     first.resize(790, 560)  # fits the offscreen 800 × 800 screen and the layout's minimum
     first.close()  # saves the settings
@@ -351,14 +351,14 @@ def test_closing_with_unsaved_edits_brings_them_back_next_time(
 ) -> None:
     first = make_window()
     path = tmp_path / "mine.json"
-    assert first._save_to(path)
+    assert first.files.save_to(path)
     first.prompt_panel.question_edit.setPlainText("An edit nobody saved")
     first.close()
     assert load_scenario(path).question != "An edit nobody saved"  # the file is untouched
     second = make_window()
     assert second.prompt_panel.question() == "An edit nobody saved"
     assert second.path == path
-    assert second._save_to(path)
+    assert second.files.save_to(path)
     assert load_scenario(path).question == "An edit nobody saved"
 
 
@@ -366,12 +366,12 @@ def test_closing_with_unsaved_edits_brings_them_back_next_time(
 def test_new_scenario_asks_before_dropping_unsaved_edits(
     qtbot: QtBot, window: MainWindow, answer: str, replaced: bool
 ) -> None:
-    window.new_scenario()  # nothing edited yet: no question asked
-    assert window.confirm_dialog is None
+    window.files.new_scenario()  # nothing edited yet: no question asked
+    assert window.files.confirm_dialog is None
     assert window.windowTitle() == "ReAct Sandbox — Untitled"
     window.prompt_panel.question_edit.setPlainText("Half-written question")
-    window.new_scenario()
-    dialog = window.confirm_dialog
+    window.files.new_scenario()
+    dialog = window.files.confirm_dialog
     assert dialog is not None
     qtbot.waitUntil(dialog.isVisible, timeout=2000)
     button = dialog.button(getattr(QMessageBox.StandardButton, answer))

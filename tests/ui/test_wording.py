@@ -33,7 +33,8 @@ def test_a_one_step_lane_says_one_step(
     qtbot.mouseClick(compare.run_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: compare.running, timeout=2000)
     qtbot.waitUntil(lambda: not compare.running, timeout=20000)
-    assert [lane.status.text() for lane in compare.lanes] == ["Answered in 1 step: 4"] * 2
+    assert [lane.status.text() for lane in compare.lanes] == ["✔ Answered in 1 step"] * 2
+    assert [lane.pane.answer_label.text() for lane in compare.lanes] == ["4", "4"]
 
 
 def test_metrics_summary_counts_in_english() -> None:

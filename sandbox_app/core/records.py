@@ -1,0 +1,106 @@
+"""Run records: every finished or stopped run, kept as its events with the settings behind it.
+
+The window (its main view and every compare lane) and the CLI keep a record of each run;
+every export (copy trace, the compare exports, the CLI's ``--json``) reads records through
+``exports.py``. A record never holds an API key.
+
+Memory stays flat over many runs: a frame's tokens are joined into one event per step, a
+record keeps at most :data:`MAX_RECORD_CHARS` of model text (what is past it is counted, not
+kept), and a :class:`RunHistory` keeps the last few records only.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+from sandbox_app.core.events import Event, RunFinished, TokenDelta
+
+MAX_RECORD_CHARS = 1_000_000  # ~200k tokens of model text: far past a max_tokens run
+MAX_RUNS_KEPT = 20  # the compare view's largest Repeat
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    """What produced a run (never a key): enough to tell runs apart in an export."""
+
+    backend: str = ""
+    base_url: str = ""
+    model: str = ""
+    temperature: float | None = None
+    max_tokens: int = 0
+    dialect: str = ""
+    max_steps: int = 0
+    question: str = ""
+
+
+class RunRecord:
+    """One run's events, in order, with tokens joined per step."""
+
+    def __init__(self, settings: RunSettings | None = None) -> None:
+        self.settings = settings or RunSettings()
+        self.events: list[Event] = []
+        self.finished: RunFinished | None = None
+        self.chars_not_kept = 0
+        self._chars = 0
+
+    def add(self, events: Iterable[Event]) -> None:
+        for event in events:
+            if isinstance(event, TokenDelta):
+                self._add_text(event)
+                continue
+            if isinstance(event, RunFinished):
+                self.finished = event
+            self.events.append(event)
+
+    def _add_text(self, event: TokenDelta) -> None:
+        room = MAX_RECORD_CHARS - self._chars
+        text = event.text
+        if len(text) > room:
+            self.chars_not_kept += len(text) - room
+            text = text[:room]
+        if not text:
+            return
+        self._chars += len(text)
+        last = self.events[-1] if self.events else None
+        if isinstance(last, TokenDelta) and last.step == event.step:
+            self.events[-1] = TokenDelta(event.step, last.text + text)
+        else:
+            self.events.append(TokenDelta(event.step, text))
+
+    @property
+    def done(self) -> bool:
+        return self.finished is not None
+
+
+class RunHistory:
+    """The last :data:`MAX_RUNS_KEPT` records of one run pane (the main view or a lane)."""
+
+    def __init__(self, limit: int = MAX_RUNS_KEPT) -> None:
+        self._records: deque[RunRecord] = deque(maxlen=limit)
+
+    def start(self, settings: RunSettings | None = None) -> RunRecord:
+        record = RunRecord(settings)
+        self._records.append(record)
+        return record
+
+    def clear(self) -> None:
+        self._records.clear()
+
+    @property
+    def latest(self) -> RunRecord | None:
+        return self._records[-1] if self._records else None
+
+    @property
+    def finished(self) -> list[RunFinished]:
+        return [r.finished for r in self._records if r.finished is not None]
+
+    def __getitem__(self, index: int) -> RunRecord:
+        return self._records[index]
+
+    def __len__(self) -> int:
+        return len(self._records)
+
+    def __iter__(self) -> Iterator[RunRecord]:
+        return iter(self._records)

@@ -1,0 +1,138 @@
+"""One model's column in the comparison: its model settings above a RunPane.
+
+The run part is the same RunPane as the Run tab; a lane adds only its title, its own backend
+settings (each lane may use another server, model, temperature) and Copy / Remove.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QToolButton, QVBoxLayout, QWidget
+
+from sandbox_app.backends.keys import KeyStore
+from sandbox_app.core.compare import LaneRecord
+from sandbox_app.core.scenario import LaneConfig, Scenario
+from sandbox_app.core.tools import Approver, Tool
+from sandbox_app.ui.backend_panel import BackendPanel
+from sandbox_app.ui.run_controller import RunController
+from sandbox_app.ui.run_pane import RunPane
+from sandbox_app.ui.trace_view import TraceView
+
+
+class LaneWidget(QFrame):
+    """A lane's settings and its runs.
+
+    Signals:
+        removeRequested(): the user asked to remove this lane.
+        duplicateRequested(): the user asked for a copy of this lane.
+        configChanged(): the user changed this lane's model settings.
+    """
+
+    removeRequested = Signal()
+    duplicateRequested = Signal()
+    configChanged = Signal()
+
+    def __init__(self, name: str, keys: KeyStore, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setFrameShape(QFrame.Shape.StyledPanel)
+        self.name = name
+        self.backend_panel = BackendPanel(keys)
+        self.pane = RunPane(answer_scale=1.15)
+        self.record = LaneRecord(name, "", self.pane.history)
+        self._config = LaneConfig()
+        self._applying = False  # set_config at work: its widget changes are not user edits
+        self.title = QLabel(f"<b>{name}</b>")
+        self.model_label = QLabel()
+        self.model_label.setMinimumWidth(40)  # long model names must not widen the lane
+        # Short labels (full words in the tooltips): four lanes must fit beside the editor.
+        self.settings_button = QToolButton()
+        self.settings_button.setText("Settings")
+        self.settings_button.setCheckable(True)
+        self.settings_button.setToolTip("Show or hide this lane's model settings")
+        self.duplicate_button = QToolButton()
+        self.duplicate_button.setText("Copy")
+        self.duplicate_button.setToolTip("Duplicate this lane")
+        self.remove_button = QToolButton()
+        self.remove_button.setText("✕")
+        self.remove_button.setToolTip("Remove this lane")
+        title_row = QHBoxLayout()
+        title_row.addWidget(self.title)
+        title_row.addWidget(self.model_label, 1)
+        title_row.addWidget(self.duplicate_button)
+        title_row.addWidget(self.remove_button)
+        self.pane.controls.insertWidget(0, self.settings_button)
+        layout = QVBoxLayout(self)
+        layout.addLayout(title_row)
+        layout.addWidget(self.backend_panel)
+        layout.addWidget(self.pane, 1)
+        self.settings_button.toggled.connect(self.backend_panel.setVisible)
+        self.backend_panel.changed.connect(self._on_backend_panel_changed)
+        self.settings_button.setChecked(True)
+        self._on_backend_panel_changed()
+        self.remove_button.clicked.connect(self.removeRequested)
+        self.duplicate_button.clicked.connect(self.duplicateRequested)
+        self.pane.runningChanged.connect(self._on_pane_running_changed)
+
+    # The run part, by the names the compare view and tests use.
+    @property
+    def controller(self) -> RunController:
+        return self.pane.controller
+
+    @property
+    def trace(self) -> TraceView:
+        return self.pane.trace
+
+    @property
+    def status(self) -> QLabel:
+        """How the lane's last run ended (answer status line)."""
+        return self.pane.answer_status
+
+    def config(self) -> LaneConfig:
+        return self._config
+
+    def set_config(self, config: LaneConfig) -> None:
+        self._applying = True
+        try:
+            self.backend_panel.select(config.backend, config.base_url, config.model)
+            self.backend_panel.set_sampling(config.temperature, config.max_tokens)
+        finally:
+            self._applying = False
+        self._config = replace(config, backend=self.backend_panel.backend_id())
+        # A configured lane gives its height to the trace; Settings shows the form again.
+        self.settings_button.setChecked(not config.model)
+
+    def _config_from_widgets(self) -> LaneConfig:
+        choice = self.backend_panel.choice()
+        return LaneConfig(
+            self.backend_panel.backend_id(),
+            choice.base_url,
+            choice.model if choice.preset is not None else "",
+            choice.temperature,
+            choice.max_tokens,
+        )
+
+    def _on_backend_panel_changed(self) -> None:
+        choice = self.backend_panel.choice()
+        where = self.backend_panel.preset_combo.currentText()
+        self.model_label.setText(f"{where} · {choice.model or 'no model chosen'}")
+        if not self._applying and self._config_from_widgets() != self._config:
+            self._config = self._config_from_widgets()
+            self.configChanged.emit()
+
+    def start(self, scenario: Scenario, tools: list[Tool], approve: Approver, repeats: int) -> None:
+        choice = self.backend_panel.choice()
+        lane_scenario = scenario.with_changes(
+            model=replace(
+                scenario.model, temperature=choice.temperature, max_tokens=choice.max_tokens
+            )
+        )
+        self.record.model = choice.model
+        make_run = choice.run_factory(lane_scenario, tools, approve)
+        self.pane.start(make_run, choice.run_settings(lane_scenario), choice.server_name, repeats)
+
+    def _on_pane_running_changed(self, running: bool) -> None:
+        self.record.running = running
+        for widget in (self.backend_panel, self.duplicate_button, self.remove_button):
+            widget.setEnabled(not running)

@@ -1,0 +1,228 @@
+"""One run on screen: its controls, progress, answer, live trace and the runs it keeps.
+
+The Run tab and every compare lane are this same widget, so a run looks and behaves the same
+wherever it is: the step line (with the seconds waited while a server is silent), the answer
+and how the run ended, the trace, Stop, and a picker for any kept run's trace (repeats).
+"""
+
+from __future__ import annotations
+
+import time
+
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtGui import QFont
+from PySide6.QtWidgets import (
+    QComboBox,
+    QHBoxLayout,
+    QLabel,
+    QProgressBar,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from sandbox_app.core.events import Event, RunFinished, StepFinished, StepStarted
+from sandbox_app.core.metrics import RunMetrics, StepMetrics, how_far
+from sandbox_app.core.records import RunHistory, RunRecord, RunSettings
+from sandbox_app.ui.run_controller import RunController, RunFactory
+from sandbox_app.ui.trace_view import TraceView
+
+WAIT_SHOWN_AFTER_S = 1.0  # a model usually starts within this; past it, say we are waiting
+OUTCOMES = {
+    "answered": "✔ Answered",
+    "max_steps": "■ Max steps reached",
+    "stopped": "■ Stopped",
+    "failed": "✖ Failed",
+}
+
+
+class RunPane(QWidget):
+    """Runs started here stream into the trace; each is kept as a record (``history``).
+
+    Signals:
+        runningChanged(bool): a run (or a series of repeats) started or ended.
+        metricsChanged(str): the live one-line metrics of the run on screen.
+        runFinished(object): a run ended (its RunFinished); repeats give one each.
+    """
+
+    runningChanged = Signal(bool)
+    metricsChanged = Signal(str)
+    runFinished = Signal(object)
+
+    def __init__(self, answer_scale: float = 1.5, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.controller = RunController(self)
+        self.history = RunHistory()
+        self.trace = TraceView()
+        self.stop_button = QToolButton()  # compact: four lanes of these fit beside the editor
+        self.stop_button.setText("Stop")
+        self.stop_button.setEnabled(False)
+        self.step_label = QLabel("Ready")
+        self.step_label.setMinimumWidth(40)  # long "waiting for host…" lines must not widen it
+        self.progress = QProgressBar()
+        self.progress.setTextVisible(False)
+        self.progress.setMaximumWidth(160)
+        self.progress.setMinimumWidth(40)
+        self.run_picker = QComboBox()
+        self.run_picker.setToolTip("Show the trace of any run kept here")
+        self.run_picker.hide()
+        self.answer_label = QLabel()
+        self.answer_label.setObjectName("finalAnswer")
+        self.answer_label.setWordWrap(True)
+        self.answer_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        font = QFont(self.answer_label.font())
+        font.setPointSizeF(font.pointSizeF() * answer_scale)
+        font.setBold(True)
+        self.answer_label.setFont(font)
+        self.answer_status = QLabel()
+        self.answer_status.setWordWrap(True)
+        self.answer_label.hide()
+        self.answer_status.hide()
+        # Owners put their own buttons (Run, a lane's Settings) at the front of this row.
+        self.controls = QHBoxLayout()
+        for widget in (self.stop_button, self.run_picker, self.step_label, self.progress):
+            self.controls.addWidget(widget)
+        self.controls.setStretch(self.controls.indexOf(self.step_label), 1)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addLayout(self.controls)
+        layout.addWidget(self.answer_label)
+        layout.addWidget(self.answer_status)
+        layout.addWidget(self.trace, 1)
+
+        self._settings = RunSettings()
+        self._record: RunRecord | None = None  # the run streaming now
+        self._max_steps = 0
+        self._step = 0
+        self._started = 0.0
+        self._waiting_since: float | None = None
+        self._waiting_for = ""
+        self._step_metrics: list[StepMetrics] = []
+        self._ticker = QTimer(self)
+        self._ticker.setInterval(100)
+        self._ticker.timeout.connect(self._on_ticker_timeout)
+        self.stop_button.clicked.connect(self.controller.stop)
+        self.run_picker.activated.connect(self.show_run)
+        self.controller.repeatStarted.connect(self._on_controller_repeat_started)
+        self.controller.engineEvents.connect(self._on_controller_engine_events)
+        self.controller.runningChanged.connect(self._on_controller_running_changed)
+
+    # ---- running ------------------------------------------------------------------------
+
+    @property
+    def running(self) -> bool:
+        return self.controller.running
+
+    def start(
+        self,
+        make_run: RunFactory,
+        settings: RunSettings,
+        waiting_for: str,
+        repeats: int = 1,
+    ) -> None:
+        """Run ``repeats`` times; ``waiting_for`` names the server in the waiting line."""
+        self._settings, self._waiting_for = settings, waiting_for
+        self._max_steps = settings.max_steps
+        self.history.clear()
+        self.run_picker.clear()
+        self.controller.start(make_run, repeats)
+
+    def stop(self) -> None:
+        self.controller.stop()
+
+    def show_run(self, index: int) -> None:
+        """Redraw kept run ``index`` from its record."""
+        if not 0 <= index < len(self.history):
+            return
+        record = self.history[index]
+        self.trace.clear_trace()
+        for event in record.events:
+            self.trace.show_event(event)
+        self.trace.flush_all()
+        if record.finished is not None:
+            self._show_outcome(record.finished, _steps_started(record))
+
+    def _showing_latest(self) -> bool:
+        return self.run_picker.currentIndex() == self.run_picker.count() - 1
+
+    # ---- events ---------------------------------------------------------------------------
+
+    def _on_controller_repeat_started(self, repeat: int) -> None:
+        self._record = self.history.start(self._settings)
+        self.run_picker.addItem(f"Run {repeat + 1}")
+        self.run_picker.setCurrentIndex(self.run_picker.count() - 1)
+        self.run_picker.setVisible(self.run_picker.count() > 1)
+        self.trace.clear_trace()
+        self.answer_label.hide()
+        self.answer_status.hide()
+        self._step = 0
+        self._step_metrics.clear()
+        self._started = time.perf_counter()
+        self.progress.setRange(0, self._max_steps)
+        self.progress.setValue(0)
+        self.step_label.setText("Starting…")
+
+    def _on_controller_engine_events(self, events: list[Event]) -> None:
+        if self._record is None:
+            return
+        self._record.add(events)
+        latest = self._showing_latest()
+        for event in events:
+            if latest:
+                self.trace.show_event(event)
+            self._follow(event)
+
+    def _follow(self, event: Event) -> None:
+        # From a step's start to its first text the request is waiting on the model.
+        self._waiting_since = time.perf_counter() if isinstance(event, StepStarted) else None
+        if isinstance(event, StepStarted):
+            self._step = event.step
+            self.step_label.setText(f"Step {event.step} of {self._max_steps}")
+            self.progress.setValue(event.step)
+        elif isinstance(event, StepFinished):
+            self._step_metrics.append(event.metrics)
+            elapsed = time.perf_counter() - self._started
+            self.metricsChanged.emit(RunMetrics(tuple(self._step_metrics), elapsed).summary())
+        elif isinstance(event, RunFinished):
+            if self._showing_latest():
+                self.trace.flush_all()
+                self._show_outcome(event, self._step)
+            self.metricsChanged.emit(event.metrics.summary())
+            self.runFinished.emit(event)
+
+    def _show_outcome(self, event: RunFinished, steps: int) -> None:
+        self.answer_label.setText(event.answer or "No answer")
+        self.answer_label.setEnabled(event.answer is not None)
+        reason = f": {event.reason}" if event.reason and event.status != "answered" else ""
+        self.answer_status.setText(
+            f"{OUTCOMES[event.status]} {how_far(event.status, steps)}{reason}"
+        )
+        self.answer_label.show()
+        self.answer_status.show()
+        of = f"{steps} of {self._max_steps or steps}"
+        if event.status in ("stopped", "failed"):
+            self.step_label.setText(f"{event.status.capitalize()} at step {of}")
+        else:
+            self.step_label.setText(f"Done after {of} steps")
+
+    def _on_controller_running_changed(self, running: bool) -> None:
+        self.stop_button.setEnabled(running)
+        if running:
+            self._ticker.start()
+        else:
+            self._ticker.stop()
+            self._waiting_since = None
+        self.runningChanged.emit(running)
+
+    def _on_ticker_timeout(self) -> None:
+        now = time.perf_counter()
+        if self._waiting_since is not None and now - self._waiting_since >= WAIT_SHOWN_AFTER_S:
+            # A server that accepted the request and says nothing: show that we are waiting.
+            self.step_label.setText(
+                f"Step {self._step} of {self._max_steps} · waiting for "
+                f"{self._waiting_for}… {now - self._waiting_since:.0f} s"
+            )
+
+
+def _steps_started(record: RunRecord) -> int:
+    return max((e.step for e in record.events if isinstance(e, StepStarted)), default=0)
