@@ -7,12 +7,13 @@ import json
 from dataclasses import replace
 from typing import TypeVar
 
-from sandbox_app.backends.base import Backend
 from sandbox_app.backends.openai_compat import OpenAICompatBackend
 from sandbox_app.backends.presets import ServerConfig
+from sandbox_app.core.backend import Backend
 from sandbox_app.core.engine import ReactEngine, drive
 from sandbox_app.core.events import Event, RunFinished
-from sandbox_app.core.scenario import Scenario, load_scenario, scenarios_dir
+from sandbox_app.core.scenario import Scenario
+from sandbox_app.core.scenario_file import load_scenario, scenarios_dir
 
 T = TypeVar("T")
 

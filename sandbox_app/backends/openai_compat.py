@@ -19,7 +19,6 @@ from contextlib import aclosing
 from typing import TYPE_CHECKING, Any
 
 from sandbox_app.backends import errors, network_loop
-from sandbox_app.backends.base import BackendError, Delta, Message, StreamParams
 from sandbox_app.backends.http_library import tls_context
 from sandbox_app.backends.presets import (
     CUSTOM,
@@ -30,6 +29,7 @@ from sandbox_app.backends.presets import (
     preset_named,
 )
 from sandbox_app.backends.sse import DONE, decode_chunk, gathered_reads, sse_data, sse_lines
+from sandbox_app.core.backend import BackendError, Delta, Message, StreamParams
 
 if TYPE_CHECKING:
     import openai

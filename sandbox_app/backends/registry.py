@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sandbox_app.backends.base import Backend
 from sandbox_app.backends.keys import KeyStore, account_for, on_own_host
 from sandbox_app.backends.openai_compat import OpenAICompatBackend
 from sandbox_app.backends.presets import CUSTOM, PRESETS, Preset, ServerConfig, preset_with_id
 from sandbox_app.backends.scripted import ScriptedBackend
+from sandbox_app.core.backend import Backend
 from sandbox_app.core.scenario import Scenario
 
 SCRIPTED = "scripted"

@@ -11,7 +11,7 @@ import re
 import time
 from collections.abc import AsyncGenerator, Sequence
 
-from sandbox_app.backends.base import BackendError, Delta, Message, StreamParams, Usage
+from sandbox_app.core.backend import BackendError, Delta, Message, StreamParams, Usage
 from sandbox_app.core.scenario import Script
 
 _TOKEN = re.compile(r"\s*[\w$]+|\s*[^\w\s]|\s+")

@@ -14,8 +14,8 @@ import json
 import time
 from collections.abc import AsyncGenerator, AsyncIterator
 
-from sandbox_app.backends.base import BackendError, Delta, Usage
 from sandbox_app.backends.errors import sentence
+from sandbox_app.core.backend import BackendError, Delta, Usage
 
 # Reading a stream: a chunk that was already buffered comes back in well under this; one that
 # took longer was waited for, so pause GATHER_S to let the next ones gather (gathered_reads).

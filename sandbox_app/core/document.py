@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sandbox_app.core.scenario import (
-    Scenario,
+from sandbox_app.core.scenario import Scenario
+from sandbox_app.core.scenario_file import (
     ScenarioError,
     load_scenario,
     save_scenario,
@@ -93,7 +93,7 @@ class ScenarioDocument:
     def save(self, current: Scenario, path: Path | None = None) -> None:
         """Write ``current`` to ``path`` (Save as) or to the document's own file.
 
-        Raises OSError (:class:`~sandbox_app.core.scenario.SaveRefused` for a read-only file);
+        Raises OSError (:class:`~sandbox_app.core.scenario_file.SaveRefused` for a read-only file);
         the document is unchanged then.
         """
         target = path or self.path

@@ -15,7 +15,7 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import aclosing
 from dataclasses import dataclass, field
 
-from sandbox_app.backends.base import Backend, BackendError, Message, StreamParams, Usage
+from sandbox_app.core.backend import Backend, BackendError, Message, StreamParams, Usage
 from sandbox_app.core.dialects import Dialect, spec
 from sandbox_app.core.events import (
     ActionParsed,

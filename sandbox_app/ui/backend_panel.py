@@ -21,7 +21,6 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from sandbox_app.backends.base import Backend, BackendError
 from sandbox_app.backends.keys import KeyAccount, KeyStore, account_for, host_of
 from sandbox_app.backends.presets import CUSTOM, Preset, preset_with_id
 from sandbox_app.backends.registry import (
@@ -33,6 +32,7 @@ from sandbox_app.backends.registry import (
     effective_preset,
     make_backend,
 )
+from sandbox_app.core.backend import Backend, BackendError
 from sandbox_app.core.engine import ReactEngine
 from sandbox_app.core.records import RunSettings
 from sandbox_app.core.scenario import Scenario

@@ -11,7 +11,7 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-from PySide6.QtCore import QByteArray, QSettings, Qt, QTimer
+from PySide6.QtCore import QByteArray, QSettings, QSignalBlocker, Qt, QTimer
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import (
     QApplication,
@@ -33,7 +33,8 @@ from sandbox_app.backends.registry import SCRIPTED
 from sandbox_app.core.compare import Price
 from sandbox_app.core.document import ScenarioDocument
 from sandbox_app.core.exports import trace_text
-from sandbox_app.core.scenario import ModelParams, Scenario, builtin_scenarios
+from sandbox_app.core.scenario import ModelParams, Scenario
+from sandbox_app.core.scenario_file import builtin_scenarios
 from sandbox_app.core.tools import Tool
 from sandbox_app.core.workspace import Change, Workspace
 from sandbox_app.ui import gc_policy
@@ -68,7 +69,7 @@ class MainWindow(QMainWindow):
         self.tool_panel = ToolPanel(self.workspace)
         self.backend_panel = BackendPanel(self.keys)
         self.run_pane = RunPane()
-        self.compare = CompareView(self.workspace, self.keys)
+        self._compare: CompareView | None = None  # built when first shown: faster start-up
         self._applying = False  # filling widgets from a loaded scenario: not user edits
         self._build_layout()
         self._build_menus()
@@ -76,7 +77,6 @@ class MainWindow(QMainWindow):
         self.backend_panel.changed.connect(self._on_backend_panel_changed)
         self.run_pane.runningChanged.connect(self._on_any_running_changed)
         self.run_pane.metricsChanged.connect(self.metrics_label.setText)
-        self.compare.runningChanged.connect(self._on_any_running_changed)
         self._restore_settings()
 
     # ---- layout -------------------------------------------------------------------------
@@ -107,7 +107,8 @@ class MainWindow(QMainWindow):
         self.stop_button.setShortcut(QKeySequence(Qt.Key.Key_Escape))
         self.tabs = QTabWidget()
         self.tabs.addTab(self.run_pane, "Run")
-        self.tabs.addTab(self.compare, "Compare models")
+        self.tabs.addTab(QWidget(), "Compare models")  # a stand-in until first shown
+        self.tabs.currentChanged.connect(self._on_tabs_current_changed)
         self.splitter = QSplitter()
         self.splitter.addWidget(scroll)
         self.splitter.addWidget(self.tabs)
@@ -178,6 +179,24 @@ class MainWindow(QMainWindow):
     def progress(self) -> QProgressBar:
         return self.run_pane.progress
 
+    @property
+    def compare(self) -> CompareView:
+        """The comparison, built on first use (two lanes of widgets the Run tab never needs)."""
+        if self._compare is None:
+            self._compare = CompareView(self.workspace, self.keys)
+            self._compare.runningChanged.connect(self._on_any_running_changed)
+            current, stand_in = self.tabs.currentIndex(), self.tabs.widget(1)
+            with QSignalBlocker(self.tabs):
+                self.tabs.removeTab(1)
+                stand_in.deleteLater()
+                self.tabs.insertTab(1, self._compare, "Compare models")
+                self.tabs.setCurrentIndex(current)
+        return self._compare
+
+    def _on_tabs_current_changed(self, index: int) -> None:
+        if index == 1:
+            self.tabs.setCurrentWidget(self.compare)
+
     # ---- the scenario ---------------------------------------------------------------------
 
     @property
@@ -240,14 +259,15 @@ class MainWindow(QMainWindow):
         return await ask_approval(self, tool, input)
 
     def _anything_running(self) -> bool:
-        return self.run_pane.running or self.compare.running
+        return self.run_pane.running or (self._compare is not None and self._compare.running)
 
     def _on_any_running_changed(self, _running: bool) -> None:
         """While anything runs, the controls that would change the run are locked."""
         running = self._anything_running()
         for widget in (self.prompt_panel, self.tool_panel, self.backend_panel, self.run_button):
             widget.setEnabled(not running)
-        self.compare.run_button.setEnabled(not running)
+        if self._compare is not None:
+            self._compare.run_button.setEnabled(not running)
         self.menuBar().setEnabled(not running)
         if not running:
             # A second later: the last frames of the run are drawn, and the user is reading.
@@ -289,7 +309,8 @@ class MainWindow(QMainWindow):
 
     async def shutdown(self) -> None:
         """Stop every run and wait until their streams are closed."""
-        controllers = [self.controller, *(lane.controller for lane in self.compare.lanes)]
+        lanes = self._compare.lanes if self._compare is not None else []
+        controllers = [self.controller, *(lane.controller for lane in lanes)]
         for controller in controllers:
             controller.stop()
         for controller in controllers:
@@ -298,7 +319,8 @@ class MainWindow(QMainWindow):
     def closeEvent(self, event: QCloseEvent) -> None:
         self.save_settings()
         self.controller.stop()  # the app awaits shutdown() before the loop ends
-        self.compare.stop_all()
+        if self._compare is not None:
+            self._compare.stop_all()
         super().closeEvent(event)
 
 

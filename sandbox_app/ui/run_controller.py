@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 from PySide6.QtCore import QObject, Signal
 
-from sandbox_app.backends.base import Backend
+from sandbox_app.core.backend import Backend
 from sandbox_app.core.engine import ReactEngine, drive
 from sandbox_app.core.events import Event, RunFinished
 from sandbox_app.core.metrics import RunMetrics
@@ -44,7 +44,6 @@ class RunController(QObject):
         self._task: asyncio.Task[None] | None = None
         self._active = False
         self._pending: list[Event] = []
-        self.last_result: RunFinished | None = None
         self.stop_requested_at: float | None = None
 
     @property
@@ -58,7 +57,6 @@ class RunController(QObject):
         if self.running:
             self.stop()
         self.deliver()
-        self.last_result = None
         self.stop_requested_at = None
         self._task = asyncio.ensure_future(self._run(make_run, repeats))
         self._active = True
@@ -83,7 +81,7 @@ class RunController(QObject):
                 self.deliver()  # the previous repeat's last events belong before this signal
                 self.repeatStarted.emit(repeat)
                 try:
-                    self.last_result = await drive(engine, self._emit)
+                    await drive(engine, self._emit)
                 finally:
                     await backend.aclose()
         except asyncio.CancelledError:
@@ -98,8 +96,6 @@ class RunController(QObject):
                 self.runningChanged.emit(False)
 
     def _emit(self, event: Event) -> None:
-        if isinstance(event, RunFinished):
-            self.last_result = event
         self._pending.append(event)
         frame_clock().schedule(self.deliver, Phase.DELIVER)
 

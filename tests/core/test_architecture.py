@@ -1,4 +1,4 @@
-"""The core and the backends stay free of Qt, so they run and test without a display."""
+"""The layers keep their lines: core and backends free of Qt, dependencies pointing one way."""
 
 import ast
 from pathlib import Path
@@ -31,3 +31,30 @@ def test_layer_never_imports_qt(layer: str) -> None:
         for f in files
     }
     assert {f: m for f, m in offenders.items() if m} == {}
+
+
+# Dependencies point one way: ui → core, backends → core; core imports neither.
+FORBIDDEN = {
+    "core": ("sandbox_app.ui", "sandbox_app.backends", "sandbox_app.cli"),
+    "backends": ("sandbox_app.ui", "sandbox_app.cli"),
+}
+
+
+@pytest.mark.parametrize("layer", list(FORBIDDEN))
+def test_dependencies_point_one_way(layer: str) -> None:
+    offenders = {
+        str(f.relative_to(PACKAGE)): sorted(
+            m for m in imported_modules(f) if m.startswith(FORBIDDEN[layer])
+        )
+        for f in sorted((PACKAGE / layer).rglob("*.py"))
+    }
+    assert {f: m for f, m in offenders.items() if m} == {}
+
+
+def test_no_module_holds_two_ideas_worth_of_code() -> None:
+    # A module past ~350 lines has usually grown a second idea: split it by job.
+    sizes = {
+        str(f.relative_to(PACKAGE)): len(f.read_text(encoding="utf-8").splitlines())
+        for f in PACKAGE.rglob("*.py")
+    }
+    assert {f: n for f, n in sizes.items() if n > 360} == {}

@@ -9,8 +9,8 @@ from collections.abc import AsyncGenerator
 
 import pytest
 
-from sandbox_app.backends.base import BackendError, Delta, Usage
 from sandbox_app.backends.network_loop import relay_stream
+from sandbox_app.core.backend import BackendError, Delta, Usage
 
 
 async def collect(stream: AsyncGenerator[Delta, None]) -> list[Delta]:

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from sandbox_app.core.scenario import (
+from sandbox_app.core.scenario import Scenario
+from sandbox_app.core.scenario_file import (
     SaveRefused,
-    Scenario,
     ScenarioError,
     builtin_scenarios,
     load_scenario,

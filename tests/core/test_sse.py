@@ -13,8 +13,8 @@ from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable
 
 import pytest
 
-from sandbox_app.backends.base import BackendError, Delta, Usage
 from sandbox_app.backends.sse import DONE, decode_chunk, gathered_reads, sse_data, sse_lines
+from sandbox_app.core.backend import BackendError, Delta, Usage
 
 # OpenAI, o3-mini (shared/streams/openai.md §3a, discourse's recorded fixture): the whole
 # stream, first chunk to [DONE], usage in a last chunk with no choices.

@@ -303,7 +303,8 @@ async def end_to_end_tps(window: Any, base_url: str) -> float:
     window.start_run()
     await wait_for(lambda: not window.controller.running, seconds=600)
     elapsed = time.perf_counter() - started
-    result = window.controller.last_result
+    record = window.run_pane.history.latest
+    result = record.finished if record else None
     return float(result.metrics.tokens_out / elapsed) if result else 0.0
 
 

@@ -14,7 +14,8 @@ from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
 from sandbox_app.core.compare import Price
-from sandbox_app.core.scenario import LaneConfig, load_scenario
+from sandbox_app.core.scenario import LaneConfig
+from sandbox_app.core.scenario_file import load_scenario
 from sandbox_app.ui.approval import ApprovalDialog
 from sandbox_app.ui.compare_view import CompareView, LaneWidget
 from sandbox_app.ui.main_window import MainWindow

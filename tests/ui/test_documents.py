@@ -20,7 +20,7 @@ from PySide6.QtWidgets import QFileDialog, QMessageBox
 from pytestqt.qtbot import QtBot
 
 from sandbox_app.backends.keys import KeyStore
-from sandbox_app.core.scenario import load_scenario, scenarios_dir
+from sandbox_app.core.scenario_file import load_scenario, scenarios_dir
 from sandbox_app.ui.main_window import MainWindow
 
 

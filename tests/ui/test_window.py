@@ -12,7 +12,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication, QMessageBox
 from pytestqt.qtbot import QtBot
 
-from sandbox_app.core.scenario import Scenario, load_scenario, scenarios_dir
+from sandbox_app.core.scenario import Scenario
+from sandbox_app.core.scenario_file import load_scenario, scenarios_dir
 from sandbox_app.ui.approval import ApprovalDialog
 from sandbox_app.ui.highlighter import Role
 from sandbox_app.ui.main_window import MainWindow

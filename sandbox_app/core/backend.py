@@ -1,4 +1,8 @@
-"""What a model backend is: something that streams a chat reply as text deltas."""
+"""What a model backend is (a protocol and its value types), where the engine can import it.
+
+Backends implement it (backends/), the engine consumes it (core/engine.py); living in core,
+it keeps every dependency pointing one way: backends → core, never core → backends.
+"""
 
 from __future__ import annotations
 

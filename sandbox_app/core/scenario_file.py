@@ -1,0 +1,311 @@
+"""Scenario files: JSON with a ``version`` field, validated on load with one-line messages
+that name the bad field.
+
+Loading never modifies the file; saving is atomic (temp file, then replace), so a crash
+mid-save never leaves half a scenario; a symbolic link is saved through to its target and a
+read-only file is refused.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import stat
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from sandbox_app.core.parser import DIALECTS
+from sandbox_app.core.scenario import (
+    MATCH_RULES,
+    MAX_STEPS_RANGE,
+    MAX_TOKENS_RANGE,
+    TEMPERATURE_RANGE,
+    Expected,
+    LaneConfig,
+    ModelParams,
+    Scenario,
+    Script,
+)
+from sandbox_app.core.tools import BRIGHTGRID_DOCUMENTS, TOOL_NAMES
+
+VERSION = 1
+MAX_FILE_BYTES = 5 * 1024 * 1024
+
+
+class ScenarioError(ValueError):
+    """A scenario file that cannot be used; the message says which file and what is wrong."""
+
+
+def scenarios_dir() -> Path:
+    """Built-in scenarios: ``resources/`` beside the package (a checkout) or inside it (a wheel)."""
+    package = Path(__file__).resolve().parents[1]
+    for candidate in (package / "resources", package.parent / "resources"):
+        if (candidate / "scenarios").is_dir():
+            return candidate / "scenarios"
+    return package.parent / "resources" / "scenarios"
+
+
+def builtin_scenarios() -> list[Path]:
+    return sorted(scenarios_dir().glob("*.json"))
+
+
+def default_scenario() -> Scenario:
+    return load_scenario(scenarios_dir() / "brightgrid.json")
+
+
+def load_scenario(path: str | Path) -> Scenario:
+    """Read and validate a scenario file. Raises :class:`ScenarioError` with one clear line."""
+    path = Path(path)
+    name = path.name or str(path)
+    try:
+        if path.is_dir():
+            raise ScenarioError(f"{name} is a folder, not a scenario file.")
+        size = path.stat().st_size
+        if size > MAX_FILE_BYTES:
+            raise ScenarioError(
+                f"{name} is too large ({size / 1e6:.1f} MB); scenario files are at most 5 MB."
+            )
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise ScenarioError(f"{name} does not exist.") from None
+    except PermissionError:
+        raise ScenarioError(f"Cannot read {name}: permission denied.") from None
+    except OSError as err:
+        raise ScenarioError(f"Cannot read {name}: {err.strerror or err}.") from None
+    try:
+        # "utf-8-sig": editors on Windows start UTF-8 files with a byte-order mark.
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise ScenarioError(f"{name} is not a text (UTF-8) file.") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise ScenarioError(
+            f"{name} is not valid JSON: {err.msg} at line {err.lineno}, column {err.colno}."
+        ) from None
+    except RecursionError:  # thousands of nested [ or {: json recurses once per level
+        raise ScenarioError(f"{name} nests its JSON too deeply to be a scenario.") from None
+    try:
+        return scenario_from_dict(data)
+    except ScenarioError as err:
+        raise ScenarioError(f"{name}: {err}") from None
+
+
+class SaveRefused(OSError):
+    """A save that would harm the user's files (a read-only file); the message says why."""
+
+
+def save_scenario(scenario: Scenario, path: str | Path) -> None:
+    """Write atomically: a failed write leaves the old file (or none) untouched.
+
+    A symbolic link is saved through to its target (the link stays a link), and a read-only
+    file is refused with :class:`SaveRefused` rather than silently replaced: replacing works
+    on the folder, so it would succeed whatever the file's own mode says.
+    """
+    path = Path(os.path.realpath(path))
+    if path.exists() and _read_only(path):
+        raise SaveRefused(f"{path.name} is read-only; use Save as to write a copy.")
+    text = json.dumps(scenario_to_dict(scenario), indent=2, ensure_ascii=False) + "\n"
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            out.write(text)
+            out.flush()
+            os.fsync(out.fileno())
+        # mkstemp makes the file private (0600); keep the old file's mode, or the usual one.
+        os.chmod(tmp, path.stat().st_mode & 0o777 if path.exists() else 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _read_only(path: Path) -> bool:
+    # os.access alone says yes to root (CI, containers), so the mode's write bits count too.
+    mode = path.stat().st_mode
+    return not os.access(path, os.W_OK) or not mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH)
+
+
+def scenario_to_dict(s: Scenario) -> dict[str, Any]:
+    return {
+        "version": VERSION,
+        "title": s.title,
+        "description": s.description,
+        "question": s.question,
+        "dialect": s.dialect,
+        "system_prompt": s.system_prompt,
+        "tools": {"enabled": list(s.enabled_tools), "documents": list(s.documents)},
+        "max_steps": s.max_steps,
+        "model": {
+            "temperature": s.model.temperature,
+            "max_tokens": s.model.max_tokens,
+            "top_p": s.model.top_p,
+            "seed": s.model.seed,
+        },
+        "expected": None
+        if s.expected is None
+        else {
+            "answer": s.expected.answer,
+            "match": s.expected.match,
+            "tolerance": s.expected.tolerance,
+        },
+        "script": {
+            "tokens_per_second": s.script.tokens_per_second,
+            "ignore_stop": s.script.ignore_stop,
+            "replies": list(s.script.replies),
+        },
+        "lanes": [
+            {
+                "backend": lane.backend,
+                "base_url": lane.base_url,
+                "model": lane.model,
+                "temperature": lane.temperature,
+                "max_tokens": lane.max_tokens,
+            }
+            for lane in s.lanes
+        ],
+    }
+
+
+def scenario_from_dict(data: Any) -> Scenario:
+    d = _Fields(data, "the file")
+    version = data.get("version") if isinstance(data, dict) else None
+    if version != VERSION:
+        raise ScenarioError(f'unknown "version" {version!r}; this app reads version {VERSION}.')
+    tools = _Fields(d.get("tools", dict, {}), "tools")
+    model = _Fields(d.get("model", dict, {}), "model")
+    script = _Fields(d.get("script", dict, {}), "script")
+    enabled = tuple(tools.strings("enabled", ["calculator", "search"]))
+    unknown = [t for t in enabled if t not in TOOL_NAMES]
+    if unknown:
+        raise ScenarioError(
+            f'"tools.enabled" names unknown tool {unknown[0]!r}; known: {", ".join(TOOL_NAMES)}.'
+        )
+    dialect = d.get("dialect", str, "bracket")
+    if dialect not in (*DIALECTS, "auto"):
+        raise ScenarioError(f'"dialect" must be one of auto, {", ".join(DIALECTS)}.')
+    max_steps = d.get("max_steps", int, 5)
+    if not MAX_STEPS_RANGE[0] <= max_steps <= MAX_STEPS_RANGE[1]:
+        raise ScenarioError(f'"max_steps" must be from 1 to 50 (got {max_steps}).')
+    return Scenario(
+        title=d.get("title", str, "Untitled"),
+        description=d.get("description", str, ""),
+        question=d.get("question", str, ""),
+        dialect=dialect,  # checked against DIALECTS above
+        system_prompt=d.get("system_prompt", str, None),
+        enabled_tools=enabled,
+        documents=tuple(tools.strings("documents", list(BRIGHTGRID_DOCUMENTS))),
+        max_steps=max_steps,
+        model=ModelParams(
+            temperature=model.number("temperature", 0.0, TEMPERATURE_RANGE),
+            max_tokens=model.whole("max_tokens", 512, MAX_TOKENS_RANGE),
+            top_p=model.number("top_p", None, (0.0, 1.0)),
+            seed=model.get("seed", int, None),
+        ),
+        expected=_expected(d.get("expected", dict, None)),
+        script=Script(
+            replies=tuple(script.strings("replies", [])),
+            # 0 is meaningful: the replies stream instantly (as in the tests and benchmarks).
+            tokens_per_second=script.number("tokens_per_second", 40.0, (0.0, math.inf)) or 0.0,
+            ignore_stop=script.get("ignore_stop", bool, False),
+        ),
+        lanes=tuple(_lane(item, i) for i, item in enumerate(d.get("lanes", list, []))),
+    )
+
+
+# Files written before backend ids named lanes by display label; these become ids on reading
+# (the backend registry is the one that knows every id; an unknown one is reported there).
+_LABELS_BEFORE_IDS = {"scripted (offline)": "scripted", "custom url": "custom"}
+
+
+def _backend_id(label: str) -> str:
+    folded = label.strip().casefold()
+    return _LABELS_BEFORE_IDS.get(folded, folded.replace(" ", "").replace(".", ""))
+
+
+def _lane(data: Any, index: int) -> LaneConfig:
+    lane = _Fields(data, f"lanes[{index}]")
+    return LaneConfig(
+        backend=_backend_id(lane.get("backend", str, "scripted")),
+        base_url=lane.get("base_url", str, ""),
+        model=lane.get("model", str, ""),
+        temperature=lane.number("temperature", 0.0, TEMPERATURE_RANGE) or 0.0,
+        max_tokens=lane.whole("max_tokens", 512, MAX_TOKENS_RANGE),
+    )
+
+
+def _expected(data: dict[str, Any] | None) -> Expected | None:
+    if data is None:
+        return None
+    e = _Fields(data, "expected")
+    match = e.get("match", str, "contains")
+    if match not in MATCH_RULES:
+        raise ScenarioError(f'"expected.match" must be one of {", ".join(MATCH_RULES)}.')
+    return Expected(
+        e.get("answer", str, ""), match, e.number("tolerance", 1e-9, (0.0, math.inf)) or 0.0
+    )
+
+
+class _Fields:
+    """Typed access to one JSON object, with errors that name the field's full path."""
+
+    def __init__(self, data: Any, where: str) -> None:
+        if not isinstance(data, dict):
+            raise ScenarioError(f"{where} must be a JSON object.")
+        self._data = data
+        self._prefix = "" if where == "the file" else where + "."
+
+    def get(self, key: str, kind: type, default: Any) -> Any:
+        value = self._data.get(key, default)
+        if value is None and default is None:
+            return None
+        # bool is an int in Python; a scenario saying "max_steps": true is still wrong.
+        if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+            raise ScenarioError(
+                f'"{self._prefix}{key}" must be {_KIND_NAMES[kind]} (got {json.dumps(value)[:40]}).'
+            )
+        return value
+
+    def number(self, key: str, default: float | None, bounds: tuple[float, float]) -> float | None:
+        value = self._data.get(key, default)
+        if value is None:
+            return None
+        # Python's json reads NaN and Infinity; neither is a setting anyone means.
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int | float)
+            or not math.isfinite(value)
+        ):
+            raise ScenarioError(
+                f'"{self._prefix}{key}" must be a number (got {json.dumps(value)[:40]}).'
+            )
+        self._check_range(key, value, bounds)
+        return float(value)
+
+    def whole(self, key: str, default: int, bounds: tuple[int, int]) -> int:
+        value: int = self.get(key, int, default)
+        self._check_range(key, value, bounds)
+        return value
+
+    def _check_range(self, key: str, value: float, bounds: tuple[float, float]) -> None:
+        low, high = bounds
+        if not low <= value <= high:
+            where = f"at least {low:g}" if high == math.inf else f"from {low:g} to {high:g}"
+            raise ScenarioError(f'"{self._prefix}{key}" must be {where} (got {value:g}).')
+
+    def strings(self, key: str, default: list[str]) -> list[str]:
+        value = self.get(key, list, default)
+        if not all(isinstance(item, str) for item in value):
+            raise ScenarioError(f'"{self._prefix}{key}" must be a list of strings.')
+        return list(value)
+
+
+_KIND_NAMES = {
+    str: "text",
+    int: "a whole number",
+    dict: "an object",
+    list: "a list",
+    bool: "true or false",
+}
