@@ -103,6 +103,7 @@ class MainWindow(QMainWindow):
         self.run_button.setShortcut(QKeySequence("Ctrl+Return"))
         self.run_button.clicked.connect(self.start_run)
         self.run_pane.controls.insertWidget(0, self.run_button)
+        self.run_pane.setContentsMargins(4, 4, 4, 4)  # clear of the tab frame
         self.stop_button.setToolTip("Stop the run (Esc)")
         self.stop_button.setShortcut(QKeySequence(Qt.Key.Key_Escape))
         self.tabs = QTabWidget()
@@ -188,7 +189,8 @@ class MainWindow(QMainWindow):
             current, stand_in = self.tabs.currentIndex(), self.tabs.widget(1)
             with QSignalBlocker(self.tabs):
                 self.tabs.removeTab(1)
-                stand_in.deleteLater()
+                if stand_in is not None:
+                    stand_in.deleteLater()
                 self.tabs.insertTab(1, self._compare, "Compare models")
                 self.tabs.setCurrentIndex(current)
         return self._compare
