@@ -27,6 +27,11 @@ from sandbox_app.ui.frames import Phase, frame_clock
 from sandbox_app.ui.highlighter import Role, TraceHighlighter
 
 MAX_BLOCK_CHARS = 1000
+# What a pane keeps on screen. Qt's text document and its layout cost ~100 bytes a character,
+# so four lanes of 100,000 tokens would hold ~45 MB each; past this, whole blocks are dropped
+# from the top (the run record, and so Copy trace and every export, keeps the whole run).
+MAX_TRACE_CHARS = 200_000
+TRIM_TO_CHARS = 150_000
 # At most this much text is written per frame; a backlog (a client catching up) is spread
 # over the next frames instead of freezing the window for one long write.
 MAX_FRAME_CHARS = 12_000
@@ -54,6 +59,7 @@ class TraceView(QPlainTextEdit):
         self._continued: set[int] = set()  # blocks that continue a split long line
         self._line_break_due = False  # the last block holds a whole-line role: start a new one
         self._follow = True
+        self.trimmed_chars = 0  # dropped from the top to bound memory (see MAX_TRACE_CHARS)
         self.highlighter = TraceHighlighter(self.document(), self.palette(), self.role_of)
         self.verticalScrollBar().valueChanged.connect(self._on_scrollbar_value_changed)
 
@@ -97,6 +103,7 @@ class TraceView(QPlainTextEdit):
         self._continued.clear()
         self._line_break_due = False
         self._follow = True
+        self.trimmed_chars = 0
         self.clear()
 
     def role_of(self, block_number: int) -> Role:
@@ -151,8 +158,29 @@ class TraceView(QPlainTextEdit):
             self._insert(cursor, role, text)
         cursor.endEditBlock()
         if self._follow:
+            # Only while following the end: a reader scrolled up keeps the text under them.
+            if self.document().characterCount() > MAX_TRACE_CHARS:
+                self._trim_top(self.document().characterCount() - TRIM_TO_CHARS)
             bar = self.verticalScrollBar()
             bar.setValue(bar.maximum())
+
+    def _trim_top(self, chars: int) -> None:
+        """Drop whole blocks from the top, at least ``chars`` characters, in one edit."""
+        document = self.document()
+        block, removed, count = document.firstBlock(), 0, 0
+        while removed < chars and block.isValid() and block != document.lastBlock():
+            removed += block.length()
+            count += 1
+            block = block.next()
+        # Block numbers move up by ``count``: the roles, steps and continuations with them,
+        # before the edit, since the highlighter asks for roles as the document changes.
+        self._roles = self._roles[count:]
+        self._steps = {step: b - count for step, b in self._steps.items() if b >= count}
+        self._continued = {b - count for b in self._continued if b >= count}
+        self.trimmed_chars += removed
+        cursor = QTextCursor(document)
+        cursor.setPosition(block.position(), QTextCursor.MoveMode.KeepAnchor)
+        cursor.removeSelectedText()
 
     def _insert(self, cursor: QTextCursor, role: Role, text: str) -> None:
         whole_lines = role is not Role.MODEL
