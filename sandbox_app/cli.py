@@ -12,11 +12,13 @@ import json
 import math
 import os
 import sys
+import time
 from collections.abc import Callable
+from contextlib import suppress
 from typing import TextIO
 
-from sandbox_app.backends.base import Backend
 from sandbox_app.backends.keys import CUSTOM_KEY_ENV
+from sandbox_app.core.backend import Backend
 from sandbox_app.core.engine import ReactEngine, drive
 from sandbox_app.core.events import (
     Event,
@@ -32,7 +34,8 @@ from sandbox_app.core.events import (
     metrics_to_dict,
 )
 from sandbox_app.core.parser import DIALECTS
-from sandbox_app.core.scenario import Scenario, ScenarioError, default_scenario, load_scenario
+from sandbox_app.core.scenario import Scenario
+from sandbox_app.core.scenario_file import ScenarioError, default_scenario, load_scenario
 from sandbox_app.core.tools import TOOL_NAMES
 
 EXIT_CODES = {"answered": 0, "failed": 1, "max_steps": 2, "stopped": 3}
@@ -44,6 +47,7 @@ _COLOURS = {
     "error": "\033[31m",
     "dim": "\033[2;9m",
     "step": "\033[1m",
+    "waiting": "\033[2m",
 }
 _RESET = "\033[0m"
 
@@ -111,16 +115,22 @@ def run_command(argv: list[str]) -> int:
         print(f"react-sandbox: {err}", file=sys.stderr)
         return 1
     printer = None if args.json else TracePrinter(sys.stdout)
+    # With --json stdout holds only the document: the wait shows on stderr, and only if that
+    # is a terminal (a status line that leaves nothing behind), never in a log.
+    out = sys.stderr if args.json else sys.stdout
+    waiting = WaitingNotice(out, backend.label) if out is sys.stdout or out.isatty() else None
     events: list[Event] = []
 
     def emit(event: Event) -> None:
         events.append(event)
+        if waiting is not None:
+            waiting.saw(event)  # first: its status line is erased before the event shows
         if printer is not None:
             printer.show(event)
 
     engine = ReactEngine(scenario, backend, model=args.model, token_budget=args.token_budget)
     try:
-        finished = asyncio.run(_run(engine, backend, emit))
+        finished = asyncio.run(_run(engine, backend, emit, waiting))
     except KeyboardInterrupt:  # Ctrl+C: asyncio.run cancelled the run, then re-raised this
         finished = engine.stopped()
     if args.json:
@@ -136,10 +146,21 @@ def run_command(argv: list[str]) -> int:
     return EXIT_CODES[finished.status]
 
 
-async def _run(engine: ReactEngine, backend: Backend, emit: Callable[[Event], None]) -> RunFinished:
+async def _run(
+    engine: ReactEngine,
+    backend: Backend,
+    emit: Callable[[Event], None],
+    waiting: WaitingNotice | None = None,
+) -> RunFinished:
+    """Drive the run; meanwhile ``waiting`` (fed the events by ``emit``) watches the clock."""
+    watcher = asyncio.create_task(waiting.watch()) if waiting is not None else None
     try:
         return await drive(engine, emit)
     finally:
+        if watcher is not None:
+            watcher.cancel()  # which erases its status line, if any
+            with suppress(asyncio.CancelledError):
+                await watcher
         await backend.aclose()
 
 
@@ -186,6 +207,73 @@ def _backend(args: argparse.Namespace, scenario: Scenario) -> Backend:
     # The registry's key rule: a preset's key only ever goes to that preset's own host.
     config = BackendConfig(preset, args.base_url or preset.base_url, args.model, args.timeout)
     return make_backend(config, scenario, KeyStore())
+
+
+class WaitingNotice:
+    """Shows that a request is waiting: from a step's start until its first text or event.
+
+    A server that accepts the connection and never answers would otherwise leave only the
+    step's header on screen until the timeout. On a terminal one status line, rewritten in
+    place every second, says so and is erased when the wait ends; in a pipe or a log a plain
+    line appears at 1, 2, 4, 8… s, so a minute's wait is six lines, not sixty.
+    """
+
+    def __init__(self, out: TextIO, host: str) -> None:
+        self.out = out
+        self.host = host
+        self.live = out.isatty()  # a status line rewritten in place
+        self.colour = self.live and "NO_COLOR" not in os.environ
+        self._since: float | None = None  # when the current wait began
+        self._next_s = 1  # the wait's next notice is due at this many seconds
+        self._status_shown = False
+        self._wait_began = asyncio.Event()  # wakes watch() when a new wait begins
+
+    def saw(self, event: Event) -> None:
+        """Note an event before it is shown: a step's start begins a wait, the rest end it."""
+        self._erase()
+        restart = isinstance(event, Notice) and self._since is not None  # a 429: still no text
+        if isinstance(event, StepStarted) or restart:
+            self._since = time.monotonic()
+            self._next_s = 1
+            self._wait_began.set()
+        else:
+            self._since = None
+
+    async def watch(self) -> None:
+        """Run for the whole run (cancelled at its end), showing each wait as it goes."""
+        try:
+            while True:
+                since = self._since
+                due = None if since is None else since + self._next_s - time.monotonic()
+                if due is not None and due <= 0:
+                    waited = int(self._next_s - due)
+                    self._show(waited)
+                    # Every second on a terminal; 1, 2, 4, 8… s elsewhere.
+                    self._next_s = waited + 1 if self.live else 1 << waited.bit_length()
+                    continue
+                self._wait_began.clear()  # sleep until the notice is due or a new wait begins
+                with suppress(TimeoutError):
+                    async with asyncio.timeout(due):
+                        await self._wait_began.wait()
+        finally:
+            self._erase()
+
+    def _show(self, waited: int) -> None:
+        text = f"waiting for {self.host}… {waited} s"
+        if not self.live:
+            self.out.write(f"[{text}]\n")
+        elif self.colour:
+            self.out.write(f"\r{_COLOURS['waiting']}{text}{_RESET}\033[K")
+        else:
+            self.out.write(f"\r{text}\033[K")
+        self._status_shown = self.live
+        self.out.flush()
+
+    def _erase(self) -> None:
+        if self._status_shown:
+            self.out.write("\r\033[K")
+            self.out.flush()
+            self._status_shown = False
 
 
 class TracePrinter:

@@ -6,6 +6,7 @@ import asyncio
 import logging
 import sys
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import suppress
 
 import qasync
 from PySide6.QtCore import QSettings
@@ -78,6 +79,25 @@ def import_heavy_modules() -> None:
         log.exception("background warm-up failed")
 
 
+def import_before_threads() -> None:
+    """Import, while no other thread runs, a module that is unsafe to import next to one.
+
+    PySide6's import hook (GIL builds) inspects each newly imported module for PySide use;
+    meanwhile it sets ``builtins.__import__`` back to the plain import, process-wide, so that
+    imports made by the inspection are not inspected. The inspection asks
+    ``hasattr(module, "__wrapped__")``, which a pydantic module answers by importing
+    ``pydantic._internal._validators``, which imports pydantic modules in turn. If another
+    thread ends its own inspection meanwhile, it puts the hook back early: the nested imports
+    are inspected too, reach the half-imported ``_validators``, and the SDK's import fails with
+    "cannot import name 'import_string' from partially initialized module
+    'pydantic._internal._validators'". The first run then failed with "Cannot use the base
+    URL …" (the app test: about 1 run in 10 under load), or the warm-up did. Once
+    ``_validators`` is imported the nested imports find it and nothing recurses. ~85 ms.
+    """
+    with suppress(ImportError):  # the SDK's dependency, not ours: without it, nothing to guard
+        import pydantic._internal._validators  # noqa: F401
+
+
 def run_app(scenario: str | None = None) -> int:
     existing = QApplication.instance()
     app = existing if isinstance(existing, QApplication) else QApplication(sys.argv)
@@ -85,6 +105,7 @@ def run_app(scenario: str | None = None) -> int:
     app.setApplicationName(APPLICATION)
     # qasync drives asyncio from Qt's event loop: runs stream while the window stays live.
     app.setQuitOnLastWindowClosed(False)  # _main decides when to stop, after cleanup
+    import_before_threads()  # no other thread exists yet; the warm-up's starts in _main
     # Built before the loop starts: construction is synchronous Qt work, not an asyncio step.
     window = MainWindow(QSettings(ORGANIZATION, APPLICATION))
     try:

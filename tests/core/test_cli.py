@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
+import socket
 import subprocess
 import sys
+from collections.abc import Iterator
 
 import pytest
 
 from sandbox_app.cli import main
-from sandbox_app.core.scenario import scenarios_dir
+from sandbox_app.core.scenario_file import scenarios_dir
 from tests.fakeserver import FakeOpenAIServer, ModelScript
 from tests.helpers import replies_of
 
@@ -82,3 +85,77 @@ def test_an_openai_key_is_never_sent_to_another_server(
     monkeypatch.setenv("REACT_SANDBOX_API_KEY", "sk-proxy")
     assert main(["run", "--base-url", fake_server.base_url, "--model", "m1"]) == 0
     assert fake_server.authorizations[-1] == "Bearer sk-proxy"
+
+
+@pytest.fixture
+def silent_server() -> Iterator[str]:
+    """The base URL of a server that takes the connection and never answers.
+
+    The kernel completes the TCP handshake into the listen backlog; nothing ever accepts it.
+    """
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        sock.listen()
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}/v1"
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_a_server_that_never_answers_shows_the_wait_in_seconds(
+    silent_server: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    host = silent_server.split("/")[2]
+    code = main(["run", "--base-url", silent_server, "--model", "m", "--timeout", "3"])
+    out = capsys.readouterr().out
+    assert code == 1, out
+    lines = out.splitlines()
+    # Not a terminal: a plain line at 1, 2, 4… s (4 s only if starting the client was slow).
+    notices = [line for line in lines if line.startswith("[waiting")]
+    assert notices[:2] == [f"[waiting for {host}… 1 s]", f"[waiting for {host}… 2 s]"], out
+    assert set(notices) <= {f"[waiting for {host}… {s} s]" for s in (1, 2, 4)}, out
+    failed = lines.index(f"failed: No answer from {host} after 3 s (timed out).")
+    assert lines.index("── Step 1 ──") < lines.index(notices[0])
+    assert lines.index(notices[-1]) < failed
+
+
+def test_on_a_terminal_the_wait_is_one_status_line_erased_when_text_arrives(
+    fake_server: FakeOpenAIServer,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    fake_server.set_model("m1", ModelScript(replies=["Answer: 1"], delay_first=1.3))
+    terminal = _Terminal()
+    monkeypatch.setattr(sys, "stdout", terminal)
+    monkeypatch.setenv("NO_COLOR", "1")
+    assert main(["run", "--base-url", fake_server.base_url, "--model", "m1"]) == 0
+    host = fake_server.base_url.split("/")[2]
+    text = terminal.getvalue()
+    # Rewritten in place (\r, then erase to the end of the line), never a new line of its own.
+    assert f"── Step 1 ──\n\rwaiting for {host}… 1 s\033[K" in text
+    assert " s\033[K\r\033[KAnswer: 1" in text  # erased just before the model's text
+    assert "[waiting" not in text
+    assert capsys.readouterr().out == ""
+
+
+def test_no_waiting_notice_when_the_model_answers_at_once(
+    fake_server: FakeOpenAIServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fake_server.set_model("m1", ModelScript(replies=["Answer: 1"]))
+    assert main(["run", "--base-url", fake_server.base_url, "--model", "m1"]) == 0
+    out = capsys.readouterr().out
+    assert "waiting" not in out
+    assert "Final answer: 1" in out
+
+
+def test_json_output_stays_one_document_while_the_server_is_silent(
+    silent_server: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main(["run", "--base-url", silent_server, "--model", "m", "--timeout", "1.5", "--json"])
+    captured = capsys.readouterr()
+    document = json.loads(captured.out)
+    assert (code, document["status"]) == (1, "failed")
+    assert "timed out" in document["reason"]
+    assert captured.err == ""  # stderr is not a terminal here: no status line either
