@@ -10,46 +10,23 @@ import argparse
 import asyncio
 import json
 import math
-import os
 import sys
-import time
 from collections.abc import Callable
 from contextlib import suppress
-from typing import TextIO
 
 from sandbox_app.backends.keys import CUSTOM_KEY_ENV
 from sandbox_app.core.backend import Backend
 from sandbox_app.core.engine import ReactEngine, drive
-from sandbox_app.core.events import (
-    Event,
-    FabricationCut,
-    FinalAnswer,
-    FormatError,
-    Notice,
-    Observation,
-    RunFinished,
-    StepStarted,
-    TokenDelta,
-    event_to_dict,
-    metrics_to_dict,
-)
+from sandbox_app.core.events import Event, RunFinished
+from sandbox_app.core.exports import run_document
 from sandbox_app.core.parser import DIALECTS
+from sandbox_app.core.records import RunRecord, RunSettings
 from sandbox_app.core.scenario import Scenario
 from sandbox_app.core.scenario_file import ScenarioError, default_scenario, load_scenario
 from sandbox_app.core.tools import TOOL_NAMES
+from sandbox_app.terminal import TracePrinter, WaitingNotice
 
 EXIT_CODES = {"answered": 0, "failed": 1, "max_steps": 2, "stopped": 3}
-_COLOURS = {
-    "thought": "\033[36m",
-    "action": "\033[33m",
-    "observation": "\033[35m",
-    "answer": "\033[1;32m",
-    "error": "\033[31m",
-    "dim": "\033[2;9m",
-    "step": "\033[1m",
-    "waiting": "\033[2m",
-}
-_RESET = "\033[0m"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -119,10 +96,10 @@ def run_command(argv: list[str]) -> int:
     # is a terminal (a status line that leaves nothing behind), never in a log.
     out = sys.stderr if args.json else sys.stdout
     waiting = WaitingNotice(out, backend.label) if out is sys.stdout or out.isatty() else None
-    events: list[Event] = []
+    record = RunRecord(_settings(args, scenario, backend))
 
     def emit(event: Event) -> None:
-        events.append(event)
+        record.add([event])
         if waiting is not None:
             waiting.saw(event)  # first: its status line is erased before the event shows
         if printer is not None:
@@ -134,14 +111,9 @@ def run_command(argv: list[str]) -> int:
     except KeyboardInterrupt:  # Ctrl+C: asyncio.run cancelled the run, then re-raised this
         finished = engine.stopped()
     if args.json:
-        document = {
-            "status": finished.status,
-            "answer": finished.answer,
-            "reason": finished.reason,
-            "metrics": metrics_to_dict(finished.metrics),
-            "events": [event_to_dict(e) for e in events],
-        }
-        json.dump(document, sys.stdout, ensure_ascii=False, indent=1)
+        if record.finished is None:  # Ctrl+C before the engine could say so
+            record.add([finished])
+        json.dump(run_document(record), sys.stdout, ensure_ascii=False, indent=1)
         print()
     return EXIT_CODES[finished.status]
 
@@ -162,6 +134,20 @@ async def _run(
             with suppress(asyncio.CancelledError):
                 await watcher
         await backend.aclose()
+
+
+def _settings(args: argparse.Namespace, scenario: Scenario, backend: Backend) -> RunSettings:
+    """What the --json document records of how the run was made (never a key)."""
+    return RunSettings(
+        backend=backend.label,
+        base_url=args.base_url or "",
+        model=args.model,
+        temperature=scenario.model.temperature,
+        max_tokens=scenario.model.max_tokens,
+        dialect=scenario.dialect,
+        max_steps=scenario.max_steps,
+        question=scenario.question,
+    )
 
 
 def _scenario(args: argparse.Namespace) -> Scenario:
@@ -207,142 +193,3 @@ def _backend(args: argparse.Namespace, scenario: Scenario) -> Backend:
     # The registry's key rule: a preset's key only ever goes to that preset's own host.
     config = BackendConfig(preset, args.base_url or preset.base_url, args.model, args.timeout)
     return make_backend(config, scenario, KeyStore())
-
-
-class WaitingNotice:
-    """Shows that a request is waiting: from a step's start until its first text or event.
-
-    A server that accepts the connection and never answers would otherwise leave only the
-    step's header on screen until the timeout. On a terminal one status line, rewritten in
-    place every second, says so and is erased when the wait ends; in a pipe or a log a plain
-    line appears at 1, 2, 4, 8… s, so a minute's wait is six lines, not sixty.
-    """
-
-    def __init__(self, out: TextIO, host: str) -> None:
-        self.out = out
-        self.host = host
-        self.live = out.isatty()  # a status line rewritten in place
-        self.colour = self.live and "NO_COLOR" not in os.environ
-        self._since: float | None = None  # when the current wait began
-        self._next_s = 1  # the wait's next notice is due at this many seconds
-        self._status_shown = False
-        self._wait_began = asyncio.Event()  # wakes watch() when a new wait begins
-
-    def saw(self, event: Event) -> None:
-        """Note an event before it is shown: a step's start begins a wait, the rest end it."""
-        self._erase()
-        restart = isinstance(event, Notice) and self._since is not None  # a 429: still no text
-        if isinstance(event, StepStarted) or restart:
-            self._since = time.monotonic()
-            self._next_s = 1
-            self._wait_began.set()
-        else:
-            self._since = None
-
-    async def watch(self) -> None:
-        """Run for the whole run (cancelled at its end), showing each wait as it goes."""
-        try:
-            while True:
-                since = self._since
-                due = None if since is None else since + self._next_s - time.monotonic()
-                if due is not None and due <= 0:
-                    waited = int(self._next_s - due)
-                    self._show(waited)
-                    # Every second on a terminal; 1, 2, 4, 8… s elsewhere.
-                    self._next_s = waited + 1 if self.live else 1 << waited.bit_length()
-                    continue
-                self._wait_began.clear()  # sleep until the notice is due or a new wait begins
-                with suppress(TimeoutError):
-                    async with asyncio.timeout(due):
-                        await self._wait_began.wait()
-        finally:
-            self._erase()
-
-    def _show(self, waited: int) -> None:
-        text = f"waiting for {self.host}… {waited} s"
-        if not self.live:
-            self.out.write(f"[{text}]\n")
-        elif self.colour:
-            self.out.write(f"\r{_COLOURS['waiting']}{text}{_RESET}\033[K")
-        else:
-            self.out.write(f"\r{text}\033[K")
-        self._status_shown = self.live
-        self.out.flush()
-
-    def _erase(self) -> None:
-        if self._status_shown:
-            self.out.write("\r\033[K")
-            self.out.flush()
-            self._status_shown = False
-
-
-class TracePrinter:
-    """Writes events as a terminal trace; on a terminal, lines are coloured by who wrote them."""
-
-    def __init__(self, out: TextIO) -> None:
-        self.out = out
-        self.colour = out.isatty() and "NO_COLOR" not in os.environ
-        self._line = ""  # model text of the current line, held to colour it by its label
-        self._mid_line = False  # the last thing written did not end a line
-
-    def show(self, event: Event) -> None:
-        if isinstance(event, TokenDelta):
-            self._model_text(event.text)
-            return
-        self._flush_line()
-        if isinstance(event, StepStarted):
-            self._write(f"── Step {event.step} ──\n", "step")
-        elif isinstance(event, FabricationCut):
-            self._write(f"[cut, never used: {event.text.strip()}]\n", "dim")
-        elif isinstance(event, Observation):
-            self._write(event.message + "\n", "error" if event.error else "observation")
-        elif isinstance(event, FormatError):
-            self._write(event.message + "\n", "error")
-        elif isinstance(event, Notice):
-            self._write(f"[{event.text}]\n", "dim")
-        elif isinstance(event, FinalAnswer):
-            pass  # already on screen as the model's own Answer line
-        elif isinstance(event, RunFinished):
-            self._finish(event)
-
-    def _finish(self, event: RunFinished) -> None:
-        if event.answer is not None:
-            self._write(f"\nFinal answer: {event.answer}\n", "answer")
-        if event.status != "answered":
-            self._write(f"\n{event.status}: {event.reason}\n", "error")
-        self._write(event.metrics.summary() + "\n", None)
-
-    def _model_text(self, text: str) -> None:
-        if not self.colour:
-            self._write(text, None)
-            return
-        self._line += text
-        while "\n" in self._line:
-            line, self._line = self._line.split("\n", 1)
-            self._write(line + "\n", _label_role(line))
-
-    def _flush_line(self) -> None:
-        if self._line:
-            self._write(self._line, _label_role(self._line))
-            self._line = ""
-        if self._mid_line:
-            self._write("\n", None)
-
-    def _write(self, text: str, role: str | None) -> None:
-        if not text:
-            return
-        self._mid_line = not text.endswith("\n")
-        if self.colour and role:
-            body = text.rstrip("\n")
-            text = f"{_COLOURS[role]}{body}{_RESET}" + text[len(body) :]
-        self.out.write(text)
-        self.out.flush()
-
-
-def _label_role(line: str) -> str | None:
-    head = line.lstrip(" *#>`").lower()
-    labels = (("thought", "thought"), ("action", "action"), ("final answer", "answer"))
-    for label, role in (*labels, ("answer", "answer")):
-        if head.startswith(label):
-            return role
-    return None
