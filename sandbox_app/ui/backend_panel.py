@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
 
 from PySide6.QtCore import QTimer, Signal
 from PySide6.QtWidgets import (
@@ -26,71 +24,15 @@ from sandbox_app.backends.presets import CUSTOM, Preset, preset_with_id
 from sandbox_app.backends.registry import (
     BACKEND_IDS,
     SCRIPTED,
-    BackendConfig,
     backend_id,
     display_name,
     effective_preset,
-    make_backend,
 )
-from sandbox_app.core.backend import Backend, BackendError
-from sandbox_app.core.engine import ReactEngine
-from sandbox_app.core.records import RunSettings
+from sandbox_app.core.backend import BackendError
 from sandbox_app.core.scenario import Scenario
-from sandbox_app.core.tools import Approver, Tool
+from sandbox_app.ui.backend_choice import BackendChoice
 
 REFRESH_TIP = "Ask the server for its models (/v1/models)"
-
-
-@dataclass(frozen=True)
-class BackendChoice:
-    """What the panel says to run against; never stored with a key (keys are resolved by
-    the registry's rule when a backend is made)."""
-
-    preset: Preset | None  # None: the scripted model
-    base_url: str
-    typed_key: str  # a key typed in the panel for this base URL's host
-    model: str
-    temperature: float
-    max_tokens: int
-    timeout_s: float = 60.0
-    keys: KeyStore = field(default_factory=KeyStore, compare=False, repr=False)
-
-    @property
-    def config(self) -> BackendConfig:
-        return BackendConfig(self.preset, self.base_url, self.model, self.timeout_s, self.typed_key)
-
-    def run_factory(
-        self, scenario: Scenario, tools: list[Tool], approve: Approver
-    ) -> Callable[[], tuple[ReactEngine, Backend]]:
-        """What a RunController starts: a fresh backend and engine for each run."""
-
-        def make_run() -> tuple[ReactEngine, Backend]:
-            backend = self.create(scenario)
-            engine = ReactEngine(scenario, backend, model=self.model, approve=approve, tools=tools)
-            return engine, backend
-
-        return make_run
-
-    def run_settings(self, scenario: Scenario) -> RunSettings:
-        """What a run record keeps of this choice (never the key)."""
-        return RunSettings(
-            backend=self.config.backend_id,
-            base_url=self.base_url,
-            model=self.model,
-            temperature=self.temperature,
-            max_tokens=self.max_tokens,
-            dialect=scenario.dialect,
-            max_steps=scenario.max_steps,
-            question=scenario.question,
-        )
-
-    @property
-    def server_name(self) -> str:
-        """Who a run waits for, in the waiting line."""
-        return host_of(self.base_url) if self.preset else "the offline model"
-
-    def create(self, scenario: Scenario) -> Backend:
-        return make_backend(self.config, scenario, self.keys)
 
 
 class BackendPanel(QWidget):

@@ -1,0 +1,71 @@
+"""What a model panel says to run against, and how a run is made from it.
+
+Qt-free on purpose: a BackendChoice is a value (never holding a stored key), and its
+``run_factory`` is what a RunPane starts: a fresh backend from the registry and a fresh engine.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from sandbox_app.backends.keys import KeyStore, host_of
+from sandbox_app.backends.presets import Preset
+from sandbox_app.backends.registry import BackendConfig, make_backend
+from sandbox_app.core.backend import Backend
+from sandbox_app.core.engine import ReactEngine
+from sandbox_app.core.records import RunSettings
+from sandbox_app.core.scenario import Scenario
+from sandbox_app.core.tools import Approver, Tool
+
+
+@dataclass(frozen=True)
+class BackendChoice:
+    """What the panel says to run against; never stored with a key (keys are resolved by
+    the registry's rule when a backend is made)."""
+
+    preset: Preset | None  # None: the scripted model
+    base_url: str
+    typed_key: str  # a key typed in the panel for this base URL's host
+    model: str
+    temperature: float
+    max_tokens: int
+    timeout_s: float = 60.0
+    keys: KeyStore = field(default_factory=KeyStore, compare=False, repr=False)
+
+    @property
+    def config(self) -> BackendConfig:
+        return BackendConfig(self.preset, self.base_url, self.model, self.timeout_s, self.typed_key)
+
+    def run_factory(
+        self, scenario: Scenario, tools: list[Tool], approve: Approver
+    ) -> Callable[[], tuple[ReactEngine, Backend]]:
+        """What a RunController starts: a fresh backend and engine for each run."""
+
+        def make_run() -> tuple[ReactEngine, Backend]:
+            backend = self.create(scenario)
+            engine = ReactEngine(scenario, backend, model=self.model, approve=approve, tools=tools)
+            return engine, backend
+
+        return make_run
+
+    def run_settings(self, scenario: Scenario) -> RunSettings:
+        """What a run record keeps of this choice (never the key)."""
+        return RunSettings(
+            backend=self.config.backend_id,
+            base_url=self.base_url,
+            model=self.model,
+            temperature=self.temperature,
+            max_tokens=self.max_tokens,
+            dialect=scenario.dialect,
+            max_steps=scenario.max_steps,
+            question=scenario.question,
+        )
+
+    @property
+    def server_name(self) -> str:
+        """Who a run waits for, in the waiting line."""
+        return host_of(self.base_url) if self.preset else "the offline model"
+
+    def create(self, scenario: Scenario) -> Backend:
+        return make_backend(self.config, scenario, self.keys)
