@@ -1,4 +1,5 @@
-"""Shared test setup: offscreen Qt, no real keyring, the test server, the fault-case count."""
+"""Shared test setup: offscreen Qt, no real keyring, the test server, the fault-case count,
+and the opt-in ``latency`` marker."""
 
 from __future__ import annotations
 
@@ -10,10 +11,41 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ["PYTHON_KEYRING_BACKEND"] = "keyring.backends.fail.Keyring"
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from tests.fakeserver import fake_server
 
 __all__ = ["fake_server"]
+
+# Wall-clock budgets (milliseconds, frames, chunks per second) measure the machine as much as
+# the app: on a loaded machine they fail for no defect. Tests that assert them carry the
+# ``latency`` marker and run only when this is "1" (the benchmark run sets it). Ordinary tests
+# check behaviour, or compare times measured in the same run.
+LATENCY_ENV = "REACT_SANDBOX_LATENCY"
+LATENCY = os.environ.get(LATENCY_ENV) == "1"
+
+# Hypothesis's "too slow" health check is a wall-clock limit on generating examples; under load
+# it fails tests whose inputs are fine. Example deadlines are off for the same reason.
+settings.register_profile("suite", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("suite")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        f"latency: asserts a wall-clock budget (ms, chunks/s, a frozen window); skipped unless "
+        f"{LATENCY_ENV}=1, which the benchmark run sets (ordinary runs check behaviour only)",
+    )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if LATENCY:
+        return
+    skip = pytest.mark.skip(reason=f"a latency budget: runs with {LATENCY_ENV}=1 (the benchmark)")
+    for item in items:
+        if "latency" in item.keywords:
+            item.add_marker(skip)
+
 
 _fault_cases = {"passed": 0, "failed": 0}
 

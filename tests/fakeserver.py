@@ -156,6 +156,29 @@ def _apply_stop(text: str, stop: Any) -> str:
     return text[:cut] if cut >= 0 else text
 
 
+@dataclass(frozen=True)
+class StatWait:
+    """What :meth:`FakeOpenAIServer.wait_for_stat` saw: true if the count was reached."""
+
+    reached: bool
+    name: str
+    at_least: int
+    timeout: float
+    stats: dict[str, int]
+
+    def __bool__(self) -> bool:
+        return self.reached
+
+    def __repr__(self) -> str:
+        seen = self.stats.get(self.name, 0)
+        if self.reached:
+            return f"<stats[{self.name!r}] = {seen} (>= {self.at_least})>"
+        return (
+            f"<stats[{self.name!r}] still {seen} (< {self.at_least}) after {self.timeout:g} s;"
+            f" all counters: {self.stats}>"
+        )
+
+
 class FakeOpenAIServer:
     """An OpenAI-compatible server on 127.0.0.1, on its own loop in a daemon thread."""
 
@@ -219,10 +242,15 @@ class FakeOpenAIServer:
             self._requests.clear()
             self._reset_stats()
 
-    def wait_for_stat(self, name: str, at_least: int, timeout: float = 2.0) -> bool:
-        """Block until ``stats[name] >= at_least``; False if the timeout passes first."""
+    def wait_for_stat(self, name: str, at_least: int, timeout: float = 5.0) -> StatWait:
+        """Block until ``stats[name] >= at_least``, at most ``timeout`` seconds.
+
+        The answer is true when the count was reached; false, it says what was seen, so
+        ``assert server.wait_for_stat("aborted", 1)`` fails with the counters in its message.
+        """
         with self._changed:
-            return self._changed.wait_for(lambda: self._stats.get(name, 0) >= at_least, timeout)
+            reached = self._changed.wait_for(lambda: self._stats.get(name, 0) >= at_least, timeout)
+            return StatWait(reached, name, at_least, timeout, dict(self._stats))
 
     @property
     def port(self) -> int:
@@ -251,7 +279,7 @@ class FakeOpenAIServer:
         )
         self._thread.start()
         if not ready.wait(timeout):
-            raise RuntimeError("FakeOpenAIServer did not start in time")
+            raise RuntimeError(f"FakeOpenAIServer did not start within {timeout:g} s")
         if failure:
             self._thread.join(timeout)
             self._thread = None
@@ -264,11 +292,18 @@ class FakeOpenAIServer:
             return
         try:
             asyncio.run_coroutine_threadsafe(self._shutdown(), loop).result(timeout)
+        except TimeoutError:
+            raise RuntimeError(
+                f"FakeOpenAIServer did not shut down within {timeout:g} s: "
+                f"{len(self._active)} connections still open, counters {self.stats}"
+            ) from None
         finally:
             loop.call_soon_threadsafe(loop.stop)
             thread.join(timeout)
             self._thread = None
             self._port = None
+        if thread.is_alive():
+            raise RuntimeError(f"FakeOpenAIServer's thread still runs {timeout:g} s after stop")
 
     def __enter__(self) -> FakeOpenAIServer:
         return self.start()

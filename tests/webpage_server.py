@@ -80,7 +80,12 @@ def serving(handler: Handler) -> Iterator[str]:
     try:
         yield f"http://127.0.0.1:{server.server_address[1]}/v1"
     finally:
-        server.shutdown()  # returns once serve_forever has seen the request (≤ poll_interval)
+        # shutdown() returns once serve_forever has seen the request (≤ poll_interval), but
+        # waits without a deadline: ask from a helper thread and give it one.
+        stopper = threading.Thread(target=server.shutdown, daemon=True)
+        stopper.start()
+        stopper.join(timeout=5)
         server.server_close()
         thread.join(timeout=5)
-        assert not thread.is_alive(), "the test HTTP server did not stop"
+        assert not stopper.is_alive(), "the test HTTP server ignored shutdown() for 5 s"
+        assert not thread.is_alive(), "the test HTTP server's thread still runs 5 s after close"

@@ -38,8 +38,11 @@ def test_server_failure_is_one_clear_line_and_the_next_run_works(
 ) -> None:
     script, expected = CASES[case]
     fake_server.set_model("m", script)
+    # A short read timeout ends the stall; the other cases get a long one, so that a loaded
+    # machine's pause cannot turn an HTTP error into a timeout.
+    timeout_s = 0.5 if script.stall_after is not None else 10.0
     events = run_events(
-        builtin("brightgrid"), server_backend(fake_server.base_url, timeout_s=0.5), model="m"
+        builtin("brightgrid"), server_backend(fake_server.base_url, timeout_s=timeout_s), model="m"
     )
     done = finished(events)
     assert done.status == "failed"

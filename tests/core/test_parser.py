@@ -1,12 +1,13 @@
 """The ReAct parser: the seeds' examples, one test per rule, and properties over any text."""
 
-import time
+from collections.abc import Callable
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sandbox_app.core.parser import Turn, TurnScanner, Unclosed, parse_turn
+from tests.timing import LINEAR_SLACK, best_time, growth
 
 
 def as_seed_json(t: Turn) -> dict[str, str]:
@@ -185,9 +186,7 @@ def test_no_directive_gives_none(reply: str) -> None:
 
 def test_unclosed_call_is_recorded_but_never_an_action() -> None:
     """A reply cut by max_tokens inside ``[``: not an action, but the engine can say why."""
-    start = time.perf_counter()
     cut = parse_turn("Thought: x\nAction: calculator[" + "(" * 100_000)
-    assert time.perf_counter() - start < 0.3
     assert (cut.kind, cut.tool, cut.input) == ("none", "", "")
     assert cut.unclosed == Unclosed("calculator", "[", 100_000)
     assert cut.unclosed.closer == "]"
@@ -239,14 +238,33 @@ def test_scanner_releases_lines_that_only_start_like_observation() -> None:
     assert not s.observation_started
 
 
-def test_one_megabyte_reply_parses_in_linear_time() -> None:
-    big = ("Thought: " + "x" * 1000 + "\n") * 1000 + "Action: search[" + "y" * 20000
-    one_line = "*" * 1_000_000
-    brackets = "Action: s" + "[" * 500_000
-    for text in (big, one_line, brackets):
-        start = time.perf_counter()
-        parse_turn(text)
-        assert time.perf_counter() - start < 0.1 * 3  # a 3x margin for a loaded CI machine
+# Replies that once made a regex backtrack, built at any size; size 1000 is about 1 MB.
+HEAVY_REPLIES: dict[str, Callable[[int], str]] = {
+    "many long lines": lambda n: (
+        ("Thought: " + "x" * 1000 + "\n") * n + "Action: search[" + "y" * (20 * n)
+    ),
+    "one long line": lambda n: "*" * (1000 * n),
+    "open brackets": lambda n: "Action: s" + "[" * (500 * n),
+    "unclosed call": lambda n: "Thought: x\nAction: calculator[" + "(" * (100 * n),
+}
+
+
+@pytest.mark.parametrize("shape", list(HEAVY_REPLIES))
+def test_one_megabyte_reply_parses_in_linear_time(shape: str) -> None:
+    # Eight times the text takes about eight times as long (a quadratic parser: 64 times),
+    # timed against itself in this run, so a loaded machine cannot tip the result.
+    texts = {n: HEAVY_REPLIES[shape](n) for n in (125, 1000)}
+    ratio = growth(lambda n: parse_turn(texts[n]), small=125, factor=8)
+    assert ratio < 8 * LINEAR_SLACK, f"8x the text took {ratio:.1f}x as long: not linear"
+    assert parse_turn(texts[1000]).kept + parse_turn(texts[1000]).dropped == texts[1000]
+
+
+@pytest.mark.latency
+@pytest.mark.parametrize("shape", list(HEAVY_REPLIES))
+def test_one_megabyte_reply_parses_within_the_budget(shape: str) -> None:
+    text = HEAVY_REPLIES[shape](1000)
+    seconds = best_time(lambda: parse_turn(text), repeats=3)
+    assert seconds < 0.1, f"{len(text):,} characters took {seconds * 1000:.0f} ms (budget 100)"
 
 
 LABELISH = st.sampled_from(

@@ -8,15 +8,19 @@ from pathlib import Path
 
 import pytest
 
-from sandbox_app.core.scenario import Scenario
+from sandbox_app.backends.keys import CUSTOM_KEY_ENV, KeyStore, account_for
+from sandbox_app.backends.presets import CUSTOM
+from sandbox_app.backends.registry import config_for, server_config
+from sandbox_app.core.document import ScenarioDocument
+from sandbox_app.core.scenario import LaneConfig, Scenario
 from sandbox_app.core.scenario_file import (
     SaveRefused,
     ScenarioError,
     builtin_scenarios,
     load_scenario,
     save_scenario,
-    scenario_to_dict,
 )
+from sandbox_app.core.workspace import Workspace
 
 
 def test_builtin_scenarios_load() -> None:
@@ -109,10 +113,44 @@ def test_failed_save_leaves_the_old_file_intact(
     assert [p.name for p in tmp_path.iterdir()] == ["s.json"]  # no temp file left behind
 
 
-def test_scenario_never_holds_an_api_key() -> None:
-    keys = str(scenario_to_dict(Scenario())).lower()
-    assert "api_key" not in keys
-    assert "apikey" not in keys
+def test_a_saved_scenario_never_holds_a_real_key(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Real secrets, live in this process the ways a run finds them: the environment, a key
+    # remembered this session, a key typed for one lane.
+    env_key, typed_key, stored_key = "sk-env-7Hq2", "sk-typed-9Xw4", "sk-stored-3Lp8"
+    monkeypatch.setenv("OPENAI_API_KEY", env_key)
+    monkeypatch.delenv(CUSTOM_KEY_ENV, raising=False)
+    keys = KeyStore()
+    typed_url, stored_url = "http://127.0.0.1:8001/v1", "http://127.0.0.1:8002/v1"
+    keys.save(account_for(CUSTOM, stored_url), stored_key)  # no keyring in tests: this session
+    lanes = (
+        LaneConfig("openai", "", "gpt-4o-mini"),
+        LaneConfig("custom", typed_url, "qwen"),
+        LaneConfig("custom", stored_url, "llama"),
+    )
+    resolved = [
+        server_config(
+            config_for(lane.backend, lane.base_url, lane.model, typed_key=typed), keys
+        ).api_key
+        for lane, typed in zip(lanes, ["", typed_key, ""], strict=True)
+    ]
+    assert resolved == [env_key, typed_key, stored_key]  # each lane's run would send its key
+
+    workspace = Workspace()
+    workspace.show(ScenarioDocument(Scenario(title="Keys", lanes=lanes)))
+    workspace.save(tmp_path / "saved.json")
+    workspace.update(None, question="An edit kept at close")
+    kept = workspace.keep()
+    assert kept is not None
+    (tmp_path / "kept.json").write_text(kept.to_json(), encoding="utf-8")
+
+    assert {p.name for p in tmp_path.iterdir()} == {"saved.json", "kept.json"}
+    for path in tmp_path.iterdir():
+        written = path.read_bytes()
+        for secret in (env_key, typed_key, stored_key):
+            assert secret.encode() not in written, f"{secret} written to {path.name}"
+    assert load_scenario(tmp_path / "saved.json").lanes == lanes  # the lanes themselves are kept
 
 
 def test_saving_keeps_the_files_permissions(tmp_path: Path) -> None:

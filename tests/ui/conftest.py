@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import inspect
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -12,13 +13,60 @@ from typing import Any
 import pytest
 import qasync
 from PySide6.QtCore import QCoreApplication, QEvent, QSettings
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QLabel, QMessageBox, QPlainTextEdit, QPushButton
 from pytestqt.qtbot import QtBot
 
 from sandbox_app.backends.keys import KeyStore
 from sandbox_app.core.tools import Tool
 from sandbox_app.ui.app import prepare_loop
 from sandbox_app.ui.main_window import MainWindow
+
+
+def _condition(callback: Callable[[], object]) -> str:
+    try:
+        return " ".join(inspect.getsource(callback).split())  # type: ignore[arg-type]
+    except (OSError, TypeError):
+        return repr(callback)
+
+
+def _screen() -> str:
+    """What the user would see: each open window's and dialog's labels, buttons and text."""
+    parts: list[str] = []
+    for top in QApplication.topLevelWidgets():
+        if not top.isVisible():
+            continue
+        seen = [f"{type(top).__name__} {top.windowTitle()!r}"]
+        if isinstance(top, QMessageBox):
+            seen.append(f"text={top.text()!r}")
+        for label in top.findChildren(QLabel):
+            if label.isVisible() and label.text():
+                seen.append(f"label={label.text()!r}")
+        for button in top.findChildren(QPushButton):
+            if button.isVisible():
+                seen.append(f"button={button.text()!r}{'' if button.isEnabled() else ' (off)'}")
+        for edit in top.findChildren(QPlainTextEdit):
+            if edit.isVisible() and edit.isReadOnly() and edit.toPlainText():
+                seen.append(f"text ending {edit.toPlainText()[-160:]!r}")
+        parts.append("; ".join(seen))
+    return "\n  ".join(parts)[:4000] or "no window open"
+
+
+@pytest.fixture(autouse=True)
+def waits_say_what_they_saw(qtbot: QtBot, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A qtbot.waitUntil that times out names its condition and what was on screen then."""
+    wait_until = qtbot.waitUntil
+
+    def reporting(callback: Callable[[], object], *, timeout: int = 5000) -> None:
+        __tracebackhide__ = True
+        try:
+            wait_until(callback, timeout=timeout)
+        except qtbot.TimeoutError as err:
+            raise qtbot.TimeoutError(
+                f"{err}, waiting for: {_condition(callback)}\n  on screen: {_screen()}"
+            ) from err.__cause__
+
+    monkeypatch.setattr(qtbot, "waitUntil", reporting)
+    monkeypatch.setattr(qtbot, "wait_until", reporting)
 
 
 @pytest.fixture

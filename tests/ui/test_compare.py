@@ -36,11 +36,33 @@ def lanes_on_server(window: MainWindow, server: FakeOpenAIServer, models: list[s
 
 
 def run_all(qtbot: QtBot, compare: CompareView, timeout: int = 20000) -> float:
-    started = time.perf_counter()
-    qtbot.mouseClick(compare.run_button, Qt.MouseButton.LeftButton)
-    qtbot.waitUntil(lambda: compare.running, timeout=2000)
-    qtbot.waitUntil(lambda: not compare.running, timeout=timeout)
-    return time.perf_counter() - started
+    """Run every lane; how long the comparison ran, from its start to its last lane's end."""
+    span: list[float] = []
+
+    def note(running: bool) -> None:
+        span.append(time.perf_counter())
+
+    compare.runningChanged.connect(note)
+    try:
+        qtbot.mouseClick(compare.run_button, Qt.MouseButton.LeftButton)
+        qtbot.waitUntil(lambda: compare.running, timeout=2000)
+        qtbot.waitUntil(lambda: not compare.running, timeout=timeout)
+    finally:
+        compare.runningChanged.disconnect(note)
+    return span[-1] - span[0]
+
+
+def watch_lanes(compare: CompareView) -> dict[str, list[bool]]:
+    """For each lane (by model): which lanes were still running when it finished, in order."""
+    seen: dict[str, list[bool]] = {}
+    for lane in compare.lanes:
+
+        def finished(running: bool, lane: LaneWidget = lane) -> None:
+            if not running:
+                seen[lane.record.model] = [other.controller.running for other in compare.lanes]
+
+        lane.controller.runningChanged.connect(finished)
+    return seen
 
 
 def column(compare: CompareView, name: str) -> list[str]:
@@ -54,12 +76,10 @@ def test_two_lanes_stream_at_once_and_the_table_compares_them(
     fake_server.set_model("slow", ModelScript(replies=DIRECT, rate=15))
     compare = lanes_on_server(window, fake_server, ["fast", "slow"])
     fast, slow = compare.lanes
-    slow_was_streaming: list[bool] = []
-    fast.controller.runningChanged.connect(
-        lambda running: slow_was_streaming.append(slow.controller.running) if not running else None
-    )
+    at_finish = watch_lanes(compare)
     elapsed = run_all(qtbot, compare)
-    assert slow_was_streaming == [True]  # the fast lane finished while the slow one streamed
+    # The fast lane finished while the slow one still streamed; the slow one finished last.
+    assert at_finish == {"fast": [False, True], "slow": [False, False]}
     assert "Action: search[" in fast.trace.plain_text()
     assert "search[" not in slow.trace.plain_text()  # traces never mix
     assert column(compare, "Model") == ["fast", "slow"]
@@ -70,8 +90,9 @@ def test_two_lanes_stream_at_once_and_the_table_compares_them(
     assert column(compare, "Tool calls") == ["2", "1"]
     times = [run.metrics.wall_s for lane in compare.lanes for run in lane.record.runs]
     assert min(times) > 0.8  # both lanes stream long enough for the sum to differ clearly
-    assert elapsed < max(times) + 0.5  # concurrent: about the slowest lane …
-    assert elapsed < sum(times) - 0.3  # … not the sum
+    # Concurrent: about the slowest lane (0.65 of the sum here), not the sum. Both sides are
+    # measured in this run, so a loaded machine stretches them alike.
+    assert elapsed < 0.8 * sum(times), f"{elapsed:.2f} s for lanes of {times} s"
     assert compare.table.rowCount() == 2
     assert compare.table.item(1, 1).text() == "slow"
 
@@ -85,12 +106,22 @@ def test_four_lanes_at_different_rates_all_finish_concurrently(
     compare = lanes_on_server(window, fake_server, list(rates))
     assert len(compare.lanes) == 4
     assert not compare.add_button.isEnabled()  # four is the most
+    at_finish = watch_lanes(compare)
     elapsed = run_all(qtbot, compare)
     assert column(compare, "Status") == ["answered"] * 4
+    # All four ran at once: when the fastest finished, the other three were still streaming,
+    # and each lane finished in rate order.
+    assert at_finish == {
+        "a": [False, True, True, True],
+        "b": [False, False, True, True],
+        "c": [False, False, False, True],
+        "d": [False, False, False, False],
+    }
     times = [lane.record.runs[0].metrics.wall_s for lane in compare.lanes]
     assert times == sorted(times)  # the faster the stream, the sooner the lane finished
-    assert elapsed < max(times) + 0.7  # concurrent: about the slowest lane …
-    assert elapsed < 0.6 * sum(times)  # … far from the sum (lanes take ~0.8, 1.3, 2, 3 s)
+    # About the slowest lane (0.42 of the sum here: ~0.4, 0.7, 1, 1.5 s), far from the sum;
+    # both sides measured in this run.
+    assert elapsed < 0.7 * sum(times), f"{elapsed:.2f} s for lanes of {times} s"
 
 
 def test_a_failing_lane_does_not_disturb_the_others(
@@ -195,8 +226,11 @@ def test_approval_dialog_names_the_lane(
 @pytest.mark.parametrize("count", [2, 3])
 def test_lanes_can_be_added_duplicated_and_removed(window: MainWindow, count: int) -> None:
     compare = window.compare
-    while len(compare.lanes) < count:
+    for _ in range(count):  # a bounded loop: an add_lane that adds nothing must not hang
+        if len(compare.lanes) >= count:
+            break
         compare.add_lane()
+    assert len(compare.lanes) == count
     first: LaneWidget = compare.lanes[0]
     first.backend_panel.select("Ollama", model="llama3.2")
     first.duplicate_button.click()

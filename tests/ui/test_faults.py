@@ -1,8 +1,9 @@
 """Fault suite: every server failure, in one lane and in four, seen from the window.
 
 For each case: one clear line in the trace, status failed (or answered, for a 429 that
-recovers), the partial trace kept, the window responsive, and the next run succeeds. The
-count of cases is printed at the end of the test run ("fault cases: N passed, M failed").
+recovers), the partial trace kept, and the next run succeeds. The count of cases is printed
+at the end of the test run ("fault cases: N passed, M failed"). That the window never froze
+for more than 300 ms is a wall-clock budget: the ``latency`` tests at the end check it.
 """
 
 from __future__ import annotations
@@ -87,26 +88,22 @@ def configure(server: FakeOpenAIServer, fault: Fault) -> str:
     return f"http://127.0.0.1:{closed_port()}/v1" if fault.refused else server.base_url
 
 
-def set_lane(panel: BackendPanel, base_url: str) -> None:
+def set_lane(panel: BackendPanel, base_url: str, fault: Fault | None = None) -> None:
     panel.select("Custom URL", base_url, "m")
-    panel.timeout_spin.setValue(0.5)
+    # The stall needs a short read timeout to end; any other case gets a long one, so that a
+    # loaded machine's pause cannot turn an HTTP error into a timeout.
+    stalls = fault is not None and fault.script is not None and fault.script.stall_after is not None
+    panel.timeout_spin.setValue(0.5 if stalls else 10.0)
 
 
-@pytest.mark.fault
-@pytest.mark.parametrize("case", list(FAULTS))
-def test_fault_in_one_lane(
-    qtbot: QtBot,
-    window: MainWindow,
-    fake_server: FakeOpenAIServer,
-    heartbeat: Heartbeat,
-    case: str,
+def fault_in_one_lane(
+    qtbot: QtBot, window: MainWindow, server: FakeOpenAIServer, fault: Fault
 ) -> None:
-    fault = FAULTS[case]
-    set_lane(window.backend_panel, configure(fake_server, fault))
+    set_lane(window.backend_panel, configure(server, fault), fault)
     qtbot.mouseClick(window.run_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: window.answer_status.isVisible(), timeout=20000)
     # The banner is drawn with the run's last events; Run comes back once its stream is closed.
-    qtbot.waitUntil(lambda: window.run_button.isEnabled(), timeout=3000)
+    qtbot.waitUntil(lambda: window.run_button.isEnabled(), timeout=5000)
     trace = window.trace.plain_text()
     if fault.status == "failed":
         assert window.answer_status.text().startswith("✖ Failed at step 1: ")
@@ -119,8 +116,35 @@ def test_fault_in_one_lane(
         assert "Rate limited (429): retrying in 0.05 s (1 of 3)" in trace
     if fault.partial:
         assert "── Step 1 ──\nThought:" in trace
-    assert heartbeat.longest < 0.3, f"the window froze for {heartbeat.longest * 1000:.0f} ms"
-    # The next run succeeds.
+
+
+def fault_in_four_lanes(
+    qtbot: QtBot, window: MainWindow, server: FakeOpenAIServer, fault: Fault
+) -> None:
+    compare = window.compare
+    compare.set_lanes(tuple(LaneConfig("Custom URL") for _ in range(4)))
+    base_url = configure(server, fault)
+    for lane in compare.lanes:
+        set_lane(lane.backend_panel, base_url, fault)
+    qtbot.mouseClick(compare.run_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: compare.running, timeout=5000)
+    qtbot.waitUntil(lambda: not compare.running, timeout=30000)
+    statuses = [row["Status"] for row in compare.rows()]
+    assert statuses == [fault.status] * 4
+    for lane in compare.lanes:
+        assert fault.message in lane.status.text()
+        if fault.partial:
+            assert "Thought:" in lane.trace.plain_text()
+
+
+@pytest.mark.fault
+@pytest.mark.parametrize("case", list(FAULTS))
+def test_fault_in_one_lane(
+    qtbot: QtBot, window: MainWindow, fake_server: FakeOpenAIServer, case: str
+) -> None:
+    fault_in_one_lane(qtbot, window, fake_server, FAULTS[case])
+    # The window still works: the next run succeeds. (How long it froze, if at all, is a
+    # latency budget: test_the_window_never_freezes_through_a_fault_in_one_lane.)
     fake_server.set_model("m", ModelScript(GOOD))
     set_lane(window.backend_panel, fake_server.base_url)
     qtbot.mouseClick(window.run_button, Qt.MouseButton.LeftButton)
@@ -130,32 +154,47 @@ def test_fault_in_one_lane(
 @pytest.mark.fault
 @pytest.mark.parametrize("case", list(FAULTS))
 def test_fault_in_four_lanes(
+    qtbot: QtBot, window: MainWindow, fake_server: FakeOpenAIServer, case: str
+) -> None:
+    fault_in_four_lanes(qtbot, window, fake_server, FAULTS[case])
+    compare = window.compare
+    fake_server.set_model("m", ModelScript(GOOD))
+    for lane in compare.lanes:
+        set_lane(lane.backend_panel, fake_server.base_url)
+    qtbot.mouseClick(compare.run_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: compare.running, timeout=5000)
+    qtbot.waitUntil(lambda: not compare.running, timeout=10000)
+    assert [row["Status"] for row in compare.rows()] == ["answered"] * 4
+
+
+FROZEN_BUDGET_S = 0.3  # the longest the window may stop drawing during a fault
+
+
+@pytest.mark.latency
+@pytest.mark.parametrize("case", list(FAULTS))
+def test_the_window_never_freezes_through_a_fault_in_one_lane(
     qtbot: QtBot,
     window: MainWindow,
     fake_server: FakeOpenAIServer,
     heartbeat: Heartbeat,
     case: str,
 ) -> None:
-    fault = FAULTS[case]
-    compare = window.compare
-    compare.set_lanes(tuple(LaneConfig("Custom URL") for _ in range(4)))
-    base_url = configure(fake_server, fault)
-    for lane in compare.lanes:
-        set_lane(lane.backend_panel, base_url)
-    qtbot.mouseClick(compare.run_button, Qt.MouseButton.LeftButton)
-    qtbot.waitUntil(lambda: compare.running, timeout=2000)
-    qtbot.waitUntil(lambda: not compare.running, timeout=30000)
-    statuses = [row["Status"] for row in compare.rows()]
-    assert statuses == [fault.status] * 4
-    for lane in compare.lanes:
-        assert fault.message in lane.status.text()
-        if fault.partial:
-            assert "Thought:" in lane.trace.plain_text()
-    assert heartbeat.longest < 0.3, f"the window froze for {heartbeat.longest * 1000:.0f} ms"
-    fake_server.set_model("m", ModelScript(GOOD))
-    for lane in compare.lanes:
-        set_lane(lane.backend_panel, fake_server.base_url)
-    qtbot.mouseClick(compare.run_button, Qt.MouseButton.LeftButton)
-    qtbot.waitUntil(lambda: compare.running, timeout=2000)
-    qtbot.waitUntil(lambda: not compare.running, timeout=10000)
-    assert [row["Status"] for row in compare.rows()] == ["answered"] * 4
+    fault_in_one_lane(qtbot, window, fake_server, FAULTS[case])
+    assert heartbeat.longest < FROZEN_BUDGET_S, (
+        f"the window froze for {heartbeat.longest * 1000:.0f} ms"
+    )
+
+
+@pytest.mark.latency
+@pytest.mark.parametrize("case", list(FAULTS))
+def test_the_window_never_freezes_through_a_fault_in_four_lanes(
+    qtbot: QtBot,
+    window: MainWindow,
+    fake_server: FakeOpenAIServer,
+    heartbeat: Heartbeat,
+    case: str,
+) -> None:
+    fault_in_four_lanes(qtbot, window, fake_server, FAULTS[case])
+    assert heartbeat.longest < FROZEN_BUDGET_S, (
+        f"the window froze for {heartbeat.longest * 1000:.0f} ms"
+    )

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import QApplication, QMessageBox
 from pytestqt.qtbot import QtBot
 
@@ -17,7 +18,7 @@ from sandbox_app.core.scenario_file import load_scenario, scenarios_dir
 from sandbox_app.ui.approval import ApprovalDialog
 from sandbox_app.ui.highlighter import Role
 from sandbox_app.ui.main_window import MainWindow
-from sandbox_app.ui.theme import LIGHT, styles_for
+from sandbox_app.ui.theme import DARK, LIGHT, styles_for
 from sandbox_app.ui.trace_view import CUT_NOTE, TraceView
 from tests.fakeserver import FakeOpenAIServer, ModelScript
 from tests.helpers import SendEmail, replies_of
@@ -126,11 +127,13 @@ def test_model_list_error_is_shown_inline(
     assert window.isVisible()
 
 
-def test_stop_during_a_slow_stream_is_idle_within_100_ms_and_keeps_the_trace(
-    qtbot: QtBot, window: MainWindow, fake_server: FakeOpenAIServer
-) -> None:
-    fake_server.set_model("slow", ModelScript(replies=["Thought: " + "thinking " * 500], rate=30))
-    use_server(window, fake_server, "slow")
+SLOW_THOUGHT = "Thought: " + "thinking " * 500  # about 500 tokens at 30 a second: 17 s
+
+
+def stop_a_slow_stream(qtbot: QtBot, window: MainWindow, server: FakeOpenAIServer) -> float:
+    """Press Escape while a slow reply streams; seconds from the stop request to idle."""
+    server.set_model("slow", ModelScript(replies=[SLOW_THOUGHT], rate=30))
+    use_server(window, server, "slow")
     idle_at: list[float] = []
     window.controller.runningChanged.connect(
         lambda running: idle_at.append(time.perf_counter()) if not running else None
@@ -138,13 +141,30 @@ def test_stop_during_a_slow_stream_is_idle_within_100_ms_and_keeps_the_trace(
     qtbot.mouseClick(window.run_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: "thinking thinking" in window.trace.plain_text(), timeout=5000)
     qtbot.keyClick(window, Qt.Key.Key_Escape)
-    qtbot.waitUntil(lambda: bool(idle_at), timeout=2000)
-    assert window.controller.stop_requested_at is not None
-    assert idle_at[0] - window.controller.stop_requested_at < 0.1
+    qtbot.waitUntil(lambda: bool(idle_at), timeout=5000)
+    assert window.controller.stop_requested_at is not None, "Escape did not ask the run to stop"
+    return idle_at[0] - window.controller.stop_requested_at
+
+
+def test_stop_during_a_slow_stream_ends_the_run_and_keeps_the_trace(
+    qtbot: QtBot, window: MainWindow, fake_server: FakeOpenAIServer
+) -> None:
+    stop_a_slow_stream(qtbot, window, fake_server)
     assert window.run_button.isEnabled()
-    assert window.trace.plain_text().count("thinking") >= 2  # what arrived stays
+    kept = window.trace.plain_text().count("thinking")
+    assert kept >= 2  # what arrived stays
+    assert kept < SLOW_THOUGHT.count("thinking")  # the run stopped, not waited the reply out
     assert window.answer_status.text().startswith("■ Stopped")
     assert fake_server.wait_for_stat("aborted", 1), "the HTTP stream was left open"
+    assert fake_server.stats["finished"] == 0
+
+
+@pytest.mark.latency
+def test_stop_during_a_slow_stream_is_idle_within_100_ms(
+    qtbot: QtBot, window: MainWindow, fake_server: FakeOpenAIServer
+) -> None:
+    seconds = stop_a_slow_stream(qtbot, window, fake_server)
+    assert seconds < 0.1, f"idle {seconds * 1000:.0f} ms after Stop (budget 100)"
 
 
 def test_unticking_a_tool_removes_it_from_the_prompt_and_the_router(
@@ -309,7 +329,17 @@ def test_clicking_a_step_separator_reports_the_step(qtbot: QtBot, window: MainWi
             window.trace.viewport(), Qt.MouseButton.LeftButton, pos=rect.center().toPoint()
         )
     assert clicked.args == [3]
-    assert LIGHT  # the light palette is the offscreen default; dark is tested in test_theme
+
+
+def test_the_trace_is_drawn_in_the_light_theme_on_a_light_palette(window: MainWindow) -> None:
+    # The offscreen default palette is light (dark is tested in test_theme): the trace must
+    # pick LIGHT's colours from it, not merely have a LIGHT theme defined.
+    palette = window.trace.palette()
+    assert palette.color(QPalette.ColorRole.Base).lightness() > 128
+    assert styles_for(palette) is LIGHT
+    window.trace.append_line(Role.OBSERVATION, "Observation: 1680")
+    assert style_of(window.trace, "Observation: 1680")[0] == LIGHT["observation"].color
+    assert LIGHT["observation"].color != DARK["observation"].color  # the check can tell them apart
 
 
 def test_window_state_and_last_scenario_come_back_next_time(
