@@ -60,7 +60,9 @@ def _run_parser() -> argparse.ArgumentParser:
     p.add_argument("--question", help="ask this instead of the scenario's question")
     p.add_argument("--backend", choices=["scripted", "openai"], help="default: scripted")
     p.add_argument(
-        "--preset", help="OpenAI, Ollama, 'LM Studio', llama.cpp, vLLM, OpenRouter, Groq"
+        "--preset",
+        help="a server by id or name: openai, ollama, lmstudio ('LM Studio'), llamacpp, vllm, "
+        "openrouter, groq, custom",
     )
     p.add_argument(
         "--base-url", help="any OpenAI-compatible server, e.g. http://localhost:11434/v1"
@@ -175,17 +177,17 @@ def _scenario(args: argparse.Namespace) -> Scenario:
 
 def _backend(args: argparse.Namespace, scenario: Scenario) -> Backend:
     from sandbox_app.backends.keys import KeyStore
-    from sandbox_app.backends.openai_compat import preset_for_url, preset_named
-    from sandbox_app.backends.registry import BackendConfig, make_backend
+    from sandbox_app.backends.presets import preset_for_url, preset_named, preset_with_id
+    from sandbox_app.backends.registry import SCRIPTED, BackendConfig, backend_id, make_backend
 
     wants_server = args.backend == "openai" or args.base_url or args.preset
     if not wants_server:
         return make_backend(BackendConfig(None), scenario, KeyStore())
-    if args.preset:
-        try:
-            preset = preset_named(args.preset)
-        except KeyError:
-            raise ValueError(f"unknown preset {args.preset!r}") from None
+    if args.preset:  # an id ("lmstudio") or a display name ("LM Studio"), as in the window
+        backend = backend_id(args.preset)
+        if backend == SCRIPTED:
+            raise ValueError("--preset names a server; leave it out for the offline model")
+        preset = preset_with_id(backend)
     else:
         preset = preset_for_url(args.base_url) if args.base_url else preset_named("OpenAI")
     if not args.model:

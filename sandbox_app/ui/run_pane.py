@@ -125,6 +125,11 @@ class RunPane(QWidget):
         self._max_steps = settings.max_steps
         self.history.clear()
         self.run_picker.clear()
+        # At once, not when the first repeat starts: the last run's trace and answer must
+        # not stand under "Starting…" as if they were this run's.
+        self.trace.clear_trace()
+        self.answer_label.hide()
+        self.answer_status.hide()
         self.controller.start(make_run, repeats)
 
     def stop(self) -> None:

@@ -30,8 +30,8 @@ MAX_BLOCK_CHARS = 1000
 # What a pane keeps on screen. Qt's text document and its layout cost ~100 bytes a character,
 # so four lanes of 100,000 tokens would hold ~45 MB each; past this, whole blocks are dropped
 # from the top (the run record, and so Copy trace and every export, keeps the whole run).
-MAX_TRACE_CHARS = 200_000
-TRIM_TO_CHARS = 150_000
+MAX_TRACE_CHARS = 100_000
+TRIM_TO_CHARS = 75_000
 # At most this much text is written per frame; a backlog (a client catching up) is spread
 # over the next frames instead of freezing the window for one long write.
 MAX_FRAME_CHARS = 12_000

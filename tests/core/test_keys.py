@@ -54,3 +54,16 @@ def test_a_typed_key_belongs_to_its_host_and_wins_there(monkeypatch: pytest.Monk
 def test_hosts_compare_without_case_credentials_or_path() -> None:
     assert host_of("https://user:pw@API.OpenAI.com/v1") == "api.openai.com"
     assert host_of("http://localhost:11434/v1") != host_of("http://localhost:1234/v1")
+
+
+def test_the_cli_names_presets_by_id_or_by_name(
+    fake_server: FakeOpenAIServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fake_server.set_model("m", ModelScript(replies=["Answer: 1"], cycle=True))
+    for preset in ("lmstudio", "LM Studio", "custom"):
+        assert (
+            main(["run", "--preset", preset, "--base-url", fake_server.base_url, "--model", "m"])
+            == 0
+        )
+    assert main(["run", "--preset", "nope", "--model", "m"]) == 1
+    assert "unknown backend 'nope'" in capsys.readouterr().err

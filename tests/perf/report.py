@@ -8,52 +8,45 @@ from pathlib import Path
 from typing import Any
 
 NOTES = """
-## What the figures led to
+## What the figures led to (issue 11, this run)
 
-- **HTTP off the GUI thread** (`backends/network_loop.py`). Four lanes at 2,000 tokens/s are
-  8,000 SSE chunks/s; woken for each, the SDK's HTTP stack (h11, httpcore2, httpx2, anyio)
-  costs 120-170 µs per chunk. On the GUI thread that made the document fall seconds behind.
-  Streams are now read on a background asyncio loop that wakes the GUI at most every 8 ms
-  with merged text; reads pause 5 ms when a dense stream has to be waited for, so chunks are
-  parsed in batches (86 µs per chunk for four paced streams, 50 µs unthrottled).
-- **GIL switch interval 1 ms** (default 5): the GUI thread waited up to 5 ms per switch behind
-  the network thread, several times a frame.
-- **Garbage collection** (`ui/gc_policy.py`): full passes took 20-90 ms with every thread
-  stopped, about one every 10 s under four fast lanes; they were the longest freezes. Start-up
-  objects are frozen, automatic full passes are rare, and one runs a second after the last run.
-- **Frame pacing** (`ui/frames.py`): the run controller and the trace panes each waited a full
-  frame, two frames stacked; now one frame clock hands over a frame's engine events and
-  writes every pane's text in the same frame (one pane per event-loop pass). The compare
-  table updates changed cells only (a full rebuild was 30+ ms).
+- **A pane keeps the last 100,000 characters on screen** (`ui/trace_view.py`): whole blocks
+  past that are dropped from the top while the view follows the end; the run record keeps
+  the whole run for Copy trace and exports. Four 100,000-token lanes at once grew RSS by
+  186 MB before; 68, 60 and 67 MB in three runs with caps of 200,000, 120,000 and 100,000
+  characters: at these sizes the document is no longer what dominates, and the figure sits
+  at the 60 MB target within run-to-run noise (±5 MB). It also doubled `render_tps_max`
+  (153k → 350k tokens/s): the document no longer grows under the writes.
+- **Run records are bounded** (`core/records.py`): a frame's tokens are one event per step,
+  at most 1,000,000 characters a record, 20 records a pane.
+- **Drift** is measured on CPU time as well as wall time: wall time carries the server's and
+  the machine's noise (±20 %), CPU time is what a growing structure would cost. Ten runs,
+  both figures trend down (the first run pays one-off costs), RSS flat.
+- **Start-up**: the Compare view (two lanes of widgets) is built when first shown. The window
+  itself opens in ~365 ms (535 ms before this issue's work); a bare PySide6 window takes
+  ~105 ms, so the ratio stays above 1.5×. Part of what was gained went to importing
+  pydantic's validators before any thread starts (~85 ms): without it, a run started in the
+  first second failed about one time in twenty on an import race between PySide6's import
+  hook and the warm-up thread (see `ui/app.py`).
+- The engine's overhead over a plain SDK loop and Stop's latency are unchanged by the new
+  shape (the workspace, run pane and records add nothing per token).
 
-## Where the misses come from, and what would fix them
+## Earlier work these figures rest on
 
-- **Tokens behind, 4 lanes × 2,000 tokens/s** sits at the edge of the 50 ms target: 50-60 ms
-  p99 over five runs (lag now meets its targets). The process is GIL-bound: during the run it
-  uses 1.05-1.07 cores, the GUI thread 0.41 of them and the network thread the rest, on a
-  2-core machine that also runs the server. What remains is the relay's 8 ms batching, one
-  frame of pacing, and the GUI thread waiting for the GIL. Fix: read HTTP in a worker
-  process (one per window) that sends text batches over a pipe, so the GIL is not shared.
-- **Start-up ratio.** The bare PySide6 window is ~220-250 ms, nearly all of it importing
-  QtWidgets. On top of that the app imports its own modules (~260-400 ms: asyncio and qasync
-  ~70-100 ms, the PySide class look-ups of the main window ~60-90 ms, the dataclass-heavy
-  core modules ~50-90 ms) and builds the window (~100 ms, a third of it the Compare tab).
-  Fix: build the Compare tab on first use and import asyncio/qasync after the first paint;
-  that is worth about 200 ms, so 1.5× would still need a lighter window. The absolute target
-  (≤ 1 s) is met.
-- **Run-time drift** is noise-bound here. The ten runs' wall times go up and down, with no
-  trend across consecutive runs. Unthrottled runs share two cores with the server process,
-  so they vary by ±20 %. Over four full benchmark runs the trend line gave −2.2 %, −1.0 %,
-  +0.2 % and +11.4 %, while RSS drift stayed at 0.0–0.1 %. Fix for the figure: measure the
-  process's CPU time per run, or pace the server, so the noise does not drown a real
-  slowdown.
-- **RSS with four 100,000-token traces on screen at once.** Four runs one after another in
-  the main view grow RSS by less than the target (each run replaces the trace, nothing
-  leaks). Four lanes at once keep four traces of 0.68 MB of text each: a QTextDocument holds
-  12 MB per such trace, and QPlainTextEdit's per-block layouts another ~32 MB (measured
-  with `mallinfo2`; `QTextBlock.clearLayout()` and `QTextLayout.setText("")` on off-screen
-  blocks free nothing). Fix: a virtualised trace widget that keeps lines in a compact Python
-  store and lays out only the visible ones (as terminal widgets do).
+- **HTTP off the GUI thread** (`backends/network_loop.py`), merged text every 8 ms, reads
+  paused briefly on dense streams; **GIL switch interval 1 ms**; **garbage collection** only
+  when idle (`ui/gc_policy.py`); **one frame clock** for events and drawing (`ui/frames.py`).
+
+## What is still open
+
+- **Four 100,000-token lanes** grow RSS by 60–68 MB (target 60): the traces are bounded now;
+  what remains is four run records (~0.7 MB of text each), the network thread's buffers and
+  the allocator keeping freed arenas. Next: measure with `mallinfo2` which of these it is.
+- **Start-up ratio** (3.5× a bare window): importing QtWidgets is most of the bare window;
+  the app adds its own imports (asyncio and qasync, the core's dataclasses) and the window.
+  Importing asyncio/qasync after the first paint, and a lighter first window, would be next.
+- **The latency budgets** (34 tests marked `latency`) run here, on a quiet machine; ordinary
+  test runs check behaviour only, so they pass on a loaded machine.
 """
 
 # (figure, target, True when lower is better)

@@ -41,3 +41,20 @@ def test_metrics_summary_counts_in_english() -> None:
     one = StepMetrics(step=1, ttft_s=0.1, wall_s=0.2, tokens_in=5, tokens_out=3, estimated=False)
     assert RunMetrics((one,), 0.2, tool_calls=1).summary().startswith("1 step · 1 tool call · ")
     assert plural(0, "step") == "0 steps"
+
+
+def test_pressing_run_again_clears_the_last_answer_and_trace_at_once(
+    qtbot: QtBot, window: MainWindow
+) -> None:
+    from dataclasses import replace
+
+    window.set_scenario(
+        window.scenario.with_changes(script=replace(window.scenario.script, tokens_per_second=0))
+    )
+    window.start_run()
+    qtbot.waitUntil(lambda: window.answer_label.text() == "$1,680 per year", timeout=10000)
+    qtbot.waitUntil(lambda: not window.controller.running, timeout=5000)
+    window.start_run()  # no event loop turn yet: what the user sees under "Starting…"
+    assert window.trace.plain_text() == ""
+    assert not window.answer_label.isVisible()
+    qtbot.waitUntil(lambda: not window.controller.running, timeout=10000)
