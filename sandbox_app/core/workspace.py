@@ -40,7 +40,7 @@ def normalised(scenario: Scenario) -> Scenario:
     """The scenario as the window shows and edits it, so an untouched one is not "modified".
 
     The default template is stored as None, blank documents are dropped, a comparison has at
-    least two lanes, and sampling has a temperature.
+    least two lanes, and the temperature has the two decimals the window shows.
     """
     template = scenario.system_prompt
     lanes = scenario.lanes + tuple(LaneConfig() for _ in range(MIN_LANES - len(scenario.lanes)))
@@ -48,7 +48,8 @@ def normalised(scenario: Scenario) -> Scenario:
         system_prompt=None if template == DEFAULT_TEMPLATE else template,
         question=scenario.question.strip(),
         documents=tuple(d.strip() for d in scenario.documents if d.strip()),
-        model=replace(scenario.model, temperature=scenario.model.temperature or 0.0),
+        # The temperature box shows two decimals: 0.123 would read back as an edit to 0.12.
+        model=replace(scenario.model, temperature=round(scenario.model.temperature or 0.0, 2)),
         lanes=lanes,
     )
 

@@ -289,3 +289,17 @@ def test_no_sequence_loses_kept_edits_or_writes_them_to_the_wrong_file(
             window.deleteLater()
         QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
         shutil.rmtree(folder)
+
+
+def test_opening_a_file_is_not_an_edit_whatever_its_values(
+    qtbot: QtBot, window: MainWindow, tmp_path: Path
+) -> None:
+    path = tmp_path / "odd.json"
+    path.write_text(
+        '{"version": 1, "question": "  spaced  ", "model": {"temperature": 0.123},'
+        ' "tools": {"documents": ["a", "", " b "]}, "lanes": [{"backend": "Custom URL"}]}'
+    )
+    assert window.files.open_scenario(path)
+    window.backend_panel.select("ollama")  # choosing a server is not an edit of the scenario
+    window.compare.lanes[0].backend_panel.select("custom")
+    assert not window.modified
