@@ -16,6 +16,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from sandbox_app.core.compare import MAX_LANES
 from sandbox_app.core.parser import DIALECTS
 from sandbox_app.core.scenario import (
     MATCH_RULES,
@@ -211,8 +212,16 @@ def scenario_from_dict(data: Any) -> Scenario:
             tokens_per_second=script.number("tokens_per_second", 40.0, (0.0, math.inf)) or 0.0,
             ignore_stop=script.get("ignore_stop", bool, False),
         ),
-        lanes=tuple(_lane(item, i) for i, item in enumerate(d.get("lanes", list, []))),
+        lanes=_lanes(d.get("lanes", list, [])),
     )
+
+
+def _lanes(items: list[Any]) -> tuple[LaneConfig, ...]:
+    if len(items) > MAX_LANES:  # a lane the window cannot show would be saved unseen
+        raise ScenarioError(
+            f'"lanes" holds {len(items)} lanes; a comparison has at most {MAX_LANES}.'
+        )
+    return tuple(_lane(item, i) for i, item in enumerate(items))
 
 
 # Files written before backend ids named lanes by display label; these become ids on reading

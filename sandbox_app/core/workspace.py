@@ -18,7 +18,7 @@ from sandbox_app.core.compare import MIN_LANES, Price
 from sandbox_app.core.document import KeptEdits, ScenarioDocument
 from sandbox_app.core.prompts import DEFAULT_TEMPLATE
 from sandbox_app.core.scenario import LaneConfig, Scenario
-from sandbox_app.core.tools import Tool, builtin_tools
+from sandbox_app.core.tools import TOOL_NAMES, Tool, builtin_tools
 
 
 @dataclass(frozen=True)
@@ -44,7 +44,9 @@ def normalised(scenario: Scenario) -> Scenario:
     """
     template = scenario.system_prompt
     lanes = scenario.lanes + tuple(LaneConfig() for _ in range(MIN_LANES - len(scenario.lanes)))
+    order = {name: i for i, name in enumerate(TOOL_NAMES)}  # the order the toggles show
     return scenario.with_changes(
+        enabled_tools=tuple(sorted(scenario.enabled_tools, key=order.__getitem__)),
         system_prompt=None if template == DEFAULT_TEMPLATE else template,
         question=scenario.question.strip(),
         documents=tuple(d.strip() for d in scenario.documents if d.strip()),

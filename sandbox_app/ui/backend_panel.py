@@ -52,6 +52,7 @@ class BackendPanel(QWidget):
         self._typed: dict[str, str] = {}
         self._account: KeyAccount | None = None
         self._refresh_task: asyncio.Task[list[str]] | None = None
+        self._abandoned = False
         self.preset_combo = QComboBox()
         for backend in BACKEND_IDS:  # shown by name, known by stable id
             self.preset_combo.addItem(display_name(backend), backend)
@@ -182,24 +183,34 @@ class BackendPanel(QWidget):
         self._asking_host = host_of(choice.base_url)
         self._on_asking_timer_timeout()
         self._asking_timer.start()
+        status = ""
+        models: list[str] = []
         try:
             models = await backend.list_models()
+            status = f"{len(models)} models on {choice.base_url}."
         except asyncio.CancelledError:
-            self.models_status.setText("Cancelled: the server had not answered.")
-            return []
+            status = "Cancelled: the server had not answered."
         except BackendError as err:
-            self.models_status.setText(f"⚠ {err}")
-            return []
+            status = f"⚠ {err}"
         except Exception as err:  # never a dead task with a stale "Asking…" on screen
-            self.models_status.setText(f"⚠ Could not list the models: {err}")
-            return []
+            status = f"⚠ Could not list the models: {err}"
         finally:
+            await backend.aclose()  # first: the panel may be gone, the connection must close
+        if not self._abandoned:  # a removed lane's widgets are deleted: nothing to show
             self._asking_timer.stop()
             self.refresh_button.setText("Refresh")
             self.refresh_button.setToolTip(REFRESH_TIP)
-            await backend.aclose()
-        self._set_models(models, f"{len(models)} models on {choice.base_url}.")
+            if models:
+                self._set_models(models, status)
+            else:
+                self.models_status.setText(status)
         return models
+
+    def abandon(self) -> None:
+        """The panel is about to be deleted (a removed lane): stop asking for models."""
+        self._abandoned = True
+        if self._refresh_task is not None:
+            self._refresh_task.cancel()
 
     def _on_asking_timer_timeout(self) -> None:
         waited = time.monotonic() - self._asking_started

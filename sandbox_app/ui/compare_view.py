@@ -180,6 +180,7 @@ class CompareView(QWidget):
 
     def _drop(self, lane: LaneWidget) -> None:
         self.lanes.remove(lane)
+        lane.backend_panel.abandon()  # a Refresh still waiting must not outlive its widgets
         lane.setParent(None)
         lane.deleteLater()
 

@@ -110,11 +110,11 @@ class FileActions(QObject):
         return self.save_to(None)
 
     def save_as(self) -> bool:
+        path = self.document.path
+        # A built-in example is never overwritten: suggest its name in the home folder.
+        suggested = Path.home() / path.name if path and self.document.needs_name else path
         name, _ = QFileDialog.getSaveFileName(
-            self.window,
-            "Save scenario",
-            str(self.document.path or "scenario.json"),
-            "Scenarios (*.json)",
+            self.window, "Save scenario", str(suggested or "scenario.json"), "Scenarios (*.json)"
         )
         return bool(name) and self.save_to(Path(name))
 
@@ -131,6 +131,7 @@ class FileActions(QObject):
             return False
         assert self.document.path is not None
         self._remember(self.document.path)
+        self.keep_edits()  # edits kept from an earlier session are saved now: forget them
         return True
 
     def show_error(self, title: str, message: str) -> None:

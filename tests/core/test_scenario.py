@@ -186,6 +186,7 @@ NONSENSE_VALUES = {
     '"expected": {"answer": "1", "tolerance": -1}': '"expected.tolerance" must be at least 0',
     '"lanes": [{"max_tokens": -3}]': '"lanes[0].max_tokens" must be from 1 to 200000 (got -3)',
     '"lanes": [{"temperature": NaN}]': '"lanes[0].temperature" must be a number (got NaN)',
+    '"lanes": [{}, {}, {}, {}, {}]': '"lanes" holds 5 lanes; a comparison has at most 4.',
 }
 
 
@@ -232,8 +233,10 @@ def test_a_read_only_file_is_refused_not_overwritten(tmp_path: Path) -> None:
 
 def test_lanes_from_files_written_before_backend_ids_read_as_ids(tmp_path: Path) -> None:
     path = tmp_path / "old.json"
-    labels = ["Scripted (offline)", "Custom URL", "LM Studio", "llama.cpp", "OpenAI"]
-    lanes = ", ".join(f'{{"backend": "{label}"}}' for label in labels)
-    path.write_text('{"version": 1, "lanes": [' + lanes + "]}")
-    ids = [lane.backend for lane in load_scenario(path).lanes]
-    assert ids == ["scripted", "custom", "lmstudio", "llamacpp", "openai"]
+    labels = ["Scripted (offline)", "Custom URL", "LM Studio", "llama.cpp", "OpenAI", "vLLM"]
+    ids = []
+    for first in range(0, len(labels), 3):  # at most four lanes a file
+        lanes = ", ".join(f'{{"backend": "{label}"}}' for label in labels[first : first + 3])
+        path.write_text('{"version": 1, "lanes": [' + lanes + "]}")
+        ids += [lane.backend for lane in load_scenario(path).lanes]
+    assert ids == ["scripted", "custom", "lmstudio", "llamacpp", "openai", "vllm"]

@@ -303,3 +303,45 @@ def test_opening_a_file_is_not_an_edit_whatever_its_values(
     window.backend_panel.select("ollama")  # choosing a server is not an edit of the scenario
     window.compare.lanes[0].backend_panel.select("custom")
     assert not window.modified
+
+
+def test_tool_order_in_a_file_is_not_an_edit(
+    qtbot: QtBot, window: MainWindow, tmp_path: Path
+) -> None:
+    path = tmp_path / "order.json"
+    path.write_text('{"version": 1, "tools": {"enabled": ["search", "calculator"]}}')
+    assert window.files.open_scenario(path)
+    box = window.tool_panel.checkboxes["search"]
+    box.setChecked(False)
+    box.setChecked(True)  # back as it was
+    assert not window.modified
+
+
+def test_saving_an_example_suggests_the_home_folder_not_the_example(
+    qtbot: QtBot, window: MainWindow, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    suggested: list[str] = []
+
+    def get_save_file_name(*args: object, **kwargs: object) -> tuple[str, str]:
+        suggested.append(str(args[2]))
+        return "", ""
+
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", get_save_file_name)
+    assert window.files.open_scenario(scenarios_dir() / "brightgrid.json")
+    window.prompt_panel.question_edit.setPlainText("Mine now")
+    press_save(window)
+    assert suggested == [str(Path.home() / "brightgrid.json")]
+
+
+def test_saving_restored_edits_forgets_them(
+    qtbot: QtBot, make_window: Callable[..., MainWindow], tmp_path: Path, settings: QSettings
+) -> None:
+    chain = copy_of("calculator_chain", tmp_path)
+    first = make_window()
+    assert first.files.open_scenario(chain)
+    first.prompt_panel.question_edit.setPlainText("Kept, then saved")
+    first.close()
+    second = make_window()
+    press_save(second)
+    # Were the app to crash now, the next start must not bring the old edits back as unsaved.
+    assert settings.value("session/unsaved") is None

@@ -62,3 +62,23 @@ def test_refresh_against_a_silent_server_counts_seconds_and_can_be_cancelled(
     qtbot.waitUntil(lambda: panel.refresh_button.text() == "Refresh", timeout=5000)
     assert panel.models_status.text() == "Cancelled: the server had not answered."
     assert panel.refresh_button.isEnabled()
+
+
+def test_removing_a_lane_while_its_refresh_waits_leaves_nothing_behind(
+    qtbot: QtBot, window: MainWindow, silent_url: str
+) -> None:
+    compare = window.compare
+    lane = compare.add_lane()
+    assert lane is not None
+    panel = lane.backend_panel
+    panel.select("custom", silent_url)
+    qtbot.mouseClick(panel.refresh_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: panel.refresh_button.text() == "Cancel", timeout=2000)
+    task = panel._refresh_task
+    assert task is not None
+    qtbot.mouseClick(lane.remove_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(task.done, timeout=5000)
+    # A task that touched its deleted widgets would end in an exception (and the qloop
+    # fixture fails the test on any exception left in the event loop).
+    assert task.exception() is None
+    assert len(compare.lanes) == 2
