@@ -53,8 +53,9 @@ def _run_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="react-sandbox run",
         description="Run a scenario headless and print its trace. The API key comes from the "
-        "preset's variable (OPENAI_API_KEY, OPENROUTER_API_KEY, GROQ_API_KEY) or, for any "
-        f"other server, {CUSTOM_KEY_ENV}; never from the command line.",
+        "preset's variable (OPENAI_API_KEY, OPENROUTER_API_KEY, GROQ_API_KEY) only for that "
+        f"preset's own host; any other server (a proxy, a local server, an edited base URL) "
+        f"gets {CUSTOM_KEY_ENV}. Never from the command line.",
     )
     p.add_argument("scenario", nargs="?", help="scenario file (default: the Brightgrid example)")
     p.add_argument("--question", help="ask this instead of the scenario's question")
