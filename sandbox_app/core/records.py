@@ -40,19 +40,29 @@ class RunRecord:
 
     def __init__(self, settings: RunSettings | None = None) -> None:
         self.settings = settings or RunSettings()
-        self.events: list[Event] = []
         self.finished: RunFinished | None = None
         self.chars_not_kept = 0
         self._chars = 0
+        self._events: list[Event] = []
+        # The step's text so far, joined only when read: adding token after token to one
+        # string would copy the whole step each time (quadratic over a 100,000-token reply).
+        self._text_step = 0
+        self._text: list[str] = []
+
+    @property
+    def events(self) -> list[Event]:
+        self._close_text()
+        return self._events
 
     def add(self, events: Iterable[Event]) -> None:
         for event in events:
             if isinstance(event, TokenDelta):
                 self._add_text(event)
                 continue
+            self._close_text()
             if isinstance(event, RunFinished):
                 self.finished = event
-            self.events.append(event)
+            self._events.append(event)
 
     def _add_text(self, event: TokenDelta) -> None:
         room = MAX_RECORD_CHARS - self._chars
@@ -63,11 +73,20 @@ class RunRecord:
         if not text:
             return
         self._chars += len(text)
-        last = self.events[-1] if self.events else None
-        if isinstance(last, TokenDelta) and last.step == event.step:
-            self.events[-1] = TokenDelta(event.step, last.text + text)
-        else:
-            self.events.append(TokenDelta(event.step, text))
+        if self._text and self._text_step != event.step:
+            self._close_text()
+        if not self._text:
+            last = self._events[-1] if self._events else None
+            if isinstance(last, TokenDelta) and last.step == event.step:  # read mid-step
+                self._events.pop()
+                self._text.append(last.text)
+            self._text_step = event.step
+        self._text.append(text)
+
+    def _close_text(self) -> None:
+        if self._text:
+            self._events.append(TokenDelta(self._text_step, "".join(self._text)))
+            self._text.clear()
 
     @property
     def done(self) -> bool:

@@ -37,6 +37,14 @@ def test_a_frames_tokens_are_kept_as_one_event_per_step() -> None:
     ]
 
 
+def test_a_step_stays_one_event_when_the_record_is_read_mid_step() -> None:
+    record = RunRecord()
+    record.add([TokenDelta(1, "Thought: ")])
+    assert record.events == [TokenDelta(1, "Thought: ")]  # a lane redrawn while streaming
+    record.add([TokenDelta(1, "more"), TokenDelta(2, "Answer: 4")])
+    assert record.events == [TokenDelta(1, "Thought: more"), TokenDelta(2, "Answer: 4")]
+
+
 def test_a_record_keeps_at_most_its_budget_of_text(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(records, "MAX_RECORD_CHARS", 10)
     record = RunRecord()
