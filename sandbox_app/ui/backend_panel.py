@@ -114,7 +114,7 @@ class BackendPanel(QWidget):
         layout.addLayout(form)
 
         self.preset_combo.currentTextChanged.connect(self._on_preset_combo_changed)
-        self.base_url_edit.textChanged.connect(self._on_key_account_maybe_changed)
+        self.base_url_edit.textChanged.connect(self._on_base_url_edit_text_changed)
         self.key_edit.textChanged.connect(self._on_key_edit_text_changed)
         self.remember_button.clicked.connect(self._on_remember_button_clicked)
         self.refresh_button.clicked.connect(self._on_refresh_button_clicked)
@@ -243,7 +243,7 @@ class BackendPanel(QWidget):
                 self.base_url_edit.setText(preset.base_url)
             self.model_combo.clear()
             self.models_status.setText("Press Refresh to list the server's models.")
-        self._on_key_account_maybe_changed()
+        self._update_key_account(preset_changed=True)
         self.changed.emit()
 
     # ---- keys: one rule (backends/keys.py), shown as it applies ------------------------
@@ -255,13 +255,19 @@ class BackendPanel(QWidget):
         base_url = self.base_url_edit.text().strip() or preset.base_url
         return account_for(effective_preset(preset, base_url), base_url)
 
-    def _on_key_account_maybe_changed(self) -> None:
+    def _on_base_url_edit_text_changed(self, _text: str) -> None:
+        self._update_key_account(preset_changed=False)
+
+    def _update_key_account(self, preset_changed: bool) -> None:
         account = self._current_account()
-        if account != self._account:
+        moved = account != self._account
+        if moved:
             self._account = account
             # The field shows only what was typed for this host; the rest is in the status.
             self.key_edit.setText(self._typed.get(account.name, "") if account else "")
-        self._show_key_status()
+        # Typing a URL on one host looks nothing up again (the keyring can be slow).
+        if preset_changed or moved:
+            self._show_key_status()
 
     def _on_key_edit_text_changed(self, text: str) -> None:
         if self._account is not None:

@@ -117,8 +117,11 @@ class LaneWidget(QFrame):
         choice = self.backend_panel.choice()
         where = self.backend_panel.preset_combo.currentText()
         self.model_label.setText(f"{where} · {choice.model or 'no model chosen'}")
-        if not self._applying and self._config_from_widgets() != self._config:
-            self._config = self._config_from_widgets()
+        if self._applying:
+            return
+        config = self._config_from_widgets()
+        if config != self._config:
+            self._config = config
             self.configChanged.emit()
 
     def start(self, scenario: Scenario, tools: list[Tool], approve: Approver, repeats: int) -> None:
