@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 if TYPE_CHECKING:
-    from sandbox_app.backends.openai_compat import Preset
+    from sandbox_app.backends.presets import Preset
 
 SERVICE = "react-sandbox"
 CUSTOM_KEY_ENV = "REACT_SANDBOX_API_KEY"

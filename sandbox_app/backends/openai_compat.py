@@ -6,9 +6,6 @@ The SDK sends each request and raises its typed errors; the stream's bytes are d
 sse.py, and every failure becomes one line by errors.py. ``openai`` is imported on first use:
 it costs about a second of start-up the offline model never needs. The client reads its
 streams on the background loop of ``network_loop.py``, never on the caller's (GUI) thread.
-
-The presets and ``ServerConfig`` live in presets.py; they are re-exported here for the modules
-that import them from this one.
 """
 
 from __future__ import annotations
@@ -20,32 +17,13 @@ from typing import TYPE_CHECKING, Any
 
 from sandbox_app.backends import errors, network_loop
 from sandbox_app.backends.http_library import tls_context
-from sandbox_app.backends.presets import (
-    CUSTOM,
-    PRESETS,
-    Preset,
-    ServerConfig,
-    preset_for_url,
-    preset_named,
-)
+from sandbox_app.backends.presets import CUSTOM, ServerConfig
 from sandbox_app.backends.sse import DONE, decode_chunk, gathered_reads, sse_data, sse_lines
 from sandbox_app.core.backend import BackendError, Delta, Message, StreamParams
 
 if TYPE_CHECKING:
     import openai
 
-__all__ = [
-    "CUSTOM",
-    "MAX_RETRIES",
-    "PRESETS",
-    "OpenAICompatBackend",
-    "Preset",
-    "ServerConfig",
-    "preset_for_url",
-    "preset_named",
-    "tls_context",
-    "warm_up",
-]
 
 MAX_RETRIES = 3
 MAX_RETRY_WAIT_S = 60.0
