@@ -16,10 +16,10 @@ from contextlib import suppress
 
 from sandbox_app.backends.keys import CUSTOM_KEY_ENV
 from sandbox_app.core.backend import Backend
+from sandbox_app.core.dialects import DIALECTS
 from sandbox_app.core.engine import ReactEngine, drive
 from sandbox_app.core.events import Event, RunFinished
 from sandbox_app.core.exports import run_document
-from sandbox_app.core.parser import DIALECTS
 from sandbox_app.core.records import RunRecord, RunSettings
 from sandbox_app.core.scenario import Scenario
 from sandbox_app.core.scenario_file import ScenarioError, default_scenario, load_scenario

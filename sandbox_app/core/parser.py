@@ -23,10 +23,10 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from sandbox_app.core.dialects import DIALECTS, LABEL_LINE, Dialect, Label, label_of, spec
+from sandbox_app.core.dialects import LABEL_LINE, Dialect, Label, label_of, spec
 from sandbox_app.core.scanner import TurnScanner
 
-__all__ = ["DIALECTS", "Dialect", "Turn", "TurnScanner", "Unclosed", "parse_turn"]
+__all__ = ["Turn", "TurnScanner", "Unclosed", "parse_turn"]
 
 Kind = Literal["action", "answer", "none"]
 _NAME = r"([A-Za-z_][\w.\-]{0,63})"

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from sandbox_app.core.parser import Dialect
+from sandbox_app.core.dialects import Dialect
 from sandbox_app.core.tools import BRIGHTGRID_DOCUMENTS
 
 MAX_STEPS_RANGE = (1, 50)

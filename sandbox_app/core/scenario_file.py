@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from sandbox_app.core.compare import MAX_LANES
-from sandbox_app.core.parser import DIALECTS
+from sandbox_app.core.dialects import DIALECTS
 from sandbox_app.core.scenario import (
     MATCH_RULES,
     MAX_STEPS_RANGE,

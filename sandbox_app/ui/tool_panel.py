@@ -18,8 +18,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from sandbox_app.core.dialects import DIALECTS
 from sandbox_app.core.metrics import plural
-from sandbox_app.core.parser import DIALECTS
 from sandbox_app.core.scenario import MAX_STEPS_RANGE, DialectChoice
 from sandbox_app.core.tools import builtin_tools
 from sandbox_app.core.workspace import Change
