@@ -13,6 +13,7 @@ import math
 import sys
 from collections.abc import Callable
 from contextlib import suppress
+from dataclasses import replace
 
 from sandbox_app.backends.keys import CUSTOM_KEY_ENV
 from sandbox_app.core.backend import Backend
@@ -21,7 +22,7 @@ from sandbox_app.core.engine import ReactEngine, drive
 from sandbox_app.core.events import Event, RunFinished
 from sandbox_app.core.exports import run_document
 from sandbox_app.core.records import RunRecord, RunSettings
-from sandbox_app.core.scenario import Scenario
+from sandbox_app.core.scenario import MAX_TOKENS_RANGE, REASONING_EFFORTS, Scenario
 from sandbox_app.core.scenario_file import ScenarioError, default_scenario, load_scenario
 from sandbox_app.core.tools import TOOL_NAMES
 from sandbox_app.terminal import TracePrinter, WaitingNotice
@@ -81,7 +82,21 @@ def _run_parser() -> argparse.ArgumentParser:
         default=60.0,
         help="seconds to wait for the server before giving up (default 60)",
     )
-    p.add_argument("--json", action="store_true", help="print one JSON document instead")
+    p.add_argument(
+        "--max-tokens",
+        help="per model reply: a number, or auto (512; 8192 for a model that thinks)",
+    )
+    p.add_argument(
+        "--reasoning-effort",
+        choices=REASONING_EFFORTS,
+        help="how hard a reasoning model thinks (default: the server's)",
+    )
+    p.add_argument(
+        "--hide-thinking", action="store_true", help="leave the model's thinking out of the trace"
+    )
+    p.add_argument(
+        "--json", action="store_true", help="print one JSON document instead (thinking included)"
+    )
     return p
 
 
@@ -94,7 +109,7 @@ def run_command(argv: list[str]) -> int:
     except (ScenarioError, ValueError, KeyError) as err:
         print(f"react-sandbox: {err}", file=sys.stderr)
         return 1
-    printer = None if args.json else TracePrinter(sys.stdout)
+    printer = None if args.json else TracePrinter(sys.stdout, thinking=not args.hide_thinking)
     # With --json stdout holds only the document: the wait shows on stderr, and only if that
     # is a terminal (a status line that leaves nothing behind), never in a log.
     out = sys.stderr if args.json else sys.stdout
@@ -147,6 +162,7 @@ def _settings(args: argparse.Namespace, scenario: Scenario, backend: Backend) ->
         model=args.model,
         temperature=scenario.model.temperature,
         max_tokens=scenario.model.max_tokens,
+        reasoning_effort=scenario.model.reasoning_effort,
         dialect=scenario.dialect,
         max_steps=scenario.max_steps,
         question=scenario.question,
@@ -173,7 +189,25 @@ def _scenario(args: argparse.Namespace) -> Scenario:
         scenario = scenario.with_changes(enabled_tools=tools)
     if args.dialect:
         scenario = scenario.with_changes(dialect=args.dialect)
-    return scenario
+    model = scenario.model
+    if args.max_tokens is not None:
+        model = replace(model, max_tokens=_max_tokens(args.max_tokens))
+    if args.reasoning_effort is not None:
+        model = replace(model, reasoning_effort=args.reasoning_effort)
+    return scenario.with_changes(model=model)
+
+
+def _max_tokens(text: str) -> int | None:
+    if text.strip().lower() == "auto":
+        return None
+    low, high = MAX_TOKENS_RANGE
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if not low <= value <= high:
+        raise ValueError(f"--max-tokens must be auto or a whole number from {low} to {high:,}")
+    return value
 
 
 def _backend(args: argparse.Namespace, scenario: Scenario) -> Backend:

@@ -26,6 +26,7 @@ COLOURS = {
     "dim": "\033[2;9m",
     "step": "\033[1m",
     "waiting": "\033[2m",
+    "thinking": "\033[2;3m",  # dim italic: there, but out of the way of the ReAct lines
 }
 RESET = "\033[0m"
 
@@ -100,10 +101,10 @@ class WaitingNotice:
 class TracePrinter:
     """Writes events as a terminal trace; on a terminal, lines are coloured by who wrote them."""
 
-    def __init__(self, out: TextIO) -> None:
+    def __init__(self, out: TextIO, *, thinking: bool = True) -> None:
         self.out = out
         self.colour = out.isatty() and "NO_COLOR" not in os.environ
-        self._text = TraceText()
+        self._text = TraceText(thinking=thinking)
         self._line = ""  # model text of the current line, held to colour it by its label
 
     def show(self, event: Event) -> None:

@@ -30,6 +30,17 @@ settings.register_profile("suite", deadline=None, suppress_health_check=[HealthC
 settings.load_profile("suite")
 
 
+@pytest.fixture(autouse=True)
+def _nothing_learnt_about_models() -> None:
+    """What the app learns about a model (it thinks, it refused a parameter) lasts for the
+    process; every test starts from nothing learnt, as a fresh app would."""
+    from sandbox_app.backends.request_body import forget_refusals
+    from sandbox_app.core.model_traits import forget_all
+
+    forget_all()
+    forget_refusals()
+
+
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",

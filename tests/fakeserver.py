@@ -6,6 +6,13 @@ Each configured model follows a :class:`ModelScript`: canned replies chosen by h
 many assistant turns the request already holds, plus knobs for pacing, HTTP
 failures and broken streams (cut, malformed, invalid UTF-8, stalled).
 
+Thinking models are reproduced on the shapes captured from real servers (the notes in
+``/work/shared/streams/``): the reply's ``<think>…</think>`` sent raw in ``content``, or
+separated into ``delta.reasoning_content`` / ``delta.reasoning`` chunks the way DeepSeek,
+llama.cpp, vLLM and OpenRouter send them, or hidden as OpenAI's o-series do (only
+``usage.completion_tokens_details.reasoning_tokens``), plus the 400s OpenAI answers to
+parameters a reasoning model does not take (:data:`OPENAI_REASONING_REJECTS`).
+
 It runs aiohttp on its own asyncio loop in a daemon thread bound to 127.0.0.1 on a
 free port, so the code under test can use any event loop (``asyncio.run``, qasync…).
 
@@ -24,12 +31,20 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 from aiohttp import web
 
-__all__ = ["FakeOpenAIServer", "ModelScript", "fake_server", "tokenize"]
+__all__ = [
+    "OPENAI_REASONING_REJECTS",
+    "FakeOpenAIServer",
+    "ModelScript",
+    "UnsupportedParam",
+    "fake_server",
+    "split_every",
+    "tokenize",
+]
 
 # Punctuation the ReAct format leans on is a token of its own; everything else is
 # split into word-ish pieces that carry their leading whitespace, like BPE tokens do.
@@ -41,6 +56,76 @@ _TOKEN_RE = re.compile(rf"\s*{_PUNCT}|\s*\S+?(?=\s|$|{_PUNCT})|\s+")
 def tokenize(text: str) -> list[str]:
     """Split ``text`` into small deterministic tokens; ``"".join(tokenize(t)) == t``."""
     return _TOKEN_RE.findall(text)
+
+
+def split_every(n: int) -> Callable[[str], list[str]]:
+    """A tokenizer that cuts text into ``n``-character pieces (the last may be shorter).
+
+    For awkward chunk boundaries: ``split_every(4)`` streams ``"<think>hi"`` as
+    ``"<thi"``, ``"nk>h"``, ``"i"``, so a client has to reassemble the tag.
+    """
+    if n < 1:
+        raise ValueError(f"split_every needs n >= 1, not {n}")
+
+    def split(text: str) -> list[str]:
+        return [text[i : i + n] for i in range(0, len(text), n)]
+
+    return split
+
+
+@dataclass(frozen=True)
+class UnsupportedParam:
+    """A request parameter a model answers with HTTP 400, in OpenAI's error shape."""
+
+    param: str  # the body key, also the error's ``param``
+    message: str  # ``{value}`` in it becomes the value sent (0.0 shown as 0, like OpenAI)
+    code: str = "unsupported_parameter"
+    # Values that pass anyway (temperature: only the default 1). A null value always passes.
+    allowed: tuple[Any, ...] = ()
+
+    def rejects(self, body: dict[str, Any]) -> bool:
+        value = body.get(self.param)
+        if value is None:
+            return False
+        return not any(
+            isinstance(value, bool) == isinstance(ok, bool) and value == ok for ok in self.allowed
+        )
+
+    def message_for(self, body: dict[str, Any]) -> str:
+        return self.message.replace("{value}", _format_value(body.get(self.param)))
+
+
+def _format_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    if isinstance(value, int | float):
+        return str(value)
+    if isinstance(value, str):
+        return f"'{value}'"
+    return json.dumps(value)
+
+
+# What OpenAI's o-series and gpt-5 answer on Chat Completions (verbatim 400s collected in
+# streams/openai.md §1), checked in this order: the first one the request has is reported.
+OPENAI_REASONING_REJECTS: tuple[UnsupportedParam, ...] = (
+    UnsupportedParam(
+        "max_tokens",
+        "Unsupported parameter: 'max_tokens' is not supported with this model."
+        " Use 'max_completion_tokens' instead.",
+    ),
+    UnsupportedParam("stop", "Unsupported parameter: 'stop' is not supported with this model."),
+    UnsupportedParam(
+        "temperature",
+        "Unsupported value: 'temperature' does not support {value} with this model."
+        " Only the default (1) value is supported.",
+        code="unsupported_value",
+        allowed=(1,),
+    ),
+)
+
+ChunkStyle = Literal["deepseek", "sparse", "openrouter"]
 
 
 @dataclass
@@ -72,7 +157,44 @@ class ModelScript:
     stall_after: int | None = None  # then send nothing more, ever
     # Seconds between the response headers and the first chunk.
     delay_first: float = 0.0
+    # Cuts text into tokens (= SSE chunks); see ``tokenize`` and ``split_every``.
     tokenizer: Callable[[str], list[str]] = tokenize
+
+    # ---- thinking models -------------------------------------------------------------
+    # Where the reply's thinking goes. The thinking is the text before the first
+    # ``</think>`` (or ``</thinking>``), after an optional leading ``<think>``/``<thinking>``;
+    # a reply that opens a tag and never closes it is all thinking, one with no tags at all
+    # has none. None: everything raw in ``content``, tags and all (reasoning_format none).
+    # "reasoning_content" (DeepSeek, llama.cpp, vLLM <= 0.10) or "reasoning" (vLLM >= 0.11,
+    # Ollama, OpenRouter): the thinking, tags stripped, streamed in ``delta.<field>`` chunks,
+    # then the rest in ``delta.content`` chunks; non-streaming, ``message.<field>``. Each part
+    # is tokenized on its own, so no chunk mixes the two.
+    reasoning_field: Literal["reasoning_content", "reasoning"] | None = None
+    # The delta shape when ``reasoning_field`` is set; None = "deepseek" for
+    # "reasoning_content", "sparse" for "reasoning".
+    # "deepseek": both keys always, the idle one null: {"content":null,"reasoning_content":"x"}
+    #   then {"content":"x","reasoning_content":null}; finish delta {"content":"",…:null}.
+    # "sparse": only the key in use, {"reasoning_content":"x"} (llama.cpp) or
+    #   {"reasoning":"x"} (vLLM), then {"content":"x"}.
+    # "openrouter": role on every chunk, {"role":"assistant","content":"","reasoning":"x",
+    #   "reasoning_details":[{"type":"reasoning.text","text":"x","format":"unknown",
+    #   "index":0}]} then {"role":"assistant","content":"x","reasoning":null,
+    #   "reasoning_details":[]}.
+    chunk_style: ChunkStyle | None = None
+    # OpenAI o-series: this many reasoning tokens are "generated" before the reply but never
+    # sent; they count in usage (and against max_completion_tokens, first).
+    hidden_reasoning_tokens: int = 0
+    # When the reply has thinking (or hidden reasoning), usage carries
+    # completion_tokens_details.reasoning_tokens (OpenAI, DeepSeek, OpenRouter); False for a
+    # server that does not (llama.cpp). completion_tokens always counts reasoning + content.
+    report_reasoning_tokens: bool = True
+    # ``stop`` and ``max_tokens`` apply to the raw reply, thinking included (llama.cpp,
+    # Ollama, vLLM V1). True: stop strings are only looked for after ``</think>``
+    # (vLLM PR #14550); max_tokens still counts the thinking.
+    stop_skips_reasoning: bool = False
+    # Request parameters answered with a 400 (see OPENAI_REASONING_REJECTS), checked in
+    # order; the first one present in the body is reported. Counted in stats "errors".
+    reject_params: tuple[UnsupportedParam, ...] = ()
 
 
 _ERROR_KINDS: dict[int, tuple[str, str | None]] = {
@@ -113,6 +235,7 @@ def _error_response(
     *,
     retry_after: float | None = None,
     code: str | None = None,
+    param: str | None = None,
 ) -> web.Response:
     err_type, default_code = _ERROR_KINDS.get(
         status, ("server_error" if status >= 500 else "invalid_request_error", None)
@@ -121,7 +244,7 @@ def _error_response(
         "error": {
             "message": message or _DEFAULT_MESSAGES.get(status, f"HTTP {status}"),
             "type": err_type,
-            "param": None,
+            "param": param,
             "code": code if code is not None else default_code,
         }
     }
@@ -154,6 +277,110 @@ def _apply_stop(text: str, stop: Any) -> str:
         default=-1,
     )
     return text[:cut] if cut >= 0 else text
+
+
+_OPEN_THINK_RE = re.compile(r"\s*<(think|thinking)>")
+_CLOSE_TAGS = ("</think>", "</thinking>")
+
+
+def _find_thinking(text: str) -> tuple[int, int, int] | None:
+    """Where the thinking of a raw reply is: ``(start, end, after)`` with the thinking
+    ``text[start:end]`` (tags excluded) and the answer ``text[after:]``; None if it has none.
+
+    Opened by a leading ``<think>``/``<thinking>``: thinking up to the matching close tag,
+    or to the end if it never closes (vLLM's deepseek_r1 parser). Not opened (a template
+    that pre-opens the tag): thinking up to the first ``</think>``/``</thinking>``, if any.
+    """
+    opened = _OPEN_THINK_RE.match(text)
+    if opened is not None:
+        start = opened.end()
+        close = f"</{opened.group(1)}>"
+        end = text.find(close, start)
+        if end < 0:
+            return start, len(text), len(text)
+        return start, end, end + len(close)
+    closes = [(i, tag) for tag in _CLOSE_TAGS if (i := text.find(tag)) >= 0]
+    if not closes:
+        return None
+    end, tag = min(closes)
+    return 0, end, end + len(tag)
+
+
+@dataclass(slots=True)
+class _Plan:
+    """What to send for one request, worked out before the first byte."""
+
+    tokens: list[str]  # streamed chunks: the first ``reasoning_chunks`` in the reasoning field
+    reasoning_chunks: int
+    finish_reason: str
+    completion_tokens: int  # hidden + streamed tokens
+    reasoning_tokens: int | None  # for usage.completion_tokens_details; None = no details
+
+
+def _plan_reply(script: ModelScript, reply: str, stop: Any, limit: Any) -> _Plan:
+    """Apply stop, split the thinking off, tokenize, apply the token limit.
+
+    Stop cuts the raw reply (unless ``stop_skips_reasoning``, then only the answer after the
+    thinking); the limit counts hidden reasoning, then thinking, then answer tokens.
+    """
+    if stop is not None:
+        span = _find_thinking(reply) if script.stop_skips_reasoning else None
+        if span is not None:
+            reply = reply[: span[2]] + _apply_stop(reply[span[2] :], stop)
+        else:
+            reply = _apply_stop(reply, stop)
+    span = _find_thinking(reply)
+    if span is not None and script.reasoning_field is not None:
+        start, end, after = span
+        thinking = script.tokenizer(reply[start:end])
+        tokens = thinking + script.tokenizer(reply[after:])
+        reasoning_chunks = thinking_tokens = len(thinking)
+    else:
+        tokens = script.tokenizer(reply)
+        reasoning_chunks = thinking_tokens = 0
+        if span is not None:  # raw: the tokens that start before the end of the thinking
+            position = 0
+            for token in tokens:
+                if position >= span[2]:
+                    break
+                position += len(token)
+                thinking_tokens += 1
+    hidden = max(script.hidden_reasoning_tokens, 0)
+    finish_reason = "stop"
+    if isinstance(limit, int) and not isinstance(limit, bool) and hidden + len(tokens) > limit:
+        limit = max(limit, 0)
+        hidden = min(hidden, limit)
+        tokens = tokens[: limit - hidden]
+        reasoning_chunks = min(reasoning_chunks, len(tokens))
+        thinking_tokens = min(thinking_tokens, len(tokens))
+        finish_reason = "length"
+    has_thinking = span is not None or script.hidden_reasoning_tokens > 0
+    return _Plan(
+        tokens=tokens,
+        reasoning_chunks=reasoning_chunks,
+        finish_reason=finish_reason,
+        completion_tokens=hidden + len(tokens),
+        reasoning_tokens=(
+            hidden + thinking_tokens if has_thinking and script.report_reasoning_tokens else None
+        ),
+    )
+
+
+def _usage(prompt_tokens: int, plan: _Plan) -> dict[str, Any]:
+    usage: dict[str, Any] = {
+        "prompt_tokens": prompt_tokens,
+        "completion_tokens": plan.completion_tokens,
+        "total_tokens": prompt_tokens + plan.completion_tokens,
+    }
+    if plan.reasoning_tokens is not None:
+        usage["completion_tokens_details"] = {"reasoning_tokens": plan.reasoning_tokens}
+    return usage
+
+
+def _chunk_style(script: ModelScript) -> ChunkStyle:
+    if script.chunk_style is not None:
+        return script.chunk_style
+    return "deepseek" if script.reasoning_field == "reasoning_content" else "sparse"
 
 
 @dataclass(frozen=True)
@@ -441,6 +668,12 @@ class FakeOpenAIServer:
         if not isinstance(messages, list):
             self._bump("errors")
             return _error_response(400, "'messages' is a required property")
+        for rule in script.reject_params:
+            if rule.rejects(body):
+                self._bump("errors")
+                return _error_response(
+                    400, rule.message_for(body), code=rule.code, param=rule.param
+                )
 
         step = sum(1 for m in messages if isinstance(m, dict) and m.get("role") == "assistant")
         replies = script.replies
@@ -463,15 +696,15 @@ class FakeOpenAIServer:
                 code="script_exhausted",
             )
 
-        finish_reason = "stop"
-        if script.honor_stop:
-            reply = _apply_stop(reply, body.get("stop"))
-        tokens = script.tokenizer(reply)
-        limit = body.get("max_completion_tokens", body.get("max_tokens"))
-        honoured = script.honor_max_tokens and isinstance(limit, int)
-        if honoured and not isinstance(limit, bool) and len(tokens) > limit:
-            tokens = tokens[: max(limit, 0)]
-            finish_reason = "length"
+        limit = body.get("max_completion_tokens")
+        if limit is None:
+            limit = body.get("max_tokens")
+        plan = _plan_reply(
+            script,
+            reply,
+            body.get("stop") if script.honor_stop else None,
+            limit if script.honor_max_tokens else None,
+        )
 
         prompt_tokens = _prompt_tokens(messages)
         transport = request.transport
@@ -481,10 +714,8 @@ class FakeOpenAIServer:
             if body.get("stream"):
                 options = body.get("stream_options")
                 include_usage = isinstance(options, dict) and bool(options.get("include_usage"))
-                return await self._stream(
-                    request, script, name, tokens, finish_reason, prompt_tokens, include_usage
-                )
-            return await self._complete(request, script, name, tokens, finish_reason, prompt_tokens)
+                return await self._stream(request, script, name, plan, prompt_tokens, include_usage)
+            return await self._complete(request, script, name, plan, prompt_tokens)
         finally:
             if transport is not None:
                 self._active.discard(transport)
@@ -498,11 +729,11 @@ class FakeOpenAIServer:
         request: web.Request,
         script: ModelScript,
         model: str,
-        tokens: list[str],
-        finish_reason: str,
+        plan: _Plan,
         prompt_tokens: int,
     ) -> web.StreamResponse:
         """A non-streaming answer: wait as long as generating would take, then send."""
+        tokens = plan.tokens
         try:
             wait = script.delay_first
             if script.rate:
@@ -519,6 +750,20 @@ class FakeOpenAIServer:
             if not self._stopping:
                 self._bump("aborted")
             raise
+        message: dict[str, Any] = {"role": "assistant", "content": "".join(tokens), "refusal": None}
+        field_name = script.reasoning_field
+        if field_name is not None:
+            reasoning = "".join(tokens[: plan.reasoning_chunks]) or None
+            message["content"] = "".join(tokens[plan.reasoning_chunks :])
+            if reasoning is not None and not message["content"]:
+                message["content"] = None  # all thinking, no answer (vLLM: content null)
+            message[field_name] = reasoning
+            if _chunk_style(script) == "openrouter":
+                message["reasoning_details"] = (
+                    [{"type": "reasoning.text", "text": reasoning, "format": "unknown", "index": 0}]
+                    if reasoning is not None
+                    else []
+                )
         payload = {
             "id": self._next_id(),
             "object": "chat.completion",
@@ -527,16 +772,12 @@ class FakeOpenAIServer:
             "choices": [
                 {
                     "index": 0,
-                    "message": {"role": "assistant", "content": "".join(tokens), "refusal": None},
+                    "message": message,
                     "logprobs": None,
-                    "finish_reason": finish_reason,
+                    "finish_reason": plan.finish_reason,
                 }
             ],
-            "usage": {
-                "prompt_tokens": prompt_tokens,
-                "completion_tokens": len(tokens),
-                "total_tokens": prompt_tokens + len(tokens),
-            },
+            "usage": _usage(prompt_tokens, plan),
         }
         self._bump("finished")
         return web.json_response(payload)
@@ -546,24 +787,54 @@ class FakeOpenAIServer:
         request: web.Request,
         script: ModelScript,
         model: str,
-        tokens: list[str],
-        finish_reason: str,
+        plan: _Plan,
         prompt_tokens: int,
         include_usage: bool,
     ) -> web.StreamResponse:
         loop = asyncio.get_running_loop()
         completion_id = self._next_id()
         created = int(time.time())
+        tokens = plan.tokens
         usage_head = (
             f'data: {{"id":{json.dumps(completion_id)},"object":"chat.completion.chunk",'
             f'"created":{created},"model":{json.dumps(model)},'
         ).encode()
         head = usage_head + b'"choices":[{"index":0,'
+        # A chunk is prefix + token + suffix. Reasoning chunks (the first
+        # ``plan.reasoning_chunks``) have their own r_* parts; with ``twice`` (OpenRouter,
+        # whose text is in ``reasoning`` and again in ``reasoning_details``) a reasoning
+        # chunk is r_prefix + token + twice + token + r_suffix.
         first_prefix = head + b'"delta":{"role":"assistant","content":'
         prefix = head + b'"delta":{"content":'
-        suffix = b'},"finish_reason":null}]}\n\n'
-        finish = (
-            head + (f'"delta":{{}},"finish_reason":{json.dumps(finish_reason)}}}]}}\n\n').encode()
+        suffix = r_suffix = b'},"finish_reason":null}]}\n\n'
+        end_delta = b"{}"
+        r_first_prefix = r_prefix = b""
+        twice: bytes | None = None
+        field_name = script.reasoning_field
+        if field_name is not None:
+            key = json.dumps(field_name).encode()
+            style = _chunk_style(script)
+            if style == "deepseek":  # both keys, the idle one null
+                r_first_prefix = head + b'"delta":{"role":"assistant","content":null,' + key + b":"
+                r_prefix = head + b'"delta":{"content":null,' + key + b":"
+                suffix = b"," + key + b':null},"finish_reason":null}]}\n\n'
+                end_delta = b'{"content":"",' + key + b":null}"
+            elif style == "sparse":  # only the key in use
+                r_first_prefix = head + b'"delta":{"role":"assistant",' + key + b":"
+                r_prefix = head + b'"delta":{' + key + b":"
+            else:  # openrouter: the role again on every chunk
+                r_first_prefix = r_prefix = (
+                    head + b'"delta":{"role":"assistant","content":"",' + key + b":"
+                )
+                twice = b',"reasoning_details":[{"type":"reasoning.text","text":'
+                r_suffix = b',"format":"unknown","index":0}]},"finish_reason":null}]}\n\n'
+                prefix = first_prefix
+                suffix = b"," + key + b':null,"reasoning_details":[]},"finish_reason":null}]}\n\n'
+        reasoning_chunks = plan.reasoning_chunks
+        finish = head + (
+            b'"delta":'
+            + end_delta
+            + f',"finish_reason":{json.dumps(plan.finish_reason)}}}]}}\n\n'.encode()
         )
         encoded: dict[str, bytes] = {}
 
@@ -600,15 +871,18 @@ class FakeOpenAIServer:
                 content = encoded.get(token)
                 if content is None:
                     content = encoded[token] = json.dumps(token, ensure_ascii=False).encode()
-                await response.write((first_prefix if sent == 0 else prefix) + content + suffix)
+                if sent >= reasoning_chunks:
+                    await response.write((first_prefix if sent == 0 else prefix) + content + suffix)
+                elif twice is None:
+                    await response.write(
+                        (r_first_prefix if sent == 0 else r_prefix) + content + r_suffix
+                    )
+                else:
+                    await response.write(r_prefix + content + twice + content + r_suffix)
             tail = finish
             if include_usage:
-                usage = {
-                    "prompt_tokens": prompt_tokens,
-                    "completion_tokens": count,
-                    "total_tokens": prompt_tokens + count,
-                }
-                tail += usage_head + f'"choices":[],"usage":{json.dumps(usage)}}}\n\n'.encode()
+                usage = json.dumps(_usage(prompt_tokens, plan))
+                tail += usage_head + f'"choices":[],"usage":{usage}}}\n\n'.encode()
             await response.write(tail + _DONE)
             await response.write_eof()
         except ConnectionResetError:

@@ -15,14 +15,23 @@ import time
 import tracemalloc
 from typing import Any
 
+import aiohttp
 import openai
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from openai import AsyncOpenAI, AsyncStream
-from openai.types.chat import ChatCompletionChunk, ChatCompletionMessageParam
+from openai.types.chat import ChatCompletion, ChatCompletionChunk, ChatCompletionMessageParam
 
-from tests.fakeserver import FakeOpenAIServer, ModelScript, fake_server, tokenize
+from tests.fakeserver import (
+    OPENAI_REASONING_REJECTS,
+    FakeOpenAIServer,
+    ModelScript,
+    UnsupportedParam,
+    fake_server,
+    split_every,
+    tokenize,
+)
 
 __all__ = ["fake_server"]  # the fixture, imported so pytest finds it here
 
@@ -437,6 +446,545 @@ def test_stop_while_a_stream_is_stalled() -> None:
     # The server hung up: a lost connection, not the client giving up on a silent one.
     assert not isinstance(error, openai.APITimeoutError), error
     server.stop()  # idempotent
+
+
+# ---- thinking models -------------------------------------------------------------
+
+THINKING_REPLY = "<think>Let me add.</think>The sum is 2"
+THINKING = ["Let", " me", " add."]  # tokenize() of the thinking, tags stripped
+ANSWER = ["The", " sum", " is", " 2"]  # tokenize() of the answer
+
+
+async def post_chat(server: FakeOpenAIServer, body: dict[str, Any]) -> tuple[int, Any]:
+    """POST a raw chat body, no SDK: the status and the JSON answer, or for a stream the
+    list of every ``data:`` event's JSON (``[DONE]`` checked and left out)."""
+    async with (
+        aiohttp.ClientSession() as session,
+        session.post(f"{server.base_url}/chat/completions", json=body) as response,
+    ):
+        text = await response.text()
+        if not body.get("stream") or response.status != 200:
+            return response.status, json.loads(text)
+    events = [line.removeprefix("data: ") for line in text.split("\n\n") if line]
+    assert events[-1] == "[DONE]"
+    return response.status, [json.loads(event) for event in events[:-1]]
+
+
+def raw_stream(server: FakeOpenAIServer, model: str, **params: Any) -> list[dict[str, Any]]:
+    body = {
+        "model": model,
+        "messages": USER,
+        "stream": True,
+        "stream_options": {"include_usage": True},
+        **params,
+    }
+    status, events = asyncio.run(post_chat(server, body))
+    assert status == 200
+    assert isinstance(events, list)
+    return events
+
+
+def deltas(events: list[dict[str, Any]]) -> list[list[tuple[str, Any]]]:
+    """Each chunk's delta as its (key, value) pairs, in the order sent."""
+    return [list(e["choices"][0]["delta"].items()) for e in events if e["choices"]]
+
+
+def split_reply(chunks: list[ChatCompletionChunk], field: str) -> tuple[str, str, int, int]:
+    """Reasoning text, content text and how many chunks carried each, read the way a
+    client reads it: a missing key, null and "" alike."""
+    reasoning, content = [], []
+    for chunk in chunks:
+        if not chunk.choices:
+            continue
+        delta = chunk.choices[0].delta
+        if text := (delta.model_extra or {}).get(field):
+            reasoning.append(text)
+        if delta.content:
+            content.append(delta.content)
+    return "".join(reasoning), "".join(content), len(reasoning), len(content)
+
+
+def test_split_every_cuts_fixed_width_pieces() -> None:
+    assert split_every(4)("<think>hi</think>") == ["<thi", "nk>h", "i</t", "hink", ">"]
+    assert split_every(1)("ab") == ["a", "b"]
+    assert split_every(3)("") == []
+    with pytest.raises(ValueError, match="n >= 1"):
+        split_every(0)
+
+
+@settings(database=None, max_examples=50, deadline=None)
+@given(st.text(), st.integers(1, 12))
+def test_split_every_rebuilds_any_text(text: str, n: int) -> None:
+    pieces = split_every(n)(text)
+    assert "".join(pieces) == text
+    assert all(1 <= len(p) <= n for p in pieces)
+
+
+def test_raw_thinking_streams_the_tags_in_content(fake_server: FakeOpenAIServer) -> None:
+    # reasoning_format none: the tags reach the client as text, cut where the tokenizer cuts.
+    fake_server.set_model("raw", ModelScript(replies=[THINKING_REPLY], tokenizer=split_every(4)))
+    text, chunks = asyncio.run(collect(fake_server, "raw"))
+
+    assert text == THINKING_REPLY
+    pieces = [
+        c.choices[0].delta.content for c in chunks if c.choices and c.choices[0].delta.content
+    ]
+    assert pieces[:3] == ["<thi", "nk>L", "et m"]
+    assert all(not (c.choices[0].delta.model_extra or {}) for c in chunks if c.choices)
+    usage = chunks[-1].usage
+    assert usage is not None
+    assert usage.completion_tokens == len(pieces)
+    # The pieces that hold any of "<think>Let me add.</think>" (26 characters) are thinking.
+    assert usage.completion_tokens_details is not None
+    assert usage.completion_tokens_details.reasoning_tokens == 7
+
+
+def test_a_reply_without_thinking_has_no_usage_details(fake_server: FakeOpenAIServer) -> None:
+    fields: list[tuple[str, Any]] = [("plain", None), ("parsed", "reasoning_content")]
+    for name, field in fields:
+        fake_server.set_model(name, ModelScript(replies=[REACT_REPLY], reasoning_field=field))
+        text, chunks = asyncio.run(collect(fake_server, name))
+        assert text == REACT_REPLY
+        assert chunks[-1].usage is not None
+        assert chunks[-1].usage.completion_tokens == len(tokenize(REACT_REPLY))
+        assert chunks[-1].usage.completion_tokens_details is None
+
+
+# (field, chunk_style, reasoning delta, content delta, finish delta), as captured in
+# /work/shared/streams/: deepseek.md §2a, llama.cpp.md §3a, vllm.md §2b, openrouter.md §2b.
+CHUNK_SHAPES: list[tuple[str, str | None, Any, Any, list[tuple[str, Any]]]] = [
+    (
+        "reasoning_content",
+        None,  # "deepseek"
+        lambda t: [("content", None), ("reasoning_content", t)],
+        lambda t: [("content", t), ("reasoning_content", None)],
+        [("content", ""), ("reasoning_content", None)],
+    ),
+    (
+        "reasoning_content",
+        "sparse",  # llama.cpp
+        lambda t: [("reasoning_content", t)],
+        lambda t: [("content", t)],
+        [],
+    ),
+    ("reasoning", None, lambda t: [("reasoning", t)], lambda t: [("content", t)], []),  # vLLM
+    (
+        "reasoning",
+        "openrouter",
+        lambda t: [
+            ("role", "assistant"),
+            ("content", ""),
+            ("reasoning", t),
+            (
+                "reasoning_details",
+                [{"type": "reasoning.text", "text": t, "format": "unknown", "index": 0}],
+            ),
+        ],
+        lambda t: [
+            ("role", "assistant"),
+            ("content", t),
+            ("reasoning", None),
+            ("reasoning_details", []),
+        ],
+        [],
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("field", "style", "reasoning_delta", "content_delta", "finish_delta"),
+    CHUNK_SHAPES,
+    ids=["deepseek", "llama.cpp", "vllm", "openrouter"],
+)
+def test_reasoning_chunk_shapes(
+    fake_server: FakeOpenAIServer,
+    field: Any,
+    style: Any,
+    reasoning_delta: Any,
+    content_delta: Any,
+    finish_delta: list[tuple[str, Any]],
+) -> None:
+    fake_server.set_model(
+        "think",
+        ModelScript(replies=[THINKING_REPLY], reasoning_field=field, chunk_style=style),
+    )
+    events = raw_stream(fake_server, "think")
+
+    expected = [reasoning_delta(t) for t in THINKING] + [content_delta(t) for t in ANSWER]
+    if expected[0][0] != ("role", "assistant"):
+        expected[0].insert(0, ("role", "assistant"))  # the role rides on the first chunk
+    assert deltas(events) == [*expected, finish_delta]
+    assert [e["choices"][0]["finish_reason"] for e in events if e["choices"]][-1] == "stop"
+    assert events[-1]["choices"] == []
+    assert events[-1]["usage"] == {
+        "prompt_tokens": len(QUESTION) // 4 + 1,
+        "completion_tokens": 7,
+        "total_tokens": len(QUESTION) // 4 + 1 + 7,
+        "completion_tokens_details": {"reasoning_tokens": 3},
+    }
+
+
+@pytest.mark.parametrize("field", ["reasoning_content", "reasoning"])
+def test_reasoning_field_through_the_sdk_with_awkward_chunks(
+    fake_server: FakeOpenAIServer, field: Any
+) -> None:
+    # <thinking> tags too; each part is tokenized on its own, so no chunk holds both.
+    reply = "<thinking>Let me add.</thinking>The sum is 2"
+    fake_server.set_model(
+        "think", ModelScript(replies=[reply], reasoning_field=field, tokenizer=split_every(4))
+    )
+    _, chunks = asyncio.run(collect(fake_server, "think"))
+
+    reasoning, content, reasoning_chunks, content_chunks = split_reply(chunks, field)
+    assert (reasoning, content) == ("Let me add.", "The sum is 2")
+    assert (reasoning_chunks, content_chunks) == (3, 3)  # "Let ", "me a", "dd." / "The "…
+    assert chunks[-1].usage is not None
+    assert chunks[-1].usage.completion_tokens == 6
+    assert chunks[-1].usage.completion_tokens_details is not None
+    assert chunks[-1].usage.completion_tokens_details.reasoning_tokens == 3
+
+
+@pytest.mark.parametrize(
+    ("reply", "reasoning", "content"),
+    [
+        # A template that pre-opens <think>: the model only writes the closing tag.
+        ("Let me add.\n</think>\n\nThe sum is 2", "Let me add.\n", "\n\nThe sum is 2"),
+        # Opened and never closed (cut off, or a parser quirk): all of it is thinking.
+        ("<think>Let me add, and add", "Let me add, and add", ""),
+        # No tags at all: all answer.
+        ("The sum is 2", "", "The sum is 2"),
+    ],
+    ids=["pre-opened", "never-closed", "no-tags"],
+)
+def test_where_the_thinking_ends(
+    fake_server: FakeOpenAIServer, reply: str, reasoning: str, content: str
+) -> None:
+    fake_server.set_model(
+        "think", ModelScript(replies=[reply], cycle=True, reasoning_field="reasoning")
+    )
+
+    async def scenario() -> tuple[list[ChatCompletionChunk], ChatCompletion]:
+        _, chunks = await collect(fake_server, "think")
+        async with make_client(fake_server) as client:
+            done = await client.chat.completions.create(model="think", messages=USER)
+        return chunks, done
+
+    chunks, done = asyncio.run(scenario())
+    assert split_reply(chunks, "reasoning")[:2] == (reasoning, content)
+    message = done.choices[0].message
+    assert (message.model_extra or {})["reasoning"] == (reasoning or None)
+    # vLLM answers content null when there is only thinking.
+    assert message.content == (content if content or not reasoning else None)
+    assert chunks[-1].usage is not None
+    assert done.usage is not None
+    details = done.usage.completion_tokens_details
+    assert (details.reasoning_tokens if details else None) == (
+        len(tokenize(reasoning)) if reasoning else None
+    )
+    assert chunks[-1].usage.model_dump() == done.usage.model_dump()
+
+
+@pytest.mark.parametrize(
+    ("field", "style", "extra"),
+    [
+        ("reasoning_content", None, {}),
+        ("reasoning", None, {}),
+        (
+            "reasoning",
+            "openrouter",
+            {
+                "reasoning_details": [
+                    {
+                        "type": "reasoning.text",
+                        "text": "Let me add.",
+                        "format": "unknown",
+                        "index": 0,
+                    }
+                ]
+            },
+        ),
+    ],
+)
+def test_non_streaming_splits_the_reasoning_out(
+    fake_server: FakeOpenAIServer, field: Any, style: Any, extra: dict[str, Any]
+) -> None:
+    fake_server.set_model(
+        "think",
+        ModelScript(replies=[THINKING_REPLY], reasoning_field=field, chunk_style=style),
+    )
+    status, answer = asyncio.run(post_chat(fake_server, {"model": "think", "messages": USER}))
+    assert status == 200
+    assert answer["choices"][0]["message"] == {
+        "role": "assistant",
+        "content": "The sum is 2",
+        "refusal": None,
+        field: "Let me add.",
+        **extra,
+    }
+    assert answer["choices"][0]["finish_reason"] == "stop"
+    assert answer["usage"]["completion_tokens"] == 7
+    assert answer["usage"]["completion_tokens_details"] == {"reasoning_tokens": 3}
+
+
+def test_reasoning_token_details_can_be_left_out(fake_server: FakeOpenAIServer) -> None:
+    # llama.cpp: the thinking counts in completion_tokens, but there are no details.
+    fake_server.set_model(
+        "llama",
+        ModelScript(
+            replies=[THINKING_REPLY],
+            reasoning_field="reasoning_content",
+            chunk_style="sparse",
+            report_reasoning_tokens=False,
+        ),
+    )
+    _, chunks = asyncio.run(collect(fake_server, "llama"))
+    assert chunks[-1].usage is not None
+    assert chunks[-1].usage.completion_tokens == 7
+    assert chunks[-1].usage.completion_tokens_details is None
+
+
+def test_hidden_reasoning_tokens_like_openai(fake_server: FakeOpenAIServer) -> None:
+    fake_server.set_model("o3", ModelScript(replies=["hello there"], hidden_reasoning_tokens=192))
+
+    async def scenario() -> None:
+        text, chunks = await collect(fake_server, "o3")
+        assert text == "hello there"
+        assert all(not (c.choices[0].delta.model_extra or {}) for c in chunks if c.choices)
+        usage = chunks[-1].usage
+        assert usage is not None
+        assert usage.completion_tokens_details is not None
+        assert (usage.completion_tokens, usage.completion_tokens_details.reasoning_tokens) == (
+            194,
+            192,
+        )
+        # max_completion_tokens counts the hidden reasoning first: an empty answer, "length".
+        for limit, answer, reason in [(100, "", "length"), (193, "hello", "length")]:
+            text, chunks = await collect(fake_server, "o3", max_completion_tokens=limit)
+            assert (text, finish_reason(chunks)) == (answer, reason)
+            usage = chunks[-1].usage
+            assert usage is not None
+            assert usage.completion_tokens_details is not None
+            assert usage.completion_tokens == limit
+            assert usage.completion_tokens_details.reasoning_tokens == min(limit, 192)
+
+    asyncio.run(scenario())
+
+
+STOP_REPLY = "<think>First add. Then check.</think>Final Answer: 2"
+
+
+@pytest.mark.parametrize("field", [None, "reasoning_content"])
+def test_stop_inside_the_thinking_cuts_the_raw_reply(
+    fake_server: FakeOpenAIServer, field: Any
+) -> None:
+    fake_server.set_model(
+        "think", ModelScript(replies=[STOP_REPLY], cycle=True, reasoning_field=field)
+    )
+    events = raw_stream(fake_server, "think", stop=["Then"])
+    chunks = [ChatCompletionChunk.model_validate(e) for e in events]
+    assert finish_reason(chunks) == "stop"
+    if field is None:
+        assert split_reply(chunks, "reasoning_content")[:2] == ("", "<think>First add. ")
+    else:
+        # Opened and never closed once cut: all thinking, no answer (vLLM V1, llama.cpp).
+        assert split_reply(chunks, field)[:2] == ("First add. ", "")
+    assert events[-1]["usage"]["completion_tokens"] == 3
+    assert events[-1]["usage"]["completion_tokens_details"] == {"reasoning_tokens": 3}
+
+
+def test_stop_skips_reasoning(fake_server: FakeOpenAIServer) -> None:
+    # vLLM PR #14550: stop strings are only looked for once the thinking is over.
+    fake_server.set_model(
+        "think",
+        ModelScript(
+            replies=[STOP_REPLY], cycle=True, reasoning_field="reasoning", stop_skips_reasoning=True
+        ),
+    )
+
+    async def scenario() -> None:
+        _, chunks = await collect(fake_server, "think", stop=["Then"])
+        assert split_reply(chunks, "reasoning")[:2] == ("First add. Then check.", "Final Answer: 2")
+        _, chunks = await collect(fake_server, "think", stop=["Then", "Answer"])
+        assert split_reply(chunks, "reasoning")[:2] == ("First add. Then check.", "Final ")
+        assert finish_reason(chunks) == "stop"
+
+    asyncio.run(scenario())
+
+
+@pytest.mark.parametrize("field", [None, "reasoning"])
+def test_max_tokens_counts_thinking_and_answer(fake_server: FakeOpenAIServer, field: Any) -> None:
+    fake_server.set_model(
+        "think", ModelScript(replies=[THINKING_REPLY], cycle=True, reasoning_field=field)
+    )
+
+    async def scenario() -> None:
+        cases: list[tuple[dict[str, Any], int]] = [
+            ({"max_tokens": 5}, 3),
+            ({"max_completion_tokens": 2}, 2),
+        ]
+        for params, reasoning_tokens in cases:
+            _, chunks = await collect(fake_server, "think", **params)
+            assert finish_reason(chunks) == "length"
+            usage = chunks[-1].usage
+            assert usage is not None
+            assert usage.completion_tokens_details is not None
+            limit = next(iter(params.values()))
+            assert usage.completion_tokens == limit
+            if field is not None:
+                assert usage.completion_tokens_details.reasoning_tokens == reasoning_tokens
+                reasoning, content, _, _ = split_reply(chunks, field)
+                assert reasoning + content == "".join([*THINKING, *ANSWER][:limit])
+            else:
+                # Raw tokens: "<think>Let", " me", " add.</think>The", " sum", …
+                text = "".join(tokenize(THINKING_REPLY)[:limit])
+                assert split_reply(chunks, "reasoning")[:2] == ("", text)
+        _, chunks = await collect(fake_server, "think", max_tokens=7)
+        assert finish_reason(chunks) == "stop"
+
+    asyncio.run(scenario())
+
+
+# The JSON OpenAI answers, verbatim from /work/shared/streams/openai.md §1.
+REJECTIONS: list[tuple[dict[str, Any], str, str, str]] = [
+    (
+        {"max_tokens": 100},
+        "max_tokens",
+        "unsupported_parameter",
+        "Unsupported parameter: 'max_tokens' is not supported with this model."
+        " Use 'max_completion_tokens' instead.",
+    ),
+    (
+        {"stop": ["Observation:"]},
+        "stop",
+        "unsupported_parameter",
+        "Unsupported parameter: 'stop' is not supported with this model.",
+    ),
+    (
+        {"temperature": 0},
+        "temperature",
+        "unsupported_value",
+        "Unsupported value: 'temperature' does not support 0 with this model."
+        " Only the default (1) value is supported.",
+    ),
+    (
+        {"temperature": 0.01},
+        "temperature",
+        "unsupported_value",
+        "Unsupported value: 'temperature' does not support 0.01 with this model."
+        " Only the default (1) value is supported.",
+    ),
+    # Several at once: the first in OPENAI_REASONING_REJECTS' order is the one reported.
+    (
+        {"temperature": 0.2, "stop": "x", "max_tokens": 5},
+        "max_tokens",
+        "unsupported_parameter",
+        "Unsupported parameter: 'max_tokens' is not supported with this model."
+        " Use 'max_completion_tokens' instead.",
+    ),
+    (
+        {"temperature": 0.2, "stop": "x"},
+        "stop",
+        "unsupported_parameter",
+        "Unsupported parameter: 'stop' is not supported with this model.",
+    ),
+]
+
+
+@pytest.mark.parametrize(("params", "param", "code", "message"), REJECTIONS)
+@pytest.mark.parametrize("stream", [False, True])
+def test_rejected_parameters_get_openais_400(
+    fake_server: FakeOpenAIServer,
+    params: dict[str, Any],
+    param: str,
+    code: str,
+    message: str,
+    stream: bool,
+) -> None:
+    fake_server.set_model(
+        "o3", ModelScript(replies=["hello"], reject_params=OPENAI_REASONING_REJECTS)
+    )
+    body = {"model": "o3", "messages": USER, "stream": stream, **params}
+    assert asyncio.run(post_chat(fake_server, body)) == (
+        400,
+        {
+            "error": {
+                "message": message,
+                "type": "invalid_request_error",
+                "param": param,
+                "code": code,
+            }
+        },
+    )
+    assert fake_server.wait_for_stat("errors", 1)
+    assert fake_server.stats["finished"] == 0
+
+
+def test_rejections_through_the_sdk_and_what_passes(fake_server: FakeOpenAIServer) -> None:
+    fake_server.set_model(
+        "o3",
+        ModelScript(
+            replies=["hello"],
+            cycle=True,
+            hidden_reasoning_tokens=10,
+            reject_params=OPENAI_REASONING_REJECTS,
+        ),
+    )
+
+    async def scenario() -> None:
+        with pytest.raises(openai.BadRequestError, match="Use 'max_completion_tokens'") as info:
+            await collect(fake_server, "o3", max_tokens=50)
+        assert (info.value.status_code, info.value.param, info.value.code) == (
+            400,
+            "max_tokens",
+            "unsupported_parameter",
+        )
+        # The default temperature, null values and max_completion_tokens all pass.
+        passing: list[dict[str, Any]] = [
+            {"temperature": 1},
+            {"temperature": 1.0},
+            {"max_completion_tokens": 50},
+        ]
+        for params in passing:
+            assert (await collect(fake_server, "o3", **params))[0] == "hello"
+        status, answer = await post_chat(
+            fake_server, {"model": "o3", "messages": USER, "stop": None, "max_tokens": None}
+        )
+        assert (status, answer["choices"][0]["message"]["content"]) == (200, "hello")
+
+    asyncio.run(scenario())
+    assert fake_server.stats["errors"] == 1
+    assert fake_server.wait_for_stat("finished", 4)
+
+
+def test_a_custom_rejection_and_other_errors_keep_param_null(
+    fake_server: FakeOpenAIServer,
+) -> None:
+    # o1 in September 2024 (openai.md §1): stream=true refused, stream=false fine.
+    no_stream = UnsupportedParam(
+        "stream",
+        "Unsupported value: 'stream' does not support {value} with this model."
+        " Only the default (false) value is supported.",
+        code="unsupported_value",
+        allowed=(False,),
+    )
+    fake_server.set_model("o1", ModelScript(replies=["hi"], cycle=True, reject_params=(no_stream,)))
+
+    async def scenario() -> None:
+        status, error = await post_chat(
+            fake_server, {"model": "o1", "messages": USER, "stream": True}
+        )
+        assert status == 400
+        assert error["error"]["message"].startswith(
+            "Unsupported value: 'stream' does not support true"
+        )
+        assert (error["error"]["param"], error["error"]["code"]) == ("stream", "unsupported_value")
+        status, _ = await post_chat(fake_server, {"model": "o1", "messages": USER, "stream": False})
+        assert status == 200
+        status, error = await post_chat(fake_server, {"model": "nope", "messages": USER})
+        assert (status, error["error"]["param"]) == (404, None)
+
+    asyncio.run(scenario())
+    assert fake_server.stats["errors"] == 2
 
 
 # ---- lifecycle and bookkeeping ---------------------------------------------------

@@ -84,7 +84,9 @@ class _Relay:
         # Passed on at once: the first text (time to first token is measured on it; servers
         # often send an empty chunk before it) and the end (the caller's next step, a tool or
         # the next request, must not wait out the batching delay).
-        first_text = isinstance(item, Delta) and bool(item.text) and not self._text_seen
+        first_text = (
+            isinstance(item, Delta) and bool(item.text or item.reasoning) and not self._text_seen
+        )
         self._text_seen = self._text_seen or first_text
         now = first_text or isinstance(item, _End)
         with self._lock:
@@ -120,23 +122,33 @@ class _Relay:
 
 
 def merged(items: list[Delta | BaseException | _End]) -> list[Delta | BaseException | _End]:
-    """Consecutive text-only deltas become one; notices, usage and the end keep their place."""
+    """Consecutive deltas of only text (or only reasoning) become one; notices, usage, the
+    finish reason, the send time and the end keep their place."""
     out: list[Delta | BaseException | _End] = []
-    texts: list[str] = []
-    chunks = 0
+    run: list[Delta] = []  # plain deltas of one kind, to merge
+
+    def close_run() -> None:
+        if run:
+            out.append(
+                Delta(
+                    "".join(d.text for d in run),
+                    reasoning="".join(d.reasoning for d in run),
+                    chunks=sum(d.chunks for d in run),
+                )
+            )
+            run.clear()
+
     for item in items:
-        if isinstance(item, Delta) and item.usage is None and not item.notice:
-            if not item.text:
-                continue  # an empty chunk (the role, the finish reason) carries nothing
-            texts.append(item.text)
-            chunks += item.chunks
+        if isinstance(item, Delta) and item.plain:
+            if not (item.text or item.reasoning):
+                continue  # an empty chunk (the role) carries nothing
+            if run and bool(run[0].text) != bool(item.text):
+                close_run()  # thinking and content stay apart, in order
+            run.append(item)
             continue
-        if texts:
-            out.append(Delta("".join(texts), chunks=chunks))
-            texts, chunks = [], 0
+        close_run()
         out.append(item)
-    if texts:
-        out.append(Delta("".join(texts), chunks=chunks))
+    close_run()
     return out
 
 

@@ -11,6 +11,7 @@ streams on the background loop of ``network_loop.py``, never on the caller's (GU
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import AsyncGenerator, Sequence
 from contextlib import aclosing
 from typing import TYPE_CHECKING, Any
@@ -18,6 +19,12 @@ from typing import TYPE_CHECKING, Any
 from sandbox_app.backends import errors, network_loop
 from sandbox_app.backends.http_library import tls_context
 from sandbox_app.backends.presets import CUSTOM, ServerConfig
+from sandbox_app.backends.request_body import (
+    refusal_notice,
+    refused_by,
+    refused_parameter,
+    request_body,
+)
 from sandbox_app.backends.sse import DONE, decode_chunk, gathered_reads, sse_data, sse_lines
 from sandbox_app.core.backend import BackendError, Delta, Message, StreamParams
 
@@ -110,8 +117,10 @@ class OpenAICompatBackend:
         import openai  # already imported by _get_client's worker thread: instant here
 
         host = self.config.host
-        request = _request(messages, params)
-        for attempt in range(MAX_RETRIES + 1):
+        refused = refused_by(self.config.base_url, params.model)
+        request = request_body(messages, params, refused)
+        rate_limited = 0
+        while True:
             # The SDK sends the request, checks the status and raises its typed errors; the
             # SSE lines are decoded by sse.py, not by the SDK's pydantic chunk objects.
             opened = client.chat.completions.with_streaming_response.create(**request)
@@ -120,18 +129,30 @@ class OpenAICompatBackend:
                 break
             except openai.RateLimitError as err:
                 final = errors.out_of_quota(err, host)
-                if final is None and attempt == MAX_RETRIES:
+                if final is None and rate_limited == MAX_RETRIES:
                     final = errors.gave_up(host, MAX_RETRIES)
                 if final is not None:
                     raise final from None
-                wait = retry_after(err, default=2.0**attempt)
+                wait = retry_after(err, default=2.0**rate_limited)
+                rate_limited += 1
                 yield Delta(
                     notice=f"Rate limited (429): retrying in {wait:g} s "
-                    f"({attempt + 1} of {MAX_RETRIES})"
+                    f"({rate_limited} of {MAX_RETRIES})"
                 )
                 await asyncio.sleep(wait)
+            except openai.BadRequestError as err:
+                # Each parameter is given up at most once, so this ends.
+                param = refused_parameter(err, request)
+                if param is None or param in refused:
+                    raise await self._explain(err, params.model) from None
+                refused.add(param)
+                request = request_body(messages, params, refused)
+                yield Delta(notice=refusal_notice(param, params.model))
             except openai.APIError as err:
                 raise await self._explain(err, params.model) from None
+        # When the request went out (stamped by the HTTP client's hook): the time to first
+        # token starts there, not before the client was built or the SDK imported.
+        yield Delta(sent_at=response.http_response.request.extensions.get("sent_at"))
         chunks = 0
         try:
             # A web UI's address answers 200 with its page: without this check its lines,
@@ -194,12 +215,19 @@ def _new_client(config: ServerConfig) -> openai.AsyncOpenAI:
         api_key=config.api_key or "not-needed",
         max_retries=0,
         timeout=config.timeout_s,
-        http_client=openai.DefaultAsyncHttpxClient(verify=tls_context()),
+        http_client=openai.DefaultAsyncHttpxClient(
+            verify=tls_context(), event_hooks={"request": [_stamp_sent]}
+        ),
     )
     # The SDK imports its resource modules on first attribute access (~0.1 s): do it here,
     # on the worker thread, not in the middle of the first request on the network loop.
     _ = client.chat.completions, client.models
     return client
+
+
+async def _stamp_sent(request: Any) -> None:
+    """Runs as the request goes out, after the client's own set-up."""
+    request.extensions["sent_at"] = time.perf_counter()
 
 
 def warm_up() -> None:
@@ -216,7 +244,7 @@ def warm_up() -> None:
         client = _new_client(ServerConfig("http://127.0.0.1:9/v1", timeout_s=1.0))
         try:
             await client.chat.completions.create(
-                **_request([{"role": "user", "content": ""}], StreamParams(stop=("\n",)))
+                **request_body([{"role": "user", "content": ""}], StreamParams(stop=("\n",)))
             )
         except openai.APIError:
             pass  # expected: nothing listens there
@@ -227,23 +255,6 @@ def warm_up() -> None:
     # Not in debug mode even under -X dev: its steps are slow on purpose.
     with asyncio.Runner(debug=False, loop_factory=asyncio.SelectorEventLoop) as runner:
         runner.run(refused_request())
-
-
-def _request(messages: Sequence[Message], params: StreamParams) -> dict[str, Any]:
-    request: dict[str, Any] = {
-        "model": params.model,
-        "messages": list(messages),
-        "stream": True,
-        "stream_options": {"include_usage": True},
-        "max_tokens": params.max_tokens,
-    }
-    if params.stop:
-        request["stop"] = list(params.stop)[:4]  # OpenAI accepts at most four
-    for name in ("temperature", "top_p", "seed"):
-        value = getattr(params, name)
-        if value is not None:
-            request[name] = value
-    return request
 
 
 def retry_after(err: openai.APIError, default: float) -> float:

@@ -2,9 +2,9 @@
 
 The SDK's own stream builds a pydantic object per chunk, about 70% of the CPU a chunk costs,
 which caps one process at ~3,000 chunks/s and freezes the window when four fast lanes stream
-at once; these plain functions do the same work in a fraction of that. Only ``content`` and
-``usage`` are read: every other field a server adds (reasoning, timings, tool calls, …) is
-ignored, so such chunks decode to the text they carry, often none.
+at once; these plain functions do the same work in a fraction of that. Only ``content``, the
+reasoning fields, ``finish_reason`` and ``usage`` are read: every other field a server adds
+(timings, tool calls, …) is ignored, so such chunks decode to the text they carry, often none.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ import asyncio
 import json
 import time
 from collections.abc import AsyncGenerator, AsyncIterator
+from typing import Any
 
 from sandbox_app.backends.errors import sentence
 from sandbox_app.core.backend import BackendError, Delta, Usage
@@ -22,6 +23,7 @@ from sandbox_app.core.backend import BackendError, Delta, Usage
 BUFFERED_READ_S = 0.0002
 GATHER_S = 0.005
 DONE = "[DONE]"  # the payload that ends an OpenAI-style stream
+REASONING_FIELDS = ("reasoning_content", "reasoning")
 
 
 async def gathered_reads(chunks: AsyncIterator[bytes]) -> AsyncGenerator[bytes, None]:
@@ -87,17 +89,42 @@ def decode_chunk(data: str) -> Delta:
     if error:
         message = error.get("message") if isinstance(error, dict) else str(error)
         raise BackendError(f"The server reported an error mid-stream: {sentence(str(message))}")
-    pieces = []
+    pieces, thinking = [], []
+    finish_reason = None
     for choice in chunk.get("choices") or ():
-        delta = (choice.get("delta") or {}) if isinstance(choice, dict) else {}
-        content = delta.get("content") if isinstance(delta, dict) else None
-        if isinstance(content, str):  # None while a server streams reasoning or tool calls
-            pieces.append(content)
-    text = "".join(pieces)
+        if not isinstance(choice, dict):
+            continue
+        delta = choice.get("delta") or {}
+        if isinstance(delta, dict):
+            content = delta.get("content")  # None while a server streams reasoning
+            if isinstance(content, str):
+                pieces.append(content)
+            # The first field that holds text: reasoning_content (llama.cpp, vLLM < 0.11,
+            # LM Studio, DeepSeek), then reasoning (vLLM >= 0.11, Ollama, OpenRouter, whose
+            # reasoning_details repeat the same text). null, "" and missing are alike.
+            for name in REASONING_FIELDS:
+                reasoning = delta.get(name)
+                if isinstance(reasoning, str) and reasoning:
+                    thinking.append(reasoning)
+                    break
+        reason = choice.get("finish_reason")
+        if isinstance(reason, str):
+            finish_reason = reason
     usage = chunk.get("usage")  # null on every chunk but the last at some servers
-    if isinstance(usage, dict):
-        return Delta(
-            text,
-            Usage(int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0)),
-        )
-    return Delta(text)
+    return Delta(
+        "".join(pieces),
+        _usage(usage) if isinstance(usage, dict) else None,
+        reasoning="".join(thinking),
+        finish_reason=finish_reason,
+    )
+
+
+def _usage(usage: dict[str, Any]) -> Usage:
+    details = usage.get("completion_tokens_details")
+    reasoning = details.get("reasoning_tokens") if isinstance(details, dict) else None
+    return Usage(
+        int(usage.get("prompt_tokens") or 0),
+        int(usage.get("completion_tokens") or 0),
+        # 0 from a model that cannot think says nothing: treated as not reported.
+        int(reasoning) if isinstance(reasoning, int) and reasoning > 0 else None,
+    )

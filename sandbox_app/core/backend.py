@@ -16,17 +16,36 @@ Message = dict[str, str]
 @dataclass(frozen=True)
 class Usage:
     prompt_tokens: int
-    completion_tokens: int
+    completion_tokens: int  # servers count the reasoning tokens in here too
+    reasoning_tokens: int | None = None  # usage.completion_tokens_details, when reported
 
 
 @dataclass(frozen=True)
 class Delta:
-    """One piece of a streamed reply: text, the server's usage report, or a notice for the trace."""
+    """One piece of a streamed reply: text, reasoning, the server's usage report, the finish
+    reason, or a notice for the trace."""
 
-    text: str = ""
+    text: str = ""  # the reply's content: may still hold inline <think> tags (core/thinking.py)
     usage: Usage | None = None
     notice: str = ""  # e.g. "Rate limited (429): retrying in 2 s (1 of 3)"
     chunks: int = 1  # how many of the server's chunks the text came in (merged when relayed)
+    # The model's thinking, from a reasoning field (reasoning_content / reasoning).
+    reasoning: str = ""
+    finish_reason: str | None = None  # "stop", "length", … as the server reported it
+    # When the request went out (time.perf_counter()), for a time to first token that does
+    # not include the client's own start-up; sent once, before any text.
+    sent_at: float | None = None
+
+    @property
+    def plain(self) -> bool:
+        """Only text or only reasoning: a piece the relay may merge with its neighbours."""
+        return (
+            self.usage is None
+            and not self.notice
+            and self.finish_reason is None
+            and self.sent_at is None
+            and not (self.text and self.reasoning)
+        )
 
 
 @dataclass(frozen=True)
@@ -37,6 +56,8 @@ class StreamParams:
     top_p: float | None = None
     seed: int | None = None
     stop: tuple[str, ...] = ()
+    # "minimal", "low", "medium", "high"…; None sends nothing (the server's default).
+    reasoning_effort: str | None = None
 
 
 class BackendError(Exception):

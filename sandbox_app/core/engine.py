@@ -12,15 +12,13 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import AsyncIterator, Callable
-from contextlib import aclosing
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
-from sandbox_app.core.backend import Backend, BackendError, Message, StreamParams, Usage
+from sandbox_app.core.backend import Backend, BackendError, Message, StreamParams
 from sandbox_app.core.dialects import Dialect, spec
 from sandbox_app.core.events import (
     ActionParsed,
     Event,
-    FabricationCut,
     FinalAnswer,
     FormatError,
     Notice,
@@ -30,22 +28,17 @@ from sandbox_app.core.events import (
     Status,
     StepFinished,
     StepStarted,
-    TokenDelta,
 )
 from sandbox_app.core.metrics import RunMetrics, StepMetrics, estimate_tokens
-from sandbox_app.core.parser import Turn, TurnScanner, parse_kept
+from sandbox_app.core.model_traits import THINKING_MAX_TOKENS, traits_for
+from sandbox_app.core.parser import Turn
 from sandbox_app.core.prompts import DEFAULT_TEMPLATE, PromptError, render_prompt
 from sandbox_app.core.scenario import Scenario
 from sandbox_app.core.tools import Approver, Tool, ToolRouter, builtin_tools
 from sandbox_app.core.tools.router import INPUT_TOO_LONG
+from sandbox_app.core.turn_reader import TurnOutcome, TurnReader
 
 MAX_STEPS_MESSAGE = "Reached max steps without final answer"  # seed 003's wording
-# Chunks that arrive together (a fast server, or a client catching up) are handled in one
-# go; hand control back to the event loop this often so the window keeps drawing meanwhile.
-YIELD_EVERY_S = 0.004
-# A reply longer than this many characters per allowed token means the server ignored
-# max_tokens (a token is about 4 characters); reading on would only fill memory and the trace.
-CHARS_PER_TOKEN_LIMIT = 16
 # Stop generating where the model would start writing its own observation. "\nObservation "
 # also covers the numbered ("Observation 2:") and tool-tagged ("Observation (search):") forms.
 STOP_SEQUENCES = ("\nObservation:", "\nObservation ")
@@ -102,6 +95,7 @@ class ReactEngine:
         self.answer: str | None = None
         self._tally = _Tally()
         self._dialect: Dialect = scenario.prompt_dialect
+        self._traits = traits_for(backend.label, model)
 
     def system_prompt(self) -> str:
         """The rendered system prompt; raises PromptError for an unknown placeholder."""
@@ -127,22 +121,45 @@ class ReactEngine:
         for step in range(1, s.max_steps + 1):
             yield StepStarted(step)
             step_started = time.perf_counter()
-            outcome = _StepOutcome()
-            try:
-                async for event in self._stream_turn(step, outcome):
-                    yield event
-            except BackendError as err:
-                yield self._record_step(step, step_started, outcome, 0.0)
-                yield self._finish("failed", str(err))
-                return
+            params = self._params()
+            earlier: list[TurnOutcome] = []  # requests of this step asked again
+            while True:
+                reader = TurnReader(step, self._traits, s.parse_dialect)
+                try:
+                    async for event in reader.read(self.backend, self.messages, params):
+                        yield event
+                except BackendError as err:
+                    yield self._record_step(step, step_started, reader.out, 0.0, earlier)
+                    yield self._finish("failed", str(err))
+                    return
+                again = self._ask_again(params, reader.out, len(earlier))
+                if again is None:
+                    break
+                params, notice = again
+                earlier.append(reader.out)
+                yield Notice(step, notice)
+            outcome = reader.out
+            if outcome.turn.dropped:
+                self._tally.fabrications_cut += 1
             turn = outcome.turn
             tool_s = 0.0
+            if outcome.cut_by_limit:
+                yield Notice(step, _cut_by_limit(params.max_tokens, outcome.ended_in_thinking))
             if turn.kind == "answer":
                 self.answer = turn.answer
                 yield FinalAnswer(step, turn.answer)
-                yield self._record_step(step, step_started, outcome, tool_s)
+                yield self._record_step(step, step_started, outcome, tool_s, earlier)
                 yield self._finish("answered", "")
                 return
+            if turn.kind == "none" and outcome.cut_by_limit:
+                # Not a format error: the model had no room to finish, and being told off
+                # would not give it any.
+                yield self._record_step(step, step_started, outcome, tool_s, earlier)
+                yield self._finish(
+                    "failed", _cut_by_limit(params.max_tokens, outcome.ended_in_thinking)
+                )
+                return
+            # Only the content goes back: the thinking is the model's scratch pad (see README).
             self.messages.append({"role": "assistant", "content": turn.kept.strip()})
             if turn.kind == "action":
                 yield ActionParsed(step, turn.tool, turn.input)
@@ -157,7 +174,7 @@ class ReactEngine:
                 message = self._observation(step, "", self._correction(turn))
                 self.messages.append({"role": "user", "content": message})
                 yield FormatError(step, message)
-            yield self._record_step(step, step_started, outcome, tool_s)
+            yield self._record_step(step, step_started, outcome, tool_s, earlier)
             spent = sum(m.tokens_in + m.tokens_out for m in self._tally.steps)
             if self.token_budget is not None and spent >= self.token_budget:
                 yield self._finish(
@@ -166,54 +183,28 @@ class ReactEngine:
                 return
         yield self._finish("max_steps", MAX_STEPS_MESSAGE)
 
-    async def _stream_turn(self, step: int, out: _StepOutcome) -> AsyncIterator[Event]:
-        """Stream one reply into ``out``, yielding the model's own text as it is certain."""
-        params = self._params()
-        scanner = TurnScanner()
-        sent_at = time.perf_counter()
-        max_chars = params.max_tokens * CHARS_PER_TOKEN_LIMIT
-        received_chars = 0
-        last_yield = time.perf_counter()
-        try:
-            async with aclosing(self.backend.stream(self.messages, params)) as stream:
-                async for delta in stream:
-                    if delta.notice:
-                        yield Notice(step, delta.notice)
-                    if delta.usage is not None:
-                        out.usage = delta.usage
-                    if not delta.text:
-                        continue
-                    if out.ttft_s is None:
-                        out.ttft_s = time.perf_counter() - sent_at
-                    out.chunks += delta.chunks
-                    text = delta.text[: max_chars - received_chars]
-                    received_chars += len(text)
-                    released = scanner.feed(text)
-                    if released:
-                        yield TokenDelta(step, released)
-                    now = time.perf_counter()
-                    if now - last_yield > YIELD_EVERY_S:
-                        await asyncio.sleep(0)
-                        last_yield = time.perf_counter()
-                    if scanner.observation_started:
-                        # Leaving the block closes the stream: stop paying for invented text.
-                        out.tokens_saved = max(0, params.max_tokens - out.chunks)
-                        break
-                    if len(text) < len(delta.text):
-                        raise BackendError(
-                            f"The reply ran past {params.max_tokens:,} tokens: the server "
-                            f"ignored max_tokens; stopped reading after {received_chars:,} "
-                            "characters (the partial reply is kept)."
-                        )
-        finally:
-            tail = scanner.finish()
-            out.turn = parse_kept(scanner.kept, scanner.dropped, self.scenario.parse_dialect)
-            out.received = scanner.kept + scanner.dropped
-        if tail:
-            yield TokenDelta(step, tail)
-        if scanner.dropped:
-            self._tally.fabrications_cut += 1
-            yield FabricationCut(step, scanner.dropped)
+    def _ask_again(
+        self, params: StreamParams, out: TurnOutcome, asked_again: int
+    ) -> tuple[StreamParams, str] | None:
+        """A reply that stopped inside its thinking is asked again, at most twice a step:
+        once without the server-side stop sequence (it cut the thinking), once with room to
+        think when Max tokens is on Auto. What was learnt holds for the model's later steps."""
+        if not out.ended_in_thinking or asked_again >= 2:
+            return None
+        if params.stop and not out.cut_by_limit:
+            self._traits.thinks = True
+            return replace(params, stop=()), (
+                "The server's stop sequence ended the reply inside the model's thinking: "
+                "asked again without it (not sent to this model again while the app runs)."
+            )
+        auto = self.scenario.model.max_tokens is None
+        if out.cut_by_limit and auto and params.max_tokens < THINKING_MAX_TOKENS:
+            self._traits.thinks = True
+            return replace(params, max_tokens=THINKING_MAX_TOKENS, stop=()), (
+                f"The thinking used all {params.max_tokens:,} tokens of Max tokens (Auto): "
+                f"asked again with {THINKING_MAX_TOKENS:,}, the Auto limit for models that think."
+            )
+        return None
 
     def _correction(self, turn: Turn) -> str:
         """What to tell a model whose reply had no action and no answer."""
@@ -231,8 +222,17 @@ class ReactEngine:
 
     def _params(self) -> StreamParams:
         m = self.scenario.model
+        traits = self._traits
         return StreamParams(
-            self.model, m.temperature, m.max_tokens, m.top_p, m.seed, STOP_SEQUENCES
+            model=self.model,
+            temperature=m.temperature,
+            max_tokens=m.max_tokens or traits.auto_max_tokens(),
+            top_p=m.top_p,
+            seed=m.seed,
+            # A model that thinks gets no server-side stop: servers may apply it to the raw
+            # text, thinking included. The client-side cut still guards its content.
+            stop=() if traits.thinks else STOP_SEQUENCES,
+            reasoning_effort=m.reasoning_effort,
         )
 
     def _observation(self, step: int, tool: str, text: str) -> str:
@@ -242,17 +242,30 @@ class ReactEngine:
         return f"{label.format(step=step, tool=tool)} {text}"
 
     def _record_step(
-        self, step: int, started: float, out: _StepOutcome, tool_s: float
+        self,
+        step: int,
+        started: float,
+        out: TurnOutcome,
+        tool_s: float,
+        earlier: list[TurnOutcome],
     ) -> StepFinished:
-        if out.usage is not None:
-            tokens_in, tokens_out, estimated = (
-                out.usage.prompt_tokens,
-                out.usage.completion_tokens,
-                False,
-            )
-        else:
-            prompt = sum(estimate_tokens(m["content"]) for m in self.messages)
-            tokens_in, tokens_out, estimated = prompt, estimate_tokens(out.received), True
+        tokens_in = tokens_out = reasoning_tokens = 0
+        estimated = reasoning_estimated = False
+        for request in (*earlier, out):  # a request asked again was paid for too
+            reasoning = request.reasoning_text
+            if request.usage is not None:
+                tokens_in += request.usage.prompt_tokens
+                tokens_out += request.usage.completion_tokens
+            else:
+                tokens_in += sum(estimate_tokens(m["content"]) for m in self.messages)
+                tokens_out += estimate_tokens(request.received) + estimate_tokens(reasoning)
+                estimated = True
+            reported = request.usage.reasoning_tokens if request.usage is not None else None
+            if reported is not None:
+                reasoning_tokens += reported
+            elif reasoning:
+                reasoning_tokens += estimate_tokens(reasoning)
+                reasoning_estimated = True
         metrics = StepMetrics(
             step,
             out.ttft_s,
@@ -262,6 +275,10 @@ class ReactEngine:
             estimated,
             tool_s,
             out.tokens_saved,
+            reasoning_tokens=reasoning_tokens,
+            reasoning_estimated=reasoning_estimated,
+            thinking_s=out.thinking_s,
+            cut_by_limit=out.cut_by_limit,
         )
         self._tally.steps.append(metrics)
         return StepFinished(step, metrics)
@@ -270,14 +287,9 @@ class ReactEngine:
         return RunFinished(status, reason, self.answer, self._tally.snapshot())
 
 
-@dataclass
-class _StepOutcome:
-    turn: Turn = field(default_factory=lambda: Turn("none"))
-    usage: Usage | None = None
-    ttft_s: float | None = None
-    chunks: int = 0
-    tokens_saved: int = 0
-    received: str = ""
+def _cut_by_limit(max_tokens: int, in_thinking: bool) -> str:
+    where = " inside the thinking (it used the whole budget)" if in_thinking else ""
+    return f"Cut at Max tokens ({max_tokens:,}){where}: raise Max tokens."
 
 
 async def drive(engine: ReactEngine, emit: Callable[[Event], None]) -> RunFinished:

@@ -33,6 +33,28 @@ class TokenDelta:
 
 
 @dataclass(frozen=True)
+class ReasoningDelta:
+    """The model's thinking (a reasoning field or a ``<think>`` block), streamed.
+
+    Shown, counted and exported; never parsed for actions or answers, never cut, never sent
+    back to the model.
+    """
+
+    step: int
+    text: str
+
+
+@dataclass(frozen=True)
+class ThinkingReclassified:
+    """The model text streamed so far in this step was thinking after all: the reply closed a
+    ``</think>`` it never opened (a template that opens the block itself). ``text`` is that
+    text; from here on it counts as reasoning, as if it had come as ReasoningDelta."""
+
+    step: int
+    text: str
+
+
+@dataclass(frozen=True)
 class FabricationCut:
     """Text the model wrote from its own ``Observation`` label onward; cut, never used."""
 
@@ -98,6 +120,8 @@ Event = (
     RunStarted
     | StepStarted
     | TokenDelta
+    | ReasoningDelta
+    | ThinkingReclassified
     | FabricationCut
     | ActionParsed
     | Observation
@@ -117,9 +141,23 @@ def event_to_dict(event: Event) -> dict[str, Any]:
     return {"type": type(event).__name__, **data}
 
 
+_RUN_TOTALS = (
+    "tokens_in",
+    "tokens_out",
+    "estimated",
+    "ttft_s",
+    "tool_s",
+    "tokens_saved",
+    "reasoning_tokens",
+    "reasoning_estimated",
+    "thinking_s",
+    "cuts_by_limit",
+)
+
+
 def metrics_to_dict(metrics: RunMetrics | StepMetrics) -> dict[str, Any]:
     data = asdict(metrics)
     if isinstance(metrics, RunMetrics):
-        for name in ("tokens_in", "tokens_out", "estimated", "ttft_s", "tool_s", "tokens_saved"):
+        for name in _RUN_TOTALS:
             data[name] = getattr(metrics, name)
     return data

@@ -20,6 +20,13 @@ class StepMetrics:
     estimated: bool  # True when the server sent no usage and the counts are estimates
     tool_s: float = 0.0
     tokens_saved: int = 0  # at most this many tokens not paid for, thanks to an early cut
+    # Thinking: tokens (part of tokens_out; estimated from the text when the server does not
+    # say), and the time from the first reasoning token to the first content token (or to the
+    # reply's end when no content followed).
+    reasoning_tokens: int = 0
+    reasoning_estimated: bool = False
+    thinking_s: float | None = None
+    cut_by_limit: bool = False  # the server stopped the reply at max tokens
 
 
 @dataclass(frozen=True)
@@ -54,14 +61,41 @@ class RunMetrics:
     def tokens_saved(self) -> int:
         return sum(s.tokens_saved for s in self.steps)
 
+    @property
+    def reasoning_tokens(self) -> int:
+        return sum(s.reasoning_tokens for s in self.steps)
+
+    @property
+    def reasoning_estimated(self) -> bool:
+        return any(s.reasoning_estimated for s in self.steps if s.reasoning_tokens)
+
+    @property
+    def thinking_s(self) -> float | None:
+        times = [s.thinking_s for s in self.steps if s.thinking_s is not None]
+        return sum(times) if times else None
+
+    @property
+    def cuts_by_limit(self) -> int:
+        return sum(s.cut_by_limit for s in self.steps)
+
+    def thinking_summary(self) -> str:
+        """``thinking ~410 tokens in 3.2 s``, or "" for a run that did not think."""
+        if not self.reasoning_tokens and self.thinking_s is None:
+            return ""
+        approx = "~" if self.reasoning_estimated else ""
+        took = f" in {self.thinking_s:.1f} s" if self.thinking_s is not None else ""
+        return f"thinking {approx}{self.reasoning_tokens:,} tokens{took}"
+
     def summary(self) -> str:
         """One line for a status bar or the CLI."""
         approx = "~" if self.estimated else ""
         ttft = f"{self.ttft_s * 1000:.0f} ms" if self.ttft_s is not None else "—"
+        thinking = self.thinking_summary()
         return (
             f"{plural(len(self.steps), 'step')} · {plural(self.tool_calls, 'tool call')} · "
             f"tokens {approx}{self.tokens_in} in / {approx}{self.tokens_out} out · "
-            f"first token {ttft} · {self.wall_s:.2f} s"
+            + (f"{thinking} · " if thinking else "")
+            + f"first token {ttft} · {self.wall_s:.2f} s"
         )
 
 

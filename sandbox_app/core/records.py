@@ -4,9 +4,9 @@ The window (its main view and every compare lane) and the CLI keep a record of e
 every export (copy trace, the compare exports, the CLI's ``--json``) reads records through
 ``exports.py``. A record never holds an API key.
 
-Memory stays flat over many runs: a frame's tokens are joined into one event per step, a
-record keeps at most :data:`MAX_RECORD_CHARS` of model text (what is past it is counted, not
-kept), and a :class:`RunHistory` keeps the last few records only.
+Memory stays flat over many runs: a step's tokens are joined into one event (its thinking
+into another), a record keeps at most :data:`MAX_RECORD_CHARS` of model text (what is past
+it is counted, not kept), and a :class:`RunHistory` keeps the last few records only.
 """
 
 from __future__ import annotations
@@ -15,10 +15,19 @@ from collections import deque
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from sandbox_app.core.events import Event, RunFinished, TokenDelta
+from sandbox_app.core.events import (
+    Event,
+    ReasoningDelta,
+    RunFinished,
+    ThinkingReclassified,
+    TokenDelta,
+)
 
 MAX_RECORD_CHARS = 1_000_000  # ~200k tokens of model text: far past a max_tokens run
 MAX_RUNS_KEPT = 20  # the compare view's largest Repeat
+
+
+Streamed = TokenDelta | ReasoningDelta
 
 
 @dataclass(frozen=True)
@@ -29,14 +38,15 @@ class RunSettings:
     base_url: str = ""
     model: str = ""
     temperature: float | None = None
-    max_tokens: int = 0
+    max_tokens: int | None = None  # None: Auto
+    reasoning_effort: str | None = None
     dialect: str = ""
     max_steps: int = 0
     question: str = ""
 
 
 class RunRecord:
-    """One run's events, in order, with tokens joined per step."""
+    """One run's events, in order, with a step's tokens (and its thinking) joined."""
 
     def __init__(self, settings: RunSettings | None = None) -> None:
         self.settings = settings or RunSettings()
@@ -44,8 +54,9 @@ class RunRecord:
         self.chars_not_kept = 0
         self._chars = 0
         self._events: list[Event] = []
-        # The step's text so far, joined only when read: adding token after token to one
+        # The streamed text so far, joined only when read: adding token after token to one
         # string would copy the whole step each time (quadratic over a 100,000-token reply).
+        self._text_kind: type[Streamed] = TokenDelta
         self._text_step = 0
         self._text: list[str] = []
 
@@ -56,15 +67,18 @@ class RunRecord:
 
     def add(self, events: Iterable[Event]) -> None:
         for event in events:
-            if isinstance(event, TokenDelta):
+            if isinstance(event, TokenDelta | ReasoningDelta):
                 self._add_text(event)
                 continue
             self._close_text()
+            if isinstance(event, ThinkingReclassified):
+                self._reclassify(event.step)
+                continue
             if isinstance(event, RunFinished):
                 self.finished = event
             self._events.append(event)
 
-    def _add_text(self, event: TokenDelta) -> None:
+    def _add_text(self, event: Streamed) -> None:
         room = MAX_RECORD_CHARS - self._chars
         text = event.text
         if len(text) > room:
@@ -73,20 +87,33 @@ class RunRecord:
         if not text:
             return
         self._chars += len(text)
-        if self._text and self._text_step != event.step:
+        if self._text and (self._text_step != event.step or self._text_kind is not type(event)):
             self._close_text()
         if not self._text:
             last = self._events[-1] if self._events else None
-            if isinstance(last, TokenDelta) and last.step == event.step:  # read mid-step
-                self._events.pop()
-                self._text.append(last.text)
-            self._text_step = event.step
+            same = isinstance(last, TokenDelta | ReasoningDelta) and type(last) is type(event)
+            if same and last.step == event.step:  # type: ignore[union-attr]
+                self._events.pop()  # read mid-step: carry on joining
+                self._text.append(last.text)  # type: ignore[union-attr]
+            self._text_step, self._text_kind = event.step, type(event)
         self._text.append(text)
 
     def _close_text(self) -> None:
         if self._text:
-            self._events.append(TokenDelta(self._text_step, "".join(self._text)))
+            self._events.append(self._text_kind(self._text_step, "".join(self._text)))
             self._text.clear()
+
+    def _reclassify(self, step: int) -> None:
+        """The step's model text so far was thinking: record it as such, as if it had come so."""
+        thinking: list[str] = []
+        while self._events:
+            last = self._events[-1]
+            if not isinstance(last, TokenDelta | ReasoningDelta) or last.step != step:
+                break
+            self._events.pop()
+            thinking.insert(0, last.text)
+        if thinking:
+            self._events.append(ReasoningDelta(step, "".join(thinking)))
 
     @property
     def done(self) -> bool:

@@ -56,6 +56,11 @@ class TurnScanner:
         return self._cut
 
     @property
+    def held(self) -> str:
+        """The start of a line held back while it may become an Observation label."""
+        return self._held
+
+    @property
     def kept(self) -> str:
         return "".join(self._kept)
 

@@ -18,14 +18,20 @@ MAX_TOKENS_RANGE = (1, 200_000)
 DialectChoice = Dialect | Literal["auto"]
 MatchRule = Literal["exact", "contains", "number", "regex"]
 MATCH_RULES: tuple[MatchRule, ...] = ("exact", "contains", "number", "regex")
+# How hard a reasoning model thinks (OpenAI's reasoning_effort, also read by Ollama, llama.cpp,
+# DeepSeek and OpenRouter); None sends nothing: the server's default.
+REASONING_EFFORTS = ("none", "minimal", "low", "medium", "high")
 
 
 @dataclass(frozen=True)
 class ModelParams:
     temperature: float | None = 0.0
-    max_tokens: int = 512
+    # None is Auto: 512 for a model that answers directly, more for one that thinks
+    # (core/model_traits.py); a number is the user's and is always sent as it is.
+    max_tokens: int | None = None
     top_p: float | None = None
     seed: int | None = None
+    reasoning_effort: str | None = None  # one of REASONING_EFFORTS, or None
 
 
 @dataclass(frozen=True)
@@ -45,7 +51,8 @@ class LaneConfig:
     base_url: str = ""
     model: str = ""
     temperature: float = 0.0
-    max_tokens: int = 512
+    max_tokens: int | None = None  # Auto, as in ModelParams
+    reasoning_effort: str | None = None
 
 
 @dataclass(frozen=True)

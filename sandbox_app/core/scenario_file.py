@@ -22,6 +22,7 @@ from sandbox_app.core.scenario import (
     MATCH_RULES,
     MAX_STEPS_RANGE,
     MAX_TOKENS_RANGE,
+    REASONING_EFFORTS,
     TEMPERATURE_RANGE,
     Expected,
     LaneConfig,
@@ -144,6 +145,7 @@ def scenario_to_dict(s: Scenario) -> dict[str, Any]:
             "max_tokens": s.model.max_tokens,
             "top_p": s.model.top_p,
             "seed": s.model.seed,
+            "reasoning_effort": s.model.reasoning_effort,
         },
         "expected": None
         if s.expected is None
@@ -164,6 +166,7 @@ def scenario_to_dict(s: Scenario) -> dict[str, Any]:
                 "model": lane.model,
                 "temperature": lane.temperature,
                 "max_tokens": lane.max_tokens,
+                "reasoning_effort": lane.reasoning_effort,
             }
             for lane in s.lanes
         ],
@@ -201,9 +204,10 @@ def scenario_from_dict(data: Any) -> Scenario:
         max_steps=max_steps,
         model=ModelParams(
             temperature=model.number("temperature", 0.0, TEMPERATURE_RANGE),
-            max_tokens=model.whole("max_tokens", 512, MAX_TOKENS_RANGE),
+            max_tokens=model.whole_or_auto("max_tokens", MAX_TOKENS_RANGE),
             top_p=model.number("top_p", None, (0.0, 1.0)),
             seed=model.get("seed", int, None),
+            reasoning_effort=model.effort(),
         ),
         expected=_expected(d.get("expected", dict, None)),
         script=Script(
@@ -241,7 +245,8 @@ def _lane(data: Any, index: int) -> LaneConfig:
         base_url=lane.get("base_url", str, ""),
         model=lane.get("model", str, ""),
         temperature=lane.number("temperature", 0.0, TEMPERATURE_RANGE) or 0.0,
-        max_tokens=lane.whole("max_tokens", 512, MAX_TOKENS_RANGE),
+        max_tokens=lane.whole_or_auto("max_tokens", MAX_TOKENS_RANGE),
+        reasoning_effort=lane.effort(),
     )
 
 
@@ -296,6 +301,22 @@ class _Fields:
     def whole(self, key: str, default: int, bounds: tuple[int, int]) -> int:
         value: int = self.get(key, int, default)
         self._check_range(key, value, bounds)
+        return value
+
+    def whole_or_auto(self, key: str, bounds: tuple[int, int]) -> int | None:
+        """A whole number, or None (Auto) when the field is missing or null."""
+        value: int | None = self.get(key, int, None)
+        if value is not None:
+            self._check_range(key, value, bounds)
+        return value
+
+    def effort(self) -> str | None:
+        value: str | None = self.get("reasoning_effort", str, None)
+        if value is not None and value not in REASONING_EFFORTS:
+            raise ScenarioError(
+                f'"{self._prefix}reasoning_effort" must be one of '
+                f"{', '.join(REASONING_EFFORTS)} or null (got {json.dumps(value)[:40]})."
+            )
         return value
 
     def _check_range(self, key: str, value: float, bounds: tuple[float, float]) -> None:

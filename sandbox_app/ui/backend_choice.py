@@ -29,9 +29,10 @@ class BackendChoice:
     typed_key: str  # a key typed in the panel for this base URL's host
     model: str
     temperature: float
-    max_tokens: int
+    max_tokens: int | None  # None: Auto
     timeout_s: float = 60.0
     keys: KeyStore = field(default_factory=KeyStore, compare=False, repr=False)
+    reasoning_effort: str | None = None
 
     @property
     def config(self) -> BackendConfig:
@@ -57,6 +58,7 @@ class BackendChoice:
             model=self.model,
             temperature=self.temperature,
             max_tokens=self.max_tokens,
+            reasoning_effort=self.reasoning_effort,
             dialect=scenario.dialect,
             max_steps=scenario.max_steps,
             question=scenario.question,

@@ -29,7 +29,8 @@ from sandbox_app.backends.registry import (
     effective_preset,
 )
 from sandbox_app.core.backend import BackendError
-from sandbox_app.core.scenario import Scenario
+from sandbox_app.core.model_traits import PLAIN_MAX_TOKENS, THINKING_MAX_TOKENS
+from sandbox_app.core.scenario import REASONING_EFFORTS, Scenario
 from sandbox_app.ui.backend_choice import BackendChoice
 
 REFRESH_TIP = "Ask the server for its models (/v1/models)"
@@ -82,8 +83,19 @@ class BackendPanel(QWidget):
         self.temperature_spin.setRange(0.0, 2.0)
         self.temperature_spin.setSingleStep(0.1)
         self.max_tokens_spin = QSpinBox()
-        self.max_tokens_spin.setRange(1, 200_000)
-        self.max_tokens_spin.setValue(512)
+        self.max_tokens_spin.setRange(0, 200_000)  # 0 shows as Auto
+        self.max_tokens_spin.setSpecialValueText("Auto")
+        self.max_tokens_spin.setToolTip(
+            f"Per model reply. Auto: {PLAIN_MAX_TOKENS}, or {THINKING_MAX_TOKENS:,} for a "
+            "model that thinks"
+        )
+        self.effort_combo = QComboBox()
+        self.effort_combo.addItem("Server default", None)
+        for effort in REASONING_EFFORTS:
+            self.effort_combo.addItem(effort, effort)
+        self.effort_combo.setToolTip(
+            "How hard a reasoning model thinks (reasoning_effort); most other models ignore it"
+        )
         self.timeout_spin = QDoubleSpinBox()
         self.timeout_spin.setRange(0.5, 600.0)
         self.timeout_spin.setValue(60.0)
@@ -107,6 +119,7 @@ class BackendPanel(QWidget):
         form.addRow("", self.models_status)
         form.addRow("Temperature", self.temperature_spin)
         form.addRow("Max tokens", self.max_tokens_spin)
+        form.addRow("Reasoning", self.effort_combo)
         form.addRow("Timeout", self.timeout_spin)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -123,6 +136,7 @@ class BackendPanel(QWidget):
             self.model_combo.currentTextChanged,
             self.temperature_spin.valueChanged,
             self.max_tokens_spin.valueChanged,
+            self.effort_combo.currentIndexChanged,
         ):
             signal.connect(self.changed)
         self._on_preset_combo_changed()
@@ -144,9 +158,10 @@ class BackendPanel(QWidget):
             self.key_edit.text().strip() if preset else "",
             self.model_combo.currentText().strip() if preset else "scripted",
             self.temperature_spin.value(),
-            self.max_tokens_spin.value(),
+            self.max_tokens_spin.value() or None,
             self.timeout_spin.value(),
             self.keys,
+            reasoning_effort=self.effort_combo.currentData(),
         )
 
     def select(self, backend: str, base_url: str = "", model: str = "") -> None:
@@ -162,9 +177,12 @@ class BackendPanel(QWidget):
         if model:
             self.model_combo.setCurrentText(model)
 
-    def set_sampling(self, temperature: float | None, max_tokens: int) -> None:
+    def set_sampling(
+        self, temperature: float | None, max_tokens: int | None, reasoning_effort: str | None
+    ) -> None:
         self.temperature_spin.setValue(temperature or 0.0)
-        self.max_tokens_spin.setValue(max_tokens)
+        self.max_tokens_spin.setValue(max_tokens or 0)
+        self.effort_combo.setCurrentIndex(max(0, self.effort_combo.findData(reasoning_effort)))
 
     # ---- the model list ---------------------------------------------------------------
 

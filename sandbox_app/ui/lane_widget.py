@@ -96,7 +96,9 @@ class LaneWidget(QFrame):
         self._applying = True
         try:
             self.backend_panel.select(config.backend, config.base_url, config.model)
-            self.backend_panel.set_sampling(config.temperature, config.max_tokens)
+            self.backend_panel.set_sampling(
+                config.temperature, config.max_tokens, config.reasoning_effort
+            )
         finally:
             self._applying = False
         self._config = replace(config, backend=self.backend_panel.backend_id())
@@ -111,6 +113,7 @@ class LaneWidget(QFrame):
             choice.model if choice.preset is not None else "",
             choice.temperature,
             choice.max_tokens,
+            choice.reasoning_effort,
         )
 
     def _on_backend_panel_changed(self) -> None:
@@ -128,7 +131,10 @@ class LaneWidget(QFrame):
         choice = self.backend_panel.choice()
         lane_scenario = scenario.with_changes(
             model=replace(
-                scenario.model, temperature=choice.temperature, max_tokens=choice.max_tokens
+                scenario.model,
+                temperature=choice.temperature,
+                max_tokens=choice.max_tokens,
+                reasoning_effort=choice.reasoning_effort,
             )
         )
         self.record.model = choice.model

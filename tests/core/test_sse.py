@@ -49,7 +49,7 @@ CHUNKS: dict[str, tuple[str, Delta]] = {
         '"timings":{"prompt_n":1085,"prompt_ms":203.378,"prompt_per_token_ms":0.18744516129032257,'
         '"prompt_per_second":5334.893646313762,"predicted_n":247,"predicted_ms":933.63,'
         '"predicted_per_token_ms":3.7798785425101213,"predicted_per_second":264.5587652496171}}',
-        Delta("", Usage(1085, 247)),
+        Delta("", Usage(1085, 247), finish_reason="stop"),
     ),
     # llama.cpp b9554 (llama.cpp.md §3a): reasoning_content only, timings on every chunk.
     "llama.cpp reasoning_content": (
@@ -58,7 +58,7 @@ CHUNKS: dict[str, tuple[str, Delta]] = {
         '"model":"gemma-4-31B-it-UD-Q6_K_XL.gguf","system_fingerprint":"b9554-d403f00ec",'
         '"object":"chat.completion.chunk","timings":{"cache_n":7,"prompt_n":10,'
         '"prompt_ms":251.51,"predicted_n":18,"draft_n":18,"draft_n_accepted":8}}',
-        Delta(""),
+        Delta("", reasoning=" if"),
     ),
     # vLLM 0.17.0 (shared/streams/vllm.md §2b): the new "reasoning" field and token_ids.
     "vLLM reasoning": (
@@ -66,14 +66,14 @@ CHUNKS: dict[str, tuple[str, Delta]] = {
         '"created":1773161262,"model":"local-qwen3.5-27b","choices":[{"index":0,'
         '"delta":{"reasoning":"Thinking"},"logprobs":null,"finish_reason":null,'
         '"token_ids":null}]}',
-        Delta(""),
+        Delta("", reasoning="Thinking"),
     ),
     # vLLM tool call (vllm.md §2c): the last chunk, empty content and stop_reason.
     "vLLM tool-call finish": (
         '{"id":"chatcmpl-d0c68c86be0641129cffa5053c0c217e","object":"chat.completion.chunk",'
         '"created":1744513664,"model":"","choices":[{"index":0,"delta":{"content":""},'
         '"logprobs":null,"finish_reason":"tool_calls","stop_reason":null}]}',
-        Delta(""),
+        Delta("", finish_reason="tool_calls"),
     ),
     # Ollama, Aug 2025 build (shared/streams/ollama.md §2a): role repeated on a content
     # chunk. The capture shows only "choices"; the other keys are its first line's.
@@ -88,7 +88,7 @@ CHUNKS: dict[str, tuple[str, Delta]] = {
         '{"id":"chatcmpl-900","object":"chat.completion.chunk","created":1754453131,'
         '"model":"gpt-oss:20b","system_fingerprint":"fp_ollama","choices":[{"index":0,'
         '"delta":{"role":"assistant","content":"","reasoning":"?"},"finish_reason":null}]}',
-        Delta(""),
+        Delta("", reasoning="?"),
     ),
     # LM Studio 0.3.9b3 (shared/streams/lmstudio.md §3): reasoning_content, no content key.
     "LM Studio reasoning_content": (
@@ -97,7 +97,7 @@ CHUNKS: dict[str, tuple[str, Delta]] = {
         '"system_fingerprint":"deepseek-r1-distill-llama-8b","choices":[{"index":0,'
         '"delta":{"role":"assistant","reasoning_content":"le"},"logprobs":null,'
         '"finish_reason":null}]}',
-        Delta(""),
+        Delta("", reasoning="le"),
     ),
     # OpenRouter (shared/streams/openrouter.md §2c): a plain model still sends the keys.
     "OpenRouter content with reasoning null": (
@@ -112,7 +112,7 @@ CHUNKS: dict[str, tuple[str, Delta]] = {
         '"choices":[{"index":0,"delta":{"role":"assistant","content":"",'
         '"reasoning":", so I need","reasoning_details":[]},"finish_reason":null,'
         '"native_finish_reason":null,"logprobs":null}]}',
-        Delta(""),
+        Delta("", reasoning=", so I need"),
     ),
     # OpenRouter (openrouter.md §2c): usage with cost and details beside a choice.
     "OpenRouter usage with cost": (
@@ -123,7 +123,7 @@ CHUNKS: dict[str, tuple[str, Delta]] = {
         '"completion_tokens":174,"total_tokens":182,"cost":0.00036531,"is_byok":false,'
         '"prompt_tokens_details":{"cached_tokens":2,"audio_tokens":0,"video_tokens":0},'
         '"completion_tokens_details":{"reasoning_tokens":173,"image_tokens":0}}}',
-        Delta("", Usage(8, 174)),
+        Delta("", Usage(8, 174, reasoning_tokens=173)),
     ),
     # DeepSeek deepseek-reasoner (shared/streams/deepseek.md §2a): content null while
     # reasoning, reasoning_content null while answering, usage on the finish chunk.
@@ -132,7 +132,7 @@ CHUNKS: dict[str, tuple[str, Delta]] = {
         '"created":1759299469,"model":"deepseek-reasoner","choices":[{"index":0,'
         '"delta":{"content":null,"reasoning_content":"Hmm, the user just said \\"Hello!\\""},'
         '"logprobs":null,"finish_reason":null}]}',
-        Delta(""),
+        Delta("", reasoning='Hmm, the user just said "Hello!"'),
     ),
     "DeepSeek answer": (
         '{"id":"f802c271-d4da-4773-b8b3-b1e4dfbf14f3","object":"chat.completion.chunk",'
@@ -149,7 +149,7 @@ CHUNKS: dict[str, tuple[str, Delta]] = {
         '"total_tokens":175,"prompt_tokens_details":{"cached_tokens":0},'
         '"completion_tokens_details":{"reasoning_tokens":117},"prompt_cache_hit_tokens":1,'
         '"prompt_cache_miss_tokens":5}}',
-        Delta("", Usage(6, 169)),
+        Delta("", Usage(6, 169, reasoning_tokens=117), finish_reason="stop"),
     ),
     # OpenAI gpt-4o (shared/streams/openai.md §3b): a tool call, content null.
     "OpenAI tool call": (
@@ -334,8 +334,9 @@ def test_a_recorded_stream_cut_into_odd_pieces_decodes_to_its_text_and_usage() -
     assert asyncio.run(decode()) == [
         Delta(""),
         Delta("hello"),
-        Delta(""),
-        Delta("", Usage(22, 203)),
+        Delta("", finish_reason="stop"),
+        # o3-mini thinks without showing it: only the count says so.
+        Delta("", Usage(22, 203, reasoning_tokens=192)),
     ]
 
 

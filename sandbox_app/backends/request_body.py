@@ -1,0 +1,98 @@
+"""What a chat completion request sends, per model: one place for every parameter rule.
+
+OpenAI's reasoning models (o1, o3, o4-mini, the gpt-5 family) reject ``max_tokens`` (they
+take ``max_completion_tokens``), ``stop`` and any temperature but 1, so they are sent none
+of them. Other servers have their own refusals (shared/streams/openai.md §1): when one
+answers 400 naming a parameter, the request is sent again once without it (or with its
+replacement), and that is remembered for the model while the app runs.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence, Set
+from typing import Any
+
+from sandbox_app.core.backend import Message, StreamParams
+from sandbox_app.core.model_traits import is_openai_reasoning_model
+
+# Parameters a request may do without, and what goes instead ("" for nothing).
+REPLACEMENTS = {
+    "max_tokens": "max_completion_tokens",
+    "max_completion_tokens": "",
+    "stop": "",
+    "temperature": "",
+    "top_p": "",
+    "seed": "",
+    "reasoning_effort": "",
+    "stream_options": "",
+}
+# "Unsupported parameter: 'stop' is not supported…", "Unsupported value: 'temperature' does
+# not support 0…"; other servers word it "… 'stop' is not supported".
+_NAMED = re.compile(
+    r"['\"`](\w+)['\"`][^.]{0,40}\bnot supported|unsupported \w+: ['\"`](\w+)", re.IGNORECASE
+)
+
+# (base URL, model) → the parameters that model refused; kept while the app runs.
+_refused: dict[tuple[str, str], set[str]] = {}
+
+
+def refused_by(base_url: str, model: str) -> set[str]:
+    """The parameters ``model`` at ``base_url`` refused so far (the same set every time)."""
+    return _refused.setdefault((base_url, model), set())
+
+
+def forget_refusals() -> None:
+    _refused.clear()
+
+
+def request_body(
+    messages: Sequence[Message], params: StreamParams, refused: Set[str] = frozenset()
+) -> dict[str, Any]:
+    reasoning_model = is_openai_reasoning_model(params.model)
+    request: dict[str, Any] = {
+        "model": params.model,
+        "messages": list(messages),
+        "stream": True,
+        "stream_options": {"include_usage": True},
+    }
+    limit = "max_completion_tokens" if reasoning_model else "max_tokens"
+    while limit in refused:
+        limit = REPLACEMENTS[limit]
+    if limit:
+        request[limit] = params.max_tokens
+    if params.stop and not reasoning_model:
+        request["stop"] = list(params.stop)[:4]  # OpenAI accepts at most four
+    sampling: dict[str, float | None] = {"seed": params.seed}
+    if not reasoning_model:
+        sampling |= {"temperature": params.temperature, "top_p": params.top_p}
+    for name, value in sampling.items():
+        if value is not None:
+            request[name] = value
+    if params.reasoning_effort:
+        request["reasoning_effort"] = params.reasoning_effort
+    for name in refused:
+        request.pop(name, None)
+    return request
+
+
+def refused_parameter(err: Exception, request: dict[str, Any]) -> str | None:
+    """The parameter a 400 names as unsupported, if the request sent it and can do without."""
+    param = getattr(err, "param", None)
+    if not isinstance(param, str) or param not in request:
+        body = getattr(err, "body", None)
+        message = body.get("message") if isinstance(body, dict) else None
+        found = _NAMED.search(str(message or err))
+        param = (found.group(1) or found.group(2)) if found else None
+    if param in REPLACEMENTS and param in request:
+        return param
+    return None
+
+
+def refusal_notice(param: str, model: str) -> str:
+    instead = REPLACEMENTS[param]
+    how = f"with {instead} instead" if instead else "without it"
+    return (
+        f"The server does not take {param!r} for {model or 'this model'}: sent again {how} "
+        "(remembered for this model while the app runs)."
+    )

@@ -1,0 +1,192 @@
+"""Reading one model reply as it streams: thinking apart, content guarded, metrics measured.
+
+A backend's deltas carry content (which may still hold inline ``<think>`` tags), reasoning
+from a field of its own, usage, the finish reason and when the request was sent. The reader
+turns them into the run's events: ``ReasoningDelta`` for thinking (never parsed, never cut),
+``TokenDelta`` for the content the :class:`TurnScanner` certifies as the model's own, and it
+closes the stream as soon as the model starts writing its own observation.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator
+from contextlib import aclosing
+from dataclasses import dataclass, field
+
+from sandbox_app.core.backend import Backend, BackendError, Message, StreamParams, Usage
+from sandbox_app.core.dialects import Dialect
+from sandbox_app.core.events import (
+    Event,
+    FabricationCut,
+    Notice,
+    ReasoningDelta,
+    ThinkingReclassified,
+    TokenDelta,
+)
+from sandbox_app.core.model_traits import ModelTraits
+from sandbox_app.core.parser import Turn, TurnScanner, parse_kept
+from sandbox_app.core.thinking import ThinkSplitter
+
+# Chunks that arrive together (a fast server, or a client catching up) are handled in one
+# go; hand control back to the event loop this often so the window keeps drawing meanwhile.
+YIELD_EVERY_S = 0.004
+# A reply longer than this many characters per allowed token means the server ignored
+# max_tokens (a token is about 4 characters); reading on would only fill memory and the trace.
+CHARS_PER_TOKEN_LIMIT = 16
+
+
+@dataclass
+class TurnOutcome:
+    """What one request produced, for the engine's next move and the step's metrics."""
+
+    turn: Turn = field(default_factory=lambda: Turn("none"))
+    usage: Usage | None = None
+    ttft_s: float | None = None  # from the request's send to its first token of any kind
+    thinking_s: float | None = None
+    chunks: int = 0
+    tokens_saved: int = 0
+    received: str = ""  # the content, kept and cut
+    reasoning: list[str] = field(default_factory=list)
+    finish_reason: str | None = None
+    ended_in_thinking: bool = False  # the reply stopped before its thinking was over
+
+    @property
+    def cut_by_limit(self) -> bool:
+        return self.finish_reason == "length"
+
+    @property
+    def reasoning_text(self) -> str:
+        return "".join(self.reasoning)
+
+
+class TurnReader:
+    """Streams one reply from ``backend`` into events and a :class:`TurnOutcome`."""
+
+    def __init__(self, step: int, traits: ModelTraits, dialect: Dialect | None) -> None:
+        self.step = step
+        self.traits = traits
+        self.dialect = dialect
+        self.out = TurnOutcome()
+        self._scanner = TurnScanner()
+        self._splitter = ThinkSplitter(starts_inside=traits.starts_inside)
+        self._sent_at = time.perf_counter()  # replaced by the backend's own send time
+        self._first_reasoning_at: float | None = None
+        self._first_content_at: float | None = None
+
+    async def read(
+        self, backend: Backend, messages: list[Message], params: StreamParams
+    ) -> AsyncIterator[Event]:
+        out = self.out
+        max_chars = params.max_tokens * CHARS_PER_TOKEN_LIMIT
+        received_chars = 0
+        last_yield = time.perf_counter()
+        try:
+            async with aclosing(backend.stream(messages, params)) as stream:
+                async for delta in stream:
+                    if delta.sent_at is not None:
+                        self._sent_at = delta.sent_at
+                    if delta.notice:
+                        yield Notice(self.step, delta.notice)
+                    if delta.usage is not None:
+                        out.usage = delta.usage
+                    if delta.finish_reason is not None:
+                        out.finish_reason = delta.finish_reason
+                    if not (delta.text or delta.reasoning):
+                        continue
+                    now = time.perf_counter()
+                    if out.ttft_s is None:
+                        out.ttft_s = now - self._sent_at
+                    out.chunks += delta.chunks
+                    room = max_chars - received_chars
+                    reasoning = delta.reasoning[:room]
+                    text = delta.text[: room - len(reasoning)]
+                    received_chars += len(reasoning) + len(text)
+                    truncated = len(reasoning) + len(text) < len(delta.reasoning) + len(
+                        delta.text
+                    )
+                    if reasoning:
+                        for event in self._reasoning(reasoning, now):
+                            yield event
+                    for event in self._content(text, now):
+                        yield event
+                    if now - last_yield > YIELD_EVERY_S:
+                        await asyncio.sleep(0)
+                        last_yield = time.perf_counter()
+                    if self._scanner.observation_started:
+                        # Leaving the block closes the stream: stop paying for invented text.
+                        out.tokens_saved = max(0, params.max_tokens - out.chunks)
+                        break
+                    if truncated:
+                        raise BackendError(
+                            f"The reply ran past {params.max_tokens:,} tokens: the server "
+                            f"ignored max_tokens; stopped reading after {received_chars:,} "
+                            "characters (the partial reply is kept)."
+                        )
+        finally:
+            # The end of the reply: a held "<thi" was text after all, a held "Observ" line
+            # is released or dropped.
+            ending: list[Event] = []
+            for kind, piece in self._splitter.finish():
+                if kind == "reasoning":
+                    ending += self._reasoning(piece, time.perf_counter())
+                elif released := self._scanner.feed(piece):
+                    ending.append(TokenDelta(self.step, released))
+            tail = self._scanner.finish()
+            scanner = self._scanner
+            out.turn = parse_kept(scanner.kept, scanner.dropped, self.dialect)
+            out.received = scanner.kept + scanner.dropped
+            thought = self._first_reasoning_at is not None
+            out.ended_in_thinking = self._splitter.inside or (
+                thought and self._first_content_at is None
+            )
+            if thought:
+                self.traits.thinks = True
+                assert self._first_reasoning_at is not None
+                until = self._first_content_at or time.perf_counter()
+                out.thinking_s = until - self._first_reasoning_at
+        for event in ending:
+            yield event
+        if tail:
+            yield TokenDelta(self.step, tail)
+        if scanner.dropped:
+            yield FabricationCut(self.step, scanner.dropped)
+
+    def _reasoning(self, text: str, now: float) -> list[Event]:
+        if self._first_reasoning_at is None:
+            self._first_reasoning_at = now
+        self.out.reasoning.append(text)
+        return [ReasoningDelta(self.step, text)]
+
+    def _content(self, text: str, now: float) -> list[Event]:
+        events: list[Event] = []
+        if not text:
+            return events
+        for kind, piece in self._splitter.feed(text):
+            if kind == "reasoning":
+                events += self._reasoning(piece, now)
+            elif kind == "reclassify":
+                events += self._reclassify(now)
+            else:
+                if self._first_content_at is None and piece.strip():
+                    self._first_content_at = now
+                released = self._scanner.feed(piece)
+                if released:
+                    events.append(TokenDelta(self.step, released))
+                if self._scanner.observation_started:
+                    break
+        return events
+
+    def _reclassify(self, now: float) -> list[Event]:
+        """The content so far was thinking: say so, and read on as if it had come as such."""
+        shown, held = self._scanner.kept, self._scanner.held
+        self._scanner = TurnScanner()
+        self.traits.starts_inside = True  # the next reply of this model starts thinking
+        self._first_reasoning_at = self._first_reasoning_at or self._first_content_at or now
+        self._first_content_at = None
+        self.out.reasoning.append(shown)
+        events: list[Event] = [ThinkingReclassified(self.step, shown)] if shown else []
+        if held:
+            events += self._reasoning(held, now)
+        return events
