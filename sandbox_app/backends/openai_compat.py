@@ -11,6 +11,7 @@ streams on the background loop of ``network_loop.py``, never on the caller's (GU
 from __future__ import annotations
 
 import asyncio
+import functools
 import time
 from collections.abc import AsyncGenerator, Sequence
 from contextlib import aclosing
@@ -55,7 +56,7 @@ class OpenAICompatBackend:
             # Building a client loads the TLS certificates: 40-170 ms that would freeze the
             # window (and every other lane), so it happens on a worker thread.
             try:
-                self._client = await asyncio.to_thread(_new_client, self.config)
+                self._client = await asyncio.to_thread(_ready_client, self.config)
             except Exception as err:  # e.g. a typo in the port: the SDK rejects the URL
                 raise BackendError(
                     f"Cannot use the base URL {self.config.base_url!r}: {errors.short(err)}"
@@ -230,6 +231,12 @@ async def _stamp_sent(request: Any) -> None:
     request.extensions["sent_at"] = time.perf_counter()
 
 
+def _ready_client(config: ServerConfig) -> openai.AsyncOpenAI:
+    warm_up()  # before the first request's clock starts, not inside it
+    return _new_client(config)
+
+
+@functools.cache  # once per process: the window starts it early, the CLI on its first client
 def warm_up() -> None:
     """Take the SDK's one-off costs now, on a background thread, not in the first request.
 

@@ -2,7 +2,8 @@
 
 One table row per lane: the window's table and every export (exports.py) use the same rows,
 so an export says exactly what the window shows. Prices are what the user entered per model,
-per million tokens; a model without a price shows "—", never a guess.
+per million tokens; a model without a price shows "—", never a guess. Thinking tokens are
+output tokens (servers count them in completion_tokens), so the cost includes them.
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ COLUMNS = (
     "Cuts",
     "Tokens in",
     "Tokens out",
+    "Thinking tokens",
+    "Thinking time",
     "First token",
     "Time",
     "Tokens/s",
@@ -70,6 +73,8 @@ class LaneRecord:
         m = last.metrics
         approx = "~" if m.estimated else ""
         row["Status"] = last.status + (" …" if self.running else "")
+        if m.cuts_by_limit:
+            row["Status"] += " · cut at Max tokens"
         row["Final answer"] = last.answer or "—"
         verdict = matches(last.answer, expected)
         row["Correct"] = "—" if verdict is None else ("yes" if verdict else "no")
@@ -79,7 +84,11 @@ class LaneRecord:
         row["Format errors"] = str(m.format_errors)
         row["Cuts"] = str(m.fabrications_cut)
         row["Tokens in"] = f"{approx}{m.tokens_in:,}"
-        row["Tokens out"] = f"{approx}{m.tokens_out:,}"
+        row["Tokens out"] = f"{approx}{m.tokens_out:,}"  # thinking included, as servers count
+        if m.reasoning_tokens:
+            row["Thinking tokens"] = f"{'~' if m.reasoning_estimated else ''}{m.reasoning_tokens:,}"
+        if m.thinking_s is not None:
+            row["Thinking time"] = f"{m.thinking_s:.1f} s"
         row["First token"] = f"{m.ttft_s * 1000:.0f} ms" if m.ttft_s is not None else "—"
         row["Time"] = self._spread([r.metrics.wall_s for r in self.runs], "{:.2f} s")
         generating = m.wall_s - m.tool_s

@@ -71,7 +71,7 @@ class TraceText:
             return []
         pieces: list[Piece] = [("\n", self._role)] if self._mid_line else []
         if role == "thinking":
-            pieces.append(("Thinking (never used as the answer):\n", "thinking"))
+            pieces.append(("Thinking (never acted on):\n", "thinking"))
         return pieces
 
     def _pieces(self, pieces: list[Piece]) -> list[Piece]:
