@@ -162,11 +162,14 @@ class ReactEngine:
             # Only the content goes back: the thinking is the model's scratch pad (see README).
             self.messages.append({"role": "assistant", "content": turn.kept.strip()})
             if turn.kind == "action":
-                yield ActionParsed(step, turn.tool, turn.input)
-                result = await self.router.run_tool(turn.tool, turn.input)
+                # "Web Search" for web_search: shown and labelled by its registered name.
+                known = self.router.resolve(turn.tool)
+                tool = known.name if known is not None else turn.tool
+                yield ActionParsed(step, tool, turn.input)
+                result = await self.router.run_tool(tool, turn.input)
                 self._tally.tool_calls += 1
                 tool_s = result.seconds
-                message = self._observation(step, turn.tool, result.text)
+                message = self._observation(step, tool, result.text)
                 self.messages.append({"role": "user", "content": message})
                 yield Observation(step, turn.tool, result.text, result.error, message)
             else:
@@ -212,7 +215,7 @@ class ReactEngine:
         if cut is None:
             return spec(self._dialect).correction
         # An action whose bracket never closed: usually a reply cut by max_tokens mid-input.
-        tool = next((t for t in self.tools if t.name.lower() == cut.tool), None)
+        tool = self.router.resolve(cut.tool)
         if tool is not None and cut.length > tool.max_input:
             return INPUT_TOO_LONG  # what the router would have said had it closed
         return (

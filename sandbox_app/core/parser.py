@@ -5,7 +5,9 @@ Dialects (auto-detected unless one is chosen):
 * ``bracket`` — ``Action: calculator[20 * 12 * 7]`` … ``Answer: $1,680 per year`` (seed 002)
 * ``paren`` — ``Action: calculator(128 + 256)`` … ``Final Answer: 668`` (seed 003)
 * ``action_input`` — ``Action: webSearch`` + ``Action Input: {"q": "…"}`` (seed 000), and
-  JSON blobs such as ``{"action": "search", "action_input": "…"}``
+  tool calls written as JSON objects (``{"action": "search", "action_input": "…"}``,
+  ``<tool_call>{"name": …, "arguments": …}</tool_call>`` …; see
+  :mod:`sandbox_app.core.action_objects`)
 * ``paper`` — ``Thought 2: …`` / ``Action 2: Search[…]`` / ``Action 5: Finish[…]``
 
 What each dialect accepts, and the grammar of a label line, live in
@@ -14,25 +16,41 @@ What each dialect accepts, and the grammar of a label line, live in
 The first directive wins, labels count only at the start of a line, and everything from a
 fabricated ``Observation`` label onward is cut by :class:`TurnScanner` before parsing. Every
 step works within one label's segment of the text, so parsing is linear in the text's length.
+
+A label's value may start on a later line (``Action:`` ⏎ ``Terminal``). Tool names are
+reported as written, lower-cased, and may be a few words (``Action: Web Search``); the router
+matches them to an enabled tool (``web_search``). ``tool()`` calls a tool with no input.
 """
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from typing import Literal
 
+from sandbox_app.core.action_objects import (
+    ActionObject,
+    balanced,
+    find_action_object,
+    name_key,
+    plain_input,
+    read_action_object,
+)
 from sandbox_app.core.dialects import LABEL_LINE, Dialect, Label, label_of, spec
 from sandbox_app.core.scanner import TurnScanner
 
 __all__ = ["Turn", "TurnScanner", "Unclosed", "parse_turn"]
 
 Kind = Literal["action", "answer", "none"]
-_NAME = r"([A-Za-z_][\w.\-]{0,63})"
+_WORD = r"[A-Za-z_][\w.\-]{0,63}"
+# A tool name of up to four words ("Web Search"). Words and the spaces between them are
+# disjoint character sets, so the pattern cannot backtrack badly.
+_NAME = r"(" + _WORD + r"(?:[ \t]" + _WORD + r"){0,3})"
 _CALL = re.compile(_NAME + r"[ \t]*([\[(])")
 _BARE_NAME = re.compile(_NAME + r"[ \t*_`]*$")
-_NO_ACTION = {"none", "n/a", "na", "null", "nothing"}
+_NO_ACTION = {"none", "n/a", "na", "null", "nothing", "no action"}
+_ANSWER_NAMES = {"finish", "finalanswer", "answer"}  # compared by name_key
+_OBJECT_START = ("{", "<tool_call>")
 _OPENERS = {"[": "]", "(": ")"}
 
 
@@ -110,8 +128,8 @@ def parse_kept(kept: str, dropped: str, dialect: Dialect | None = None) -> Turn:
                 found = action
         if found is not None:
             return _with(found, thought, kept, dropped)
-    if _form_allowed("action_input", dialect):
-        blob = _first_json_blob(kept)
+    if _form_allowed("action_input", dialect):  # a JSON tool call anywhere in the text
+        blob = _object_turn(find_action_object(kept), dialect)
         if blob is not None:
             return _with(blob, thought, kept, dropped)
     return Turn("none", thought=thought, kept=kept, dropped=dropped, unclosed=unclosed)
@@ -119,7 +137,7 @@ def parse_kept(kept: str, dropped: str, dialect: Dialect | None = None) -> Turn:
 
 def _prose(body: str) -> str:
     """A thought without a JSON blob or code fence that follows it on later lines."""
-    blob = re.search(r"^[ \t]*(?:```|\{)", body, re.MULTILINE)
+    blob = re.search(r"^[ \t]*(?:```|\{|<tool_call>)", body, re.MULTILINE)
     return (body[: blob.start()] if blob else body).strip()
 
 
@@ -144,25 +162,31 @@ def _segments(text: str) -> list[_Segment]:
 def _action(
     seg: _Segment, following: _Segment | None, dialect: Dialect | None
 ) -> Turn | Unclosed | None:
-    body = seg.body.lstrip(" \t`*")
+    text = seg.body.lstrip()  # the value may start on a later line: "Action:" ⏎ "Terminal"
+    if text.startswith("```"):
+        text = _unfence(text)
+    body = text.lstrip(" \t\r\n`*")
+    if body.startswith(_OBJECT_START):
+        return _object_turn(read_action_object(body), dialect)
     call = _CALL.match(body)
     if call is not None:
         name, opener = call.group(1).lower(), call.group(2)
         form: Dialect = "paren" if opener == "(" else ("paper" if seg.numbered else "bracket")
         if not _form_allowed(form, dialect):
             return None
-        arg = _balanced(body, call.end() - 1, opener, _OPENERS[opener])
-        if arg is None:
+        arg = balanced(body, call.end() - 1, opener, _OPENERS[opener])
+        if arg is None:  # "Let me compute (1 + 2" is prose: only one word names a cut call
+            if len(name.split()) > 1:
+                return None
             return Unclosed(name, opener, len(body[call.end() :].strip()))
         arg = arg.strip()
         if opener == "(":
             arg = _unquote(arg)
-        return _directive(name, arg, form)
+        # tool() calls a tool that takes no input; tool[] stays no call at all.
+        return _directive(name, arg, form, no_arguments=opener == "(")
     first_line = body.split("\n", 1)[0].strip()
     if not _form_allowed("action_input", dialect):
         return None
-    if first_line.startswith("{") or (not first_line and body.lstrip().startswith(("{", "`"))):
-        return _json_action(_unfence(body))
     bare = _BARE_NAME.match(first_line)
     if bare is None or bare.group(1).lower() in _NO_ACTION:
         return None
@@ -170,7 +194,7 @@ def _action(
         return None
     arg = _unfence(following.body)
     if arg.startswith("{"):
-        inner = _balanced(arg, 0, "{", "}", quoted=True)
+        inner = balanced(arg, 0, "{", "}", quoted=True)
         if inner is not None:
             arg = "{" + inner + "}"
     return _directive(bare.group(1).lower(), arg.strip(), "action_input")
@@ -181,41 +205,27 @@ def _form_allowed(form: Dialect, dialect: Dialect | None) -> bool:
     return dialect is None or form in spec(dialect).forms
 
 
-def _directive(name: str, arg: str, form: Dialect) -> Turn | None:
-    if not arg:
+def _directive(name: str, arg: str, form: Dialect, *, no_arguments: bool = False) -> Turn | None:
+    """An action, or an answer for ``finish`` / ``Final Answer``; None without an input.
+
+    ``no_arguments``: the call said it has no input (``tool()``, JSON ``"arguments": {}``), so
+    an empty input is still an action; the tool answers it, usually with its own error.
+    """
+    if name_key(name) in _ANSWER_NAMES:
+        answer = (plain_input(arg) if form == "action_input" else arg).strip()
+        return Turn("answer", answer=answer, dialect=form) if answer else None
+    if not arg and not no_arguments:
         return None
-    if name == "finish":
-        return Turn("answer", answer=arg, dialect=form)
     return Turn("action", tool=name, input=arg, dialect=form)
 
 
-def _balanced(
-    text: str, start: int, opener: str, closer: str, *, quoted: bool = False
-) -> str | None:
-    """Text between ``text[start]`` (an opener) and its matching closer, or None if unclosed.
-
-    With ``quoted`` (JSON), brackets inside string literals don't count.
-    """
-    depth = 0
-    in_string = escaped = False
-    for i in range(start, len(text)):
-        ch = text[i]
-        if in_string:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == '"':
-                in_string = False
-        elif quoted and ch == '"':
-            in_string = True
-        elif ch == opener:
-            depth += 1
-        elif ch == closer:
-            depth -= 1
-            if depth == 0:
-                return text[start + 1 : i]
-    return None
+def _object_turn(found: ActionObject | None, dialect: Dialect | None) -> Turn | None:
+    """A tool call written as a JSON object; it belongs to the action_input form."""
+    if found is None or not _form_allowed("action_input", dialect):
+        return None
+    return _directive(
+        found.name.lower(), found.input, "action_input", no_arguments=found.no_arguments
+    )
 
 
 def _unquote(arg: str) -> str:
@@ -236,41 +246,3 @@ def _unfence(text: str) -> str:
     if len(stripped) >= 2 and stripped[0] == stripped[-1] == "`":
         return stripped.strip("`").strip()
     return stripped
-
-
-def _json_action(text: str) -> Turn | None:
-    start = text.find("{")
-    if start == -1:
-        return None
-    inner = _balanced(text, start, "{", "}", quoted=True)
-    if inner is None:
-        return None
-    try:
-        blob = json.loads("{" + inner + "}")
-    except ValueError:
-        return None
-    if not isinstance(blob, dict):
-        return None
-    action = blob.get("action")
-    if not isinstance(action, str) or not action.strip():
-        return None
-    value = blob.get("action_input", blob.get("input", ""))
-    arg = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-    name = action.strip().lower()
-    if name in ("final answer", "final_answer", "answer"):
-        return Turn("answer", answer=arg.strip(), dialect="action_input") if arg.strip() else None
-    return _directive(name, arg.strip(), "action_input")
-
-
-def _first_json_blob(text: str) -> Turn | None:
-    """A JSON action anywhere in the text (LangChain style), tried from the first few braces."""
-    pos = 0
-    for _ in range(3):
-        start = text.find("{", pos)
-        if start == -1:
-            return None
-        turn = _json_action(text[start:])
-        if turn is not None:
-            return turn
-        pos = start + 1
-    return None

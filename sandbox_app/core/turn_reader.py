@@ -103,9 +103,7 @@ class TurnReader:
                     reasoning = delta.reasoning[:room]
                     text = delta.text[: room - len(reasoning)]
                     received_chars += len(reasoning) + len(text)
-                    truncated = len(reasoning) + len(text) < len(delta.reasoning) + len(
-                        delta.text
-                    )
+                    truncated = len(reasoning) + len(text) < len(delta.reasoning) + len(delta.text)
                     if reasoning:
                         for event in self._reasoning(reasoning, now):
                             yield event

@@ -246,6 +246,10 @@ HEAVY_REPLIES: dict[str, Callable[[int], str]] = {
     "one long line": lambda n: "*" * (1000 * n),
     "open brackets": lambda n: "Action: s" + "[" * (500 * n),
     "unclosed call": lambda n: "Thought: x\nAction: calculator[" + "(" * (100 * n),
+    "unclosed objects": lambda n: ("Action:\n{" + '"a": "' * 100 + "\n") * n,
+    "unclosed tool call": lambda n: "<tool_call>{" + '{"name": ' * (100 * n),
+    "open braces": lambda n: "{" * (1000 * n),
+    "many-word lines": lambda n: ("Action: " + "ab_ " * 250 + "(\n") * n,
 }
 
 
@@ -288,6 +292,11 @@ LABELISH = st.sampled_from(
         "```",
         "calculator",
         "finish",
+        "Web Search",
+        "<tool_call>",
+        '{"name": "search", "arguments": {"q": "x"}}',
+        '"arguments": {}}',
+        "()",
     ]
 )
 REPLIES = st.lists(st.one_of(LABELISH, st.text(max_size=12)), max_size=30).map("".join)

@@ -1,17 +1,20 @@
 """Route a parsed action to an allowed tool, with the guards seed 002 asks for.
 
-Unknown tools, over-long inputs, exceptions and timeouts all come back as ``Error: …``
-observations, so the model can correct itself; nothing reaches the model as a traceback.
+A name matches an enabled tool whatever its case, spaces, hyphens and underscores
+(``Web Search``, ``web-search`` and ``webSearch`` all name ``web_search``), as long as exactly one
+enabled tool matches. Unknown tools, over-long inputs, exceptions and timeouts all come back as
+``Error: …`` observations, so the model can correct itself; nothing reaches the model as a
+traceback.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 
+from sandbox_app.core.action_objects import name_key, plain_input
 from sandbox_app.core.tools.base import Tool
 
 Approver = Callable[[str, str], Awaitable[bool]]
@@ -37,6 +40,9 @@ class ToolRouter:
         max_observation: int = 2000,
     ) -> None:
         self._tools = {tool.name.lower(): tool for tool in tools}
+        self._by_key: dict[str, list[Tool]] = {}
+        for tool in self._tools.values():
+            self._by_key.setdefault(name_key(tool.name), []).append(tool)
         self._approve = approve
         self.timeout = timeout
         self.max_observation = max_observation
@@ -47,8 +53,17 @@ class ToolRouter:
         text = self._truncate(text)
         return ToolResult(text, text.startswith("Error"), time.perf_counter() - started)
 
+    def resolve(self, name: str) -> Tool | None:
+        """The enabled tool ``name`` means: its exact name in any case, else the one tool whose
+        name matches ignoring spaces, hyphens and underscores. None if none or several match."""
+        tool = self._tools.get(name.lower())
+        if tool is not None:
+            return tool
+        matches = self._by_key.get(name_key(name), [])
+        return matches[0] if len(matches) == 1 else None
+
     async def _run(self, name: str, input: str) -> str:
-        tool = self._tools.get(name)
+        tool = self.resolve(name)
         if tool is None:
             if not self._tools:
                 return f'Error: unknown tool "{name}": no tools are enabled in this run.'
@@ -59,29 +74,18 @@ class ToolRouter:
             return f"Error: the user declined to run {tool.name}"
         try:
             async with asyncio.timeout(self.timeout):
-                return await tool.run(_plain_input(input))
+                text = await tool.run(plain_input(input))
         except TimeoutError:
             return "Error: tool timed out"
         except Exception as err:  # a tool bug must reach the model as one line, not a crash
             return f"Error: {type(err).__name__}: {err}"
+        # An empty observation reads like a glitch; say what happened (e.g. after tool()).
+        return (
+            text if isinstance(text, str) and text.strip() else f"{tool.name} returned no output."
+        )
 
     def _truncate(self, text: str) -> str:
         if len(text) <= self.max_observation:
             return text
         cut = len(text) - self.max_observation
         return f"{text[: self.max_observation]}… [truncated {cut:,} characters]"
-
-
-def _plain_input(input: str) -> str:
-    """``{"q": "refund days"}`` (seed 000's Action Input style) → ``refund days``."""
-    if not input.startswith("{"):
-        return input
-    try:
-        value = json.loads(input)
-    except ValueError:
-        return input
-    if isinstance(value, dict) and len(value) == 1:
-        (only,) = value.values()
-        if isinstance(only, str):
-            return only
-    return input
