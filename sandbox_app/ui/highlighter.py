@@ -27,6 +27,8 @@ class Role(IntEnum):
     ERROR = 4
     NOTICE = 5
     DROPPED = 6
+    THINKING = 7  # the model's reasoning: never read for labels
+    THINKING_HEADER = 8  # the line above it: how long it thought, click to fold or unfold
 
 
 _ROLE_STYLE = {
@@ -35,6 +37,8 @@ _ROLE_STYLE = {
     Role.ERROR: "error",
     Role.NOTICE: "notice",
     Role.DROPPED: "dropped",
+    Role.THINKING: "thinking",
+    Role.THINKING_HEADER: "thinking_header",
 }
 # A block's state is the index of its label's role, so unlabelled lines can continue it.
 _LABEL_STATES = LABEL_ROLES

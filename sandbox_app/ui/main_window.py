@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 from PySide6.QtCore import QByteArray, QSettings, QSignalBlocker, Qt, QTimer
@@ -33,7 +34,7 @@ from sandbox_app.backends.registry import SCRIPTED
 from sandbox_app.core.compare import Price
 from sandbox_app.core.document import ScenarioDocument
 from sandbox_app.core.exports import trace_text
-from sandbox_app.core.scenario import ModelParams, Scenario
+from sandbox_app.core.scenario import Scenario
 from sandbox_app.core.scenario_file import builtin_scenarios
 from sandbox_app.core.tools import Tool
 from sandbox_app.core.workspace import Change, Workspace
@@ -136,6 +137,16 @@ class MainWindow(QMainWindow):
         self._add_action(file_menu, "&Quit", QKeySequence.StandardKey.Quit, self.close)
         edit_menu = self.menuBar().addMenu("&Edit")
         self._add_action(edit_menu, "&Copy trace", QKeySequence("Ctrl+Shift+C"), self.copy_trace)
+        self.show_thinking_action = self.menuBar().addMenu("&View").addAction("Show &thinking")
+        self.show_thinking_action.setCheckable(True)
+        self.show_thinking_action.toggled.connect(self.set_show_thinking)
+
+    def set_show_thinking(self, on: bool) -> None:
+        """Unfold the model's thinking in the Run tab and every lane, or fold it to one line."""
+        TraceView.show_thinking_default = on  # for lanes built later
+        lanes = self._compare.lanes if self._compare is not None else []
+        for trace in (self.trace, *(lane.trace for lane in lanes)):
+            trace.set_show_thinking(on)
 
     def _add_action(
         self,
@@ -228,7 +239,9 @@ class MainWindow(QMainWindow):
             model = self.workspace.model.scenario.model
             self._applying = True
             try:
-                self.backend_panel.set_sampling(model.temperature, model.max_tokens)
+                self.backend_panel.set_sampling(
+                    model.temperature, model.max_tokens, model.reasoning_effort
+                )
             finally:
                 self._applying = False
         if change.touches("prices"):
@@ -240,7 +253,12 @@ class MainWindow(QMainWindow):
         if self._applying:
             return
         choice, model = self.backend_panel.choice(), self.workspace.model.scenario.model
-        sampling = ModelParams(choice.temperature, choice.max_tokens, model.top_p, model.seed)
+        sampling = replace(
+            model,
+            temperature=choice.temperature,
+            max_tokens=choice.max_tokens,
+            reasoning_effort=choice.reasoning_effort,
+        )
         self.workspace.update(self.backend_panel, model=sampling)
 
     # ---- running ------------------------------------------------------------------------

@@ -41,6 +41,9 @@ LIGHT = {
     "step": Style("#3c4043", bold=True),
     "notice": Style("#5f6368", italic=True),
     "dropped": Style("#80868b", strike=True),
+    # The model's thinking: dim, italic, on a faint band, so it never reads as its answer.
+    "thinking": Style("#6a6e73", italic=True, background="#f3f4f6"),
+    "thinking_header": Style("#4a4f55", background="#f3f4f6"),
 }
 DARK = {
     "thought": Style("#8ab4f8", italic=True),
@@ -51,6 +54,8 @@ DARK = {
     "step": Style("#e8eaed", bold=True),
     "notice": Style("#9aa0a6", italic=True),
     "dropped": Style("#80868b", strike=True),
+    "thinking": Style("#9aa0a6", italic=True, background="#25272b"),
+    "thinking_header": Style("#bdc1c6", background="#25272b"),
 }
 
 

@@ -4,10 +4,13 @@ Tokens can arrive at thousands per second, so text is buffered and written at mo
 frame (the window's frame clock, ui/frames.py) through a cursor at the end of the document,
 never by resetting the whole text. Each block has one role, recorded as it is inserted, and
 very long model lines are split into blocks of at most ``MAX_BLOCK_CHARS`` so re-highlighting
-and layout stay cheap on every append.
+and layout stay cheap on every append. The model's thinking is written the same way, as
+regions that fold to one header line once the model moves on (ui/thinking_regions.py).
 """
 
 from __future__ import annotations
+
+import time
 
 from PySide6.QtCore import QEvent, Signal
 from PySide6.QtGui import QFontDatabase, QMouseEvent, QTextCursor
@@ -19,12 +22,17 @@ from sandbox_app.core.events import (
     FormatError,
     Notice,
     Observation,
+    ReasoningDelta,
     RunFinished,
+    StepFinished,
     StepStarted,
+    ThinkingReclassified,
     TokenDelta,
 )
 from sandbox_app.ui.frames import Phase, frame_clock
 from sandbox_app.ui.highlighter import Role, TraceHighlighter
+from sandbox_app.ui.thinking_regions import Region, ThinkingRegions
+from sandbox_app.ui.trace_queue import END_OF_THINKING, STREAMED, Pending, merged, take_frame
 
 MAX_BLOCK_CHARS = 1000
 # What a pane keeps on screen. Qt's text document and its layout cost ~100 bytes a character,
@@ -46,6 +54,7 @@ class TraceView(QPlainTextEdit):
     """
 
     stepClicked = Signal(int)
+    show_thinking_default = False  # what a new view starts with (View menu)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -54,12 +63,17 @@ class TraceView(QPlainTextEdit):
         self.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
         self.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
         self._roles: list[Role] = [Role.NOTICE]
-        self._pending: list[tuple[Role, str]] = []
+        self._pending: list[Pending] = []
         self._steps: dict[int, int] = {}  # step number → block number of its separator
         self._continued: set[int] = set()  # blocks that continue a split long line
         self._line_break_due = False  # the last block holds a whole-line role: start a new one
         self._follow = True
         self.trimmed_chars = 0  # dropped from the top to bound memory (see MAX_TRACE_CHARS)
+        self.thinking = ThinkingRegions(self.document(), self.flush)
+        self.thinking.show_all = self.show_thinking_default
+        self._step_now = 0  # the step whose separator was written last
+        self._model_start: int | None = None  # first block of this step's model text
+        self._model_since = 0.0  # when that text began
         self.highlighter = TraceHighlighter(self.document(), self.palette(), self.role_of)
         self.verticalScrollBar().valueChanged.connect(self._on_scrollbar_value_changed)
 
@@ -69,6 +83,8 @@ class TraceView(QPlainTextEdit):
         """Draw one engine event."""
         if isinstance(event, TokenDelta):
             self.append_text(Role.MODEL, event.text)
+        elif isinstance(event, ReasoningDelta):
+            self.append_text(Role.THINKING, event.text)
         elif isinstance(event, StepStarted):
             self.add_step(event.step)
         elif isinstance(event, Observation):
@@ -80,8 +96,15 @@ class TraceView(QPlainTextEdit):
             self.append_line(Role.ERROR, event.message)
         elif isinstance(event, Notice):
             self.append_line(Role.NOTICE, event.text)
-        elif isinstance(event, RunFinished) and event.status != "answered":
-            self.append_line(Role.ERROR, f"{event.status}: {event.reason}")
+        elif isinstance(event, ThinkingReclassified):
+            self._reclassify(event.text)
+        elif isinstance(event, StepFinished):
+            self.thinking.metrics[event.step] = event.metrics
+            self._end_thinking_later()
+        elif isinstance(event, RunFinished):
+            self._end_thinking_later()
+            if event.status != "answered":
+                self.append_line(Role.ERROR, f"{event.status}: {event.reason}")
 
     def append_text(self, role: Role, text: str) -> None:
         """Queue streamed text; it reaches the document on the next frame."""
@@ -104,6 +127,8 @@ class TraceView(QPlainTextEdit):
         self._line_break_due = False
         self._follow = True
         self.trimmed_chars = 0
+        self.thinking.clear()
+        self._step_now, self._model_start = 0, None
         self.clear()
 
     def role_of(self, block_number: int) -> Role:
@@ -124,6 +149,14 @@ class TraceView(QPlainTextEdit):
         bar = self.verticalScrollBar()
         bar.setValue(min(block.firstLineNumber(), bar.maximum()))
         return True
+
+    def set_show_thinking(self, on: bool) -> None:
+        """Unfold every thinking region and keep new ones open (True), or fold them (False)."""
+        self.thinking.set_show_all(on)  # the layout repaints what it was told changed
+
+    def toggle_thinking(self, header_block: int) -> bool:
+        """Fold or unfold the finished thinking region headed by block ``header_block``."""
+        return self.thinking.toggle(header_block)
 
     def plain_text(self) -> str:
         """The trace as written: long lines split for speed are joined again."""
@@ -146,17 +179,21 @@ class TraceView(QPlainTextEdit):
 
     def flush(self) -> None:
         """Write everything queued in one edit: one layout and highlight pass per frame."""
-        if not self._pending:
-            return
-        pending, self._pending = _take_frame(self._pending, MAX_FRAME_CHARS)
+        if self._pending:
+            self._write_frame()
+        self.thinking.show_live()  # its seconds and tokens: once a frame at most
+
+    def _write_frame(self) -> None:
+        pending, self._pending = take_frame(self._pending, MAX_FRAME_CHARS)
         if self._pending:
             frame_clock().schedule(self.flush, Phase.DRAW)
         cursor = QTextCursor(self.document())
         cursor.movePosition(QTextCursor.MoveOperation.End)
         cursor.beginEditBlock()
-        for role, text in _merged(pending):
+        for role, text in merged(pending):
             self._insert(cursor, role, text)
         cursor.endEditBlock()
+        self.thinking.draw_ended()
         if self._follow:
             # Only while following the end: a reader scrolled up keeps the text under them.
             if self.document().characterCount() > MAX_TRACE_CHARS:
@@ -165,34 +202,79 @@ class TraceView(QPlainTextEdit):
             bar.setValue(bar.maximum())
 
     def _trim_top(self, chars: int) -> None:
-        """Drop whole blocks from the top, at least ``chars`` characters, in one edit."""
+        """Drop whole blocks from the top, at least ``chars`` characters."""
         document = self.document()
         block, removed, count = document.firstBlock(), 0, 0
         while removed < chars and block.isValid() and block != document.lastBlock():
             removed += block.length()
             count += 1
             block = block.next()
-        # Block numbers move up by ``count``: the roles, steps and continuations with them,
-        # before the edit, since the highlighter asks for roles as the document changes.
-        self._roles = self._roles[count:]
-        self._steps = {step: b - count for step, b in self._steps.items() if b >= count}
-        self._continued = {b - count for b in self._continued if b >= count}
-        self.trimmed_chars += removed
-        cursor = QTextCursor(document)
-        cursor.setPosition(block.position(), QTextCursor.MoveMode.KeepAnchor)
+        region = self.thinking.split_by(count)
+        if region is None:
+            self.trimmed_chars += self._remove_blocks(0, count)
+        else:  # the cut falls inside a thinking region: its header stays, to fold it by
+            self.trimmed_chars += self._remove_blocks(region.header + 1, count)
+            self.trimmed_chars += self._remove_blocks(0, region.header)
+
+    def _remove_blocks(self, first: int, stop: int) -> int:
+        """Remove blocks ``first`` to ``stop`` (exclusive, or to the end); the characters gone."""
+        document = self.document()
+        at_end, count = stop >= document.blockCount(), stop - first
+        if count <= 0:
+            return 0
+        # Block numbers past ``stop`` move up by ``count``: the bookkeeping with them, before
+        # the edit, since the highlighter asks for roles as the document changes.
+        del self._roles[first:stop]
+        self._roles = self._roles or [Role.NOTICE]
+        gone = range(first, stop)
+        self._steps = {s: b - count * (b >= stop) for s, b in self._steps.items() if b not in gone}
+        # Less ``first``: what it continued is gone, so it starts a line.
+        self._continued = {b - count * (b >= stop) for b in self._continued if b not in gone}
+        self._continued.discard(first)
+        self.thinking.remove_blocks(first, stop)
+        if self._model_start is not None and self._model_start >= first:
+            self._model_start = None if at_end else max(first, self._model_start - count)
+        start = document.findBlockByNumber(first).position() - (at_end and first > 0)
+        after = document.findBlockByNumber(stop)
+        end = after.position() if after.isValid() else document.characterCount() - 1
+        cursor = QTextCursor(document)  # at the end, from the end of the block before: it stays
+        cursor.setPosition(start)
+        cursor.setPosition(end, QTextCursor.MoveMode.KeepAnchor)
         cursor.removeSelectedText()
+        return end - start
 
     def _insert(self, cursor: QTextCursor, role: Role, text: str) -> None:
-        whole_lines = role is not Role.MODEL
+        live = self.thinking.live
+        if role is END_OF_THINKING:
+            self.thinking.end_live(settle=True)
+            return
+        if role is not Role.THINKING and live is not None:
+            self.thinking.end_live()
+            live = None
+        elif role is Role.THINKING:
+            live = live or self._begin_thinking(cursor)
+        last = self._roles[-1]
+        if (role is Role.MODEL and last in (Role.THINKING, Role.THINKING_HEADER)) or (
+            role is Role.THINKING and last is Role.THINKING_HEADER
+        ):
+            text = text.lstrip("\n")  # no blank lines at the top of a region, or under it
+            if not text:
+                return
+        whole_lines = role not in STREAMED
         block = cursor.block()
         current = self._roles[-1]
-        same_run = current in (Role.MODEL, Role.MODEL_CONTINUED) and role is Role.MODEL
-        if block.length() > 1 and (self._line_break_due or not same_run):
-            self._new_block(cursor, role)
-        elif block.length() <= 1:
+        same_run = current is role or (current is Role.MODEL_CONTINUED and role is Role.MODEL)
+        # An empty last block takes the new role, unless it is a (maybe folded) region's.
+        if block.length() <= 1 and (current is role or current is not Role.THINKING):
             self._roles[-1] = role
+        elif self._line_break_due or not same_run:
+            self._new_block(cursor, role)
         if role is Role.STEP:
-            self._steps[_step_number(text)] = cursor.blockNumber()
+            self._step_now = _step_number(text)
+            self._steps[self._step_now] = cursor.blockNumber()
+            self._model_start = None
+        elif role is Role.MODEL and self._model_start is None:
+            self._model_start, self._model_since = cursor.blockNumber(), time.perf_counter()
         lines = text.split("\n")
         for i, line in enumerate(lines):
             if i > 0:
@@ -201,6 +283,8 @@ class TraceView(QPlainTextEdit):
                 self._new_block(cursor, role)
             self._insert_line_piece(cursor, line, role)
         self._line_break_due = whole_lines or text.endswith("\n")
+        if live is not None:
+            live.chars, live.end = live.chars + len(text), cursor.blockNumber()
 
     def _insert_line_piece(self, cursor: QTextCursor, piece: str, role: Role) -> None:
         """Insert within the current line, splitting it into blocks of at most MAX_BLOCK_CHARS."""
@@ -219,6 +303,34 @@ class TraceView(QPlainTextEdit):
         self._roles.append(role)
         cursor.insertBlock()
 
+    # ---- thinking -----------------------------------------------------------------------
+
+    def _begin_thinking(self, cursor: QTextCursor) -> Region:
+        """Write a live region's header line; its text goes in the blocks after it."""
+        if cursor.block().length() > 1:
+            self._new_block(cursor, Role.THINKING_HEADER)
+        else:
+            self._roles[-1] = Role.THINKING_HEADER
+        self._line_break_due = True
+        return self.thinking.begin(cursor, self._step_now)
+
+    def _end_thinking_later(self) -> None:
+        """In queue order: the thinking ends after the text queued before this."""
+        self._pending.append((END_OF_THINKING, ""))
+        frame_clock().schedule(self.flush, Phase.DRAW)
+
+    def _reclassify(self, text: str) -> None:
+        """This step's model text so far was thinking: take it out, write it as thinking."""
+        while self._pending and self._pending[-1][0] is Role.MODEL:
+            self._pending.pop()  # not written yet: never will be
+        self.flush_all()
+        first = self._model_start
+        if first is not None:
+            self.thinking.next_since = self._model_since
+            self._remove_blocks(first, self.document().blockCount())
+            self._line_break_due = first > 0
+        self.append_text(Role.THINKING, text)
+
     # ---- following the end ------------------------------------------------------------
 
     def _on_scrollbar_value_changed(self, value: int) -> None:
@@ -234,31 +346,11 @@ class TraceView(QPlainTextEdit):
         super().mouseReleaseEvent(event)
         if event.type() == QEvent.Type.MouseButtonRelease:
             block = self.cursorForPosition(event.position().toPoint()).block()
-            if self.role_of(block.blockNumber()) is Role.STEP:
+            role = self.role_of(block.blockNumber())
+            if role is Role.STEP:
                 self.stepClicked.emit(_step_number(block.text()))
-
-
-def _take_frame(
-    pending: list[tuple[Role, str]], budget: int
-) -> tuple[list[tuple[Role, str]], list[tuple[Role, str]]]:
-    """Split the queue into this frame's share (about ``budget`` characters) and the rest."""
-    taken = 0
-    for i, (_, text) in enumerate(pending):
-        taken += len(text)
-        if taken >= budget:
-            return pending[: i + 1], pending[i + 1 :]
-    return pending, []
-
-
-def _merged(pending: list[tuple[Role, str]]) -> list[tuple[Role, str]]:
-    """Join consecutive pieces of streamed model text into one insert."""
-    out: list[tuple[Role, str]] = []
-    for role, text in pending:
-        if out and role is Role.MODEL and out[-1][0] is Role.MODEL:
-            out[-1] = (role, out[-1][1] + text)
-        else:
-            out.append((role, text))
-    return out
+            elif role is Role.THINKING_HEADER and not self.textCursor().hasSelection():
+                self.toggle_thinking(block.blockNumber())
 
 
 def _step_number(separator: str) -> int:

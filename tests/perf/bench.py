@@ -35,6 +35,7 @@ RESULTS = Path(__file__).with_name("RESULTS.md")
 THOUGHT = "Thought: I should look up the price and then multiply it by the team size. "
 ACTION = "Action: search[Brightgrid Pro price per developer]\n"
 OBSERVATION = "Observation: Brightgrid Pro costs $20 per month per developer.\n"
+THINKING_TEXT = "Hmm, the user wants the yearly cost: search the price first, then multiply it.\n"
 LONG_LINE = "x" * 9 + " "  # repeated into one 20,000-character line without a newline
 
 
@@ -55,6 +56,13 @@ def model_reply(n_tokens: int) -> str:
     body = block * max(1, (n_tokens - 2000) // per_block)
     middle = len(body) // 2
     return "Thought: start\n" + body[:middle] + long_line + body[middle:]
+
+
+def thinking_reply(n_tokens: int) -> str:
+    """About n tokens, the first half inside <think> (the server streams it as reasoning)."""
+    reply = model_reply(n_tokens // 2)
+    thoughts = THINKING_TEXT * max(1, (n_tokens // 2) // len(tokens_of(THINKING_TEXT)))
+    return f"<think>{thoughts}</think>{reply}"
 
 
 def rss_mb() -> float:
@@ -100,27 +108,31 @@ def server_stats(base_url: str) -> dict[str, int]:
 # ---- 1 and 3: the trace pane on its own -----------------------------------------------------
 
 
-def pane_tokens(n: int, long_line: bool = False) -> list[tuple[Any, str]]:
-    """(role, token) pairs: mixed model text and observations, or one long line."""
+def pane_tokens(n: int, long_line: bool = False, thinking: bool = False) -> list[tuple[Any, str]]:
+    """(role, token) pairs: mixed model text and observations, or one long line; with
+    ``thinking``, each step first thinks as long as it then writes (half the tokens)."""
     from sandbox_app.ui.highlighter import Role
 
     if long_line:
         return [(Role.MODEL, t) for t in tokens_of(LONG_LINE * (n // 2))][:n]
     out: list[tuple[Any, str]] = []
+    step = tokens_of(THOUGHT + "\n" + ACTION)
     while len(out) < n:
-        out += [(Role.MODEL, t) for t in tokens_of(THOUGHT + "\n" + ACTION)]
+        if thinking:
+            out += [(Role.THINKING, t) for t in tokens_of(THINKING_TEXT)][: len(step)]
+        out += [(Role.MODEL, t) for t in step]
         out.append((Role.OBSERVATION, OBSERVATION))
     return out[:n]
 
 
-async def render_tps_max(n: int) -> float:
+async def render_tps_max(n: int, thinking: bool = False) -> float:
     """Tokens/s one highlighted pane absorbs when tokens arrive as fast as the loop runs."""
     from sandbox_app.ui.trace_view import TraceView
 
     view = TraceView()
     view.resize(800, 600)
     view.show()
-    tokens = pane_tokens(n)
+    tokens = pane_tokens(n, thinking=thinking)
     started = time.perf_counter()
     for i, (role, text) in enumerate(tokens):
         view.append_text(role, text)
@@ -222,8 +234,8 @@ class Behind:
         async def stamped(backend: Any, messages: Any, params: Any) -> Any:
             log = arrived.setdefault(params.model, [])
             async for delta in original(backend, messages, params):
-                if delta.text:
-                    total = (log[-1][1] if log else 0) + len(delta.text)
+                if delta.text or delta.reasoning:
+                    total = (log[-1][1] if log else 0) + len(delta.text) + len(delta.reasoning)
                     log.append((time.perf_counter(), total))
                 yield delta
 
@@ -242,7 +254,7 @@ class Behind:
 
         def insert(cursor: Any, role: Any, text: str) -> None:
             original_insert(cursor, role, text)
-            if role is Role.MODEL:
+            if role in (Role.MODEL, Role.THINKING):
                 state["chars"] += len(text)
 
         def flush() -> None:
@@ -266,18 +278,18 @@ class Behind:
         return out
 
 
-async def four_lanes_lag(window: Any, base_url: str) -> dict[str, float]:
+async def four_lanes_lag(window: Any, base_url: str, prefix: str = "lane") -> dict[str, float]:
     from sandbox_app.core.scenario import LaneConfig
     from tests.heartbeat import Heartbeat
 
     compare = window.compare
-    compare.set_lanes(tuple(LaneConfig("Custom URL", base_url, f"lane{i}") for i in range(4)))
+    compare.set_lanes(tuple(LaneConfig("Custom URL", base_url, f"{prefix}{i}") for i in range(4)))
     for lane in compare.lanes:
         lane.backend_panel.max_tokens_spin.setValue(32768)
     window.tabs.setCurrentWidget(compare)
     behind = Behind()
     for i, lane in enumerate(compare.lanes):
-        behind.watch(lane.trace, f"lane{i}")
+        behind.watch(lane.trace, f"{prefix}{i}")
     await asyncio.sleep(0.5)
     with behind.stamping_arrivals():
         beat = Heartbeat(interval_ms=5)
@@ -571,6 +583,16 @@ async def in_app_measurements(quick: bool) -> dict[str, Any]:
             f"lane{i}": {"replies": [model_reply(lane_tokens)], "rate": rate, "cycle": True}
             for i in range(4)
         },
+        # The same streams with half of each reply as thinking, in vLLM's reasoning field.
+        **{
+            f"think{i}": {
+                "replies": [thinking_reply(lane_tokens)],
+                "rate": rate,
+                "cycle": True,
+                "reasoning_field": "reasoning",
+            }
+            for i in range(4)
+        },
         "unthrottled": {"replies": [model_reply(100_000 // scale)], "cycle": True},
         "medium": {"replies": [model_reply(10_000 // scale)], "cycle": True},
         "tenstep": {
@@ -579,6 +601,7 @@ async def in_app_measurements(quick: bool) -> dict[str, Any]:
     }
     results: dict[str, Any] = {}
     results["render_tps_max"] = await render_tps_max(200_000 // scale)
+    results["render_tps_max_thinking"] = await render_tps_max(200_000 // scale, thinking=True)
     mixed = append_cost_ratio(long_line=False)
     long = append_cost_ratio(long_line=True)
     results["append_cost_ratio"] = mixed["ratio"]
@@ -588,6 +611,8 @@ async def in_app_measurements(quick: bool) -> dict[str, Any]:
         window = await make_window(settings_dir)
         results["end_to_end_tps"] = await end_to_end_tps(window, base_url)
         results.update(await four_lanes_lag(window, base_url))
+        thinking = await four_lanes_lag(window, base_url, prefix="think")
+        results.update({f"{name}_thinking": value for name, value in thinking.items()})
         results["stop_latency_ms"] = await stop_latency(window, base_url)
         results.update(await memory_and_drift(window, base_url, 10))
         overhead = await engine_overhead(base_url, 3 if quick else 7)
