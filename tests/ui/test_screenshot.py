@@ -76,6 +76,19 @@ def test_screenshot_of_a_comparison(
     save_and_check(window, shots / "compare.png")
 
 
+def test_screenshot_of_a_thinking_model(qtbot: QtBot, window: MainWindow, shots: Path) -> None:
+    window.resize(1280, 800)
+    window.set_scenario(fast("thinking_model", tokens_per_second=150))  # thinking takes time
+    qtbot.mouseClick(window.run_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: window.answer_label.isVisible(), timeout=15000)
+    trace = window.trace
+    trace.flush_all()
+    qtbot.waitUntil(lambda: len(trace.thinking.regions) == 3)
+    assert trace.toggle_thinking(trace.thinking.regions[0].header)  # step 1 unfolded, 2–3 not
+    trace.scroll_to_step(1)
+    save_and_check(window, shots / "thinking.png")
+
+
 def fully_shown(widget: QWidget) -> bool:
     """Every pixel of ``widget`` is on screen: nothing clipped by a parent or the window."""
     return widget.visibleRegion().boundingRect().size() == widget.size()
