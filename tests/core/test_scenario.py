@@ -187,6 +187,10 @@ NONSENSE_VALUES = {
     '"lanes": [{"max_tokens": -3}]': '"lanes[0].max_tokens" must be from 1 to 200000 (got -3)',
     '"lanes": [{"temperature": NaN}]': '"lanes[0].temperature" must be a number (got NaN)',
     '"lanes": [{}, {}, {}, {}, {}]': '"lanes" holds 5 lanes; a comparison has at most 4.',
+    '"model": {"reasoning_effort": "extreme"}': (
+        '"model.reasoning_effort" must be one of none, minimal, low, medium, high or null'
+    ),
+    '"lanes": [{"reasoning_effort": 3}]': '"lanes[0].reasoning_effort" must be text (got 3)',
 }
 
 
@@ -198,6 +202,24 @@ def test_values_that_make_no_sense_are_refused_naming_the_field(tmp_path: Path, 
         load_scenario(path)
     assert str(info.value).startswith(f"odd.json: {NONSENSE_VALUES[field]}")
     assert "\n" not in str(info.value)
+
+
+def test_max_tokens_auto_and_reasoning_effort_round_trip(tmp_path: Path) -> None:
+    path = tmp_path / "thinking.json"
+    path.write_text(
+        '{"version": 1, "model": {"max_tokens": null, "reasoning_effort": "low"},'
+        ' "lanes": [{"max_tokens": 4096, "reasoning_effort": "high"}, {}]}'
+    )
+    scenario = load_scenario(path)
+    assert (scenario.model.max_tokens, scenario.model.reasoning_effort) == (None, "low")
+    lanes = [(lane.max_tokens, lane.reasoning_effort) for lane in scenario.lanes]
+    assert lanes == [(4096, "high"), (None, None)]  # a missing field is Auto / the server's
+    save_scenario(scenario, tmp_path / "again.json")
+    assert load_scenario(tmp_path / "again.json") == scenario
+    # Files from before Auto keep the number they hold: it was the user's.
+    old = tmp_path / "old.json"
+    old.write_text('{"version": 1, "model": {"max_tokens": 512}}')
+    assert load_scenario(old).model.max_tokens == 512
 
 
 def test_zero_tokens_per_second_still_means_instant(tmp_path: Path) -> None:

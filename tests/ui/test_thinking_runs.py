@@ -109,3 +109,23 @@ def test_a_thinking_model_on_a_server_in_a_compare_lane(
     assert rows["thinker"]["Thinking time"].endswith(" s")
     assert rows["plain"]["Thinking tokens"] == "—"
     assert blocks(plain.trace, Role.THINKING_HEADER) == []
+
+
+def test_reasoning_effort_and_auto_max_tokens_from_the_panel(
+    qtbot: QtBot, window: MainWindow, fake_server: FakeOpenAIServer
+) -> None:
+    from tests.helpers import replies_of
+    from tests.ui.test_window import use_server
+
+    panel = window.backend_panel
+    assert panel.max_tokens_spin.text() == "Auto"  # the built-in examples leave it on Auto
+    fake_server.set_model("o4-mini", ModelScript(replies=replies_of("brightgrid")))
+    use_server(window, fake_server, "o4-mini")
+    panel.effort_combo.setCurrentIndex(panel.effort_combo.findData("high"))
+    assert window.workspace.model.scenario.model.reasoning_effort == "high"
+    run_and_wait(qtbot, window)
+    request = fake_server.requests[-1]
+    # An OpenAI reasoning model on Auto: max_completion_tokens with room to think.
+    assert request["reasoning_effort"] == "high"
+    assert request["max_completion_tokens"] == 8192
+    assert "max_tokens" not in request
