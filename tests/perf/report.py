@@ -8,7 +8,26 @@ from pathlib import Path
 from typing import Any
 
 NOTES = """
-## What the figures led to (issue 11, this run)
+## Thinking models (issue 12, this run)
+
+- **With thinking on** (`*_thinking`): the four lanes stream at 2,000 tokens/s with the first
+  half of each reply as reasoning in vLLM's `reasoning` field (`think0`…`think3` in the test
+  server), drawn as folding thinking regions; `render_tps_max_thinking` feeds one pane half
+  thinking, half model text, a region per step folding as the model text starts. The lag and
+  tokens-behind figures hold; one pane absorbs fewer tokens/s with thinking (each region's
+  header and fold are extra work per step) but stays ~10× over the target.
+- **Order matters for memory**: run before the memory figures, the thinking runs and the
+  second 200,000-token pane raised `rss_growth_4_lanes_mb` from ~68 to 93-116 MB (the
+  allocator keeps what they freed in other arenas). Run after, both memory figures match a
+  checkout from before this issue (68.3 vs 69.9 MB, same sequence, measured side by side),
+  so they are measured last.
+- **Time to first token** of the first step no longer includes client start-up: the SDK's
+  one-off costs (import, certificates, the first request's lazy imports in anyio) are paid
+  before the request is stamped as sent. A local server's first step: ~3 ms in a fresh CLI
+  process (it was ~1,000 ms); `test_a_local_servers_first_token_comes_within_50_ms_of_the_send`
+  is one of the latency tests run here.
+
+## What the figures led to (issue 11)
 
 - **A pane keeps the last 100,000 characters on screen** (`ui/trace_view.py`): whole blocks
   past that are dropped from the top while the view follows the end; the run record keeps
