@@ -33,6 +33,8 @@ _NAMED = re.compile(
     r"['\"`](\w+)['\"`][^.]{0,40}\bnot supported|unsupported \w+: ['\"`](\w+)", re.IGNORECASE
 )
 
+UNSUPPORTED_CODES = ("unsupported_parameter", "unsupported_value")  # OpenAI's, openai.md §1
+
 # (base URL, model) → the parameters that model refused; kept while the app runs.
 _refused: dict[tuple[str, str], set[str]] = {}
 
@@ -77,12 +79,21 @@ def request_body(
 
 
 def refused_parameter(err: Exception, request: dict[str, Any]) -> str | None:
-    """The parameter a 400 names as unsupported, if the request sent it and can do without."""
+    """The parameter a 400 says is not supported, if the request sent it and can do without.
+
+    Only a refusal counts ("unsupported_parameter", "unsupported_value", or "… not
+    supported" in the message): a value out of range ("max_tokens is too large") is the
+    user's to fix, not a parameter to drop.
+    """
+    body = getattr(err, "body", None)
+    message = str((body.get("message") if isinstance(body, dict) else None) or err)
+    found = _NAMED.search(message)
     param = getattr(err, "param", None)
+    if getattr(err, "code", None) not in UNSUPPORTED_CODES:
+        if found is None:
+            return None
+        param = None  # named by the wording, not by a field about some other problem
     if not isinstance(param, str) or param not in request:
-        body = getattr(err, "body", None)
-        message = body.get("message") if isinstance(body, dict) else None
-        found = _NAMED.search(str(message or err))
         param = (found.group(1) or found.group(2)) if found else None
     if param in REPLACEMENTS and param in request:
         return param

@@ -144,20 +144,18 @@ class ReactEngine:
             turn = outcome.turn
             tool_s = 0.0
             if outcome.cut_by_limit:
-                yield Notice(step, _cut_by_limit(params.max_tokens, outcome.ended_in_thinking))
+                # Never acted on, never a format error: a reply cut short may stop inside an
+                # action's input, an answer, or thinking that never said it was thinking.
+                yield self._record_step(step, step_started, outcome, tool_s, earlier)
+                yield self._finish(
+                    "failed", _cut_by_limit(params.max_tokens, outcome.ended_in_thinking)
+                )
+                return
             if turn.kind == "answer":
                 self.answer = turn.answer
                 yield FinalAnswer(step, turn.answer)
                 yield self._record_step(step, step_started, outcome, tool_s, earlier)
                 yield self._finish("answered", "")
-                return
-            if turn.kind == "none" and outcome.cut_by_limit:
-                # Not a format error: the model had no room to finish, and being told off
-                # would not give it any.
-                yield self._record_step(step, step_started, outcome, tool_s, earlier)
-                yield self._finish(
-                    "failed", _cut_by_limit(params.max_tokens, outcome.ended_in_thinking)
-                )
                 return
             # Only the content goes back: the thinking is the model's scratch pad (see README).
             self.messages.append({"role": "assistant", "content": turn.kept.strip()})
@@ -171,7 +169,7 @@ class ReactEngine:
                 tool_s = result.seconds
                 message = self._observation(step, tool, result.text)
                 self.messages.append({"role": "user", "content": message})
-                yield Observation(step, turn.tool, result.text, result.error, message)
+                yield Observation(step, tool, result.text, result.error, message)
             else:
                 self._tally.format_errors += 1
                 message = self._observation(step, "", self._correction(turn))
@@ -189,23 +187,32 @@ class ReactEngine:
     def _ask_again(
         self, params: StreamParams, out: TurnOutcome, asked_again: int
     ) -> tuple[StreamParams, str] | None:
-        """A reply that stopped inside its thinking is asked again, at most twice a step:
-        once without the server-side stop sequence (it cut the thinking), once with room to
-        think when Max tokens is on Auto. What was learnt holds for the model's later steps."""
-        if not out.ended_in_thinking or asked_again >= 2:
+        """Whether to ask for this step's reply again, and how; at most twice a step. What
+        was learnt holds for the model's later steps (core/model_traits.py)."""
+        if asked_again >= 2 or out.turn.dropped:
             return None
-        if params.stop and not out.cut_by_limit:
-            self._traits.thinks = True
+        traits = self._traits
+        if out.unclosed_preopened and not out.cut_by_limit:
+            # Read as starting inside thinking, it closed none: this time it did not think.
+            traits.starts_inside = False
+            return params, (
+                "The reply closed no thinking block this time: asked again and read as it is "
+                "(this model's replies are no longer read as starting inside thinking)."
+            )
+        if out.ended_in_thinking and params.stop and not out.cut_by_limit:
+            traits.thinks = True
             return replace(params, stop=()), (
                 "The server's stop sequence ended the reply inside the model's thinking: "
                 "asked again without it (not sent to this model again while the app runs)."
             )
         auto = self.scenario.model.max_tokens is None
         if out.cut_by_limit and auto and params.max_tokens < THINKING_MAX_TOKENS:
-            self._traits.thinks = True
+            # Also when no thinking showed: a template that opens the block itself shows
+            # none until "</think>", which a reply cut at 512 may never reach.
+            where = "the thinking used" if out.ended_in_thinking else "the reply used"
             return replace(params, max_tokens=THINKING_MAX_TOKENS, stop=()), (
-                f"The thinking used all {params.max_tokens:,} tokens of Max tokens (Auto): "
-                f"asked again with {THINKING_MAX_TOKENS:,}, the Auto limit for models that think."
+                f"Cut at Max tokens (Auto, {params.max_tokens:,}): {where} all of it; asked "
+                f"again with {THINKING_MAX_TOKENS:,}, the Auto limit for models that think."
             )
         return None
 

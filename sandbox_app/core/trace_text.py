@@ -44,8 +44,8 @@ class TraceText:
             return self._pieces([*switch, (_prefixed(event.text, at_line_start), "thinking")])
         pieces: list[Piece] = [("\n", self._role)] if self._mid_line else []
         if isinstance(event, ThinkingReclassified):
-            if self.thinking:
-                pieces.append(("[the text above was the model's thinking: never used]\n", "dim"))
+            # Also with thinking hidden: that text was already printed as the model's own.
+            pieces.append(("[the text above was the model's thinking: never used]\n", "dim"))
         elif isinstance(event, StepStarted):
             pieces.append((f"── Step {event.step} ──\n", "step"))
         elif isinstance(event, FabricationCut):

@@ -51,6 +51,8 @@ class TurnOutcome:
     reasoning: list[str] = field(default_factory=list)
     finish_reason: str | None = None
     ended_in_thinking: bool = False  # the reply stopped before its thinking was over
+    # Read as starting inside thinking (a pre-opened template), it never closed the block.
+    unclosed_preopened: bool = False
 
     @property
     def cut_by_limit(self) -> bool:
@@ -70,6 +72,7 @@ class TurnReader:
         self.dialect = dialect
         self.out = TurnOutcome()
         self._scanner = TurnScanner()
+        self._started_inside = traits.starts_inside
         self._splitter = ThinkSplitter(starts_inside=traits.starts_inside)
         self._sent_at = time.perf_counter()  # replaced by the backend's own send time
         self._first_reasoning_at: float | None = None
@@ -135,15 +138,17 @@ class TurnReader:
             scanner = self._scanner
             out.turn = parse_kept(scanner.kept, scanner.dropped, self.dialect)
             out.received = scanner.kept + scanner.dropped
-            thought = self._first_reasoning_at is not None
+            began = self._first_reasoning_at
             out.ended_in_thinking = self._splitter.inside or (
-                thought and self._first_content_at is None
+                began is not None and self._first_content_at is None
             )
-            if thought:
+            out.unclosed_preopened = self._started_inside and self._splitter.inside
+            if began is not None:
                 self.traits.thinks = True
-                assert self._first_reasoning_at is not None
-                until = self._first_content_at or time.perf_counter()
-                out.thinking_s = until - self._first_reasoning_at
+                content_at = self._first_content_at
+                # Content written before the thinking began does not end it.
+                until = content_at if content_at and content_at >= began else time.perf_counter()
+                out.thinking_s = until - began
         for event in ending:
             yield event
         if tail:

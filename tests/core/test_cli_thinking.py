@@ -51,6 +51,21 @@ def test_hide_thinking_leaves_it_out(capsys: pytest.CaptureFixture[str], example
     assert "Action: calculator[20 * 12 * 7]" in out
 
 
+def test_hidden_thinking_already_printed_as_model_text_is_still_marked() -> None:
+    from sandbox_app.core.events import StepStarted, ThinkingReclassified, TokenDelta
+    from sandbox_app.core.trace_text import TraceText
+
+    trace = TraceText(thinking=False)
+    pieces = []
+    for event in (
+        StepStarted(1),
+        TokenDelta(1, "Action: calculator[99 * 99]\n"),
+        ThinkingReclassified(1, "Action: calculator[99 * 99]\n"),
+    ):
+        pieces += trace.feed(event)
+    assert pieces[-1] == ("[the text above was the model's thinking: never used]\n", "dim")
+
+
 def test_json_keeps_the_thinking_as_its_own_events(
     capsys: pytest.CaptureFixture[str], example: str
 ) -> None:

@@ -200,7 +200,60 @@ def test_auto_max_tokens_gives_a_thinking_model_room(fake_server: FakeOpenAIServ
     assert finished(events).status == "answered"
     limits = [request["max_tokens"] for request in fake_server.requests]
     assert limits == [512, THINKING_MAX_TOKENS, THINKING_MAX_TOKENS, THINKING_MAX_TOKENS]
-    assert "Max tokens (Auto)" in of_type(events, Notice)[0].text
+    assert of_type(events, Notice)[0].text.startswith("Cut at Max tokens (Auto, 512)")
+
+
+def test_a_pre_opened_block_cut_by_auto_max_tokens_is_never_acted_on(
+    fake_server: FakeOpenAIServer,
+) -> None:
+    # No "<think>", and 512 tokens end the reply before "</think>": nothing in it says it
+    # was thinking. A cut reply is never acted on; on Auto it is asked again with room.
+    long_thought = "Action: calculator[99 * 99]\n" + "consider " * 600 + "\n</think>\n\n{reply}"
+    replies = [long_thought.replace("{reply}", r) for r in replies_of("brightgrid")]
+    events = run_model(fake_server, ModelScript(replies=replies, stop_skips_reasoning=True))
+    assert (finished(events).status, actions(events)) == ("answered", SEARCHES)
+    assert [r["max_tokens"] for r in fake_server.requests] == [512] + [THINKING_MAX_TOKENS] * 3
+
+
+def test_a_model_read_as_pre_opened_that_closes_nothing_is_read_as_it_is(
+    fake_server: FakeOpenAIServer,
+) -> None:
+    # Step 1 closes a block it never opened; step 2 skips thinking (Qwen3's /no_think).
+    first, second, third = replies_of("brightgrid")
+    replies = [f"{DECOY.replace('Observation: 9801', '')}\n</think>\n\n{first}", second, third]
+    events = run_model(fake_server, ModelScript(replies=replies, stop_skips_reasoning=True))
+    assert (finished(events).status, actions(events)) == ("answered", SEARCHES)
+    notices = [n.text for n in of_type(events, Notice)]
+    assert len(notices) == 1
+    assert notices[0].startswith("The reply closed no thinking block this time")
+
+
+def test_a_value_out_of_range_is_not_taken_for_an_unsupported_parameter(
+    fake_server: FakeOpenAIServer,
+) -> None:
+    too_large = UnsupportedParam(
+        "max_tokens",
+        "max_tokens is too large: 200000. This model supports at most 16384 completion tokens.",
+        code="invalid_value",
+    )
+    scenario = builtin("brightgrid").with_changes(model=ModelParams(max_tokens=200_000))
+    script = ModelScript(replies=replies_of("brightgrid"), reject_params=(too_large,))
+    events = run_model(fake_server, script, model="gpt-4o", scenario=scenario)
+    done = finished(events)
+    assert done.status == "failed"
+    assert "too large" in done.reason
+    assert of_type(events, Notice) == []
+    assert fake_server.stats["completions"] == 1  # the user's limit is not dropped
+
+
+def test_thinking_time_is_never_negative(fake_server: FakeOpenAIServer) -> None:
+    # Content first, then a thinking block, then more content.
+    replies = [
+        r.replace("Thought:", "Thought:<think>hmm</think>", 1) for r in replies_of("brightgrid")
+    ]
+    events = run_model(fake_server, ModelScript(replies=replies, stop_skips_reasoning=True))
+    steps = finished(events).metrics.steps
+    assert all(s.thinking_s is not None and s.thinking_s >= 0 for s in steps), steps
 
 
 def test_openai_reasoning_models_get_the_parameters_they_take(
