@@ -15,6 +15,7 @@ from collections.abc import Callable
 from contextlib import suppress
 from dataclasses import replace
 
+from sandbox_app import __version__
 from sandbox_app.backends.keys import CUSTOM_KEY_ENV
 from sandbox_app.core.backend import Backend
 from sandbox_app.core.dialects import DIALECTS
@@ -35,6 +36,10 @@ def main(argv: list[str] | None = None) -> int:
     if args[:1] == ["run"]:
         return run_command(args[1:])
     options = _window_parser().parse_args(args)
+    if options.self_test:
+        from sandbox_app.ui.self_test import self_test
+
+        return self_test()
     from sandbox_app.ui.app import run_app  # Qt is only imported for the window
 
     return run_app(options.scenario)
@@ -47,6 +52,12 @@ def _window_parser() -> argparse.ArgumentParser:
         epilog="Headless: react-sandbox run [SCENARIO] … (see react-sandbox run --help).",
     )
     parser.add_argument("scenario", nargs="?", help="scenario file to open in the window")
+    parser.add_argument("--version", action="version", version=f"react-sandbox {__version__}")
+    parser.add_argument(
+        "--self-test",
+        action="store_true",
+        help="run the default scenario in the window, offscreen and offline; exit 0 if right",
+    )
     return parser
 
 

@@ -10,8 +10,11 @@ from contextlib import suppress
 
 import qasync
 from PySide6.QtCore import QSettings
+from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication
 
+from sandbox_app import APP_ID, __version__
+from sandbox_app.core.scenario_file import scenarios_dir
 from sandbox_app.ui import gc_policy
 from sandbox_app.ui.main_window import MainWindow
 
@@ -98,11 +101,23 @@ def import_before_threads() -> None:
         import pydantic._internal._validators  # noqa: F401
 
 
+def app_icon() -> QIcon | None:
+    """The application icon, from the package's resources (also inside a frozen bundle)."""
+    path = scenarios_dir().parent / "icons" / f"{APP_ID}.svg"
+    return QIcon(str(path)) if path.is_file() else None
+
+
 def run_app(scenario: str | None = None) -> int:
     existing = QApplication.instance()
     app = existing if isinstance(existing, QApplication) else QApplication(sys.argv)
     app.setOrganizationName(ORGANIZATION)
     app.setApplicationName(APPLICATION)
+    app.setApplicationVersion(__version__)
+    # The window is matched to its desktop file and icon by this (Wayland's app id).
+    app.setDesktopFileName(APP_ID)
+    icon = app_icon()
+    if icon is not None:
+        app.setWindowIcon(icon)
     # qasync drives asyncio from Qt's event loop: runs stream while the window stays live.
     app.setQuitOnLastWindowClosed(False)  # _main decides when to stop, after cleanup
     import_before_threads()  # no other thread exists yet; the warm-up's starts in _main

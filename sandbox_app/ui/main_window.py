@@ -39,6 +39,7 @@ from sandbox_app.core.scenario_file import builtin_scenarios
 from sandbox_app.core.tools import Tool
 from sandbox_app.core.workspace import Change, Workspace
 from sandbox_app.ui import gc_policy
+from sandbox_app.ui.about import show_about
 from sandbox_app.ui.approval import ask_approval
 from sandbox_app.ui.backend_panel import BackendPanel
 from sandbox_app.ui.compare_view import CompareView
@@ -140,6 +141,8 @@ class MainWindow(QMainWindow):
         self.show_thinking_action = self.menuBar().addMenu("&View").addAction("Show &thinking")
         self.show_thinking_action.setCheckable(True)
         self.show_thinking_action.toggled.connect(self.set_show_thinking)
+        help_menu = self.menuBar().addMenu("&Help")
+        help_menu.addAction("&About ReAct Sandbox").triggered.connect(lambda: show_about(self))
 
     def set_show_thinking(self, on: bool) -> None:
         """Unfold the model's thinking in the Run tab and every lane, or fold it to one line."""
