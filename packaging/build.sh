@@ -19,6 +19,11 @@ started=$(date +%s)
 # never a system-wide PySide6.
 uv run --quiet --group packaging pyinstaller packaging/react-sandbox.spec \
     --noconfirm --clean --log-level WARN --distpath dist --workpath build/pyinstaller
+# Desktop integration travels with the bundle: react-sandbox/install-linux.sh installs it.
+cp packaging/install-linux.sh dist/react-sandbox/
+cp -r packaging/linux dist/react-sandbox/linux
+mkdir -p dist/react-sandbox/icons
+cp -r packaging/icons/hicolor dist/react-sandbox/icons/hicolor
 tar -C dist -czf "$archive" react-sandbox
 built=$(date +%s)
 
@@ -30,6 +35,12 @@ tar -C "$smoke" -xzf "$archive"
     ./react-sandbox/react-sandbox --self-test)
 (cd "$smoke" && env -i HOME="$smoke" PATH=/usr/bin:/bin LANG=C.UTF-8 \
     ./react-sandbox/react-sandbox --version)
+# The installer from the archive, into a scratch prefix, and out again.
+(cd "$smoke" && env -i HOME="$smoke" PATH=/usr/bin:/bin LANG=C.UTF-8 bash -c \
+    './react-sandbox/install-linux.sh --prefix prefix >/dev/null &&
+     prefix/bin/react-sandbox --version >/dev/null &&
+     ./react-sandbox/install-linux.sh --prefix prefix --uninstall >/dev/null &&
+     echo "install-linux.sh: installed, ran and uninstalled from the archive"')
 
 echo "build: $((built - started)) s; bundle $(du -sm dist/react-sandbox | cut -f1) MB unpacked;" \
     "archive $(du -m "$archive" | cut -f1) MB ($archive)"
