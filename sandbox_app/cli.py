@@ -24,7 +24,8 @@ from sandbox_app.core.events import Event, RunFinished
 from sandbox_app.core.exports import run_document
 from sandbox_app.core.records import RunRecord, RunSettings
 from sandbox_app.core.scenario import MAX_TOKENS_RANGE, REASONING_EFFORTS, Scenario
-from sandbox_app.core.scenario_file import ScenarioError, default_scenario, load_scenario
+from sandbox_app.core.scenario_fields import ScenarioError
+from sandbox_app.core.scenario_file import default_scenario, load_scenario
 from sandbox_app.core.tools import TOOL_NAMES
 from sandbox_app.terminal import TracePrinter, WaitingNotice
 
@@ -35,6 +36,10 @@ def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if args[:1] == ["run"]:
         return run_command(args[1:])
+    if args[:1] == ["eval"]:
+        from sandbox_app.eval_command import eval_command
+
+        return eval_command(args[1:])
     options = _window_parser().parse_args(args)
     if options.self_test:
         from sandbox_app.ui.self_test import self_test
@@ -49,7 +54,8 @@ def _window_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="react-sandbox",
         description="ReAct Sandbox: edit a ReAct prompt, run it against a model, watch the trace.",
-        epilog="Headless: react-sandbox run [SCENARIO] … (see react-sandbox run --help).",
+        epilog="Headless: react-sandbox run [SCENARIO] … (see react-sandbox run --help); a "
+        "test set: react-sandbox eval SCENARIO … (see react-sandbox eval --help).",
     )
     parser.add_argument("scenario", nargs="?", help="scenario file to open in the window")
     parser.add_argument("--version", action="version", version=f"react-sandbox {__version__}")

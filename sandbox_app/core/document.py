@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from sandbox_app.core.scenario import Scenario
+from sandbox_app.core.scenario_fields import ScenarioError
 from sandbox_app.core.scenario_file import (
-    ScenarioError,
     load_scenario,
     save_scenario,
     scenario_from_dict,

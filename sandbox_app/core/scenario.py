@@ -42,6 +42,17 @@ class Expected:
 
 
 @dataclass(frozen=True)
+class EvalCase:
+    """One case of a scenario's test set (core/test_set.py): a question and its expected answer,
+    optionally its own search documents and, for the offline model, its own replies."""
+
+    question: str
+    expected: Expected
+    documents: tuple[str, ...] | None = None  # None: the scenario's
+    replies: tuple[str, ...] = ()  # the scripted model's replies for this case
+
+
+@dataclass(frozen=True)
 class LaneConfig:
     """One model in a comparison. Never holds an API key (that stays in the keyring/env)."""
 
@@ -78,6 +89,7 @@ class Scenario:
     expected: Expected | None = None
     script: Script = field(default_factory=Script)
     lanes: tuple[LaneConfig, ...] = ()
+    test_set: tuple[EvalCase, ...] = ()
 
     @property
     def prompt_dialect(self) -> Dialect:

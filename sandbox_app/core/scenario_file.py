@@ -19,25 +19,20 @@ from typing import Any
 from sandbox_app.core.compare import MAX_LANES
 from sandbox_app.core.dialects import DIALECTS
 from sandbox_app.core.scenario import (
-    MATCH_RULES,
     MAX_STEPS_RANGE,
     MAX_TOKENS_RANGE,
-    REASONING_EFFORTS,
     TEMPERATURE_RANGE,
-    Expected,
     LaneConfig,
     ModelParams,
     Scenario,
     Script,
 )
+from sandbox_app.core.scenario_fields import Fields, ScenarioError, read_expected
+from sandbox_app.core.test_set import cases_from_list, cases_to_list
 from sandbox_app.core.tools import BRIGHTGRID_DOCUMENTS, TOOL_NAMES
 
 VERSION = 1
 MAX_FILE_BYTES = 5 * 1024 * 1024
-
-
-class ScenarioError(ValueError):
-    """A scenario file that cannot be used; the message says which file and what is wrong."""
 
 
 def scenarios_dir() -> Path:
@@ -170,17 +165,18 @@ def scenario_to_dict(s: Scenario) -> dict[str, Any]:
             }
             for lane in s.lanes
         ],
+        "test_set": cases_to_list(s.test_set),
     }
 
 
 def scenario_from_dict(data: Any) -> Scenario:
-    d = _Fields(data, "the file")
+    d = Fields(data, "the file")
     version = data.get("version") if isinstance(data, dict) else None
     if version != VERSION:
         raise ScenarioError(f'unknown "version" {version!r}; this app reads version {VERSION}.')
-    tools = _Fields(d.get("tools", dict, {}), "tools")
-    model = _Fields(d.get("model", dict, {}), "model")
-    script = _Fields(d.get("script", dict, {}), "script")
+    tools = Fields(d.get("tools", dict, {}), "tools")
+    model = Fields(d.get("model", dict, {}), "model")
+    script = Fields(d.get("script", dict, {}), "script")
     enabled = tuple(tools.strings("enabled", ["calculator", "search"]))
     unknown = [t for t in enabled if t not in TOOL_NAMES]
     if unknown:
@@ -209,7 +205,7 @@ def scenario_from_dict(data: Any) -> Scenario:
             seed=model.get("seed", int, None),
             reasoning_effort=model.effort(),
         ),
-        expected=_expected(d.get("expected", dict, None)),
+        expected=read_expected(d.get("expected", dict, None)),
         script=Script(
             replies=tuple(script.strings("replies", [])),
             # 0 is meaningful: the replies stream instantly (as in the tests and benchmarks).
@@ -217,6 +213,7 @@ def scenario_from_dict(data: Any) -> Scenario:
             ignore_stop=script.get("ignore_stop", bool, False),
         ),
         lanes=_lanes(d.get("lanes", list, [])),
+        test_set=cases_from_list(d.get("test_set", list, [])),
     )
 
 
@@ -239,7 +236,7 @@ def _backend_id(label: str) -> str:
 
 
 def _lane(data: Any, index: int) -> LaneConfig:
-    lane = _Fields(data, f"lanes[{index}]")
+    lane = Fields(data, f"lanes[{index}]")
     return LaneConfig(
         backend=_backend_id(lane.get("backend", str, "scripted")),
         base_url=lane.get("base_url", str, ""),
@@ -248,94 +245,3 @@ def _lane(data: Any, index: int) -> LaneConfig:
         max_tokens=lane.whole_or_auto("max_tokens", MAX_TOKENS_RANGE),
         reasoning_effort=lane.effort(),
     )
-
-
-def _expected(data: dict[str, Any] | None) -> Expected | None:
-    if data is None:
-        return None
-    e = _Fields(data, "expected")
-    match = e.get("match", str, "contains")
-    if match not in MATCH_RULES:
-        raise ScenarioError(f'"expected.match" must be one of {", ".join(MATCH_RULES)}.')
-    return Expected(
-        e.get("answer", str, ""), match, e.number("tolerance", 1e-9, (0.0, math.inf)) or 0.0
-    )
-
-
-class _Fields:
-    """Typed access to one JSON object, with errors that name the field's full path."""
-
-    def __init__(self, data: Any, where: str) -> None:
-        if not isinstance(data, dict):
-            raise ScenarioError(f"{where} must be a JSON object.")
-        self._data = data
-        self._prefix = "" if where == "the file" else where + "."
-
-    def get(self, key: str, kind: type, default: Any) -> Any:
-        value = self._data.get(key, default)
-        if value is None and default is None:
-            return None
-        # bool is an int in Python; a scenario saying "max_steps": true is still wrong.
-        if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-            raise ScenarioError(
-                f'"{self._prefix}{key}" must be {_KIND_NAMES[kind]} (got {json.dumps(value)[:40]}).'
-            )
-        return value
-
-    def number(self, key: str, default: float | None, bounds: tuple[float, float]) -> float | None:
-        value = self._data.get(key, default)
-        if value is None:
-            return None
-        # Python's json reads NaN and Infinity; neither is a setting anyone means.
-        if (
-            isinstance(value, bool)
-            or not isinstance(value, int | float)
-            or not math.isfinite(value)
-        ):
-            raise ScenarioError(
-                f'"{self._prefix}{key}" must be a number (got {json.dumps(value)[:40]}).'
-            )
-        self._check_range(key, value, bounds)
-        return float(value)
-
-    def whole(self, key: str, default: int, bounds: tuple[int, int]) -> int:
-        value: int = self.get(key, int, default)
-        self._check_range(key, value, bounds)
-        return value
-
-    def whole_or_auto(self, key: str, bounds: tuple[int, int]) -> int | None:
-        """A whole number, or None (Auto) when the field is missing or null."""
-        value: int | None = self.get(key, int, None)
-        if value is not None:
-            self._check_range(key, value, bounds)
-        return value
-
-    def effort(self) -> str | None:
-        value: str | None = self.get("reasoning_effort", str, None)
-        if value is not None and value not in REASONING_EFFORTS:
-            raise ScenarioError(
-                f'"{self._prefix}reasoning_effort" must be one of '
-                f"{', '.join(REASONING_EFFORTS)} or null (got {json.dumps(value)[:40]})."
-            )
-        return value
-
-    def _check_range(self, key: str, value: float, bounds: tuple[float, float]) -> None:
-        low, high = bounds
-        if not low <= value <= high:
-            where = f"at least {low:g}" if high == math.inf else f"from {low:g} to {high:g}"
-            raise ScenarioError(f'"{self._prefix}{key}" must be {where} (got {value:g}).')
-
-    def strings(self, key: str, default: list[str]) -> list[str]:
-        value = self.get(key, list, default)
-        if not all(isinstance(item, str) for item in value):
-            raise ScenarioError(f'"{self._prefix}{key}" must be a list of strings.')
-        return list(value)
-
-
-_KIND_NAMES = {
-    str: "text",
-    int: "a whole number",
-    dict: "an object",
-    list: "a list",
-    bool: "true or false",
-}

@@ -15,7 +15,8 @@ from PySide6.QtCore import QObject, QSettings
 from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox, QStatusBar, QWidget
 
 from sandbox_app.core.document import KeptEdits, ScenarioDocument
-from sandbox_app.core.scenario_file import SaveRefused, ScenarioError, default_scenario
+from sandbox_app.core.scenario_fields import ScenarioError
+from sandbox_app.core.scenario_file import SaveRefused, default_scenario
 from sandbox_app.ui.workspace_signals import QtWorkspace
 
 MAX_RECENT = 8

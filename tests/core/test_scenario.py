@@ -13,9 +13,9 @@ from sandbox_app.backends.presets import CUSTOM
 from sandbox_app.backends.registry import config_for, server_config
 from sandbox_app.core.document import ScenarioDocument
 from sandbox_app.core.scenario import LaneConfig, Scenario
+from sandbox_app.core.scenario_fields import ScenarioError
 from sandbox_app.core.scenario_file import (
     SaveRefused,
-    ScenarioError,
     builtin_scenarios,
     load_scenario,
     save_scenario,

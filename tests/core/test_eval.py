@@ -1,0 +1,196 @@
+"""Test sets and `react-sandbox eval`: cases in the scenario file, CSV/JSONL import, the
+headless evaluation offline and against the test server, resume after a kill."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from sandbox_app.core.evaluation import RunKey, plan, read_results, still_to_run, wilson
+from sandbox_app.core.scenario_fields import ScenarioError
+from sandbox_app.core.scenario_file import load_scenario, save_scenario, scenarios_dir
+from sandbox_app.core.test_set import import_cases
+from sandbox_app.eval_command import EXIT_BELOW_PASS_RATE, _lane_from_spec, eval_command
+from tests.fakeserver import FakeOpenAIServer, ModelScript
+
+EXAMPLE = scenarios_dir() / "test_set.json"
+
+
+def evaluate(tmp_path: Path, *args: str) -> tuple[int, str, list[dict[str, object]]]:
+    out = io.StringIO()
+    results = tmp_path / "results.jsonl"
+    code = eval_command([str(EXAMPLE), "--out", str(results), *args], out)
+    return code, out.getvalue(), read_results(results)
+
+
+def test_wilson_interval_matches_known_values() -> None:
+    # Reference values: Wilson score interval, z = 1.96 (e.g. Newcombe 1998, table I).
+    assert wilson(0, 10) == pytest.approx((0.0, 0.2775), abs=1e-4)
+    assert wilson(10, 10) == pytest.approx((0.7225, 1.0), abs=1e-4)
+    assert wilson(81, 263) == pytest.approx((0.2553, 0.3662), abs=1e-4)
+
+
+def test_the_example_test_set_runs_offline_and_is_summarised(tmp_path: Path) -> None:
+    code, out, results = evaluate(tmp_path, "--repeat", "2")
+    assert code == 0
+    assert len(results) == 24
+    failed = sorted({r["case"] for r in results if not r["passed"]})
+    assert failed == [11]  # the case whose scripted model guesses the price
+    assert "scripted: 92% (22/24, 95% CI 74%–98%)" in out
+    trace = results[0]["events"]
+    assert {"ActionParsed", "Observation", "RunFinished"} <= {e["type"] for e in trace}  # type: ignore[index]
+
+
+def test_below_the_minimum_pass_rate_exits_4(tmp_path: Path) -> None:
+    code, out, _ = evaluate(tmp_path, "--min-pass-rate", "95%")
+    assert code == EXIT_BELOW_PASS_RATE
+    assert "below the minimum pass rate of 95%: scripted" in out
+
+
+def test_resume_skips_what_is_done_and_only_failed_runs_the_failures(tmp_path: Path) -> None:
+    assert evaluate(tmp_path)[0] == 0
+    code, _, results = evaluate(tmp_path, "--resume")
+    assert (code, len(results)) == (0, 12)  # nothing run twice
+    code, out, results = evaluate(tmp_path, "--only-failed")
+    assert len(results) == 13  # the one failure, again
+    assert results[-1]["case"] == 11
+    assert "1/1 scripted case 12 repeat 1: FAILED" in out
+
+
+def test_an_existing_results_file_is_never_overwritten(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    results = tmp_path / "results.jsonl"
+    results.write_text('{"kept": true}\n')
+    assert eval_command([str(EXAMPLE), "--out", str(results)], io.StringIO()) == 1
+    assert "exists: add --resume" in capsys.readouterr().err
+    assert results.read_text() == '{"kept": true}\n'
+
+
+def test_a_killed_evaluation_resumes_with_nothing_lost(tmp_path: Path) -> None:
+    slow = load_scenario(EXAMPLE)
+    slow = slow.with_changes(script=slow.script.__class__(slow.script.replies, 150.0))
+    scenario = tmp_path / "slow.json"
+    save_scenario(slow, scenario)
+    results = tmp_path / "results.jsonl"
+    command = [sys.executable, "-m", "sandbox_app", "eval", str(scenario), "--out", str(results)]
+    process = subprocess.Popen([*command, "--concurrency", "1"], stdout=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while len(read_results(results)) < 3:
+        assert process.poll() is None, "finished before it could be killed"
+        assert time.monotonic() < deadline, f"saw {len(read_results(results))} results"
+        time.sleep(0.02)
+    os.kill(process.pid, signal.SIGKILL)
+    process.wait(timeout=10)
+    before = read_results(results)
+    assert 3 <= len(before) < 12
+    resumed = subprocess.run([*command, "--resume"], capture_output=True, text=True, timeout=120)
+    assert resumed.returncode == 0, resumed.stderr
+    after = read_results(results)
+    keys = [(r["lane"], r["case"], r["repeat"]) for r in after]
+    assert sorted(keys) == sorted({(k.lane, k.case, k.repeat) for k in plan(["scripted"], 12, 1)})
+    assert after[: len(before)] == before  # what was written before the kill is kept as it was
+
+
+def test_two_server_lanes_side_by_side(tmp_path: Path, fake_server: FakeOpenAIServer) -> None:
+    cases = load_scenario(EXAMPLE).test_set
+    fake_server.set_model("good", ModelScript(runs=[list(c.replies) for c in cases]))
+    fake_server.set_model("bad", ModelScript(replies=["Answer: 42"], cycle=True))
+    url = fake_server.base_url
+    code, _, results = evaluate(
+        tmp_path,
+        "--lane",
+        f"{url}:good",
+        "--lane",
+        f"{url}:bad,temperature=0.5",
+        "--concurrency",
+        "2",
+    )
+    assert code == 0
+    by_lane = {
+        lane: [r for r in results if r["lane"] == lane] for lane in (f"{url}:good", f"{url}:bad")
+    }
+    assert [len(v) for v in by_lane.values()] == [12, 12]
+    assert sum(r["passed"] for r in by_lane[f"{url}:bad"]) == 0
+    assert all(r["temperature"] == 0.5 for r in fake_server.requests if r["model"] == "bad")
+
+
+def test_lane_specs() -> None:
+    lane = _lane_from_spec("http://localhost:11434/v1:qwen3:8b,temperature=0.5", 60)
+    assert (lane.config.base_url, lane.config.model) == ("http://localhost:11434/v1", "qwen3:8b")
+    assert lane.options == {"temperature": 0.5}
+    lane = _lane_from_spec("ollama:qwen3:8b,max_tokens=auto,reasoning_effort=low", 60)
+    assert (lane.config.backend_id, lane.config.model) == ("ollama", "qwen3:8b")
+    assert lane.options == {"max_tokens": None, "reasoning_effort": "low"}
+    with pytest.raises(ValueError, match="use temperature="):
+        _lane_from_spec("ollama:m,colour=blue", 60)
+
+
+def test_still_to_run_by_key() -> None:
+    planned = plan(["a", "b"], 2, 1)
+    done = [{"lane": "a", "case": 0, "repeat": 0, "passed": False}]
+    assert RunKey("a", 0, 0) not in still_to_run(planned, done)
+    assert still_to_run(planned, done, only_failed=True) == [RunKey("a", 0, 0)]
+
+
+CSV = (
+    "question,answer,match,documents\n"
+    "What is 2 + 2?,4,number,\n"
+    "Refunds?,5 working days,contains,Refunds take 5 working days. | Other\n"
+)
+
+
+def test_import_from_csv_and_jsonl() -> None:
+    cases = import_cases(CSV, "csv")
+    assert [(c.question, c.expected.answer, c.expected.match) for c in cases] == [
+        ("What is 2 + 2?", "4", "number"),
+        ("Refunds?", "5 working days", "contains"),
+    ]
+    assert cases[1].documents == ("Refunds take 5 working days.", "Other")
+    jsonl = (
+        '{"question": "Q1", "answer": "1", "replies": ["Answer: 1"]}\n\n'
+        '{"question": "Q2", "expected": {"answer": "2", "match": "exact"}}\n'
+    )
+    cases = import_cases(jsonl, "jsonl")
+    assert cases[0].replies == ("Answer: 1",)
+    assert cases[1].expected.match == "exact"
+
+
+@pytest.mark.parametrize(
+    ("text", "kind", "message"),
+    [
+        ("q,a\n1,2\n", "csv", 'the header must name a "question" and an "answer" column.'),
+        ("question,answer\n,4\n", "csv", 'row 2: "question" is empty.'),
+        (
+            "question,answer,match\nQ,4,fuzzy\n",
+            "csv",
+            'row 2: "match" must be one of exact, contains, number, regex.',
+        ),
+        ('{"question": "Q", "answer": "1"}\nnot json\n', "jsonl", "row 2: not a JSON object."),
+        ("question,answer\n", "csv", "the file holds no cases (a header and at least one row)."),
+    ],
+)
+def test_a_bad_row_is_one_line_naming_it(text: str, kind: str, message: str) -> None:
+    with pytest.raises(ScenarioError) as info:
+        import_cases(text, kind)
+    assert str(info.value) == message
+
+
+def test_a_test_set_round_trips_through_the_scenario_file(tmp_path: Path) -> None:
+    scenario = load_scenario(EXAMPLE)
+    assert len(scenario.test_set) == 12
+    save_scenario(scenario, tmp_path / "copy.json")
+    assert load_scenario(tmp_path / "copy.json") == scenario
+    broken = json.loads(EXAMPLE.read_text())
+    broken["test_set"][3]["expected"]["match"] = "fuzzy"
+    (tmp_path / "broken.json").write_text(json.dumps(broken))
+    with pytest.raises(ScenarioError, match=r'"test_set\[3\].expected.match" must be one of'):
+        load_scenario(tmp_path / "broken.json")
