@@ -29,7 +29,9 @@ from sandbox_app.backends.registry import (
     config_for,
     make_backend,
 )
+from sandbox_app.core.backend import Backend
 from sandbox_app.core.engine import ReactEngine, drive
+from sandbox_app.core.eval_report import to_html
 from sandbox_app.core.evaluation import RunKey, plan, read_results, still_to_run, summarise
 from sandbox_app.core.exports import run_document
 from sandbox_app.core.records import RunRecord
@@ -71,6 +73,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--resume", action="store_true", help="skip the runs the results file has")
     p.add_argument("--only-failed", action="store_true", help="run again what failed")
     p.add_argument("--min-pass-rate", help="exit 4 when a lane passes less (0.8 or 80%%)")
+    p.add_argument("--report", help="also write a self-contained HTML report to this file")
     p.add_argument("--timeout", type=float, default=60.0, help="seconds to wait for a server")
     return p
 
@@ -100,8 +103,14 @@ def eval_command(argv: list[str], out: TextIO = sys.stdout) -> int:
     todo = still_to_run(planned, done, args.only_failed)
     runner = _Runner(scenario, {lane.label: lane for lane in lanes}, args, results_path, out)
     asyncio.run(runner.run_all(todo))
-    summaries = summarise([*done, *runner.results], labels)
+    everything = [*done, *runner.results]
+    summaries = summarise(everything, labels)
     out.write("\n" + "\n".join(s.row() for s in summaries) + "\n")
+    if args.report:
+        questions = [case.question for case in scenario.test_set]
+        report = to_html(scenario.title, questions, labels, everything)
+        Path(args.report).write_text(report, encoding="utf-8")
+        out.write(f"report: {args.report}\n")
     if minimum is not None and any(s.pass_rate < minimum for s in summaries):
         below = ", ".join(s.lane for s in summaries if s.pass_rate < minimum)
         out.write(f"below the minimum pass rate of {minimum:.0%}: {below}\n")
@@ -122,6 +131,7 @@ class _Runner:
         self.path = path
         self.results: list[dict[str, Any]] = []
         self.keys = KeyStore()
+        self._servers: dict[str, Backend] = {}
         self._slots: dict[str, asyncio.Semaphore] = {}
         self._started = time.monotonic()
         self._total = 0
@@ -129,8 +139,12 @@ class _Runner:
 
     async def run_all(self, todo: list[RunKey]) -> None:
         self._total = len(todo)
-        with self.path.open("a", encoding="utf-8") as results:
-            await asyncio.gather(*(self._run(key, results) for key in todo))
+        try:
+            with self.path.open("a", encoding="utf-8") as results:
+                await asyncio.gather(*(self._run(key, results) for key in todo))
+        finally:
+            for backend in self._servers.values():
+                await backend.aclose()
         if self._live:
             self.out.write("\n")
 
@@ -149,13 +163,16 @@ class _Runner:
         case = self.scenario.test_set[key.case]
         scenario = scenario_for_case(self.scenario, case)
         scenario = replace(scenario, model=replace(scenario.model, **lane.options))
-        backend = make_backend(lane.config, scenario, self.keys)
+        if lane.config.preset is None:  # the offline model replays this case's own replies
+            backend = make_backend(lane.config, scenario, self.keys)
+        else:  # one client per server lane: its connections are reused run after run
+            backend = self._servers.get(lane.label) or make_backend(
+                lane.config, scenario, self.keys
+            )
+            self._servers[lane.label] = backend
         engine = ReactEngine(scenario, backend, model=lane.config.model)
         record = RunRecord()
-        try:
-            finished = await drive(engine, lambda event: record.add([event]))
-        finally:
-            await backend.aclose()
+        finished = await drive(engine, lambda event: record.add([event]))
         document = run_document(record)
         verdict = matches(finished.answer, case.expected)
         return {

@@ -123,6 +123,24 @@ def test_two_server_lanes_side_by_side(tmp_path: Path, fake_server: FakeOpenAISe
     assert all(r["temperature"] == 0.5 for r in fake_server.requests if r["model"] == "bad")
 
 
+def test_the_html_report_shows_the_grid_and_escapes_model_text(tmp_path: Path) -> None:
+    from sandbox_app.core.eval_report import grid, to_html
+
+    report = tmp_path / "report.html"
+    code, out, results = evaluate(tmp_path, "--repeat", "2", "--report", str(report))
+    assert code == 0
+    assert f"report: {report}" in out
+    page = report.read_text(encoding="utf-8")
+    assert "92% (22/24)" in page
+    assert "74%–98%" in page
+    assert page.count("<tr>") == 1 + 1 + 1 + 12  # two header rows, one lane, twelve cases
+    questions = [c.question for c in load_scenario(EXAMPLE).test_set]
+    rows = grid(questions, ["scripted"], results)
+    assert [row[2] for row in rows] == ["2/2"] * 11 + ["0/2"]
+    hostile = [{**results[0], "answer": "<script>alert(1)</script>", "passed": False}]
+    assert "<script>" not in to_html("t", questions, ["scripted"], hostile)
+
+
 def test_lane_specs() -> None:
     lane = _lane_from_spec("http://localhost:11434/v1:qwen3:8b,temperature=0.5", 60)
     assert (lane.config.base_url, lane.config.model) == ("http://localhost:11434/v1", "qwen3:8b")
