@@ -44,6 +44,7 @@ class OpenAICompatBackend:
         self.config = config
         self.label = config.preset.name if config.preset is not CUSTOM else config.host
         self._client: openai.AsyncOpenAI | None = None
+        self._client_lock = asyncio.Lock()
 
     async def _get_client(self) -> openai.AsyncOpenAI:
         if self.config.needs_key and not self.config.api_key:
@@ -52,16 +53,17 @@ class OpenAICompatBackend:
                 f"No API key for {self.config.preset.name}: set {env} or enter a key "
                 "in the backend settings."
             )
-        if self._client is None:
-            # Building a client loads the TLS certificates: 40-170 ms that would freeze the
-            # window (and every other lane), so it happens on a worker thread.
-            try:
-                self._client = await asyncio.to_thread(_ready_client, self.config)
-            except Exception as err:  # e.g. a typo in the port: the SDK rejects the URL
-                raise BackendError(
-                    f"Cannot use the base URL {self.config.base_url!r}: {errors.short(err)}"
-                ) from None
-        return self._client
+        async with self._client_lock:  # concurrent runs of one backend (eval) share a client
+            if self._client is None:
+                # Building a client loads the TLS certificates: 40-170 ms that would freeze
+                # the window (and every other lane), so it happens on a worker thread.
+                try:
+                    self._client = await asyncio.to_thread(_ready_client, self.config)
+                except Exception as err:  # e.g. a typo in the port: the SDK rejects the URL
+                    raise BackendError(
+                        f"Cannot use the base URL {self.config.base_url!r}: {errors.short(err)}"
+                    ) from None
+            return self._client
 
     # The client and its connections live on the network loop (network_loop.py): the
     # public methods hand their work to it, the private ones run there.
