@@ -29,6 +29,7 @@ from sandbox_app.backends.registry import (
     config_for,
     make_backend,
 )
+from sandbox_app.backends.response_cache import CachedBackend
 from sandbox_app.core.backend import Backend
 from sandbox_app.core.engine import ReactEngine, drive
 from sandbox_app.core.eval_report import to_html
@@ -74,6 +75,13 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--only-failed", action="store_true", help="run again what failed")
     p.add_argument("--min-pass-rate", help="exit 4 when a lane passes less (0.8 or 80%%)")
     p.add_argument("--report", help="also write a self-contained HTML report to this file")
+    p.add_argument(
+        "--cache",
+        nargs="?",
+        const=".react-sandbox-cache",
+        help="answer a request seen before (same messages, model, settings and repeat) from "
+        "this folder (default .react-sandbox-cache)",
+    )
     p.add_argument("--timeout", type=float, default=60.0, help="seconds to wait for a server")
     return p
 
@@ -170,6 +178,9 @@ class _Runner:
                 lane.config, scenario, self.keys
             )
             self._servers[lane.label] = backend
+        if self.args.cache:
+            salt = f"{lane.config.base_url}|{lane.config.model}|repeat {key.repeat}"
+            backend = CachedBackend(backend, Path(self.args.cache), salt)
         engine = ReactEngine(scenario, backend, model=lane.config.model)
         record = RunRecord()
         finished = await drive(engine, lambda event: record.add([event]))

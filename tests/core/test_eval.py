@@ -212,3 +212,32 @@ def test_a_test_set_round_trips_through_the_scenario_file(tmp_path: Path) -> Non
     (tmp_path / "broken.json").write_text(json.dumps(broken))
     with pytest.raises(ScenarioError, match=r'"test_set\[3\].expected.match" must be one of'):
         load_scenario(tmp_path / "broken.json")
+
+
+def test_the_cache_answers_a_request_seen_before_but_never_across_repeats_or_prompts(
+    tmp_path: Path, fake_server: FakeOpenAIServer
+) -> None:
+    replies = list(load_scenario(EXAMPLE).test_set[0].replies)
+    fake_server.set_model("m", ModelScript(replies=replies))
+    scenario = load_scenario(EXAMPLE)
+    one_case = scenario.with_changes(test_set=scenario.test_set[:1])
+    path = tmp_path / "one.json"
+    save_scenario(one_case, path)
+    cache = str(tmp_path / "cache")
+
+    def evaluate_once(name: str, *extra: str) -> list[dict[str, object]]:
+        lane = f"{fake_server.base_url}:m"
+        args = [str(path), "--lane", lane, "--cache", cache, "--out", str(tmp_path / name)]
+        assert eval_command([*args, *extra], io.StringIO()) == 0
+        return read_results(tmp_path / name)
+
+    first = evaluate_once("a.jsonl", "--repeat", "2")
+    asked = fake_server.stats["completions"]
+    assert asked == 2 * len(replies)  # each repeat is its own sample: nothing shared
+    again = evaluate_once("b.jsonl", "--repeat", "2")
+    assert fake_server.stats["completions"] == asked  # every request answered from the cache
+    assert [r["answer"] for r in again] == [r["answer"] for r in first]
+    changed = one_case.with_changes(system_prompt="Answer with care.\n{tools}\n{format}")
+    save_scenario(changed, path)
+    evaluate_once("c.jsonl")
+    assert fake_server.stats["completions"] > asked  # a changed prompt never hits old entries

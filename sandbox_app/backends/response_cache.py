@@ -1,0 +1,105 @@
+"""A response cache for evaluations (``react-sandbox eval --cache``): a backend that answers a
+request it has seen before from disk, streamed as it first came.
+
+The key is the whole request (messages, model and every parameter) plus a salt that names
+the lane and the repeat: repeats are never served one cached reply (each repeat is its own
+sample), and a changed prompt, question or setting never hits an old entry. Only a reply
+that streamed to its end (or that the engine cut on purpose) is kept; a failed one is asked
+again next time. Entries are JSON
+files written atomically, so a killed process leaves no half entry.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from collections.abc import AsyncGenerator, Sequence
+from contextlib import aclosing
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from sandbox_app.core.backend import Backend, Delta, Message, StreamParams, Usage
+
+
+class CachedBackend:
+    """Wraps ``inner``; closing it leaves ``inner`` open (it may serve other runs)."""
+
+    def __init__(self, inner: Backend, directory: Path, salt: str) -> None:
+        self.inner = inner
+        self.label = inner.label  # what is learnt about the model stays the model's
+        self.directory = directory
+        self.salt = salt
+        self.hits = 0
+
+    def key(self, messages: Sequence[Message], params: StreamParams) -> str:
+        request = {"salt": self.salt, "messages": list(messages), "params": asdict(params)}
+        encoded = json.dumps(request, sort_keys=True, ensure_ascii=False).encode()
+        return hashlib.sha256(encoded).hexdigest()
+
+    async def stream(
+        self, messages: Sequence[Message], params: StreamParams
+    ) -> AsyncGenerator[Delta, None]:
+        path = self.directory / f"{self.key(messages, params)}.json"
+        stored = _read(path)
+        if stored is not None:
+            self.hits += 1
+            for item in stored:
+                yield _delta(item)
+            return
+        kept: list[dict[str, Any]] = []
+        async with aclosing(self.inner.stream(messages, params)) as stream:
+            try:
+                async for delta in stream:
+                    if delta.text or delta.reasoning or delta.usage or delta.finish_reason:
+                        kept.append(_stored(delta))
+                    yield delta
+            except GeneratorExit:
+                # The engine read what it needed (a fabricated observation was cut): a hit
+                # replays the same text, so the same cut.
+                _write(path, kept)
+                raise
+        _write(path, kept)  # a reply that failed on the way (BackendError) never gets here
+
+    async def list_models(self) -> list[str]:
+        return await self.inner.list_models()
+
+    async def aclose(self) -> None:
+        return None
+
+
+def _stored(delta: Delta) -> dict[str, Any]:
+    item: dict[str, Any] = {"text": delta.text, "reasoning": delta.reasoning}
+    if delta.usage is not None:
+        item["usage"] = asdict(delta.usage)
+    if delta.finish_reason is not None:
+        item["finish_reason"] = delta.finish_reason
+    return item
+
+
+def _delta(item: dict[str, Any]) -> Delta:
+    usage = item.get("usage")
+    return Delta(
+        str(item.get("text", "")),
+        Usage(**usage) if isinstance(usage, dict) else None,
+        reasoning=str(item.get("reasoning", "")),
+        finish_reason=item.get("finish_reason"),
+    )
+
+
+def _read(path: Path) -> list[dict[str, Any]] | None:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None  # missing, or not ours: asked again
+    return data if isinstance(data, list) else None
+
+
+def _write(path: Path, items: list[dict[str, Any]]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+    with os.fdopen(handle, "w", encoding="utf-8") as file:
+        json.dump(items, file, ensure_ascii=False)
+    os.replace(temporary, path)
