@@ -16,42 +16,27 @@ import json
 import re
 import sys
 import time
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, TextIO
 
-from sandbox_app.backends.keys import KeyStore, host_of
 from sandbox_app.backends.presets import preset_for_url
 from sandbox_app.backends.registry import (
     SCRIPTED,
     BackendConfig,
     backend_id,
     config_for,
-    make_backend,
 )
-from sandbox_app.backends.response_cache import CachedBackend
-from sandbox_app.core.backend import Backend
-from sandbox_app.core.engine import ReactEngine, drive
 from sandbox_app.core.eval_report import to_html
 from sandbox_app.core.evaluation import RunKey, plan, read_results, still_to_run, summarise
-from sandbox_app.core.exports import run_document
-from sandbox_app.core.records import RunRecord
 from sandbox_app.core.scenario import REASONING_EFFORTS, Scenario
 from sandbox_app.core.scenario_fields import ScenarioError
 from sandbox_app.core.scenario_file import load_scenario
-from sandbox_app.core.test_set import scenario_for_case
-from sandbox_app.core.verdict import matches
+from sandbox_app.eval_runner import EvalLane, EvalRunner
 
 EXIT_BELOW_PASS_RATE = 4
 # "http://localhost:11434/v1:qwen3:8b": the URL ends where its path meets the first colon.
 _URL_LANE = re.compile(r"^(https?://[^/\s]+(?:/[^:\s]*)?):(.+)$")
-
-
-@dataclass(frozen=True)
-class EvalLane:
-    label: str
-    config: BackendConfig
-    options: dict[str, Any]  # temperature, max_tokens, reasoning_effort
 
 
 def parser() -> argparse.ArgumentParser:
@@ -109,7 +94,7 @@ def eval_command(argv: list[str], out: TextIO = sys.stdout) -> int:
     planned = plan(labels, len(scenario.test_set), args.repeat)
     done = read_results(results_path) if resume else []
     todo = still_to_run(planned, done, args.only_failed)
-    runner = _Runner(scenario, {lane.label: lane for lane in lanes}, args, results_path, out)
+    runner = _Runner(scenario, lanes, args, results_path, out)
     asyncio.run(runner.run_all(todo))
     everything = [*done, *runner.results]
     summaries = summarise(everything, labels)
@@ -127,76 +112,43 @@ def eval_command(argv: list[str], out: TextIO = sys.stdout) -> int:
 
 
 class _Runner:
+    """The command's side of a run: one flushed line per result, and the progress."""
+
     def __init__(
         self,
         scenario: Scenario,
-        lanes: dict[str, EvalLane],
+        lanes: list[EvalLane],
         args: argparse.Namespace,
         path: Path,
         out: TextIO,
     ) -> None:
-        self.scenario, self.lanes, self.args, self.out = scenario, lanes, args, out
-        self.path = path
+        self.out, self.path = out, path
         self.results: list[dict[str, Any]] = []
-        self.keys = KeyStore()
-        self._servers: dict[str, Backend] = {}
-        self._slots: dict[str, asyncio.Semaphore] = {}
+        cache = Path(args.cache) if args.cache else None
+        self.runner = EvalRunner(
+            scenario, lanes, self._finished, concurrency=args.concurrency, cache=cache
+        )
+        self._file: TextIO | None = None
         self._started = time.monotonic()
         self._total = 0
         self._live = out.isatty()
 
     async def run_all(self, todo: list[RunKey]) -> None:
         self._total = len(todo)
-        try:
-            with self.path.open("a", encoding="utf-8") as results:
-                await asyncio.gather(*(self._run(key, results) for key in todo))
-        finally:
-            for backend in self._servers.values():
-                await backend.aclose()
+        with self.path.open("a", encoding="utf-8") as self._file:
+            await self.runner.run_all(todo)
         if self._live:
             self.out.write("\n")
 
-    async def _run(self, key: RunKey, results: TextIO) -> None:
-        lane = self.lanes[key.lane]
-        server = host_of(lane.config.base_url) if lane.config.preset else SCRIPTED
-        async with self._slots.setdefault(server, asyncio.Semaphore(self.args.concurrency)):
-            result = await self._one(lane, key)
+    def _finished(self, result: dict[str, Any], _record: object) -> None:
+        assert self._file is not None
         # One whole line, flushed: a kill after this loses nothing of this run.
-        results.write(json.dumps(result, ensure_ascii=False) + "\n")
-        results.flush()
+        self._file.write(json.dumps(result, ensure_ascii=False) + "\n")
+        self._file.flush()
         self.results.append(result)
-        self._progress(key, result)
+        self._progress(result)
 
-    async def _one(self, lane: EvalLane, key: RunKey) -> dict[str, Any]:
-        case = self.scenario.test_set[key.case]
-        scenario = scenario_for_case(self.scenario, case)
-        scenario = replace(scenario, model=replace(scenario.model, **lane.options))
-        if lane.config.preset is None:  # the offline model replays this case's own replies
-            backend = make_backend(lane.config, scenario, self.keys)
-        else:  # one client per server lane: its connections are reused run after run
-            backend = self._servers.get(lane.label) or make_backend(
-                lane.config, scenario, self.keys
-            )
-            self._servers[lane.label] = backend
-        if self.args.cache:
-            salt = f"{lane.config.base_url}|{lane.config.model}|repeat {key.repeat}"
-            backend = CachedBackend(backend, Path(self.args.cache), salt)
-        engine = ReactEngine(scenario, backend, model=lane.config.model)
-        record = RunRecord()
-        finished = await drive(engine, lambda event: record.add([event]))
-        document = run_document(record)
-        verdict = matches(finished.answer, case.expected)
-        return {
-            "lane": key.lane,
-            "case": key.case,
-            "repeat": key.repeat,
-            "question": case.question,
-            "expected": case.expected.answer,
-            "passed": bool(verdict),
-            **{k: document[k] for k in ("status", "answer", "reason", "metrics", "events")},
-        }
-
-    def _progress(self, key: RunKey, result: dict[str, Any]) -> None:
+    def _progress(self, result: dict[str, Any]) -> None:
         count = len(self.results)
         failed = sum(not r["passed"] for r in self.results)
         elapsed = time.monotonic() - self._started
@@ -210,8 +162,8 @@ class _Runner:
         else:
             verdict = "passed" if result["passed"] else f"FAILED ({result['answer']!r})"
             self.out.write(
-                f"{count}/{self._total} {key.lane} case {key.case + 1} repeat "
-                f"{key.repeat + 1}: {verdict}\n"
+                f"{count}/{self._total} {result['lane']} case {result['case'] + 1} repeat "
+                f"{result['repeat'] + 1}: {verdict}\n"
             )
         self.out.flush()
 

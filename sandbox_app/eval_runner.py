@@ -1,0 +1,101 @@
+"""Running a test set: lane × case × repeat on the same engine, each server's requests capped.
+
+Shared by ``react-sandbox eval`` (eval_command.py) and the window's test-set panel
+(ui/test_set_panel.py): both hand it the runs to make and get each finished run back, as a
+JSON-ready result (case, lane, repeat, status, answer, passed, metrics, events) and its
+record, through ``on_result``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from sandbox_app.backends.keys import KeyStore, host_of
+from sandbox_app.backends.registry import SCRIPTED, BackendConfig, make_backend
+from sandbox_app.backends.response_cache import CachedBackend
+from sandbox_app.core.backend import Backend
+from sandbox_app.core.engine import ReactEngine, drive
+from sandbox_app.core.evaluation import RunKey
+from sandbox_app.core.exports import run_document
+from sandbox_app.core.records import RunRecord
+from sandbox_app.core.scenario import Scenario
+from sandbox_app.core.test_set import scenario_for_case
+from sandbox_app.core.verdict import matches
+
+OnResult = Callable[[dict[str, Any], RunRecord], None]
+
+
+@dataclass(frozen=True)
+class EvalLane:
+    label: str
+    config: BackendConfig
+    options: dict[str, Any]  # temperature, max_tokens, reasoning_effort
+
+
+class EvalRunner:
+    def __init__(
+        self,
+        scenario: Scenario,
+        lanes: list[EvalLane],
+        on_result: OnResult,
+        *,
+        concurrency: int = 4,
+        cache: Path | None = None,
+        keys: KeyStore | None = None,
+    ) -> None:
+        self.scenario = scenario
+        self.lanes = {lane.label: lane for lane in lanes}
+        self.on_result = on_result
+        self.concurrency = concurrency
+        self.cache = cache
+        self.keys = keys or KeyStore()
+        self._servers: dict[str, Backend] = {}
+        self._slots: dict[str, asyncio.Semaphore] = {}
+
+    async def run_all(self, todo: list[RunKey]) -> None:
+        try:
+            await asyncio.gather(*(self._run(key) for key in todo))
+        finally:
+            for backend in self._servers.values():
+                await backend.aclose()
+            self._servers.clear()
+
+    async def _run(self, key: RunKey) -> None:
+        lane = self.lanes[key.lane]
+        server = host_of(lane.config.base_url) if lane.config.preset else SCRIPTED
+        async with self._slots.setdefault(server, asyncio.Semaphore(self.concurrency)):
+            result, record = await self._one(lane, key)
+        self.on_result(result, record)
+
+    async def _one(self, lane: EvalLane, key: RunKey) -> tuple[dict[str, Any], RunRecord]:
+        case = self.scenario.test_set[key.case]
+        scenario = scenario_for_case(self.scenario, case)
+        scenario = replace(scenario, model=replace(scenario.model, **lane.options))
+        if lane.config.preset is None:  # the offline model replays this case's own replies
+            backend = make_backend(lane.config, scenario, self.keys)
+        else:  # one client per server lane: its connections are reused run after run
+            backend = self._servers.get(lane.label) or make_backend(
+                lane.config, scenario, self.keys
+            )
+            self._servers[lane.label] = backend
+        if self.cache is not None:
+            salt = f"{lane.config.base_url}|{lane.config.model}|repeat {key.repeat}"
+            backend = CachedBackend(backend, self.cache, salt)
+        engine = ReactEngine(scenario, backend, model=lane.config.model)
+        record = RunRecord()
+        finished = await drive(engine, lambda event: record.add([event]))
+        document = run_document(record)
+        result = {
+            "lane": key.lane,
+            "case": key.case,
+            "repeat": key.repeat,
+            "question": case.question,
+            "expected": case.expected.answer,
+            "passed": bool(matches(finished.answer, case.expected)),
+            **{k: document[k] for k in ("status", "answer", "reason", "metrics", "events")},
+        }
+        return result, record
