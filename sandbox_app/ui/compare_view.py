@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
     QSplitter,
     QTableWidget,
     QTableWidgetItem,
+    QTabWidget,
     QToolButton,
     QVBoxLayout,
     QWidget,
@@ -33,9 +34,12 @@ from sandbox_app.backends.keys import KeyStore
 from sandbox_app.core.compare import COLUMNS, MAX_LANES, MIN_LANES, Price
 from sandbox_app.core.events import Event, RunFinished, StepFinished
 from sandbox_app.core.exports import export_comparison, to_markdown
+from sandbox_app.core.records import RunRecord
 from sandbox_app.core.scenario import LaneConfig
 from sandbox_app.core.workspace import Change
+from sandbox_app.eval_runner import EvalLane
 from sandbox_app.ui.approval import ask_approval
+from sandbox_app.ui.eval_panel import EvalPanel
 from sandbox_app.ui.lane_widget import LaneWidget
 from sandbox_app.ui.price_dialog import PriceDialog
 from sandbox_app.ui.workspace_signals import QtWorkspace
@@ -97,9 +101,17 @@ class CompareView(QWidget):
         lanes_area = QScrollArea()  # four lanes on a small screen scroll instead of squeezing
         lanes_area.setWidget(self.lane_splitter)
         lanes_area.setWidgetResizable(True)
+        self.eval_panel = EvalPanel(
+            lambda: self.workspace.model.scenario, self.eval_lanes, self.repeat_spin.value, keys
+        )
+        self.eval_panel.traceRequested.connect(self._show_recorded_trace)
+        self.eval_panel.runningChanged.connect(self._on_lane_running_changed)
+        self.results_tabs = QTabWidget()  # one run's comparison, or the whole test set
+        self.results_tabs.addTab(self.table, "Comparison")
+        self.results_tabs.addTab(self.eval_panel, "Test set")
         vertical = QSplitter(Qt.Orientation.Vertical)
         vertical.addWidget(lanes_area)
-        vertical.addWidget(self.table)
+        vertical.addWidget(self.results_tabs)
         vertical.setStretchFactor(0, 1)
         vertical.setSizes([560, 150])
         layout = QVBoxLayout(self)
@@ -194,7 +206,7 @@ class CompareView(QWidget):
 
     @property
     def running(self) -> bool:
-        return any(lane.controller.running for lane in self.lanes)
+        return any(lane.controller.running for lane in self.lanes) or self.eval_panel.running
 
     def run_all(self) -> None:
         scenario = self.workspace.model.scenario
@@ -207,9 +219,30 @@ class CompareView(QWidget):
             lane.start(scenario, self.workspace.model.tools(scenario), approve, repeats)
         self.refresh_table()
 
+    def eval_lanes(self) -> list[EvalLane]:
+        """Each lane as the test-set runner takes it: its server, model and settings."""
+        out = []
+        for lane in self.lanes:
+            choice = lane.backend_panel.choice()
+            options = {
+                "temperature": choice.temperature,
+                "max_tokens": choice.max_tokens,
+                "reasoning_effort": choice.reasoning_effort,
+            }
+            out.append(EvalLane(f"{lane.name} · {choice.model}", choice.config, options))
+        return out
+
+    def _show_recorded_trace(self, label: str, record: RunRecord) -> None:
+        lane = next((lane for lane in self.lanes if label.startswith(f"{lane.name} · ")), None)
+        if lane is not None:
+            lane.trace.clear_trace()
+            for event in record.events:
+                lane.trace.show_event(event)
+
     def stop_all(self) -> None:
         for lane in self.lanes:
             lane.controller.stop()
+        self.eval_panel.stop()
 
     def align_to_step(self, step: int) -> None:
         """Scroll every lane to its own step ``step`` (lanes that never got there stay put)."""

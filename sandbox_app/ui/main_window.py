@@ -338,6 +338,8 @@ class MainWindow(QMainWindow):
             controller.stop()
         for controller in controllers:
             await controller.wait()
+        if self._compare is not None:
+            await self._compare.eval_panel.finish()
 
     def closeEvent(self, event: QCloseEvent) -> None:
         self.save_settings()

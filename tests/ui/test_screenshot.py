@@ -89,6 +89,18 @@ def test_screenshot_of_a_thinking_model(qtbot: QtBot, window: MainWindow, shots:
     save_and_check(window, shots / "thinking.png")
 
 
+def test_screenshot_of_a_test_set(qtbot: QtBot, window: MainWindow, shots: Path) -> None:
+    from tests.ui.test_eval_panel import open_test_set
+
+    window.resize(1280, 800)
+    open_test_set(window)
+    panel = window.compare.eval_panel
+    qtbot.mouseClick(panel.run_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: len(panel.results) == 24 and not panel.running, timeout=20000)
+    window.compare.results_tabs.parentWidget().setSizes([300, 420])  # type: ignore[attr-defined]
+    save_and_check(window, shots / "testset.png")
+
+
 def fully_shown(widget: QWidget) -> bool:
     """Every pixel of ``widget`` is on screen: nothing clipped by a parent or the window."""
     return widget.visibleRegion().boundingRect().size() == widget.size()

@@ -1,0 +1,238 @@
+"""The compare view's Test set tab: every lane × case × repeat of the scenario's test set, a
+results grid (cases × lanes), a per-lane summary, Stop, Resume and Re-run failed.
+
+The runs go through the same runner as ``react-sandbox eval`` (eval_runner.py); a cell's
+trace is the recorded run, shown in its lane's trace view on a click (never run again).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import csv
+import html
+import io
+import time
+from collections.abc import Callable
+from contextlib import suppress
+from typing import Any
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QColor
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QProgressBar,
+    QPushButton,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from sandbox_app.backends.keys import KeyStore
+from sandbox_app.core.eval_report import grid, to_html
+from sandbox_app.core.evaluation import RunKey, key_of, plan, still_to_run, summarise
+from sandbox_app.core.records import RunRecord
+from sandbox_app.core.scenario import Scenario
+from sandbox_app.eval_runner import EvalLane, EvalRunner
+
+PASS, FAIL = QColor("#e6f4ea"), QColor("#fce8e6")
+
+
+class EvalPanel(QWidget):
+    """Signals: runningChanged(bool); traceRequested(str lane, RunRecord) on a cell click."""
+
+    runningChanged = Signal(bool)
+    traceRequested = Signal(str, object)
+
+    def __init__(
+        self,
+        scenario: Callable[[], Scenario],
+        lanes: Callable[[], list[EvalLane]],
+        repeats: Callable[[], int],
+        keys: KeyStore,
+        parent: QWidget | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self._scenario, self._lanes, self._repeats = scenario, lanes, repeats
+        self._keys = keys
+        self.results: dict[RunKey, tuple[dict[str, Any], RunRecord]] = {}
+        self._labels: list[str] = []
+        self._task: asyncio.Task[None] | None = None
+        self._running = False
+        self._started = 0.0
+        self.run_button = QPushButton("Run test set")
+        self.stop_button = QPushButton("Stop")
+        self.resume_button = QPushButton("Resume")
+        self.rerun_button = QPushButton("Re-run failed")
+        self.failures_only = QCheckBox("Failures only")
+        self.progress = QProgressBar()
+        self.progress.setFormat("%v/%m runs")
+        self.status = QLabel()
+        self.summary = QLabel()
+        self.summary.setTextFormat(Qt.TextFormat.RichText)
+        self.grid = QTableWidget(0, 0)
+        self.grid.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+        self.grid.setWordWrap(False)  # one line a case: the question's tooltip has the rest
+        self.grid.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        self.grid.horizontalHeader().setStretchLastSection(False)
+        row = QHBoxLayout()
+        for widget in (self.run_button, self.stop_button, self.resume_button, self.rerun_button):
+            row.addWidget(widget)
+        row.addWidget(self.failures_only)
+        row.addWidget(self.progress, 1)
+        row.addWidget(self.status)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 4, 0, 0)
+        layout.addLayout(row)
+        layout.addWidget(self.summary)
+        layout.addWidget(self.grid, 1)
+        self.run_button.clicked.connect(lambda: self.start("all"))
+        self.resume_button.clicked.connect(lambda: self.start("missing"))
+        self.rerun_button.clicked.connect(lambda: self.start("failed"))
+        self.stop_button.clicked.connect(self.stop)
+        self.failures_only.toggled.connect(self._filter)
+        self.grid.cellClicked.connect(self._on_grid_cell_clicked)
+        self._update_buttons()
+
+    @property
+    def running(self) -> bool:
+        """From the start until the panel has drawn the end (a stop included)."""
+        return self._running
+
+    def start(self, which: str) -> None:
+        """Run every run ("all"), the ones not done yet ("missing") or the failed ones."""
+        scenario = self._scenario()
+        if self.running or not scenario.test_set:
+            self.status.setText("This scenario has no test set." if not scenario.test_set else "")
+            return
+        lanes = self._lanes()
+        labels = [lane.label for lane in lanes]
+        if which == "all" or labels != self._labels:
+            self.results.clear()
+        self._labels = labels
+        planned = plan(labels, len(scenario.test_set), self._repeats())
+        done = [result for result, _ in self.results.values()]
+        todo = planned if which == "all" else still_to_run(planned, done, which == "failed")
+        runner = EvalRunner(scenario, lanes, self._finished, keys=self._keys)
+        self.progress.setRange(0, len(todo))
+        self.progress.setValue(0)
+        self._started = time.monotonic()
+        self._draw()
+        self._running = True
+        self._task = asyncio.ensure_future(runner.run_all(todo))
+        self._task.add_done_callback(lambda _: self._ended())
+        self._update_buttons()
+        self.runningChanged.emit(True)
+
+    def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+
+    async def finish(self) -> None:
+        """Stop, and wait until every stream of the test set is closed (the window closing)."""
+        self.stop()
+        if self._task is not None:
+            with suppress(asyncio.CancelledError):
+                await self._task
+
+    def export_text(self, kind: str) -> str:
+        """The grid and summary as Markdown, CSV (grid) or the HTML report."""
+        scenario = self._scenario()
+        questions = [case.question for case in scenario.test_set]
+        results = [result for result, _ in self.results.values()]
+        if kind == "html":
+            return to_html(scenario.title, questions, self._labels, results)
+        rows = grid(questions, self._labels, results)
+        header = ["#", "Question", *self._labels]
+        if kind == "csv":
+            out = io.StringIO()
+            csv.writer(out, lineterminator="\n").writerows([header, *rows])
+            return out.getvalue()
+        lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+        lines += ["| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in rows]
+        summary = [s.row() for s in summarise(results, self._labels)]
+        return "\n".join([*summary, "", *lines]) + "\n"
+
+    # ---- drawing --------------------------------------------------------------------------
+
+    def _finished(self, result: dict[str, Any], record: RunRecord) -> None:
+        self.results[key_of(result)] = (result, record)
+        self.progress.setValue(self.progress.value() + 1)
+        done, total = self.progress.value(), self.progress.maximum()
+        left = (time.monotonic() - self._started) / done * (total - done)
+        failed = sum(not r["passed"] for r, _ in self.results.values())
+        self.status.setText(f"{failed} failed · ~{left:.0f} s left")
+        self._draw()
+
+    def _ended(self) -> None:
+        self._running = False
+        self._update_buttons()
+        stopped = self.progress.value() < self.progress.maximum()
+        failed = sum(not r["passed"] for r, _ in self.results.values())
+        self.status.setText(("stopped · " if stopped else "") + f"{failed} failed")
+        self.runningChanged.emit(False)
+
+    def _draw(self) -> None:
+        scenario = self._scenario()
+        questions = [case.question for case in scenario.test_set]
+        results = [result for result, _ in self.results.values()]
+        rows = grid(questions, self._labels, results)
+        self.grid.setColumnCount(1 + len(self._labels))
+        self.grid.setHorizontalHeaderLabels(["Question", *self._labels])
+        header = self.grid.horizontalHeader()
+        if self.grid.columnCount():
+            header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        self.grid.setRowCount(len(rows))
+        answers: dict[tuple[int, str], list[str]] = {}
+        for key, (result, _) in sorted(self.results.items()):
+            answers.setdefault((key.case, key.lane), []).append(str(result.get("answer")))
+        for r, row in enumerate(rows):
+            question = QTableWidgetItem(row[1])
+            question.setToolTip(row[1])
+            self.grid.setItem(r, 0, question)
+            for c, (lane, cell) in enumerate(zip(self._labels, row[2:], strict=True), start=1):
+                item = QTableWidgetItem(cell)
+                item.setToolTip("; ".join(answers.get((r, lane), [])))
+                if cell != "—":
+                    item.setBackground(FAIL if _failed(cell) else PASS)
+                self.grid.setItem(r, c, item)
+        self.summary.setText(
+            "<br>".join(html.escape(s.row()) for s in summarise(results, self._labels))
+        )
+        self._filter()
+
+    def _filter(self) -> None:
+        only = self.failures_only.isChecked()
+        for r in range(self.grid.rowCount()):
+            cells = [self.grid.item(r, c) for c in range(1, self.grid.columnCount())]
+            failing = any(item is not None and _failed(item.text()) for item in cells)
+            self.grid.setRowHidden(r, only and not failing)
+
+    def _on_grid_cell_clicked(self, row: int, column: int) -> None:
+        if column == 0 or column > len(self._labels):
+            return
+        lane = self._labels[column - 1]
+        runs = [(k, v) for k, v in sorted(self.results.items()) if (k.case, k.lane) == (row, lane)]
+        if not runs:
+            return
+        failed = [v for _, v in runs if not v[0]["passed"]]
+        _, record = (failed or [v for _, v in runs])[-1]  # a failure says more than a pass
+        self.traceRequested.emit(lane, record)
+
+    def _update_buttons(self) -> None:
+        running = self.running
+        self.run_button.setEnabled(not running)
+        self.resume_button.setEnabled(not running and bool(self.results))
+        self.rerun_button.setEnabled(
+            not running and any(not r["passed"] for r, _ in self.results.values())
+        )
+        self.stop_button.setEnabled(running)
+
+
+def _failed(cell: str) -> bool:
+    """A cell with a failed run: "fail", or "k/N" with k < N."""
+    passed, _, total = cell.partition("/")
+    return cell == "fail" or (bool(total) and passed != total)

@@ -1,0 +1,76 @@
+"""The compare view's Test set tab: every lane × case, a grid, a summary, Stop / Resume,
+Re-run failed, a failure's recorded trace on a click, exports."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from PySide6.QtCore import Qt
+from pytestqt.qtbot import QtBot
+
+from sandbox_app.core.scenario import LaneConfig
+from sandbox_app.core.scenario_file import load_scenario, scenarios_dir
+from sandbox_app.ui.main_window import MainWindow
+
+
+def open_test_set(window: MainWindow, tokens_per_second: float = 0) -> None:
+    scenario = load_scenario(scenarios_dir() / "test_set.json")
+    window.set_scenario(
+        replace(scenario, script=replace(scenario.script, tokens_per_second=tokens_per_second))
+    )
+    compare = window.compare
+    compare.set_lanes((LaneConfig(), LaneConfig()))  # two offline lanes
+    window.tabs.setCurrentWidget(compare)
+    compare.results_tabs.setCurrentWidget(compare.eval_panel)
+
+
+def cells(window: MainWindow) -> list[list[str]]:
+    table = window.compare.eval_panel.grid
+    return [
+        [table.item(r, c).text() for c in range(1, table.columnCount())]  # type: ignore[union-attr]
+        for r in range(table.rowCount())
+    ]
+
+
+def test_run_the_test_set_then_look_at_a_failure(qtbot: QtBot, window: MainWindow) -> None:
+    open_test_set(window)
+    panel = window.compare.eval_panel
+    qtbot.mouseClick(panel.run_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: len(panel.results) == 24 and not panel.running, timeout=20000)
+    assert cells(window) == [["pass", "pass"]] * 11 + [["fail", "fail"]]
+    assert "Lane 1 · scripted: 92% (11/12, 95% CI 65%–99%)" in panel.summary.text()
+    panel.failures_only.setChecked(True)
+    hidden = [panel.grid.isRowHidden(r) for r in range(12)]
+    assert hidden == [True] * 11 + [False]
+    # A click on the failed cell shows that recorded run in the lane's own trace.
+    rect = panel.grid.visualItemRect(panel.grid.item(11, 2))
+    qtbot.mouseClick(panel.grid.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+    lane_two = window.compare.lanes[1].trace
+    qtbot.waitUntil(lambda: "calculator[15 * 12 * 9]" in lane_two.plain_text())
+    assert "Answer: $1,620 per year" in lane_two.plain_text()
+    # Re-run failed runs only the two failures again.
+    qtbot.mouseClick(panel.rerun_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: not panel.running and panel.progress.maximum() == 2, timeout=10000)
+    assert panel.progress.value() == 2
+    markdown = panel.export_text("md")
+    assert "| 12 | How much does Brightgrid Pro cost per year for a team of 9" in markdown
+    assert (
+        panel.export_text("csv").splitlines()[0] == "#,Question,Lane 1 · scripted,Lane 2 · scripted"
+    )
+    assert "<h2>Cases</h2>" in panel.export_text("html")
+
+
+def test_stop_then_resume_runs_only_what_is_missing(qtbot: QtBot, window: MainWindow) -> None:
+    open_test_set(window, tokens_per_second=400)
+    panel = window.compare.eval_panel
+    qtbot.mouseClick(panel.run_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: len(panel.results) >= 2, timeout=20000)
+    qtbot.mouseClick(panel.stop_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: not panel.running, timeout=5000)
+    kept = dict(panel.results)
+    assert 2 <= len(kept) < 24
+    assert panel.status.text().startswith("stopped")
+    qtbot.mouseClick(panel.resume_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: not panel.running and len(panel.results) == 24, timeout=30000)
+    assert panel.progress.maximum() == 24 - len(kept)
+    assert all(panel.results[key] == value for key, value in kept.items())  # kept as they were
