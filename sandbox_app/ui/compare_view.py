@@ -8,6 +8,7 @@ export reads those records through core/exports.py.
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal
@@ -80,6 +81,9 @@ class CompareView(QWidget):
         export_menu.addAction("Markdown…", lambda: self._export("md"))
         export_menu.addAction("CSV…", lambda: self._export("csv"))
         export_menu.addAction("JSON with every trace…", lambda: self._export("json"))
+        export_menu.addSeparator()  # the Test set tab's results
+        for kind, label in (("md", "Markdown"), ("csv", "CSV"), ("json", "JSON"), ("html", "HTML")):
+            export_menu.addAction(f"Test set: {label}…", partial(self._export, kind, True))
         self.export_button.setMenu(export_menu)
         self.prices_button = QPushButton("Prices…")
         self.prices_button.setToolTip("Dollars per million tokens, per model, for the Cost column")
@@ -293,14 +297,16 @@ class CompareView(QWidget):
         records = [lane.record for lane in self.lanes]
         return export_comparison(kind, scenario.title, scenario.question, records, self.rows())
 
-    def _export(self, kind: str) -> None:
-        name, _ = QFileDialog.getSaveFileName(self, "Export comparison", f"comparison.{kind}")
+    def _export(self, kind: str, test_set: bool = False) -> None:
+        stem = "test-set" if test_set else "comparison"
+        name, _ = QFileDialog.getSaveFileName(self, f"Export {stem}", f"{stem}.{kind}")
         if name:
-            self.export_to(Path(name), kind)
+            self.export_to(Path(name), kind, test_set)
 
-    def export_to(self, path: Path, kind: str) -> bool:
+    def export_to(self, path: Path, kind: str, test_set: bool = False) -> bool:
+        text = self.eval_panel.export_text(kind) if test_set else self.export_text(kind)
         try:
-            path.write_text(self.export_text(kind), encoding="utf-8")
+            path.write_text(text, encoding="utf-8")
         except OSError as err:
             self.message.setText(f"⚠ Cannot write {path.name}: {err.strerror or err}.")
             return False

@@ -11,6 +11,7 @@ import asyncio
 import csv
 import html
 import io
+import json
 import time
 from collections.abc import Callable
 from contextlib import suppress
@@ -139,12 +140,15 @@ class EvalPanel(QWidget):
                 await self._task
 
     def export_text(self, kind: str) -> str:
-        """The grid and summary as Markdown, CSV (grid) or the HTML report."""
+        """The results as Markdown (summary and grid), CSV (grid), JSON (every run) or the
+        HTML report."""
         scenario = self._scenario()
         questions = [case.question for case in scenario.test_set]
         results = [result for result, _ in self.results.values()]
         if kind == "html":
             return to_html(scenario.title, questions, self._labels, results)
+        if kind == "json":  # every run: verdict, metrics and the full event trace
+            return json.dumps(results, ensure_ascii=False, indent=1)
         rows = grid(questions, self._labels, results)
         header = ["#", "Question", *self._labels]
         if kind == "csv":

@@ -3,7 +3,9 @@ Re-run failed, a failure's recorded trace on a click, exports."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
+from pathlib import Path
 
 from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
@@ -32,7 +34,9 @@ def cells(window: MainWindow) -> list[list[str]]:
     ]
 
 
-def test_run_the_test_set_then_look_at_a_failure(qtbot: QtBot, window: MainWindow) -> None:
+def test_run_the_test_set_then_look_at_a_failure(
+    qtbot: QtBot, window: MainWindow, tmp_path: Path
+) -> None:
     open_test_set(window)
     panel = window.compare.eval_panel
     qtbot.mouseClick(panel.run_button, Qt.MouseButton.LeftButton)
@@ -58,6 +62,10 @@ def test_run_the_test_set_then_look_at_a_failure(qtbot: QtBot, window: MainWindo
         panel.export_text("csv").splitlines()[0] == "#,Question,Lane 1 · scripted,Lane 2 · scripted"
     )
     assert "<h2>Cases</h2>" in panel.export_text("html")
+    assert window.compare.export_to(tmp_path / "runs.json", "json", test_set=True)
+    runs = json.loads((tmp_path / "runs.json").read_text(encoding="utf-8"))
+    assert len(runs) == 24  # every run's latest result, traces included
+    assert {"ActionParsed", "RunFinished"} <= {e["type"] for e in runs[0]["events"]}
 
 
 def test_stop_then_resume_runs_only_what_is_missing(qtbot: QtBot, window: MainWindow) -> None:
