@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QProgressBar,
     QPushButton,
+    QSpinBox,
     QTableWidget,
     QTableWidgetItem,
     QVBoxLayout,
@@ -35,11 +36,14 @@ from PySide6.QtWidgets import (
 from sandbox_app.backends.keys import KeyStore
 from sandbox_app.core.eval_report import grid, to_html
 from sandbox_app.core.evaluation import RunKey, key_of, plan, still_to_run, summarise
+from sandbox_app.core.events import event_to_dict
 from sandbox_app.core.records import RunRecord
 from sandbox_app.core.scenario import Scenario
 from sandbox_app.eval_runner import EvalLane, EvalRunner
+from sandbox_app.ui.frames import Phase, frame_clock
 
 PASS, FAIL = QColor("#e6f4ea"), QColor("#fce8e6")
+SUMMARY_EVERY_S = 0.25
 
 
 class EvalPanel(QWidget):
@@ -64,11 +68,21 @@ class EvalPanel(QWidget):
         self._task: asyncio.Task[None] | None = None
         self._running = False
         self._started = 0.0
+        self._cells: dict[tuple[int, str], dict[int, dict[str, Any]]] = {}
+        self._failed = 0
+        self._done = 0
+        self._dirty: set[tuple[int, int]] = set()
+        self._summary_drawn = 0.0  # when the summary was last drawn (perf_counter)
         self.run_button = QPushButton("Run test set")
         self.stop_button = QPushButton("Stop")
         self.resume_button = QPushButton("Resume")
         self.rerun_button = QPushButton("Re-run failed")
         self.failures_only = QCheckBox("Failures only")
+        self.concurrency_spin = QSpinBox()
+        self.concurrency_spin.setRange(1, 64)
+        self.concurrency_spin.setValue(4)
+        self.concurrency_spin.setSuffix(" at once")
+        self.concurrency_spin.setToolTip("Requests at once per server (a 429 slows only its own)")
         self.progress = QProgressBar()
         self.progress.setFormat("%v/%m runs")
         self.status = QLabel()
@@ -77,11 +91,13 @@ class EvalPanel(QWidget):
         self.grid = QTableWidget(0, 0)
         self.grid.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
         self.grid.setWordWrap(False)  # one line a case: the question's tooltip has the rest
-        self.grid.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        # Not ResizeToContents: it measures every row on each change, O(cases) per run.
+        self.grid.horizontalHeader().setDefaultSectionSize(140)
         self.grid.horizontalHeader().setStretchLastSection(False)
         row = QHBoxLayout()
         for widget in (self.run_button, self.stop_button, self.resume_button, self.rerun_button):
             row.addWidget(widget)
+        row.addWidget(self.concurrency_spin)
         row.addWidget(self.failures_only)
         row.addWidget(self.progress, 1)
         row.addWidget(self.status)
@@ -117,9 +133,17 @@ class EvalPanel(QWidget):
         planned = plan(labels, len(scenario.test_set), self._repeats())
         done = [result for result, _ in self.results.values()]
         todo = planned if which == "all" else still_to_run(planned, done, which == "failed")
-        runner = EvalRunner(scenario, lanes, self._finished, keys=self._keys)
+        runner = EvalRunner(
+            scenario,
+            lanes,
+            self._finished,
+            concurrency=self.concurrency_spin.value(),
+            keys=self._keys,
+            with_events=False,
+        )
         self.progress.setRange(0, len(todo))
         self.progress.setValue(0)
+        self._done = 0
         self._started = time.monotonic()
         self._draw()
         self._running = True
@@ -148,7 +172,11 @@ class EvalPanel(QWidget):
         if kind == "html":
             return to_html(scenario.title, questions, self._labels, results)
         if kind == "json":  # every run: verdict, metrics and the full event trace
-            return json.dumps(results, ensure_ascii=False, indent=1)
+            runs = [
+                {**result, "events": [event_to_dict(e) for e in record.events]}
+                for result, record in self.results.values()
+            ]
+            return json.dumps(runs, ensure_ascii=False, indent=1)
         rows = grid(questions, self._labels, results)
         header = ["#", "Question", *self._labels]
         if kind == "csv":
@@ -163,50 +191,84 @@ class EvalPanel(QWidget):
     # ---- drawing --------------------------------------------------------------------------
 
     def _finished(self, result: dict[str, Any], record: RunRecord) -> None:
-        self.results[key_of(result)] = (result, record)
-        self.progress.setValue(self.progress.value() + 1)
-        done, total = self.progress.value(), self.progress.maximum()
-        left = (time.monotonic() - self._started) / done * (total - done)
-        failed = sum(not r["passed"] for r, _ in self.results.values())
-        self.status.setText(f"{failed} failed · ~{left:.0f} s left")
-        self._draw()
+        key = key_of(result)
+        self.results[key] = (result, record)
+        self._cells.setdefault((key.case, key.lane), {})[key.repeat] = result
+        self._failed += not result["passed"]
+        self._done += 1
+        # Drawn once a frame, however many runs ended in it (32 at once end in bursts).
+        self._dirty.add((key.case, self._labels.index(key.lane)))
+        frame_clock().schedule(self._draw_changes, Phase.DRAW)
+
+    def _draw_changes(self) -> None:
+        for case, column in self._dirty:
+            self._draw_cell(case, column)
+        self._dirty.clear()
+        if self.failures_only.isChecked():
+            self._filter()
+        total = self.progress.maximum()
+        self.progress.setValue(self._done)
+        if not self._running:
+            return  # a frame that comes after the end: _ended has said how it went
+        left = (time.monotonic() - self._started) / max(self._done, 1) * (total - self._done)
+        self.status.setText(f"{self._failed} failed · ~{left:.0f} s left")
+        # The summary reads every result: a few times a second, not every frame.
+        if time.perf_counter() - self._summary_drawn > SUMMARY_EVERY_S:
+            self._draw_summary()
 
     def _ended(self) -> None:
+        # Not kept: a finished task holds its event loop, which must not outlive its thread.
+        self._task = None
+        self._draw_changes()
         self._running = False
         self._update_buttons()
         stopped = self.progress.value() < self.progress.maximum()
         failed = sum(not r["passed"] for r, _ in self.results.values())
         self.status.setText(("stopped · " if stopped else "") + f"{failed} failed")
+        self._draw_summary()
         self.runningChanged.emit(False)
 
     def _draw(self) -> None:
-        scenario = self._scenario()
-        questions = [case.question for case in scenario.test_set]
-        results = [result for result, _ in self.results.values()]
-        rows = grid(questions, self._labels, results)
+        """The whole grid, when a run starts (a case's cell is redrawn as its runs end)."""
+        questions = [case.question for case in self._scenario().test_set]
+        self._cells.clear()
+        for key, (result, _) in sorted(self.results.items()):
+            self._cells.setdefault((key.case, key.lane), {})[key.repeat] = result
+        self._failed = sum(not r["passed"] for r, _ in self.results.values())
         self.grid.setColumnCount(1 + len(self._labels))
         self.grid.setHorizontalHeaderLabels(["Question", *self._labels])
-        header = self.grid.horizontalHeader()
         if self.grid.columnCount():
-            header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
-        self.grid.setRowCount(len(rows))
-        answers: dict[tuple[int, str], list[str]] = {}
-        for key, (result, _) in sorted(self.results.items()):
-            answers.setdefault((key.case, key.lane), []).append(str(result.get("answer")))
-        for r, row in enumerate(rows):
-            question = QTableWidgetItem(row[1])
-            question.setToolTip(row[1])
+            self.grid.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        self.grid.setRowCount(len(questions))
+        for r, text in enumerate(questions):
+            question = QTableWidgetItem(text)
+            question.setToolTip(text)
             self.grid.setItem(r, 0, question)
-            for c, (lane, cell) in enumerate(zip(self._labels, row[2:], strict=True), start=1):
-                item = QTableWidgetItem(cell)
-                item.setToolTip("; ".join(answers.get((r, lane), [])))
-                if cell != "—":
-                    item.setBackground(FAIL if _failed(cell) else PASS)
-                self.grid.setItem(r, c, item)
+            for c in range(len(self._labels)):
+                self._draw_cell(r, c)
+        self._draw_summary()
+
+    def _draw_cell(self, case: int, column: int) -> None:
+        runs = self._cells.get((case, self._labels[column]), {})
+        passed = [bool(runs[repeat]["passed"]) for repeat in sorted(runs)]
+        if not passed:
+            text = "—"
+        elif len(passed) == 1:
+            text = "pass" if passed[0] else "fail"
+        else:
+            text = f"{sum(passed)}/{len(passed)}"
+        item = QTableWidgetItem(text)
+        item.setToolTip("; ".join(str(runs[repeat].get("answer")) for repeat in sorted(runs)))
+        if passed:
+            item.setBackground(FAIL if _failed(text) else PASS)
+        self.grid.setItem(case, column + 1, item)
+
+    def _draw_summary(self) -> None:
+        self._summary_drawn = time.perf_counter()
+        results = [result for result, _ in self.results.values()]
         self.summary.setText(
             "<br>".join(html.escape(s.row()) for s in summarise(results, self._labels))
         )
-        self._filter()
 
     def _filter(self) -> None:
         only = self.failures_only.isChecked()

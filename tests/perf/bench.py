@@ -598,6 +598,8 @@ async def in_app_measurements(quick: bool) -> dict[str, Any]:
         "tenstep": {
             "replies": ["Thought: add one\nAction: calculator[1 + 1]"] * 9 + ["Final Answer: 10"],
         },
+        # The test-set scale figure's model: one tool call, then the answer, instantly.
+        "tenstep2": {"replies": ["Thought: add\nAction: calculator[1 + 1]", "Answer: 2"]},
     }
     results: dict[str, Any] = {}
     results["render_tps_max"] = await render_tps_max(200_000 // scale)
@@ -620,6 +622,7 @@ async def in_app_measurements(quick: bool) -> dict[str, Any]:
         thinking = await four_lanes_lag(window, base_url, prefix="think")
         results.update({f"{name}_thinking": value for name, value in thinking.items()})
         results["render_tps_max_thinking"] = await render_tps_max(200_000 // scale, True)
+        results.update(await scale_of_a_test_set(window, base_url, 1000 // scale))
         await window.shutdown()
         window.close()
     return results
@@ -668,3 +671,40 @@ def main() -> None:
 
 if __name__ == "__main__":
     main()
+
+
+async def scale_of_a_test_set(window: Any, base_url: str, cases: int) -> dict[str, float]:
+    """A test set of ``cases`` cases × 2 lanes in the window at 32 requests at once: does the
+    window stay responsive while the grid updates, and does memory stay bounded?"""
+    from sandbox_app.core.scenario import EvalCase, Expected, LaneConfig
+    from sandbox_app.core.scenario_file import default_scenario
+    from tests.heartbeat import Heartbeat
+
+    expected = Expected("2", "number", 0.5)
+    test_set = tuple(EvalCase(f"Case {i}: what is 1 + 1?", expected) for i in range(cases))
+    window.set_scenario(default_scenario().with_changes(test_set=test_set))
+    compare = window.compare
+    compare.set_lanes(tuple(LaneConfig("Custom URL", base_url, "tenstep2") for _ in range(2)))
+    window.tabs.setCurrentWidget(compare)
+    panel = compare.eval_panel
+    compare.results_tabs.setCurrentWidget(panel)
+    panel.concurrency_spin.setValue(32)
+    await asyncio.sleep(0.5)
+    gc.collect()
+    before = rss_mb()
+    beat = Heartbeat(interval_ms=5)
+    started = time.perf_counter()
+    panel.start("all")
+    await wait_for(lambda: not panel.running, seconds=1200)
+    elapsed = time.perf_counter() - started
+    beat.stop()
+    gc.collect()
+    runs = len(panel.results)
+    return {
+        "test_set_lag_p99_ms": percentile(beat.lags, 99) * 1000,
+        "test_set_lag_max_ms": max(beat.lags) * 1000,
+        "test_set_rss_growth_mb": rss_mb() - before,
+        "test_set_runs_per_s": runs / elapsed,
+        "test_set_runs": float(runs),
+        "test_set_passed": float(sum(r["passed"] for r, _ in panel.results.values())),
+    }
