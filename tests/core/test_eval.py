@@ -9,7 +9,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -82,14 +81,14 @@ def test_a_killed_evaluation_resumes_with_nothing_lost(tmp_path: Path) -> None:
     save_scenario(slow, scenario)
     results = tmp_path / "results.jsonl"
     command = [sys.executable, "-m", "sandbox_app", "eval", str(scenario), "--out", str(results)]
-    process = subprocess.Popen([*command, "--concurrency", "1"], stdout=subprocess.DEVNULL)
-    deadline = time.monotonic() + 60
-    while len(read_results(results)) < 3:
-        assert process.poll() is None, "finished before it could be killed"
-        assert time.monotonic() < deadline, f"saw {len(read_results(results))} results"
-        time.sleep(0.02)
+    process = subprocess.Popen([*command, "--concurrency", "1"], stdout=subprocess.PIPE, text=True)
+    assert process.stdout is not None
+    # A progress line is printed once its run's result line is written and flushed.
+    progress = [process.stdout.readline() for _ in range(3)]
+    assert all("scripted case" in line for line in progress), progress
     os.kill(process.pid, signal.SIGKILL)
     process.wait(timeout=10)
+    process.stdout.close()
     before = read_results(results)
     assert 3 <= len(before) < 12
     resumed = subprocess.run([*command, "--resume"], capture_output=True, text=True, timeout=120)

@@ -4,6 +4,7 @@ never cut, never sent back; OpenAI's reasoning models get the parameters they ta
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import sys
@@ -13,13 +14,16 @@ from typing import Any
 import pytest
 
 from sandbox_app.backends import openai_compat
+from sandbox_app.core.engine import ReactEngine, drive
 from sandbox_app.core.events import (
     ActionParsed,
     Event,
     FormatError,
     Notice,
     ReasoningDelta,
+    RunFinished,
     ThinkingReclassified,
+    TokenDelta,
 )
 from sandbox_app.core.model_traits import THINKING_MAX_TOKENS, traits_for
 from sandbox_app.core.scenario import ModelParams, Scenario
@@ -320,21 +324,36 @@ def test_a_refusal_of_something_that_cannot_be_dropped_ends_the_run_once(
 def test_time_to_first_token_starts_when_the_request_is_sent(
     fake_server: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # Client start-up (the SDK's import, certificates) made slow on purpose: counted, it
-    # would put the first token 300 ms late.
-    start_up_s = 0.3
+    # When the client was ready, and when the first token reached the run: the request went
+    # out after the first, so (first token − its time to first token) may not come before
+    # it. Counted from before the client's start-up, it would.
+    ready_at: list[float] = []
     real = openai_compat._new_client
 
-    def slow_client(config: Any) -> Any:
-        time.sleep(start_up_s)
-        return real(config)
+    def noting_client(config: Any) -> Any:
+        client = real(config)
+        ready_at.append(time.perf_counter())
+        return client
 
-    monkeypatch.setattr(openai_compat, "_new_client", slow_client)
-    events = run_model(fake_server, ModelScript(replies=replies_of("brightgrid")), model="plain")
-    first = finished(events).metrics.steps[0]
-    assert first.wall_s >= start_up_s  # the step did pay for the start-up…
+    monkeypatch.setattr(openai_compat, "_new_client", noting_client)
+    fake_server.set_model("plain", ModelScript(replies=replies_of("brightgrid")))
+    backend = server_backend(fake_server.base_url)
+    engine = ReactEngine(builtin("brightgrid"), backend, model="plain")
+    first_token_at: list[float] = []
+
+    def emit(event: Event) -> None:
+        if isinstance(event, TokenDelta) and not first_token_at:
+            first_token_at.append(time.perf_counter())
+
+    async def run() -> RunFinished:
+        try:
+            return await drive(engine, emit)
+        finally:
+            await backend.aclose()
+
+    first = asyncio.run(run()).metrics.steps[0]
     assert first.ttft_s is not None
-    assert first.ttft_s < start_up_s / 2  # …its first token did not
+    assert first_token_at[0] - first.ttft_s >= ready_at[0]
 
 
 def test_reasoning_streams_before_the_content(fake_server: FakeOpenAIServer) -> None:
