@@ -20,7 +20,6 @@ from sandbox_app.backends.response_cache import CachedBackend
 from sandbox_app.core.backend import Backend
 from sandbox_app.core.engine import ReactEngine, drive
 from sandbox_app.core.evaluation import RunKey
-from sandbox_app.core.events import metrics_to_dict
 from sandbox_app.core.exports import run_document
 from sandbox_app.core.records import RunRecord
 from sandbox_app.core.scenario import Scenario
@@ -93,17 +92,7 @@ class EvalRunner:
         engine = ReactEngine(scenario, backend, model=lane.config.model)
         record = RunRecord()
         finished = await drive(engine, lambda event: record.add([event]))
-        document = (
-            run_document(record)
-            if self.with_events
-            else {
-                "status": finished.status,
-                "answer": finished.answer,
-                "reason": finished.reason,
-                "metrics": metrics_to_dict(finished.metrics),
-                "events": [],
-            }
-        )
+        document = run_document(record, events=self.with_events)
         result = {
             "lane": key.lane,
             "case": key.case,

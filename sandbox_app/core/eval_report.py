@@ -32,16 +32,24 @@ def grid(
     rows = []
     for case, question in enumerate(questions):
         row = [str(case + 1), question]
-        for lane in lanes:
-            runs = cells.get((case, lane), [])
-            if not runs:
-                row.append("—")
-            elif len(runs) == 1:
-                row.append("pass" if runs[0] else "fail")
-            else:
-                row.append(f"{sum(runs)}/{len(runs)}")
+        row += [cell_text(cells.get((case, lane), [])) for lane in lanes]
         rows.append(row)
     return rows
+
+
+def cell_text(passes: Sequence[bool]) -> str:
+    """A cell of the grid: "—" (not run), "pass", "fail", or "k/N" passed with repeats."""
+    if not passes:
+        return "—"
+    if len(passes) == 1:
+        return "pass" if passes[0] else "fail"
+    return f"{sum(passes)}/{len(passes)}"
+
+
+def cell_failed(text: str) -> bool:
+    """Whether a cell holds a failed run: "fail", or "k/N" with k < N."""
+    passed, _, total = text.partition("/")
+    return text == "fail" or (bool(total) and passed != total)
 
 
 def to_html(
@@ -81,7 +89,7 @@ def to_html(
                 for k, r in sorted(latest.items())
                 if (k.case, k.lane) == (case, lane)
             ]
-            css = "pass" if cell == "pass" or _all_passed(cell) else "fail" if cell != "—" else ""
+            css = "" if cell == "—" else "fail" if cell_failed(cell) else "pass"
             parts.append(f"<td class='{css}' title='{e('; '.join(answers))}'>{e(cell)}</td>")
         parts.append("</tr>")
     parts.append("</table><h2>Failed runs</h2><ul>")
@@ -95,11 +103,6 @@ def to_html(
             )
     parts.append("</ul></body></html>\n")
     return "".join(parts)
-
-
-def _all_passed(cell: str) -> bool:
-    passed, _, total = cell.partition("/")
-    return bool(total) and passed == total
 
 
 _STYLE = (

@@ -26,8 +26,9 @@ def trace_text(record: RunRecord) -> str:
     return "".join(text for event in record.events for text, _ in trace.feed(event))
 
 
-def run_document(record: RunRecord) -> dict[str, Any]:
-    """One run as JSON-ready data: outcome, metrics, settings and every event."""
+def run_document(record: RunRecord, *, events: bool = True) -> dict[str, Any]:
+    """One run as JSON-ready data: outcome, metrics, settings and every event (or, with
+    ``events=False``, none: turning them into dicts costs ~1 ms a run)."""
     finished = record.finished
     document: dict[str, Any] = {
         "status": finished.status if finished else "running",
@@ -35,7 +36,7 @@ def run_document(record: RunRecord) -> dict[str, Any]:
         "reason": finished.reason if finished else "",
         "metrics": metrics_to_dict(finished.metrics) if finished else None,
         "settings": asdict(record.settings),
-        "events": [event_to_dict(e) for e in record.events],
+        "events": [event_to_dict(e) for e in record.events] if events else [],
     }
     if record.chars_not_kept:
         document["chars_not_kept"] = record.chars_not_kept

@@ -34,7 +34,7 @@ from PySide6.QtWidgets import (
 )
 
 from sandbox_app.backends.keys import KeyStore
-from sandbox_app.core.eval_report import grid, to_html
+from sandbox_app.core.eval_report import cell_failed, cell_text, grid, to_html
 from sandbox_app.core.evaluation import RunKey, key_of, plan, still_to_run, summarise
 from sandbox_app.core.events import event_to_dict
 from sandbox_app.core.records import RunRecord
@@ -251,16 +251,11 @@ class EvalPanel(QWidget):
     def _draw_cell(self, case: int, column: int) -> None:
         runs = self._cells.get((case, self._labels[column]), {})
         passed = [bool(runs[repeat]["passed"]) for repeat in sorted(runs)]
-        if not passed:
-            text = "—"
-        elif len(passed) == 1:
-            text = "pass" if passed[0] else "fail"
-        else:
-            text = f"{sum(passed)}/{len(passed)}"
+        text = cell_text(passed)
         item = QTableWidgetItem(text)
         item.setToolTip("; ".join(str(runs[repeat].get("answer")) for repeat in sorted(runs)))
         if passed:
-            item.setBackground(FAIL if _failed(text) else PASS)
+            item.setBackground(FAIL if cell_failed(text) else PASS)
         self.grid.setItem(case, column + 1, item)
 
     def _draw_summary(self) -> None:
@@ -274,7 +269,7 @@ class EvalPanel(QWidget):
         only = self.failures_only.isChecked()
         for r in range(self.grid.rowCount()):
             cells = [self.grid.item(r, c) for c in range(1, self.grid.columnCount())]
-            failing = any(item is not None and _failed(item.text()) for item in cells)
+            failing = any(item is not None and cell_failed(item.text()) for item in cells)
             self.grid.setRowHidden(r, only and not failing)
 
     def _on_grid_cell_clicked(self, row: int, column: int) -> None:
@@ -296,9 +291,3 @@ class EvalPanel(QWidget):
             not running and any(not r["passed"] for r, _ in self.results.values())
         )
         self.stop_button.setEnabled(running)
-
-
-def _failed(cell: str) -> bool:
-    """A cell with a failed run: "fail", or "k/N" with k < N."""
-    passed, _, total = cell.partition("/")
-    return cell == "fail" or (bool(total) and passed != total)
