@@ -36,6 +36,15 @@ from typing import Any, Literal
 import pytest
 from aiohttp import web
 
+from tests.fake_tool_calls import (
+    ToolCallStyle,
+    call_deltas,
+    finish_choice,
+    has_calls,
+    split_calls,
+    unanswered_calls,
+)
+
 __all__ = [
     "OPENAI_REASONING_REJECTS",
     "FakeOpenAIServer",
@@ -195,6 +204,14 @@ class ModelScript:
     # Request parameters answered with a 400 (see OPENAI_REASONING_REJECTS), checked in
     # order; the first one present in the body is reported. Counted in stats "errors".
     reject_params: tuple[UnsupportedParam, ...] = ()
+
+    # ---- native tool calling (tests/fake_tool_calls.py) ------------------------------
+    # When the request has "tools": how a reply's <tool_call> blocks are streamed as
+    # delta.tool_calls; None: a server without a tool parser (the blocks stay in content).
+    tool_call_style: ToolCallStyle | None = "openai"
+    # (status, message) for any request with "tools": a model or server that cannot call
+    # them (fake_tool_calls.OLLAMA_NO_TOOLS, LLAMA_CPP_NO_JINJA, VLLM_NO_TOOL_PARSER).
+    rejects_tools: tuple[int, str] | None = None
 
 
 _ERROR_KINDS: dict[int, tuple[str, str | None]] = {
@@ -674,6 +691,19 @@ class FakeOpenAIServer:
                 return _error_response(
                     400, rule.message_for(body), code=rule.code, param=rule.param
                 )
+        if body.get("tools") and script.rejects_tools is not None:
+            self._bump("errors")
+            return _error_response(*script.rejects_tools)
+        unanswered = unanswered_calls(messages)
+        if unanswered:
+            self._bump("errors")
+            return _error_response(
+                400,
+                "An assistant message with 'tool_calls' must be followed by tool messages "
+                "responding to each 'tool_call_id'. The following tool_call_ids did not have "
+                f"response messages: {', '.join(unanswered)}",
+                param="messages",
+            )
 
         step = sum(1 for m in messages if isinstance(m, dict) and m.get("role") == "assistant")
         replies = script.replies
@@ -696,6 +726,8 @@ class FakeOpenAIServer:
                 code="script_exhausted",
             )
 
+        if body.get("tools") and script.tool_call_style and has_calls(reply) and body.get("stream"):
+            return await self._stream_calls(request, script, name, reply, messages)
         limit = body.get("max_completion_tokens")
         if limit is None:
             limit = body.get("max_tokens")
@@ -719,6 +751,60 @@ class FakeOpenAIServer:
         finally:
             if transport is not None:
                 self._active.discard(transport)
+
+    async def _stream_calls(
+        self,
+        request: web.Request,
+        script: ModelScript,
+        model: str,
+        reply: str,
+        messages: list[Any],
+    ) -> web.StreamResponse:
+        """A reply with tool calls, streamed in ``script.tool_call_style``'s shape: the text
+        before the first call as content, then the calls, finish "tool_calls", usage."""
+        assert script.tool_call_style is not None
+        content, calls = split_calls(reply)
+        deltas: list[dict[str, Any]] = [{"role": "assistant", "content": ""}]
+        deltas += [{"content": token} for token in script.tokenizer(content)]
+        with self._lock:
+            self._ids += 1
+            first_id = self._ids * 16
+        deltas += call_deltas(script.tool_call_style, calls, script.tokenizer, first_id)
+        completion_id = self._next_id()
+        head = {"id": completion_id, "object": "chat.completion.chunk", "model": model}
+        interval = 1.0 / script.rate if script.rate else 0.0
+        response = web.StreamResponse(status=200, headers=_SSE_HEADERS)
+        try:
+            await response.prepare(request)
+            for delta in deltas:
+                if interval:
+                    await asyncio.sleep(interval)
+                chunk = head | {"choices": [{"index": 0, "delta": delta, "finish_reason": None}]}
+                await response.write(f"data: {json.dumps(chunk)}\n\n".encode())
+            tokens = len(deltas) - 1
+            usage = {
+                "prompt_tokens": _prompt_tokens(messages),
+                "completion_tokens": tokens,
+                "total_tokens": _prompt_tokens(messages) + tokens,
+            }
+            tail = [
+                head | {"choices": [finish_choice(script.tool_call_style)]},
+                head | {"choices": [], "usage": usage},
+            ]
+            for chunk in tail:
+                await response.write(f"data: {json.dumps(chunk)}\n\n".encode())
+            await response.write(_DONE)
+            await response.write_eof()
+        except ConnectionResetError:
+            if not self._stopping:
+                self._bump("aborted")
+            return response
+        except asyncio.CancelledError:
+            if not self._stopping:
+                self._bump("aborted")
+            raise
+        self._bump("finished")
+        return response
 
     def _abort(self, request: web.Request) -> None:
         if request.transport is not None:

@@ -115,6 +115,21 @@ def translate(err: openai.APIError, config: ServerConfig, model: str) -> Backend
     return BackendError(f"Request to {host} failed: {detail}")
 
 
+def no_tool_calls(err: openai.APIError, host: str, model: str) -> BackendError | None:
+    """A request with ``tools`` refused because of them: Ollama's "… does not support tools"
+    (400), llama.cpp's "tools param requires --jinja flag" (500), vLLM's "auto" tool choice
+    needing --enable-auto-tool-choice (400). Any error status whose message names tools."""
+    import openai
+
+    if not isinstance(err, openai.APIStatusError) or "tool" not in short(err).lower():
+        return None
+    return BackendError(
+        f"{host} cannot take native tool calls for {model or 'this model'} "
+        f"({err.status_code}: {short(err)[:-1]}): set Tool calls to ReAct text for this "
+        "model, or start the server with tool support."
+    )
+
+
 def unknown_model(host: str, model: str, models: list[str]) -> BackendError:
     """A 404 for a model the server does not have, with the ones it does (ten at most)."""
     shown = ", ".join(models[:10]) + (" …" if len(models) > 10 else "")

@@ -147,12 +147,12 @@ class OpenAICompatBackend:
                 # Each parameter is given up at most once, so this ends.
                 param = refused_parameter(err, request)
                 if param is None or param in refused:
-                    raise await self._explain(err, params.model) from None
+                    raise await self._explain(err, params) from None
                 refused.add(param)
                 request = request_body(messages, params, refused)
                 yield Delta(notice=refusal_notice(param, params.model))
             except openai.APIError as err:
-                raise await self._explain(err, params.model) from None
+                raise await self._explain(err, params) from None
         # When the request went out (stamped by the HTTP client's hook): the time to first
         # token starts there, not before the client was built or the SDK imported.
         yield Delta(sent_at=response.http_response.request.extensions.get("sent_at"))
@@ -188,12 +188,16 @@ class OpenAICompatBackend:
             # Closing the response closes the HTTP stream, also when the caller stops early.
             await opened.__aexit__(None, None, None)
 
-    async def _explain(self, err: openai.APIError, model: str) -> BackendError:
+    async def _explain(self, err: openai.APIError, params: StreamParams) -> BackendError:
         """Like :func:`errors.translate`, listing the server's models when the model is
-        unknown: a 404 for a typo says which names would have worked."""
+        unknown: a 404 for a typo says which names would have worked; a request with tools
+        refused because of them says so."""
         import openai
 
-        host = self.config.host
+        host, model = self.config.host, params.model
+        refused_tools = errors.no_tool_calls(err, host, model) if params.tools else None
+        if refused_tools is not None:
+            return refused_tools
         if (
             isinstance(err, openai.NotFoundError)
             and model

@@ -73,6 +73,8 @@ def request_body(
             request[name] = value
     if params.reasoning_effort:
         request["reasoning_effort"] = params.reasoning_effort
+    if params.tools:  # native tool calling; no tool_choice: "auto" is the API's default
+        request["tools"] = list(params.tools)
     for name in refused:
         request.pop(name, None)
     return request

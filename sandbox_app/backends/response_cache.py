@@ -21,7 +21,14 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from sandbox_app.core.backend import Backend, Delta, Message, StreamParams, Usage
+from sandbox_app.core.backend import (
+    Backend,
+    Delta,
+    Message,
+    StreamParams,
+    ToolCallPiece,
+    Usage,
+)
 
 
 class CachedBackend:
@@ -53,7 +60,7 @@ class CachedBackend:
         async with aclosing(self.inner.stream(messages, params)) as stream:
             try:
                 async for delta in stream:
-                    if delta.text or delta.reasoning or delta.usage or delta.finish_reason:
+                    if _part_of_reply(delta):
                         kept.append(_stored(delta))
                     yield delta
             except GeneratorExit:
@@ -70,22 +77,34 @@ class CachedBackend:
         return None
 
 
+def _part_of_reply(delta: Delta) -> bool:
+    """What a hit replays: the reply's text, thinking, tool calls, usage and finish reason (not
+    a notice, nor when this request was sent)."""
+    return bool(
+        delta.text or delta.reasoning or delta.tool_calls or delta.usage or delta.finish_reason
+    )
+
+
 def _stored(delta: Delta) -> dict[str, Any]:
     item: dict[str, Any] = {"text": delta.text, "reasoning": delta.reasoning}
     if delta.usage is not None:
         item["usage"] = asdict(delta.usage)
     if delta.finish_reason is not None:
         item["finish_reason"] = delta.finish_reason
+    if delta.tool_calls:
+        item["tool_calls"] = [asdict(piece) for piece in delta.tool_calls]
     return item
 
 
 def _delta(item: dict[str, Any]) -> Delta:
     usage = item.get("usage")
+    pieces = item.get("tool_calls")
     return Delta(
         str(item.get("text", "")),
         Usage(**usage) if isinstance(usage, dict) else None,
         reasoning=str(item.get("reasoning", "")),
         finish_reason=item.get("finish_reason"),
+        tool_calls=tuple(ToolCallPiece(**p) for p in pieces) if isinstance(pieces, list) else (),
     )
 
 

@@ -2,16 +2,27 @@
 
 Seed 002's full loop runs "without a model" on sample replies while the tools stay real; this
 backend does the same, streaming at a human-readable pace so a workshop sees the trace grow.
+Asked with tools (native tool calling), it plays the same replies as a tool-calling model
+would send them: the thought as content, the action as a streamed tool call.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 import time
 from collections.abc import AsyncGenerator, Sequence
 
-from sandbox_app.core.backend import BackendError, Delta, Message, StreamParams, Usage
+from sandbox_app.core.backend import (
+    BackendError,
+    Delta,
+    Message,
+    StreamParams,
+    ToolCallPiece,
+    Usage,
+)
+from sandbox_app.core.parser import parse_turn
 from sandbox_app.core.scenario import Script
 
 _TOKEN = re.compile(r"\s*[\w$]+|\s*[^\w\s]|\s+")
@@ -44,7 +55,7 @@ class ScriptedBackend:
                 "The scripted model only has replies for the scenario's own question "
                 f"({self.question!r}); choose an OpenAI-compatible backend to ask a new one."
             )
-        step = sum(1 for m in messages if m["role"] == "assistant")
+        step = sum(1 for m in messages if m["role"] == "assistant")  # tool messages aside
         if step >= len(self.script.replies):
             raise BackendError(
                 f"Stopped: no reply (the script has {len(self.script.replies)} replies "
@@ -53,24 +64,43 @@ class ScriptedBackend:
         reply = self.script.replies[step]
         if not self.script.ignore_stop:
             reply = _cut_at_stop(reply, params.stop)
-        tokens = split_tokens(reply)[: params.max_tokens]
+        deltas = _as_tool_calls(reply, params, step) if params.tools else _as_text(reply)
+        deltas = deltas[: params.max_tokens]
         rate = self.script.tokens_per_second
         started = time.perf_counter()
-        for i, token in enumerate(tokens):
+        for i, delta in enumerate(deltas):
             if rate > 0:
                 # Pace against the start time so the rate holds however slow the consumer is.
                 delay = started + i / rate - time.perf_counter()
                 if delay > 0:
                     await asyncio.sleep(delay)
-            yield Delta(token)
-        prompt_tokens = sum(len(split_tokens(m["content"])) for m in messages)
-        yield Delta(usage=Usage(prompt_tokens, len(tokens)))
+            yield delta
+        prompt_tokens = sum(len(split_tokens(m.get("content") or "")) for m in messages)
+        yield Delta(usage=Usage(prompt_tokens, len(deltas)))
 
     async def list_models(self) -> list[str]:
         return ["scripted"]
 
     async def aclose(self) -> None:
         return None
+
+
+def _as_text(reply: str) -> list[Delta]:
+    return [Delta(token) for token in split_tokens(reply)]
+
+
+def _as_tool_calls(reply: str, params: StreamParams, step: int) -> list[Delta]:
+    """A written ReAct reply as a tool-calling model sends it: its thought as content, its
+    action as a call with the tool's one parameter (the schema's), or its answer as content."""
+    turn = parse_turn(reply)
+    if turn.kind != "action":
+        return _as_text(turn.answer if turn.kind == "answer" else reply)
+    schema = next((t for t in params.tools if t["function"]["name"] == turn.tool), None)
+    names = list(schema["function"]["parameters"]["properties"]) if schema else ["input"]
+    arguments = json.dumps({names[0]: turn.input})
+    pieces = [ToolCallPiece(0, f"call_scripted_{step}", turn.tool)]
+    pieces += [ToolCallPiece(0, arguments=token) for token in split_tokens(arguments)]
+    return _as_text(turn.thought or "") + [Delta(tool_calls=(piece,)) for piece in pieces]
 
 
 def _cut_at_stop(text: str, stops: Sequence[str]) -> str:

@@ -3,8 +3,8 @@
 The SDK's own stream builds a pydantic object per chunk, about 70% of the CPU a chunk costs,
 which caps one process at ~3,000 chunks/s and freezes the window when four fast lanes stream
 at once; these plain functions do the same work in a fraction of that. Only ``content``, the
-reasoning fields, ``finish_reason`` and ``usage`` are read: every other field a server adds
-(timings, tool calls, …) is ignored, so such chunks decode to the text they carry, often none.
+reasoning fields, ``tool_calls``, ``finish_reason`` and ``usage`` are read: every other field
+a server adds (timings, logprobs, …) is ignored, so such chunks decode to what they carry.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any
 
 from sandbox_app.backends.errors import sentence
-from sandbox_app.core.backend import BackendError, Delta, Usage
+from sandbox_app.core.backend import BackendError, Delta, ToolCallPiece, Usage
 
 # Reading a stream: a chunk that was already buffered comes back in well under this; one that
 # took longer was waited for, so pause GATHER_S to let the next ones gather (gathered_reads).
@@ -90,6 +90,7 @@ def decode_chunk(data: str) -> Delta:
         message = error.get("message") if isinstance(error, dict) else str(error)
         raise BackendError(f"The server reported an error mid-stream: {sentence(str(message))}")
     pieces, thinking = [], []
+    calls: list[ToolCallPiece] = []
     finish_reason = None
     for choice in chunk.get("choices") or ():
         if not isinstance(choice, dict):
@@ -107,6 +108,7 @@ def decode_chunk(data: str) -> Delta:
                 if isinstance(reasoning, str) and reasoning:
                     thinking.append(reasoning)
                     break
+            calls += _tool_calls(delta.get("tool_calls"))
         reason = choice.get("finish_reason")
         if isinstance(reason, str):
             finish_reason = reason
@@ -116,7 +118,39 @@ def decode_chunk(data: str) -> Delta:
         _usage(usage) if isinstance(usage, dict) else None,
         reasoning="".join(thinking),
         finish_reason=finish_reason,
+        tool_calls=tuple(calls),
     )
+
+
+def _tool_calls(entries: Any) -> list[ToolCallPiece]:
+    """``delta.tool_calls`` as pieces. Only ``index`` is required (the spec's
+    ChatCompletionMessageToolCallChunk); vLLM sends no ``arguments`` key with the name, some
+    builds an empty-string ``id`` on later pieces, Ollama the whole call in one piece
+    (shared/streams/tool-calls.md). A piece without an index counts as the first call."""
+    pieces: list[ToolCallPiece] = []
+    for entry in entries if isinstance(entries, list) else ():
+        if not isinstance(entry, dict):
+            continue
+        function = entry.get("function")
+        function = function if isinstance(function, dict) else {}
+        index = entry.get("index")
+        pieces.append(
+            ToolCallPiece(
+                index if isinstance(index, int) and not isinstance(index, bool) else 0,
+                _text(entry.get("id")),
+                _text(function.get("name")),
+                _text(function.get("arguments")),
+            )
+        )
+    return pieces
+
+
+def _text(value: Any) -> str:
+    """A string field; null and missing are "", an object (a server that sent arguments
+    already parsed) its JSON."""
+    if isinstance(value, str):
+        return value
+    return "" if value is None else json.dumps(value)
 
 
 def _usage(usage: dict[str, Any]) -> Usage:

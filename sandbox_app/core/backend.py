@@ -8,9 +8,23 @@ from __future__ import annotations
 
 from collections.abc import AsyncGenerator, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
-Message = dict[str, str]
+# A chat message as the API takes it: role and content, and with native tool calling an
+# assistant's "tool_calls" or a tool result's "tool_call_id" (core/native_tools.py).
+Message = dict[str, Any]
+ToolSchema = dict[str, Any]  # one entry of the API's "tools": {"type": "function", …}
+
+
+@dataclass(frozen=True)
+class ToolCallPiece:
+    """One streamed fragment of a native tool call (``delta.tool_calls[i]``): only ``index`` is
+    always there; ``id`` and ``name`` come once, ``arguments`` in JSON fragments to join."""
+
+    index: int
+    id: str = ""
+    name: str = ""
+    arguments: str = ""
 
 
 @dataclass(frozen=True)
@@ -35,6 +49,7 @@ class Delta:
     # When the request went out (time.perf_counter()), for a time to first token that does
     # not include the client's own start-up; sent once, before any text.
     sent_at: float | None = None
+    tool_calls: tuple[ToolCallPiece, ...] = ()  # native tool calling only
 
     @property
     def plain(self) -> bool:
@@ -44,6 +59,7 @@ class Delta:
             and not self.notice
             and self.finish_reason is None
             and self.sent_at is None
+            and not self.tool_calls
             and not (self.text and self.reasoning)
         )
 
@@ -58,6 +74,9 @@ class StreamParams:
     stop: tuple[str, ...] = ()
     # "minimal", "low", "medium", "high"…; None sends nothing (the server's default).
     reasoning_effort: str | None = None
+    # Native tool calling: the tools the model may call, sent as the API's "tools"; empty
+    # for a ReAct text prompt.
+    tools: tuple[ToolSchema, ...] = ()
 
 
 class BackendError(Exception):

@@ -4,7 +4,8 @@ Seed 003's ``run_react`` is the shape: a system prompt and the question, then pe
 model's text as the assistant message and ``Observation: <result>`` as the next user message,
 until a final answer or the step limit. On top of it: streaming with a client-side cut at the
 Observation label, one corrective observation for a reply in no format, approval for tools
-with side effects, budgets, and metrics.
+with side effects, budgets, metrics, and native tool calling as the same loop with the calls
+and results in the API's own messages (native_tools.py).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 
 from sandbox_app.core.backend import Backend, BackendError, Message, StreamParams
 from sandbox_app.core.dialects import Dialect, spec
@@ -29,12 +30,20 @@ from sandbox_app.core.events import (
     StepFinished,
     StepStarted,
 )
-from sandbox_app.core.metrics import RunMetrics, StepMetrics, estimate_tokens
+from sandbox_app.core.metrics import RunTally, StepMetrics, estimate_tokens
 from sandbox_app.core.model_traits import THINKING_MAX_TOKENS, traits_for
+from sandbox_app.core.native_tools import (
+    NATIVE_CORRECTION,
+    assistant_message,
+    call_input,
+    tool_message,
+    tool_schema,
+    unparsed_call,
+)
 from sandbox_app.core.parser import Turn
 from sandbox_app.core.prompts import DEFAULT_TEMPLATE, PromptError, render_prompt
 from sandbox_app.core.scenario import Scenario
-from sandbox_app.core.tools import Approver, Tool, ToolRouter, builtin_tools
+from sandbox_app.core.tools import Approver, Tool, ToolResult, ToolRouter, builtin_tools
 from sandbox_app.core.tools.router import INPUT_TOO_LONG
 from sandbox_app.core.turn_reader import TurnOutcome, TurnReader
 
@@ -42,26 +51,6 @@ MAX_STEPS_MESSAGE = "Reached max steps without final answer"  # seed 003's wordi
 # Stop generating where the model would start writing its own observation. "\nObservation "
 # also covers the numbered ("Observation 2:") and tool-tagged ("Observation (search):") forms.
 STOP_SEQUENCES = ("\nObservation:", "\nObservation ")
-
-
-@dataclass
-class _Tally:
-    """Mutable counters while a run is going; frozen into :class:`RunMetrics` when reported."""
-
-    started: float = field(default_factory=time.perf_counter)
-    steps: list[StepMetrics] = field(default_factory=list)
-    tool_calls: int = 0
-    format_errors: int = 0
-    fabrications_cut: int = 0
-
-    def snapshot(self) -> RunMetrics:
-        return RunMetrics(
-            tuple(self.steps),
-            time.perf_counter() - self.started,
-            self.tool_calls,
-            self.format_errors,
-            self.fabrications_cut,
-        )
 
 
 class ReactEngine:
@@ -93,21 +82,23 @@ class ReactEngine:
         self.router = ToolRouter(self.tools, approve=approve)
         self.messages: list[Message] = []
         self.answer: str | None = None
-        self._tally = _Tally()
+        self._tally = RunTally()
+        self._tool_seconds = 0.0  # this step's tool time
         self._dialect: Dialect = scenario.prompt_dialect
+        self.native = scenario.model.tool_calling == "native"
         self._traits = traits_for(backend.label, model)
 
     def system_prompt(self) -> str:
         """The rendered system prompt; raises PromptError for an unknown placeholder."""
         template = self.scenario.system_prompt or DEFAULT_TEMPLATE
-        return render_prompt(template, self.tools, self._dialect)
+        return render_prompt(template, self.tools, self._dialect, native=self.native)
 
     def stopped(self) -> RunFinished:
         return RunFinished("stopped", "Stopped by the user.", None, self._tally.snapshot())
 
     async def run(self) -> AsyncIterator[Event]:
         s = self.scenario
-        self._tally = _Tally()
+        self._tally = RunTally()
         try:
             system = self.system_prompt()
         except PromptError as err:
@@ -121,15 +112,16 @@ class ReactEngine:
         for step in range(1, s.max_steps + 1):
             yield StepStarted(step)
             step_started = time.perf_counter()
+            self._tool_seconds = 0.0
             params = self._params()
             earlier: list[TurnOutcome] = []  # requests of this step asked again
             while True:
-                reader = TurnReader(step, self._traits, s.parse_dialect)
+                reader = TurnReader(step, self._traits, s.parse_dialect, native=self.native)
                 try:
                     async for event in reader.read(self.backend, self.messages, params):
                         yield event
                 except BackendError as err:
-                    yield self._record_step(step, step_started, reader.out, 0.0, earlier)
+                    yield self._record_step(step, step_started, reader.out, earlier)
                     yield self._finish("failed", str(err))
                     return
                 again = self._ask_again(params, reader.out, len(earlier))
@@ -142,40 +134,45 @@ class ReactEngine:
             if outcome.turn.dropped:
                 self._tally.fabrications_cut += 1
             turn = outcome.turn
-            tool_s = 0.0
-            if outcome.cut_by_limit:
-                # Never acted on, never a format error: a reply cut short may stop inside an
-                # action's input, an answer, or thinking that never said it was thinking.
-                yield self._record_step(step, step_started, outcome, tool_s, earlier)
-                yield self._finish(
-                    "failed", _cut_by_limit(params.max_tokens, outcome.ended_in_thinking)
-                )
+            # Never acted on, never a format error: a reply cut short may stop inside an
+            # action's input, an answer, or thinking that never said it was thinking.
+            failure = _cut_by_limit(params.max_tokens, outcome) if outcome.cut_by_limit else None
+            if self.native and not outcome.tool_calls:
+                failure = failure or unparsed_call(outcome.content)
+            if failure is not None:
+                yield self._record_step(step, step_started, outcome, earlier)
+                yield self._finish("failed", failure)
                 return
+            finish = self._finish_call(outcome)
+            if finish is not None:  # native: a call to the finish tool
+                turn = replace(turn, kind="answer", answer=finish)
             if turn.kind == "answer":
                 self.answer = turn.answer
-                yield FinalAnswer(step, turn.answer)
-                yield self._record_step(step, step_started, outcome, tool_s, earlier)
+                yield FinalAnswer(step, turn.answer, was_thought=self.native and finish is None)
+                yield self._record_step(step, step_started, outcome, earlier)
                 yield self._finish("answered", "")
                 return
-            # Only the content goes back: the thinking is the model's scratch pad (see README).
-            self.messages.append({"role": "assistant", "content": turn.kept.strip()})
-            if turn.kind == "action":
-                # "Web Search" for web_search: shown and labelled by its registered name.
-                known = self.router.resolve(turn.tool)
-                tool = known.name if known is not None else turn.tool
-                yield ActionParsed(step, tool, turn.input)
-                result = await self.router.run_tool(tool, turn.input)
-                self._tally.tool_calls += 1
-                tool_s = result.seconds
-                message = self._observation(step, tool, result.text)
-                self.messages.append({"role": "user", "content": message})
-                yield Observation(step, tool, result.text, result.error, message)
+            if outcome.tool_calls:
+                self.messages.append(assistant_message(outcome.content, outcome.tool_calls))
+                for call in outcome.tool_calls:
+                    tool_input, refused = call_input(self.router.resolve(call.name), call)
+                    yield (action := self._action(step, call.name, tool_input))
+                    yield (observation := await self._observe(action, refused))
+                    self.messages.append(tool_message(call, observation.text))
+            elif turn.kind == "action":
+                # Only the content goes back: the thinking is the model's scratch pad (README).
+                self.messages.append({"role": "assistant", "content": turn.kept.strip()})
+                yield (action := self._action(step, turn.tool, turn.input))
+                yield (observation := await self._observe(action, None))
+                self.messages.append({"role": "user", "content": observation.message})
             else:
+                self.messages.append({"role": "assistant", "content": turn.kept.strip()})
                 self._tally.format_errors += 1
-                message = self._observation(step, "", self._correction(turn))
+                correction = NATIVE_CORRECTION if self.native else self._correction(turn)
+                message = self._observation(step, "", correction)
                 self.messages.append({"role": "user", "content": message})
                 yield FormatError(step, message)
-            yield self._record_step(step, step_started, outcome, tool_s, earlier)
+            yield self._record_step(step, step_started, outcome, earlier)
             spent = sum(m.tokens_in + m.tokens_out for m in self._tally.steps)
             if self.token_budget is not None and spent >= self.token_budget:
                 yield self._finish(
@@ -183,6 +180,33 @@ class ReactEngine:
                 )
                 return
         yield self._finish("max_steps", MAX_STEPS_MESSAGE)
+
+    def _action(self, step: int, name: str, tool_input: str) -> ActionParsed:
+        # "Web Search" for web_search: shown and labelled by its registered name.
+        known = self.router.resolve(name)
+        return ActionParsed(step, known.name if known is not None else name, tool_input)
+
+    async def _observe(self, action: ActionParsed, refused: str | None) -> Observation:
+        """Run the call through the router (approval, limits). ``refused``: the error for a
+        call that could not be read (native arguments that are not JSON)."""
+        tool = action.tool
+        if refused is not None:
+            result = ToolResult(refused, True)
+        else:
+            result = await self.router.run_tool(tool, action.input)
+        self._tally.tool_calls += 1
+        self._tool_seconds += result.seconds
+        message = self._observation(action.step, tool, result.text)
+        return Observation(action.step, tool, result.text, result.error, message)
+
+    def _finish_call(self, outcome: TurnOutcome) -> str | None:
+        """Native: the answer in a call to the finish tool, which ends the run like text's
+        ``finish[…]`` does (parser.py)."""
+        for call in outcome.tool_calls:
+            tool = self.router.resolve(call.name)
+            if tool is not None and tool.name == "finish":
+                return call_input(tool, call)[0]
+        return None
 
     def _ask_again(
         self, params: StreamParams, out: TurnOutcome, asked_again: int
@@ -241,8 +265,10 @@ class ReactEngine:
             seed=m.seed,
             # A model that thinks gets no server-side stop: servers may apply it to the raw
             # text, thinking included. The client-side cut still guards its content.
-            stop=() if traits.thinks else STOP_SEQUENCES,
+            # Native tool calling has no Observation label to stop at.
+            stop=() if traits.thinks or self.native else STOP_SEQUENCES,
             reasoning_effort=m.reasoning_effort,
+            tools=tuple(tool_schema(t) for t in self.tools) if self.native else (),
         )
 
     def _observation(self, step: int, tool: str, text: str) -> str:
@@ -256,7 +282,6 @@ class ReactEngine:
         step: int,
         started: float,
         out: TurnOutcome,
-        tool_s: float,
         earlier: list[TurnOutcome],
     ) -> StepFinished:
         tokens_in = tokens_out = reasoning_tokens = 0
@@ -283,7 +308,7 @@ class ReactEngine:
             tokens_in,
             tokens_out,
             estimated,
-            tool_s,
+            self._tool_seconds,
             out.tokens_saved,
             reasoning_tokens=reasoning_tokens,
             reasoning_estimated=reasoning_estimated,
@@ -297,8 +322,8 @@ class ReactEngine:
         return RunFinished(status, reason, self.answer, self._tally.snapshot())
 
 
-def _cut_by_limit(max_tokens: int, in_thinking: bool) -> str:
-    where = " inside the thinking (it used the whole budget)" if in_thinking else ""
+def _cut_by_limit(max_tokens: int, outcome: TurnOutcome) -> str:
+    where = " inside the thinking (it used the whole budget)" if outcome.ended_in_thinking else ""
     return f"Cut at Max tokens ({max_tokens:,}){where}: raise Max tokens."
 
 

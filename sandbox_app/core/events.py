@@ -71,7 +71,9 @@ class ActionParsed:
 
 @dataclass(frozen=True)
 class Observation:
-    """A tool's result: data, never parsed as model output. ``message`` is what the model reads."""
+    """A tool's result: data, never parsed as model output. ``message`` is the labelled line
+    the model reads (native tool calling sends ``text`` in a tool message; the trace shows
+    ``message`` either way)."""
 
     step: int
     tool: str
@@ -100,6 +102,9 @@ class Notice:
 class FinalAnswer:
     step: int
     text: str
+    # Native tool calling: the reply streamed as the step's Thought and ended with no tool
+    # call, so it was the answer; the trace relabels that line.
+    was_thought: bool = False
 
 
 @dataclass(frozen=True)

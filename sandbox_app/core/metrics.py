@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, field
 
 
 def estimate_tokens(text: str) -> int:
@@ -114,3 +115,23 @@ def how_far(status: str, steps_started: int) -> str:
     if status in ("answered", "max_steps"):
         return f"in {plural(steps_started, 'step')}"
     return f"at step {steps_started}" if steps_started else "before the first step"
+
+
+@dataclass
+class RunTally:
+    """Mutable counters while a run is going; frozen into :class:`RunMetrics` when reported."""
+
+    started: float = field(default_factory=time.perf_counter)
+    steps: list[StepMetrics] = field(default_factory=list)
+    tool_calls: int = 0
+    format_errors: int = 0
+    fabrications_cut: int = 0
+
+    def snapshot(self) -> RunMetrics:
+        return RunMetrics(
+            tuple(self.steps),
+            time.perf_counter() - self.started,
+            self.tool_calls,
+            self.format_errors,
+            self.fabrications_cut,
+        )

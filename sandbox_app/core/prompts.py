@@ -11,6 +11,7 @@ import re
 from collections.abc import Iterable
 
 from sandbox_app.core.dialects import Dialect, spec
+from sandbox_app.core.native_tools import NATIVE_FORMAT, tool_lines
 from sandbox_app.core.tools import Tool
 
 PLACEHOLDERS = ("tools", "format")
@@ -44,13 +45,21 @@ def unknown_placeholders(template: str) -> list[str]:
     return sorted({name for name in found if name not in PLACEHOLDERS})
 
 
-def render_prompt(template: str, tools: Iterable[Tool], dialect: Dialect) -> str:
-    """Fill the template. Raises :class:`PromptError` naming any unknown placeholder."""
+def render_prompt(
+    template: str, tools: Iterable[Tool], dialect: Dialect, *, native: bool = False
+) -> str:
+    """Fill the template. Raises :class:`PromptError` naming any unknown placeholder.
+
+    ``native``: the model calls tools through the API (core/native_tools.py), so {format}
+    asks for tool calls instead of the dialect's Action lines."""
     unknown = unknown_placeholders(template)
     if unknown:
         names = ", ".join("{" + n + "}" for n in unknown)
         raise PromptError(
             f"Unknown placeholder {names} in the system prompt; use {{tools}} and {{format}}."
         )
-    values = {"tools": render_tools(tools, dialect), "format": spec(dialect).format}
+    if native:
+        values = {"tools": tool_lines(tools), "format": NATIVE_FORMAT}
+    else:
+        values = {"tools": render_tools(tools, dialect), "format": spec(dialect).format}
     return _PLACEHOLDER.sub(lambda m: values[m.group(1)], template)

@@ -21,6 +21,10 @@ MATCH_RULES: tuple[MatchRule, ...] = ("exact", "contains", "number", "regex")
 # How hard a reasoning model thinks (OpenAI's reasoning_effort, also read by Ollama, llama.cpp,
 # DeepSeek and OpenRouter); None sends nothing: the server's default.
 REASONING_EFFORTS = ("none", "minimal", "low", "medium", "high")
+# How the model calls tools: "react" writes Action lines the prompt asks for; "native" uses
+# the API's tool calling (core/native_tools.py).
+ToolCalling = Literal["react", "native"]
+TOOL_CALLING: tuple[ToolCalling, ...] = ("react", "native")
 
 
 @dataclass(frozen=True)
@@ -32,6 +36,7 @@ class ModelParams:
     top_p: float | None = None
     seed: int | None = None
     reasoning_effort: str | None = None  # one of REASONING_EFFORTS, or None
+    tool_calling: ToolCalling = "react"
 
 
 @dataclass(frozen=True)
@@ -64,6 +69,7 @@ class LaneConfig:
     temperature: float = 0.0
     max_tokens: int | None = None  # Auto, as in ModelParams
     reasoning_effort: str | None = None
+    tool_calling: ToolCalling = "react"
 
 
 @dataclass(frozen=True)

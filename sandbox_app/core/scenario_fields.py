@@ -5,9 +5,15 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any
+from typing import Any, cast
 
-from sandbox_app.core.scenario import MATCH_RULES, REASONING_EFFORTS, Expected
+from sandbox_app.core.scenario import (
+    MATCH_RULES,
+    REASONING_EFFORTS,
+    TOOL_CALLING,
+    Expected,
+    ToolCalling,
+)
 
 
 class ScenarioError(ValueError):
@@ -82,6 +88,15 @@ class Fields:
                 f"{', '.join(REASONING_EFFORTS)} or null (got {json.dumps(value)[:40]})."
             )
         return value
+
+    def tool_calling(self) -> ToolCalling:
+        value = self.get("tool_calling", str, "react")
+        if value not in TOOL_CALLING:
+            raise ScenarioError(
+                f'"{self._prefix}tool_calling" must be "react" or "native" '
+                f"(got {json.dumps(value)[:40]})."
+            )
+        return cast(ToolCalling, value)
 
     def _check_range(self, key: str, value: float, bounds: tuple[float, float]) -> None:
         low, high = bounds

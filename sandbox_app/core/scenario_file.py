@@ -141,6 +141,7 @@ def scenario_to_dict(s: Scenario) -> dict[str, Any]:
             "top_p": s.model.top_p,
             "seed": s.model.seed,
             "reasoning_effort": s.model.reasoning_effort,
+            "tool_calling": s.model.tool_calling,
         },
         "expected": None
         if s.expected is None
@@ -162,6 +163,7 @@ def scenario_to_dict(s: Scenario) -> dict[str, Any]:
                 "temperature": lane.temperature,
                 "max_tokens": lane.max_tokens,
                 "reasoning_effort": lane.reasoning_effort,
+                "tool_calling": lane.tool_calling,
             }
             for lane in s.lanes
         ],
@@ -204,6 +206,7 @@ def scenario_from_dict(data: Any) -> Scenario:
             top_p=model.number("top_p", None, (0.0, 1.0)),
             seed=model.get("seed", int, None),
             reasoning_effort=model.effort(),
+            tool_calling=model.tool_calling(),
         ),
         expected=read_expected(d.get("expected", dict, None)),
         script=Script(
@@ -244,4 +247,5 @@ def _lane(data: Any, index: int) -> LaneConfig:
         temperature=lane.number("temperature", 0.0, TEMPERATURE_RANGE) or 0.0,
         max_tokens=lane.whole_or_auto("max_tokens", MAX_TOKENS_RANGE),
         reasoning_effort=lane.effort(),
+        tool_calling=lane.tool_calling(),
     )

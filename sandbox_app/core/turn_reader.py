@@ -5,6 +5,10 @@ from a field of its own, usage, the finish reason and when the request was sent.
 turns them into the run's events: ``ReasoningDelta`` for thinking (never parsed, never cut),
 ``TokenDelta`` for the content the :class:`TurnScanner` certifies as the model's own, and it
 closes the stream as soon as the model starts writing its own observation.
+
+With native tool calling the content is not parsed: it is shown as the step's Thought and the
+tool-call pieces as Action lines (core/native_tools.py); the engine decides, once the reply
+ends, whether the content was the answer.
 """
 
 from __future__ import annotations
@@ -15,7 +19,14 @@ from collections.abc import AsyncIterator
 from contextlib import aclosing
 from dataclasses import dataclass, field
 
-from sandbox_app.core.backend import Backend, BackendError, Message, StreamParams, Usage
+from sandbox_app.core.backend import (
+    Backend,
+    BackendError,
+    Delta,
+    Message,
+    StreamParams,
+    Usage,
+)
 from sandbox_app.core.dialects import Dialect
 from sandbox_app.core.events import (
     Event,
@@ -26,6 +37,12 @@ from sandbox_app.core.events import (
     TokenDelta,
 )
 from sandbox_app.core.model_traits import ModelTraits
+from sandbox_app.core.native_tools import (
+    ACTION_LABEL,
+    THOUGHT_LABEL,
+    CallCollector,
+    NativeCall,
+)
 from sandbox_app.core.parser import Turn, TurnScanner, parse_kept
 from sandbox_app.core.thinking import ThinkSplitter
 
@@ -53,6 +70,12 @@ class TurnOutcome:
     ended_in_thinking: bool = False  # the reply stopped before its thinking was over
     # Read as starting inside thinking (a pre-opened template), it never closed the block.
     unclosed_preopened: bool = False
+    tool_calls: list[NativeCall] = field(default_factory=list)  # native tool calling only
+
+    @property
+    def content(self) -> str:
+        """The reply's own text (native tool calling: the Thought, or the answer)."""
+        return self.turn.kept.strip()
 
     @property
     def cut_by_limit(self) -> bool:
@@ -66,10 +89,16 @@ class TurnOutcome:
 class TurnReader:
     """Streams one reply from ``backend`` into events and a :class:`TurnOutcome`."""
 
-    def __init__(self, step: int, traits: ModelTraits, dialect: Dialect | None) -> None:
+    def __init__(
+        self, step: int, traits: ModelTraits, dialect: Dialect | None, *, native: bool = False
+    ) -> None:
         self.step = step
         self.traits = traits
         self.dialect = dialect
+        self.native = native
+        self._calls = CallCollector()
+        self._native_raw: list[str] = []  # native: the content, as the model wrote it
+        self._mid_line = False  # native: the last text shown did not end its line
         self.out = TurnOutcome()
         self._scanner = TurnScanner()
         self._started_inside = traits.starts_inside
@@ -96,6 +125,9 @@ class TurnReader:
                         out.usage = delta.usage
                     if delta.finish_reason is not None:
                         out.finish_reason = delta.finish_reason
+                    if delta.tool_calls:
+                        for event in self._tool_calls(delta):
+                            yield event
                     if not (delta.text or delta.reasoning):
                         continue
                     now = time.perf_counter()
@@ -132,12 +164,15 @@ class TurnReader:
             for kind, piece in self._splitter.finish():
                 if kind == "reasoning":
                     ending += self._reasoning(piece, time.perf_counter())
-                elif released := self._scanner.feed(piece):
-                    ending.append(TokenDelta(self.step, released))
-            tail = self._scanner.finish()
+                else:
+                    ending += self._shown(piece)
+            tail = "" if self.native else self._scanner.finish()
             scanner = self._scanner
-            out.turn = parse_kept(scanner.kept, scanner.dropped, self.dialect)
-            out.received = scanner.kept + scanner.dropped
+            if self.native:
+                ending += self._end_native()
+            else:
+                out.turn = parse_kept(scanner.kept, scanner.dropped, self.dialect)
+                out.received = scanner.kept + scanner.dropped
             began = self._first_reasoning_at
             out.ended_in_thinking = self._splitter.inside or (
                 began is not None and self._first_content_at is None
@@ -155,6 +190,52 @@ class TurnReader:
             yield TokenDelta(self.step, tail)
         if scanner.dropped:
             yield FabricationCut(self.step, scanner.dropped)
+
+    def _shown(self, piece: str) -> list[Event]:
+        """Content on its way to the trace: through the scanner, or (native) as the Thought."""
+        if self.native:
+            return self._native_content(piece)
+        released = self._scanner.feed(piece)
+        return [TokenDelta(self.step, released)] if released else []
+
+    def _native_content(self, piece: str) -> list[Event]:
+        if not self._native_raw:
+            piece = piece.lstrip()
+            if not piece:
+                return []
+        self._native_raw.append(piece)
+        shown = self._calls.close() + (THOUGHT_LABEL if len(self._native_raw) == 1 else "")
+        shown += piece
+        self._mid_line = not shown.endswith("\n")
+        return [TokenDelta(self.step, shown)]
+
+    def _tool_calls(self, delta: Delta) -> list[Event]:
+        now = time.perf_counter()
+        if self.out.ttft_s is None:
+            self.out.ttft_s = now - self._sent_at
+        if self._first_content_at is None:
+            self._first_content_at = now  # a call ends the thinking as text would
+        shown = self._calls.feed(delta.tool_calls)
+        if not shown:
+            return []
+        if self._mid_line and shown.startswith(ACTION_LABEL):
+            shown = "\n" + shown  # the Action line under the Thought
+        self._mid_line = not shown.endswith("\n")
+        return [TokenDelta(self.step, shown)]
+
+    def _end_native(self) -> list[Event]:
+        out = self.out
+        content = "".join(self._native_raw)
+        out.tool_calls = self._calls.calls()
+        if out.tool_calls:
+            out.turn = Turn("action", kept=content)
+        else:
+            out.turn = Turn(
+                "answer" if content.strip() else "none", answer=content.strip(), kept=content
+            )
+        out.received = content
+        closing = self._calls.close()
+        return [TokenDelta(self.step, closing)] if closing else []
 
     def _reasoning(self, text: str, now: float) -> list[Event]:
         if self._first_reasoning_at is None:
@@ -174,9 +255,7 @@ class TurnReader:
             else:
                 if self._first_content_at is None and piece.strip():
                     self._first_content_at = now
-                released = self._scanner.feed(piece)
-                if released:
-                    events.append(TokenDelta(self.step, released))
+                events += self._shown(piece)
                 if self._scanner.observation_started:
                     break
         return events
@@ -184,6 +263,9 @@ class TurnReader:
     def _reclassify(self, now: float) -> list[Event]:
         """The content so far was thinking: say so, and read on as if it had come as such."""
         shown, held = self._scanner.kept, self._scanner.held
+        if self.native:
+            shown, held = "".join(self._native_raw), ""
+            self._native_raw.clear()
         self._scanner = TurnScanner()
         self.traits.starts_inside = True  # the next reply of this model starts thinking
         self._first_reasoning_at = self._first_reasoning_at or self._first_content_at or now

@@ -1,8 +1,8 @@
 """The stream decoder on its own: bytes → lines → payloads → deltas, with exact outputs.
 
 Chunk shapes are real servers' (copied from shared/streams/, which cites where each was
-captured). Only text and usage are read for now; chunks that carry reasoning or tool calls
-must still decode, to the text they carry.
+captured). Content, reasoning, tool-call pieces, finish reason and usage are read; every other
+field a server adds is ignored.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable
 import pytest
 
 from sandbox_app.backends.sse import DONE, decode_chunk, gathered_reads, sse_data, sse_lines
-from sandbox_app.core.backend import BackendError, Delta, Usage
+from sandbox_app.core.backend import BackendError, Delta, ToolCallPiece, Usage
 
 # OpenAI, o3-mini (shared/streams/openai.md §3a, discourse's recorded fixture): the whole
 # stream, first chunk to [DONE], usage in a last chunk with no choices.
@@ -159,7 +159,65 @@ CHUNKS: dict[str, tuple[str, Delta]] = {
         '"index":0,"id":"call_c91SqDXlYFuETYv8mUHzz6pp","type":"function","function":{'
         '"name":"GetWeatherArgs","arguments":""}}],"refusal":null},"logprobs":null,'
         '"finish_reason":null}]}',
-        Delta(""),
+        Delta(
+            "", tool_calls=(ToolCallPiece(0, "call_c91SqDXlYFuETYv8mUHzz6pp", "GetWeatherArgs"),)
+        ),
+    ),
+    # OpenAI parallel calls (openai.md §3b): the second call starts with its own index.
+    "OpenAI second parallel call": (
+        '{"choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"id":"call_DNYT",'
+        '"type":"function","function":{"name":"get_stock_price","arguments":""}}]},'
+        '"finish_reason":null}]}',
+        Delta("", tool_calls=(ToolCallPiece(1, "call_DNYT", "get_stock_price"),)),
+    ),
+    # vLLM (vllm.md §2c): the name with no "arguments" key, then fragments.
+    "vLLM tool-call name": (
+        '{"id":"chatcmpl-d0c68c86be0641129cffa5053c0c217e","object":"chat.completion.chunk",'
+        '"created":1744513664,"model":"","choices":[{"index":0,"delta":{"tool_calls":[{'
+        '"id":"chatcmpl-tool-ca99dda515524c6abe47d1ea22813507","type":"function","index":0,'
+        '"function":{"name":"run_command"}}]},"logprobs":null,"finish_reason":null}]}',
+        Delta(
+            "",
+            tool_calls=(
+                ToolCallPiece(0, "chatcmpl-tool-ca99dda515524c6abe47d1ea22813507", "run_command"),
+            ),
+        ),
+    ),
+    "vLLM tool-call arguments": (
+        '{"id":"chatcmpl-d0c68c86be0641129cffa5053c0c217e","object":"chat.completion.chunk",'
+        '"created":1744513664,"model":"","choices":[{"index":0,"delta":{"tool_calls":[{'
+        '"index":0,"function":{"arguments":"{\\"command\\": \\""}}]},"logprobs":null,'
+        '"finish_reason":null}]}',
+        Delta("", tool_calls=(ToolCallPiece(0, arguments='{"command": "'),)),
+    ),
+    # Kimi-K2 on vLLM (tool-calls.md): arguments null with the name, id "functions.…:0".
+    "Kimi tool-call name": (
+        '{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,'
+        '"id":"functions.get_current_weather:0","type":"function","function":{'
+        '"arguments":null,"name":"get_current_weather"}}]},"finish_reason":null}]}',
+        Delta(
+            "",
+            tool_calls=(
+                ToolCallPiece(0, "functions.get_current_weather:0", "get_current_weather"),
+            ),
+        ),
+    ),
+    # Ollama (ollama.md §2c): the whole call, arguments included, in one delta.
+    "Ollama tool call in one delta": (
+        '{"id":"chatcmpl-304","object":"chat.completion.chunk","created":1744521962,'
+        '"model":"qwen2.5-coder:7b-instruct-q8_0","system_fingerprint":"fp_ollama","choices":'
+        '[{"index":0,"delta":{"role":"assistant","content":"","tool_calls":[{"id":'
+        '"call_lbcjwr0u","index":0,"type":"function","function":{"name":"run_command",'
+        '"arguments":"{\\"command\\":\\"ls -a\\"}"}}]},"finish_reason":null}]}',
+        Delta(
+            "",
+            tool_calls=(ToolCallPiece(0, "call_lbcjwr0u", "run_command", '{"command":"ls -a"}'),),
+        ),
+    ),
+    # Not a server's: arguments sent as an object are read as their JSON; no index = 0.
+    "arguments as an object": (
+        '{"choices":[{"delta":{"tool_calls":[{"function":{"name":"f","arguments":{"a":1}}}]}}]}',
+        Delta("", tool_calls=(ToolCallPiece(0, "", "f", '{"a": 1}'),)),
     ),
     # Not a server's: usage with null counts reads as zero, not as an error.
     "usage with null counts": (

@@ -1,0 +1,160 @@
+"""Native tool calling: the tools as the API's JSON schemas, streamed calls, tool messages.
+
+In this lane mode the model does not write ``Action: tool[input]``: the enabled tools go in
+the request's ``tools``, the model answers with ``tool_calls`` (its arguments in JSON
+fragments), and each result goes back as a ``tool`` message. The trace keeps the ReAct roles
+so a text lane and a native lane line up: the model's text is its Thought, each call an
+Action line, each result an Observation, a reply that ends without a call the Answer.
+
+A tool takes one string (core/tools/base.py), so its schema has one string parameter named
+after its input hint ("expression", "query", "answer").
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from sandbox_app.core.backend import Message, ToolCallPiece, ToolSchema
+from sandbox_app.core.tools import Tool
+
+# The prompt's {format} in native mode: what the ReAct format asks for, in API terms.
+NATIVE_FORMAT = (
+    "Use the tools through tool calls. Before each call, say in one short sentence what you "
+    "need and why. When you know the final answer, reply with it alone, without a tool call."
+)
+NATIVE_CORRECTION = (
+    "Error: your reply had no tool call and no answer. Call a tool, or reply with the answer."
+)
+# How models write a call in their own text (Hermes/Qwen, Llama 3.1, Mistral): in the content,
+# it means the server has no tool parser running for this model.
+CALL_MARKERS = ("<tool_call>", "<|python_tag|>", "[TOOL_CALLS]")
+THOUGHT_LABEL = "Thought: "
+ACTION_LABEL = "Action: "
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
+
+
+def parameter_name(tool: Tool) -> str:
+    hint = tool.input_hint.strip().replace(" ", "_")
+    return hint if _IDENTIFIER.fullmatch(hint) else "input"
+
+
+def tool_schema(tool: Tool) -> ToolSchema:
+    name = parameter_name(tool)
+    return {
+        "type": "function",
+        "function": {
+            "name": tool.name,
+            "description": tool.description,
+            "parameters": {
+                "type": "object",
+                "properties": {name: {"type": "string", "description": tool.input_hint}},
+                "required": [name],
+            },
+        },
+    }
+
+
+def tool_lines(tools: Iterable[Tool]) -> str:
+    """The prompt's {tools} in native mode (the schemas carry the same, for the API)."""
+    lines = [f"- {t.name}: {t.description}" for t in tools]
+    return "\n".join(lines) if lines else "(no tools are enabled)"
+
+
+@dataclass(frozen=True)
+class NativeCall:
+    id: str
+    name: str
+    arguments: str  # JSON text, as the model wrote it
+
+
+class CallCollector:
+    """Joins streamed tool-call pieces by index and says what each adds to the trace."""
+
+    def __init__(self) -> None:
+        self._calls: dict[int, list[str]] = {}  # index → [id, name, arguments]
+        self._shown: int | None = None  # the call whose Action line is being written
+
+    def feed(self, pieces: Iterable[ToolCallPiece]) -> str:
+        shown: list[str] = []
+        for piece in pieces:
+            call = self._calls.setdefault(piece.index, ["", "", ""])
+            call[0] = call[0] or piece.id  # later pieces may repeat it, or send ""
+            if piece.name and not call[1]:
+                call[1] = piece.name
+            call[2] += piece.arguments
+            if call[1] and self._shown != piece.index:
+                shown.append(self.close() + f"{ACTION_LABEL}{call[1]}(" + call[2])
+                self._shown = piece.index
+            elif self._shown == piece.index:
+                shown.append(piece.arguments)
+        return "".join(shown)
+
+    def close(self) -> str:
+        """The end of the Action line being written, if one is."""
+        if self._shown is None:
+            return ""
+        self._shown = None
+        return ")\n"
+
+    def calls(self) -> list[NativeCall]:
+        return [
+            NativeCall(call[0] or f"call_{index}", call[1], call[2])
+            for index, call in sorted(self._calls.items())
+            if call[1]
+        ]
+
+
+def call_input(tool: Tool | None, call: NativeCall) -> tuple[str, str | None]:
+    """The string a tool receives from a call's JSON arguments, or an error for the model."""
+    text = call.arguments.strip()
+    try:
+        arguments = json.loads(text) if text else {}
+    except ValueError:
+        return "", f"Error: the arguments of {call.name} are not valid JSON: {text[:80]}"
+    if isinstance(arguments, str):
+        return arguments, None
+    if not isinstance(arguments, dict):
+        return json.dumps(arguments), None
+    wanted = parameter_name(tool) if tool is not None else "input"
+    value = arguments.get(wanted)
+    if value is None and len(arguments) == 1:
+        value = next(iter(arguments.values()))  # the one value, whatever the model named it
+    if isinstance(value, str):
+        return value, None
+    if value is None:
+        return "", f'Error: {call.name} needs "{wanted}" (a string); got {text[:80]}'
+    return json.dumps(value), None
+
+
+def unparsed_call(content: str) -> str | None:
+    """The one line for a reply that wrote its tool call as text, or None."""
+    marker = next((m for m in CALL_MARKERS if m in content), None)
+    if marker is None:
+        return None
+    return (
+        f"The model wrote its tool call as text ({marker}…); the server did not read it as "
+        "one: start the server with its tool parser (llama.cpp: --jinja; vLLM: "
+        "--enable-auto-tool-choice --tool-call-parser), or set Tool calls to ReAct text."
+    )
+
+
+def assistant_message(content: str, calls: list[NativeCall]) -> Message:
+    return {
+        "role": "assistant",
+        "content": content or None,
+        "tool_calls": [
+            {
+                "id": call.id,
+                "type": "function",
+                "function": {"name": call.name, "arguments": call.arguments or "{}"},
+            }
+            for call in calls
+        ],
+    }
+
+
+def tool_message(call: NativeCall, text: str) -> Message:
+    return {"role": "tool", "tool_call_id": call.id, "content": text}
