@@ -23,7 +23,13 @@ from sandbox_app.core.engine import ReactEngine, drive
 from sandbox_app.core.events import Event, RunFinished
 from sandbox_app.core.exports import run_document
 from sandbox_app.core.records import RunRecord, RunSettings
-from sandbox_app.core.scenario import MAX_TOKENS_RANGE, REASONING_EFFORTS, Scenario
+from sandbox_app.core.scenario import (
+    MAX_TOKENS_RANGE,
+    REASONING_EFFORTS,
+    TOOL_CALLING,
+    Scenario,
+    lane_settings,
+)
 from sandbox_app.core.scenario_fields import ScenarioError
 from sandbox_app.core.scenario_file import default_scenario, load_scenario
 from sandbox_app.core.tools import TOOL_NAMES
@@ -109,6 +115,11 @@ def _run_parser() -> argparse.ArgumentParser:
         help="how hard a reasoning model thinks (default: the server's)",
     )
     p.add_argument(
+        "--tool-calling",
+        choices=TOOL_CALLING,
+        help="react: the prompt asks for Action lines (default); native: the API's tool calls",
+    )
+    p.add_argument(
         "--hide-thinking", action="store_true", help="leave the model's thinking out of the trace"
     )
     p.add_argument(
@@ -177,9 +188,7 @@ def _settings(args: argparse.Namespace, scenario: Scenario, backend: Backend) ->
         backend=backend.label,
         base_url=args.base_url or "",
         model=args.model,
-        temperature=scenario.model.temperature,
-        max_tokens=scenario.model.max_tokens,
-        reasoning_effort=scenario.model.reasoning_effort,
+        **lane_settings(scenario.model),
         dialect=scenario.dialect,
         max_steps=scenario.max_steps,
         question=scenario.question,
@@ -211,6 +220,8 @@ def _scenario(args: argparse.Namespace) -> Scenario:
         model = replace(model, max_tokens=_max_tokens(args.max_tokens))
     if args.reasoning_effort is not None:
         model = replace(model, reasoning_effort=args.reasoning_effort)
+    if args.tool_calling is not None:
+        model = replace(model, tool_calling=args.tool_calling)
     return scenario.with_changes(model=model)
 
 

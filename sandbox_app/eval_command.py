@@ -29,10 +29,10 @@ from sandbox_app.backends.registry import (
 )
 from sandbox_app.core.eval_report import to_html
 from sandbox_app.core.evaluation import RunKey, plan, read_results, still_to_run, summarise
-from sandbox_app.core.scenario import REASONING_EFFORTS, Scenario
+from sandbox_app.core.scenario import REASONING_EFFORTS, TOOL_CALLING, Scenario, lane_settings
 from sandbox_app.core.scenario_fields import ScenarioError
 from sandbox_app.core.scenario_file import load_scenario
-from sandbox_app.eval_runner import EvalLane, EvalRunner
+from sandbox_app.eval_runner import EvalLane, EvalRunner, lane_label
 
 EXIT_BELOW_PASS_RATE = 4
 # "http://localhost:11434/v1:qwen3:8b": the URL ends where its path meets the first colon.
@@ -51,7 +51,8 @@ def parser() -> argparse.ArgumentParser:
         action="append",
         default=[],
         help="scripted, PRESET:MODEL or URL:MODEL, then ,key=value options (temperature, "
-        "max_tokens, reasoning_effort); repeatable. Default: the scenario's lanes",
+        "max_tokens, reasoning_effort, tool_calling=native); repeatable. Default: the "
+        "scenario's lanes",
     )
     p.add_argument("--repeat", type=int, default=1, help="runs per case and lane (default 1)")
     p.add_argument("--concurrency", type=int, default=4, help="requests at once per server")
@@ -176,11 +177,7 @@ def _lanes(args: argparse.Namespace, scenario: Scenario) -> list[EvalLane]:
             EvalLane(
                 f"{lane.backend}:{lane.model}" if lane.model else lane.backend,
                 config_for(lane.backend, lane.base_url, lane.model, args.timeout),
-                {
-                    "temperature": lane.temperature,
-                    "max_tokens": lane.max_tokens,
-                    "reasoning_effort": lane.reasoning_effort,
-                },
+                lane_settings(lane),
             )
             for lane in scenario.lanes
         ]
@@ -189,8 +186,9 @@ def _lanes(args: argparse.Namespace, scenario: Scenario) -> list[EvalLane]:
     seen: dict[str, int] = {}
     unique = []
     for lane in lanes:  # two lanes of one model stay apart in the results
-        seen[lane.label] = seen.get(lane.label, 0) + 1
-        label = lane.label if seen[lane.label] == 1 else f"{lane.label}#{seen[lane.label]}"
+        titled = lane_label(lane.label, lane.options)
+        seen[titled] = seen.get(titled, 0) + 1
+        label = titled if seen[titled] == 1 else f"{titled}#{seen[titled]}"
         unique.append(replace(lane, label=label))
     return unique
 
@@ -222,9 +220,14 @@ def _option(pair: str) -> tuple[str, Any]:
             return name, None if value == "auto" else int(value)
     except ValueError:
         raise ValueError(f"--lane option {pair!r}: not a number") from None
-    if name == "reasoning_effort" and value in REASONING_EFFORTS:
+    if (name == "reasoning_effort" and value in REASONING_EFFORTS) or (
+        name == "tool_calling" and value in TOOL_CALLING
+    ):
         return name, value
-    raise ValueError(f"--lane option {pair!r}: use temperature=, max_tokens= or reasoning_effort=")
+    raise ValueError(
+        f"--lane option {pair!r}: use temperature=, max_tokens=, reasoning_effort= or "
+        "tool_calling=react|native"
+    )
 
 
 def _rate(text: str | None) -> float | None:

@@ -33,7 +33,12 @@ OnResult = Callable[[dict[str, Any], RunRecord], None]
 class EvalLane:
     label: str
     config: BackendConfig
-    options: dict[str, Any]  # temperature, max_tokens, reasoning_effort
+    options: dict[str, Any]  # some of core/scenario.py's LANE_SETTINGS
+
+
+def lane_label(name: str, options: dict[str, Any]) -> str:
+    """A lane's column title: a native-tools lane says so (it is often the same model)."""
+    return name + (" (native tools)" if options.get("tool_calling") == "native" else "")
 
 
 class EvalRunner:

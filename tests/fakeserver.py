@@ -209,6 +209,9 @@ class ModelScript:
     # When the request has "tools": how a reply's <tool_call> blocks are streamed as
     # delta.tool_calls; None: a server without a tool parser (the blocks stay in content).
     tool_call_style: ToolCallStyle | None = "openai"
+    # Replies to requests that carry "tools", as a model answers when given them; None:
+    # ``replies`` either way.
+    native_replies: list[str] | None = None
     # (status, message) for any request with "tools": a model or server that cannot call
     # them (fake_tool_calls.OLLAMA_NO_TOOLS, LLAMA_CPP_NO_JINJA, VLLM_NO_TOOL_PARSER).
     rejects_tools: tuple[int, str] | None = None
@@ -707,6 +710,8 @@ class FakeOpenAIServer:
 
         step = sum(1 for m in messages if isinstance(m, dict) and m.get("role") == "assistant")
         replies = script.replies
+        if body.get("tools") and script.native_replies is not None:
+            replies = script.native_replies
         if script.runs:
             with self._lock:
                 if step == 0:

@@ -33,6 +33,7 @@ NATIVE_CORRECTION = (
 CALL_MARKERS = ("<tool_call>", "<|python_tag|>", "[TOOL_CALLS]")
 THOUGHT_LABEL = "Thought: "
 ACTION_LABEL = "Action: "
+ANSWER_LABEL = "Answer: "  # what the trace shows for a Thought that turned out to be the answer
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
 
 

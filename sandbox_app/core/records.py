@@ -40,6 +40,7 @@ class RunSettings:
     temperature: float | None = None
     max_tokens: int | None = None  # None: Auto
     reasoning_effort: str | None = None
+    tool_calling: str = "react"
     dialect: str = ""
     max_steps: int = 0
     question: str = ""

@@ -27,6 +27,16 @@ ToolCalling = Literal["react", "native"]
 TOOL_CALLING: tuple[ToolCalling, ...] = ("react", "native")
 
 
+# What a lane, or the model panel, sets on the scenario's ModelParams (by the same names in
+# ModelParams, LaneConfig and the window's BackendChoice).
+LANE_SETTINGS = ("temperature", "max_tokens", "reasoning_effort", "tool_calling")
+
+
+def lane_settings(source: object) -> dict[str, Any]:
+    """The :data:`LANE_SETTINGS` of ``source``, by name, for ``replace(model, **…)``."""
+    return {name: getattr(source, name) for name in LANE_SETTINGS}
+
+
 @dataclass(frozen=True)
 class ModelParams:
     temperature: float | None = 0.0

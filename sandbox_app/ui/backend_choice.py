@@ -15,7 +15,7 @@ from sandbox_app.backends.registry import BackendConfig, make_backend
 from sandbox_app.core.backend import Backend
 from sandbox_app.core.engine import ReactEngine
 from sandbox_app.core.records import RunSettings
-from sandbox_app.core.scenario import Scenario
+from sandbox_app.core.scenario import Scenario, ToolCalling
 from sandbox_app.core.tools import Approver, Tool
 
 
@@ -33,6 +33,7 @@ class BackendChoice:
     timeout_s: float = 60.0
     keys: KeyStore = field(default_factory=KeyStore, compare=False, repr=False)
     reasoning_effort: str | None = None
+    tool_calling: ToolCalling = "react"
 
     @property
     def config(self) -> BackendConfig:
@@ -59,6 +60,7 @@ class BackendChoice:
             temperature=self.temperature,
             max_tokens=self.max_tokens,
             reasoning_effort=self.reasoning_effort,
+            tool_calling=self.tool_calling,
             dialect=scenario.dialect,
             max_steps=scenario.max_steps,
             question=scenario.question,

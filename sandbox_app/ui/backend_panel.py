@@ -30,7 +30,7 @@ from sandbox_app.backends.registry import (
 )
 from sandbox_app.core.backend import BackendError
 from sandbox_app.core.model_traits import PLAIN_MAX_TOKENS, THINKING_MAX_TOKENS
-from sandbox_app.core.scenario import REASONING_EFFORTS, Scenario
+from sandbox_app.core.scenario import REASONING_EFFORTS, LaneConfig, ModelParams, Scenario
 from sandbox_app.ui.backend_choice import BackendChoice
 
 REFRESH_TIP = "Ask the server for its models (/v1/models)"
@@ -96,6 +96,13 @@ class BackendPanel(QWidget):
         self.effort_combo.setToolTip(
             "How hard a reasoning model thinks (reasoning_effort); most other models ignore it"
         )
+        self.tools_combo = QComboBox()
+        self.tools_combo.addItem("ReAct text", "react")
+        self.tools_combo.addItem("Native tool calls", "native")
+        self.tools_combo.setToolTip(
+            "ReAct text: the prompt asks for Action lines. Native: the tools go to the API as "
+            "JSON schemas and the model answers with tool calls (the server must support them)"
+        )
         self.timeout_spin = QDoubleSpinBox()
         self.timeout_spin.setRange(0.5, 600.0)
         self.timeout_spin.setValue(60.0)
@@ -120,6 +127,7 @@ class BackendPanel(QWidget):
         form.addRow("Temperature", self.temperature_spin)
         form.addRow("Max tokens", self.max_tokens_spin)
         form.addRow("Reasoning", self.effort_combo)
+        form.addRow("Tool calls", self.tools_combo)
         form.addRow("Timeout", self.timeout_spin)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -137,6 +145,7 @@ class BackendPanel(QWidget):
             self.temperature_spin.valueChanged,
             self.max_tokens_spin.valueChanged,
             self.effort_combo.currentIndexChanged,
+            self.tools_combo.currentIndexChanged,
         ):
             signal.connect(self.changed)
         self._on_preset_combo_changed()
@@ -162,6 +171,7 @@ class BackendPanel(QWidget):
             self.timeout_spin.value(),
             self.keys,
             reasoning_effort=self.effort_combo.currentData(),
+            tool_calling=self.tools_combo.currentData(),
         )
 
     def select(self, backend: str, base_url: str = "", model: str = "") -> None:
@@ -177,12 +187,13 @@ class BackendPanel(QWidget):
         if model:
             self.model_combo.setCurrentText(model)
 
-    def set_sampling(
-        self, temperature: float | None, max_tokens: int | None, reasoning_effort: str | None
-    ) -> None:
-        self.temperature_spin.setValue(temperature or 0.0)
-        self.max_tokens_spin.setValue(max_tokens or 0)
-        self.effort_combo.setCurrentIndex(max(0, self.effort_combo.findData(reasoning_effort)))
+    def set_sampling(self, settings: ModelParams | LaneConfig) -> None:
+        """Show a scenario's or a lane's :data:`LANE_SETTINGS`."""
+        self.temperature_spin.setValue(settings.temperature or 0.0)
+        self.max_tokens_spin.setValue(settings.max_tokens or 0)
+        effort = self.effort_combo.findData(settings.reasoning_effort)
+        self.effort_combo.setCurrentIndex(max(0, effort))
+        self.tools_combo.setCurrentIndex(max(0, self.tools_combo.findData(settings.tool_calling)))
 
     # ---- the model list ---------------------------------------------------------------
 

@@ -36,9 +36,9 @@ from sandbox_app.core.compare import COLUMNS, MAX_LANES, MIN_LANES, Price
 from sandbox_app.core.events import Event, RunFinished, StepFinished
 from sandbox_app.core.exports import export_comparison, to_markdown
 from sandbox_app.core.records import RunRecord
-from sandbox_app.core.scenario import LaneConfig
+from sandbox_app.core.scenario import LaneConfig, lane_settings
 from sandbox_app.core.workspace import Change
-from sandbox_app.eval_runner import EvalLane
+from sandbox_app.eval_runner import EvalLane, lane_label
 from sandbox_app.ui.approval import ask_approval
 from sandbox_app.ui.eval_panel import EvalPanel
 from sandbox_app.ui.lane_widget import LaneWidget
@@ -228,12 +228,9 @@ class CompareView(QWidget):
         out = []
         for lane in self.lanes:
             choice = lane.backend_panel.choice()
-            options = {
-                "temperature": choice.temperature,
-                "max_tokens": choice.max_tokens,
-                "reasoning_effort": choice.reasoning_effort,
-            }
-            out.append(EvalLane(f"{lane.name} · {choice.model}", choice.config, options))
+            options = lane_settings(choice)
+            label = lane_label(f"{lane.name} · {choice.model}", options)
+            out.append(EvalLane(label, choice.config, options))
         return out
 
     def _show_recorded_trace(self, label: str, record: RunRecord) -> None:

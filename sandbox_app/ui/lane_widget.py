@@ -13,7 +13,7 @@ from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QToolButton, QVBoxLay
 
 from sandbox_app.backends.keys import KeyStore
 from sandbox_app.core.compare import LaneRecord
-from sandbox_app.core.scenario import LaneConfig, Scenario
+from sandbox_app.core.scenario import LaneConfig, Scenario, lane_settings
 from sandbox_app.core.tools import Approver, Tool
 from sandbox_app.ui.backend_panel import BackendPanel
 from sandbox_app.ui.run_controller import RunController
@@ -96,9 +96,7 @@ class LaneWidget(QFrame):
         self._applying = True
         try:
             self.backend_panel.select(config.backend, config.base_url, config.model)
-            self.backend_panel.set_sampling(
-                config.temperature, config.max_tokens, config.reasoning_effort
-            )
+            self.backend_panel.set_sampling(config)
         finally:
             self._applying = False
         self._config = replace(config, backend=self.backend_panel.backend_id())
@@ -111,15 +109,14 @@ class LaneWidget(QFrame):
             self.backend_panel.backend_id(),
             choice.base_url,
             choice.model if choice.preset is not None else "",
-            choice.temperature,
-            choice.max_tokens,
-            choice.reasoning_effort,
+            **lane_settings(choice),
         )
 
     def _on_backend_panel_changed(self) -> None:
         choice = self.backend_panel.choice()
         where = self.backend_panel.preset_combo.currentText()
-        self.model_label.setText(f"{where} · {choice.model or 'no model chosen'}")
+        mode = " · native tool calls" if choice.tool_calling == "native" else ""
+        self.model_label.setText(f"{where} · {choice.model or 'no model chosen'}{mode}")
         if self._applying:
             return
         config = self._config_from_widgets()
@@ -130,12 +127,7 @@ class LaneWidget(QFrame):
     def start(self, scenario: Scenario, tools: list[Tool], approve: Approver, repeats: int) -> None:
         choice = self.backend_panel.choice()
         lane_scenario = scenario.with_changes(
-            model=replace(
-                scenario.model,
-                temperature=choice.temperature,
-                max_tokens=choice.max_tokens,
-                reasoning_effort=choice.reasoning_effort,
-            )
+            model=replace(scenario.model, **lane_settings(choice))
         )
         self.record.model = choice.model
         make_run = choice.run_factory(lane_scenario, tools, approve)

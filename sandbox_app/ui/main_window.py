@@ -34,7 +34,7 @@ from sandbox_app.backends.registry import SCRIPTED
 from sandbox_app.core.compare import Price
 from sandbox_app.core.document import ScenarioDocument
 from sandbox_app.core.exports import trace_text
-from sandbox_app.core.scenario import Scenario
+from sandbox_app.core.scenario import Scenario, lane_settings
 from sandbox_app.core.scenario_file import builtin_scenarios
 from sandbox_app.core.tools import Tool
 from sandbox_app.core.workspace import Change, Workspace
@@ -242,9 +242,7 @@ class MainWindow(QMainWindow):
             model = self.workspace.model.scenario.model
             self._applying = True
             try:
-                self.backend_panel.set_sampling(
-                    model.temperature, model.max_tokens, model.reasoning_effort
-                )
+                self.backend_panel.set_sampling(model)
             finally:
                 self._applying = False
         if change.touches("prices"):
@@ -256,13 +254,7 @@ class MainWindow(QMainWindow):
         if self._applying:
             return
         choice, model = self.backend_panel.choice(), self.workspace.model.scenario.model
-        sampling = replace(
-            model,
-            temperature=choice.temperature,
-            max_tokens=choice.max_tokens,
-            reasoning_effort=choice.reasoning_effort,
-        )
-        self.workspace.update(self.backend_panel, model=sampling)
+        self.workspace.update(self.backend_panel, model=replace(model, **lane_settings(choice)))
 
     # ---- running ------------------------------------------------------------------------
 

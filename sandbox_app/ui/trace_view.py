@@ -19,6 +19,7 @@ from PySide6.QtWidgets import QPlainTextEdit, QWidget
 from sandbox_app.core.events import (
     Event,
     FabricationCut,
+    FinalAnswer,
     FormatError,
     Notice,
     Observation,
@@ -29,6 +30,7 @@ from sandbox_app.core.events import (
     ThinkingReclassified,
     TokenDelta,
 )
+from sandbox_app.core.native_tools import ANSWER_LABEL
 from sandbox_app.ui.frames import Phase, frame_clock
 from sandbox_app.ui.highlighter import Role, TraceHighlighter
 from sandbox_app.ui.thinking_regions import Region, ThinkingRegions
@@ -47,11 +49,8 @@ CUT_NOTE = "✂ The model wrote its own observation: cut, never sent back, never
 
 
 class TraceView(QPlainTextEdit):
-    """Read-only, append-only, colour-by-author view of a run.
-
-    Signals:
-        stepClicked(int): the user clicked a ``── Step n ──`` separator.
-    """
+    """Read-only, append-only, colour-by-author view of a run. ``stepClicked(int)``: the user
+    clicked a ``── Step n ──`` separator."""
 
     stepClicked = Signal(int)
     show_thinking_default = False  # what a new view starts with (View menu)
@@ -97,7 +96,9 @@ class TraceView(QPlainTextEdit):
         elif isinstance(event, Notice):
             self.append_line(Role.NOTICE, event.text)
         elif isinstance(event, ThinkingReclassified):
-            self._reclassify(event.text)
+            self._rewrite_model_text(Role.THINKING, event.text)
+        elif isinstance(event, FinalAnswer) and event.was_thought:  # native tool calling
+            self._rewrite_model_text(Role.MODEL, ANSWER_LABEL + event.text)
         elif isinstance(event, StepFinished):
             self.thinking.metrics[event.step] = event.metrics
             self._end_thinking_later()
@@ -319,17 +320,18 @@ class TraceView(QPlainTextEdit):
         self._pending.append((END_OF_THINKING, ""))
         frame_clock().schedule(self.flush, Phase.DRAW)
 
-    def _reclassify(self, text: str) -> None:
-        """This step's model text so far was thinking: take it out, write it as thinking."""
+    def _rewrite_model_text(self, role: Role, text: str) -> None:
+        """This step's model text was thinking, or the answer (native): rewrite it as ``role``."""
         while self._pending and self._pending[-1][0] is Role.MODEL:
             self._pending.pop()  # not written yet: never will be
         self.flush_all()
         first = self._model_start
         if first is not None:
-            self.thinking.next_since = self._model_since
+            if role is Role.THINKING:
+                self.thinking.next_since = self._model_since
             self._remove_blocks(first, self.document().blockCount())
             self._line_break_due = first > 0
-        self.append_text(Role.THINKING, text)
+        self.append_text(role, text)
 
     # ---- following the end ------------------------------------------------------------
 

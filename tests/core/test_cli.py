@@ -159,3 +159,10 @@ def test_json_output_stays_one_document_while_the_server_is_silent(
     assert (code, document["status"]) == (1, "failed")
     assert "timed out" in document["reason"]
     assert captured.err == ""  # stderr is not a terminal here: no status line either
+
+
+def test_native_tool_calls_on_the_command_line(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["run", "--tool-calling", "native"]) == 0
+    out = capsys.readouterr().out
+    assert 'Action: search({"search_text": "Brightgrid Pro price per developer"})' in out
+    assert "Final answer: $1,680 per year" in out

@@ -240,3 +240,46 @@ def test_the_cache_answers_a_request_seen_before_but_never_across_repeats_or_pro
     save_scenario(changed, path)
     evaluate_once("c.jsonl")
     assert fake_server.stats["completions"] > asked  # a changed prompt never hits old entries
+
+
+def test_a_text_lane_and_a_native_lane_of_the_offline_model(tmp_path: Path) -> None:
+    code, _, results = evaluate(
+        tmp_path, "--lane", "scripted", "--lane", "scripted,tool_calling=native"
+    )
+    assert code == 0
+    lanes = sorted({str(r["lane"]) for r in results})
+    assert lanes == ["scripted", "scripted (native tools)"]
+    for lane in lanes:  # the same cases pass, the same one fails
+        failed = sorted(r["case"] for r in results if r["lane"] == lane and not r["passed"])
+        assert failed == [11], lane
+    native = next(r for r in results if r["lane"] == lanes[1])
+    shown = "".join(e.get("text", "") for e in native["events"] if e["type"] == "TokenDelta")  # type: ignore[union-attr]
+    assert 'Action: search({"search_text": ' in shown
+
+
+def test_the_cache_replays_native_tool_calls(tmp_path: Path, fake_server: FakeOpenAIServer) -> None:
+    from tests.core.test_native_tools import NATIVE_REPLIES
+
+    fake_server.set_model("m", ModelScript(replies=[], native_replies=NATIVE_REPLIES))
+    scenario = load_scenario(EXAMPLE)
+    path = tmp_path / "one.json"
+    save_scenario(scenario.with_changes(test_set=scenario.test_set[:1]), path)
+    lane = f"{fake_server.base_url}:m,tool_calling=native"
+
+    def evaluate_once(name: str) -> dict[str, object]:
+        args = [str(path), "--lane", lane, "--cache", str(tmp_path / "cache")]
+        assert eval_command([*args, "--out", str(tmp_path / name)], io.StringIO()) == 0
+        (result,) = read_results(tmp_path / name)
+        return result
+
+    first = evaluate_once("a.jsonl")
+    asked = fake_server.stats["completions"]
+    assert asked == 3
+    again = evaluate_once("b.jsonl")
+    assert fake_server.stats["completions"] == asked
+    actions = [
+        [(e["tool"], e["input"]) for e in r["events"] if e["type"] == "ActionParsed"]  # type: ignore[union-attr,index]
+        for r in (first, again)
+    ]
+    assert actions[0] == actions[1] != []
+    assert first["answer"] == again["answer"] == "$1,680 per year"

@@ -191,6 +191,9 @@ NONSENSE_VALUES = {
         '"model.reasoning_effort" must be one of none, minimal, low, medium, high or null'
     ),
     '"lanes": [{"reasoning_effort": 3}]': '"lanes[0].reasoning_effort" must be text (got 3)',
+    '"lanes": [{"tool_calling": "json"}]': (
+        '"lanes[0].tool_calling" must be "react" or "native" (got "json")'
+    ),
 }
 
 
@@ -220,6 +223,19 @@ def test_max_tokens_auto_and_reasoning_effort_round_trip(tmp_path: Path) -> None
     old = tmp_path / "old.json"
     old.write_text('{"version": 1, "model": {"max_tokens": 512}}')
     assert load_scenario(old).model.max_tokens == 512
+
+
+def test_tool_calling_round_trips_and_defaults_to_react(tmp_path: Path) -> None:
+    path = tmp_path / "native.json"
+    path.write_text(
+        '{"version": 1, "model": {"tool_calling": "native"},'
+        ' "lanes": [{"tool_calling": "native"}, {}]}'
+    )
+    scenario = load_scenario(path)
+    assert scenario.model.tool_calling == "native"
+    assert [lane.tool_calling for lane in scenario.lanes] == ["native", "react"]
+    save_scenario(scenario, tmp_path / "again.json")
+    assert load_scenario(tmp_path / "again.json") == scenario
 
 
 def test_zero_tokens_per_second_still_means_instant(tmp_path: Path) -> None:
