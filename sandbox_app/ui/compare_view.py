@@ -106,7 +106,11 @@ class CompareView(QWidget):
         lanes_area.setWidget(self.lane_splitter)
         lanes_area.setWidgetResizable(True)
         self.eval_panel = EvalPanel(
-            lambda: self.workspace.model.scenario, self.eval_lanes, self.repeat_spin.value, keys
+            lambda: self.workspace.model.scenario,
+            self.eval_lanes,
+            self.repeat_spin.value,
+            keys,
+            lambda cases: self.workspace.update(self, test_set=cases),
         )
         self.eval_panel.traceRequested.connect(self._show_recorded_trace)
         self.eval_panel.runningChanged.connect(self._on_lane_running_changed)

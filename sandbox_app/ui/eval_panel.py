@@ -18,7 +18,7 @@ from contextlib import suppress
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QColor
+from PySide6.QtGui import QColor, QShowEvent
 from PySide6.QtWidgets import (
     QCheckBox,
     QHBoxLayout,
@@ -38,9 +38,10 @@ from sandbox_app.core.eval_report import cell_failed, cell_text, grid, to_html
 from sandbox_app.core.evaluation import RunKey, key_of, plan, still_to_run, summarise
 from sandbox_app.core.events import event_to_dict
 from sandbox_app.core.records import RunRecord
-from sandbox_app.core.scenario import Scenario
+from sandbox_app.core.scenario import EvalCase, Scenario
 from sandbox_app.eval_runner import EvalLane, EvalRunner
 from sandbox_app.ui.frames import Phase, frame_clock
+from sandbox_app.ui.test_set_editor import TestSetEditor
 
 PASS, FAIL = QColor("#e6f4ea"), QColor("#fce8e6")
 SUMMARY_EVERY_S = 0.25
@@ -58,10 +59,13 @@ class EvalPanel(QWidget):
         lanes: Callable[[], list[EvalLane]],
         repeats: Callable[[], int],
         keys: KeyStore,
+        write_cases: Callable[[tuple[EvalCase, ...]], None],
         parent: QWidget | None = None,
     ) -> None:
         super().__init__(parent)
         self._scenario, self._lanes, self._repeats = scenario, lanes, repeats
+        self._write_cases = write_cases
+        self.editor: TestSetEditor | None = None
         self._keys = keys
         self.results: dict[RunKey, tuple[dict[str, Any], RunRecord]] = {}
         self._labels: list[str] = []
@@ -73,6 +77,8 @@ class EvalPanel(QWidget):
         self._done = 0
         self._dirty: set[tuple[int, int]] = set()
         self._summary_drawn = 0.0  # when the summary was last drawn (perf_counter)
+        self.edit_button = QPushButton("Edit cases…")
+        self.edit_button.setToolTip("Add, change or import (CSV, JSONL) the scenario's cases")
         self.run_button = QPushButton("Run test set")
         self.stop_button = QPushButton("Stop")
         self.resume_button = QPushButton("Resume")
@@ -95,7 +101,13 @@ class EvalPanel(QWidget):
         self.grid.horizontalHeader().setDefaultSectionSize(140)
         self.grid.horizontalHeader().setStretchLastSection(False)
         row = QHBoxLayout()
-        for widget in (self.run_button, self.stop_button, self.resume_button, self.rerun_button):
+        for widget in (
+            self.edit_button,
+            self.run_button,
+            self.stop_button,
+            self.resume_button,
+            self.rerun_button,
+        ):
             row.addWidget(widget)
         row.addWidget(self.concurrency_spin)
         row.addWidget(self.failures_only)
@@ -110,6 +122,7 @@ class EvalPanel(QWidget):
         self.resume_button.clicked.connect(lambda: self.start("missing"))
         self.rerun_button.clicked.connect(lambda: self.start("failed"))
         self.stop_button.clicked.connect(self.stop)
+        self.edit_button.clicked.connect(self.edit_cases)
         self.failures_only.toggled.connect(self._filter)
         self.grid.cellClicked.connect(self._on_grid_cell_clicked)
         self._update_buttons()
@@ -291,3 +304,23 @@ class EvalPanel(QWidget):
             not running and any(not r["passed"] for r, _ in self.results.values())
         )
         self.stop_button.setEnabled(running)
+        self.edit_button.setEnabled(not running)
+
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        if not self.running:  # the cases, before anything has run
+            self._draw()
+
+    def edit_cases(self) -> TestSetEditor:
+        """Open the editor (not modal: runs in other tabs go on); OK writes the cases."""
+        editor = self.editor = TestSetEditor(self._scenario().test_set, self)
+        editor.accepted.connect(lambda: self._cases_edited(editor.cases()))
+        editor.open()
+        return editor
+
+    def _cases_edited(self, cases: tuple[EvalCase, ...]) -> None:
+        self._write_cases(cases)
+        self.results.clear()  # keyed by case number: an edited set starts afresh
+        self._draw()
+        self.status.setText(f"{len(cases)} cases")
+        self._update_buttons()
