@@ -148,6 +148,9 @@ class ModelScript:
     # Different replies per conversation (repeated runs): conversation k, counted by the
     # requests with no assistant turn yet, uses runs[k % len(runs)] instead of ``replies``.
     runs: list[list[str]] | None = None
+    # Replies per question (the conversation's first user message), for runs that arrive in
+    # any order (a test set run concurrently); a question not in it uses the above.
+    by_question: dict[str, list[str]] | None = None
     # Tokens (SSE chunks) per second; None = as fast as the socket takes them.
     rate: float | None = None
     # Cut the reply at the earliest ``stop`` string of the request.
@@ -712,6 +715,10 @@ class FakeOpenAIServer:
         replies = script.replies
         if body.get("tools") and script.native_replies is not None:
             replies = script.native_replies
+        if script.by_question is not None:
+            users = (m for m in messages if isinstance(m, dict) and m.get("role") == "user")
+            asked = next((m.get("content") for m in users), None)
+            replies = script.by_question.get(str(asked), replies)
         if script.runs:
             with self._lock:
                 if step == 0:

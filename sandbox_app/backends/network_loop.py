@@ -32,14 +32,20 @@ WAKE_EVERY_S = 0.008
 CLOSE_WAIT_S = 2.0
 
 _lock = threading.Lock()
-_loop: asyncio.AbstractEventLoop | None = None
+_loops: dict[str, asyncio.AbstractEventLoop] = {}
 
 
 def network_loop() -> asyncio.AbstractEventLoop:
-    """The background loop, started on first use; a daemon thread, so it never blocks exit."""
-    global _loop
+    """The background loop for HTTP, started on first use."""
+    return background_loop("network")
+
+
+def background_loop(name: str) -> asyncio.AbstractEventLoop:
+    """A loop of its own on a daemon thread named ``name`` (so it never blocks exit), started
+    on first use: "network" for HTTP; the window's test set runs its engines on another."""
     with _lock:
-        if _loop is None:
+        loop = _loops.get(name)
+        if loop is None:
             # Not asyncio.new_event_loop(): under qasync's policy that would be a Qt loop,
             # which cannot run outside the main thread.
             loop = asyncio.SelectorEventLoop()
@@ -47,15 +53,48 @@ def network_loop() -> asyncio.AbstractEventLoop:
             # that draws; this one does not, and a first request made while the start-up
             # imports are still running waits about that long for the import lock.
             loop.slow_callback_duration = 0.5
-            thread = threading.Thread(target=loop.run_forever, name="network", daemon=True)
+            thread = threading.Thread(target=loop.run_forever, name=name, daemon=True)
             thread.start()
-            _loop = loop
-        return _loop
+            _loops[name] = loop
+        return loop
 
 
 async def call(coro: Coroutine[Any, Any, T]) -> T:
     """Await ``coro`` on the network loop from any other loop."""
     return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(coro, network_loop()))
+
+
+async def call_until_ended(
+    coro: Coroutine[Any, Any, T], loop: asyncio.AbstractEventLoop, stop_wait_s: float = 5.0
+) -> T:
+    """Await ``coro`` on ``loop`` from another loop. Cancelled, it cancels ``coro`` and
+    returns once that has ended (its streams closed, the callbacks it queued on the caller's
+    loop delivered before), or after ``stop_wait_s``."""
+    caller = asyncio.get_running_loop()
+    ended: asyncio.Future[asyncio.Task[T]] = caller.create_future()
+    tasks: list[asyncio.Task[T]] = []
+
+    def settle(task: asyncio.Task[T]) -> None:
+        if not ended.done():
+            ended.set_result(task)
+
+    def report(task: asyncio.Task[T]) -> None:  # on ``loop``, also for a task never started
+        with suppress(RuntimeError):  # the caller's loop is closed
+            caller.call_soon_threadsafe(settle, task)
+
+    def start() -> None:
+        tasks.append(loop.create_task(coro))
+        tasks[0].add_done_callback(report)
+
+    loop.call_soon_threadsafe(start)
+    try:
+        task = await asyncio.shield(ended)
+    except asyncio.CancelledError:
+        loop.call_soon_threadsafe(lambda: tasks and tasks[0].cancel())
+        with suppress(TimeoutError):  # work that will not end must not hold the caller
+            await asyncio.wait_for(ended, stop_wait_s)
+        raise
+    return task.result()  # its value, or its exception
 
 
 class _End:

@@ -10,10 +10,9 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
-from statistics import mean
 from typing import Any
 
 Z_95 = 1.959963984540054  # the normal quantile for a two-sided 95 % interval
@@ -113,30 +112,70 @@ class LaneSummary:
 
 def summarise(results: Iterable[dict[str, Any]], lanes: Sequence[str]) -> list[LaneSummary]:
     """One summary per lane, from each run's latest result."""
-    latest: dict[RunKey, dict[str, Any]] = {}
-    for result in results:
-        latest[key_of(result)] = result
-    summaries = []
-    for lane in lanes:
-        mine = [r for key, r in sorted(latest.items()) if key.lane == lane]
-        metrics = [r.get("metrics") or {} for r in mine]
-        walls = sorted(float(m.get("wall_s") or 0.0) for m in metrics)
-        summaries.append(
-            LaneSummary(
-                lane,
-                len(mine),
-                sum(bool(r["passed"]) for r in mine),
-                mean(len(m.get("steps") or ()) for m in metrics) if metrics else 0.0,
-                sum(int(m.get("tool_calls") or 0) for m in metrics),
-                sum(int(m.get("format_errors") or 0) for m in metrics),
-                sum(int(m.get("tokens_in") or 0) for m in metrics),
-                sum(int(m.get("tokens_out") or 0) for m in metrics),
-                sum(int(m.get("reasoning_tokens") or 0) for m in metrics),
-                _percentile(walls, 50),
-                _percentile(walls, 95),
-            )
+    return summarise_latest({key_of(result): result for result in results}, lanes)
+
+
+def summarise_latest(
+    latest: Mapping[RunKey, dict[str, Any]], lanes: Sequence[str]
+) -> list[LaneSummary]:
+    """:func:`summarise` of results already keyed by run."""
+    tallies = {lane: LaneTally() for lane in lanes}
+    for key, result in latest.items():
+        tally = tallies.get(key.lane)
+        if tally is not None:
+            tally.add(result)
+    return [tally.summary(lane) for lane, tally in tallies.items()]
+
+
+@dataclass
+class LaneTally:
+    """A lane's running sums, so a window showing thousands of runs adds each as it ends
+    (and takes back one a re-run replaces) instead of reading them all again."""
+
+    runs: int = 0
+    passed: int = 0
+    steps: int = 0
+    tool_calls: int = 0
+    format_errors: int = 0
+    tokens_in: int = 0
+    tokens_out: int = 0
+    thinking: int = 0
+    walls: list[float] = field(default_factory=list)
+
+    def add(self, result: dict[str, Any], sign: int = 1) -> None:
+        m = result.get("metrics") or {}
+        self.runs += sign
+        self.passed += sign * bool(result["passed"])
+        self.steps += sign * len(m.get("steps") or ())
+        self.tool_calls += sign * int(m.get("tool_calls") or 0)
+        self.format_errors += sign * int(m.get("format_errors") or 0)
+        self.tokens_in += sign * int(m.get("tokens_in") or 0)
+        self.tokens_out += sign * int(m.get("tokens_out") or 0)
+        self.thinking += sign * int(m.get("reasoning_tokens") or 0)
+        wall = float(m.get("wall_s") or 0.0)
+        if sign > 0:
+            self.walls.append(wall)
+        else:
+            self.walls.remove(wall)
+
+    def remove(self, result: dict[str, Any]) -> None:
+        self.add(result, -1)
+
+    def summary(self, lane: str) -> LaneSummary:
+        walls = sorted(self.walls)
+        return LaneSummary(
+            lane,
+            self.runs,
+            self.passed,
+            self.steps / self.runs if self.runs else 0.0,
+            self.tool_calls,
+            self.format_errors,
+            self.tokens_in,
+            self.tokens_out,
+            self.thinking,
+            _percentile(walls, 50),
+            _percentile(walls, 95),
         )
-    return summaries
 
 
 def _percentile(ordered: list[float], p: float) -> float:

@@ -101,7 +101,8 @@ def test_a_killed_evaluation_resumes_with_nothing_lost(tmp_path: Path) -> None:
 
 def test_two_server_lanes_side_by_side(tmp_path: Path, fake_server: FakeOpenAIServer) -> None:
     cases = load_scenario(EXAMPLE).test_set
-    fake_server.set_model("good", ModelScript(runs=[list(c.replies) for c in cases]))
+    by_question = {c.question: list(c.replies) for c in cases}  # runs arrive in any order
+    fake_server.set_model("good", ModelScript(by_question=by_question))
     fake_server.set_model("bad", ModelScript(replies=["Answer: 42"], cycle=True))
     url = fake_server.base_url
     code, _, results = evaluate(
@@ -283,3 +284,22 @@ def test_the_cache_replays_native_tool_calls(tmp_path: Path, fake_server: FakeOp
     ]
     assert actions[0] == actions[1] != []
     assert first["answer"] == again["answer"] == "$1,680 per year"
+
+
+def test_a_lane_tally_takes_back_a_replaced_run() -> None:
+    from sandbox_app.core.evaluation import LaneTally, summarise
+
+    def result(repeat: int, passed: bool, wall: float) -> dict[str, object]:
+        metrics = {"steps": [{}, {}], "tool_calls": 1, "wall_s": wall, "tokens_in": 10}
+        return {"lane": "a", "case": 0, "repeat": repeat, "passed": passed, "metrics": metrics}
+
+    tally = LaneTally()
+    first, second = result(0, False, 2.0), result(1, True, 1.0)
+    tally.add(first)
+    tally.add(second)
+    tally.remove(first)
+    tally.add(result(0, True, 3.0))  # re-run of repeat 0
+    (expected,) = summarise([first, second, result(0, True, 3.0)], ["a"])
+    assert tally.summary("a") == expected
+    assert (expected.runs, expected.passed, expected.tool_calls) == (2, 2, 2)
+    assert (expected.mean_steps, expected.latency_p95_s) == (2.0, 3.0)

@@ -56,6 +56,8 @@ def test_run_the_test_set_then_look_at_a_failure(
     qtbot.mouseClick(panel.rerun_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: not panel.running and panel.progress.maximum() == 2, timeout=10000)
     assert panel.progress.value() == 2
+    # The re-runs replace the runs they repeat: still 12 runs a lane in the summary.
+    assert "Lane 1 · scripted: 92% (11/12, 95% CI 65%–99%)" in panel.summary.text()
     markdown = panel.export_text("md")
     assert "| 12 | How much does Brightgrid Pro cost per year for a team of 9" in markdown
     assert (
