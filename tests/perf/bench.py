@@ -568,6 +568,43 @@ def startup(runs: int) -> dict[str, float]:
     }
 
 
+async def scale_of_a_test_set(window: Any, base_url: str, cases: int) -> dict[str, float]:
+    """A test set of ``cases`` cases × 2 lanes in the window at 32 requests at once: does the
+    window stay responsive while the grid updates, and does memory stay bounded?"""
+    from sandbox_app.core.scenario import EvalCase, Expected, LaneConfig
+    from sandbox_app.core.scenario_file import default_scenario
+    from tests.heartbeat import Heartbeat
+
+    expected = Expected("2", "number", 0.5)
+    test_set = tuple(EvalCase(f"Case {i}: what is 1 + 1?", expected) for i in range(cases))
+    window.set_scenario(default_scenario().with_changes(test_set=test_set))
+    compare = window.compare
+    compare.set_lanes(tuple(LaneConfig("Custom URL", base_url, "tenstep2") for _ in range(2)))
+    window.tabs.setCurrentWidget(compare)
+    panel = compare.eval_panel
+    compare.results_tabs.setCurrentWidget(panel)
+    panel.concurrency_spin.setValue(32)
+    await asyncio.sleep(0.5)
+    gc.collect()
+    before = rss_mb()
+    beat = Heartbeat(interval_ms=5)
+    started = time.perf_counter()
+    panel.start("all")
+    await wait_for(lambda: not panel.running, seconds=1200)
+    elapsed = time.perf_counter() - started
+    beat.stop()
+    gc.collect()
+    runs = len(panel.results)
+    return {
+        "test_set_lag_p99_ms": percentile(beat.lags, 99) * 1000,
+        "test_set_lag_max_ms": max(beat.lags) * 1000,
+        "test_set_rss_growth_mb": rss_mb() - before,
+        "test_set_runs_per_s": runs / elapsed,
+        "test_set_runs": float(runs),
+        "test_set_passed": float(sum(r["passed"] for r, _ in panel.results.values())),
+    }
+
+
 # ---- putting it together -------------------------------------------------------------------
 
 
@@ -671,40 +708,3 @@ def main() -> None:
 
 if __name__ == "__main__":
     main()
-
-
-async def scale_of_a_test_set(window: Any, base_url: str, cases: int) -> dict[str, float]:
-    """A test set of ``cases`` cases × 2 lanes in the window at 32 requests at once: does the
-    window stay responsive while the grid updates, and does memory stay bounded?"""
-    from sandbox_app.core.scenario import EvalCase, Expected, LaneConfig
-    from sandbox_app.core.scenario_file import default_scenario
-    from tests.heartbeat import Heartbeat
-
-    expected = Expected("2", "number", 0.5)
-    test_set = tuple(EvalCase(f"Case {i}: what is 1 + 1?", expected) for i in range(cases))
-    window.set_scenario(default_scenario().with_changes(test_set=test_set))
-    compare = window.compare
-    compare.set_lanes(tuple(LaneConfig("Custom URL", base_url, "tenstep2") for _ in range(2)))
-    window.tabs.setCurrentWidget(compare)
-    panel = compare.eval_panel
-    compare.results_tabs.setCurrentWidget(panel)
-    panel.concurrency_spin.setValue(32)
-    await asyncio.sleep(0.5)
-    gc.collect()
-    before = rss_mb()
-    beat = Heartbeat(interval_ms=5)
-    started = time.perf_counter()
-    panel.start("all")
-    await wait_for(lambda: not panel.running, seconds=1200)
-    elapsed = time.perf_counter() - started
-    beat.stop()
-    gc.collect()
-    runs = len(panel.results)
-    return {
-        "test_set_lag_p99_ms": percentile(beat.lags, 99) * 1000,
-        "test_set_lag_max_ms": max(beat.lags) * 1000,
-        "test_set_rss_growth_mb": rss_mb() - before,
-        "test_set_runs_per_s": runs / elapsed,
-        "test_set_runs": float(runs),
-        "test_set_passed": float(sum(r["passed"] for r, _ in panel.results.values())),
-    }
