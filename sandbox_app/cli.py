@@ -32,14 +32,19 @@ from sandbox_app.core.scenario import (
 )
 from sandbox_app.core.scenario_fields import ScenarioError
 from sandbox_app.core.scenario_file import default_scenario, load_scenario
-from sandbox_app.core.tools import TOOL_NAMES
+from sandbox_app.core.tools import TOOL_NAMES, tools_for
+from sandbox_app.core.tools.plugins import installed
 from sandbox_app.terminal import TracePrinter, WaitingNotice
+from sandbox_app.terminal_person import TerminalPerson
 
 EXIT_CODES = {"answered": 0, "failed": 1, "max_steps": 2, "stopped": 3}
 
 
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
+    if args[:1] in (["run"], ["eval"]):
+        for problem in installed().problems:  # the window shows them in its status bar
+            print(f"react-sandbox: {problem}", file=sys.stderr)
     if args[:1] == ["run"]:
         return run_command(args[1:])
     if args[:1] == ["eval"]:
@@ -120,6 +125,13 @@ def _run_parser() -> argparse.ArgumentParser:
         help="react: the prompt asks for Action lines (default); native: the API's tool calls",
     )
     p.add_argument(
+        "--allow",
+        action="append",
+        default=[],
+        metavar="TOOL",
+        help="let this tool with side effects run without asking (repeatable)",
+    )
+    p.add_argument(
         "--hide-thinking", action="store_true", help="leave the model's thinking out of the trace"
     )
     p.add_argument(
@@ -151,7 +163,17 @@ def run_command(argv: list[str]) -> int:
         if printer is not None:
             printer.show(event)
 
-    engine = ReactEngine(scenario, backend, model=args.model, token_budget=args.token_budget)
+    person = TerminalPerson(sys.stdin, sys.stderr)
+    s = scenario
+    engine = ReactEngine(
+        scenario,
+        backend,
+        model=args.model,
+        token_budget=args.token_budget,
+        approve=person.approve,
+        tools=tools_for(s.enabled_tools, s.documents, s.custom_tools, ask=person.ask),
+        trusted=frozenset(args.allow),
+    )
     try:
         finished = asyncio.run(_run(engine, backend, emit, waiting))
     except KeyboardInterrupt:  # Ctrl+C: asyncio.run cancelled the run, then re-raised this
@@ -222,6 +244,9 @@ def _scenario(args: argparse.Namespace) -> Scenario:
         model = replace(model, reasoning_effort=args.reasoning_effort)
     if args.tool_calling is not None:
         model = replace(model, tool_calling=args.tool_calling)
+    unknown = [name for name in args.allow if name not in scenario.enabled_tools]
+    if unknown:
+        raise ValueError(f"--allow {unknown[0]}: no such tool is enabled in this scenario")
     return scenario.with_changes(model=model)
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Collection
 from dataclasses import replace
 
 from sandbox_app.core.backend import Backend, BackendError, Message, StreamParams
@@ -43,7 +43,7 @@ from sandbox_app.core.native_tools import (
 from sandbox_app.core.parser import Turn
 from sandbox_app.core.prompts import DEFAULT_TEMPLATE, PromptError, render_prompt
 from sandbox_app.core.scenario import Scenario
-from sandbox_app.core.tools import Approver, Tool, ToolResult, ToolRouter, builtin_tools
+from sandbox_app.core.tools import Approver, Tool, ToolResult, ToolRouter, tools_for
 from sandbox_app.core.tools.router import INPUT_TOO_LONG
 from sandbox_app.core.turn_reader import TurnOutcome, TurnReader
 
@@ -69,6 +69,7 @@ class ReactEngine:
         approve: Approver | None = None,
         token_budget: int | None = None,
         tools: list[Tool] | None = None,
+        trusted: Collection[str] = (),
     ) -> None:
         self.scenario = scenario
         self.backend = backend
@@ -77,9 +78,12 @@ class ReactEngine:
         self.tools = (
             tools
             if tools is not None
-            else builtin_tools(scenario.enabled_tools, scenario.documents)
+            else tools_for(scenario.enabled_tools, scenario.documents, scenario.custom_tools)
         )
-        self.router = ToolRouter(self.tools, approve=approve)
+        # ``trusted``: side-effecting tools the user let run unasked (tools/policy.py).
+        self.router = ToolRouter(
+            self.tools, approve=approve, policies=scenario.policies, trusted=trusted
+        )
         self.messages: list[Message] = []
         self.answer: str | None = None
         self._tally = RunTally()

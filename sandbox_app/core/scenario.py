@@ -6,11 +6,14 @@ A scenario never holds an API key.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from sandbox_app.core.dialects import Dialect
 from sandbox_app.core.tools import BRIGHTGRID_DOCUMENTS
+from sandbox_app.core.tools.mock import MockToolSpec
+from sandbox_app.core.tools.policy import Policy
 
 MAX_STEPS_RANGE = (1, 50)
 TEMPERATURE_RANGE = (0.0, 2.0)  # what OpenAI-compatible servers accept
@@ -100,6 +103,9 @@ class Scenario:
     system_prompt: str | None = None  # None: the default template
     enabled_tools: tuple[str, ...] = ("calculator", "search")
     documents: tuple[str, ...] = BRIGHTGRID_DOCUMENTS
+    custom_tools: tuple[MockToolSpec, ...] = ()  # the scenario's own (core/tools/mock.py)
+    # Each tool's policy by name (core/tools/policy.py); a tool not named has its default.
+    policies: Mapping[str, Policy] = field(default_factory=dict)
     max_steps: int = 5
     model: ModelParams = field(default_factory=ModelParams)
     expected: Expected | None = None

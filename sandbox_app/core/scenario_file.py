@@ -17,6 +17,11 @@ from pathlib import Path
 from typing import Any
 
 from sandbox_app.core.compare import MAX_LANES
+from sandbox_app.core.custom_tools import (
+    custom_tools_from_list,
+    custom_tools_to_list,
+    policies_from_dict,
+)
 from sandbox_app.core.dialects import DIALECTS
 from sandbox_app.core.scenario import (
     MAX_STEPS_RANGE,
@@ -30,6 +35,7 @@ from sandbox_app.core.scenario import (
 from sandbox_app.core.scenario_fields import Fields, ScenarioError, read_expected
 from sandbox_app.core.test_set import cases_from_list, cases_to_list
 from sandbox_app.core.tools import BRIGHTGRID_DOCUMENTS, TOOL_NAMES
+from sandbox_app.core.tools.plugins import installed
 
 VERSION = 1
 MAX_FILE_BYTES = 5 * 1024 * 1024
@@ -133,7 +139,12 @@ def scenario_to_dict(s: Scenario) -> dict[str, Any]:
         "question": s.question,
         "dialect": s.dialect,
         "system_prompt": s.system_prompt,
-        "tools": {"enabled": list(s.enabled_tools), "documents": list(s.documents)},
+        "tools": {
+            "enabled": list(s.enabled_tools),
+            "documents": list(s.documents),
+            "custom": custom_tools_to_list(s.custom_tools),
+            "policies": dict(s.policies),
+        },
         "max_steps": s.max_steps,
         "model": {
             "temperature": s.model.temperature,
@@ -180,10 +191,13 @@ def scenario_from_dict(data: Any) -> Scenario:
     model = Fields(d.get("model", dict, {}), "model")
     script = Fields(d.get("script", dict, {}), "script")
     enabled = tuple(tools.strings("enabled", ["calculator", "search"]))
-    unknown = [t for t in enabled if t not in TOOL_NAMES]
+    custom = custom_tools_from_list(tools.get("custom", list, []), TOOL_NAMES)
+    plugins = [tool.name for tool in installed().tools]
+    known = (*TOOL_NAMES, *(spec.name for spec in custom), *plugins)
+    unknown = [t for t in enabled if t not in known]
     if unknown:
         raise ScenarioError(
-            f'"tools.enabled" names unknown tool {unknown[0]!r}; known: {", ".join(TOOL_NAMES)}.'
+            f'"tools.enabled" names unknown tool {unknown[0]!r}; known: {", ".join(known)}.'
         )
     dialect = d.get("dialect", str, "bracket")
     if dialect not in (*DIALECTS, "auto"):
@@ -199,6 +213,8 @@ def scenario_from_dict(data: Any) -> Scenario:
         system_prompt=d.get("system_prompt", str, None),
         enabled_tools=enabled,
         documents=tuple(tools.strings("documents", list(BRIGHTGRID_DOCUMENTS))),
+        custom_tools=custom,
+        policies=policies_from_dict(tools.get("policies", dict, {})),
         max_steps=max_steps,
         model=ModelParams(
             temperature=model.number("temperature", 0.0, TEMPERATURE_RANGE),

@@ -18,7 +18,8 @@ from sandbox_app.core.compare import MIN_LANES, Price
 from sandbox_app.core.document import KeptEdits, ScenarioDocument
 from sandbox_app.core.prompts import DEFAULT_TEMPLATE
 from sandbox_app.core.scenario import LaneConfig, Scenario
-from sandbox_app.core.tools import TOOL_NAMES, Tool, builtin_tools
+from sandbox_app.core.tools import TOOL_NAMES, Tool, tools_for
+from sandbox_app.core.tools.mock import AskUser
 
 
 @dataclass(frozen=True)
@@ -44,9 +45,12 @@ def normalised(scenario: Scenario) -> Scenario:
     """
     template = scenario.system_prompt
     lanes = scenario.lanes + tuple(LaneConfig() for _ in range(MIN_LANES - len(scenario.lanes)))
-    order = {name: i for i, name in enumerate(TOOL_NAMES)}  # the order the toggles show
+    # The order the toggles show: the built-ins', then the scenario's own and plugins as named.
+    order = {name: i for i, name in enumerate(TOOL_NAMES)}
     return scenario.with_changes(
-        enabled_tools=tuple(sorted(scenario.enabled_tools, key=order.__getitem__)),
+        enabled_tools=tuple(
+            sorted(scenario.enabled_tools, key=lambda name: order.get(name, len(order)))
+        ),
         system_prompt=None if template == DEFAULT_TEMPLATE else template,
         question=scenario.question.strip(),
         documents=tuple(d.strip() for d in scenario.documents if d.strip()),
@@ -63,7 +67,10 @@ class Workspace:
         self.document = ScenarioDocument(normalised(Scenario()))
         self.scenario = self.document.saved
         self.prices: dict[str, Price] = {}
-        self.extra_tools = list(extra_tools)  # beyond the built-ins (plug-ins, tests)
+        self.extra_tools = list(extra_tools)  # always offered (tests' tools with side effects)
+        # Side-effecting tools the user let run without asking, this session only: never
+        # read from a file (core/tools/policy.py).
+        self.trusted: set[str] = set()
         self._listeners: list[Listener] = []
 
     def subscribe(self, listener: Listener) -> None:
@@ -86,10 +93,14 @@ class Workspace:
         self.prices = dict(prices)
         self._notify(Change(frozenset({"prices"})))
 
-    def tools(self, scenario: Scenario | None = None) -> list[Tool]:
-        """The tools a run of ``scenario`` (default: the one being edited) may use."""
+    def tools(self, scenario: Scenario | None = None, ask: AskUser | None = None) -> list[Tool]:
+        """The tools a run of ``scenario`` (default: the one being edited) may use; ``ask``
+        answers the calls of its ask-me tools."""
         s = scenario or self.scenario
-        return [*builtin_tools(s.enabled_tools, s.documents), *self.extra_tools]
+        return [
+            *tools_for(s.enabled_tools, s.documents, s.custom_tools, ask=ask),
+            *self.extra_tools,
+        ]
 
     # ---- the document --------------------------------------------------------------------
 

@@ -1,11 +1,20 @@
-"""Ask the user before a tool with side effects runs (seed 002: a person approves them)."""
+"""A person in the loop: approve a tool call before it runs (seed 002: a person approves side
+effects), or type the observation of an ask-me tool (core/tools/mock.py)."""
 
 from __future__ import annotations
 
 import asyncio
 import html
 
-from PySide6.QtWidgets import QMessageBox, QWidget
+from PySide6.QtWidgets import (
+    QDialog,
+    QDialogButtonBox,
+    QLabel,
+    QMessageBox,
+    QPlainTextEdit,
+    QVBoxLayout,
+    QWidget,
+)
 
 
 class ApprovalDialog(QMessageBox):
@@ -40,5 +49,53 @@ async def ask_approval(parent: QWidget, tool: str, input: str, lane: str = "") -
         return await answered
     finally:
         if dialog.isVisible():  # the run was stopped while the question was open
+            dialog.reject()
+        dialog.deleteLater()
+
+
+class AskDialog(QDialog):
+    """The model called an ask-me tool: show its input, take the observation. Esc declines."""
+
+    def __init__(self, tool: str, input: str, lane: str = "", parent: QWidget | None = None):
+        super().__init__(parent)
+        where = f" in {lane}" if lane else ""
+        self.setWindowTitle(f"Answer for {tool}")
+        self.prompt = QLabel(
+            f"The model{where} called <b>{html.escape(tool)}</b> with:"
+            f"<pre>{html.escape(input)}</pre>Type what the tool returns:"
+        )
+        self.prompt.setWordWrap(True)
+        self.answer_edit = QPlainTextEdit()
+        self.answer_edit.setTabChangesFocus(True)
+        buttons = QDialogButtonBox(
+            QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
+        )
+        buttons.button(QDialogButtonBox.StandardButton.Ok).setText("Send")
+        buttons.button(QDialogButtonBox.StandardButton.Cancel).setText("Decline")
+        buttons.accepted.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.prompt)
+        layout.addWidget(self.answer_edit)
+        layout.addWidget(buttons)
+
+
+async def ask_observation(parent: QWidget, tool: str, input: str, lane: str = "") -> str | None:
+    """The observation the user typed for an ask-me call, or None (declined, or the run
+    stopped while the question was open); never blocks the event loop."""
+    dialog = AskDialog(tool, input, lane, parent)
+    answered: asyncio.Future[str | None] = asyncio.get_running_loop().create_future()
+
+    def on_finished(result: int) -> None:
+        if not answered.done():
+            accepted = result == QDialog.DialogCode.Accepted.value
+            answered.set_result(dialog.answer_edit.toPlainText() if accepted else None)
+
+    dialog.finished.connect(on_finished)
+    dialog.open()
+    try:
+        return await answered
+    finally:
+        if dialog.isVisible():
             dialog.reject()
         dialog.deleteLater()

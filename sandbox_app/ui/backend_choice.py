@@ -6,7 +6,7 @@ Qt-free on purpose: a BackendChoice is a value (never holding a stored key), and
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 
 from sandbox_app.backends.keys import KeyStore, host_of
@@ -40,13 +40,25 @@ class BackendChoice:
         return BackendConfig(self.preset, self.base_url, self.model, self.timeout_s, self.typed_key)
 
     def run_factory(
-        self, scenario: Scenario, tools: list[Tool], approve: Approver
+        self,
+        scenario: Scenario,
+        tools: list[Tool],
+        approve: Approver,
+        trusted: Collection[str] = (),
     ) -> Callable[[], tuple[ReactEngine, Backend]]:
-        """What a RunController starts: a fresh backend and engine for each run."""
+        """What a RunController starts: a fresh backend and engine for each run. ``trusted``:
+        the side-effecting tools the user let run unasked (core/tools/policy.py)."""
 
         def make_run() -> tuple[ReactEngine, Backend]:
             backend = self.create(scenario)
-            engine = ReactEngine(scenario, backend, model=self.model, approve=approve, tools=tools)
+            engine = ReactEngine(
+                scenario,
+                backend,
+                model=self.model,
+                approve=approve,
+                tools=tools,
+                trusted=frozenset(trusted),
+            )
             return engine, backend
 
         return make_run

@@ -39,7 +39,7 @@ from sandbox_app.core.records import RunRecord
 from sandbox_app.core.scenario import LaneConfig, lane_settings
 from sandbox_app.core.workspace import Change
 from sandbox_app.eval_runner import EvalLane, lane_label
-from sandbox_app.ui.approval import ask_approval
+from sandbox_app.ui.approval import ask_approval, ask_observation
 from sandbox_app.ui.eval_panel import EvalPanel
 from sandbox_app.ui.lane_widget import LaneWidget
 from sandbox_app.ui.price_dialog import PriceDialog
@@ -224,7 +224,11 @@ class CompareView(QWidget):
             async def approve(tool: str, input: str, name: str = lane.name) -> bool:
                 return await ask_approval(self.window(), tool, input, name)
 
-            lane.start(scenario, self.workspace.model.tools(scenario), approve, repeats)
+            async def ask(tool: str, input: str, name: str = lane.name) -> str | None:
+                return await ask_observation(self.window(), tool, input, name)
+
+            tools = self.workspace.model.tools(scenario, ask)
+            lane.start(scenario, tools, approve, repeats, self.workspace.model.trusted)
         self.refresh_table()
 
     def eval_lanes(self) -> list[EvalLane]:

@@ -6,6 +6,7 @@ settings (each lane may use another server, model, temperature) and Copy / Remov
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import replace
 
 from PySide6.QtCore import Signal
@@ -124,13 +125,20 @@ class LaneWidget(QFrame):
             self._config = config
             self.configChanged.emit()
 
-    def start(self, scenario: Scenario, tools: list[Tool], approve: Approver, repeats: int) -> None:
+    def start(
+        self,
+        scenario: Scenario,
+        tools: list[Tool],
+        approve: Approver,
+        repeats: int,
+        trusted: Collection[str] = (),
+    ) -> None:
         choice = self.backend_panel.choice()
         lane_scenario = scenario.with_changes(
             model=replace(scenario.model, **lane_settings(choice))
         )
         self.record.model = choice.model
-        make_run = choice.run_factory(lane_scenario, tools, approve)
+        make_run = choice.run_factory(lane_scenario, tools, approve, trusted)
         self.pane.start(make_run, choice.run_settings(lane_scenario), choice.server_name, repeats)
 
     def _on_pane_running_changed(self, running: bool) -> None:

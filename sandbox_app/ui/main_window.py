@@ -37,10 +37,11 @@ from sandbox_app.core.exports import trace_text
 from sandbox_app.core.scenario import Scenario, lane_settings
 from sandbox_app.core.scenario_file import builtin_scenarios
 from sandbox_app.core.tools import Tool
+from sandbox_app.core.tools.plugins import installed
 from sandbox_app.core.workspace import Change, Workspace
 from sandbox_app.ui import gc_policy
 from sandbox_app.ui.about import show_about
-from sandbox_app.ui.approval import ask_approval
+from sandbox_app.ui.approval import ask_approval, ask_observation
 from sandbox_app.ui.backend_panel import BackendPanel
 from sandbox_app.ui.compare_view import CompareView
 from sandbox_app.ui.file_actions import FileActions
@@ -120,6 +121,8 @@ class MainWindow(QMainWindow):
         self.setCentralWidget(self.splitter)
         self.metrics_label = QLabel()
         self.statusBar().addPermanentWidget(self.metrics_label)
+        # A plugin that could not be loaded: one line each, the app goes on without it.
+        self.statusBar().showMessage(" · ".join(installed().problems))
 
     def _build_menus(self) -> None:
         files = self.files
@@ -263,8 +266,9 @@ class MainWindow(QMainWindow):
             return
         scenario = self.workspace.model.scenario
         choice = self.backend_panel.choice()
-        tools = self.workspace.model.tools(scenario)
-        make_run = choice.run_factory(scenario, tools, self._approve)
+        tools = self.workspace.model.tools(scenario, self._ask)
+        trusted = self.workspace.model.trusted
+        make_run = choice.run_factory(scenario, tools, self._approve, trusted)
         self.run_pane.start(make_run, choice.run_settings(scenario), choice.server_name)
 
     def stop_run(self) -> None:
@@ -272,6 +276,9 @@ class MainWindow(QMainWindow):
 
     async def _approve(self, tool: str, input: str) -> bool:
         return await ask_approval(self, tool, input)
+
+    async def _ask(self, tool: str, input: str) -> str | None:
+        return await ask_observation(self, tool, input)
 
     def _anything_running(self) -> bool:
         return self.run_pane.running or (self._compare is not None and self._compare.running)

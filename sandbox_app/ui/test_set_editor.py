@@ -11,9 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
-    QComboBox,
     QDialog,
     QDialogButtonBox,
     QFileDialog,
@@ -21,8 +20,6 @@ from PySide6.QtWidgets import (
     QHeaderView,
     QLabel,
     QPushButton,
-    QStyledItemDelegate,
-    QStyleOptionViewItem,
     QTableWidget,
     QTableWidgetItem,
     QVBoxLayout,
@@ -32,27 +29,10 @@ from PySide6.QtWidgets import (
 from sandbox_app.core.scenario import MATCH_RULES, EvalCase, Expected
 from sandbox_app.core.scenario_fields import ScenarioError
 from sandbox_app.core.test_set import cases_from_list, cases_to_list, import_cases
+from sandbox_app.ui.choice_delegate import ChoiceDelegate
 
 QUESTION, ANSWER, MATCH = range(3)
 KEPT = Qt.ItemDataRole.UserRole  # on a row's question: the case as the file has it
-Index = QModelIndex | QPersistentModelIndex
-
-
-class _MatchDelegate(QStyledItemDelegate):
-    """The match column is edited with a list of the rules, never typed."""
-
-    def createEditor(self, parent: QWidget, option: QStyleOptionViewItem, index: Index) -> QWidget:
-        editor = QComboBox(parent)
-        editor.addItems(MATCH_RULES)
-        return editor
-
-    def setEditorData(self, editor: QWidget, index: Index) -> None:
-        assert isinstance(editor, QComboBox)
-        editor.setCurrentText(str(index.data()))
-
-    def setModelData(self, editor: QWidget, model: QAbstractItemModel, index: Index) -> None:
-        assert isinstance(editor, QComboBox)
-        model.setData(index, editor.currentText())
 
 
 class TestSetEditor(QDialog):
@@ -66,7 +46,7 @@ class TestSetEditor(QDialog):
         self.resize(760, 480)
         self.table = QTableWidget(0, 3)
         self.table.setHorizontalHeaderLabels(["Question", "Expected answer", "Match"])
-        self.table.setItemDelegateForColumn(MATCH, _MatchDelegate(self.table))
+        self.table.setItemDelegateForColumn(MATCH, ChoiceDelegate(MATCH_RULES, self.table))
         header = self.table.horizontalHeader()
         header.setSectionResizeMode(QUESTION, QHeaderView.ResizeMode.Stretch)
         header.setDefaultSectionSize(160)

@@ -1,18 +1,28 @@
-"""Tool toggles, the search documents, the max-steps slider and the dialect picker.
+"""Tool toggles with each tool's policy, the search documents, max steps and the dialect.
 
-They edit the workspace's ``enabled_tools``, ``documents``, ``max_steps`` and ``dialect``.
+They edit the workspace's ``enabled_tools``, ``policies``, ``custom_tools`` (through the
+"Your tools…" editor), ``documents``, ``max_steps`` and ``dialect``. A row per tool: the
+built-ins, the scenario's own and the installed plugins', each a toggle and an auto / ask /
+deny choice. A tool with side effects is set to auto only after a confirmation that names the
+risk, and a scenario file that says auto for one is asked about once when it is opened
+(core/tools/policy.py): the answer lives in the workspace's ``trusted``, never in a file.
 """
 
 from __future__ import annotations
 
-from PySide6.QtCore import QSignalBlocker, Qt
+from collections.abc import Callable
+
+from PySide6.QtCore import QSignalBlocker, Qt, QTimer
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
     QFormLayout,
+    QGridLayout,
     QHBoxLayout,
     QLabel,
+    QMessageBox,
     QPlainTextEdit,
+    QPushButton,
     QSlider,
     QVBoxLayout,
     QWidget,
@@ -21,26 +31,33 @@ from PySide6.QtWidgets import (
 from sandbox_app.core.dialects import DIALECTS
 from sandbox_app.core.metrics import plural
 from sandbox_app.core.scenario import MAX_STEPS_RANGE, DialectChoice
-from sandbox_app.core.tools import builtin_tools
+from sandbox_app.core.tools import TOOL_NAMES, Tool, tools_for
+from sandbox_app.core.tools.plugins import installed
+from sandbox_app.core.tools.policy import POLICIES, default_policy
 from sandbox_app.core.workspace import Change
+from sandbox_app.ui.mock_tools_editor import MockToolsEditor
 from sandbox_app.ui.workspace_signals import QtWorkspace
+
+RISK = (
+    "{tool} has side effects. Set to auto, it runs whenever the model decides to call it, "
+    "with whatever input the model writes, without asking you first."
+)
 
 
 class ToolPanel(QWidget):
-    """What the model may use and how long it may try."""
+    """What the model may use, on what terms, and how long it may try."""
 
     def __init__(self, workspace: QtWorkspace, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.workspace = workspace
         self.checkboxes: dict[str, QCheckBox] = {}
-        toggles = QHBoxLayout()
-        for tool in builtin_tools():
-            box = QCheckBox(tool.name)
-            box.setToolTip(tool.description)
-            box.toggled.connect(self._on_tool_toggled)
-            self.checkboxes[tool.name] = box
-            toggles.addWidget(box)
-        toggles.addStretch(1)
+        self.policy_combos: dict[str, QComboBox] = {}
+        self.editor: MockToolsEditor | None = None
+        self.question: QMessageBox | None = None  # a confirmation being asked
+        self.toggles = QGridLayout()
+        self.toggles.setColumnStretch(2, 1)
+        self.edit_button = QPushButton("Your tools…")
+        self.edit_button.setToolTip("Add mock tools: canned replies, ask me, or an error")
         self.documents_edit = QPlainTextEdit()
         self.documents_edit.setPlaceholderText("Documents for the search tool, one per line")
         self.documents_edit.setFixedHeight(self.fontMetrics().lineSpacing() * 5)
@@ -54,7 +71,12 @@ class ToolPanel(QWidget):
         self.dialect_combo = QComboBox()
         self.dialect_combo.addItems(["auto", *DIALECTS])
         self.dialect_combo.currentTextChanged.connect(self._on_dialect_combo_text_changed)
+        self.edit_button.clicked.connect(self.edit_tools)
 
+        heading = QHBoxLayout()
+        heading.addWidget(QLabel("<b>Tools</b>"))
+        heading.addStretch(1)
+        heading.addWidget(self.edit_button)
         steps_row = QHBoxLayout()
         steps_row.addWidget(self.max_steps_slider, 1)
         steps_row.addWidget(self.max_steps_label)
@@ -63,27 +85,143 @@ class ToolPanel(QWidget):
         form.addRow("Dialect", self.dialect_combo)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(QLabel("<b>Tools</b>"))
-        layout.addLayout(toggles)
+        layout.addLayout(heading)
+        layout.addLayout(self.toggles)
         layout.addWidget(self.documents_edit)
         layout.addLayout(form)
         workspace.changed.connect(self._on_workspace_changed)
+        self._build_rows()
+
+    def all_tools(self) -> list[Tool]:
+        """Every tool that can be toggled: built-ins, the scenario's own, plugins'."""
+        s = self.workspace.model.scenario
+        own = (spec.name for spec in s.custom_tools)
+        names = (*TOOL_NAMES, *own, *(tool.name for tool in installed().tools))
+        return tools_for(names, s.documents, s.custom_tools)
+
+    def _build_rows(self) -> None:
+        """One row per tool; rebuilt when the scenario's own tools change."""
+        while self.toggles.count():
+            item = self.toggles.takeAt(0)
+            widget = item.widget() if item is not None else None
+            if widget is not None:
+                widget.deleteLater()
+        self.checkboxes.clear()
+        self.policy_combos.clear()
+        s = self.workspace.model.scenario
+        for row, tool in enumerate(self.all_tools()):
+            box = QCheckBox(tool.name)
+            box.setToolTip(tool.description)
+            box.setChecked(tool.name in s.enabled_tools)
+            box.toggled.connect(self._on_tool_toggled)
+            combo = QComboBox()
+            combo.addItems(POLICIES)
+            combo.setCurrentText(s.policies.get(tool.name, default_policy(tool)))
+            combo.setToolTip("auto: runs on its own · ask: you approve each call · deny: never")
+            combo.currentTextChanged.connect(
+                lambda policy, t=tool: self._on_policy_combo_changed(t, policy)
+            )
+            self.toggles.addWidget(box, row, 0)
+            self.toggles.addWidget(combo, row, 1)
+            if not tool.read_only:
+                self.toggles.addWidget(QLabel("side effects"), row, 2)
+            self.checkboxes[tool.name] = box
+            self.policy_combos[tool.name] = combo
+        self.documents_edit.setEnabled("search" in s.enabled_tools)
 
     def _on_workspace_changed(self, change: Change) -> None:
+        if change.touches("custom_tools", "policies") and change.source is not self:
+            self._build_rows()
         if not change.loaded:
             return
         s = self.workspace.model.scenario
-        widgets = [*self.checkboxes.values(), self.documents_edit, self.max_steps_slider]
-        blockers = [QSignalBlocker(w) for w in (*widgets, self.dialect_combo)]
-        for name, box in self.checkboxes.items():
-            box.setChecked(name in s.enabled_tools)
+        widgets = [self.documents_edit, self.max_steps_slider, self.dialect_combo]
+        blockers = [QSignalBlocker(w) for w in widgets]
         self.documents_edit.setPlainText("\n".join(s.documents))
         self.max_steps_slider.setValue(s.max_steps)
         self.dialect_combo.setCurrentText(s.dialect)
         for blocker in blockers:
             blocker.unblock()
         self._show_max_steps(s.max_steps)
-        self.documents_edit.setEnabled(self.checkboxes["search"].isChecked())
+        QTimer.singleShot(0, self._ask_about_file_policies)
+
+    # ---- the scenario's own tools ------------------------------------------------------
+
+    def edit_tools(self) -> MockToolsEditor:
+        s = self.workspace.model.scenario
+        taken = [t.name for t in self.all_tools() if t.name not in {c.name for c in s.custom_tools}]
+        editor = self.editor = MockToolsEditor(s.custom_tools, taken, self)
+        editor.accepted.connect(lambda: self._tools_edited(editor))
+        editor.open()
+        return editor
+
+    def _tools_edited(self, editor: MockToolsEditor) -> None:
+        s = self.workspace.model.scenario
+        before = {spec.name for spec in s.custom_tools}
+        specs = editor.specs()
+        names = {spec.name for spec in specs}
+        gone = before - names
+        # A new tool is enabled (it was made to be tried); a removed one leaves no trace.
+        enabled = (*(n for n in s.enabled_tools if n not in gone), *sorted(names - before))
+        policies = {n: p for n, p in s.policies.items() if n not in gone}
+        self.workspace.update(editor, custom_tools=specs, enabled_tools=enabled, policies=policies)
+
+    # ---- policies -----------------------------------------------------------------------
+
+    def _on_policy_combo_changed(self, tool: Tool, policy: str) -> None:
+        trusted = self.workspace.model.trusted
+        if policy == "auto" and not tool.read_only and tool.name not in trusted:
+            self._confirm([tool.name], lambda yes: self._set_policy(tool, "auto" if yes else "ask"))
+            return
+        self._set_policy(tool, policy)
+
+    def _set_policy(self, tool: Tool, policy: str) -> None:
+        if policy == "auto" and not tool.read_only:
+            self.workspace.model.trusted.add(tool.name)
+        combo = self.policy_combos.get(tool.name)
+        if combo is not None and combo.currentText() != policy:
+            with QSignalBlocker(combo):
+                combo.setCurrentText(policy)
+        policies = dict(self.workspace.model.scenario.policies)
+        policies[tool.name] = policy  # type: ignore[assignment]  # one of POLICIES
+        self.workspace.update(self, policies=policies)
+
+    def _ask_about_file_policies(self) -> None:
+        """A file that lets side-effecting tools run unasked: ask once, on opening it."""
+        s = self.workspace.model.scenario
+        trusted = self.workspace.model.trusted
+        risky = [
+            t for t in self.all_tools() if not t.read_only and s.policies.get(t.name) == "auto"
+        ]
+        names = [t.name for t in risky if t.name not in trusted]
+        if names and self.question is None:
+            self._confirm(names, lambda yes: self._file_policies_answered(risky, yes))
+
+    def _file_policies_answered(self, risky: list[Tool], yes: bool) -> None:
+        for tool in risky:
+            self._set_policy(tool, "auto" if yes else "ask")
+
+    def _confirm(self, names: list[str], answered: Callable[[bool], None]) -> None:
+        """Ask whether tools with side effects may run unasked; Keep asking is the default."""
+        box = self.question = QMessageBox(
+            QMessageBox.Icon.Warning,
+            "Run without asking?",
+            "\n\n".join(RISK.format(tool=name) for name in names),
+            parent=self,
+        )
+        allow = box.addButton("Allow without asking", QMessageBox.ButtonRole.AcceptRole)
+        keep = box.addButton("Keep asking", QMessageBox.ButtonRole.RejectRole)
+        box.setDefaultButton(keep)
+        box.setEscapeButton(keep)
+
+        def on_finished(_: int) -> None:
+            self.question = None
+            answered(box.clickedButton() is allow)
+
+        box.finished.connect(on_finished)
+        box.open()
+
+    # ---- the rest -----------------------------------------------------------------------
 
     def enabled_tools(self) -> tuple[str, ...]:
         return tuple(name for name, box in self.checkboxes.items() if box.isChecked())

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from sandbox_app.core.tools.base import Tool
 from sandbox_app.core.tools.calculator import Calculator
 from sandbox_app.core.tools.finish import Finish
+from sandbox_app.core.tools.mock import AskUser, MockTool, MockToolSpec
+from sandbox_app.core.tools.plugins import installed
 from sandbox_app.core.tools.router import Approver, ToolResult, ToolRouter
 from sandbox_app.core.tools.search import BRIGHTGRID_DOCUMENTS, Search
 
@@ -18,6 +20,7 @@ __all__ = [
     "ToolResult",
     "ToolRouter",
     "builtin_tools",
+    "tools_for",
 ]
 
 TOOL_NAMES = ("calculator", "search", "finish")
@@ -29,4 +32,23 @@ def builtin_tools(
     """The built-in tools that are enabled, in the order the prompt lists them."""
     wanted = set(enabled)
     every: list[Tool] = [Calculator(), Search(tuple(documents)), Finish()]
+    return [tool for tool in every if tool.name in wanted]
+
+
+def tools_for(
+    enabled: Iterable[str],
+    documents: Iterable[str] = BRIGHTGRID_DOCUMENTS,
+    custom: Iterable[MockToolSpec] = (),
+    *,
+    ask: AskUser | None = None,
+    plugins: Sequence[Tool] | None = None,
+) -> list[Tool]:
+    """The one place a run's tools are made: the enabled built-ins, the scenario's own (mock)
+    tools and the installed plugins' (default: plugins.installed()), in prompt order."""
+    wanted = set(enabled)
+    every: list[Tool] = [
+        *builtin_tools(wanted, documents),
+        *(MockTool(spec, ask) for spec in custom),
+        *(installed().tools if plugins is None else plugins),
+    ]
     return [tool for tool in every if tool.name in wanted]

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 
 from sandbox_app.core.action_objects import name_key, plain_input
 from sandbox_app.core.tools.base import Tool
+from sandbox_app.core.tools.policy import Policy, denied, effective_policy
 
 Approver = Callable[[str, str], Awaitable[bool]]
 INPUT_TOO_LONG = "Error: input is too long"
@@ -29,7 +30,8 @@ class ToolResult:
 
 
 class ToolRouter:
-    """Runs only the tools it was given; non-read-only tools only with the user's approval."""
+    """Runs only the tools it was given, each by its policy (policy.py): a side-effecting tool
+    never without the user's approval or trust."""
 
     def __init__(
         self,
@@ -38,12 +40,16 @@ class ToolRouter:
         approve: Approver | None = None,
         timeout: float = 10.0,
         max_observation: int = 2000,
+        policies: Mapping[str, Policy] | None = None,
+        trusted: Collection[str] = (),
     ) -> None:
         self._tools = {tool.name.lower(): tool for tool in tools}
         self._by_key: dict[str, list[Tool]] = {}
         for tool in self._tools.values():
             self._by_key.setdefault(name_key(tool.name), []).append(tool)
         self._approve = approve
+        self._policies = dict(policies or {})
+        self._trusted = frozenset(trusted)  # side-effecting tools the user let run unasked
         self.timeout = timeout
         self.max_observation = max_observation
 
@@ -70,7 +76,10 @@ class ToolRouter:
             return f'Error: unknown tool "{name}". Use: {", ".join(self._tools)}'
         if len(input) > tool.max_input:
             return INPUT_TOO_LONG
-        if not tool.read_only and not (self._approve and await self._approve(tool.name, input)):
+        policy = effective_policy(tool, self._policies.get(tool.name), self._trusted)
+        if policy == "deny":
+            return denied(tool.name)
+        if policy == "ask" and not (self._approve and await self._approve(tool.name, input)):
             return f"Error: the user declined to run {tool.name}"
         try:
             async with asyncio.timeout(self.timeout):
