@@ -8,7 +8,25 @@ from pathlib import Path
 from typing import Any
 
 NOTES = """
-## Thinking models (issue 12, this run)
+## Test sets at scale (issue 16, this run)
+
+- **1,000 cases × 2 lanes** in the window's Test set tab, 32 requests at once against the
+  instant test server (`test_set_*`): the event loop's lag p99 went 138 → 20 → ~14 ms. First
+  the grid: cells drawn once a frame, not the whole grid per run, fixed column widths; then
+  the runs themselves: the engines of a test set run on a loop of their own
+  (`background_loop("evaluation")`), results handed to the window's loop in order; and the
+  per-lane summary is kept as running sums (`LaneTally`) instead of read again from 2,000
+  results four times a second (it cost ~15 ms a time, with `statistics.mean` adding exact
+  fractions). RSS growth over the run ~1 MB: each run is kept as its record, never as widgets.
+- **Headless** `react-sandbox eval` (README): 336 runs/s offline, 61 runs/s against the
+  instant test server at `--concurrency 32`; the window's runner does ~130 runs/s.
+- **`rss_growth_mb`** (four sequential 100,000-token runs, no warm-up) reads 69 MB here
+  against 44 MB at the last run of this benchmark (commit 007e774). Measured side by side
+  after one warm-up run, the same four runs grow RSS by 3.6 MB now and by 8.2 MB at 007e774:
+  what is left after a run is not growing; the difference is the first run's one-off
+  allocations (modules and caches that now load on first use), which this figure counts.
+
+## Thinking models (issue 12)
 
 - **With thinking on** (`*_thinking`): the four lanes stream at 2,000 tokens/s with the first
   half of each reply as reasoning in vLLM's `reasoning` field (`think0`…`think3` in the test

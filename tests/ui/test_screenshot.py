@@ -89,6 +89,53 @@ def test_screenshot_of_a_thinking_model(qtbot: QtBot, window: MainWindow, shots:
     save_and_check(window, shots / "thinking.png")
 
 
+def test_screenshot_of_text_and_native_lanes(
+    qtbot: QtBot, window: MainWindow, fake_server: FakeOpenAIServer, shots: Path
+) -> None:
+    from tests.core.test_native_tools import NATIVE_REPLIES
+
+    window.resize(1280, 800)
+    script = ModelScript(replies=replies_of("brightgrid"), native_replies=NATIVE_REPLIES)
+    fake_server.set_model("qwen3:8b", script)
+    compare = window.compare
+    url = fake_server.base_url
+    compare.set_lanes(
+        (
+            LaneConfig("custom", url, "qwen3:8b"),
+            LaneConfig("custom", url, "qwen3:8b", tool_calling="native"),
+        )
+    )
+    window.tabs.setCurrentWidget(compare)
+    qtbot.mouseClick(compare.run_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: len(compare.lanes[1].record.runs) == 1, timeout=15000)
+    qtbot.waitUntil(lambda: not compare.running, timeout=15000)
+    assert [row["Correct"] for row in compare.rows()] == ["yes", "yes"]
+    save_and_check(window, shots / "native.png")
+
+
+def test_screenshot_of_your_tools(qtbot: QtBot, window: MainWindow, shots: Path) -> None:
+    from sandbox_app.core.tools.mock import CannedRule, MockToolSpec
+
+    weather = MockToolSpec(
+        "weather",
+        "Today's weather for a city.",
+        input_hint="city",
+        rules=(
+            CannedRule("paris", "18 °C, clear"),
+            CannedRule("Oslo", "4 °C, rain", "exact"),
+            CannedRule(r"^new\s+york", "25 °C, humid", "regex"),
+        ),
+        default="No forecast for that city.",
+        latency_s=0.5,
+    )
+    window.set_scenario(window.current_scenario().with_changes(custom_tools=(weather,)))
+    editor = window.tool_panel.edit_tools()
+    qtbot.waitUntil(editor.isVisible, timeout=2000)
+    assert editor.grab().save(str(shots / "tools.png"))
+    assert QImage(str(shots / "tools.png")).width() >= 800
+    editor.reject()
+
+
 def test_screenshot_of_a_test_set(qtbot: QtBot, window: MainWindow, shots: Path) -> None:
     from tests.ui.test_eval_panel import open_test_set
 
