@@ -11,12 +11,13 @@ import asyncio
 import json
 import math
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import suppress
 from dataclasses import replace
 
 from sandbox_app import __version__
 from sandbox_app.backends.keys import CUSTOM_KEY_ENV
+from sandbox_app.backends.mcp_tools import McpConnection, McpError
 from sandbox_app.core.backend import Backend
 from sandbox_app.core.dialects import DIALECTS
 from sandbox_app.core.engine import ReactEngine, drive
@@ -32,7 +33,8 @@ from sandbox_app.core.scenario import (
 )
 from sandbox_app.core.scenario_fields import ScenarioError
 from sandbox_app.core.scenario_file import default_scenario, load_scenario
-from sandbox_app.core.tools import TOOL_NAMES, tools_for
+from sandbox_app.core.tools import TOOL_NAMES, Tool, tools_for
+from sandbox_app.core.tools.mcp_server import McpServerSpec
 from sandbox_app.core.tools.plugins import installed
 from sandbox_app.terminal import TracePrinter, WaitingNotice
 from sandbox_app.terminal_person import TerminalPerson
@@ -132,6 +134,9 @@ def _run_parser() -> argparse.ArgumentParser:
         help="let this tool with side effects run without asking (repeatable)",
     )
     p.add_argument(
+        "--mcp", action="store_true", help="start the scenario's MCP servers (their tools)"
+    )
+    p.add_argument(
         "--hide-thinking", action="store_true", help="leave the model's thinking out of the trace"
     )
     p.add_argument(
@@ -163,21 +168,41 @@ def run_command(argv: list[str]) -> int:
         if printer is not None:
             printer.show(event)
 
+    if scenario.mcp_servers and not args.mcp:
+        named = "; ".join(f"{m.name}: {m.where}" for m in scenario.mcp_servers)
+        print(
+            f"react-sandbox: the scenario uses MCP servers ({named}): add --mcp to start them",
+            file=sys.stderr,
+        )
+        return 1
     person = TerminalPerson(sys.stdin, sys.stderr)
-    s = scenario
-    engine = ReactEngine(
-        scenario,
-        backend,
-        model=args.model,
-        token_budget=args.token_budget,
-        approve=person.approve,
-        tools=tools_for(s.enabled_tools, s.documents, s.custom_tools, ask=person.ask),
-        trusted=frozenset(args.allow),
-    )
+    engines: list[ReactEngine] = []
+
+    def make_engine(sources: Sequence[Tool]) -> ReactEngine:
+        s = scenario
+        tools = tools_for(
+            s.enabled_tools, s.documents, s.custom_tools, ask=person.ask, sources=sources
+        )
+        engines.append(
+            ReactEngine(
+                s,
+                backend,
+                model=args.model,
+                token_budget=args.token_budget,
+                approve=person.approve,
+                tools=tools,
+                trusted=frozenset(args.allow),
+            )
+        )
+        return engines[-1]
+
     try:
-        finished = asyncio.run(_run(engine, backend, emit, waiting))
+        finished = asyncio.run(_run(make_engine, scenario.mcp_servers, backend, emit, waiting))
     except KeyboardInterrupt:  # Ctrl+C: asyncio.run cancelled the run, then re-raised this
-        finished = engine.stopped()
+        finished = (engines[-1] if engines else make_engine([])).stopped()
+    except McpError as err:
+        print(f"react-sandbox: {err}", file=sys.stderr)
+        return 1
     if args.json:
         if record.finished is None:  # Ctrl+C before the engine could say so
             record.add([finished])
@@ -187,14 +212,20 @@ def run_command(argv: list[str]) -> int:
 
 
 async def _run(
-    engine: ReactEngine,
+    make_engine: Callable[[Sequence[Tool]], ReactEngine],
+    servers: tuple[McpServerSpec, ...],
     backend: Backend,
     emit: Callable[[Event], None],
     waiting: WaitingNotice | None = None,
 ) -> RunFinished:
-    """Drive the run; meanwhile ``waiting`` (fed the events by ``emit``) watches the clock."""
-    watcher = asyncio.create_task(waiting.watch()) if waiting is not None else None
+    """Connect the MCP servers, then drive the run; meanwhile ``waiting`` (fed the events by
+    ``emit``) watches the clock."""
+    connections = [McpConnection(spec) for spec in servers]
+    watcher = None
     try:
+        sources = [tool for connection in connections for tool in await connection.connect()]
+        engine = make_engine(sources)
+        watcher = asyncio.create_task(waiting.watch()) if waiting is not None else None
         return await drive(engine, emit)
     finally:
         if watcher is not None:
@@ -202,6 +233,8 @@ async def _run(
             with suppress(asyncio.CancelledError):
                 await watcher
         await backend.aclose()
+        for connection in connections:
+            await connection.close()
 
 
 def _settings(args: argparse.Namespace, scenario: Scenario, backend: Backend) -> RunSettings:

@@ -6,7 +6,10 @@ In the file, under ``"tools"``::
                 "input_hint": "city", "read_only": true, "behaviour": "canned",
                 "rules": [{"match": "contains", "pattern": "paris", "reply": "18 °C, clear"}],
                 "default": "No data for that city.", "latency_s": 0.5}],
-    "policies": {"search": "auto", "weather": "ask"}
+    "policies": {"search": "auto", "weather": "ask"},
+    "mcp": [{"name": "files", "command": "python", "args": ["files_server.py"],
+             "env": {"ROOT": "/tmp"}, "secret_env": ["FILES_TOKEN"]},
+            {"name": "web", "url": "http://127.0.0.1:8000/mcp"}]
 
 A custom tool is offered to the model when its name is in ``"enabled"``, like a built-in.
 """
@@ -18,6 +21,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, cast
 
 from sandbox_app.core.scenario_fields import Fields, ScenarioError
+from sandbox_app.core.tools.mcp_server import McpServerSpec
 from sandbox_app.core.tools.mock import (
     BEHAVIOURS,
     MAX_LATENCY_S,
@@ -29,6 +33,8 @@ from sandbox_app.core.tools.mock import (
 from sandbox_app.core.tools.policy import POLICIES, Policy
 
 MAX_CUSTOM_TOOLS = 20
+MAX_MCP_SERVERS = 8
+ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 MAX_RULES = 200
 
 
@@ -123,3 +129,57 @@ def policies_from_dict(data: Any) -> dict[str, Policy]:
             )
         policies[name] = cast(Policy, value)
     return policies
+
+
+def mcp_servers_to_list(specs: Iterable[McpServerSpec]) -> list[dict[str, Any]]:
+    out = []
+    for spec in specs:
+        item: dict[str, Any] = {"name": spec.name, "timeout_s": spec.timeout_s}
+        if spec.url:
+            item["url"] = spec.url
+        else:
+            item |= {"command": spec.command, "args": list(spec.args), "env": dict(spec.env)}
+        if spec.secret_env:
+            item["secret_env"] = list(spec.secret_env)
+        out.append(item)
+    return out
+
+
+def mcp_servers_from_list(items: list[Any]) -> tuple[McpServerSpec, ...]:
+    if len(items) > MAX_MCP_SERVERS:
+        raise ScenarioError(f'"tools.mcp" holds {len(items)} servers; at most {MAX_MCP_SERVERS}.')
+    specs: list[McpServerSpec] = []
+    for i, item in enumerate(items):
+        spec = _server(item, f"tools.mcp[{i}]")
+        if any(other.name == spec.name for other in specs):
+            raise ScenarioError(f'"tools.mcp[{i}].name" {spec.name!r} names another server too.')
+        specs.append(spec)
+    return tuple(specs)
+
+
+def _server(data: Any, where: str) -> McpServerSpec:
+    f = Fields(data, where)
+    name = f.get("name", str, "")
+    if not NAME.fullmatch(name):
+        raise ScenarioError(f'"{where}.name" must be a word of letters, digits and _.')
+    command, url = f.get("command", str, "").strip(), f.get("url", str, "").strip()
+    if bool(command) == bool(url):
+        raise ScenarioError(f'"{where}" needs a "command" (stdio) or a "url" (HTTP), not both.')
+    if url and not url.startswith(("http://", "https://")):
+        raise ScenarioError(f'"{where}.url" must start with http:// or https://.')
+    env = f.get("env", dict, {})
+    if not all(isinstance(k, str) and isinstance(v, str) for k, v in env.items()):
+        raise ScenarioError(f'"{where}.env" must map names to text.')
+    secret_env = tuple(f.strings("secret_env", []))
+    bad = next((n for n in (*env, *secret_env) if not ENV_NAME.fullmatch(n)), None)
+    if bad is not None:
+        raise ScenarioError(f'"{where}": {bad!r} is not an environment variable name.')
+    return McpServerSpec(
+        name=name,
+        command=command,
+        args=tuple(f.strings("args", [])),
+        env=dict(env),
+        secret_env=secret_env,
+        url=url,
+        timeout_s=f.number("timeout_s", 10.0, (0.5, 300.0)) or 10.0,
+    )

@@ -43,6 +43,10 @@ def parameter_name(tool: Tool) -> str:
 
 
 def tool_schema(tool: Tool) -> ToolSchema:
+    own = getattr(tool, "parameters", None)  # a tool that describes its input (MCP's)
+    if isinstance(own, dict):
+        function = {"name": tool.name, "description": tool.description, "parameters": own}
+        return {"type": "function", "function": function}
     name = parameter_name(tool)
     return {
         "type": "function",
@@ -119,6 +123,8 @@ def call_input(tool: Tool | None, call: NativeCall) -> tuple[str, str | None]:
         return arguments, None
     if not isinstance(arguments, dict):
         return json.dumps(arguments), None
+    if tool is not None and isinstance(getattr(tool, "parameters", None), dict):
+        return json.dumps(arguments), None  # the tool reads its JSON object itself
     wanted = parameter_name(tool) if tool is not None else "input"
     value = arguments.get(wanted)
     if value is None and len(arguments) == 1:

@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 from sandbox_app.core.dialects import Dialect
 from sandbox_app.core.tools import BRIGHTGRID_DOCUMENTS
+from sandbox_app.core.tools.mcp_server import McpServerSpec
 from sandbox_app.core.tools.mock import MockToolSpec
 from sandbox_app.core.tools.policy import Policy
 
@@ -106,6 +107,7 @@ class Scenario:
     custom_tools: tuple[MockToolSpec, ...] = ()  # the scenario's own (core/tools/mock.py)
     # Each tool's policy by name (core/tools/policy.py); a tool not named has its default.
     policies: Mapping[str, Policy] = field(default_factory=dict)
+    mcp_servers: tuple[McpServerSpec, ...] = ()  # their tools are listed when connected
     max_steps: int = 5
     model: ModelParams = field(default_factory=ModelParams)
     expected: Expected | None = None

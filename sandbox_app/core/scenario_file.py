@@ -20,6 +20,8 @@ from sandbox_app.core.compare import MAX_LANES
 from sandbox_app.core.custom_tools import (
     custom_tools_from_list,
     custom_tools_to_list,
+    mcp_servers_from_list,
+    mcp_servers_to_list,
     policies_from_dict,
 )
 from sandbox_app.core.dialects import DIALECTS
@@ -144,6 +146,7 @@ def scenario_to_dict(s: Scenario) -> dict[str, Any]:
             "documents": list(s.documents),
             "custom": custom_tools_to_list(s.custom_tools),
             "policies": dict(s.policies),
+            "mcp": mcp_servers_to_list(s.mcp_servers),
         },
         "max_steps": s.max_steps,
         "model": {
@@ -194,8 +197,9 @@ def scenario_from_dict(data: Any) -> Scenario:
     custom = custom_tools_from_list(tools.get("custom", list, []), TOOL_NAMES)
     plugins = [tool.name for tool in installed().tools]
     known = (*TOOL_NAMES, *(spec.name for spec in custom), *plugins)
+    mcp = mcp_servers_from_list(tools.get("mcp", list, []))
     unknown = [t for t in enabled if t not in known]
-    if unknown:
+    if unknown and not mcp:  # with MCP servers, their tools are known once connected
         raise ScenarioError(
             f'"tools.enabled" names unknown tool {unknown[0]!r}; known: {", ".join(known)}.'
         )
@@ -215,6 +219,7 @@ def scenario_from_dict(data: Any) -> Scenario:
         documents=tuple(tools.strings("documents", list(BRIGHTGRID_DOCUMENTS))),
         custom_tools=custom,
         policies=policies_from_dict(tools.get("policies", dict, {})),
+        mcp_servers=mcp,
         max_steps=max_steps,
         model=ModelParams(
             temperature=model.number("temperature", 0.0, TEMPERATURE_RANGE),

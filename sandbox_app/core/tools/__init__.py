@@ -42,13 +42,16 @@ def tools_for(
     *,
     ask: AskUser | None = None,
     plugins: Sequence[Tool] | None = None,
+    sources: Sequence[Tool] = (),
 ) -> list[Tool]:
     """The one place a run's tools are made: the enabled built-ins, the scenario's own (mock)
-    tools and the installed plugins' (default: plugins.installed()), in prompt order."""
+    tools, the installed plugins' (default: plugins.installed()) and those of connected
+    sources (MCP servers, backends/mcp_tools.py), in prompt order."""
     wanted = set(enabled)
     every: list[Tool] = [
         *builtin_tools(wanted, documents),
         *(MockTool(spec, ask) for spec in custom),
         *(installed().tools if plugins is None else plugins),
+        *sources,
     ]
     return [tool for tool in every if tool.name in wanted]

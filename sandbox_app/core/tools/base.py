@@ -21,3 +21,7 @@ class Tool(Protocol):
     max_input: int  # longer inputs are refused before the tool sees them
 
     async def run(self, input: str) -> str: ...
+
+
+# A tool may also have ``parameters``: a JSON schema of its input (an MCP server's tools do).
+# Native tool calling then sends that schema and hands the tool the call's JSON object as text.

@@ -1,0 +1,235 @@
+"""MCP servers as tool sources, through the official SDK (``mcp``): connect, list, call.
+
+A connection lives on the network loop (network_loop.py), in a task of its own that holds the
+SDK's session open (the SDK's contexts must be entered and left in one task); a run's calls go
+there through ``network_loop.call``, so a slow or stuck server never holds the window. Every
+failure is one line: a server that cannot start or be reached, one that dies (its next call
+says so and the run goes on with that error as the observation), a call that hangs (the
+server's timeout), a tool that errors (its own message).
+
+Each listed tool becomes a :class:`McpTool`: its description is the server's, its input
+described from its JSON schema. It is side-effecting (the router asks) unless the server's
+annotations say read-only. In a ``tool[input]`` dialect the model writes a JSON object, or for
+a tool with one string parameter the bare string.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Mapping
+from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass
+from typing import Any
+
+from sandbox_app.backends import network_loop
+from sandbox_app.backends.errors import sentence
+from sandbox_app.backends.keys import KeyAccount, KeyStore
+from sandbox_app.core.tools.mcp_server import McpServerSpec
+
+CONNECT_TIMEOUT_S = 30.0
+CLOSE_TIMEOUT_S = 5.0
+
+
+class McpError(Exception):
+    """One line about a server or a call that failed."""
+
+
+@dataclass(frozen=True)
+class McpToolInfo:
+    name: str
+    description: str
+    schema: dict[str, Any]
+    read_only: bool
+
+
+def secrets_for(spec: McpServerSpec, keys: KeyStore) -> dict[str, str]:
+    """``spec.secret_env`` from the environment or the keyring (account ``mcp:SERVER:VAR``)."""
+    found = {}
+    for var in spec.secret_env:
+        value, _ = keys.resolve(KeyAccount(f"mcp:{spec.name}:{var}", var, preset_host=False))
+        if value:
+            found[var] = value
+    return found
+
+
+class McpConnection:
+    """One server: :meth:`connect` lists its tools, :meth:`call` runs one, :meth:`close`."""
+
+    def __init__(self, spec: McpServerSpec, keys: KeyStore | None = None) -> None:
+        self.spec = spec
+        self._secrets = secrets_for(spec, keys or KeyStore())
+        self._session: Any = None
+        self._task: asyncio.Task[None] | None = None
+        self._closing: asyncio.Event | None = None
+        self.ended = ""  # why the session ended, once it has
+
+    async def connect(self) -> list[McpTool]:
+        infos = await network_loop.call(self._connect())
+        return [McpTool(self, info) for info in infos]
+
+    async def call(self, tool: str, arguments: dict[str, Any]) -> tuple[str, bool]:
+        """The call's text and whether the tool said it failed; McpError for the server."""
+        return await network_loop.call(self._call(tool, arguments))
+
+    async def close(self) -> None:
+        await network_loop.call(self._close())
+
+    # ---- on the network loop ------------------------------------------------------------
+
+    async def _connect(self) -> list[McpToolInfo]:
+        ready: asyncio.Future[list[McpToolInfo]] = asyncio.get_running_loop().create_future()
+        self._closing = asyncio.Event()
+        self._task = asyncio.create_task(self._hold(ready, self._closing))
+        try:
+            return await asyncio.wait_for(asyncio.shield(ready), CONNECT_TIMEOUT_S)
+        except TimeoutError:
+            await self._close()
+            raise McpError(
+                f"MCP server {self.spec.name} ({self.spec.where}) did not answer within "
+                f"{CONNECT_TIMEOUT_S:g} s."
+            ) from None
+
+    async def _hold(self, ready: asyncio.Future[list[McpToolInfo]], closing: asyncio.Event) -> None:
+        from mcp import ClientSession
+
+        try:
+            async with self._transport() as streams, ClientSession(streams[0], streams[1]) as s:
+                await s.initialize()
+                listed = await s.list_tools()
+                self._session = s
+                ready.set_result([_info(tool) for tool in listed.tools])
+                await closing.wait()
+        except Exception as err:  # whatever the transport or the server does
+            line = self._failed(err)
+            if not ready.done():
+                ready.set_exception(McpError(line))
+            self.ended = line
+        finally:
+            self._session = None
+            if not self.ended:
+                self.ended = f"MCP server {self.spec.name} was closed."
+
+    def _transport(self) -> AbstractAsyncContextManager[Any]:
+        spec = self.spec
+        if spec.url:
+            from mcp.client.streamable_http import streamablehttp_client
+
+            return streamablehttp_client(spec.url, timeout=spec.timeout_s)
+        from mcp.client.stdio import StdioServerParameters, stdio_client
+
+        env = {**spec.env, **self._secrets}
+        params = StdioServerParameters(command=spec.command, args=list(spec.args), env=env)
+        return stdio_client(params)
+
+    def _failed(self, err: BaseException) -> str:
+        while isinstance(err, BaseExceptionGroup) and err.exceptions:  # anyio's task groups
+            err = err.exceptions[0]
+        if isinstance(err, FileNotFoundError):
+            what = f"cannot start {self.spec.command!r} (not found)"
+        else:
+            what = sentence(str(err) or type(err).__name__).rstrip(".")
+        return f"MCP server {self.spec.name} ({self.spec.where}) failed: {what}."
+
+    async def _call(self, tool: str, arguments: dict[str, Any]) -> tuple[str, bool]:
+        session = self._session
+        if session is None:
+            raise McpError(self.ended or f"MCP server {self.spec.name} is not connected.")
+        try:
+            async with asyncio.timeout(self.spec.timeout_s):
+                result = await session.call_tool(tool, arguments)
+        except TimeoutError:
+            raise McpError(
+                f"MCP server {self.spec.name} did not answer {tool} within "
+                f"{self.spec.timeout_s:g} s."
+            ) from None
+        except Exception as err:  # the server died or broke the protocol: it stays so
+            self.ended = self.ended or self._failed(err)
+            self._session = None
+            raise McpError(self.ended) from None
+        texts = [part.text for part in result.content if getattr(part, "type", "") == "text"]
+        if not texts and result.structuredContent is not None:
+            texts = [json.dumps(result.structuredContent, ensure_ascii=False)]
+        return "\n".join(texts), bool(result.isError)
+
+    async def _close(self) -> None:
+        if self._closing is not None:
+            self._closing.set()
+        if self._task is not None:
+            task, self._task = self._task, None
+            try:
+                await asyncio.wait_for(task, CLOSE_TIMEOUT_S)
+            except (TimeoutError, Exception):
+                task.cancel()
+
+
+def _info(tool: Any) -> McpToolInfo:
+    annotations = getattr(tool, "annotations", None)
+    read_only = bool(getattr(annotations, "readOnlyHint", False))
+    schema = tool.inputSchema if isinstance(tool.inputSchema, dict) else {}
+    return McpToolInfo(tool.name, (tool.description or tool.name).strip(), schema, read_only)
+
+
+class McpTool:
+    """A server's tool as the router runs it (core/tools/base.py's Tool, with ``parameters``:
+    its JSON schema, which native tool calling sends as it is)."""
+
+    max_input = 20_000
+
+    def __init__(self, connection: McpConnection, info: McpToolInfo) -> None:
+        self.connection = connection
+        self.name = info.name
+        self.description = info.description
+        self.read_only = info.read_only
+        self.parameters = info.schema
+        names = list(_properties(info.schema))
+        self.input_hint = (
+            names[0]
+            if _one_string(info.schema)
+            else ("JSON object" + (f" with {', '.join(names)}" if names else ""))
+        )
+
+    async def run(self, input: str) -> str:
+        arguments, problem = arguments_for(self.parameters, input)
+        if problem:
+            return problem
+        try:
+            text, failed = await self.connection.call(self.name, arguments)
+        except McpError as err:
+            return f"Error: {err}"
+        if failed:
+            return text if text.startswith("Error") else f"Error: {text or self.name + ' failed.'}"
+        return text
+
+
+def _properties(schema: Mapping[str, Any]) -> dict[str, Any]:
+    properties = schema.get("properties")
+    return properties if isinstance(properties, dict) else {}
+
+
+def _one_string(schema: Mapping[str, Any]) -> bool:
+    properties = _properties(schema)
+    if len(properties) != 1:
+        return False
+    (only,) = properties.values()
+    return isinstance(only, dict) and only.get("type") == "string"
+
+
+def arguments_for(schema: Mapping[str, Any], text: str) -> tuple[dict[str, Any], str]:
+    """A call's input as the tool's arguments: a JSON object, or the bare string of a tool
+    with one string parameter; else an error for the model that says what it takes."""
+    text = text.strip()
+    if text.startswith("{"):
+        try:
+            value = json.loads(text)
+        except ValueError:
+            return {}, f"Error: the input is not valid JSON: {text[:80]}"
+        if isinstance(value, dict):
+            return value, ""
+    properties = _properties(schema)
+    if _one_string(schema):
+        return {next(iter(properties)): text}, ""
+    if not properties and not text:
+        return {}, ""
+    wanted = ", ".join(properties) or "no arguments"
+    return {}, f"Error: write the input as a JSON object ({wanted})."

@@ -1,0 +1,195 @@
+"""MCP servers as tool sources: a real server (tests/mcp_test_server.py, written with the
+official SDK) over stdio, its tools listed and called from real runs; an error, a server killed
+mid-run and a call that hangs are one line each and the run goes on."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sandbox_app.backends.mcp_tools import McpConnection, McpError
+from sandbox_app.cli import main
+from sandbox_app.core.engine import ReactEngine
+from sandbox_app.core.events import Observation
+from sandbox_app.core.scenario import Scenario
+from sandbox_app.core.scenario_file import load_scenario, save_scenario
+from sandbox_app.core.tools import Tool, tools_for
+from sandbox_app.core.tools.mcp_server import McpServerSpec
+from tests.fakeserver import FakeOpenAIServer, ModelScript
+from tests.helpers import builtin, collect, finished, of_type, server_backend
+
+SERVER = Path(__file__).resolve().parents[1] / "mcp_test_server.py"
+
+
+def spec(timeout_s: float = 5.0, **changes: Any) -> McpServerSpec:
+    return McpServerSpec("test", sys.executable, (str(SERVER),), timeout_s=timeout_s, **changes)
+
+
+def scenario_with(names: Sequence[str]) -> Scenario:
+    return builtin("brightgrid").with_changes(enabled_tools=("search", *names), max_steps=6)
+
+
+async def run_with_server(
+    server: FakeOpenAIServer,
+    replies: list[str],
+    names: Sequence[str],
+    mcp: McpServerSpec | None = None,
+    **engine: Any,
+) -> list[Any]:
+    server.set_model("m", ModelScript(replies=replies))
+    connection = McpConnection(mcp or spec())
+    try:
+        sources: list[Tool] = list(await connection.connect())
+        scenario = engine.pop("scenario", None) or scenario_with(names)
+        tools = tools_for(scenario.enabled_tools, scenario.documents, sources=sources)
+        backend = server_backend(server.base_url)
+        run = ReactEngine(scenario, backend, model="m", tools=tools, **engine)
+        return await collect(run, backend)
+    finally:
+        await connection.close()
+
+
+def texts(events: list[Any]) -> list[str]:
+    return [o.text for o in of_type(events, Observation)]
+
+
+def test_connect_lists_the_tools_with_their_inputs() -> None:
+    async def listed() -> list[Any]:
+        connection = McpConnection(spec())
+        try:
+            return await connection.connect()
+        finally:
+            await connection.close()
+
+    tools = {t.name: t for t in asyncio.run(listed())}
+    assert set(tools) == {"capital", "add", "secret", "fail", "hang", "die"}
+    assert tools["capital"].description == "The capital city of a country."
+    assert (tools["capital"].input_hint, tools["capital"].read_only) == ("country", True)
+    assert tools["add"].input_hint == "JSON object with a, b"
+    assert not tools["secret"].read_only  # not annotated read-only: the router will ask
+
+
+def test_tools_are_called_from_a_real_run(fake_server: FakeOpenAIServer) -> None:
+    replies = [
+        "Action: capital[France]",
+        'Action: add[{"a": 2, "b": 40}]',
+        "Action: add[2 and 40]",
+        "Answer: Paris, 42",
+    ]
+    events = asyncio.run(run_with_server(fake_server, replies, ["capital", "add"]))
+    assert texts(events) == ["Paris", "42", "Error: write the input as a JSON object (a, b)."]
+    assert finished(events).status == "answered"
+    system = fake_server.requests[0]["messages"][0]["content"]
+    assert "capital[country]: The capital city of a country." in system
+
+
+def test_an_error_a_hang_and_a_dead_server_are_one_line_each(
+    fake_server: FakeOpenAIServer,
+) -> None:
+    replies = [
+        "Action: fail[no reason]",
+        "Action: hang[30]",
+        "Action: die[1]",
+        "Action: capital[Norway]",
+        "Answer: the server is gone",
+    ]
+    names = ["fail", "hang", "die", "capital"]
+    events = asyncio.run(run_with_server(fake_server, replies, names, spec(timeout_s=1)))
+    failed, hung, died, after = of_type(events, Observation)
+    assert failed.error
+    assert failed.text == "Error executing tool fail: cannot do that: no reason"  # the server's
+    assert hung.text == "Error: MCP server test did not answer hang within 1 s."
+    assert died.text.startswith("Error: MCP server test (")
+    assert died.text.endswith("failed: Connection closed.")
+    assert after.text == died.text  # gone is gone: the next call says the same at once
+    assert all("\n" not in o.text for o in (failed, hung, died))
+    assert finished(events).status == "answered"  # the run went on
+
+
+def test_a_secret_comes_from_the_environment_and_a_call_is_approved(
+    fake_server: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SANDBOX_TEST_TOKEN", "s3cret")
+    asked: list[str] = []
+
+    async def approve(tool: str, input: str) -> bool:
+        asked.append(tool)
+        return True
+
+    replies = ["Action: secret[{}]", "Answer: ok"]
+    mcp = spec(secret_env=("SANDBOX_TEST_TOKEN",))
+    events = asyncio.run(run_with_server(fake_server, replies, ["secret"], mcp, approve=approve))
+    assert asked == ["secret"]  # not marked read-only: asked first
+    assert texts(events) == ["has the token"]
+
+
+def test_native_tool_calls_send_the_servers_schema(fake_server: FakeOpenAIServer) -> None:
+    from dataclasses import replace
+
+    call = '<tool_call>{"name": "add", "arguments": {"a": 2, "b": 3}}</tool_call>'
+    scenario = scenario_with(["add"])
+    scenario = scenario.with_changes(model=replace(scenario.model, tool_calling="native"))
+    events = asyncio.run(run_with_server(fake_server, [call, "5"], ["add"], scenario=scenario))
+    assert texts(events) == ["5"]
+    (sent,) = [t for t in fake_server.requests[0]["tools"] if t["function"]["name"] == "add"]
+    parameters = sent["function"]["parameters"]
+    assert set(parameters["properties"]) == {"a", "b"}
+    assert parameters["properties"]["a"]["type"] == "integer"
+
+
+def test_a_server_that_cannot_start_is_one_line() -> None:
+    connection = McpConnection(McpServerSpec("nope", "/no/such/program"))
+    with pytest.raises(McpError) as info:
+        asyncio.run(connection.connect())
+    assert str(info.value) == (
+        "MCP server nope (/no/such/program) failed: cannot start '/no/such/program' (not found)."
+    )
+
+
+def test_the_cli_starts_mcp_servers_only_when_asked(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    scenario = scenario_with(["capital"]).with_changes(
+        mcp_servers=(spec(),),
+        script=builtin("brightgrid").script.__class__(
+            replies=("Action: capital[Japan]", "Answer: Tokyo"), tokens_per_second=0
+        ),
+    )
+    path = tmp_path / "mcp.json"
+    save_scenario(scenario, path)
+    assert load_scenario(path).mcp_servers == (spec(),)
+    monkeypatch.setattr("sys.stdin", io.StringIO(""))
+    assert main(["run", str(path)]) == 1
+    assert "the scenario uses MCP servers (test: " in capsys.readouterr().err
+    assert main(["run", str(path), "--mcp", "--json"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert [e["text"] for e in document["events"] if e["type"] == "Observation"] == ["Tokyo"]
+    broken = scenario.with_changes(mcp_servers=(McpServerSpec("nope", "/no/such/program"),))
+    save_scenario(broken, path)
+    assert main(["run", str(path), "--mcp"]) == 1
+    assert "MCP server nope (/no/such/program) failed" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("server", "message"),
+    [
+        ('{"name": "x"}', '"tools.mcp[0]" needs a "command" (stdio) or a "url" (HTTP)'),
+        ('{"name": "x", "url": "ftp://h"}', '"tools.mcp[0].url" must start with http://'),
+        ('{"name": "x", "command": "p", "env": {"A B": "1"}}', "'A B' is not an environment"),
+    ],
+)
+def test_a_malformed_server_is_one_line(tmp_path: Path, server: str, message: str) -> None:
+    from sandbox_app.core.scenario_fields import ScenarioError
+
+    path = tmp_path / "bad.json"
+    path.write_text('{"version": 1, "tools": {"mcp": [' + server + "]}}")
+    with pytest.raises(ScenarioError) as info:
+        load_scenario(path)
+    assert message in str(info.value)

@@ -1,0 +1,56 @@
+"""A small MCP server for the tests, written with the official SDK (FastMCP), run over stdio:
+``python -m tests.mcp_test_server``. Its tools: a read-only lookup, an adder with two
+parameters, one that raises, one that hangs, and one that ends the server's process."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+
+from mcp.server.fastmcp import FastMCP
+from mcp.types import ToolAnnotations
+
+server = FastMCP("sandbox-test")
+READ_ONLY = ToolAnnotations(readOnlyHint=True)
+
+
+@server.tool(annotations=READ_ONLY)
+def capital(country: str) -> str:
+    """The capital city of a country."""
+    capitals = {"france": "Paris", "norway": "Oslo", "japan": "Tokyo"}
+    return capitals.get(country.strip().lower(), f"No capital known for {country}.")
+
+
+@server.tool(annotations=READ_ONLY)
+def add(a: int, b: int) -> str:
+    """Adds two whole numbers."""
+    return str(a + b)
+
+
+@server.tool()
+def secret() -> str:
+    """Tells whether the server got its secret (no side effects, but not marked read-only)."""
+    return "has the token" if os.environ.get("SANDBOX_TEST_TOKEN") == "s3cret" else "no token"
+
+
+@server.tool(annotations=READ_ONLY)
+def fail(reason: str) -> str:
+    """Always fails."""
+    raise ValueError(f"cannot do that: {reason}")
+
+
+@server.tool(annotations=READ_ONLY)
+async def hang(seconds: str) -> str:
+    """Takes this long to answer."""
+    await asyncio.sleep(float(seconds))
+    return "done"
+
+
+@server.tool(annotations=READ_ONLY)
+def die(code: str) -> str:
+    """Ends the server's process at once."""
+    os._exit(int(code or "1"))
+
+
+if __name__ == "__main__":
+    server.run("stdio")
