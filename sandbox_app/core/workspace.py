@@ -71,6 +71,7 @@ class Workspace:
         # Side-effecting tools the user let run without asking, this session only: never
         # read from a file (core/tools/policy.py).
         self.trusted: set[str] = set()
+        self.sources: list[Tool] = []  # the tools of connected MCP servers (the window's)
         self._listeners: list[Listener] = []
 
     def subscribe(self, listener: Listener) -> None:
@@ -98,9 +99,14 @@ class Workspace:
         answers the calls of its ask-me tools."""
         s = scenario or self.scenario
         return [
-            *tools_for(s.enabled_tools, s.documents, s.custom_tools, ask=ask),
+            *tools_for(s.enabled_tools, s.documents, s.custom_tools, ask=ask, sources=self.sources),
             *self.extra_tools,
         ]
+
+    def set_sources(self, tools: list[Tool]) -> None:
+        """The tools connected MCP servers offer now (the tool toggles redraw)."""
+        self.sources = list(tools)
+        self._notify(Change(frozenset({"sources"})))
 
     # ---- the document --------------------------------------------------------------------
 

@@ -69,7 +69,7 @@ class MainWindow(QMainWindow):
         self.workspace.model.prices = _load_prices(settings)
         self.files = FileActions(self, self.workspace, settings, self.statusBar())
         self.prompt_panel = PromptPanel(self.workspace)
-        self.tool_panel = ToolPanel(self.workspace)
+        self.tool_panel = ToolPanel(self.workspace, self.keys)
         self.backend_panel = BackendPanel(self.keys)
         self.run_pane = RunPane()
         self._compare: CompareView | None = None  # built when first shown: faster start-up
@@ -339,6 +339,7 @@ class MainWindow(QMainWindow):
             await controller.wait()
         if self._compare is not None:
             await self._compare.eval_panel.finish()
+        await self.tool_panel.mcp.close_all()
 
     def closeEvent(self, event: QCloseEvent) -> None:
         self.save_settings()

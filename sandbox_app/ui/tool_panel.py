@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from sandbox_app.backends.keys import KeyStore
 from sandbox_app.core.dialects import DIALECTS
 from sandbox_app.core.metrics import plural
 from sandbox_app.core.scenario import MAX_STEPS_RANGE, DialectChoice
@@ -35,6 +36,7 @@ from sandbox_app.core.tools import TOOL_NAMES, Tool, tools_for
 from sandbox_app.core.tools.plugins import installed
 from sandbox_app.core.tools.policy import POLICIES, default_policy
 from sandbox_app.core.workspace import Change
+from sandbox_app.ui.mcp_servers import McpServersDialog, McpSources
 from sandbox_app.ui.mock_tools_editor import MockToolsEditor
 from sandbox_app.ui.workspace_signals import QtWorkspace
 
@@ -47,9 +49,13 @@ RISK = (
 class ToolPanel(QWidget):
     """What the model may use, on what terms, and how long it may try."""
 
-    def __init__(self, workspace: QtWorkspace, parent: QWidget | None = None) -> None:
+    def __init__(
+        self, workspace: QtWorkspace, keys: KeyStore, parent: QWidget | None = None
+    ) -> None:
         super().__init__(parent)
         self.workspace = workspace
+        self.mcp = McpSources(workspace, keys)  # the window's MCP connections
+        self.mcp_dialog: McpServersDialog | None = None
         self.checkboxes: dict[str, QCheckBox] = {}
         self.policy_combos: dict[str, QComboBox] = {}
         self.editor: MockToolsEditor | None = None
@@ -58,6 +64,8 @@ class ToolPanel(QWidget):
         self.toggles.setColumnStretch(2, 1)
         self.edit_button = QPushButton("Your tools…")
         self.edit_button.setToolTip("Add mock tools: canned replies, ask me, or an error")
+        self.mcp_button = QPushButton("MCP servers…")
+        self.mcp_button.setToolTip("Tools from MCP servers (stdio or HTTP)")
         self.documents_edit = QPlainTextEdit()
         self.documents_edit.setPlaceholderText("Documents for the search tool, one per line")
         self.documents_edit.setFixedHeight(self.fontMetrics().lineSpacing() * 5)
@@ -72,11 +80,13 @@ class ToolPanel(QWidget):
         self.dialect_combo.addItems(["auto", *DIALECTS])
         self.dialect_combo.currentTextChanged.connect(self._on_dialect_combo_text_changed)
         self.edit_button.clicked.connect(self.edit_tools)
+        self.mcp_button.clicked.connect(self.edit_servers)
 
         heading = QHBoxLayout()
         heading.addWidget(QLabel("<b>Tools</b>"))
         heading.addStretch(1)
         heading.addWidget(self.edit_button)
+        heading.addWidget(self.mcp_button)
         steps_row = QHBoxLayout()
         steps_row.addWidget(self.max_steps_slider, 1)
         steps_row.addWidget(self.max_steps_label)
@@ -96,8 +106,9 @@ class ToolPanel(QWidget):
         """Every tool that can be toggled: built-ins, the scenario's own, plugins'."""
         s = self.workspace.model.scenario
         own = (spec.name for spec in s.custom_tools)
-        names = (*TOOL_NAMES, *own, *(tool.name for tool in installed().tools))
-        return tools_for(names, s.documents, s.custom_tools)
+        sources = self.workspace.model.sources
+        names = (*TOOL_NAMES, *own, *(t.name for t in (*installed().tools, *sources)))
+        return tools_for(names, s.documents, s.custom_tools, sources=sources)
 
     def _build_rows(self) -> None:
         """One row per tool; rebuilt when the scenario's own tools change."""
@@ -130,7 +141,7 @@ class ToolPanel(QWidget):
         self.documents_edit.setEnabled("search" in s.enabled_tools)
 
     def _on_workspace_changed(self, change: Change) -> None:
-        if change.touches("custom_tools", "policies") and change.source is not self:
+        if change.touches("custom_tools", "policies", "sources") and change.source is not self:
             self._build_rows()
         if not change.loaded:
             return
@@ -154,6 +165,11 @@ class ToolPanel(QWidget):
         editor.accepted.connect(lambda: self._tools_edited(editor))
         editor.open()
         return editor
+
+    def edit_servers(self) -> McpServersDialog:
+        dialog = self.mcp_dialog = McpServersDialog(self.mcp, self)
+        dialog.open()
+        return dialog
 
     def _tools_edited(self, editor: MockToolsEditor) -> None:
         s = self.workspace.model.scenario

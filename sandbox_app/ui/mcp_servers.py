@@ -1,0 +1,258 @@
+"""MCP servers in the window: the scenario's list of servers, and their connections.
+
+:class:`McpSources` holds the connections (backends/mcp_tools.py) for the whole window: the
+main view and every lane run with the tools of the servers connected now. A server starts or
+is reached only when the user presses **Connect**, which shows its command line or URL: a
+scenario never starts a program by being opened. :class:`McpServersDialog` edits the list
+(saved in the scenario, never with a secret: ``secret_env`` names variables the keyring or
+the environment fills) and connects.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shlex
+from dataclasses import replace
+
+from PySide6.QtCore import QObject, Signal
+from PySide6.QtWidgets import (
+    QDialog,
+    QDialogButtonBox,
+    QDoubleSpinBox,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QListWidget,
+    QPlainTextEdit,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from sandbox_app.backends.keys import KeyStore
+from sandbox_app.backends.mcp_tools import McpConnection, McpError, McpTool
+from sandbox_app.core.custom_tools import mcp_servers_from_list, mcp_servers_to_list
+from sandbox_app.core.scenario_fields import ScenarioError
+from sandbox_app.core.tools.mcp_server import McpServerSpec
+from sandbox_app.ui.workspace_signals import QtWorkspace
+
+
+class McpSources(QObject):
+    """The window's MCP connections; ``changed`` when one connects, fails or closes."""
+
+    changed = Signal()
+
+    def __init__(self, workspace: QtWorkspace, keys: KeyStore) -> None:
+        super().__init__(workspace)
+        self.workspace = workspace
+        self.keys = keys
+        self.status: dict[str, str] = {}  # server name → one line
+        self._connections: dict[str, McpConnection] = {}
+        self._tools: dict[str, list[McpTool]] = {}
+
+    async def connect_server(self, spec: McpServerSpec) -> None:
+        """(Re)connect ``spec``; its tools join the runs' tools, or its status says why not."""
+        await self.drop_server(spec.name, quiet=True)
+        self.status[spec.name] = "connecting…"
+        self.changed.emit()
+        connection = McpConnection(spec, self.keys)
+        try:
+            tools = await connection.connect()
+        except McpError as err:
+            self.status[spec.name] = f"⚠ {err}"
+        else:
+            self._connections[spec.name] = connection
+            self._tools[spec.name] = tools
+            self.status[spec.name] = f"connected: {len(tools)} tools"
+        self._publish()
+
+    async def drop_server(self, name: str, *, quiet: bool = False) -> None:
+        connection = self._connections.pop(name, None)
+        self._tools.pop(name, None)
+        if connection is not None:
+            await connection.close()
+        self.status.pop(name, None)
+        if not quiet:
+            self._publish()
+
+    async def close_all(self) -> None:
+        for name in list(self._connections):
+            await self.drop_server(name, quiet=True)
+        self._publish()
+
+    def _publish(self) -> None:
+        self.workspace.model.set_sources([t for tools in self._tools.values() for t in tools])
+        self.changed.emit()
+
+
+class McpServersDialog(QDialog):
+    """The scenario's MCP servers: add, edit, remove, connect. OK saves the list."""
+
+    def __init__(self, sources: McpSources, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("MCP servers")
+        self.resize(760, 420)
+        self.sources = sources
+        self._drafts = list(sources.workspace.model.scenario.mcp_servers)
+        self._shown: int | None = None
+        self.server_list = QListWidget()
+        self.add_button = QPushButton("Add server")
+        self.remove_button = QPushButton("Remove")
+        self.name_edit = QLineEdit()
+        self.where_edit = QLineEdit()
+        self.where_edit.setPlaceholderText(
+            "python my_server.py --flag   or   http://127.0.0.1:8000/mcp"
+        )
+        self.env_edit = QPlainTextEdit()
+        self.env_edit.setPlaceholderText("NAME=value, one per line (no secrets here)")
+        self.env_edit.setFixedHeight(self.fontMetrics().lineSpacing() * 3 + 12)
+        self.secrets_edit = QLineEdit()
+        self.secrets_edit.setPlaceholderText("GITHUB_TOKEN, …: from the keyring or the environment")
+        self.timeout_spin = QDoubleSpinBox()
+        self.timeout_spin.setRange(0.5, 300.0)
+        self.timeout_spin.setSuffix(" s per call")
+        self.connect_button = QPushButton("Connect")
+        self.connect_button.setToolTip("Start the command (or reach the URL) and list its tools")
+        self.status = QLabel()
+        self.status.setWordWrap(True)
+        self.message = QLabel()
+        self.message.setWordWrap(True)
+        buttons = QDialogButtonBox(
+            QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
+        )
+        left = QVBoxLayout()
+        left.addWidget(self.server_list, 1)
+        row = QHBoxLayout()
+        row.addWidget(self.add_button)
+        row.addWidget(self.remove_button)
+        left.addLayout(row)
+        self.form = QWidget()
+        form = QFormLayout(self.form)
+        form.addRow("Name", self.name_edit)
+        form.addRow("Command or URL", self.where_edit)
+        form.addRow("Environment", self.env_edit)
+        form.addRow("Secrets", self.secrets_edit)
+        form.addRow("Timeout", self.timeout_spin)
+        form.addRow(self.connect_button, self.status)
+        body = QHBoxLayout()
+        body.addLayout(left, 1)
+        body.addWidget(self.form, 3)
+        layout = QVBoxLayout(self)
+        layout.addLayout(body, 1)
+        layout.addWidget(self.message)
+        layout.addWidget(buttons)
+        self.server_list.currentRowChanged.connect(self._on_server_list_current_row_changed)
+        self.add_button.clicked.connect(self.add_server)
+        self.remove_button.clicked.connect(self._on_remove_button_clicked)
+        self.connect_button.clicked.connect(self._on_connect_button_clicked)
+        self.name_edit.textChanged.connect(self._on_name_edit_text_changed)
+        sources.changed.connect(self._show_status)
+        buttons.accepted.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+        for spec in self._drafts:
+            self.server_list.addItem(spec.name)
+        self.server_list.setCurrentRow(0 if self._drafts else -1)
+        self._show(self.server_list.currentRow())
+        self.connecting: asyncio.Task[None] | None = None
+
+    def add_server(self) -> None:
+        self._keep_form()
+        taken = {d.name for d in self._drafts}
+        name = next(f"server_{n}" for n in range(1, 100) if f"server_{n}" not in taken)
+        self._drafts.append(McpServerSpec(name, command="python"))
+        self.server_list.addItem(name)
+        self.server_list.setCurrentRow(len(self._drafts) - 1)
+
+    def checked(self) -> tuple[McpServerSpec, ...]:
+        """The drafts by the scenario file's rules; ScenarioError names what is wrong."""
+        self._keep_form()
+        return mcp_servers_from_list(mcp_servers_to_list(self._drafts))
+
+    def accept(self) -> None:
+        try:
+            specs = self.checked()
+        except ScenarioError as err:
+            self.message.setText(f"⚠ {err}")
+            return
+        self.sources.workspace.update(self, mcp_servers=specs)
+        super().accept()
+
+    def connect_current(self) -> asyncio.Task[None] | None:
+        """Connect the server the form shows (checked first); the task, to wait on in tests."""
+        try:
+            specs = self.checked()
+        except ScenarioError as err:
+            self.message.setText(f"⚠ {err}")
+            return None
+        if self._shown is None:
+            return None
+        self.message.setText("")
+        self.connecting = asyncio.ensure_future(self.sources.connect_server(specs[self._shown]))
+        return self.connecting
+
+    # ---- the form ---------------------------------------------------------------------
+
+    def _show(self, index: int) -> None:
+        self._shown = index if 0 <= index < len(self._drafts) else None
+        self.form.setEnabled(self._shown is not None)
+        spec = self._drafts[index] if self._shown is not None else McpServerSpec("")
+        self.name_edit.setText(spec.name)
+        self.where_edit.setText(spec.url or shlex.join((spec.command, *spec.args)).strip("'"))
+        self.env_edit.setPlainText("\n".join(f"{k}={v}" for k, v in spec.env.items()))
+        self.secrets_edit.setText(", ".join(spec.secret_env))
+        self.timeout_spin.setValue(spec.timeout_s)
+        self._show_status()
+
+    def _keep_form(self) -> None:
+        if self._shown is None:
+            return
+        where = self.where_edit.text().strip()
+        words = [] if where.startswith(("http://", "https://")) else _split(where)
+        env = dict(
+            line.split("=", 1) for line in self.env_edit.toPlainText().splitlines() if "=" in line
+        )
+        secrets = tuple(s.strip() for s in self.secrets_edit.text().split(",") if s.strip())
+        self._drafts[self._shown] = replace(
+            self._drafts[self._shown],
+            name=self.name_edit.text().strip(),
+            command=words[0] if words else "",
+            args=tuple(words[1:]),
+            url=where if not words else "",
+            env={k.strip(): v.strip() for k, v in env.items()},
+            secret_env=secrets,
+            timeout_s=self.timeout_spin.value(),
+        )
+
+    def _show_status(self) -> None:
+        name = self._drafts[self._shown].name if self._shown is not None else ""
+        self.status.setText(self.sources.status.get(name, "not connected"))
+
+    def _on_server_list_current_row_changed(self, row: int) -> None:
+        if row != self._shown:
+            self._keep_form()
+            self._show(row)
+
+    def _on_name_edit_text_changed(self, text: str) -> None:
+        item = self.server_list.currentItem()
+        if item is not None and self._shown is not None:
+            item.setText(text)
+
+    def _on_remove_button_clicked(self) -> None:
+        row = self.server_list.currentRow()
+        if row < 0:
+            return
+        self._shown = None
+        del self._drafts[row]
+        self.server_list.takeItem(row)
+        self._show(self.server_list.currentRow())
+
+    def _on_connect_button_clicked(self) -> None:
+        self.connect_current()
+
+
+def _split(command_line: str) -> list[str]:
+    try:
+        return shlex.split(command_line)
+    except ValueError:  # an unclosed quote: the file's rules will say what is wrong
+        return command_line.split()
