@@ -7,6 +7,7 @@ under Xvfb with QT_QPA_PLATFORM=xcb for a real window. Otherwise they go to a te
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -134,6 +135,28 @@ def test_screenshot_of_your_tools(qtbot: QtBot, window: MainWindow, shots: Path)
     assert editor.grab().save(str(shots / "tools.png"))
     assert QImage(str(shots / "tools.png")).width() >= 800
     editor.reject()
+
+
+def test_screenshot_of_mcp_servers(qtbot: QtBot, window: MainWindow, shots: Path) -> None:
+    import asyncio
+
+    from tests.core.test_mcp import SERVER
+
+    dialog = window.tool_panel.edit_servers()
+    dialog.add_server()
+    dialog.name_edit.setText("geo")
+    dialog.where_edit.setText(f"python {SERVER.name}")
+    dialog.env_edit.setPlainText("GEO_LANGUAGE=en")
+    dialog.secrets_edit.setText("GEO_API_TOKEN")
+    dialog.where_edit.setText(f"{sys.executable} {SERVER}")
+    task = dialog.connect_current()
+    assert task is not None
+    qtbot.waitUntil(task.done, timeout=30000)
+    assert dialog.status.text() == "connected: 6 tools"
+    dialog.where_edit.setText(f"python {SERVER.name}")  # as a user would write it
+    assert dialog.grab().save(str(shots / "mcp.png"))
+    closing = asyncio.ensure_future(window.tool_panel.mcp.close_all())
+    qtbot.waitUntil(closing.done, timeout=10000)
 
 
 def test_screenshot_of_a_test_set(qtbot: QtBot, window: MainWindow, shots: Path) -> None:
