@@ -1,16 +1,19 @@
-"""A small MCP server for the tests, written with the official SDK (FastMCP), run over stdio:
-``python -m tests.mcp_test_server``. Its tools: a read-only lookup, an adder with two
-parameters, one that raises, one that hangs, and one that ends the server's process."""
+"""A small MCP server for the tests, written with the official SDK (FastMCP): over stdio by
+default, over streamable HTTP on 127.0.0.1 with ``--http PORT`` (at ``/mcp``). Its tools: a
+read-only lookup, an adder with two parameters, one that raises, one that hangs, and one that
+ends the server's process."""
 
 from __future__ import annotations
 
 import asyncio
 import os
+import sys
 
 from mcp.server.fastmcp import FastMCP
 from mcp.types import ToolAnnotations
 
-server = FastMCP("sandbox-test")
+HTTP_PORT = int(sys.argv[2]) if sys.argv[1:2] == ["--http"] else 0
+server = FastMCP("sandbox-test", host="127.0.0.1", port=HTTP_PORT or 8000, log_level="WARNING")
 READ_ONLY = ToolAnnotations(readOnlyHint=True)
 
 
@@ -53,4 +56,4 @@ def die(code: str) -> str:
 
 
 if __name__ == "__main__":
-    server.run("stdio")
+    server.run("streamable-http" if HTTP_PORT else "stdio")

@@ -113,9 +113,9 @@ class McpConnection:
     def _transport(self) -> AbstractAsyncContextManager[Any]:
         spec = self.spec
         if spec.url:
-            from mcp.client.streamable_http import streamablehttp_client
+            from mcp.client.streamable_http import streamable_http_client
 
-            return streamablehttp_client(spec.url, timeout=spec.timeout_s)
+            return streamable_http_client(spec.url)  # each call has its own timeout (_call)
         from mcp.client.stdio import StdioServerParameters, stdio_client
 
         env = {**spec.env, **self._secrets}

@@ -7,7 +7,10 @@ from __future__ import annotations
 import asyncio
 import io
 import json
+import socket
+import subprocess
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -193,3 +196,41 @@ def test_a_malformed_server_is_one_line(tmp_path: Path, server: str, message: st
     with pytest.raises(ScenarioError) as info:
         load_scenario(path)
     assert message in str(info.value)
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def wait_until_listening(port: int, process: Any) -> None:
+    """Until the server accepts connections; the deadline reports what it last saw."""
+    deadline, seen = time.monotonic() + 30, ""
+    while time.monotonic() < deadline and process.poll() is None:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return
+        except OSError as err:
+            seen = str(err)
+        time.sleep(0.05)  # between connection attempts, not a wait for a result
+    raise AssertionError(f"the HTTP server never listened (exit {process.poll()}): {seen}")
+
+
+def test_a_server_over_streamable_http(fake_server: FakeOpenAIServer) -> None:
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, str(SERVER), "--http", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        url = f"http://127.0.0.1:{port}/mcp"
+        wait_until_listening(port, process)
+        http = McpServerSpec("web", url=url, timeout_s=5)
+        replies = ["Action: capital[Norway]", "Answer: Oslo"]
+        events = asyncio.run(run_with_server(fake_server, replies, ["capital"], http))
+        assert texts(events) == ["Oslo"]
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
