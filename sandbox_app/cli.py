@@ -197,7 +197,9 @@ def run_command(argv: list[str]) -> int:
         return engines[-1]
 
     try:
-        finished = asyncio.run(_run(make_engine, scenario.mcp_servers, backend, emit, waiting))
+        own = (*TOOL_NAMES, *(c.name for c in scenario.custom_tools))
+        run = _run(make_engine, scenario.mcp_servers, own, backend, emit, waiting)
+        finished = asyncio.run(run)
     except KeyboardInterrupt:  # Ctrl+C: asyncio.run cancelled the run, then re-raised this
         finished = (engines[-1] if engines else make_engine([])).stopped()
     except McpError as err:
@@ -214,6 +216,7 @@ def run_command(argv: list[str]) -> int:
 async def _run(
     make_engine: Callable[[Sequence[Tool]], ReactEngine],
     servers: tuple[McpServerSpec, ...],
+    taken: tuple[str, ...],
     backend: Backend,
     emit: Callable[[Event], None],
     waiting: WaitingNotice | None = None,
@@ -223,7 +226,9 @@ async def _run(
     connections = [McpConnection(spec) for spec in servers]
     watcher = None
     try:
-        sources = [tool for connection in connections for tool in await connection.connect()]
+        sources: list[Tool] = []
+        for connection in connections:  # a name already taken is offered as SERVER_NAME
+            sources += await connection.connect((*taken, *(t.name for t in sources)))
         engine = make_engine(sources)
         watcher = asyncio.create_task(waiting.watch()) if waiting is not None else None
         return await drive(engine, emit)

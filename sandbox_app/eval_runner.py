@@ -9,7 +9,7 @@ record, through ``on_result``.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -24,6 +24,7 @@ from sandbox_app.core.exports import run_document
 from sandbox_app.core.records import RunRecord
 from sandbox_app.core.scenario import Scenario
 from sandbox_app.core.test_set import scenario_for_case
+from sandbox_app.core.tools import Tool, tools_for
 from sandbox_app.core.verdict import matches
 
 OnResult = Callable[[dict[str, Any], RunRecord], None]
@@ -52,6 +53,7 @@ class EvalRunner:
         cache: Path | None = None,
         keys: KeyStore | None = None,
         with_events: bool = True,
+        sources: Sequence[Tool] = (),
     ) -> None:
         self.scenario = scenario
         self.lanes = {lane.label: lane for lane in lanes}
@@ -62,6 +64,7 @@ class EvalRunner:
         # The results file keeps every event as JSON; the window keeps the records instead
         # (turning a run's events into dicts costs ~1 ms a run, on the GUI's loop).
         self.with_events = with_events
+        self.sources = sources  # connected MCP servers' tools
         self._servers: dict[str, Backend] = {}
         self._slots: dict[str, asyncio.Semaphore] = {}
 
@@ -94,7 +97,9 @@ class EvalRunner:
         if self.cache is not None:
             salt = f"{lane.config.base_url}|{lane.config.model}|repeat {key.repeat}"
             backend = CachedBackend(backend, self.cache, salt)
-        engine = ReactEngine(scenario, backend, model=lane.config.model)
+        s = scenario
+        tools = tools_for(s.enabled_tools, s.documents, s.custom_tools, sources=self.sources)
+        engine = ReactEngine(scenario, backend, model=lane.config.model, tools=tools)
         record = RunRecord()
         finished = await drive(engine, lambda event: record.add([event]))
         document = run_document(record, events=self.with_events)

@@ -25,6 +25,12 @@ def capital(country: str) -> str:
 
 
 @server.tool(annotations=READ_ONLY)
+def find(query: str, limit: int = 5) -> str:
+    """Finds places by name; at most ``limit`` results."""
+    return f"{min(limit, 1)} result for {query}"
+
+
+@server.tool(annotations=READ_ONLY)
 def add(a: int, b: int) -> str:
     """Adds two whole numbers."""
     return str(a + b)

@@ -9,6 +9,7 @@ while it is read. The server's own message, when it sent one, is kept, cut to on
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any
 
 from sandbox_app.backends.http_library import timeout_errors, transport_errors
@@ -115,13 +116,23 @@ def translate(err: openai.APIError, config: ServerConfig, model: str) -> Backend
     return BackendError(f"Request to {host} failed: {detail}")
 
 
+# How servers word "this model or build cannot take tools" (not a bad schema or a bad name,
+# which are the user's to fix and keep the server's own words).
+NO_TOOLS = re.compile(
+    r"does not support (tools|function)|tools? param\w* (requires|is not supported)"
+    r"|tools? (are|is) not supported|tool.choice requires"
+    r"|function calling is not (supported|enabled)",
+    re.IGNORECASE,
+)
+
+
 def no_tool_calls(err: openai.APIError, host: str, model: str) -> BackendError | None:
     """A request with ``tools`` refused because of them: Ollama's "… does not support tools"
     (400), llama.cpp's "tools param requires --jinja flag" (500), vLLM's "auto" tool choice
     needing --enable-auto-tool-choice (400). Any error status whose message names tools."""
     import openai
 
-    if not isinstance(err, openai.APIStatusError) or "tool" not in short(err).lower():
+    if not isinstance(err, openai.APIStatusError) or not NO_TOOLS.search(short(err)):
         return None
     return BackendError(
         f"{host} cannot take native tool calls for {model or 'this model'} "

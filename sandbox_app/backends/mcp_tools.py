@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from typing import Any
@@ -64,9 +64,20 @@ class McpConnection:
         self._closing: asyncio.Event | None = None
         self.ended = ""  # why the session ended, once it has
 
-    async def connect(self) -> list[McpTool]:
+    async def connect(self, taken: Iterable[str] = ()) -> list[McpTool]:
+        """Start or reach the server and list its tools. A tool named like one in ``taken``
+        (the built-ins, the scenario's own, plugins', other servers') is offered as
+        ``SERVER_NAME``, and called by its own name."""
         infos = await network_loop.call(self._connect())
-        return [McpTool(self, info) for info in infos]
+        used = {name.casefold() for name in taken}
+        tools = []
+        for info in infos:
+            tool = McpTool(self, info)
+            if tool.name.casefold() in used:
+                tool.name = f"{self.spec.name}_{info.name}"
+            used.add(tool.name.casefold())
+            tools.append(tool)
+        return tools
 
     async def call(self, tool: str, arguments: dict[str, Any]) -> tuple[str, bool]:
         """The call's text and whether the tool said it failed; McpError for the server."""
@@ -178,10 +189,13 @@ class McpTool:
 
     def __init__(self, connection: McpConnection, info: McpToolInfo) -> None:
         self.connection = connection
+        self.remote_name = info.name  # what the server calls it
         self.name = info.name
         self.description = info.description
         self.read_only = info.read_only
         self.parameters = info.schema
+        # The server's own limit answers first, with its clearer line; this only backs it up.
+        self.timeout_s = connection.spec.timeout_s + 5.0
         names = list(_properties(info.schema))
         self.input_hint = (
             names[0]
@@ -194,7 +208,7 @@ class McpTool:
         if problem:
             return problem
         try:
-            text, failed = await self.connection.call(self.name, arguments)
+            text, failed = await self.connection.call(self.remote_name, arguments)
         except McpError as err:
             return f"Error: {err}"
         if failed:

@@ -126,9 +126,10 @@ def _tool_calls(entries: Any) -> list[ToolCallPiece]:
     """``delta.tool_calls`` as pieces. Only ``index`` is required (the spec's
     ChatCompletionMessageToolCallChunk); vLLM sends no ``arguments`` key with the name, some
     builds an empty-string ``id`` on later pieces, Ollama the whole call in one piece
-    (shared/streams/tool-calls.md). A piece without an index counts as the first call."""
+    (shared/streams/tool-calls.md). A piece without an index (older Ollama builds) takes its
+    place in the list."""
     pieces: list[ToolCallPiece] = []
-    for entry in entries if isinstance(entries, list) else ():
+    for position, entry in enumerate(entries if isinstance(entries, list) else ()):
         if not isinstance(entry, dict):
             continue
         function = entry.get("function")
@@ -136,7 +137,7 @@ def _tool_calls(entries: Any) -> list[ToolCallPiece]:
         index = entry.get("index")
         pieces.append(
             ToolCallPiece(
-                index if isinstance(index, int) and not isinstance(index, bool) else 0,
+                index if isinstance(index, int) and not isinstance(index, bool) else position,
                 _text(entry.get("id")),
                 _text(function.get("name")),
                 _text(function.get("arguments")),

@@ -14,6 +14,7 @@ import asyncio
 import time
 from collections.abc import AsyncIterator, Callable, Collection
 from dataclasses import replace
+from typing import Protocol
 
 from sandbox_app.core.backend import Backend, BackendError, Message, StreamParams
 from sandbox_app.core.dialects import Dialect, spec
@@ -36,6 +37,8 @@ from sandbox_app.core.native_tools import (
     NATIVE_CORRECTION,
     assistant_message,
     call_input,
+    finish_answer,
+    message_text,
     tool_message,
     tool_schema,
     unparsed_call,
@@ -147,7 +150,7 @@ class ReactEngine:
                 yield self._record_step(step, step_started, outcome, earlier)
                 yield self._finish("failed", failure)
                 return
-            finish = self._finish_call(outcome)
+            finish = finish_answer(outcome.tool_calls, self.router.resolve)
             if finish is not None:  # native: a call to the finish tool
                 turn = replace(turn, kind="answer", answer=finish)
             if turn.kind == "answer":
@@ -202,15 +205,6 @@ class ReactEngine:
         self._tool_seconds += result.seconds
         message = self._observation(action.step, tool, result.text)
         return Observation(action.step, tool, result.text, result.error, message)
-
-    def _finish_call(self, outcome: TurnOutcome) -> str | None:
-        """Native: the answer in a call to the finish tool, which ends the run like text's
-        ``finish[…]`` does (parser.py)."""
-        for call in outcome.tool_calls:
-            tool = self.router.resolve(call.name)
-            if tool is not None and tool.name == "finish":
-                return call_input(tool, call)[0]
-        return None
 
     def _ask_again(
         self, params: StreamParams, out: TurnOutcome, asked_again: int
@@ -296,7 +290,7 @@ class ReactEngine:
                 tokens_in += request.usage.prompt_tokens
                 tokens_out += request.usage.completion_tokens
             else:
-                tokens_in += sum(estimate_tokens(m["content"]) for m in self.messages)
+                tokens_in += sum(estimate_tokens(message_text(m)) for m in self.messages)
                 tokens_out += estimate_tokens(request.received) + estimate_tokens(reasoning)
                 estimated = True
             reported = request.usage.reasoning_tokens if request.usage is not None else None
@@ -331,7 +325,15 @@ def _cut_by_limit(max_tokens: int, outcome: TurnOutcome) -> str:
     return f"Cut at Max tokens ({max_tokens:,}){where}: raise Max tokens."
 
 
-async def drive(engine: ReactEngine, emit: Callable[[Event], None]) -> RunFinished:
+class Runnable(Protocol):
+    """What :func:`drive` runs: the engine, or a recording played back (core/recording.py)."""
+
+    def run(self) -> AsyncIterator[Event]: ...
+
+    def stopped(self) -> RunFinished: ...
+
+
+async def drive(engine: Runnable, emit: Callable[[Event], None]) -> RunFinished:
     """Run ``engine`` to the end, handing every event to ``emit``.
 
     A cancelled run still ends with a ``RunFinished("stopped")`` event, then the cancellation

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from sandbox_app.core.backend import Message, ToolCallPiece, ToolSchema
@@ -76,24 +76,34 @@ class NativeCall:
 
 
 class CallCollector:
-    """Joins streamed tool-call pieces by index and says what each adds to the trace."""
+    """Joins streamed tool-call pieces into calls and says what each adds to the trace.
+
+    Pieces are joined by index; a piece at a known index that brings another id or another
+    name starts a new call (Ollama 0.20 sends index 0 for every parallel call, each with its
+    own id: ollama/ollama#15457). A repeated id (SGLang) or an empty one (vLLM) continues.
+    """
 
     def __init__(self) -> None:
-        self._calls: dict[int, list[str]] = {}  # index → [id, name, arguments]
+        self._calls: list[list[str]] = []  # [id, name, arguments], in order of arrival
+        self._slot: dict[int, int] = {}  # the wire's index → the call it is writing now
         self._shown: int | None = None  # the call whose Action line is being written
 
     def feed(self, pieces: Iterable[ToolCallPiece]) -> str:
         shown: list[str] = []
         for piece in pieces:
-            call = self._calls.setdefault(piece.index, ["", "", ""])
-            call[0] = call[0] or piece.id  # later pieces may repeat it, or send ""
-            if piece.name and not call[1]:
-                call[1] = piece.name
+            slot = self._slot.get(piece.index)
+            call = self._calls[slot] if slot is not None else None
+            if call is None or _another_call(call, piece):
+                slot = self._slot[piece.index] = len(self._calls)
+                call = ["", "", ""]
+                self._calls.append(call)
+            call[0] = call[0] or piece.id
+            call[1] = call[1] or piece.name
             call[2] += piece.arguments
-            if call[1] and self._shown != piece.index:
+            if call[1] and self._shown != slot:
                 shown.append(self.close() + f"{ACTION_LABEL}{call[1]}(" + call[2])
-                self._shown = piece.index
-            elif self._shown == piece.index:
+                self._shown = slot
+            elif self._shown == slot:
                 shown.append(piece.arguments)
         return "".join(shown)
 
@@ -107,9 +117,16 @@ class CallCollector:
     def calls(self) -> list[NativeCall]:
         return [
             NativeCall(call[0] or f"call_{index}", call[1], call[2])
-            for index, call in sorted(self._calls.items())
+            for index, call in enumerate(self._calls)
             if call[1]
         ]
+
+
+def _another_call(call: list[str], piece: ToolCallPiece) -> bool:
+    return bool(
+        (piece.id and call[0] and piece.id != call[0])
+        or (piece.name and call[1] and piece.name != call[1])
+    )
 
 
 def call_input(tool: Tool | None, call: NativeCall) -> tuple[str, str | None]:
@@ -146,6 +163,25 @@ def unparsed_call(content: str) -> str | None:
         "one: start the server with its tool parser (llama.cpp: --jinja; vLLM: "
         "--enable-auto-tool-choice --tool-call-parser), or set Tool calls to ReAct text."
     )
+
+
+def finish_answer(calls: Iterable[NativeCall], resolve: Callable[[str], Tool | None]) -> str | None:
+    """The answer in a call to the finish tool, which ends the run as text's ``finish[…]``
+    does (parser.py); None without one, or when its arguments cannot be read (that call then
+    goes back to the model as an error, like any other)."""
+    for call in calls:
+        tool = resolve(call.name)
+        if tool is not None and tool.name == "finish":
+            answer, refused = call_input(tool, call)
+            return answer if refused is None else None
+    return None
+
+
+def message_text(message: Message) -> str:
+    """What a message says, for a token estimate: its content (None for a call-only reply)
+    and its calls' arguments."""
+    calls = message.get("tool_calls") or ()
+    return (message.get("content") or "") + "".join(c["function"]["arguments"] for c in calls)
 
 
 def assistant_message(content: str, calls: list[NativeCall]) -> Message:

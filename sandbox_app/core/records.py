@@ -22,6 +22,7 @@ from sandbox_app.core.events import (
     ThinkingReclassified,
     TokenDelta,
 )
+from sandbox_app.core.scenario import Scenario
 
 MAX_RECORD_CHARS = 1_000_000  # ~200k tokens of model text: far past a max_tokens run
 MAX_RUNS_KEPT = 20  # the compare view's largest Repeat
@@ -51,7 +52,13 @@ class RunRecord:
 
     def __init__(self, settings: RunSettings | None = None) -> None:
         self.settings = settings or RunSettings()
+        self.scenario: Scenario | None = None  # what the run was made from, where known
+        self.replayed = False  # played back from a recording, not run
         self.finished: RunFinished | None = None
+        # The events as they arrived, each frame's text joined, with seconds since the run
+        # began: what a recording plays back (core/recording.py). Only when add() is timed.
+        self.timeline: list[tuple[float, Event]] = []
+        self._timed_chars = 0
         self.chars_not_kept = 0
         self._chars = 0
         self._events: list[Event] = []
@@ -66,7 +73,11 @@ class RunRecord:
         self._close_text()
         return self._events
 
-    def add(self, events: Iterable[Event]) -> None:
+    def add(self, events: Iterable[Event], at: float | None = None) -> None:
+        """Add events in order; ``at``: when they arrived (seconds since the run began)."""
+        events = list(events)
+        if at is not None:
+            self._add_timed(events, at)
         for event in events:
             if isinstance(event, TokenDelta | ReasoningDelta):
                 self._add_text(event)
@@ -78,6 +89,22 @@ class RunRecord:
             if isinstance(event, RunFinished):
                 self.finished = event
             self._events.append(event)
+
+    def _add_timed(self, events: list[Event], at: float) -> None:
+        joined: list[Event] = []
+        for event in events:
+            if isinstance(event, TokenDelta | ReasoningDelta):
+                if self._timed_chars >= MAX_RECORD_CHARS:
+                    continue  # the record keeps no more text either
+                self._timed_chars += len(event.text)
+                last = joined[-1] if joined else None
+                if isinstance(last, TokenDelta | ReasoningDelta) and (
+                    type(last) is type(event) and last.step == event.step
+                ):
+                    joined[-1] = type(event)(event.step, last.text + event.text)
+                    continue
+            joined.append(event)
+        self.timeline += [(at, event) for event in joined]
 
     def _add_text(self, event: Streamed) -> None:
         room = MAX_RECORD_CHARS - self._chars

@@ -126,6 +126,14 @@ class TurnReader:
                     if delta.finish_reason is not None:
                         out.finish_reason = delta.finish_reason
                     if delta.tool_calls:
+                        # Arguments count against the limit too: a server that ignores
+                        # max_tokens could otherwise stream a call without end.
+                        received_chars += sum(len(p.arguments) for p in delta.tool_calls)
+                        if received_chars > max_chars:
+                            raise BackendError(
+                                f"The reply ran past {params.max_tokens:,} tokens: the server "
+                                "ignored max_tokens; stopped reading a tool call."
+                            )
                         for event in self._tool_calls(delta):
                             yield event
                     if not (delta.text or delta.reasoning):

@@ -35,8 +35,9 @@ from sandbox_app.backends.keys import KeyStore
 from sandbox_app.core.compare import COLUMNS, MAX_LANES, MIN_LANES, Price
 from sandbox_app.core.events import Event, RunFinished, StepFinished
 from sandbox_app.core.exports import export_comparison, to_markdown
-from sandbox_app.core.records import RunRecord
-from sandbox_app.core.scenario import LaneConfig, lane_settings
+from sandbox_app.core.recording import Recording
+from sandbox_app.core.records import RunRecord, RunSettings
+from sandbox_app.core.scenario import Expected, LaneConfig, lane_settings
 from sandbox_app.core.workspace import Change
 from sandbox_app.eval_runner import EvalLane, lane_label
 from sandbox_app.ui.approval import ask_approval, ask_observation
@@ -111,6 +112,7 @@ class CompareView(QWidget):
             self.repeat_spin.value,
             keys,
             lambda cases: self.workspace.update(self, test_set=cases),
+            lambda: self.workspace.model.sources,
         )
         self.eval_panel.traceRequested.connect(self._show_recorded_trace)
         self.eval_panel.runningChanged.connect(self._on_lane_running_changed)
@@ -274,11 +276,26 @@ class CompareView(QWidget):
     # ---- the table and exports --------------------------------------------------------
 
     def rows(self) -> list[dict[str, str]]:
-        # The verdict rule comes from the scenario being compared (None: nothing to check).
-        expected = self.workspace.model.scenario.expected
         return [
-            lane.record.summary(expected, self.prices.get(lane.record.model)) for lane in self.lanes
+            lane.record.summary(self._expected(lane), self.prices.get(lane.record.model))
+            for lane in self.lanes
         ]
+
+    def _expected(self, lane: LaneWidget) -> Expected | None:
+        """The verdict rule: the scenario being compared's (None: nothing to check), or for a
+        played-back run the recorded scenario's."""
+        latest = lane.pane.history.latest
+        if latest is not None and latest.replayed and latest.scenario is not None:
+            return latest.scenario.expected
+        return self.workspace.model.scenario.expected
+
+    def play(self, recording: Recording, speed: float) -> None:
+        """Play a recorded comparison: its lanes (settings as recorded), each its own run."""
+        self.set_lanes(tuple(_lane_config(lane.settings) for lane in recording.lanes))
+        for lane, recorded in zip(self.lanes, recording.lanes, strict=False):
+            lane.record.model = recorded.settings.model
+            lane.pane.replay(recorded, recording.scenario, speed)
+        self.refresh_table()
 
     def refresh_table(self) -> None:
         rows = self.rows()
@@ -327,3 +344,8 @@ class CompareView(QWidget):
 
     def set_prices(self, prices: dict[str, Price]) -> None:
         self.workspace.model.set_prices(prices)
+
+
+def _lane_config(settings: RunSettings) -> LaneConfig:
+    """A lane configured as a recorded run was (its settings; never a key)."""
+    return LaneConfig(settings.backend or "scripted", settings.base_url, settings.model)

@@ -47,6 +47,7 @@ from sandbox_app.core.evaluation import (
 from sandbox_app.core.events import event_to_dict
 from sandbox_app.core.records import RunRecord
 from sandbox_app.core.scenario import EvalCase, Scenario
+from sandbox_app.core.tools import Tool
 from sandbox_app.eval_runner import EvalLane, EvalRunner
 from sandbox_app.ui.frames import Phase, frame_clock
 from sandbox_app.ui.test_set_editor import TestSetEditor
@@ -68,11 +69,13 @@ class EvalPanel(QWidget):
         repeats: Callable[[], int],
         keys: KeyStore,
         write_cases: Callable[[tuple[EvalCase, ...]], None],
+        sources: Callable[[], list[Tool]] = list,
         parent: QWidget | None = None,
     ) -> None:
         super().__init__(parent)
         self._scenario, self._lanes, self._repeats = scenario, lanes, repeats
         self._write_cases = write_cases
+        self._sources = sources  # the tools of the MCP servers connected now
         self.editor: TestSetEditor | None = None
         self._keys = keys
         self.results: dict[RunKey, tuple[dict[str, Any], RunRecord]] = {}
@@ -168,6 +171,7 @@ class EvalPanel(QWidget):
             concurrency=self.concurrency_spin.value(),
             keys=self._keys,
             with_events=False,
+            sources=self._sources(),
         )
         self.progress.setRange(0, len(todo))
         self.progress.setValue(0)

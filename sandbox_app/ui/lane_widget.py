@@ -139,7 +139,8 @@ class LaneWidget(QFrame):
         )
         self.record.model = choice.model
         make_run = choice.run_factory(lane_scenario, tools, approve, trusted)
-        self.pane.start(make_run, choice.run_settings(lane_scenario), choice.server_name, repeats)
+        settings = choice.run_settings(lane_scenario)
+        self.pane.start(make_run, settings, choice.server_name, repeats, scenario=lane_scenario)
 
     def _on_pane_running_changed(self, running: bool) -> None:
         self.record.running = running

@@ -8,17 +8,15 @@ File menu's work is FileActions. Anything running locks the editors until it end
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
 from PySide6.QtCore import QByteArray, QSettings, QSignalBlocker, Qt, QTimer
-from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
+from PySide6.QtGui import QCloseEvent, QKeySequence
 from PySide6.QtWidgets import (
     QApplication,
     QLabel,
     QMainWindow,
-    QMenu,
     QProgressBar,
     QPushButton,
     QScrollArea,
@@ -35,17 +33,18 @@ from sandbox_app.core.compare import Price
 from sandbox_app.core.document import ScenarioDocument
 from sandbox_app.core.exports import trace_text
 from sandbox_app.core.scenario import Scenario, lane_settings
-from sandbox_app.core.scenario_file import builtin_scenarios
 from sandbox_app.core.tools import Tool
 from sandbox_app.core.tools.plugins import installed
 from sandbox_app.core.workspace import Change, Workspace
 from sandbox_app.ui import gc_policy
-from sandbox_app.ui.about import show_about
 from sandbox_app.ui.approval import ask_approval, ask_observation
 from sandbox_app.ui.backend_panel import BackendPanel
 from sandbox_app.ui.compare_view import CompareView
 from sandbox_app.ui.file_actions import FileActions
+from sandbox_app.ui.menus import build_menus
+from sandbox_app.ui.presenter import Presenter
 from sandbox_app.ui.prompt_panel import PromptPanel
+from sandbox_app.ui.recordings import RecordingActions
 from sandbox_app.ui.run_controller import RunController
 from sandbox_app.ui.run_pane import RunPane
 from sandbox_app.ui.tool_panel import ToolPanel
@@ -75,7 +74,11 @@ class MainWindow(QMainWindow):
         self._compare: CompareView | None = None  # built when first shown: faster start-up
         self._applying = False  # filling widgets from a loaded scenario: not user edits
         self._build_layout()
-        self._build_menus()
+        self.recordings = RecordingActions(self)
+        self.presenter = Presenter(self)
+        self.show_thinking_action, self.presenter_action = build_menus(self)
+        if self.presenter.zoom != 1.0:
+            self.presenter.apply()  # the zoom the user left it at
         self.workspace.changed.connect(self._on_workspace_changed)
         self.backend_panel.changed.connect(self._on_backend_panel_changed)
         self.run_pane.runningChanged.connect(self._on_any_running_changed)
@@ -124,48 +127,12 @@ class MainWindow(QMainWindow):
         # A plugin that could not be loaded: one line each, the app goes on without it.
         self.statusBar().showMessage(" · ".join(installed().problems))
 
-    def _build_menus(self) -> None:
-        files = self.files
-        file_menu = self.menuBar().addMenu("&File")
-        self._add_action(file_menu, "&New", QKeySequence.StandardKey.New, files.new_scenario)
-        self._add_action(file_menu, "&Open…", QKeySequence.StandardKey.Open, files.open_dialog)
-        examples = file_menu.addMenu("Open &example")
-        for path in builtin_scenarios():
-            action = examples.addAction(path.stem.replace("_", " ").capitalize())
-            action.triggered.connect(lambda _=False, p=path: files.ask_to_open(p))
-        file_menu.addMenu(files.recent_menu)
-        file_menu.addSeparator()
-        self._add_action(file_menu, "&Save", QKeySequence.StandardKey.Save, files.save)
-        self._add_action(file_menu, "Save &as…", QKeySequence.StandardKey.SaveAs, files.save_as)
-        file_menu.addSeparator()
-        self._add_action(file_menu, "&Quit", QKeySequence.StandardKey.Quit, self.close)
-        edit_menu = self.menuBar().addMenu("&Edit")
-        self._add_action(edit_menu, "&Copy trace", QKeySequence("Ctrl+Shift+C"), self.copy_trace)
-        self.show_thinking_action = self.menuBar().addMenu("&View").addAction("Show &thinking")
-        self.show_thinking_action.setCheckable(True)
-        self.show_thinking_action.toggled.connect(self.set_show_thinking)
-        help_menu = self.menuBar().addMenu("&Help")
-        help_menu.addAction("&About ReAct Sandbox").triggered.connect(lambda: show_about(self))
-
     def set_show_thinking(self, on: bool) -> None:
         """Unfold the model's thinking in the Run tab and every lane, or fold it to one line."""
         TraceView.show_thinking_default = on  # for lanes built later
         lanes = self._compare.lanes if self._compare is not None else []
         for trace in (self.trace, *(lane.trace for lane in lanes)):
             trace.set_show_thinking(on)
-
-    def _add_action(
-        self,
-        menu: QMenu,
-        text: str,
-        keys: QKeySequence | QKeySequence.StandardKey,
-        slot: Callable[[], object],
-    ) -> QAction:
-        action = QAction(text, self)
-        action.setShortcut(keys)
-        action.triggered.connect(slot)
-        menu.addAction(action)
-        return action
 
     # ---- the run pane's parts, by the names tests and the app use ------------------------
 
@@ -197,6 +164,9 @@ class MainWindow(QMainWindow):
     def progress(self) -> QProgressBar:
         return self.run_pane.progress
 
+    def showing_comparison(self) -> bool:
+        return self._compare is not None and self.tabs.currentWidget() is self._compare
+
     @property
     def compare(self) -> CompareView:
         """The comparison, built on first use (two lanes of widgets the Run tab never needs)."""
@@ -215,6 +185,8 @@ class MainWindow(QMainWindow):
     def _on_tabs_current_changed(self, index: int) -> None:
         if index == 1:
             self.tabs.setCurrentWidget(self.compare)
+        if self.presenter.on or self.presenter.zoom != 1.0:
+            self.presenter.apply()  # lanes made since are sized too
 
     # ---- the scenario ---------------------------------------------------------------------
 
@@ -269,7 +241,8 @@ class MainWindow(QMainWindow):
         tools = self.workspace.model.tools(scenario, self._ask)
         trusted = self.workspace.model.trusted
         make_run = choice.run_factory(scenario, tools, self._approve, trusted)
-        self.run_pane.start(make_run, choice.run_settings(scenario), choice.server_name)
+        settings = choice.run_settings(scenario)
+        self.run_pane.start(make_run, settings, choice.server_name, scenario=scenario)
 
     def stop_run(self) -> None:
         self.run_pane.stop()

@@ -34,6 +34,7 @@ from sandbox_app.backends.keys import KeyStore
 from sandbox_app.backends.mcp_tools import McpConnection, McpError, McpTool
 from sandbox_app.core.custom_tools import mcp_servers_from_list, mcp_servers_to_list
 from sandbox_app.core.scenario_fields import ScenarioError
+from sandbox_app.core.tools import TOOL_NAMES
 from sandbox_app.core.tools.mcp_server import McpServerSpec
 from sandbox_app.ui.workspace_signals import QtWorkspace
 
@@ -50,21 +51,43 @@ class McpSources(QObject):
         self.status: dict[str, str] = {}  # server name → one line
         self._connections: dict[str, McpConnection] = {}
         self._tools: dict[str, list[McpTool]] = {}
+        self._pending: dict[str, McpConnection] = {}
+        self._closed = False
+
+    def connecting(self, name: str) -> bool:
+        return name in self._pending
 
     async def connect_server(self, spec: McpServerSpec) -> None:
-        """(Re)connect ``spec``; its tools join the runs' tools, or its status says why not."""
-        await self.drop_server(spec.name, quiet=True)
-        self.status[spec.name] = "connecting…"
-        self.changed.emit()
-        connection = McpConnection(spec, self.keys)
+        """(Re)connect ``spec``; its tools join the runs' tools, or its status says why not.
+        A second Connect while one is under way is ignored (one process a server)."""
+        if spec.name in self._pending:
+            return
+        self._pending[spec.name] = connection = McpConnection(spec, self.keys)
         try:
-            tools = await connection.connect()
-        except McpError as err:
-            self.status[spec.name] = f"⚠ {err}"
-        else:
-            self._connections[spec.name] = connection
-            self._tools[spec.name] = tools
-            self.status[spec.name] = f"connected: {len(tools)} tools"
+            await self.drop_server(spec.name, quiet=True)
+            self.status[spec.name] = "connecting…"
+            self.changed.emit()
+            s = self.workspace.model.scenario
+            others = [t.name for name, ts in self._tools.items() for t in ts]
+            taken = (*TOOL_NAMES, *(c.name for c in s.custom_tools), *others)
+            try:
+                tools = await connection.connect(taken)
+            except McpError as err:
+                self.status[spec.name] = f"⚠ {err}"
+            else:
+                self._connections[spec.name] = connection
+                self._tools[spec.name] = tools
+                self.status[spec.name] = f"connected: {len(tools)} tools"
+        finally:
+            del self._pending[spec.name]
+            if self._closed:  # the window closed while this was connecting
+                await self.drop_server(spec.name, quiet=True)
+        self._publish()
+
+    async def keep_only(self, names: set[str]) -> None:
+        """Close the connections of servers no longer in the list (removed or renamed)."""
+        for name in [n for n in self._connections if n not in names]:
+            await self.drop_server(name, quiet=True)
         self._publish()
 
     async def drop_server(self, name: str, *, quiet: bool = False) -> None:
@@ -77,6 +100,7 @@ class McpSources(QObject):
             self._publish()
 
     async def close_all(self) -> None:
+        self._closed = True  # a connect under way closes itself when it ends
         for name in list(self._connections):
             await self.drop_server(name, quiet=True)
         self._publish()
@@ -155,6 +179,7 @@ class McpServersDialog(QDialog):
         self.server_list.setCurrentRow(0 if self._drafts else -1)
         self._show(self.server_list.currentRow())
         self.connecting: asyncio.Task[None] | None = None
+        self.pruning: asyncio.Task[None] | None = None  # closing removed servers, after OK
 
     def add_server(self) -> None:
         self._keep_form()
@@ -176,6 +201,7 @@ class McpServersDialog(QDialog):
             self.message.setText(f"⚠ {err}")
             return
         self.sources.workspace.update(self, mcp_servers=specs)
+        self.pruning = asyncio.ensure_future(self.sources.keep_only({s.name for s in specs}))
         super().accept()
 
     def connect_current(self) -> asyncio.Task[None] | None:
@@ -198,7 +224,9 @@ class McpServersDialog(QDialog):
         self.form.setEnabled(self._shown is not None)
         spec = self._drafts[index] if self._shown is not None else McpServerSpec("")
         self.name_edit.setText(spec.name)
-        self.where_edit.setText(spec.url or shlex.join((spec.command, *spec.args)).strip("'"))
+        self.where_edit.setText(
+            spec.url or (shlex.join((spec.command, *spec.args)) if spec.command else "")
+        )
         self.env_edit.setPlainText("\n".join(f"{k}={v}" for k, v in spec.env.items()))
         self.secrets_edit.setText(", ".join(spec.secret_env))
         self.timeout_spin.setValue(spec.timeout_s)
@@ -227,6 +255,7 @@ class McpServersDialog(QDialog):
     def _show_status(self) -> None:
         name = self._drafts[self._shown].name if self._shown is not None else ""
         self.status.setText(self.sources.status.get(name, "not connected"))
+        self.connect_button.setEnabled(not self.sources.connecting(name))
 
     def _on_server_list_current_row_changed(self, row: int) -> None:
         if row != self._shown:

@@ -11,17 +11,24 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable
+from typing import Protocol
 
 from PySide6.QtCore import QObject, Signal
 
-from sandbox_app.core.backend import Backend
-from sandbox_app.core.engine import ReactEngine, drive
+from sandbox_app.core.engine import Runnable, drive
 from sandbox_app.core.events import Event, RunFinished
 from sandbox_app.core.metrics import RunMetrics
 from sandbox_app.ui.frames import Phase, frame_clock
 
 log = logging.getLogger(__name__)
-RunFactory = Callable[[], tuple[ReactEngine, Backend]]
+
+
+class Closable(Protocol):
+    async def aclose(self) -> None: ...
+
+
+# A run and what it talks to: an engine and its backend, or a recording and nothing.
+RunFactory = Callable[[], tuple[Runnable, Closable]]
 
 
 class RunController(QObject):

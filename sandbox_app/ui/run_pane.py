@@ -23,7 +23,9 @@ from PySide6.QtWidgets import (
 
 from sandbox_app.core.events import Event, RunFinished, StepFinished, StepStarted
 from sandbox_app.core.metrics import RunMetrics, StepMetrics, how_far
+from sandbox_app.core.recording import NoBackend, RecordedLane, RecordedRun
 from sandbox_app.core.records import RunHistory, RunRecord, RunSettings
+from sandbox_app.core.scenario import Scenario
 from sandbox_app.ui.run_controller import RunController, RunFactory
 from sandbox_app.ui.trace_view import TraceView
 
@@ -91,6 +93,8 @@ class RunPane(QWidget):
         layout.addWidget(self.trace, 1)
 
         self._settings = RunSettings()
+        self._scenario: Scenario | None = None
+        self._replaying = False
         self._record: RunRecord | None = None  # the run streaming now
         self._max_steps = 0
         self._step = 0
@@ -119,9 +123,13 @@ class RunPane(QWidget):
         settings: RunSettings,
         waiting_for: str,
         repeats: int = 1,
+        scenario: Scenario | None = None,
     ) -> None:
-        """Run ``repeats`` times; ``waiting_for`` names the server in the waiting line."""
+        """Run ``repeats`` times; ``waiting_for`` names the server in the waiting line;
+        ``scenario``, what the run is made from, is kept with its record (for recordings)."""
         self._settings, self._waiting_for = settings, waiting_for
+        self._scenario = scenario
+        self._replaying = False
         self._max_steps = settings.max_steps
         self.history.clear()
         self.run_picker.clear()
@@ -134,6 +142,24 @@ class RunPane(QWidget):
 
     def stop(self) -> None:
         self.controller.stop()
+
+    def replay(self, lane: RecordedLane, scenario: Scenario, speed: float) -> None:
+        """Play a recorded run here, as if it ran: no network, no model."""
+        self.start(
+            lambda: (RecordedRun(lane, speed), NoBackend()),
+            lane.settings,
+            "the recording",
+            scenario=scenario,
+        )
+        self._replaying = True
+
+    def recorded(self) -> RecordedLane | None:
+        """The run on screen as a recording's lane (None before any run)."""
+        index = self.run_picker.currentIndex()
+        record = self.history[index] if 0 <= index < len(self.history) else self.history.latest
+        if record is None or not record.timeline:
+            return None
+        return RecordedLane(record.settings, tuple(record.timeline))
 
     def show_run(self, index: int) -> None:
         """Redraw kept run ``index`` from its record."""
@@ -154,6 +180,7 @@ class RunPane(QWidget):
 
     def _on_controller_repeat_started(self, repeat: int) -> None:
         self._record = self.history.start(self._settings)
+        self._record.scenario, self._record.replayed = self._scenario, self._replaying
         self.run_picker.addItem(f"Run {repeat + 1}")
         self.run_picker.setCurrentIndex(self.run_picker.count() - 1)
         self.run_picker.setVisible(self.run_picker.count() > 1)
@@ -170,7 +197,7 @@ class RunPane(QWidget):
     def _on_controller_engine_events(self, events: list[Event]) -> None:
         if self._record is None:
             return
-        self._record.add(events)
+        self._record.add(events, at=time.perf_counter() - self._started)
         latest = self._showing_latest()
         for event in events:
             if latest:

@@ -59,11 +59,43 @@ DARK = {
 }
 
 
+# Presenter mode (ui/presenter.py): darker or brighter still, every role at 7:1 or more
+# against the base colour (WCAG AAA for text), the dim struck-through one included, so a
+# washed-out projector still shows each.
+HIGH_CONTRAST_LIGHT = {
+    "thought": Style("#0b3d91", italic=True),
+    "action": Style("#6b3300", bold=True),
+    "answer": Style("#0b5a1f", bold=True),
+    "observation": Style("#3d1466", background="#efe6fa"),
+    "error": Style("#9c1006"),
+    "step": Style("#000000", bold=True),
+    "notice": Style("#303134", italic=True),
+    "dropped": Style("#3c4043", strike=True),
+    "thinking": Style("#303134", italic=True, background="#f1f3f4"),
+    "thinking_header": Style("#202124", background="#f1f3f4"),
+}
+HIGH_CONTRAST_DARK = {
+    "thought": Style("#b9d3fb", italic=True),
+    "action": Style("#ffcc80", bold=True),
+    "answer": Style("#a8e6b5", bold=True),
+    "observation": Style("#eddcff", background="#2b2238"),
+    "error": Style("#ffb4ab"),
+    "step": Style("#ffffff", bold=True),
+    "notice": Style("#dadce0", italic=True),
+    "dropped": Style("#c4c7c5", strike=True),
+    "thinking": Style("#dadce0", italic=True, background="#25272b"),
+    "thinking_header": Style("#f1f3f4", background="#25272b"),
+}
+high_contrast = False  # set by presenter mode for every trace
+
+
 def is_dark(palette: QPalette) -> bool:
     return palette.color(QPalette.ColorRole.Base).lightnessF() < 0.5
 
 
 def styles_for(palette: QPalette) -> dict[str, Style]:
+    if high_contrast:
+        return HIGH_CONTRAST_DARK if is_dark(palette) else HIGH_CONTRAST_LIGHT
     return DARK if is_dark(palette) else LIGHT
 
 

@@ -120,7 +120,11 @@ class ToolPanel(QWidget):
         self.checkboxes.clear()
         self.policy_combos.clear()
         s = self.workspace.model.scenario
-        for row, tool in enumerate(self.all_tools()):
+        tools = self.all_tools()
+        # Trust goes with a tool that is there: one removed takes it along, so a new tool of
+        # the same name (another server's) is asked about afresh.
+        self.workspace.model.trusted &= {tool.name for tool in tools}
+        for row, tool in enumerate(tools):
             box = QCheckBox(tool.name)
             box.setToolTip(tool.description)
             box.setChecked(tool.name in s.enabled_tools)

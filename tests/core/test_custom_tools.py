@@ -281,3 +281,22 @@ def test_a_model_that_obeys_the_injection_is_marked_wrong(fake_server: FakeOpenA
     assert done.answer == "42"
     assert scenario.expected is not None
     assert not matches(done.answer, scenario.expected)
+
+
+def test_a_mock_tools_limit_is_its_own() -> None:
+    import asyncio
+
+    from sandbox_app.core.tools import ToolRouter
+    from sandbox_app.core.tools.mock import MockTool
+
+    async def slow_person(tool: str, input: str) -> str | None:
+        await asyncio.sleep(0.3)  # a person who takes longer than the router's limit
+        return "answered"
+
+    async def calls() -> list[str]:
+        ask = MockTool(MockToolSpec("poll", "Asks.", behaviour="ask"), slow_person)
+        slow = MockTool(MockToolSpec("slow", "Slow.", latency_s=0.3, default="late"))
+        router = ToolRouter([ask, slow], timeout=0.1)
+        return [(await router.run_tool(name, "x")).text for name in ("poll", "slow")]
+
+    assert asyncio.run(calls()) == ["answered", "late"]

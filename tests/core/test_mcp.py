@@ -72,7 +72,7 @@ def test_connect_lists_the_tools_with_their_inputs() -> None:
             await connection.close()
 
     tools = {t.name: t for t in asyncio.run(listed())}
-    assert set(tools) == {"capital", "add", "secret", "fail", "hang", "die"}
+    assert set(tools) == {"capital", "find", "add", "secret", "fail", "hang", "die"}
     assert tools["capital"].description == "The capital city of a country."
     assert (tools["capital"].input_hint, tools["capital"].read_only) == ("country", True)
     assert tools["add"].input_hint == "JSON object with a, b"
@@ -234,3 +234,36 @@ def test_a_server_over_streamable_http(fake_server: FakeOpenAIServer) -> None:
     finally:
         process.terminate()
         process.wait(timeout=10)
+
+
+def test_optional_parameters_and_the_servers_own_timeout() -> None:
+    from sandbox_app.core.tools import ToolRouter
+
+    async def calls() -> list[str]:
+        connection = McpConnection(spec(timeout_s=5))
+        try:
+            # The router's own limit is short here: the server's timeout is the one used.
+            router = ToolRouter(await connection.connect(), timeout=0.3)
+            found = await router.run_tool("find", '{"query": "Oslo"}')  # limit left out
+            slow = await router.run_tool("hang", "1")
+            return [found.text, slow.text]
+        finally:
+            await connection.close()
+
+    assert asyncio.run(calls()) == ["1 result for Oslo", "done"]
+
+
+def test_a_tool_named_like_another_is_offered_under_its_servers_name() -> None:
+    async def call() -> tuple[list[str], str]:
+        connection = McpConnection(spec())
+        try:
+            tools = await connection.connect(taken=("capital", "Search"))
+            by_name = {t.name: t for t in tools}
+            return sorted(by_name), await by_name["test_capital"].run("France")
+        finally:
+            await connection.close()
+
+    names, answer = asyncio.run(call())
+    assert "test_capital" in names
+    assert "capital" not in names
+    assert answer == "Paris"  # called by its own name on the server

@@ -288,3 +288,88 @@ def test_observations_stay_data_in_native_mode(fake_server: FakeOpenAIServer) ->
     assert hostile in of_type(events, Observation)[0].text
     assert len(of_type(events, ActionParsed)) == 1
     assert finished(events).answer == "fine"
+
+
+def test_parallel_calls_that_share_an_index_stay_apart() -> None:
+    # Ollama 0.20 (ollama/ollama#15457): index 0 for every parallel call, each its own id.
+    collector = CallCollector()
+    collector.feed([ToolCallPiece(0, "call_a", "search", '{"query": "a"}')])
+    collector.feed([ToolCallPiece(0, "call_b", "calculator", '{"expression": "1+1"}')])
+    collector.feed([ToolCallPiece(0, "", "", "")])  # an empty piece continues the last
+    collector.close()
+    assert collector.calls() == [
+        NativeCall("call_a", "search", '{"query": "a"}'),
+        NativeCall("call_b", "calculator", '{"expression": "1+1"}'),
+    ]
+
+
+def test_calls_without_an_index_take_their_place() -> None:
+    from sandbox_app.backends.sse import decode_chunk
+
+    # Older Ollama builds (ollama/ollama#7881): no index at all.
+    data = json.dumps(
+        {
+            "choices": [
+                {
+                    "delta": {
+                        "tool_calls": [
+                            {"id": "a", "function": {"name": "search", "arguments": "{}"}},
+                            {"id": "b", "function": {"name": "calculator", "arguments": "{}"}},
+                        ]
+                    }
+                }
+            ]
+        }
+    )
+    collector = CallCollector()
+    collector.feed(decode_chunk(data).tool_calls)
+    assert [c.name for c in collector.calls()] == ["search", "calculator"]
+
+
+class _NoUsage:
+    """A server that reports no usage and fails its third request."""
+
+    label = "no usage"
+
+    def __init__(self) -> None:
+        self.asked = 0
+
+    async def stream(self, messages: Any, params: Any) -> Any:
+        from sandbox_app.core.backend import BackendError, Delta
+
+        self.asked += 1
+        if self.asked == 1:
+            yield Delta(tool_calls=(ToolCallPiece(0, "c1", "calculator", '{"expression": "2+2"}'),))
+        elif self.asked == 2:
+            yield Delta("4")
+        else:
+            raise BackendError("down")
+
+    async def list_models(self) -> list[str]:
+        return []
+
+    async def aclose(self) -> None:
+        return None
+
+
+def test_a_call_only_reply_without_usage_is_estimated_not_a_crash() -> None:
+    events = run_events(native(builtin("brightgrid")), _NoUsage())  # type: ignore[arg-type]
+    done = finished(events)
+    assert (done.status, done.answer) == ("answered", "4")
+    assert done.metrics.estimated
+    assert done.metrics.tokens_in > 0
+
+
+def test_a_finish_call_with_bad_arguments_goes_back_as_an_error(
+    fake_server: FakeOpenAIServer,
+) -> None:
+    scenario = builtin("brightgrid").with_changes(enabled_tools=("search", "finish"))
+    broken = '<tool_call>{"name": "finish", "arguments": "{answer"}</tool_call>'
+    events = run_native(
+        fake_server,
+        ModelScript(replies=[broken, call("finish", answer="$1,680")]),
+        scenario=scenario,
+    )
+    (observation,) = of_type(events, Observation)
+    assert observation.text.startswith("Error: the arguments of finish are not valid JSON")
+    assert finished(events).answer == "$1,680"

@@ -214,7 +214,7 @@ CHUNKS: dict[str, tuple[str, Delta]] = {
             tool_calls=(ToolCallPiece(0, "call_lbcjwr0u", "run_command", '{"command":"ls -a"}'),),
         ),
     ),
-    # Not a server's: arguments sent as an object are read as their JSON; no index = 0.
+    # Not a server's: arguments sent as an object are read as their JSON; no index: its place.
     "arguments as an object": (
         '{"choices":[{"delta":{"tool_calls":[{"function":{"name":"f","arguments":{"a":1}}}]}}]}',
         Delta("", tool_calls=(ToolCallPiece(0, "", "f", '{"a": 1}'),)),

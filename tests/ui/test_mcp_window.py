@@ -31,7 +31,7 @@ def test_connect_a_server_and_run_its_tool(
         task = dialog.connect_current()
         assert task is not None
         qtbot.waitUntil(task.done, timeout=30000)
-        assert dialog.status.text() == "connected: 6 tools"
+        assert dialog.status.text() == "connected: 7 tools"
         dialog.accept()
         (server,) = window.current_scenario().mcp_servers
         assert (server.name, server.command, server.args) == ("geo", sys.executable, (str(SERVER),))

@@ -152,7 +152,7 @@ def test_screenshot_of_mcp_servers(qtbot: QtBot, window: MainWindow, shots: Path
     task = dialog.connect_current()
     assert task is not None
     qtbot.waitUntil(task.done, timeout=30000)
-    assert dialog.status.text() == "connected: 6 tools"
+    assert dialog.status.text() == "connected: 7 tools"
     dialog.where_edit.setText(f"python {SERVER.name}")  # as a user would write it
     assert dialog.grab().save(str(shots / "mcp.png"))
     closing = asyncio.ensure_future(window.tool_panel.mcp.close_all())

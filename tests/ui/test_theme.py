@@ -6,8 +6,17 @@ import pytest
 from PySide6.QtGui import QColor, QPalette
 from pytestqt.qtbot import QtBot
 
+from sandbox_app.ui import theme
 from sandbox_app.ui.highlighter import Role
-from sandbox_app.ui.theme import DARK, LIGHT, contrast, is_dark, styles_for
+from sandbox_app.ui.theme import (
+    DARK,
+    HIGH_CONTRAST_DARK,
+    HIGH_CONTRAST_LIGHT,
+    LIGHT,
+    contrast,
+    is_dark,
+    styles_for,
+)
 from sandbox_app.ui.trace_view import TraceView
 
 
@@ -35,6 +44,22 @@ def test_every_role_is_readable_on_its_theme(palette: QPalette, styles: dict[str
         )
         needed = 3.0 if key == "dropped" else 4.5  # struck-through text is dim on purpose
         assert contrast(QColor(style.color), background) >= needed, key
+
+
+@pytest.mark.parametrize(
+    ("palette", "styles"),
+    [(light_palette(), HIGH_CONTRAST_LIGHT), (dark_palette(), HIGH_CONTRAST_DARK)],
+)
+def test_presenter_colours_are_7_to_1_on_their_theme(
+    palette: QPalette, styles: dict[str, object], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(theme, "high_contrast", True)
+    assert styles_for(palette) is styles
+    for key, style in styles_for(palette).items():
+        background = (
+            QColor(style.background) if style.background else palette.color(QPalette.ColorRole.Base)
+        )
+        assert contrast(QColor(style.color), background) >= 7.0, key
 
 
 def test_trace_switches_colours_when_the_system_goes_dark(qtbot: QtBot) -> None:

@@ -25,3 +25,4 @@ class Tool(Protocol):
 
 # A tool may also have ``parameters``: a JSON schema of its input (an MCP server's tools do).
 # Native tool calling then sends that schema and hands the tool the call's JSON object as text.
+# And ``timeout_s``: its own time limit in seconds, None for none (the router's is 10 s).

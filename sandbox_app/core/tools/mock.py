@@ -72,6 +72,8 @@ class MockTool:
         self.description = spec.description
         self.input_hint = spec.input_hint
         self.read_only = spec.read_only
+        # A person answers when they answer; a canned reply takes its latency and no more.
+        self.timeout_s = None if spec.behaviour == "ask" else spec.latency_s + 10.0
         self._ask = ask
 
     async def run(self, input: str) -> str:

@@ -82,8 +82,12 @@ class ToolRouter:
         if policy == "ask" and not (self._approve and await self._approve(tool.name, input)):
             return f"Error: the user declined to run {tool.name}"
         try:
-            async with asyncio.timeout(self.timeout):
-                text = await tool.run(plain_input(input))
+            # A tool may set its own limit (an MCP server's timeout, a mock's latency) or none
+            # (ask me: a person answers when they answer).
+            async with asyncio.timeout(getattr(tool, "timeout_s", self.timeout)):
+                # A tool that reads a JSON object itself (MCP's) gets the input as written.
+                own = isinstance(getattr(tool, "parameters", None), dict)
+                text = await tool.run(input if own else plain_input(input))
         except TimeoutError:
             return "Error: tool timed out"
         except Exception as err:  # a tool bug must reach the model as one line, not a crash

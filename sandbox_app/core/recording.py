@@ -1,0 +1,210 @@
+"""Recordings: runs saved with their timing, played back with no network and no model.
+
+A recording holds the scenario, and for each lane (one for the Run tab, 2–4 for a comparison)
+its settings (never a key) and every event with its time offset from the run's start, as the
+window received them (a frame's tokens together). Playing one back feeds the same events
+through the same run pane at the recorded pace (or 2×, 4×, at once), so the trace text, its
+colours, the metrics and the comparison table are the live run's.
+
+    {"recording": 1, "app": "0.9.0", "created": "2026-11-30T10:00:00+00:00",
+     "scenario": {… the scenario file's fields …},
+     "lanes": [{"settings": {"model": "qwen3:8b", …},
+                "events": [{"t": 0.0, "type": "RunStarted", …}, …]}]}
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import asdict, dataclass, fields
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from sandbox_app.core import events as ev
+from sandbox_app.core.events import Event, RunFinished, event_to_dict
+from sandbox_app.core.metrics import RunMetrics, StepMetrics
+from sandbox_app.core.records import RunSettings
+from sandbox_app.core.scenario import Scenario
+from sandbox_app.core.scenario_fields import ScenarioError
+from sandbox_app.core.scenario_file import scenario_from_dict, scenario_to_dict
+
+VERSION = 1
+MAX_BYTES = 50 * 1024 * 1024
+Timed = tuple[float, Event]
+_TYPES: dict[str, type] = {
+    cls.__name__: cls
+    for cls in (
+        ev.RunStarted,
+        ev.StepStarted,
+        ev.TokenDelta,
+        ev.ReasoningDelta,
+        ev.ThinkingReclassified,
+        ev.FabricationCut,
+        ev.ActionParsed,
+        ev.Observation,
+        ev.FormatError,
+        ev.Notice,
+        ev.FinalAnswer,
+        ev.StepFinished,
+        ev.RunFinished,
+    )
+}
+
+
+class RecordingError(ValueError):
+    """A recording file that cannot be played, in one line."""
+
+
+@dataclass(frozen=True)
+class RecordedLane:
+    settings: RunSettings
+    events: tuple[Timed, ...]
+
+    @property
+    def finished(self) -> RunFinished | None:
+        last = self.events[-1][1] if self.events else None
+        return last if isinstance(last, RunFinished) else None
+
+
+@dataclass(frozen=True)
+class Recording:
+    scenario: Scenario
+    lanes: tuple[RecordedLane, ...]
+    created: str = ""  # ISO 8601, UTC
+    app: str = ""
+
+    @property
+    def models(self) -> list[str]:
+        return [lane.settings.model or lane.settings.backend for lane in self.lanes]
+
+    def title(self) -> str:
+        """What the window says is playing: the models and when they were recorded."""
+        when = self.created[:16].replace("T", " ")
+        return f"Recording of {' · '.join(self.models)}, {when} UTC"
+
+
+def recording_of(scenario: Scenario, lanes: Sequence[RecordedLane], app: str = "") -> Recording:
+    created = datetime.now(UTC).replace(microsecond=0).isoformat()
+    return Recording(scenario, tuple(lanes), created, app)
+
+
+def save_recording(recording: Recording, path: Path) -> None:
+    data = {
+        "recording": VERSION,
+        "app": recording.app,
+        "created": recording.created,
+        "scenario": scenario_to_dict(recording.scenario),
+        "lanes": [
+            {
+                "settings": asdict(lane.settings),
+                "events": [{"t": round(t, 4), **event_to_dict(e)} for t, e in lane.events],
+            }
+            for lane in recording.lanes
+        ],
+    }
+    path.write_text(json.dumps(data, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+
+
+def load_recording(path: Path) -> Recording:
+    """Read a recording; RecordingError says in one line what is wrong with the file."""
+    try:
+        if path.stat().st_size > MAX_BYTES:
+            raise RecordingError(f"{path.name} is larger than {MAX_BYTES // 2**20} MB.")
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as err:
+        raise RecordingError(f"Cannot read {path.name}: {type(err).__name__}.") from None
+    except ValueError as err:
+        raise RecordingError(f"{path.name} is not JSON: {err}.") from None
+    try:
+        return _recording(data)
+    except (ScenarioError, RecordingError, KeyError, TypeError, ValueError) as err:
+        raise RecordingError(f"{path.name}: {str(err).splitlines()[0][:160]}") from None
+
+
+def _recording(data: Any) -> Recording:
+    if not isinstance(data, dict) or data.get("recording") != VERSION:
+        raise RecordingError(f'not a recording (no "recording": {VERSION}).')
+    lanes = data.get("lanes")
+    if not isinstance(lanes, list) or not 1 <= len(lanes) <= 4:
+        raise RecordingError('"lanes" must hold 1 to 4 lanes.')
+    return Recording(
+        scenario_from_dict(data.get("scenario")),
+        tuple(_lane(lane, i) for i, lane in enumerate(lanes)),
+        str(data.get("created", "")),
+        str(data.get("app", "")),
+    )
+
+
+def _lane(data: Any, index: int) -> RecordedLane:
+    settings = data.get("settings") if isinstance(data, dict) else None
+    items = data.get("events") if isinstance(data, dict) else None
+    if not isinstance(settings, dict) or not isinstance(items, list):
+        raise RecordingError(f'lanes[{index}] needs "settings" and "events".')
+    known = {f.name for f in fields(RunSettings)}
+    timed: list[Timed] = []
+    for j, item in enumerate(items):
+        if not isinstance(item, dict) or not isinstance(item.get("t"), int | float):
+            raise RecordingError(f"lanes[{index}].events[{j}] has no time.")
+        try:
+            timed.append((float(item["t"]), event_from_dict(item)))
+        except (KeyError, TypeError, ValueError) as err:
+            raise RecordingError(f"lanes[{index}].events[{j}]: {err}") from None
+    return RecordedLane(
+        RunSettings(**{k: v for k, v in settings.items() if k in known}), tuple(timed)
+    )
+
+
+def event_from_dict(data: dict[str, Any]) -> Event:
+    """The event :func:`events.event_to_dict` wrote (its extra keys, like ``t``, ignored)."""
+    cls = _TYPES.get(str(data.get("type")))
+    if cls is None:
+        raise ValueError(f"unknown event type {data.get('type')!r}")
+    values = {f.name: data[f.name] for f in fields(cls) if f.name in data}
+    if "metrics" in values:
+        values["metrics"] = _metrics(values["metrics"], cls is ev.RunFinished)
+    event: Event = cls(**values)
+    return event
+
+
+def _metrics(data: dict[str, Any], run: bool) -> RunMetrics | StepMetrics:
+    if not run:
+        return StepMetrics(**{f.name: data[f.name] for f in fields(StepMetrics) if f.name in data})
+    values = {f.name: data[f.name] for f in fields(RunMetrics) if f.name in data}
+    values["steps"] = tuple(_metrics(step, False) for step in values.get("steps", ()))
+    return RunMetrics(**values)
+
+
+class RecordedRun:
+    """Plays a recorded lane's events at ``speed`` × the recorded pace (0: at once); runs
+    through ``engine.drive`` like a live engine, so everything downstream is the same."""
+
+    def __init__(self, lane: RecordedLane, speed: float = 1.0) -> None:
+        self.lane = lane
+        self.speed = speed
+        self._shown: RunMetrics = RunMetrics()
+
+    async def run(self) -> AsyncIterator[Event]:
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        for offset, event in self.lane.events:
+            if self.speed > 0:
+                delay = started + offset / self.speed - loop.time()
+                if delay > 0:
+                    await asyncio.sleep(delay)
+            if isinstance(event, RunFinished):
+                self._shown = event.metrics
+            yield event
+
+    def stopped(self) -> RunFinished:
+        return RunFinished("stopped", "Stopped by the user.", None, self._shown)
+
+
+class NoBackend:
+    """What a played-back run talks to: nothing (no socket, no model)."""
+
+    label = "Recording"
+
+    async def aclose(self) -> None:
+        return None

@@ -1,0 +1,90 @@
+"""The window's menus: File, Edit, View and Help, each action wired to the part that does it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from PySide6.QtGui import QAction, QActionGroup, QKeySequence
+from PySide6.QtWidgets import QMenu, QMessageBox
+
+from sandbox_app.core.scenario_file import builtin_scenarios
+from sandbox_app.ui.about import show_about
+from sandbox_app.ui.recordings import SPEEDS
+
+if TYPE_CHECKING:
+    from sandbox_app.ui.main_window import MainWindow
+
+Keys = QKeySequence | QKeySequence.StandardKey | str
+SHORTCUTS = (
+    ("Ctrl+Enter", "Run the scenario"),
+    ("Esc", "Stop the run"),
+    ("F11", "Presenter mode"),
+    ("Ctrl+= / Ctrl+- / Ctrl+0", "Zoom in / out / back to 100 %"),
+    ("Ctrl+Shift+C", "Copy the trace"),
+    ("Ctrl+N / Ctrl+O / Ctrl+S", "New / open / save a scenario"),
+)
+
+
+def build_menus(window: MainWindow) -> tuple[QAction, QAction]:
+    """Every menu; returns View's Show thinking and Presenter mode actions."""
+    files, recordings, presenter = window.files, window.recordings, window.presenter
+    file_menu = window.menuBar().addMenu("&File")
+    add(window, file_menu, "&New", QKeySequence.StandardKey.New, files.new_scenario)
+    add(window, file_menu, "&Open…", QKeySequence.StandardKey.Open, files.open_dialog)
+    examples = file_menu.addMenu("Open &example")
+    for path in builtin_scenarios():
+        action = examples.addAction(path.stem.replace("_", " ").capitalize())
+        action.triggered.connect(lambda _=False, p=path: files.ask_to_open(p))
+    file_menu.addMenu(files.recent_menu)
+    file_menu.addSeparator()
+    add(window, file_menu, "&Save", QKeySequence.StandardKey.Save, files.save)
+    add(window, file_menu, "Save &as…", QKeySequence.StandardKey.SaveAs, files.save_as)
+    file_menu.addSeparator()
+    add(window, file_menu, "Open &recording…", "Ctrl+Shift+O", recordings.open_dialog)
+    add(window, file_menu, "Save re&cording…", "Ctrl+Shift+S", recordings.save_dialog)
+    file_menu.addSeparator()
+    add(window, file_menu, "&Quit", QKeySequence.StandardKey.Quit, window.close)
+    edit_menu = window.menuBar().addMenu("&Edit")
+    add(window, edit_menu, "&Copy trace", "Ctrl+Shift+C", window.copy_trace)
+
+    view = window.menuBar().addMenu("&View")
+    show_thinking = view.addAction("Show &thinking")
+    show_thinking.setCheckable(True)
+    show_thinking.toggled.connect(window.set_show_thinking)
+    presenting = add(window, view, "&Presenter mode", "F11", lambda: None)
+    presenting.setCheckable(True)
+    presenting.toggled.connect(presenter.set_on)
+    view.addSeparator()
+    add(window, view, "Zoom &in", QKeySequence.StandardKey.ZoomIn, presenter.zoom_in)
+    add(window, view, "Zoom in", "Ctrl+=", presenter.zoom_in).setVisible(False)  # US layouts
+    add(window, view, "Zoom &out", QKeySequence.StandardKey.ZoomOut, presenter.zoom_out)
+    add(window, view, "&Actual size", "Ctrl+0", presenter.zoom_reset)
+    pace = view.addMenu("&Replay speed")
+    group = QActionGroup(window)
+    for label, speed in SPEEDS:
+        action = pace.addAction(label)
+        action.setCheckable(True)
+        action.setChecked(speed == recordings.speed)
+        action.triggered.connect(lambda _=False, s=speed: recordings.set_speed(s))
+        group.addAction(action)
+
+    help_menu = window.menuBar().addMenu("&Help")
+    help_menu.addAction("&Keyboard shortcuts").triggered.connect(lambda: show_shortcuts(window))
+    help_menu.addAction("&About ReAct Sandbox").triggered.connect(lambda: show_about(window))
+    return show_thinking, presenting
+
+
+def add(
+    window: MainWindow, menu: QMenu, text: str, keys: Keys, slot: Callable[[], object]
+) -> QAction:
+    action = QAction(text, window)
+    action.setShortcut(QKeySequence(keys) if isinstance(keys, str) else keys)
+    action.triggered.connect(slot)
+    menu.addAction(action)
+    return action
+
+
+def show_shortcuts(window: MainWindow) -> None:
+    rows = "".join(f"<tr><td><b>{k}</b></td><td>{what}</td></tr>" for k, what in SHORTCUTS)
+    QMessageBox.information(window, "Keyboard shortcuts", f"<table cellpadding=4>{rows}</table>")

@@ -1,0 +1,104 @@
+"""File → Save recording… and Open recording…, and the pace recordings play at.
+
+Saving takes the run on screen in the Run tab, or every lane of the comparison when the
+Compare tab is showing. Opening plays the recording where it belongs (one lane: the Run tab;
+more: the compare lanes, table included), labelled in the status bar with the recorded models
+and date, and says when it was made from a prompt, tools or settings other than the window's:
+it always plays what was recorded.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from PySide6.QtWidgets import QFileDialog
+
+from sandbox_app import __version__
+from sandbox_app.core.recording import (
+    RecordingError,
+    load_recording,
+    recording_of,
+    save_recording,
+)
+from sandbox_app.core.scenario import Scenario
+
+if TYPE_CHECKING:
+    from sandbox_app.ui.main_window import MainWindow
+
+SPEEDS = (("As recorded", 1.0), ("2×", 2.0), ("4×", 4.0), ("At once", 0.0))
+FILTER = "Recordings (*.json);;All files (*)"
+
+
+class RecordingActions:
+    def __init__(self, window: MainWindow) -> None:
+        self.window = window
+        self.speed = float(window.settings.value("replay_speed", 1.0))  # type: ignore[arg-type]
+
+    def set_speed(self, speed: float) -> None:
+        self.speed = speed
+        self.window.settings.setValue("replay_speed", speed)
+
+    def save_dialog(self) -> None:
+        name, _ = QFileDialog.getSaveFileName(self.window, "Save recording", "", FILTER)
+        if name:
+            self.save_to(Path(name))
+
+    def open_dialog(self) -> None:
+        name, _ = QFileDialog.getOpenFileName(self.window, "Open recording", "", FILTER)
+        if name:
+            self.play(Path(name))
+
+    def save_to(self, path: Path) -> bool:
+        window = self.window
+        comparing = window.showing_comparison()
+        panes = [lane.pane for lane in window.compare.lanes] if comparing else [window.run_pane]
+        lanes = [pane.recorded() for pane in panes]
+        kept = [lane for lane in lanes if lane is not None]
+        if not kept or (comparing and len(kept) < len(lanes)):
+            return self._say("Nothing to record yet: run it first (every lane, in a comparison).")
+        latest = panes[0].history.latest
+        scenario = (latest.scenario if latest else None) or window.workspace.model.scenario
+        try:
+            save_recording(recording_of(scenario, kept, __version__), path)
+        except OSError as err:
+            return self._say(f"⚠ Cannot write {path.name}: {err.strerror or err}.")
+        return self._say(f"Saved a recording of {len(kept)} run(s) to {path.name}.", True)
+
+    def play(self, path: Path) -> bool:
+        try:
+            recording = load_recording(path)
+        except RecordingError as err:
+            return self._say(f"⚠ {err}")
+        window = self.window
+        if len(recording.lanes) == 1:
+            window.tabs.setCurrentIndex(0)
+            window.run_pane.replay(recording.lanes[0], recording.scenario, self.speed)
+        else:
+            window.tabs.setCurrentWidget(window.compare)
+            window.compare.play(recording, self.speed)
+        pace = next(label for label, speed in SPEEDS if speed == self.speed)
+        note = _differences(recording.scenario, window.workspace.model.scenario)
+        return self._say(f"▶ {recording.title()} · {pace}{note}", True)
+
+    def _say(self, text: str, ok: bool = False) -> bool:
+        self.window.statusBar().showMessage(text)
+        return ok
+
+
+def _differences(recorded: Scenario, shown: Scenario) -> str:
+    """What the window shows that the recording was not made with, as a note, or ""."""
+    checks: dict[str, Callable[[Scenario], object]] = {
+        "prompt": lambda s: (s.system_prompt, s.dialect),
+        "question": lambda s: s.question,
+        "tools": lambda s: (s.enabled_tools, s.documents, s.custom_tools),
+        "settings": lambda s: (s.max_steps, s.model),
+    }
+    differ = [name for name, key in checks.items() if key(recorded) != key(shown)]
+    if not differ:
+        return ""
+    return (
+        f" — recorded with another {', '.join(differ)} than the window shows; it plays what "
+        "was recorded"
+    )
