@@ -28,7 +28,7 @@ from sandbox_app.core.metrics import RunMetrics, StepMetrics
 from sandbox_app.core.records import RunSettings
 from sandbox_app.core.scenario import Scenario
 from sandbox_app.core.scenario_fields import ScenarioError
-from sandbox_app.core.scenario_file import scenario_from_dict, scenario_to_dict
+from sandbox_app.core.scenario_file import scenario_from_dict, scenario_to_dict, scenarios_dir
 
 VERSION = 1
 MAX_BYTES = 50 * 1024 * 1024
@@ -51,6 +51,11 @@ _TYPES: dict[str, type] = {
         ev.RunFinished,
     )
 }
+
+
+def recordings_dir() -> Path:
+    """Shipped recordings: ``resources/recordings``, beside the built-in scenarios."""
+    return scenarios_dir().parent / "recordings"
 
 
 class RecordingError(ValueError):

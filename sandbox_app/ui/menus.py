@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence
 from PySide6.QtWidgets import QMenu, QMessageBox
 
+from sandbox_app.core.recording import recordings_dir
 from sandbox_app.core.scenario_file import builtin_scenarios
 from sandbox_app.ui.about import show_about
 from sandbox_app.ui.recordings import SPEEDS
@@ -42,6 +43,10 @@ def build_menus(window: MainWindow) -> tuple[QAction, QAction]:
     add(window, file_menu, "Save &as…", QKeySequence.StandardKey.SaveAs, files.save_as)
     file_menu.addSeparator()
     add(window, file_menu, "Open &recording…", "Ctrl+Shift+O", recordings.open_dialog)
+    shipped = file_menu.addMenu("Play an example recordin&g")
+    for path in sorted(recordings_dir().glob("*.json")):
+        action = shipped.addAction(path.stem.replace("_", " ").capitalize())
+        action.triggered.connect(lambda _=False, p=path: recordings.play(p))
     add(window, file_menu, "Save re&cording…", "Ctrl+Shift+S", recordings.save_dialog)
     file_menu.addSeparator()
     add(window, file_menu, "&Quit", QKeySequence.StandardKey.Quit, window.close)

@@ -40,7 +40,6 @@ class Presenter:
         self.bar.addWidget(self.summary)
         self.bar.hide()
         window.addToolBar(Qt.ToolBarArea.TopToolBarArea, self.bar)
-        self._was_maximized = False
 
     @property
     def scale(self) -> float:
@@ -57,13 +56,6 @@ class Presenter:
         self.summary.setText(self._summary())
         self.bar.setVisible(on)
         theme.high_contrast = on
-        if on:
-            self._was_maximized = window.isMaximized()
-            window.showFullScreen()
-        elif self._was_maximized:
-            window.showMaximized()
-        else:
-            window.showNormal()
         self.apply()
 
     def zoom_in(self) -> None:

@@ -20,6 +20,7 @@ from sandbox_app.core.recording import (
     RecordingError,
     load_recording,
     recording_of,
+    recordings_dir,
     save_recording,
 )
 from sandbox_app.core.scenario import Scenario
@@ -46,7 +47,8 @@ class RecordingActions:
             self.save_to(Path(name))
 
     def open_dialog(self) -> None:
-        name, _ = QFileDialog.getOpenFileName(self.window, "Open recording", "", FILTER)
+        start = str(recordings_dir())  # the shipped ones, to begin with
+        name, _ = QFileDialog.getOpenFileName(self.window, "Open recording", start, FILTER)
         if name:
             self.play(Path(name))
 

@@ -16,6 +16,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QProgressBar,
+    QSizePolicy,
     QToolButton,
     QVBoxLayout,
     QWidget,
@@ -76,6 +77,8 @@ class RunPane(QWidget):
         font.setPointSizeF(font.pointSizeF() * answer_scale)
         font.setBold(True)
         self.answer_label.setFont(font)
+        # Never squeezed below its text (presenter mode's large fonts): the trace gives way.
+        self.answer_label.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Minimum)
         self.answer_status = QLabel()
         self.answer_status.setWordWrap(True)
         self.answer_label.hide()

@@ -1,0 +1,99 @@
+"""Presenter mode and zoom: the editors give way to a one-line summary, the trace grows and
+takes the high-contrast colours; zoom is remembered; at 200 % in 1280×720 nothing is cut off."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import QSettings
+from PySide6.QtGui import QImage
+from pytestqt.qtbot import QtBot
+
+from sandbox_app.backends.keys import KeyStore
+from sandbox_app.ui import theme
+from sandbox_app.ui.main_window import MainWindow
+from tests.ui.test_screenshot import fully_shown, shots  # noqa: F401  (a fixture)
+from tests.ui.test_window import fast
+
+
+@pytest.fixture(autouse=True)
+def colours_back() -> Iterator[None]:
+    yield
+    theme.high_contrast = False  # a module setting: never leak into other tests
+
+
+def trace_colour(window: MainWindow, prefix: str) -> str:
+    block = window.trace.document().firstBlock()
+    while block.isValid() and not block.text().startswith(prefix):
+        block = block.next()
+    formats = block.layout().formats()  # kept: the format list owns the C++ objects
+    colour: str = formats[0].format.foreground().color().name()
+    return colour
+
+
+def run(qtbot: QtBot, window: MainWindow) -> None:
+    window.set_scenario(fast("brightgrid", tokens_per_second=0))
+    window.start_run()
+    qtbot.waitUntil(lambda: not window.run_pane.running, timeout=20000)
+    window.trace.flush_all()
+
+
+def test_presenter_mode_fills_the_window_with_the_trace(qtbot: QtBot, window: MainWindow) -> None:
+    run(qtbot, window)
+    editors = window.splitter.widget(0)
+    assert editors is not None
+    assert editors.isVisible()
+    size = window.trace.font().pointSizeF()
+    assert trace_colour(window, "Thought:") == theme.LIGHT["thought"].color
+    window.presenter_action.trigger()  # F11
+    assert not editors.isVisible()
+    assert window.presenter.bar.isVisible()
+    summary = window.presenter.summary.text()
+    assert summary.startswith("Brightgrid: yearly cost for a team · How much does Brightgrid")
+    assert window.trace.font().pointSizeF() == pytest.approx(size * 1.5)
+    assert trace_colour(window, "Thought:") == theme.HIGH_CONTRAST_LIGHT["thought"].color
+    window.presenter_action.trigger()
+    assert editors.isVisible()
+    assert not window.presenter.bar.isVisible()
+    assert window.trace.font().pointSizeF() == pytest.approx(size)
+    assert trace_colour(window, "Thought:") == theme.LIGHT["thought"].color
+
+
+def test_zoom_is_remembered(qtbot: QtBot, window: MainWindow, settings: QSettings) -> None:
+    size = window.trace.font().pointSizeF()
+    answer = window.answer_label.font().pointSizeF()
+    window.presenter.zoom_in()
+    window.presenter.zoom_in()
+    assert window.presenter.zoom == 1.3
+    assert window.trace.font().pointSizeF() == pytest.approx(size * 1.3)
+    assert window.answer_label.font().pointSizeF() == pytest.approx(answer * 1.3)
+    again = MainWindow(settings, KeyStore())
+    qtbot.addWidget(again)
+    assert again.presenter.zoom == 1.3
+    assert again.trace.font().pointSizeF() == pytest.approx(size * 1.3)
+    window.presenter.zoom_reset()
+    assert window.trace.font().pointSizeF() == pytest.approx(size)
+
+
+def test_at_200_percent_in_1280_by_720_nothing_is_cut_off(
+    qtbot: QtBot,
+    window: MainWindow,
+    shots: Path,  # noqa: F811
+) -> None:
+    window.resize(1280, 720)
+    qtbot.waitUntil(lambda: window.width() == 1280, timeout=2000)
+    run(qtbot, window)
+    window.presenter_action.trigger()
+    while window.presenter.zoom < 2.0:
+        window.presenter.zoom_in()
+    window.presenter.zoom_out()
+    window.presenter.zoom_in()  # 2.0 by way of both directions
+    assert window.presenter.zoom == 2.0
+    answer = window.answer_label
+    qtbot.waitUntil(lambda: answer.height() >= answer.sizeHint().height())  # its text fits
+    for widget in (window.run_button, window.stop_button, answer):
+        assert fully_shown(widget), widget
+    assert window.grab().save(str(shots / "presenter.png"))
+    assert QImage(str(shots / "presenter.png")).size().width() == 1280

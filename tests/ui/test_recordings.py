@@ -1,0 +1,157 @@
+"""Recordings: a comparison (or one run) saved with its timing, played back in the window with
+no network and no model; the same trace text, roles, metrics and table as the live run."""
+
+from __future__ import annotations
+
+import socket
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pytestqt.qtbot import QtBot
+
+from sandbox_app.core.recording import load_recording, recordings_dir
+from sandbox_app.core.scenario import LaneConfig
+from sandbox_app.ui.compare_view import CompareView
+from sandbox_app.ui.main_window import MainWindow
+from sandbox_app.ui.recordings import SPEEDS
+from sandbox_app.ui.trace_view import TraceView
+from tests.fakeserver import FakeOpenAIServer, ModelScript
+from tests.helpers import replies_of
+from tests.ui.test_screenshot import GUESSER
+
+AT_ONCE = dict(SPEEDS)["At once"]
+
+
+def run_comparison(qtbot: QtBot, window: MainWindow, server: FakeOpenAIServer) -> CompareView:
+    server.set_model("qwen2.5:1.5b", ModelScript(replies=replies_of("brightgrid"), rate=200))
+    server.set_model("llama3.2:1b", ModelScript(replies=GUESSER, rate=200))
+    compare = window.compare
+    models = ("qwen2.5:1.5b", "llama3.2:1b")
+    compare.set_lanes(tuple(LaneConfig("custom", server.base_url, m) for m in models))
+    window.tabs.setCurrentWidget(compare)
+    compare.run_all()
+    qtbot.waitUntil(lambda: not compare.running, timeout=20000)
+    return compare
+
+
+def blocks(trace: TraceView) -> list[tuple[str, Any]]:
+    """Each line of the trace with its role: what colours it."""
+    trace.flush_all()
+    out = []
+    block = trace.document().firstBlock()
+    while block.isValid():
+        out.append((block.text(), trace.role_of(block.blockNumber())))
+        block = block.next()
+    return out
+
+
+def test_a_recorded_comparison_plays_back_the_same_with_no_network(
+    qtbot: QtBot,
+    make_window: Any,
+    fake_server: FakeOpenAIServer,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    live = make_window()
+    compare = run_comparison(qtbot, live, fake_server)
+    path = tmp_path / "two.json"
+    assert live.recordings.save_to(path), live.statusBar().currentMessage()
+    recording = load_recording(path)
+    assert recording.models == ["qwen2.5:1.5b", "llama3.2:1b"]
+    live_rows = compare.rows()
+    live_blocks = [blocks(lane.trace) for lane in compare.lanes]
+
+    fake_server.stop()  # no model anywhere now
+    seen: list[Any] = []
+    real = socket.socket.connect
+    monkeypatch.setattr(socket.socket, "connect", lambda s, a: seen.append(a) or real(s, a))
+    window = make_window()
+    window.recordings.set_speed(AT_ONCE)
+    assert window.recordings.play(path)
+    replay = window.compare
+    qtbot.waitUntil(lambda: not replay.running, timeout=20000)
+    assert replay.rows() == live_rows  # the table: status, answers, verdicts, metrics
+    assert [blocks(lane.trace) for lane in replay.lanes] == live_blocks
+    assert [r["Correct"] for r in replay.rows()] == ["yes", "no"]
+    assert (
+        window.statusBar()
+        .currentMessage()
+        .startswith("▶ Recording of qwen2.5:1.5b · llama3.2:1b, ")
+    )
+    assert [a for a in seen if isinstance(a, tuple)] == []  # no TCP connection at all
+
+
+def test_one_run_records_and_plays_in_the_run_tab(
+    qtbot: QtBot, window: MainWindow, tmp_path: Path
+) -> None:
+    from tests.ui.test_window import fast
+
+    window.set_scenario(fast("brightgrid", tokens_per_second=400))
+    window.start_run()
+    qtbot.waitUntil(lambda: not window.run_pane.running, timeout=20000)
+    live = blocks(window.trace)
+    path = tmp_path / "one.json"
+    assert window.recordings.save_to(path)
+    window.recordings.set_speed(4.0)  # paced: the recorded offsets, four times as fast
+    assert window.recordings.play(path)
+    assert window.run_pane.running
+    qtbot.waitUntil(lambda: not window.run_pane.running, timeout=20000)
+    assert blocks(window.trace) == live
+    assert window.answer_label.text() == "$1,680 per year"
+    assert "· 4×" in window.statusBar().currentMessage()
+
+
+def test_a_recording_made_with_other_settings_says_so(
+    qtbot: QtBot, window: MainWindow, tmp_path: Path
+) -> None:
+    from tests.ui.test_window import fast
+
+    window.set_scenario(fast("brightgrid"))
+    window.start_run()
+    qtbot.waitUntil(lambda: not window.run_pane.running, timeout=20000)
+    path = tmp_path / "one.json"
+    assert window.recordings.save_to(path)
+    window.set_scenario(fast("calculator_chain"))
+    window.recordings.set_speed(AT_ONCE)
+    assert window.recordings.play(path)
+    qtbot.waitUntil(lambda: not window.run_pane.running, timeout=20000)
+    message = window.statusBar().currentMessage()
+    assert "recorded with another prompt, question, tools" in message
+    assert window.answer_label.text() == "$1,680 per year"  # it plays what was recorded
+
+
+def test_a_corrupt_recording_is_one_line_and_changes_nothing(
+    window: MainWindow, tmp_path: Path
+) -> None:
+    before = window.current_scenario()
+    for text, said in (
+        ("{not json", "bad.json is not JSON"),
+        ('{"recording": 1, "lanes": []}', 'bad.json: "lanes" must hold 1 to 4 lanes.'),
+        (
+            '{"recording": 1, "scenario": {"version": 1}, "lanes": [{"settings": {}, "events": '
+            '[{"t": 0, "type": "Nonsense"}]}]}',
+            "bad.json: lanes[0].events[0]: unknown event",
+        ),
+    ):
+        (tmp_path / "bad.json").write_text(text)
+        assert not window.recordings.play(tmp_path / "bad.json")
+        assert window.statusBar().currentMessage().startswith(f"⚠ {said}")
+    assert window.current_scenario() == before
+    assert not window.run_pane.running
+
+
+def test_nothing_to_record_before_a_run(window: MainWindow, tmp_path: Path) -> None:
+    assert not window.recordings.save_to(tmp_path / "none.json")
+    assert window.statusBar().currentMessage().startswith("Nothing to record yet")
+    assert not (tmp_path / "none.json").exists()
+
+
+def test_the_shipped_recording_plays_offline(qtbot: QtBot, window: MainWindow) -> None:
+    (path,) = sorted(recordings_dir().glob("*.json"))
+    recording = load_recording(path)
+    assert len(recording.lanes) == 2
+    window.recordings.set_speed(AT_ONCE)
+    assert window.recordings.play(path)
+    qtbot.waitUntil(lambda: not window.compare.running, timeout=20000)
+    assert [r["Correct"] for r in window.compare.rows()] == ["yes", "no"]
