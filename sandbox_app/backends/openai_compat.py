@@ -155,7 +155,9 @@ class OpenAICompatBackend:
                 raise await self._explain(err, params) from None
         # When the request went out (stamped by the HTTP client's hook): the time to first
         # token starts there, not before the client was built or the SDK imported.
-        yield Delta(sent_at=response.http_response.request.extensions.get("sent_at"))
+        yield Delta(
+            sent_at=response.http_response.request.extensions.get("sent_at"), request=request
+        )
         chunks = 0
         try:
             # A web UI's address answers 200 with its page: without this check its lines,

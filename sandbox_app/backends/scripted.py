@@ -61,6 +61,8 @@ class ScriptedBackend:
                 f"Stopped: no reply (the script has {len(self.script.replies)} replies "
                 f"and this is step {step + 1})."
             )
+        request = {"model": "scripted", "messages": list(messages), "stop": list(params.stop)}
+        yield Delta(sent_at=time.perf_counter(), request=request)
         reply = self.script.replies[step]
         if not self.script.ignore_stop:
             reply = _cut_at_stop(reply, params.stop)

@@ -50,6 +50,9 @@ class Delta:
     # not include the client's own start-up; sent once, before any text.
     sent_at: float | None = None
     tool_calls: tuple[ToolCallPiece, ...] = ()  # native tool calling only
+    # The request as it went out (its JSON body, never a key), sent once with ``sent_at``:
+    # what the request inspector shows.
+    request: dict[str, Any] | None = None
 
     @property
     def plain(self) -> bool:
@@ -59,6 +62,7 @@ class Delta:
             and not self.notice
             and self.finish_reason is None
             and self.sent_at is None
+            and self.request is None
             and not self.tool_calls
             and not (self.text and self.reasoning)
         )

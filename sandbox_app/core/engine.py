@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Callable, Collection
+from collections.abc import AsyncIterator, Callable, Collection, Sequence
 from dataclasses import replace
 from typing import Protocol
 
@@ -32,7 +32,7 @@ from sandbox_app.core.events import (
     StepStarted,
 )
 from sandbox_app.core.metrics import RunTally, StepMetrics, estimate_tokens
-from sandbox_app.core.model_traits import THINKING_MAX_TOKENS, traits_for
+from sandbox_app.core.model_traits import traits_for
 from sandbox_app.core.native_tools import (
     NATIVE_CORRECTION,
     assistant_message,
@@ -48,7 +48,7 @@ from sandbox_app.core.prompts import DEFAULT_TEMPLATE, PromptError, render_promp
 from sandbox_app.core.scenario import Scenario
 from sandbox_app.core.tools import Approver, Tool, ToolResult, ToolRouter, tools_for
 from sandbox_app.core.tools.router import INPUT_TOO_LONG
-from sandbox_app.core.turn_reader import TurnOutcome, TurnReader
+from sandbox_app.core.turn_reader import TurnOutcome, TurnReader, ask_again
 
 MAX_STEPS_MESSAGE = "Reached max steps without final answer"  # seed 003's wording
 # Stop generating where the model would start writing its own observation. "\nObservation "
@@ -73,7 +73,15 @@ class ReactEngine:
         token_budget: int | None = None,
         tools: list[Tool] | None = None,
         trusted: Collection[str] = (),
+        history: Sequence[Message] = (),
+        prefix: Sequence[Event] = (),
+        only_step: int | None = None,
     ) -> None:
+        """``history`` and ``prefix``: a fork (core/fork.py): the conversation so far (system
+        prompt and question first) and the events of the steps it holds, shown as they were;
+        the run goes on live from the step after them."""
+        self.history, self.prefix = list(history), list(prefix)
+        self.only_step = only_step  # a rerun: this step's turn, then the end
         self.scenario = scenario
         self.backend = backend
         self.model = model
@@ -107,16 +115,20 @@ class ReactEngine:
         s = self.scenario
         self._tally = RunTally()
         try:
-            system = self.system_prompt()
+            system = self.history[0]["content"] if self.history else self.system_prompt()
         except PromptError as err:
             yield self._finish("failed", str(err))
             return
-        self.messages = [
+        self.messages = self.history or [
             {"role": "system", "content": system},
             {"role": "user", "content": s.question},
         ]
         yield RunStarted(system, s.question, s.max_steps, self.backend.label, self.model)
-        for step in range(1, s.max_steps + 1):
+        for event in self.prefix:  # a fork's steps so far, as they were
+            if isinstance(event, StepFinished):
+                self._tally.steps.append(event.metrics)
+            yield event
+        for step in range(len(self._tally.steps) + 1, s.max_steps + 1):
             yield StepStarted(step)
             step_started = time.perf_counter()
             self._tool_seconds = 0.0
@@ -128,10 +140,13 @@ class ReactEngine:
                     async for event in reader.read(self.backend, self.messages, params):
                         yield event
                 except BackendError as err:
+                    yield reader.exchange()
                     yield self._record_step(step, step_started, reader.out, earlier)
                     yield self._finish("failed", str(err))
                     return
-                again = self._ask_again(params, reader.out, len(earlier))
+                yield reader.exchange()
+                auto = self.scenario.model.max_tokens is None
+                again = ask_again(params, reader.out, len(earlier), self._traits, auto)
                 if again is None:
                     break
                 params, notice = again
@@ -153,6 +168,10 @@ class ReactEngine:
             finish = finish_answer(outcome.tool_calls, self.router.resolve)
             if finish is not None:  # native: a call to the finish tool
                 turn = replace(turn, kind="answer", answer=finish)
+            if step == self.only_step and turn.kind != "answer":
+                yield self._record_step(step, step_started, outcome, earlier)
+                yield self._finish("stopped", f"Reran step {step}: its action was not run.")
+                return
             if turn.kind == "answer":
                 self.answer = turn.answer
                 yield FinalAnswer(step, turn.answer, was_thought=self.native and finish is None)
@@ -205,38 +224,6 @@ class ReactEngine:
         self._tool_seconds += result.seconds
         message = self._observation(action.step, tool, result.text)
         return Observation(action.step, tool, result.text, result.error, message)
-
-    def _ask_again(
-        self, params: StreamParams, out: TurnOutcome, asked_again: int
-    ) -> tuple[StreamParams, str] | None:
-        """Whether to ask for this step's reply again, and how; at most twice a step. What
-        was learnt holds for the model's later steps (core/model_traits.py)."""
-        if asked_again >= 2 or out.turn.dropped:
-            return None
-        traits = self._traits
-        if out.unclosed_preopened and not out.cut_by_limit:
-            # Read as starting inside thinking, it closed none: this time it did not think.
-            traits.starts_inside = False
-            return params, (
-                "The reply closed no thinking block this time: asked again and read as it is "
-                "(this model's replies are no longer read as starting inside thinking)."
-            )
-        if out.ended_in_thinking and params.stop and not out.cut_by_limit:
-            traits.thinks = True
-            return replace(params, stop=()), (
-                "The server's stop sequence ended the reply inside the model's thinking: "
-                "asked again without it (not sent to this model again while the app runs)."
-            )
-        auto = self.scenario.model.max_tokens is None
-        if out.cut_by_limit and auto and params.max_tokens < THINKING_MAX_TOKENS:
-            # Also when no thinking showed: a template that opens the block itself shows
-            # none until "</think>", which a reply cut at 512 may never reach.
-            where = "the thinking used" if out.ended_in_thinking else "the reply used"
-            return replace(params, max_tokens=THINKING_MAX_TOKENS, stop=()), (
-                f"Cut at Max tokens (Auto, {params.max_tokens:,}): {where} all of it; asked "
-                f"again with {THINKING_MAX_TOKENS:,}, the Auto limit for models that think."
-            )
-        return None
 
     def _correction(self, turn: Turn) -> str:
         """What to tell a model whose reply had no action and no answer."""

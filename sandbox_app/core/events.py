@@ -108,6 +108,22 @@ class FinalAnswer:
 
 
 @dataclass(frozen=True)
+class Exchange:
+    """One request of a step and its reply, for the request inspector (never drawn): the body
+    as sent (no key), the reply as it streamed before any parsing or cut, and its timing in
+    seconds from the request's send (None when it never came)."""
+
+    step: int
+    request: dict[str, Any]
+    reply: str
+    reasoning: str
+    finish_reason: str | None
+    usage: dict[str, Any] | None
+    first_token_s: float | None
+    last_token_s: float | None
+
+
+@dataclass(frozen=True)
 class StepFinished:
     step: int
     metrics: StepMetrics
@@ -133,6 +149,7 @@ Event = (
     | FormatError
     | Notice
     | FinalAnswer
+    | Exchange
     | StepFinished
     | RunFinished
 )

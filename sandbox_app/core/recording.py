@@ -47,6 +47,7 @@ _TYPES: dict[str, type] = {
         ev.FormatError,
         ev.Notice,
         ev.FinalAnswer,
+        ev.Exchange,
         ev.StepFinished,
         ev.RunFinished,
     )

@@ -17,7 +17,8 @@ import asyncio
 import time
 from collections.abc import AsyncIterator
 from contextlib import aclosing
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any
 
 from sandbox_app.core.backend import (
     Backend,
@@ -30,13 +31,14 @@ from sandbox_app.core.backend import (
 from sandbox_app.core.dialects import Dialect
 from sandbox_app.core.events import (
     Event,
+    Exchange,
     FabricationCut,
     Notice,
     ReasoningDelta,
     ThinkingReclassified,
     TokenDelta,
 )
-from sandbox_app.core.model_traits import ModelTraits
+from sandbox_app.core.model_traits import THINKING_MAX_TOKENS, ModelTraits
 from sandbox_app.core.native_tools import (
     ACTION_LABEL,
     THOUGHT_LABEL,
@@ -105,6 +107,8 @@ class TurnReader:
         self._splitter = ThinkSplitter(starts_inside=traits.starts_inside)
         self._sent_at = time.perf_counter()  # replaced by the backend's own send time
         self._first_reasoning_at: float | None = None
+        self._request: dict[str, Any] = {}
+        self._last_token_at: float | None = None
         self._first_content_at: float | None = None
 
     async def read(
@@ -119,6 +123,8 @@ class TurnReader:
                 async for delta in stream:
                     if delta.sent_at is not None:
                         self._sent_at = delta.sent_at
+                    if delta.request is not None:
+                        self._request = delta.request
                     if delta.notice:
                         yield Notice(self.step, delta.notice)
                     if delta.usage is not None:
@@ -138,7 +144,7 @@ class TurnReader:
                             yield event
                     if not (delta.text or delta.reasoning):
                         continue
-                    now = time.perf_counter()
+                    now = self._last_token_at = time.perf_counter()
                     if out.ttft_s is None:
                         out.ttft_s = now - self._sent_at
                     out.chunks += delta.chunks
@@ -198,6 +204,22 @@ class TurnReader:
             yield TokenDelta(self.step, tail)
         if scanner.dropped:
             yield FabricationCut(self.step, scanner.dropped)
+
+    def exchange(self) -> Exchange:
+        """This request and its reply as the inspector shows them (after read() ended)."""
+        out = self.out
+        calls = "".join(f"\n[tool call {c.id}] {c.name} {c.arguments}" for c in out.tool_calls)
+        last = self._last_token_at
+        return Exchange(
+            self.step,
+            self._request,
+            out.received + calls,
+            out.reasoning_text,
+            out.finish_reason,
+            asdict(out.usage) if out.usage is not None else None,
+            out.ttft_s,
+            last - self._sent_at if last is not None else None,
+        )
 
     def _shown(self, piece: str) -> list[Event]:
         """Content on its way to the trace: through the scanner, or (native) as the Thought."""
@@ -283,3 +305,35 @@ class TurnReader:
         if held:
             events += self._reasoning(held, now)
         return events
+
+
+def ask_again(
+    params: StreamParams, out: TurnOutcome, asked_again: int, traits: ModelTraits, auto: bool
+) -> tuple[StreamParams, str] | None:
+    """Whether to ask for this step's reply again, and how; at most twice a step. What
+    was learnt holds for the model's later steps (core/model_traits.py); ``auto``: Max tokens
+    is Auto."""
+    if asked_again >= 2 or out.turn.dropped:
+        return None
+    if out.unclosed_preopened and not out.cut_by_limit:
+        # Read as starting inside thinking, it closed none: this time it did not think.
+        traits.starts_inside = False
+        return params, (
+            "The reply closed no thinking block this time: asked again and read as it is "
+            "(this model's replies are no longer read as starting inside thinking)."
+        )
+    if out.ended_in_thinking and params.stop and not out.cut_by_limit:
+        traits.thinks = True
+        return replace(params, stop=()), (
+            "The server's stop sequence ended the reply inside the model's thinking: "
+            "asked again without it (not sent to this model again while the app runs)."
+        )
+    if out.cut_by_limit and auto and params.max_tokens < THINKING_MAX_TOKENS:
+        # Also when no thinking showed: a template that opens the block itself shows
+        # none until "</think>", which a reply cut at 512 may never reach.
+        where = "the thinking used" if out.ended_in_thinking else "the reply used"
+        return replace(params, max_tokens=THINKING_MAX_TOKENS, stop=()), (
+            f"Cut at Max tokens (Auto, {params.max_tokens:,}): {where} all of it; asked "
+            f"again with {THINKING_MAX_TOKENS:,}, the Auto limit for models that think."
+        )
+    return None

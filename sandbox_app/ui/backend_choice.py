@@ -14,6 +14,7 @@ from sandbox_app.backends.presets import Preset
 from sandbox_app.backends.registry import BackendConfig, make_backend
 from sandbox_app.core.backend import Backend
 from sandbox_app.core.engine import ReactEngine
+from sandbox_app.core.fork import ForkPoint
 from sandbox_app.core.records import RunSettings
 from sandbox_app.core.scenario import Scenario, ToolCalling
 from sandbox_app.core.tools import Approver, Tool
@@ -45,6 +46,7 @@ class BackendChoice:
         tools: list[Tool],
         approve: Approver,
         trusted: Collection[str] = (),
+        fork: ForkPoint | None = None,
     ) -> Callable[[], tuple[ReactEngine, Backend]]:
         """What a RunController starts: a fresh backend and engine for each run. ``trusted``:
         the side-effecting tools the user let run unasked (core/tools/policy.py)."""
@@ -58,6 +60,9 @@ class BackendChoice:
                 approve=approve,
                 tools=tools,
                 trusted=frozenset(trusted),
+                history=fork.history if fork else (),
+                prefix=fork.prefix if fork else (),
+                only_step=fork.only_step if fork else None,
             )
             return engine, backend
 

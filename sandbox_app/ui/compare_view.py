@@ -35,6 +35,7 @@ from sandbox_app.backends.keys import KeyStore
 from sandbox_app.core.compare import COLUMNS, MAX_LANES, MIN_LANES, Price
 from sandbox_app.core.events import Event, RunFinished, StepFinished
 from sandbox_app.core.exports import export_comparison, to_markdown
+from sandbox_app.core.fork import ForkPoint
 from sandbox_app.core.recording import Recording
 from sandbox_app.core.records import RunRecord, RunSettings
 from sandbox_app.core.scenario import Expected, LaneConfig, lane_settings
@@ -189,6 +190,7 @@ class CompareView(QWidget):
         lane.controller.engineEvents.connect(self._on_lane_engine_events)
         lane.controller.runningChanged.connect(self._on_lane_running_changed)
         lane.trace.stepClicked.connect(self.align_to_step)
+        lane.pane.forkRequested.connect(lambda point: self._start(lane, 1, point))
         self.lanes.append(lane)
         self.lane_splitter.addWidget(lane)
         return lane
@@ -219,19 +221,22 @@ class CompareView(QWidget):
         return any(lane.controller.running for lane in self.lanes) or self.eval_panel.running
 
     def run_all(self) -> None:
-        scenario = self.workspace.model.scenario
-        repeats = self.repeat_spin.value()
         for lane in self.lanes:
-
-            async def approve(tool: str, input: str, name: str = lane.name) -> bool:
-                return await ask_approval(self.window(), tool, input, name)
-
-            async def ask(tool: str, input: str, name: str = lane.name) -> str | None:
-                return await ask_observation(self.window(), tool, input, name)
-
-            tools = self.workspace.model.tools(scenario, ask)
-            lane.start(scenario, tools, approve, repeats, self.workspace.model.trusted)
+            self._start(lane, self.repeat_spin.value())
         self.refresh_table()
+
+    def _start(self, lane: LaneWidget, repeats: int, fork: ForkPoint | None = None) -> None:
+        """Run one lane (a fork of one of its runs stays in that lane)."""
+        scenario = self.workspace.model.scenario
+
+        async def approve(tool: str, input: str, name: str = lane.name) -> bool:
+            return await ask_approval(self.window(), tool, input, name)
+
+        async def ask(tool: str, input: str, name: str = lane.name) -> str | None:
+            return await ask_observation(self.window(), tool, input, name)
+
+        tools = self.workspace.model.tools(scenario, ask)
+        lane.start(scenario, tools, approve, repeats, self.workspace.model.trusted, fork)
 
     def eval_lanes(self) -> list[EvalLane]:
         """Each lane as the test-set runner takes it: its server, model and settings."""

@@ -14,6 +14,7 @@ from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QToolButton, QVBoxLay
 
 from sandbox_app.backends.keys import KeyStore
 from sandbox_app.core.compare import LaneRecord
+from sandbox_app.core.fork import ForkPoint
 from sandbox_app.core.scenario import LaneConfig, Scenario, lane_settings
 from sandbox_app.core.tools import Approver, Tool
 from sandbox_app.ui.backend_panel import BackendPanel
@@ -132,15 +133,17 @@ class LaneWidget(QFrame):
         approve: Approver,
         repeats: int,
         trusted: Collection[str] = (),
+        fork: ForkPoint | None = None,
     ) -> None:
         choice = self.backend_panel.choice()
         lane_scenario = scenario.with_changes(
             model=replace(scenario.model, **lane_settings(choice))
         )
         self.record.model = choice.model
-        make_run = choice.run_factory(lane_scenario, tools, approve, trusted)
+        make_run = choice.run_factory(lane_scenario, tools, approve, trusted, fork)
         settings = choice.run_settings(lane_scenario)
-        self.pane.start(make_run, settings, choice.server_name, repeats, scenario=lane_scenario)
+        server = choice.server_name
+        self.pane.start(make_run, settings, server, repeats, scenario=lane_scenario, fork=fork)
 
     def _on_pane_running_changed(self, running: bool) -> None:
         self.record.running = running

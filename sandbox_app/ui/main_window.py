@@ -32,6 +32,7 @@ from sandbox_app.backends.registry import SCRIPTED
 from sandbox_app.core.compare import Price
 from sandbox_app.core.document import ScenarioDocument
 from sandbox_app.core.exports import trace_text
+from sandbox_app.core.fork import ForkPoint
 from sandbox_app.core.scenario import Scenario, lane_settings
 from sandbox_app.core.tools import Tool
 from sandbox_app.core.tools.plugins import installed
@@ -82,6 +83,7 @@ class MainWindow(QMainWindow):
         self.workspace.changed.connect(self._on_workspace_changed)
         self.backend_panel.changed.connect(self._on_backend_panel_changed)
         self.run_pane.runningChanged.connect(self._on_any_running_changed)
+        self.run_pane.forkRequested.connect(self.start_run)
         self.run_pane.metricsChanged.connect(self.metrics_label.setText)
         self._restore_settings()
 
@@ -107,7 +109,7 @@ class MainWindow(QMainWindow):
         self.run_button = QPushButton("Run")
         self.run_button.setToolTip("Run the scenario (Ctrl+Enter)")
         self.run_button.setShortcut(QKeySequence("Ctrl+Return"))
-        self.run_button.clicked.connect(self.start_run)
+        self.run_button.clicked.connect(lambda: self.start_run())
         self.run_pane.controls.insertWidget(0, self.run_button)
         self.run_pane.setContentsMargins(4, 4, 4, 4)  # clear of the tab frame
         self.stop_button.setToolTip("Stop the run (Esc)")
@@ -233,16 +235,19 @@ class MainWindow(QMainWindow):
 
     # ---- running ------------------------------------------------------------------------
 
-    def start_run(self) -> None:
+    def start_run(self, fork: ForkPoint | None = None) -> None:
+        """Run the scenario, or (``fork``) run on from a kept run's step with the model and
+        settings the panel shows now."""
         if self.run_pane.running:
             return
         scenario = self.workspace.model.scenario
         choice = self.backend_panel.choice()
         tools = self.workspace.model.tools(scenario, self._ask)
         trusted = self.workspace.model.trusted
-        make_run = choice.run_factory(scenario, tools, self._approve, trusted)
+        make_run = choice.run_factory(scenario, tools, self._approve, trusted, fork)
         settings = choice.run_settings(scenario)
-        self.run_pane.start(make_run, settings, choice.server_name, scenario=scenario)
+        pane = self.run_pane
+        pane.start(make_run, settings, choice.server_name, scenario=scenario, fork=fork)
 
     def stop_run(self) -> None:
         self.run_pane.stop()

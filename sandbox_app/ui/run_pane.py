@@ -8,13 +8,15 @@ and how the run ended, the trace, Stop, and a picker for any kept run's trace (r
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import QPoint, Qt, QTimer, Signal
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
     QLabel,
+    QMenu,
     QProgressBar,
     QSizePolicy,
     QToolButton,
@@ -23,10 +25,12 @@ from PySide6.QtWidgets import (
 )
 
 from sandbox_app.core.events import Event, RunFinished, StepFinished, StepStarted
+from sandbox_app.core.fork import ForkPoint, exchanges_of, fork_point
 from sandbox_app.core.metrics import RunMetrics, StepMetrics, how_far
 from sandbox_app.core.recording import NoBackend, RecordedLane, RecordedRun
 from sandbox_app.core.records import RunHistory, RunRecord, RunSettings
 from sandbox_app.core.scenario import Scenario
+from sandbox_app.ui.inspector import RequestInspector
 from sandbox_app.ui.run_controller import RunController, RunFactory
 from sandbox_app.ui.trace_view import TraceView
 
@@ -46,11 +50,13 @@ class RunPane(QWidget):
         runningChanged(bool): a run (or a series of repeats) started or ended.
         metricsChanged(str): the live one-line metrics of the run on screen.
         runFinished(object): a run ended (its RunFinished); repeats give one each.
+        forkRequested(object): Fork or Rerun on a step: a ForkPoint (None: from the start).
     """
 
     runningChanged = Signal(bool)
     metricsChanged = Signal(str)
     runFinished = Signal(object)
+    forkRequested = Signal(object)  # a ForkPoint: the owner starts it with its settings
 
     def __init__(self, answer_scale: float = 1.5, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -98,6 +104,7 @@ class RunPane(QWidget):
         self._settings = RunSettings()
         self._scenario: Scenario | None = None
         self._replaying = False
+        self._fork_of: tuple[str, int] | None = None  # (the run forked, at which step)
         self._record: RunRecord | None = None  # the run streaming now
         self._max_steps = 0
         self._step = 0
@@ -109,6 +116,9 @@ class RunPane(QWidget):
         self._ticker.setInterval(100)
         self._ticker.timeout.connect(self._on_ticker_timeout)
         self.stop_button.clicked.connect(self.controller.stop)
+        self.inspector: RequestInspector | None = None
+        self.trace.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.trace.customContextMenuRequested.connect(self._on_trace_context_menu)
         self.run_picker.activated.connect(self.show_run)
         self.controller.repeatStarted.connect(self._on_controller_repeat_started)
         self.controller.engineEvents.connect(self._on_controller_engine_events)
@@ -127,6 +137,7 @@ class RunPane(QWidget):
         waiting_for: str,
         repeats: int = 1,
         scenario: Scenario | None = None,
+        fork: ForkPoint | None = None,
     ) -> None:
         """Run ``repeats`` times; ``waiting_for`` names the server in the waiting line;
         ``scenario``, what the run is made from, is kept with its record (for recordings)."""
@@ -134,8 +145,10 @@ class RunPane(QWidget):
         self._scenario = scenario
         self._replaying = False
         self._max_steps = settings.max_steps
-        self.history.clear()
-        self.run_picker.clear()
+        self._fork_of = (self.run_picker.currentText(), fork.step) if fork else None
+        if fork is None:  # a fork keeps the run it came from, to show again
+            self.history.clear()
+            self.run_picker.clear()
         # At once, not when the first repeat starts: the last run's trace and answer must
         # not stand under "Starting…" as if they were this run's.
         self.trace.clear_trace()
@@ -176,6 +189,53 @@ class RunPane(QWidget):
         if record.finished is not None:
             self._show_outcome(record.finished, _steps_started(record))
 
+    def shown_record(self) -> RunRecord | None:
+        index = self.run_picker.currentIndex()
+        return self.history[index] if 0 <= index < len(self.history) else self.history.latest
+
+    def step_at(self, block_number: int) -> int:
+        """The step whose lines hold block ``block_number`` (0 before the first step)."""
+        step = 0
+        while (block := self.trace.step_block(step + 1)) is not None and block <= block_number:
+            step += 1
+        return step
+
+    def inspect(self, step: int) -> RequestInspector | None:
+        record = self.shown_record()
+        exchanges = exchanges_of(record.events, step) if record else []
+        if record is None or not exchanges:
+            return None
+        self.inspector = RequestInspector(step, exchanges, record.settings.base_url, self)
+        self.inspector.open()
+        return self.inspector
+
+    def fork(self, step: int, rerun: bool = False) -> bool:
+        """Ask the owner to run on from step ``step`` of the run on screen, or (``rerun``)
+        to ask step ``step`` again from the same history. False when that is not possible
+        (the run never got past it, or a run is going)."""
+        record = self.shown_record()
+        at = step - 1 if rerun else step
+        point = fork_point(record.events, at) if record and not self.running else None
+        if point is not None:
+            self.forkRequested.emit(replace(point, only_step=step) if rerun else point)
+        return point is not None
+
+    def _on_trace_context_menu(self, pos: QPoint) -> None:
+        step = self.step_at(self.trace.cursorForPosition(pos).block().blockNumber())
+        record = self.shown_record()
+        if step == 0 or record is None:
+            return
+        menu = QMenu(self.trace)
+        inspect = menu.addAction(f"Inspect step {step}'s request…")
+        inspect.setEnabled(bool(exchanges_of(record.events, step)))
+        inspect.triggered.connect(lambda: self.inspect(step))
+        for text, rerun in ((f"Fork from step {step}", False), (f"Rerun step {step}", True)):
+            action = menu.addAction(text)
+            at = step - 1 if rerun else step
+            action.setEnabled(not self.running and fork_point(record.events, at) is not None)
+            action.triggered.connect(lambda _=False, r=rerun: self.fork(step, r))
+        menu.popup(self.trace.viewport().mapToGlobal(pos))
+
     def _showing_latest(self) -> bool:
         return self.run_picker.currentIndex() == self.run_picker.count() - 1
 
@@ -184,7 +244,10 @@ class RunPane(QWidget):
     def _on_controller_repeat_started(self, repeat: int) -> None:
         self._record = self.history.start(self._settings)
         self._record.scenario, self._record.replayed = self._scenario, self._replaying
-        self.run_picker.addItem(f"Run {repeat + 1}")
+        fork_of = self._fork_of
+        number = self.run_picker.count() + 1 if fork_of else repeat + 1
+        forked = f" (fork of {fork_of[0]} at step {fork_of[1]})" if fork_of else ""
+        self.run_picker.addItem(f"Run {number}{forked}")
         self.run_picker.setCurrentIndex(self.run_picker.count() - 1)
         self.run_picker.setVisible(self.run_picker.count() > 1)
         self.trace.clear_trace()
