@@ -43,11 +43,11 @@ from sandbox_app.core.native_tools import (
     tool_schema,
     unparsed_call,
 )
-from sandbox_app.core.parser import Turn
+from sandbox_app.core.parser import correction_for, parse_kept
 from sandbox_app.core.prompts import DEFAULT_TEMPLATE, PromptError, render_prompt
 from sandbox_app.core.scenario import Scenario
+from sandbox_app.core.stepping import Pause, PauseFn, edited_note
 from sandbox_app.core.tools import Approver, Tool, ToolResult, ToolRouter, tools_for
-from sandbox_app.core.tools.router import INPUT_TOO_LONG
 from sandbox_app.core.turn_reader import TurnOutcome, TurnReader, ask_again
 
 MAX_STEPS_MESSAGE = "Reached max steps without final answer"  # seed 003's wording
@@ -76,12 +76,14 @@ class ReactEngine:
         history: Sequence[Message] = (),
         prefix: Sequence[Event] = (),
         only_step: int | None = None,
+        pause: PauseFn | None = None,
     ) -> None:
         """``history`` and ``prefix``: a fork (core/fork.py): the conversation so far (system
         prompt and question first) and the events of the steps it holds, shown as they were;
         the run goes on live from the step after them."""
         self.history, self.prefix = list(history), list(prefix)
         self.only_step = only_step  # a rerun: this step's turn, then the end
+        self.pause = pause  # step-through (core/stepping.py)
         self.scenario = scenario
         self.backend = backend
         self.model = model
@@ -172,6 +174,11 @@ class ReactEngine:
                 yield self._record_step(step, step_started, outcome, earlier)
                 yield self._finish("stopped", f"Reran step {step}: its action was not run.")
                 return
+            if self.pause is not None and turn.kind == "action" and not self.native:
+                edited = await self.pause(Pause("turn", step, turn.kept.strip()))
+                if edited.strip() != turn.kept.strip():  # parsed again, as if written so
+                    turn = parse_kept(edited.strip(), "", s.parse_dialect)
+                    yield Notice(step, edited_note(Pause("turn", step, ""), edited))
             if turn.kind == "answer":
                 self.answer = turn.answer
                 yield FinalAnswer(step, turn.answer, was_thought=self.native and finish is None)
@@ -185,16 +192,24 @@ class ReactEngine:
                     yield (action := self._action(step, call.name, tool_input))
                     yield (observation := await self._observe(action, refused))
                     self.messages.append(tool_message(call, observation.text))
+                    async for event in self._paused_after(observation):
+                        yield event
             elif turn.kind == "action":
                 # Only the content goes back: the thinking is the model's scratch pad (README).
                 self.messages.append({"role": "assistant", "content": turn.kept.strip()})
                 yield (action := self._action(step, turn.tool, turn.input))
                 yield (observation := await self._observe(action, None))
                 self.messages.append({"role": "user", "content": observation.message})
+                async for event in self._paused_after(observation):
+                    yield event
             else:
                 self.messages.append({"role": "assistant", "content": turn.kept.strip()})
                 self._tally.format_errors += 1
-                correction = NATIVE_CORRECTION if self.native else self._correction(turn)
+                correction = (
+                    NATIVE_CORRECTION
+                    if self.native
+                    else correction_for(turn, self._dialect, self.router.resolve)
+                )
                 message = self._observation(step, "", correction)
                 self.messages.append({"role": "user", "content": message})
                 yield FormatError(step, message)
@@ -206,6 +221,19 @@ class ReactEngine:
                 )
                 return
         yield self._finish("max_steps", MAX_STEPS_MESSAGE)
+
+    async def _paused_after(self, observation: Observation) -> AsyncIterator[Event]:
+        """Step-through: the observation may be edited before the model reads it."""
+        if self.pause is None:
+            return
+        pause = Pause("observation", observation.step, observation.text)
+        edited = await self.pause(pause)
+        if edited != observation.text:
+            last = self.messages[-1]
+            native = last["role"] == "tool"
+            tool = observation.tool
+            last["content"] = edited if native else self._observation(pause.step, tool, edited)
+            yield Notice(pause.step, edited_note(pause, edited))
 
     def _action(self, step: int, name: str, tool_input: str) -> ActionParsed:
         # "Web Search" for web_search: shown and labelled by its registered name.
@@ -224,20 +252,6 @@ class ReactEngine:
         self._tool_seconds += result.seconds
         message = self._observation(action.step, tool, result.text)
         return Observation(action.step, tool, result.text, result.error, message)
-
-    def _correction(self, turn: Turn) -> str:
-        """What to tell a model whose reply had no action and no answer."""
-        cut = turn.unclosed
-        if cut is None:
-            return spec(self._dialect).correction
-        # An action whose bracket never closed: usually a reply cut by max_tokens mid-input.
-        tool = self.router.resolve(cut.tool)
-        if tool is not None and cut.length > tool.max_input:
-            return INPUT_TOO_LONG  # what the router would have said had it closed
-        return (
-            f'Error: the Action has no closing "{cut.closer}". '
-            f"Write it as {cut.tool}{cut.opener}input{cut.closer}"
-        )
 
     def _params(self) -> StreamParams:
         m = self.scenario.model

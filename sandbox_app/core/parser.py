@@ -25,8 +25,9 @@ matches them to an enabled tool (``web_search``). ``tool()`` calls a tool with n
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from sandbox_app.core.action_objects import (
     ActionObject,
@@ -38,6 +39,7 @@ from sandbox_app.core.action_objects import (
 )
 from sandbox_app.core.dialects import LABEL_LINE, Dialect, Label, label_of, spec
 from sandbox_app.core.scanner import TurnScanner
+from sandbox_app.core.tools.router import INPUT_TOO_LONG
 
 __all__ = ["Turn", "TurnScanner", "Unclosed", "parse_turn"]
 
@@ -246,3 +248,19 @@ def _unfence(text: str) -> str:
     if len(stripped) >= 2 and stripped[0] == stripped[-1] == "`":
         return stripped.strip("`").strip()
     return stripped
+
+
+def correction_for(turn: Turn, dialect: Dialect, resolve: Callable[[str], Any]) -> str:
+    """What to tell a model whose reply had no action and no answer; ``resolve`` finds a
+    tool by name (the router's)."""
+    cut = turn.unclosed
+    if cut is None:
+        return spec(dialect).correction
+    # An action whose bracket never closed: usually a reply cut by max_tokens mid-input.
+    tool = resolve(cut.tool)
+    if tool is not None and cut.length > tool.max_input:
+        return INPUT_TOO_LONG  # what the router would have said had it closed
+    return (
+        f'Error: the Action has no closing "{cut.closer}". '
+        f"Write it as {cut.tool}{cut.opener}input{cut.closer}"
+    )

@@ -17,6 +17,7 @@ from sandbox_app.core.engine import ReactEngine
 from sandbox_app.core.fork import ForkPoint
 from sandbox_app.core.records import RunSettings
 from sandbox_app.core.scenario import Scenario, ToolCalling
+from sandbox_app.core.stepping import PauseFn
 from sandbox_app.core.tools import Approver, Tool
 
 
@@ -47,6 +48,7 @@ class BackendChoice:
         approve: Approver,
         trusted: Collection[str] = (),
         fork: ForkPoint | None = None,
+        pause: PauseFn | None = None,
     ) -> Callable[[], tuple[ReactEngine, Backend]]:
         """What a RunController starts: a fresh backend and engine for each run. ``trusted``:
         the side-effecting tools the user let run unasked (core/tools/policy.py)."""
@@ -63,6 +65,7 @@ class BackendChoice:
                 history=fork.history if fork else (),
                 prefix=fork.prefix if fork else (),
                 only_step=fork.only_step if fork else None,
+                pause=pause,
             )
             return engine, backend
 

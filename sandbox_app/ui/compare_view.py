@@ -191,6 +191,7 @@ class CompareView(QWidget):
         lane.controller.runningChanged.connect(self._on_lane_running_changed)
         lane.trace.stepClicked.connect(self.align_to_step)
         lane.pane.forkRequested.connect(lambda point: self._start(lane, 1, point))
+        lane.pane.stepRequested.connect(lambda: self._start(lane, 1))
         self.lanes.append(lane)
         self.lane_splitter.addWidget(lane)
         return lane

@@ -140,7 +140,8 @@ class LaneWidget(QFrame):
             model=replace(scenario.model, **lane_settings(choice))
         )
         self.record.model = choice.model
-        make_run = choice.run_factory(lane_scenario, tools, approve, trusted, fork)
+        pause = self.pane.stepper.pause
+        make_run = choice.run_factory(lane_scenario, tools, approve, trusted, fork, pause)
         settings = choice.run_settings(lane_scenario)
         server = choice.server_name
         self.pane.start(make_run, settings, server, repeats, scenario=lane_scenario, fork=fork)

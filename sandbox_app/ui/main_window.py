@@ -12,7 +12,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from PySide6.QtCore import QByteArray, QSettings, QSignalBlocker, Qt, QTimer
-from PySide6.QtGui import QCloseEvent, QKeySequence
+from PySide6.QtGui import QCloseEvent, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QApplication,
     QLabel,
@@ -84,6 +84,8 @@ class MainWindow(QMainWindow):
         self.backend_panel.changed.connect(self._on_backend_panel_changed)
         self.run_pane.runningChanged.connect(self._on_any_running_changed)
         self.run_pane.forkRequested.connect(self.start_run)
+        self.run_pane.stepRequested.connect(lambda: self.start_run())
+        QShortcut(QKeySequence("F10"), self, self.run_pane.stepper.step)
         self.run_pane.metricsChanged.connect(self.metrics_label.setText)
         self._restore_settings()
 
@@ -239,12 +241,14 @@ class MainWindow(QMainWindow):
         """Run the scenario, or (``fork``) run on from a kept run's step with the model and
         settings the panel shows now."""
         if self.run_pane.running:
+            self.run_pane.stepper.run_to_end()  # Run at a pause: on to the end
             return
         scenario = self.workspace.model.scenario
         choice = self.backend_panel.choice()
         tools = self.workspace.model.tools(scenario, self._ask)
         trusted = self.workspace.model.trusted
-        make_run = choice.run_factory(scenario, tools, self._approve, trusted, fork)
+        pause = self.run_pane.stepper.pause
+        make_run = choice.run_factory(scenario, tools, self._approve, trusted, fork, pause)
         settings = choice.run_settings(scenario)
         pane = self.run_pane
         pane.start(make_run, settings, choice.server_name, scenario=scenario, fork=fork)

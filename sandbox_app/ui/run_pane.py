@@ -32,6 +32,7 @@ from sandbox_app.core.records import RunHistory, RunRecord, RunSettings
 from sandbox_app.core.scenario import Scenario
 from sandbox_app.ui.inspector import RequestInspector
 from sandbox_app.ui.run_controller import RunController, RunFactory
+from sandbox_app.ui.stepper import Stepper
 from sandbox_app.ui.trace_view import TraceView
 
 WAIT_SHOWN_AFTER_S = 1.0  # a model usually starts within this; past it, say we are waiting
@@ -50,13 +51,15 @@ class RunPane(QWidget):
         runningChanged(bool): a run (or a series of repeats) started or ended.
         metricsChanged(str): the live one-line metrics of the run on screen.
         runFinished(object): a run ended (its RunFinished); repeats give one each.
-        forkRequested(object): Fork or Rerun on a step: a ForkPoint (None: from the start).
+        forkRequested(object): Fork or Rerun on a step: a ForkPoint.
+        stepRequested(): Step was pressed with no run going.
     """
 
     runningChanged = Signal(bool)
     metricsChanged = Signal(str)
     runFinished = Signal(object)
     forkRequested = Signal(object)  # a ForkPoint: the owner starts it with its settings
+    stepRequested = Signal()  # Step with no run going: the owner starts one, step by step
 
     def __init__(self, answer_scale: float = 1.5, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -67,11 +70,11 @@ class RunPane(QWidget):
         self.stop_button.setText("Stop")
         self.stop_button.setEnabled(False)
         self.step_label = QLabel("Ready")
-        self.step_label.setMinimumWidth(40)  # long "waiting for host…" lines must not widen it
+        self.step_label.setMinimumWidth(24)  # long "waiting for host…" lines must not widen it
         self.progress = QProgressBar()
         self.progress.setTextVisible(False)
         self.progress.setMaximumWidth(160)
-        self.progress.setMinimumWidth(40)
+        self.progress.setMinimumWidth(16)  # a sliver in a narrow lane; the step line says how far
         self.run_picker = QComboBox()
         self.run_picker.setToolTip("Show the trace of any run kept here")
         self.run_picker.hide()
@@ -116,6 +119,9 @@ class RunPane(QWidget):
         self._ticker.setInterval(100)
         self._ticker.timeout.connect(self._on_ticker_timeout)
         self.stop_button.clicked.connect(self.controller.stop)
+        self.stepper = Stepper(self)  # step-through: the Step button and the pause panel
+        self.controls.insertWidget(self.controls.indexOf(self.stop_button), self.stepper.button)
+        layout.insertWidget(1, self.stepper.panel)
         self.inspector: RequestInspector | None = None
         self.trace.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.trace.customContextMenuRequested.connect(self._on_trace_context_menu)

@@ -111,7 +111,20 @@ class ToolPanel(QWidget):
         return tools_for(names, s.documents, s.custom_tools, sources=sources)
 
     def _build_rows(self) -> None:
-        """One row per tool; rebuilt when the scenario's own tools change."""
+        """One row per tool: made again when the tools themselves change, else only set."""
+        s = self.workspace.model.scenario
+        tools = self.all_tools()
+        # Trust goes with a tool that is there: one removed takes it along, so a new tool of
+        # the same name (another server's) is asked about afresh.
+        self.workspace.model.trusted &= {tool.name for tool in tools}
+        if [t.name for t in tools] == list(self.checkboxes):
+            for tool in tools:
+                box, combo = self.checkboxes[tool.name], self.policy_combos[tool.name]
+                with QSignalBlocker(box), QSignalBlocker(combo):
+                    box.setChecked(tool.name in s.enabled_tools)
+                    combo.setCurrentText(s.policies.get(tool.name, default_policy(tool)))
+            self.documents_edit.setEnabled("search" in s.enabled_tools)
+            return
         while self.toggles.count():
             item = self.toggles.takeAt(0)
             widget = item.widget() if item is not None else None
@@ -119,11 +132,6 @@ class ToolPanel(QWidget):
                 widget.deleteLater()
         self.checkboxes.clear()
         self.policy_combos.clear()
-        s = self.workspace.model.scenario
-        tools = self.all_tools()
-        # Trust goes with a tool that is there: one removed takes it along, so a new tool of
-        # the same name (another server's) is asked about afresh.
-        self.workspace.model.trusted &= {tool.name for tool in tools}
         for row, tool in enumerate(tools):
             box = QCheckBox(tool.name)
             box.setToolTip(tool.description)
