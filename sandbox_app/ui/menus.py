@@ -12,6 +12,7 @@ from sandbox_app.core.recording import recordings_dir
 from sandbox_app.core.scenario_file import builtin_scenarios
 from sandbox_app.ui.about import show_about
 from sandbox_app.ui.recordings import SPEEDS
+from sandbox_app.ui.run_exports import export_run_dialog
 
 if TYPE_CHECKING:
     from sandbox_app.ui.main_window import MainWindow
@@ -48,6 +49,7 @@ def build_menus(window: MainWindow) -> tuple[QAction, QAction]:
         action = shipped.addAction(path.stem.replace("_", " ").capitalize())
         action.triggered.connect(lambda _=False, p=path: recordings.play(p))
     add(window, file_menu, "Save re&cording…", "Ctrl+Shift+S", recordings.save_dialog)
+    add(window, file_menu, "&Export run…", "Ctrl+E", lambda: export_run_dialog(window))
     file_menu.addSeparator()
     add(window, file_menu, "&Quit", QKeySequence.StandardKey.Quit, window.close)
     edit_menu = window.menuBar().addMenu("&Edit")

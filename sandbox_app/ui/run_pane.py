@@ -13,6 +13,7 @@ from dataclasses import replace
 from PySide6.QtCore import QPoint, Qt, QTimer, Signal
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import (
+    QApplication,
     QComboBox,
     QHBoxLayout,
     QLabel,
@@ -29,6 +30,7 @@ from sandbox_app.core.fork import ForkPoint, exchanges_of, fork_point
 from sandbox_app.core.metrics import RunMetrics, StepMetrics, how_far
 from sandbox_app.core.recording import NoBackend, RecordedLane, RecordedRun
 from sandbox_app.core.records import RunHistory, RunRecord, RunSettings
+from sandbox_app.core.run_export import step_text
 from sandbox_app.core.scenario import Scenario
 from sandbox_app.ui.inspector import RequestInspector
 from sandbox_app.ui.run_controller import RunController, RunFactory
@@ -235,6 +237,8 @@ class RunPane(QWidget):
         inspect = menu.addAction(f"Inspect step {step}'s request…")
         inspect.setEnabled(bool(exchanges_of(record.events, step)))
         inspect.triggered.connect(lambda: self.inspect(step))
+        copy = menu.addAction(f"Copy step {step} as text")
+        copy.triggered.connect(lambda: QApplication.clipboard().setText(step_text(record, step)))
         for text, rerun in ((f"Fork from step {step}", False), (f"Rerun step {step}", True)):
             action = menu.addAction(text)
             at = step - 1 if rerun else step

@@ -1,0 +1,133 @@
+"""One run as a document for people: Markdown, and a self-contained HTML page.
+
+Both read the run's record through :class:`~sandbox_app.core.trace_text.TraceText`, the text
+Copy trace and the CLI give, so every export says the same. The HTML page colours each line by
+its role as the window does (the caller passes the window's colours: this layer knows no Qt),
+folds the model's thinking in ``<details>``, and fetches nothing: no external style sheet,
+font, image or script.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from sandbox_app.core.dialects import label_role
+from sandbox_app.core.events import Event, RunFinished
+from sandbox_app.core.records import RunRecord
+from sandbox_app.core.trace_text import TraceText
+
+# TraceText's roles → the window's style keys (core/trace_text.py, ui/theme.py).
+_ROLES = {"step": "step", "observation": "observation", "error": "error", "dim": "notice"}
+
+
+def lines(events: Iterable[Event]) -> list[tuple[str, str]]:
+    """The trace's lines, each with the style key that colours it in the window."""
+    trace = TraceText()
+    text: list[tuple[str, str]] = []
+    for event in events:
+        for piece, role in trace.feed(event):
+            text.append((piece, role))
+    out: list[tuple[str, str]] = []
+    model = "plain"  # a model line without a label keeps the last label's colour
+    for line, role in _split(text):
+        if role == "model":
+            model = label_role(line) or model
+            out.append((line, model))
+        else:
+            out.append((line, _ROLES.get(role, role)))
+    return out
+
+
+def step_text(record: RunRecord, step: int) -> str:
+    """One step as text (a trace's context menu: Copy step k)."""
+    events = [e for e in record.events if getattr(e, "step", None) == step]
+    return "\n".join(line for line, _ in lines(events)).strip() + "\n"
+
+
+def run_markdown(record: RunRecord) -> str:
+    s = record.settings
+    done = record.finished
+    head = [
+        f"# {s.question or 'A ReAct run'}",
+        "",
+        f"- Model: `{s.model or s.backend}` ({s.backend or 'unknown backend'})",
+        f"- Settings: dialect {s.dialect or '—'}, max steps {s.max_steps}, "
+        f"tool calls {s.tool_calling}",
+    ]
+    if done is not None:
+        head.append(f"- Outcome: {done.status}" + (f" — {done.reason}" if done.reason else ""))
+        head.append(f"- Answer: {done.answer if done.answer is not None else '—'}")
+        head.append(f"- Metrics: {done.metrics.summary()}")
+    trace = [line for line, role in lines(_trace_events(record.events))]
+    return "\n".join([*head, "", "```text", *trace, "```", ""])
+
+
+def run_html(record: RunRecord, styles: Mapping[str, Any]) -> str:
+    """A page that shows the run as the window does; ``styles``: role → an object with
+    ``color``, ``background``, ``bold``, ``italic`` (ui/theme.py's ``Style``)."""
+    css = "".join(
+        f".{key}{{color:{st.color};"
+        + (f"background:{st.background};" if st.background else "")
+        + ("font-weight:bold;" if st.bold else "")
+        + ("font-style:italic;" if st.italic else "")
+        + "}"
+        for key, st in styles.items()
+    )
+    body: list[str] = []
+    folded = False
+    for line, role in lines(_trace_events(record.events)):
+        thinking = role == "thinking"
+        if thinking and not folded:
+            body.append("<details><summary>Thinking (never acted on)</summary>")
+        elif folded and not thinking:
+            body.append("</details>")
+        folded = thinking
+        body.append(f'<div class="{html.escape(role)}">{html.escape(line) or "&nbsp;"}</div>')
+    if folded:
+        body.append("</details>")
+    title = html.escape(record.settings.question or "A ReAct run")
+    outcome = html.escape(_outcome(record.finished))
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        f"<title>{title}</title><style>"
+        "body{font-family:system-ui,sans-serif;margin:2em;max-width:60em}"
+        ".trace{font-family:ui-monospace,monospace;white-space:pre-wrap;border:1px solid #ccc;"
+        "padding:1em}details{margin:0}summary{cursor:pointer;color:#4a4f55}"
+        f"{css}</style></head><body><h1>{title}</h1><p>{outcome}</p>"
+        f'<div class="trace">{"".join(body)}</div></body></html>\n'
+    )
+
+
+def _trace_events(events: Iterable[Event]) -> list[Event]:
+    """The trace without the closing summary (the header says how the run ended)."""
+    return [e for e in events if not isinstance(e, RunFinished)]
+
+
+def _outcome(done: RunFinished | None) -> str:
+    if done is None:
+        return "Not finished."
+    answer = f" Answer: {done.answer}." if done.answer is not None else ""
+    return f"{done.status.replace('_', ' ').capitalize()}.{answer} {done.metrics.summary()}"
+
+
+def _split(pieces: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """Pieces → whole lines, each with the role of the piece that began it."""
+    out: list[tuple[str, str]] = []
+    current, role = "", ""
+    for text, piece_role in pieces:
+        for i, part in enumerate(text.split("\n")):
+            if i > 0:
+                out.append((current, role))
+                current, role = "", ""
+            if part and not current:
+                role = piece_role
+            current += part
+            role = role or piece_role
+    if current:
+        out.append((current, role))
+    return out
+
+
+__all__ = ["lines", "run_html", "run_markdown", "step_text"]
