@@ -8,6 +8,7 @@ export reads those records through core/exports.py.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 
@@ -38,7 +39,7 @@ from sandbox_app.core.exports import export_comparison, to_markdown
 from sandbox_app.core.fork import ForkPoint
 from sandbox_app.core.recording import Recording
 from sandbox_app.core.records import RunRecord, RunSettings
-from sandbox_app.core.scenario import Expected, LaneConfig, lane_settings
+from sandbox_app.core.scenario import Expected, LaneConfig, Scenario, lane_settings
 from sandbox_app.core.workspace import Change
 from sandbox_app.eval_runner import EvalLane, lane_label
 from sandbox_app.ui.approval import ask_approval, ask_observation
@@ -62,6 +63,8 @@ class CompareView(QWidget):
     ) -> None:
         super().__init__(parent)
         self.workspace = workspace
+        # The offline model's pace (View → Pace); the window sets it, the same for every lane.
+        self.pace: Callable[[Scenario], Scenario] = lambda scenario: scenario
         self.keys = keys
         self.lanes: list[LaneWidget] = []
         self._next_lane_number = 1
@@ -228,7 +231,7 @@ class CompareView(QWidget):
 
     def _start(self, lane: LaneWidget, repeats: int, fork: ForkPoint | None = None) -> None:
         """Run one lane (a fork of one of its runs stays in that lane)."""
-        scenario = self.workspace.model.scenario
+        scenario = self.pace(self.workspace.model.scenario)
 
         async def approve(tool: str, input: str, name: str = lane.name) -> bool:
             return await ask_approval(self.window(), tool, input, name)

@@ -176,6 +176,7 @@ class MainWindow(QMainWindow):
         """The comparison, built on first use (two lanes of widgets the Run tab never needs)."""
         if self._compare is None:
             self._compare = CompareView(self.workspace, self.keys)
+            self._compare.pace = self.recordings.paced
             self._compare.runningChanged.connect(self._on_any_running_changed)
             current, stand_in = self.tabs.currentIndex(), self.tabs.widget(1)
             with QSignalBlocker(self.tabs):
@@ -243,7 +244,7 @@ class MainWindow(QMainWindow):
         if self.run_pane.running:
             self.run_pane.stepper.run_to_end()  # Run at a pause: on to the end
             return
-        scenario = self.workspace.model.scenario
+        scenario = self.recordings.paced(self.workspace.model.scenario)
         choice = self.backend_panel.choice()
         tools = self.workspace.model.tools(scenario, self._ask)
         trusted = self.workspace.model.trusted

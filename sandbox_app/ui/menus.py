@@ -67,7 +67,7 @@ def build_menus(window: MainWindow) -> tuple[QAction, QAction]:
     add(window, view, "Zoom in", "Ctrl+=", presenter.zoom_in).setVisible(False)  # US layouts
     add(window, view, "Zoom &out", QKeySequence.StandardKey.ZoomOut, presenter.zoom_out)
     add(window, view, "&Actual size", "Ctrl+0", presenter.zoom_reset)
-    pace = view.addMenu("&Replay speed")
+    pace = view.addMenu("&Pace (recordings, offline model)")
     group = QActionGroup(window)
     for label, speed in SPEEDS:
         action = pace.addAction(label)

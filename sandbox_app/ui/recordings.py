@@ -10,6 +10,7 @@ it always plays what was recorded.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -36,6 +37,16 @@ class RecordingActions:
     def __init__(self, window: MainWindow) -> None:
         self.window = window
         self.speed = float(window.settings.value("replay_speed", 1.0))  # type: ignore[arg-type]
+
+    def paced(self, scenario: Scenario) -> Scenario:
+        """The scenario as the offline model runs it at this pace (a presenter's control: the
+        same as a recording's). The scenario being edited is not changed."""
+        if self.speed == 1.0:
+            return scenario
+        tokens_per_second = scenario.script.tokens_per_second * self.speed  # 0: at once
+        return scenario.with_changes(
+            script=replace(scenario.script, tokens_per_second=tokens_per_second)
+        )
 
     def set_speed(self, speed: float) -> None:
         self.speed = speed

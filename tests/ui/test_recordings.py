@@ -26,8 +26,9 @@ AT_ONCE = dict(SPEEDS)["At once"]
 def run_comparison(qtbot: QtBot, window: MainWindow, server: FakeOpenAIServer) -> CompareView:
     server.set_model("qwen2.5:1.5b", ModelScript(replies=replies_of("brightgrid"), rate=200))
     server.set_model("llama3.2:1b", ModelScript(replies=GUESSER, rate=200))
+    server.set_model("phi4-mini", ModelScript(replies=replies_of("brightgrid"), rate=300))
     compare = window.compare
-    models = ("qwen2.5:1.5b", "llama3.2:1b")
+    models = ("qwen2.5:1.5b", "llama3.2:1b", "phi4-mini")
     compare.set_lanes(tuple(LaneConfig("custom", server.base_url, m) for m in models))
     window.tabs.setCurrentWidget(compare)
     compare.run_all()
@@ -58,7 +59,7 @@ def test_a_recorded_comparison_plays_back_the_same_with_no_network(
     path = tmp_path / "two.json"
     assert live.recordings.save_to(path), live.statusBar().currentMessage()
     recording = load_recording(path)
-    assert recording.models == ["qwen2.5:1.5b", "llama3.2:1b"]
+    assert recording.models == ["qwen2.5:1.5b", "llama3.2:1b", "phi4-mini"]
     live_rows = compare.rows()
     live_blocks = [blocks(lane.trace) for lane in compare.lanes]
 
@@ -73,11 +74,11 @@ def test_a_recorded_comparison_plays_back_the_same_with_no_network(
     qtbot.waitUntil(lambda: not replay.running, timeout=20000)
     assert replay.rows() == live_rows  # the table: status, answers, verdicts, metrics
     assert [blocks(lane.trace) for lane in replay.lanes] == live_blocks
-    assert [r["Correct"] for r in replay.rows()] == ["yes", "no"]
+    assert [r["Correct"] for r in replay.rows()] == ["yes", "no", "yes"]  # three lanes
     assert (
         window.statusBar()
         .currentMessage()
-        .startswith("▶ Recording of qwen2.5:1.5b · llama3.2:1b, ")
+        .startswith("▶ Recording of qwen2.5:1.5b · llama3.2:1b · phi4-mini, ")
     )
     assert [a for a in seen if isinstance(a, tuple)] == []  # no TCP connection at all
 
@@ -139,6 +140,17 @@ def test_a_corrupt_recording_is_one_line_and_changes_nothing(
         assert window.statusBar().currentMessage().startswith(f"⚠ {said}")
     assert window.current_scenario() == before
     assert not window.run_pane.running
+
+
+def test_the_pace_control_speeds_the_offline_model_too(window: MainWindow) -> None:
+    scenario = window.current_scenario()
+    window.recordings.set_speed(2.0)
+    paced = window.recordings.paced(scenario)
+    assert paced.script.tokens_per_second == 2 * scenario.script.tokens_per_second
+    window.recordings.set_speed(AT_ONCE)
+    assert window.recordings.paced(scenario).script.tokens_per_second == 0  # at once
+    assert window.current_scenario() == scenario  # the scenario itself is not changed
+    assert window.settings.value("replay_speed") in (0.0, "0.0")
 
 
 def test_nothing_to_record_before_a_run(window: MainWindow, tmp_path: Path) -> None:
