@@ -25,6 +25,13 @@ NOTES = """
   after one warm-up run, the same four runs grow RSS by 3.6 MB now and by 8.2 MB at 007e774:
   what is left after a run is not growing; the difference is the first run's one-off
   allocations (modules and caches that now load on first use), which this figure counts.
+- **`rss_growth_4_lanes_mb`** reads 107 MB in this run against 68 MB in the run before it (the
+  same benchmark, the same order). Requests are now kept as `Exchange` events (the inspector)
+  and each run's timeline for recordings, so both were measured away: the four lanes run in a
+  fresh window, on their own, grow RSS by 241 MB with both, 238 MB without the timeline and
+  237 MB without either. What the new data holds is a few MB; the figure follows the
+  allocator's state, which the runs before it set. Next: measure the allocator's arenas
+  (`mallinfo2`) instead of RSS for this figure.
 
 ## Thinking models (issue 12)
 
