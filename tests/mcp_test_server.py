@@ -13,7 +13,13 @@ from mcp.server.fastmcp import FastMCP
 from mcp.types import ToolAnnotations
 
 HTTP_PORT = int(sys.argv[2]) if sys.argv[1:2] == ["--http"] else 0
-server = FastMCP("sandbox-test", host="127.0.0.1", port=HTTP_PORT or 8000, log_level="WARNING")
+# Over HTTP, uvicorn's "Uvicorn running on …" line (INFO, on stderr) tells the test it listens.
+server = FastMCP(
+    "sandbox-test",
+    host="127.0.0.1",
+    port=HTTP_PORT or 8000,
+    log_level="INFO" if HTTP_PORT else "WARNING",
+)
 READ_ONLY = ToolAnnotations(readOnlyHint=True)
 
 

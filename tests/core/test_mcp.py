@@ -7,9 +7,11 @@ from __future__ import annotations
 import asyncio
 import io
 import json
+import select
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -204,36 +206,38 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def wait_until_listening(port: int, process: Any) -> None:
-    """Until the server accepts connections; the deadline reports what it last saw."""
-    deadline, seen = time.monotonic() + 30, ""
-    while time.monotonic() < deadline and process.poll() is None:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            return
-        except OSError as err:
-            seen = str(err)
-        time.sleep(0.05)  # between connection attempts, not a wait for a result
-    raise AssertionError(f"the HTTP server never listened (exit {process.poll()}): {seen}")
+def wait_until_listening(process: Any) -> threading.Thread:
+    """Until the server says it listens (uvicorn's start-up line on its stderr); the deadline
+    reports what it said. Its later output is drained on a thread so it never blocks."""
+    deadline, said = time.monotonic() + 30, []
+    while not any("Uvicorn running on" in line for line in said):
+        left = deadline - time.monotonic()
+        ready, _, _ = select.select([process.stderr], [], [], max(left, 0))
+        line = process.stderr.readline() if ready else ""
+        if not line:  # the deadline, or the server ended
+            raise AssertionError(f"the HTTP server never listened (exit {process.poll()}): {said}")
+        said.append(line.strip())
+    drain = threading.Thread(target=process.stderr.read, daemon=True)
+    drain.start()
+    return drain
 
 
 def test_a_server_over_streamable_http(fake_server: FakeOpenAIServer) -> None:
     port = free_port()
-    process = subprocess.Popen(
-        [sys.executable, str(SERVER), "--http", str(port)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        url = f"http://127.0.0.1:{port}/mcp"
-        wait_until_listening(port, process)
-        http = McpServerSpec("web", url=url, timeout_s=5)
-        replies = ["Action: capital[Norway]", "Answer: Oslo"]
-        events = asyncio.run(run_with_server(fake_server, replies, ["capital"], http))
-        assert texts(events) == ["Oslo"]
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
+    command = [sys.executable, str(SERVER), "--http", str(port)]
+    with subprocess.Popen(
+        command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+    ) as process:
+        try:
+            drain = wait_until_listening(process)
+            http = McpServerSpec("web", url=f"http://127.0.0.1:{port}/mcp", timeout_s=5)
+            replies = ["Action: capital[Norway]", "Answer: Oslo"]
+            events = asyncio.run(run_with_server(fake_server, replies, ["capital"], http))
+            assert texts(events) == ["Oslo"]
+        finally:
+            process.terminate()
+            process.wait(timeout=10)
+        drain.join(timeout=10)  # its output ends with the process; the pipe closes after
 
 
 def test_optional_parameters_and_the_servers_own_timeout() -> None:
