@@ -74,12 +74,7 @@ def custom_tools_from_list(items: list[Any], taken: Iterable[str]) -> tuple[Mock
 
 def _spec(data: Any, where: str) -> MockToolSpec:
     f = Fields(data, where)
-    name = f.get("name", str, "")
-    if not NAME.fullmatch(name):
-        raise ScenarioError(
-            f'"{where}.name" must be a word of letters, digits and _ (at most 40), '
-            f"not starting with a digit (got {name!r})."
-        )
+    name = _name(f, where)
     description = f.get("description", str, "").strip()
     if not description:
         raise ScenarioError(f'"{where}.description" is empty: the model reads it to choose.')
@@ -99,6 +94,17 @@ def _spec(data: Any, where: str) -> MockToolSpec:
         default=f.get("default", str, ""),
         latency_s=f.number("latency_s", 0.0, (0.0, MAX_LATENCY_S)) or 0.0,
     )
+
+
+def _name(f: Fields, where: str) -> str:
+    """A tool's or a server's name: what the prompt and the toggles show."""
+    name: str = f.get("name", str, "")
+    if not NAME.fullmatch(name):
+        raise ScenarioError(
+            f'"{where}.name" must be a word of letters, digits and _ (at most 40), '
+            f"not starting with a digit (got {name!r})."
+        )
+    return name
 
 
 def _rule(data: Any, where: str) -> CannedRule:
@@ -159,9 +165,7 @@ def mcp_servers_from_list(items: list[Any]) -> tuple[McpServerSpec, ...]:
 
 def _server(data: Any, where: str) -> McpServerSpec:
     f = Fields(data, where)
-    name = f.get("name", str, "")
-    if not NAME.fullmatch(name):
-        raise ScenarioError(f'"{where}.name" must be a word of letters, digits and _.')
+    name = _name(f, where)
     command, url = f.get("command", str, "").strip(), f.get("url", str, "").strip()
     if bool(command) == bool(url):
         raise ScenarioError(f'"{where}" needs a "command" (stdio) or a "url" (HTTP), not both.')

@@ -16,17 +16,11 @@ from dataclasses import replace
 
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import (
-    QDialog,
-    QDialogButtonBox,
     QDoubleSpinBox,
-    QFormLayout,
-    QHBoxLayout,
     QLabel,
     QLineEdit,
-    QListWidget,
     QPlainTextEdit,
     QPushButton,
-    QVBoxLayout,
     QWidget,
 )
 
@@ -36,6 +30,7 @@ from sandbox_app.core.custom_tools import mcp_servers_from_list, mcp_servers_to_
 from sandbox_app.core.scenario_fields import ScenarioError
 from sandbox_app.core.tools import TOOL_NAMES
 from sandbox_app.core.tools.mcp_server import McpServerSpec
+from sandbox_app.ui.drafts_dialog import DraftsDialog
 from sandbox_app.ui.workspace_signals import QtWorkspace
 
 
@@ -110,20 +105,15 @@ class McpSources(QObject):
         self.changed.emit()
 
 
-class McpServersDialog(QDialog):
+class McpServersDialog(DraftsDialog[McpServerSpec]):
     """The scenario's MCP servers: add, edit, remove, connect. OK saves the list."""
 
     def __init__(self, sources: McpSources, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.setWindowTitle("MCP servers")
+        specs = sources.workspace.model.scenario.mcp_servers
+        super().__init__("MCP servers", specs, "Add server", parent)
         self.resize(760, 420)
         self.sources = sources
-        self._drafts = list(sources.workspace.model.scenario.mcp_servers)
-        self._shown: int | None = None
-        self.server_list = QListWidget()
-        self.add_button = QPushButton("Add server")
-        self.remove_button = QPushButton("Remove")
-        self.name_edit = QLineEdit()
+        self.server_list = self.item_list
         self.where_edit = QLineEdit()
         self.where_edit.setPlaceholderText(
             "python my_server.py --flag   or   http://127.0.0.1:8000/mcp"
@@ -140,59 +130,26 @@ class McpServersDialog(QDialog):
         self.connect_button.setToolTip("Start the command (or reach the URL) and list its tools")
         self.status = QLabel()
         self.status.setWordWrap(True)
-        self.message = QLabel()
-        self.message.setWordWrap(True)
-        buttons = QDialogButtonBox(
-            QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
-        )
-        left = QVBoxLayout()
-        left.addWidget(self.server_list, 1)
-        row = QHBoxLayout()
-        row.addWidget(self.add_button)
-        row.addWidget(self.remove_button)
-        left.addLayout(row)
-        self.form = QWidget()
-        form = QFormLayout(self.form)
-        form.addRow("Name", self.name_edit)
+        form = self.form_layout
         form.addRow("Command or URL", self.where_edit)
         form.addRow("Environment", self.env_edit)
         form.addRow("Secrets", self.secrets_edit)
         form.addRow("Timeout", self.timeout_spin)
         form.addRow(self.connect_button, self.status)
-        body = QHBoxLayout()
-        body.addLayout(left, 1)
-        body.addWidget(self.form, 3)
-        layout = QVBoxLayout(self)
-        layout.addLayout(body, 1)
-        layout.addWidget(self.message)
-        layout.addWidget(buttons)
-        self.server_list.currentRowChanged.connect(self._on_server_list_current_row_changed)
         self.add_button.clicked.connect(self.add_server)
-        self.remove_button.clicked.connect(self._on_remove_button_clicked)
         self.connect_button.clicked.connect(self._on_connect_button_clicked)
-        self.name_edit.textChanged.connect(self._on_name_edit_text_changed)
         sources.changed.connect(self._show_status)
-        buttons.accepted.connect(self.accept)
-        buttons.rejected.connect(self.reject)
-        for spec in self._drafts:
-            self.server_list.addItem(spec.name)
-        self.server_list.setCurrentRow(0 if self._drafts else -1)
-        self._show(self.server_list.currentRow())
         self.connecting: asyncio.Task[None] | None = None
         self.pruning: asyncio.Task[None] | None = None  # closing removed servers, after OK
+        self.fill()
 
     def add_server(self) -> None:
-        self._keep_form()
-        taken = {d.name for d in self._drafts}
-        name = next(f"server_{n}" for n in range(1, 100) if f"server_{n}" not in taken)
-        self._drafts.append(McpServerSpec(name, command="python"))
-        self.server_list.addItem(name)
-        self.server_list.setCurrentRow(len(self._drafts) - 1)
+        self.add_draft(McpServerSpec(self.free_name("server"), command="python"))
 
     def checked(self) -> tuple[McpServerSpec, ...]:
         """The drafts by the scenario file's rules; ScenarioError names what is wrong."""
-        self._keep_form()
-        return mcp_servers_from_list(mcp_servers_to_list(self._drafts))
+        self.keep_form()
+        return mcp_servers_from_list(mcp_servers_to_list(self.drafts))
 
     def accept(self) -> None:
         try:
@@ -211,18 +168,16 @@ class McpServersDialog(QDialog):
         except ScenarioError as err:
             self.message.setText(f"⚠ {err}")
             return None
-        if self._shown is None:
+        if self.shown is None:
             return None
         self.message.setText("")
-        self.connecting = asyncio.ensure_future(self.sources.connect_server(specs[self._shown]))
+        self.connecting = asyncio.ensure_future(self.sources.connect_server(specs[self.shown]))
         return self.connecting
 
     # ---- the form ---------------------------------------------------------------------
 
-    def _show(self, index: int) -> None:
-        self._shown = index if 0 <= index < len(self._drafts) else None
-        self.form.setEnabled(self._shown is not None)
-        spec = self._drafts[index] if self._shown is not None else McpServerSpec("")
+    def show_draft(self, draft: McpServerSpec | None) -> None:
+        spec = draft or McpServerSpec("")
         self.name_edit.setText(spec.name)
         self.where_edit.setText(
             spec.url or (shlex.join((spec.command, *spec.args)) if spec.command else "")
@@ -232,17 +187,15 @@ class McpServersDialog(QDialog):
         self.timeout_spin.setValue(spec.timeout_s)
         self._show_status()
 
-    def _keep_form(self) -> None:
-        if self._shown is None:
-            return
+    def form_draft(self, draft: McpServerSpec) -> McpServerSpec:
         where = self.where_edit.text().strip()
         words = [] if where.startswith(("http://", "https://")) else _split(where)
         env = dict(
             line.split("=", 1) for line in self.env_edit.toPlainText().splitlines() if "=" in line
         )
         secrets = tuple(s.strip() for s in self.secrets_edit.text().split(",") if s.strip())
-        self._drafts[self._shown] = replace(
-            self._drafts[self._shown],
+        return replace(
+            draft,
             name=self.name_edit.text().strip(),
             command=words[0] if words else "",
             args=tuple(words[1:]),
@@ -253,28 +206,9 @@ class McpServersDialog(QDialog):
         )
 
     def _show_status(self) -> None:
-        name = self._drafts[self._shown].name if self._shown is not None else ""
+        name = self.drafts[self.shown].name if self.shown is not None else ""
         self.status.setText(self.sources.status.get(name, "not connected"))
         self.connect_button.setEnabled(not self.sources.connecting(name))
-
-    def _on_server_list_current_row_changed(self, row: int) -> None:
-        if row != self._shown:
-            self._keep_form()
-            self._show(row)
-
-    def _on_name_edit_text_changed(self, text: str) -> None:
-        item = self.server_list.currentItem()
-        if item is not None and self._shown is not None:
-            item.setText(text)
-
-    def _on_remove_button_clicked(self) -> None:
-        row = self.server_list.currentRow()
-        if row < 0:
-            return
-        self._shown = None
-        del self._drafts[row]
-        self.server_list.takeItem(row)
-        self._show(self.server_list.currentRow())
 
     def _on_connect_button_clicked(self) -> None:
         self.connect_current()

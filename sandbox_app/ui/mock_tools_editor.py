@@ -16,20 +16,15 @@ from dataclasses import replace
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
-    QDialog,
-    QDialogButtonBox,
     QDoubleSpinBox,
-    QFormLayout,
     QHBoxLayout,
     QHeaderView,
     QLabel,
     QLineEdit,
-    QListWidget,
     QPlainTextEdit,
     QPushButton,
     QTableWidget,
     QTableWidgetItem,
-    QVBoxLayout,
     QWidget,
 )
 
@@ -43,29 +38,24 @@ from sandbox_app.core.tools.mock import (
     MockToolSpec,
 )
 from sandbox_app.ui.choice_delegate import ChoiceDelegate
+from sandbox_app.ui.drafts_dialog import DraftsDialog
 
 MATCH, PATTERN, REPLY = range(3)
 DEFAULT_LABELS = {"canned": "Otherwise", "ask": "Otherwise", "error": "Error text"}
 
 
-class MockToolsEditor(QDialog):
+class MockToolsEditor(DraftsDialog[MockToolSpec]):
     """Edit ``specs``; after Accept, :meth:`specs` holds the checked result. ``taken``: the
     names of the other tools (built-ins, plugins), which a mock tool may not reuse."""
 
     def __init__(
         self, specs: tuple[MockToolSpec, ...], taken: Iterable[str], parent: QWidget | None = None
     ) -> None:
-        super().__init__(parent)
-        self.setWindowTitle("Your tools")
+        super().__init__("Your tools", specs, "Add tool", parent)
         self.resize(820, 520)
         self._taken = tuple(taken)
-        self._drafts = list(specs)
         self._checked = specs
-        self._shown: int | None = None  # the draft the form shows
-        self.tool_list = QListWidget()
-        self.add_button = QPushButton("Add tool")
-        self.remove_button = QPushButton("Remove")
-        self.name_edit = QLineEdit()
+        self.tool_list = self.item_list
         self.description_edit = QPlainTextEdit()
         self.description_edit.setFixedHeight(self.fontMetrics().lineSpacing() * 3 + 12)
         self.description_edit.setTabChangesFocus(True)
@@ -90,25 +80,11 @@ class MockToolsEditor(QDialog):
         self.latency_spin.setRange(0.0, MAX_LATENCY_S)
         self.latency_spin.setSingleStep(0.5)
         self.latency_spin.setSuffix(" s")
-        self.message = QLabel()
-        self.message.setWordWrap(True)
-        buttons = QDialogButtonBox(
-            QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
-        )
-
-        left = QVBoxLayout()
-        left.addWidget(self.tool_list, 1)
-        row = QHBoxLayout()
-        row.addWidget(self.add_button)
-        row.addWidget(self.remove_button)
-        left.addLayout(row)
         rule_buttons = QHBoxLayout()
         rule_buttons.addWidget(self.add_rule_button)
         rule_buttons.addWidget(self.remove_rule_button)
         rule_buttons.addStretch(1)
-        self.form = QWidget()
-        form = QFormLayout(self.form)
-        form.addRow("Name", self.name_edit)
+        form = self.form_layout
         form.addRow("Description", self.description_edit)
         form.addRow("Input", self.hint_edit)
         form.addRow("", self.side_effects_box)
@@ -117,40 +93,17 @@ class MockToolsEditor(QDialog):
         form.addRow("", rule_buttons)
         form.addRow(self.default_label, self.default_edit)
         form.addRow("Latency", self.latency_spin)
-        body = QHBoxLayout()
-        body.addLayout(left, 1)
-        body.addWidget(self.form, 3)
-        layout = QVBoxLayout(self)
-        layout.addLayout(body, 1)
-        layout.addWidget(self.message)
-        layout.addWidget(buttons)
-
-        self.tool_list.currentRowChanged.connect(self._on_tool_list_current_row_changed)
         self.add_button.clicked.connect(self.add_tool)
-        self.remove_button.clicked.connect(self._on_remove_button_clicked)
         self.add_rule_button.clicked.connect(self.add_rule)
         self.remove_rule_button.clicked.connect(self._on_remove_rule_button_clicked)
         self.behaviour_combo.currentTextChanged.connect(self._show_behaviour)
-        self.name_edit.textEdited.connect(self._on_name_edit_text_edited)
-        buttons.accepted.connect(self.accept)
-        buttons.rejected.connect(self.reject)
-        for spec in self._drafts:
-            self.tool_list.addItem(spec.name)
-        self.tool_list.setCurrentRow(0 if self._drafts else -1)
-        self._show(self.tool_list.currentRow())
+        self.fill()
 
     def specs(self) -> tuple[MockToolSpec, ...]:
         return self._checked
 
     def add_tool(self) -> None:
-        self._keep_form()
-        taken = {*self._taken, *(d.name for d in self._drafts)}
-        name = next(f"tool_{n}" for n in range(1, 100) if f"tool_{n}" not in taken)
-        self._drafts.append(MockToolSpec(name, ""))
-        self.tool_list.addItem(name)
-        self.tool_list.setCurrentRow(len(self._drafts) - 1)
-        self.name_edit.setFocus()
-        self.name_edit.selectAll()
+        self.add_draft(MockToolSpec(self.free_name("tool", self._taken), ""))
 
     def add_rule(self, kind: str = "contains", pattern: str = "", reply: str = "") -> None:
         row = self.rules.rowCount()
@@ -159,20 +112,18 @@ class MockToolsEditor(QDialog):
             self.rules.setItem(row, column, QTableWidgetItem(text))
 
     def accept(self) -> None:
-        self._keep_form()
+        self.keep_form()
         try:
-            self._checked = custom_tools_from_list(custom_tools_to_list(self._drafts), self._taken)
+            self._checked = custom_tools_from_list(custom_tools_to_list(self.drafts), self._taken)
         except ScenarioError as err:
-            self.message.setText(f"⚠ {_named(str(err), self._drafts)}")
+            self.message.setText(f"⚠ {_named(str(err), self.drafts)}")
             return
         super().accept()
 
     # ---- the form ---------------------------------------------------------------------
 
-    def _show(self, index: int) -> None:
-        self._shown = index if 0 <= index < len(self._drafts) else None
-        self.form.setEnabled(self._shown is not None)
-        spec = self._drafts[index] if self._shown is not None else MockToolSpec("", "")
+    def show_draft(self, draft: MockToolSpec | None) -> None:
+        spec = draft or MockToolSpec("", "")
         self.name_edit.setText(spec.name)
         self.description_edit.setPlainText(spec.description)
         self.hint_edit.setText(spec.input_hint)
@@ -185,16 +136,13 @@ class MockToolsEditor(QDialog):
         self.latency_spin.setValue(spec.latency_s)
         self._show_behaviour(spec.behaviour)
 
-    def _keep_form(self) -> None:
-        """Write the form into the draft it shows."""
-        if self._shown is None:
-            return
+    def form_draft(self, draft: MockToolSpec) -> MockToolSpec:
         rules = []
         for row in range(self.rules.rowCount()):
             kind, pattern, reply = (self._text(row, column) for column in (MATCH, PATTERN, REPLY))
             rules.append(CannedRule(pattern, reply, kind))  # type: ignore[arg-type]  # a choice
-        self._drafts[self._shown] = replace(
-            self._drafts[self._shown],
+        return replace(
+            draft,
             name=self.name_edit.text().strip(),
             description=self.description_edit.toPlainText().strip(),
             input_hint=self.hint_edit.text().strip() or "input",
@@ -215,25 +163,6 @@ class MockToolsEditor(QDialog):
             widget.setEnabled(canned)
         self.default_label.setText(DEFAULT_LABELS.get(behaviour, "Otherwise"))
         self.default_edit.setEnabled(behaviour != "ask")
-
-    def _on_tool_list_current_row_changed(self, row: int) -> None:
-        if row != self._shown:
-            self._keep_form()
-            self._show(row)
-
-    def _on_name_edit_text_edited(self, text: str) -> None:
-        item = self.tool_list.currentItem()
-        if item is not None:
-            item.setText(text)
-
-    def _on_remove_button_clicked(self) -> None:
-        row = self.tool_list.currentRow()
-        if row < 0:
-            return
-        self._shown = None  # the form's draft is going: nothing to keep
-        del self._drafts[row]
-        self.tool_list.takeItem(row)
-        self._show(self.tool_list.currentRow())
 
     def _on_remove_rule_button_clicked(self) -> None:
         for row in sorted({i.row() for i in self.rules.selectedIndexes()}, reverse=True):
