@@ -91,20 +91,29 @@ class RunRecord:
             self._events.append(event)
 
     def _add_timed(self, events: list[Event], at: float) -> None:
-        joined: list[Event] = []
+        """A frame's events, its runs of text of one kind and step joined (once, not piece
+        by piece: a client catching up delivers thousands in one frame)."""
+        runs: list[Event | list[Streamed]] = []
         for event in events:
-            if isinstance(event, TokenDelta | ReasoningDelta):
-                if self._timed_chars >= MAX_RECORD_CHARS:
-                    continue  # the record keeps no more text either
-                self._timed_chars += len(event.text)
-                last = joined[-1] if joined else None
-                if isinstance(last, TokenDelta | ReasoningDelta) and (
-                    type(last) is type(event) and last.step == event.step
-                ):
-                    joined[-1] = type(event)(event.step, last.text + event.text)
-                    continue
-            joined.append(event)
-        self.timeline += [(at, event) for event in joined]
+            if not isinstance(event, TokenDelta | ReasoningDelta):
+                runs.append(event)
+                continue
+            if self._timed_chars >= MAX_RECORD_CHARS:
+                continue  # the record keeps no more text either
+            self._timed_chars += len(event.text)
+            last = runs[-1] if runs else None
+            if (
+                isinstance(last, list)
+                and type(last[0]) is type(event)
+                and last[0].step == event.step
+            ):
+                last.append(event)
+            else:
+                runs.append([event])
+        for run in runs:
+            if isinstance(run, list):
+                run = type(run[0])(run[0].step, "".join(piece.text for piece in run))
+            self.timeline.append((at, run))
 
     def _add_text(self, event: Streamed) -> None:
         room = MAX_RECORD_CHARS - self._chars

@@ -179,8 +179,7 @@ class RunPane(QWidget):
 
     def recorded(self) -> RecordedLane | None:
         """The run on screen as a recording's lane (None before any run)."""
-        index = self.run_picker.currentIndex()
-        record = self.history[index] if 0 <= index < len(self.history) else self.history.latest
+        record = self.shown_record()
         if record is None or not record.timeline:
             return None
         return RecordedLane(record.settings, tuple(record.timeline))

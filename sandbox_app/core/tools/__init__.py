@@ -32,13 +32,7 @@ def builtin_tools(
     """The built-in tools that are enabled, in the order the prompt lists them."""
     wanted = set(enabled)
     every: list[Tool] = [Calculator(), Search(tuple(documents)), Finish()]
-    # One tool a name (any case): the first kept, in this order, so nothing shadows a
-    # built-in or the scenario's own (MCP tools that clash are renamed on connecting).
-    kept: dict[str, Tool] = {}
-    for tool in every:
-        if tool.name in wanted:
-            kept.setdefault(tool.name.casefold(), tool)
-    return list(kept.values())
+    return [tool for tool in every if tool.name in wanted]
 
 
 def tools_for(
