@@ -121,7 +121,7 @@ class ReactEngine:
         except PromptError as err:
             yield self._finish("failed", str(err))
             return
-        self.messages = self.history or [
+        self.messages = list(self.history) or [
             {"role": "system", "content": system},
             {"role": "user", "content": s.question},
         ]
