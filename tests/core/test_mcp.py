@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import io
 import json
+import os
 import select
 import socket
 import subprocess
@@ -208,26 +209,31 @@ def free_port() -> int:
 
 def wait_until_listening(process: Any) -> threading.Thread:
     """Until the server says it listens (uvicorn's start-up line on its stderr); the deadline
-    reports what it said. Its later output is drained on a thread so it never blocks."""
-    deadline, said = time.monotonic() + 30, []
-    while not any("Uvicorn running on" in line for line in said):
-        left = deadline - time.monotonic()
-        ready, _, _ = select.select([process.stderr], [], [], max(left, 0))
-        line = process.stderr.readline() if ready else ""
-        if not line:  # the deadline, or the server ended
-            raise AssertionError(f"the HTTP server never listened (exit {process.poll()}): {said}")
-        said.append(line.strip())
-    drain = threading.Thread(target=process.stderr.read, daemon=True)
-    drain.start()
-    return drain
+    reports what it said. Read unbuffered from the pipe (a buffered reader can hold the line
+    select() already reported); its later output is drained on a thread so it never blocks."""
+    fd = process.stderr.fileno()
+    deadline, said = time.monotonic() + 30, b""
+    while b"Uvicorn running on" not in said:
+        ready, _, _ = select.select([fd], [], [], max(deadline - time.monotonic(), 0))
+        chunk = os.read(fd, 4096) if ready else b""
+        if not chunk:  # the deadline, or the server ended
+            shown = said.decode(errors="replace").splitlines()
+            raise AssertionError(f"the HTTP server never listened (exit {process.poll()}): {shown}")
+        said += chunk
+
+    def drain() -> None:
+        while os.read(fd, 4096):
+            pass
+
+    thread = threading.Thread(target=drain, daemon=True)
+    thread.start()
+    return thread
 
 
 def test_a_server_over_streamable_http(fake_server: FakeOpenAIServer) -> None:
     port = free_port()
     command = [sys.executable, str(SERVER), "--http", str(port)]
-    with subprocess.Popen(
-        command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
-    ) as process:
+    with subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE) as process:
         try:
             drain = wait_until_listening(process)
             http = McpServerSpec("web", url=f"http://127.0.0.1:{port}/mcp", timeout_s=5)
