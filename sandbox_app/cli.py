@@ -304,7 +304,13 @@ def _max_tokens(text: str) -> int | None:
 def _backend(args: argparse.Namespace, scenario: Scenario) -> Backend:
     from sandbox_app.backends.keys import KeyStore
     from sandbox_app.backends.presets import preset_for_url, preset_named, preset_with_id
-    from sandbox_app.backends.registry import SCRIPTED, BackendConfig, backend_id, make_backend
+    from sandbox_app.backends.registry import (
+        SCRIPTED,
+        BackendConfig,
+        backend_id,
+        key_notice,
+        make_backend,
+    )
 
     wants_server = args.backend == "openai" or args.base_url or args.preset
     if not wants_server:
@@ -320,4 +326,8 @@ def _backend(args: argparse.Namespace, scenario: Scenario) -> Backend:
         raise ValueError("--model is required for an OpenAI-compatible backend")
     # The registry's key rule: a preset's key only ever goes to that preset's own host.
     config = BackendConfig(preset, args.base_url or preset.base_url, args.model, args.timeout)
-    return make_backend(config, scenario, KeyStore())
+    keys = KeyStore()
+    notice = key_notice(config, keys)
+    if notice:
+        sys.stderr.write(f"react-sandbox: {notice}\n")
+    return make_backend(config, scenario, keys)

@@ -20,12 +20,14 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, TextIO
 
+from sandbox_app.backends.keys import KeyStore
 from sandbox_app.backends.presets import preset_for_url
 from sandbox_app.backends.registry import (
     SCRIPTED,
     BackendConfig,
     backend_id,
     config_for,
+    key_notice,
 )
 from sandbox_app.core.eval_report import to_html
 from sandbox_app.core.evaluation import RunKey, plan, read_results, still_to_run, summarise
@@ -69,6 +71,12 @@ def parser() -> argparse.ArgumentParser:
         "this folder (default .react-sandbox-cache)",
     )
     p.add_argument("--timeout", type=float, default=60.0, help="seconds to wait for a server")
+    p.add_argument(
+        "--trust-file-lanes",
+        action="store_true",
+        help="send keys to the servers the scenario's lanes name, as if given with --lane "
+        "(without it, a URL from the file gets no key: a file may not decide where keys go)",
+    )
     return p
 
 
@@ -91,11 +99,16 @@ def eval_command(argv: list[str], out: TextIO = sys.stdout) -> int:
     except (ScenarioError, ValueError, KeyError) as err:
         sys.stderr.write(f"react-sandbox eval: {err}\n")
         return 1
+    keys = KeyStore()
+    for lane in lanes:  # before any run: what the key rule holds back, and why
+        notice = key_notice(lane.config, keys)
+        if notice:
+            sys.stderr.write(f"react-sandbox eval: {lane.label}: {notice}\n")
     labels = [lane.label for lane in lanes]
     planned = plan(labels, len(scenario.test_set), args.repeat)
     done = read_results(results_path) if resume else []
     todo = still_to_run(planned, done, args.only_failed)
-    runner = _Runner(scenario, lanes, args, results_path, out)
+    runner = _Runner(scenario, lanes, args, results_path, out, keys)
     asyncio.run(runner.run_all(todo))
     everything = [*done, *runner.results]
     summaries = summarise(everything, labels)
@@ -122,12 +135,13 @@ class _Runner:
         args: argparse.Namespace,
         path: Path,
         out: TextIO,
+        keys: KeyStore,
     ) -> None:
         self.out, self.path = out, path
         self.results: list[dict[str, Any]] = []
         cache = Path(args.cache) if args.cache else None
         self.runner = EvalRunner(
-            scenario, lanes, self._finished, concurrency=args.concurrency, cache=cache
+            scenario, lanes, self._finished, concurrency=args.concurrency, cache=cache, keys=keys
         )
         self._file: TextIO | None = None
         self._started = time.monotonic()
@@ -176,7 +190,13 @@ def _lanes(args: argparse.Namespace, scenario: Scenario) -> list[EvalLane]:
         lanes = [
             EvalLane(
                 f"{lane.backend}:{lane.model}" if lane.model else lane.backend,
-                config_for(lane.backend, lane.base_url, lane.model, args.timeout),
+                config_for(
+                    lane.backend,
+                    lane.base_url,
+                    lane.model,
+                    args.timeout,
+                    url_source="user" if args.trust_file_lanes else "file",
+                ),
                 lane_settings(lane),
             )
             for lane in scenario.lanes

@@ -1,9 +1,20 @@
 """API keys, and the one rule for which key may go to which server.
 
-A preset's key (``OPENAI_API_KEY``, the keyring entry "OpenAI", …) goes only to that preset's
-own host. Any other URL — a proxy, a local server, the OpenAI preset with its base URL edited —
-gets a key typed for it while the app runs, the keyring entry stored for its host, or
-``REACT_SANDBOX_API_KEY``. The window, every compare lane and the CLI resolve keys here.
+The rule looks at three things: the scheme, the host and where the URL came from.
+
+1. A preset's key (``OPENAI_API_KEY``, the keyring entry "OpenAI", …) goes only to that
+   preset's own origin: same scheme (https), same host, same port. ``http://api.openai.com``
+   is not OpenAI's origin: a key there would cross the network in clear.
+2. Any other URL — a proxy, a local server, the OpenAI preset with its base URL edited — gets a
+   key typed for it while the app runs, the keyring entry stored for its host, or
+   ``REACT_SANDBOX_API_KEY``; over plain HTTP to a host that is not this machine, only a key
+   typed or stored for exactly that host (the catch-all variable is never sent in clear).
+3. A URL that came from a file (a scenario's lanes, a recording, a test set) gets no key at all
+   until the user confirms that host for this session (:meth:`KeyStore.trust_host`: a dialog
+   in the window, ``--lane`` or ``--trust-file-lanes`` on the command line). A file may not
+   decide where a key goes.
+
+The window, every compare lane, the CLI, ``eval`` and Copy as curl resolve keys here.
 
 Keys are read from the environment or the OS keyring and never written to any file. When no
 keyring backend exists (a bare Linux session, CI), a key lives in memory for this session.
@@ -11,9 +22,10 @@ keyring backend exists (a bare Linux session, CI), a key lives in memory for thi
 
 from __future__ import annotations
 
+import ipaddress
 import os
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 from urllib.parse import urlsplit
 
 if TYPE_CHECKING:
@@ -23,10 +35,46 @@ SERVICE = "react-sandbox"
 CUSTOM_KEY_ENV = "REACT_SANDBOX_API_KEY"
 
 
+# Where a base URL came from: the user (typed, picked, the window's own settings, a CLI flag)
+# or a file someone else may have written.
+UrlSource = Literal["user", "file"]
+
+
 def host_of(url: str) -> str:
     """``https://API.openai.com/v1`` → ``api.openai.com``; ports count, credentials don't."""
     netloc = urlsplit(url.strip()).netloc
     return netloc.rpartition("@")[2].lower() or url.strip().lower()
+
+
+def origin_of(url: str) -> str:
+    """``HTTPS://API.openai.com/v1`` → ``https://api.openai.com:443``: what a key is bound to.
+
+    The scheme counts (a key over http travels in clear) and a default port is written out,
+    so ``https://h`` and ``https://h:443`` are one origin and ``http://h`` another.
+    """
+    parts = urlsplit(url.strip())
+    scheme = parts.scheme.lower()
+    try:
+        port = parts.port
+    except ValueError:  # "host:notaport": no origin a key could belong to
+        return ""
+    port = port or {"https": 443, "http": 80}.get(scheme)
+    host = (parts.hostname or "").lower()
+    return f"{scheme}://{host}:{port}" if scheme and host else ""
+
+
+def in_clear(url: str) -> bool:
+    """Plain HTTP to another machine: a key sent there can be read on the way."""
+    parts = urlsplit(url.strip())
+    if parts.scheme.lower() == "https":
+        return False
+    host = (parts.hostname or "").lower()
+    if host == "localhost" or host.endswith(".localhost"):
+        return False
+    try:
+        return not ipaddress.ip_address(host).is_loopback
+    except ValueError:  # a name: it may resolve anywhere
+        return True
 
 
 @dataclass(frozen=True)
@@ -39,8 +87,8 @@ class KeyAccount:
 
 
 def on_own_host(preset: Preset, base_url: str) -> bool:
-    """Whether ``base_url`` is the host a key preset's key is meant for."""
-    return preset.key_env is not None and host_of(base_url) == host_of(preset.base_url)
+    """Whether ``base_url`` is the origin (scheme, host, port) a key preset's key is meant for."""
+    return preset.key_env is not None and origin_of(base_url) == origin_of(preset.base_url)
 
 
 def account_for(preset: Preset, base_url: str) -> KeyAccount:
@@ -49,11 +97,25 @@ def account_for(preset: Preset, base_url: str) -> KeyAccount:
     return KeyAccount(host_of(base_url), CUSTOM_KEY_ENV, preset_host=False)
 
 
+@dataclass(frozen=True)
+class KeyDecision:
+    """The key a request carries, where it came from, and why one was held back."""
+
+    key: str = ""
+    source: str = ""  # "typed", "environment", "keyring" or ""
+    withheld: str = ""  # one line: why a key that exists was not sent ("" when none was)
+    confirm: str = ""  # the host to confirm when the key waits on the user's word for it
+
+
 class KeyStore:
-    """Looks keys up for an account: typed this session, then environment, then keyring."""
+    """Looks keys up for an account: typed this session, then environment, then keyring.
+
+    Also holds the hosts the user confirmed, this session, for URLs that came from files.
+    """
 
     def __init__(self) -> None:
         self._session: dict[str, str] = {}
+        self._trusted_origins: set[str] = set()
 
     def resolve(self, account: KeyAccount, typed: str = "") -> tuple[str, str]:
         """The key for ``account`` and its source: "typed", "environment", "keyring" or ""."""
@@ -63,6 +125,33 @@ class KeyStore:
             return os.environ[account.env_var], "environment"
         stored = self.stored(account)
         return (stored, "keyring") if stored else ("", "")
+
+    def trust_host(self, base_url: str) -> None:
+        """The user confirmed this file-named server may get its key (this session only)."""
+        self._trusted_origins.add(origin_of(base_url))
+
+    def trusts(self, base_url: str) -> bool:
+        return origin_of(base_url) in self._trusted_origins
+
+    def decide(
+        self, account: KeyAccount, base_url: str, typed: str = "", source: UrlSource = "user"
+    ) -> KeyDecision:
+        """The whole key rule (module docstring) for one request to ``base_url``."""
+        key, found = self.resolve(account, typed)
+        if not key:
+            return KeyDecision()
+        host = host_of(base_url)
+        if source == "file" and not account.preset_host and not self.trusts(base_url):
+            return KeyDecision(
+                withheld=f"{host} was named by a file: no key sent until you confirm that host",
+                confirm=host,
+            )
+        if found == "environment" and not account.preset_host and in_clear(base_url):
+            return KeyDecision(
+                withheld=f"{host} is plain HTTP to another machine: {account.env_var} is not "
+                "sent in clear (use https, or type a key for that host)"
+            )
+        return KeyDecision(key, found)
 
     def stored(self, account: KeyAccount) -> str:
         """A key remembered for exactly this account (this session's, else the keyring's)."""

@@ -10,7 +10,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sandbox_app.backends.keys import KeyStore, account_for, on_own_host
+from sandbox_app.backends.keys import (
+    CUSTOM_KEY_ENV,
+    KeyDecision,
+    KeyStore,
+    UrlSource,
+    account_for,
+    host_of,
+    on_own_host,
+)
 from sandbox_app.backends.openai_compat import OpenAICompatBackend
 from sandbox_app.backends.presets import CUSTOM, PRESETS, Preset, ServerConfig, preset_with_id
 from sandbox_app.backends.scripted import ScriptedBackend
@@ -64,7 +72,8 @@ def display_name(backend: str) -> str:
 class BackendConfig:
     """What to run against. Never holds a stored key: keys are resolved when a backend is made.
 
-    ``typed_key`` is a key the user typed for ``base_url`` in this session's window.
+    ``typed_key`` is a key the user typed for ``base_url`` in this session's window;
+    ``url_source`` says whether ``base_url`` came from the user or from a file (keys.py).
     """
 
     preset: Preset | None  # None: the scripted model
@@ -72,6 +81,7 @@ class BackendConfig:
     model: str = ""
     timeout_s: float = 60.0
     typed_key: str = ""
+    url_source: UrlSource = "user"
 
     @property
     def backend_id(self) -> str:
@@ -85,18 +95,19 @@ def config_for(
     model: str = "",
     timeout_s: float = 60.0,
     typed_key: str = "",
+    url_source: UrlSource = "user",
 ) -> BackendConfig:
     """A :class:`BackendConfig` for a backend id (see :func:`backend_id` for a label).
 
     An empty ``base_url`` means the preset's own. Raises ValueError for an unknown id.
     """
     if backend == SCRIPTED:
-        return BackendConfig(None, base_url, model, timeout_s, typed_key)
+        return BackendConfig(None, base_url, model, timeout_s, typed_key, url_source)
     try:
         preset = preset_with_id(backend)
     except KeyError:
         raise _unknown(backend) from None
-    return BackendConfig(preset, base_url, model, timeout_s, typed_key)
+    return BackendConfig(preset, base_url, model, timeout_s, typed_key, url_source)
 
 
 def effective_preset(preset: Preset, base_url: str) -> Preset:
@@ -107,12 +118,48 @@ def effective_preset(preset: Preset, base_url: str) -> Preset:
     return preset
 
 
+def key_decision(config: BackendConfig, keys: KeyStore) -> KeyDecision:
+    """Which key a request to this config's server carries, by the one rule of keys.py."""
+    if config.preset is None:
+        return KeyDecision()
+    base_url = config.base_url or config.preset.base_url
+    account = account_for(effective_preset(config.preset, base_url), base_url)
+    return keys.decide(account, base_url, config.typed_key, config.url_source)
+
+
+def key_notice(config: BackendConfig, keys: KeyStore) -> str:
+    """One line for the person running it when the rule holds a key back, else ""."""
+    if config.preset is None:
+        return ""
+    base_url = config.base_url or config.preset.base_url
+    withheld = key_decision(config, keys).withheld
+    if withheld:
+        return withheld
+    preset = config.preset
+    if preset.key_env is not None and not on_own_host(preset, base_url):
+        return (
+            f"{preset.key_env} goes only to {preset.base_url}; {host_of(base_url)} gets "
+            f"{CUSTOM_KEY_ENV} or a key typed for it"
+        )
+    return ""
+
+
 def server_config(config: BackendConfig, keys: KeyStore) -> ServerConfig:
     assert config.preset is not None
     base_url = config.base_url or config.preset.base_url
     preset = effective_preset(config.preset, base_url)
-    key, _ = keys.resolve(account_for(preset, base_url), config.typed_key)
-    return ServerConfig(base_url, key, preset, config.timeout_s)
+    return ServerConfig(base_url, key_decision(config, keys).key, preset, config.timeout_s)
+
+
+def server_url_and_key_variable(backend: str, base_url: str) -> tuple[str, str]:
+    """The URL a request went to and the environment variable the key rule reads for it
+    (Copy as curl names that variable, never a key)."""
+    try:
+        preset = preset_with_id(backend)
+    except KeyError:
+        preset = CUSTOM
+    base_url = base_url or preset.base_url or "http://localhost:11434/v1"
+    return base_url, account_for(effective_preset(preset, base_url), base_url).env_var
 
 
 def make_backend(config: BackendConfig, scenario: Scenario, keys: KeyStore) -> Backend:

@@ -60,13 +60,14 @@ def as_json(exchange: Exchange) -> str:
     return json.dumps({"request": exchange.request, "reply": reply}, ensure_ascii=False, indent=2)
 
 
-def as_curl(exchange: Exchange, base_url: str) -> str:
-    """The request as a curl command; the key is ``$OPENAI_API_KEY``, never its value."""
-    url = (base_url or "http://localhost:11434/v1").rstrip("/") + "/chat/completions"
+def as_curl(exchange: Exchange, base_url: str, key_variable: str) -> str:
+    """The request as a curl command; the key is ``$KEY_VARIABLE`` (the variable the app's key
+    rule reads for that server), never its value."""
+    url = base_url.rstrip("/") + "/chat/completions"
     body = json.dumps(exchange.request, ensure_ascii=False)
     return (
         f"curl {shlex.quote(url)} \\\n"
-        '  -H "Authorization: Bearer $OPENAI_API_KEY" \\\n'
+        f'  -H "Authorization: Bearer ${key_variable}" \\\n'
         "  -H 'Content-Type: application/json' \\\n"
         f"  -d {shlex.quote(body)}"
     )

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 
-from sandbox_app.backends.keys import KeyStore, host_of
+from sandbox_app.backends.keys import KeyStore, UrlSource, host_of
 from sandbox_app.backends.presets import Preset
 from sandbox_app.backends.registry import BackendConfig, make_backend
 from sandbox_app.core.backend import Backend
@@ -36,10 +36,13 @@ class BackendChoice:
     keys: KeyStore = field(default_factory=KeyStore, compare=False, repr=False)
     reasoning_effort: str | None = None
     tool_calling: ToolCalling = "react"
+    url_source: UrlSource = "user"  # the base URL as a scenario file named it: keys wait
 
     @property
     def config(self) -> BackendConfig:
-        return BackendConfig(self.preset, self.base_url, self.model, self.timeout_s, self.typed_key)
+        return BackendConfig(
+            self.preset, self.base_url, self.model, self.timeout_s, self.typed_key, self.url_source
+        )
 
     def run_factory(
         self,

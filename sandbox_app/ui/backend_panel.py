@@ -19,7 +19,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from sandbox_app.backends.keys import KeyAccount, KeyStore, account_for, host_of
+from sandbox_app.backends.keys import KeyAccount, KeyStore, UrlSource, account_for, host_of
 from sandbox_app.backends.presets import CUSTOM, Preset, preset_with_id
 from sandbox_app.backends.registry import (
     BACKEND_IDS,
@@ -52,6 +52,7 @@ class BackendPanel(QWidget):
         # follows the base URL to another host.
         self._typed: dict[str, str] = {}
         self._account: KeyAccount | None = None
+        self._file_url: str | None = None  # the base URL as a scenario file named it
         self._refresh_task: asyncio.Task[list[str]] | None = None
         self._abandoned = False
         self.preset_combo = QComboBox()
@@ -161,9 +162,10 @@ class BackendPanel(QWidget):
 
     def choice(self) -> BackendChoice:
         preset = self.preset()
+        base_url = self.base_url_edit.text().strip()
         return BackendChoice(
             preset,
-            self.base_url_edit.text().strip(),
+            base_url,
             self.key_edit.text().strip() if preset else "",
             self.model_combo.currentText().strip() if preset else "scripted",
             self.temperature_spin.value(),
@@ -172,10 +174,17 @@ class BackendPanel(QWidget):
             self.keys,
             reasoning_effort=self.effort_combo.currentData(),
             tool_calling=self.tools_combo.currentData(),
+            url_source="file" if self._file_url == base_url else "user",
         )
 
-    def select(self, backend: str, base_url: str = "", model: str = "") -> None:
-        """Choose a backend by id (or by an older file's display label), URL and model."""
+    def select(
+        self, backend: str, base_url: str = "", model: str = "", source: UrlSource = "user"
+    ) -> None:
+        """Choose a backend by id (or by an older file's display label), URL and model.
+
+        ``source`` "file": the URL came from a scenario file, so the key rule holds keys back
+        from it until the user confirms its host (as long as the URL stays the file's).
+        """
         try:
             known = backend_id(backend)
         except ValueError as err:
@@ -186,6 +195,8 @@ class BackendPanel(QWidget):
             self.base_url_edit.setText(base_url)
         if model:
             self.model_combo.setCurrentText(model)
+        shown = self.base_url_edit.text().strip()
+        self._file_url = shown if source == "file" and base_url else None
 
     def set_sampling(self, settings: ModelParams | LaneConfig) -> None:
         """Show a scenario's or a lane's :data:`LANE_SETTINGS`."""

@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QHeaderView,
     QLabel,
+    QMainWindow,
     QMenu,
     QPushButton,
     QScrollArea,
@@ -32,7 +33,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from sandbox_app.backends.keys import KeyStore
+from sandbox_app.backends.keys import KeyStore, UrlSource
 from sandbox_app.core.compare import COLUMNS, MAX_LANES, MIN_LANES, Price
 from sandbox_app.core.events import Event, RunFinished, StepFinished
 from sandbox_app.core.exports import export_comparison, to_markdown
@@ -44,6 +45,7 @@ from sandbox_app.core.workspace import Change
 from sandbox_app.eval_runner import EvalLane, lane_label
 from sandbox_app.ui.approval import ask_approval, ask_observation
 from sandbox_app.ui.eval_panel import EvalPanel
+from sandbox_app.ui.key_confirmation import KeyConfirmation
 from sandbox_app.ui.lane_widget import LaneWidget
 from sandbox_app.ui.price_dialog import PriceDialog
 from sandbox_app.ui.workspace_signals import QtWorkspace
@@ -66,6 +68,7 @@ class CompareView(QWidget):
         # The offline model's pace (View → Pace); the window sets it, the same for every lane.
         self.pace: Callable[[Scenario], Scenario] = lambda scenario: scenario
         self.keys = keys
+        self.key_confirmation = KeyConfirmation(keys, self.window, self._say)
         self.lanes: list[LaneWidget] = []
         self._next_lane_number = 1
 
@@ -117,6 +120,7 @@ class CompareView(QWidget):
             keys,
             lambda cases: self.workspace.update(self, test_set=cases),
             lambda: self.workspace.model.sources,
+            confirm=self.key_confirmation.then,
         )
         self.eval_panel.traceRequested.connect(self._show_recorded_trace)
         self.eval_panel.runningChanged.connect(self._on_lane_running_changed)
@@ -174,21 +178,25 @@ class CompareView(QWidget):
     def lane_configs(self) -> tuple[LaneConfig, ...]:
         return tuple(lane.config() for lane in self.lanes)
 
-    def add_lane(self, config: LaneConfig | None = None) -> LaneWidget | None:
+    def add_lane(
+        self, config: LaneConfig | None = None, source: UrlSource = "user"
+    ) -> LaneWidget | None:
         if len(self.lanes) >= MAX_LANES:
             return None
-        lane = self._add(config or LaneConfig())
+        lane = self._add(config or LaneConfig(), source)
         self._update_lane_buttons()
         self.refresh_table()
         self._push_lanes()
         return lane
 
-    def _add(self, config: LaneConfig) -> LaneWidget:
+    def _add(self, config: LaneConfig, source: UrlSource = "file") -> LaneWidget:
         lane = LaneWidget(f"Lane {self._next_lane_number}", self.keys)
         self._next_lane_number += 1
-        lane.set_config(config)
+        lane.set_config(config, source)
         lane.removeRequested.connect(lambda: self.remove_lane(lane))
-        lane.duplicateRequested.connect(lambda: self.add_lane(lane.config()))
+        lane.duplicateRequested.connect(
+            lambda: self.add_lane(lane.config(), lane.backend_panel.choice().url_source)
+        )
         lane.configChanged.connect(self._push_lanes)
         lane.controller.engineEvents.connect(self._on_lane_engine_events)
         lane.controller.runningChanged.connect(self._on_lane_running_changed)
@@ -230,7 +238,16 @@ class CompareView(QWidget):
         self.refresh_table()
 
     def _start(self, lane: LaneWidget, repeats: int, fork: ForkPoint | None = None) -> None:
-        """Run one lane (a fork of one of its runs stays in that lane)."""
+        """Run one lane (a fork of one of its runs stays in that lane), once the user has
+        said whether a server the scenario file named may get a key."""
+
+        def go() -> None:
+            if lane in self.lanes and not lane.controller.running:
+                self._start_now(lane, repeats, fork)
+
+        self.key_confirmation.then([lane.backend_panel.choice().config], lane.name, go)
+
+    def _start_now(self, lane: LaneWidget, repeats: int, fork: ForkPoint | None) -> None:
         scenario = self.pace(self.workspace.model.scenario)
 
         async def approve(tool: str, input: str, name: str = lane.name) -> bool:
@@ -241,6 +258,11 @@ class CompareView(QWidget):
 
         tools = self.workspace.model.tools(scenario, ask)
         lane.start(scenario, tools, approve, repeats, self.workspace.model.trusted, fork)
+
+    def _say(self, text: str) -> None:
+        window = self.window()
+        if isinstance(window, QMainWindow):
+            window.statusBar().showMessage(text)
 
     def eval_lanes(self) -> list[EvalLane]:
         """Each lane as the test-set runner takes it: its server, model and settings."""

@@ -13,7 +13,7 @@ import html
 import io
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import suppress
 from typing import Any
 
@@ -35,6 +35,7 @@ from PySide6.QtWidgets import (
 
 from sandbox_app.backends.keys import KeyStore
 from sandbox_app.backends.network_loop import background_loop, call_until_ended
+from sandbox_app.backends.registry import BackendConfig
 from sandbox_app.core.eval_report import cell_failed, cell_text, grid, to_html
 from sandbox_app.core.evaluation import (
     LaneTally,
@@ -56,6 +57,9 @@ PASS, FAIL = QColor("#e6f4ea"), QColor("#fce8e6")
 SUMMARY_EVERY_S = 0.25
 
 
+Confirm = Callable[[Sequence[BackendConfig], str, Callable[[], None]], None]
+
+
 class EvalPanel(QWidget):
     """Signals: runningChanged(bool); traceRequested(str lane, RunRecord) on a cell click."""
 
@@ -71,8 +75,11 @@ class EvalPanel(QWidget):
         write_cases: Callable[[tuple[EvalCase, ...]], None],
         sources: Callable[[], list[Tool]] = list,
         parent: QWidget | None = None,
+        confirm: Confirm = lambda _configs, _where, go: go(),
     ) -> None:
         super().__init__(parent)
+        # Asks whether servers the scenario file named may get a key, then starts (keys.py).
+        self._confirm = confirm
         self._scenario, self._lanes, self._repeats = scenario, lanes, repeats
         self._write_cases = write_cases
         self._sources = sources  # the tools of the MCP servers connected now
@@ -146,6 +153,10 @@ class EvalPanel(QWidget):
 
     def start(self, which: str) -> None:
         """Run every run ("all"), the ones not done yet ("missing") or the failed ones."""
+        configs = [lane.config for lane in self._lanes()]
+        self._confirm(configs, "The test set", lambda: self._start_now(which))
+
+    def _start_now(self, which: str) -> None:
         scenario = self._scenario()
         if self.running or not scenario.test_set:
             self.status.setText("This scenario has no test set." if not scenario.test_set else "")

@@ -3,7 +3,7 @@
 For each request of the step (a step asked again has several): the JSON body as sent (roles,
 model, parameters; never the key), the reply as it streamed before any parsing or cut, its
 thinking, finish reason, usage and timing. Copy as JSON, or as a curl command whose key is
-``$OPENAI_API_KEY``.
+the variable the key rule reads for that server (``$GROQ_API_KEY``, …).
 """
 
 from __future__ import annotations
@@ -21,18 +21,25 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from sandbox_app.backends.registry import server_url_and_key_variable
 from sandbox_app.core.events import Exchange
 from sandbox_app.core.fork import as_curl, as_json
 
 
 class RequestInspector(QDialog):
     def __init__(
-        self, step: int, exchanges: list[Exchange], base_url: str, parent: QWidget | None = None
+        self,
+        step: int,
+        exchanges: list[Exchange],
+        backend: str,
+        base_url: str,
+        parent: QWidget | None = None,
     ) -> None:
         super().__init__(parent)
         self.setWindowTitle(f"Step {step}: request and reply")
         self.resize(820, 620)
-        self.exchanges, self.base_url = exchanges, base_url
+        self.exchanges = exchanges
+        self.base_url, self.key_variable = server_url_and_key_variable(backend, base_url)
         asked = f" was asked {len(exchanges)} times: each request" if len(exchanges) > 1 else ""
         self.heading = QLabel(f"Step {step}{asked or ': the request'} and its reply, as sent")
         self.text = QPlainTextEdit("\n\n".join(as_json(e) for e in exchanges))
@@ -40,7 +47,10 @@ class RequestInspector(QDialog):
         self.text.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
         self.copy_json_button = QPushButton("Copy as JSON")
         self.copy_curl_button = QPushButton("Copy as curl")
-        self.copy_curl_button.setToolTip("The key is written as $OPENAI_API_KEY, never its value")
+        self.copy_curl_button.setToolTip(
+            f"The key is written as ${self.key_variable} (where the app reads this server's "
+            "key), never its value"
+        )
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
         row = QHBoxLayout()
         row.addWidget(self.copy_json_button)
@@ -59,4 +69,6 @@ class RequestInspector(QDialog):
         QApplication.clipboard().setText(self.text.toPlainText())
 
     def copy_curl(self) -> None:
-        QApplication.clipboard().setText(as_curl(self.exchanges[-1], self.base_url))
+        QApplication.clipboard().setText(
+            as_curl(self.exchanges[-1], self.base_url, self.key_variable)
+        )

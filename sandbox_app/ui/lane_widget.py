@@ -12,7 +12,7 @@ from dataclasses import replace
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QToolButton, QVBoxLayout, QWidget
 
-from sandbox_app.backends.keys import KeyStore
+from sandbox_app.backends.keys import KeyStore, UrlSource
 from sandbox_app.core.compare import LaneRecord
 from sandbox_app.core.fork import ForkPoint
 from sandbox_app.core.scenario import LaneConfig, Scenario, lane_settings
@@ -94,10 +94,11 @@ class LaneWidget(QFrame):
     def config(self) -> LaneConfig:
         return self._config
 
-    def set_config(self, config: LaneConfig) -> None:
+    def set_config(self, config: LaneConfig, source: UrlSource = "file") -> None:
+        """Show a lane's settings; ``source``: where its base URL came from (keys.py)."""
         self._applying = True
         try:
-            self.backend_panel.select(config.backend, config.base_url, config.model)
+            self.backend_panel.select(config.backend, config.base_url, config.model, source)
             self.backend_panel.set_sampling(config)
         finally:
             self._applying = False

@@ -212,7 +212,9 @@ class RunPane(QWidget):
         exchanges = exchanges_of(record.events, step) if record else []
         if record is None or not exchanges:
             return None
-        self.inspector = RequestInspector(step, exchanges, record.settings.base_url, self)
+        self.inspector = RequestInspector(
+            step, exchanges, record.settings.backend, record.settings.base_url, self
+        )
         self.inspector.open()
         return self.inspector
 

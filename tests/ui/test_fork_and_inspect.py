@@ -56,7 +56,7 @@ def test_the_inspector_shows_exactly_what_the_server_received(
     dialog.copy_curl()
     curl = QApplication.clipboard().text()
     assert curl.startswith(f"curl {fake_server.base_url}/chat/completions")
-    assert "$OPENAI_API_KEY" in curl
+    assert "$REACT_SANDBOX_API_KEY" in curl  # the variable the key rule reads for this URL
     assert "sk-test-secret" not in curl + shown  # never the key
 
 

@@ -1,14 +1,19 @@
-"""The key rule in the window: the main run, a restart and every compare lane."""
+"""The key rule in the window: the main run, a restart, every compare lane, and lanes whose
+server a scenario file named (no key until the user confirms that host)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
 from sandbox_app.core.scenario import LaneConfig
+from sandbox_app.core.scenario_file import load_scenario, save_scenario, scenarios_dir
+from sandbox_app.ui.key_confirmation import KeyConfirmDialog
 from sandbox_app.ui.main_window import MainWindow
 from tests.fakeserver import FakeOpenAIServer, ModelScript
 
@@ -87,3 +92,108 @@ def test_compare_lanes_follow_the_same_rule(
     qtbot.waitUntil(lambda: not compare.running, timeout=20000)
     assert [lane.record.runs[-1].answer for lane in compare.lanes] == ["4", "4"]
     assert fake_server.authorizations == ["Bearer not-needed"] * 2
+
+
+def _open_with_file_lanes(window: MainWindow, tmp_path: Path, url: str) -> None:
+    """A scenario from someone else, whose lanes name a server."""
+    scenario = window.scenario.with_changes(question="What is 2 + 2?")
+    lanes = (LaneConfig("custom", url, "m"), LaneConfig("scripted"))
+    path = tmp_path / "from_a_colleague.json"
+    save_scenario(scenario.with_changes(lanes=lanes), path)
+    assert window.files.open_scenario(path)
+    window.tabs.setCurrentWidget(window.compare)
+
+
+def _key_question(qtbot: QtBot) -> KeyConfirmDialog:
+    found: list[KeyConfirmDialog] = []
+
+    def asked() -> bool:
+        found[:] = [w for w in QApplication.topLevelWidgets() if isinstance(w, KeyConfirmDialog)]
+        return bool(found) and found[0].isVisible()
+
+    qtbot.waitUntil(asked, timeout=5000)
+    return found[0]
+
+
+def _run_all(qtbot: QtBot, window: MainWindow, answer: str | None) -> None:
+    compare = window.compare
+    qtbot.mouseClick(compare.run_button, Qt.MouseButton.LeftButton)
+    if answer is not None:
+        dialog = _key_question(qtbot)
+        assert "127.0.0.1" in dialog.text() and "named" in dialog.text()
+        assert dialog.textFormat() == Qt.TextFormat.PlainText  # the host comes from the file
+        button = dialog.send_button if answer == "send" else dialog.without_button
+        qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: compare.running, timeout=5000)
+    qtbot.waitUntil(lambda: not compare.running, timeout=20000)
+    assert [lane.record.runs[-1].answer for lane in compare.lanes][0] == "4"
+
+
+def test_a_lane_url_from_a_file_gets_no_key_until_the_user_confirms_its_host(
+    qtbot: QtBot,
+    window: MainWindow,
+    fake_server: FakeOpenAIServer,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+) -> None:
+    monkeypatch.setenv("REACT_SANDBOX_API_KEY", "sk-custom-secret")
+    fake_server.set_model("m", ModelScript(replies=ANSWER, cycle=True))
+    _open_with_file_lanes(window, tmp_path, fake_server.base_url)
+    _run_all(qtbot, window, answer="without")
+    assert fake_server.authorizations == ["Bearer not-needed"]
+    assert "no key sent until you confirm" in window.statusBar().currentMessage()
+    _run_all(qtbot, window, answer=None)  # answered for this session: not asked again
+    assert fake_server.authorizations[-1] == "Bearer not-needed"
+
+
+def test_a_confirmed_host_gets_the_key_in_lanes_and_the_test_set(
+    qtbot: QtBot,
+    window: MainWindow,
+    fake_server: FakeOpenAIServer,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+) -> None:
+    monkeypatch.setenv("REACT_SANDBOX_API_KEY", "sk-custom-secret")
+    fake_server.set_model("m", ModelScript(replies=ANSWER, cycle=True))
+    _open_with_file_lanes(window, tmp_path, fake_server.base_url)
+    _run_all(qtbot, window, answer="send")
+    assert fake_server.authorizations == ["Bearer sk-custom-secret"]
+
+
+def test_the_test_set_asks_before_sending_a_key_to_a_file_named_host(
+    qtbot: QtBot,
+    window: MainWindow,
+    fake_server: FakeOpenAIServer,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+) -> None:
+    monkeypatch.setenv("REACT_SANDBOX_API_KEY", "sk-custom-secret")
+    fake_server.set_model("m", ModelScript(replies=ANSWER, cycle=True))
+    scenario = load_scenario(scenarios_dir() / "test_set.json")
+    lanes = (LaneConfig("custom", fake_server.base_url, "m"), LaneConfig("scripted"))
+    path = tmp_path / "from_a_colleague.json"
+    save_scenario(scenario.with_changes(lanes=lanes), path)
+    assert window.files.open_scenario(path)
+    panel = window.compare.eval_panel
+    panel.start("all")
+    qtbot.mouseClick(_key_question(qtbot).without_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: panel.running, timeout=5000)
+    qtbot.waitUntil(lambda: not panel.running, timeout=60000)
+    assert fake_server.authorizations
+    assert set(fake_server.authorizations) == {"Bearer not-needed"}
+
+
+def test_a_url_the_user_typed_into_a_lane_needs_no_confirmation(
+    qtbot: QtBot,
+    window: MainWindow,
+    fake_server: FakeOpenAIServer,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+) -> None:
+    monkeypatch.setenv("REACT_SANDBOX_API_KEY", "sk-custom-secret")
+    fake_server.set_model("m", ModelScript(replies=ANSWER, cycle=True))
+    _open_with_file_lanes(window, tmp_path, "http://127.0.0.1:9/v1")
+    panel = window.compare.lanes[0].backend_panel
+    panel.base_url_edit.setText(fake_server.base_url)  # the user's own choice
+    _run_all(qtbot, window, answer=None)
+    assert fake_server.authorizations == ["Bearer sk-custom-secret"]
