@@ -1,5 +1,6 @@
 """The File menu's work for one window: New, Open, Save, Save as, recent files, and the edits
-kept when the window closes (restored next time as what they were: see core/document.py).
+kept while the user types (restored next time as what they were: see core/document.py; each
+window keeps its own, on disk half a second after a change: ui/kept_edits.py).
 
 Unsaved edits are never dropped without the user's word: New, Open, a recent file and a file
 named on the command line all ask first (Save / Discard / Cancel), and saving can fail only
@@ -11,16 +12,19 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from PySide6.QtCore import QObject, QSettings
+from PySide6.QtCore import QObject, QSettings, QTimer
 from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox, QStatusBar, QWidget
 
 from sandbox_app.core.document import KeptEdits, ScenarioDocument
 from sandbox_app.core.scenario_fields import ScenarioError
 from sandbox_app.core.scenario_file import SaveRefused, default_scenario
+from sandbox_app.ui.kept_edits import KeptEditsFile, kept_edits_folder
 from sandbox_app.ui.workspace_signals import QtWorkspace
 
 MAX_RECENT = 8
-KEPT_EDITS_KEY = "session/unsaved"
+# Where kept edits lived before each window had a file of its own: read once, then removed.
+OLD_KEPT_EDITS_KEY = "session/unsaved"
+KEEP_AFTER_MS = 500  # what a crash or a SIGTERM can lose at most
 
 
 class FileActions(QObject):
@@ -37,6 +41,12 @@ class FileActions(QObject):
         self.recent_menu = QMenu("&Recent", window)
         self.confirm_dialog: QMessageBox | None = None
         self.error_dialog: QMessageBox | None = None
+        self.kept = KeptEditsFile(kept_edits_folder(settings))
+        self._keep_timer = QTimer(self)
+        self._keep_timer.setSingleShot(True)
+        self._keep_timer.setInterval(KEEP_AFTER_MS)
+        self._keep_timer.timeout.connect(self.keep_edits)
+        workspace.changed.connect(self._keep_timer.start)
 
     @property
     def document(self) -> ScenarioDocument:
@@ -145,13 +155,19 @@ class FileActions(QObject):
     # ---- across restarts ---------------------------------------------------------------
 
     def restore(self) -> None:
-        """Edits kept at the last close, as what they were; else the last file; else the demo."""
+        """Edits a closed (or killed) window kept, as what they were; else the last file; else
+        the demo."""
         self._fill_recent_menu()
-        text = self.settings.value(KEPT_EDITS_KEY)
-        kept = KeptEdits.from_json(text) if isinstance(text, str) else None
+        kept = self.kept.claim() or self._old_kept_edits()
         if kept is not None:
             document, notice = ScenarioDocument.restore(kept)
             self.workspace.model.show(document, kept.edited)
+            if self.kept.left_behind:
+                more = self.kept.left_behind
+                notice += (" · " if notice else "") + (
+                    f"{more} more set{'s' if more > 1 else ''} of unsaved edits from another "
+                    "window: open a new window to get them back"
+                )
             if notice:
                 self.status.showMessage(notice)
             return
@@ -164,13 +180,24 @@ class FileActions(QObject):
                 pass  # changed or damaged since: start on the demo instead
         self.workspace.model.show(ScenarioDocument(default_scenario()))
 
+    def _old_kept_edits(self) -> KeptEdits | None:
+        text = self.settings.value(OLD_KEPT_EDITS_KEY)
+        self.settings.remove(OLD_KEPT_EDITS_KEY)  # from now on in this window's own file
+        return KeptEdits.from_json(text) if isinstance(text, str) else None
+
     def keep_edits(self) -> None:
-        """At close: set unsaved edits aside for next time (an editor's "hot exit")."""
-        kept = self.workspace.model.keep()
-        if kept is not None:
-            self.settings.setValue(KEPT_EDITS_KEY, kept.to_json())
-        else:
-            self.settings.remove(KEPT_EDITS_KEY)
+        """Set unsaved edits aside on disk (an editor's "hot exit"), or forget them when
+        there are none; a disk that refuses is one line in the status bar."""
+        self._keep_timer.stop()
+        try:
+            self.kept.write(self.workspace.model.keep())
+        except OSError as err:
+            self.status.showMessage(f"⚠ Cannot keep unsaved edits: {err.strerror or err}.")
+
+    def close(self) -> None:
+        """The window closes: keep its edits now, and let the next window take them."""
+        self.keep_edits()
+        self.kept.release()
 
     def _remember(self, path: Path) -> None:
         recent = [str(path.resolve())]

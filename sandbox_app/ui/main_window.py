@@ -304,7 +304,7 @@ class MainWindow(QMainWindow):
 
     def save_settings(self) -> None:
         """Window state, backend choice and unsaved edits (never the API key)."""
-        self.files.keep_edits()
+        self.files.close()
         choice = self.backend_panel.choice()
         self.settings.setValue("geometry", self.saveGeometry())
         self.settings.setValue("backend/preset", self.backend_panel.backend_id())

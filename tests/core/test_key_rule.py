@@ -53,7 +53,8 @@ def test_a_presets_key_never_goes_over_plain_http_to_its_own_host(
 ) -> None:
     from sandbox_app.backends.presets import Preset
 
-    assert isinstance(preset, Preset) and preset.key_env
+    assert isinstance(preset, Preset)
+    assert preset.key_env
     monkeypatch.setenv(preset.key_env, "sk-preset-secret")
     monkeypatch.setenv(CUSTOM_KEY_ENV, "sk-catch-all-secret")
     # Its own host over http (the path is the test server's: only scheme and host matter).
@@ -63,7 +64,8 @@ def test_a_presets_key_never_goes_over_plain_http_to_its_own_host(
     assert proxy.authorizations, "the request never reached the proxy"
     assert all("secret" not in header for header in proxy.authorizations)
     err = capsys.readouterr().err  # one line says why no key went
-    assert err.count("\n") == 1 and "not sent in clear" in err
+    assert err.count("\n") == 1
+    assert "not sent in clear" in err
     monkeypatch.delenv(CUSTOM_KEY_ENV)
     assert main(args) == 0
     assert f"{preset.key_env} goes only to {preset.base_url}" in capsys.readouterr().err

@@ -21,6 +21,7 @@ from pytestqt.qtbot import QtBot
 
 from sandbox_app.backends.keys import KeyStore
 from sandbox_app.core.scenario_file import load_scenario, scenarios_dir
+from sandbox_app.ui.kept_edits import kept_edits_folder
 from sandbox_app.ui.main_window import MainWindow
 
 
@@ -344,4 +345,5 @@ def test_saving_restored_edits_forgets_them(
     second = make_window()
     press_save(second)
     # Were the app to crash now, the next start must not bring the old edits back as unsaved.
-    assert settings.value("session/unsaved") is None
+    second.files.keep_edits()  # what the half-second timer does
+    assert not list(kept_edits_folder(settings).glob("*.json"))

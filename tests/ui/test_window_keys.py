@@ -120,13 +120,14 @@ def _run_all(qtbot: QtBot, window: MainWindow, answer: str | None) -> None:
     qtbot.mouseClick(compare.run_button, Qt.MouseButton.LeftButton)
     if answer is not None:
         dialog = _key_question(qtbot)
-        assert "127.0.0.1" in dialog.text() and "named" in dialog.text()
+        assert "127.0.0.1" in dialog.text()
+        assert "named" in dialog.text()
         assert dialog.textFormat() == Qt.TextFormat.PlainText  # the host comes from the file
         button = dialog.send_button if answer == "send" else dialog.without_button
         qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: compare.running, timeout=5000)
     qtbot.waitUntil(lambda: not compare.running, timeout=20000)
-    assert [lane.record.runs[-1].answer for lane in compare.lanes][0] == "4"
+    assert compare.lanes[0].record.runs[-1].answer == "4"
 
 
 def test_a_lane_url_from_a_file_gets_no_key_until_the_user_confirms_its_host(
