@@ -141,6 +141,8 @@ class KeyStore:
         if not key:
             return KeyDecision()
         host = host_of(base_url)
+        if found == "typed":  # typed for exactly this host, in this session: the user's word
+            return KeyDecision(key, found)
         if source == "file" and not account.preset_host and not self.trusts(base_url):
             return KeyDecision(
                 withheld=f"{host} was named by a file: no key sent until you confirm that host",

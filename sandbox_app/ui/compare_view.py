@@ -176,7 +176,14 @@ class CompareView(QWidget):
             self.refresh_table()
 
     def lane_configs(self) -> tuple[LaneConfig, ...]:
-        return tuple(lane.config() for lane in self.lanes)
+        """The lanes as the scenario holds them: a lane still showing a recording stands for
+        the scenario's own lane in its place (or for none)."""
+        configs = []
+        for lane in self.lanes:
+            config = self._scenario_lane(lane) if lane.shows_recording else lane.config()
+            if config is not None:
+                configs.append(config)
+        return tuple(configs)
 
     def add_lane(
         self, config: LaneConfig | None = None, source: UrlSource = "user"
@@ -197,7 +204,7 @@ class CompareView(QWidget):
         lane.duplicateRequested.connect(
             lambda: self.add_lane(lane.config(), lane.backend_panel.choice().url_source)
         )
-        lane.configChanged.connect(self._push_lanes)
+        lane.configChanged.connect(lambda: self._on_lane_edited(lane))
         lane.controller.engineEvents.connect(self._on_lane_engine_events)
         lane.controller.runningChanged.connect(self._on_lane_running_changed)
         lane.trace.stepClicked.connect(self.align_to_step)
@@ -206,6 +213,10 @@ class CompareView(QWidget):
         self.lanes.append(lane)
         self.lane_splitter.addWidget(lane)
         return lane
+
+    def _on_lane_edited(self, lane: LaneWidget) -> None:
+        lane.shows_recording = False  # the user's own now: part of the scenario
+        self._push_lanes()
 
     def remove_lane(self, lane: LaneWidget) -> None:
         if len(self.lanes) > MIN_LANES and not lane.controller.running:
@@ -241,6 +252,8 @@ class CompareView(QWidget):
         """Run one lane (a fork of one of its runs stays in that lane), once the user has
         said whether a server the scenario file named may get a key."""
 
+        self._leave_recording(lane)
+
         def go() -> None:
             if lane in self.lanes and not lane.controller.running:
                 self._start_now(lane, repeats, fork)
@@ -268,6 +281,7 @@ class CompareView(QWidget):
         """Each lane as the test-set runner takes it: its server, model and settings."""
         out = []
         for lane in self.lanes:
+            self._leave_recording(lane)
             choice = lane.backend_panel.choice()
             options = lane_settings(choice)
             label = lane_label(f"{lane.name} · {choice.model}", options)
@@ -321,12 +335,29 @@ class CompareView(QWidget):
         return self.workspace.model.scenario.expected
 
     def play(self, recording: Recording, speed: float) -> None:
-        """Play a recorded comparison: its lanes (settings as recorded), each its own run."""
-        self.set_lanes(tuple(_lane_config(lane.settings) for lane in recording.lanes))
+        """Play a recorded comparison: its lanes (settings as recorded), each its own run.
+
+        The recording's lanes are shown, not adopted: the scenario keeps its own lanes (and is
+        not marked modified). A lane the user edits, or runs, becomes the scenario's again.
+        """
+        self._show_lanes(tuple(_lane_config(lane.settings) for lane in recording.lanes))
         for lane, recorded in zip(self.lanes, recording.lanes, strict=False):
+            lane.shows_recording = True
             lane.record.model = recorded.settings.model
             lane.pane.replay(recorded, recording.scenario, speed)
         self.refresh_table()
+
+    def _scenario_lane(self, lane: LaneWidget) -> LaneConfig | None:
+        """The scenario's own settings for the place this lane holds, if it has one."""
+        configs = self.workspace.model.scenario.lanes
+        index = self.lanes.index(lane)
+        return configs[index] if index < len(configs) else None
+
+    def _leave_recording(self, lane: LaneWidget) -> None:
+        """Before a lane showing a recording runs: back to the scenario's settings for it."""
+        if lane.shows_recording:
+            lane.set_config(self._scenario_lane(lane) or LaneConfig())
+            lane.shows_recording = False
 
     def refresh_table(self) -> None:
         rows = self.rows()

@@ -45,6 +45,8 @@ class LaneWidget(QFrame):
         self.record = LaneRecord(name, "", self.pane.history)
         self._config = LaneConfig()
         self._applying = False  # set_config at work: its widget changes are not user edits
+        # Showing a played recording's settings, which are not the scenario's (compare_view).
+        self.shows_recording = False
         self.title = QLabel(f"<b>{name}</b>")
         self.model_label = QLabel()
         self.model_label.setMinimumWidth(40)  # long model names must not widen the lane

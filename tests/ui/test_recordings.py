@@ -167,3 +167,27 @@ def test_the_shipped_recording_plays_offline(qtbot: QtBot, window: MainWindow) -
     assert window.recordings.play(path)
     qtbot.waitUntil(lambda: not window.compare.running, timeout=20000)
     assert [r["Correct"] for r in window.compare.rows()] == ["yes", "no"]
+
+
+def test_playing_a_recording_never_changes_the_scenario(
+    qtbot: QtBot, window: MainWindow, tmp_path: Path
+) -> None:
+    lanes = (
+        LaneConfig("scripted", temperature=0.7, max_tokens=512),
+        LaneConfig("scripted", tool_calling="native"),
+    )
+    window.compare.set_lanes(lanes)
+    assert window.files.save_to(tmp_path / "mine.json")
+    assert not window.modified
+    (path,) = sorted(recordings_dir().glob("*.json"))
+    window.recordings.set_speed(AT_ONCE)
+    assert window.recordings.play(path)
+    qtbot.waitUntil(lambda: not window.compare.running, timeout=20000)
+    assert window.compare.lanes[0].backend_panel.choice().base_url.startswith("http://127.0.0.1")
+    assert not window.modified  # nothing of the recording was adopted
+    assert window.scenario.lanes == lanes
+    window.compare.run_all()  # a lane that runs is the scenario's lane again
+    qtbot.waitUntil(lambda: not window.compare.running, timeout=20000)
+    assert [lane.config() for lane in window.compare.lanes] == list(lanes)
+    assert [lane.record.runs[-1].answer for lane in window.compare.lanes] == ["$1,680 per year"] * 2
+    assert not window.modified
