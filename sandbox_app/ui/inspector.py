@@ -14,7 +14,6 @@ from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
     QHBoxLayout,
-    QLabel,
     QPlainTextEdit,
     QPushButton,
     QVBoxLayout,
@@ -23,6 +22,7 @@ from PySide6.QtWidgets import (
 
 from sandbox_app.core.events import Exchange
 from sandbox_app.core.fork import as_curl, as_json
+from sandbox_app.ui.plain import plain_label
 
 
 class RequestInspector(QDialog):
@@ -34,7 +34,7 @@ class RequestInspector(QDialog):
         self.resize(820, 620)
         self.exchanges, self.base_url = exchanges, base_url
         asked = f" was asked {len(exchanges)} times: each request" if len(exchanges) > 1 else ""
-        self.heading = QLabel(f"Step {step}{asked or ': the request'} and its reply, as sent")
+        self.heading = plain_label(f"Step {step}{asked or ': the request'} and its reply, as sent")
         self.text = QPlainTextEdit("\n\n".join(as_json(e) for e in exchanges))
         self.text.setReadOnly(True)
         self.text.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))

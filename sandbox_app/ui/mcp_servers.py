@@ -22,7 +22,6 @@ from PySide6.QtCore import QObject, QSignalBlocker, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QDoubleSpinBox,
-    QLabel,
     QLineEdit,
     QPlainTextEdit,
     QPushButton,
@@ -36,6 +35,7 @@ from sandbox_app.core.scenario_fields import ScenarioError
 from sandbox_app.core.tools import TOOL_NAMES
 from sandbox_app.core.tools.mcp_server import McpServerSpec
 from sandbox_app.ui.drafts_dialog import DraftsDialog
+from sandbox_app.ui.plain import plain_label
 from sandbox_app.ui.workspace_signals import QtWorkspace
 
 
@@ -153,7 +153,7 @@ class McpServersDialog(DraftsDialog[McpServerSpec]):
         self.trust_box.setToolTip(
             "Its tools marked read-only run without asking (for this session only)"
         )
-        self.status = QLabel()
+        self.status = plain_label()
         self.status.setWordWrap(True)
         form = self.form_layout
         form.addRow("Command or URL", self.where_edit)
