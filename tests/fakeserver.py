@@ -218,6 +218,9 @@ class ModelScript:
     # (status, message) for any request with "tools": a model or server that cannot call
     # them (fake_tool_calls.OLLAMA_NO_TOOLS, LLAMA_CPP_NO_JINJA, VLLM_NO_TOOL_PARSER).
     rejects_tools: tuple[int, str] | None = None
+    # The streamed reply's usage object, sent as it is instead of the counted one (a server
+    # that reports nonsense: negative, huge or non-numeric counts).
+    usage: dict[str, Any] | None = None
 
 
 _ERROR_KINDS: dict[int, tuple[str, str | None]] = {
@@ -979,7 +982,7 @@ class FakeOpenAIServer:
                     await response.write(r_prefix + content + twice + content + r_suffix)
             tail = finish
             if include_usage:
-                usage = json.dumps(_usage(prompt_tokens, plan))
+                usage = json.dumps(script.usage or _usage(prompt_tokens, plan))
                 tail += usage_head + f'"choices":[],"usage":{usage}}}\n\n'.encode()
             await response.write(tail + _DONE)
             await response.write_eof()

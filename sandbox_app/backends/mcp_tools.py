@@ -7,10 +7,13 @@ failure is one line: a server that cannot start or be reached, one that dies (it
 says so and the run goes on with that error as the observation), a call that hangs (the
 server's timeout), a tool that errors (its own message).
 
-Each listed tool becomes a :class:`McpTool`: its description is the server's, its input
-described from its JSON schema. It is side-effecting (the router asks) unless the server's
-annotations say read-only. In a ``tool[input]`` dialect the model writes a JSON object, or for
-a tool with one string parameter the bare string.
+Each listed tool becomes a :class:`McpTool`: its description is the server's (cleaned and
+capped, core/tools/outside.py; a tool whose name is not a safe word is skipped with one line in
+``skipped``), its input described from its JSON schema. A server's annotations are its own
+claims: a tool is side-effecting (the router asks) unless its server says read-only *and* the
+user chose to trust that server's hints (``trust_hints``, for the session; never from a file).
+In a ``tool[input]`` dialect the model writes a JSON object, or for a tool with one string
+parameter the bare string.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from sandbox_app.backends import network_loop
 from sandbox_app.backends.errors import sentence
 from sandbox_app.backends.keys import KeyAccount, KeyStore
 from sandbox_app.core.tools.mcp_server import McpServerSpec
+from sandbox_app.core.tools.outside import clean_description, name_problem
 
 CONNECT_TIMEOUT_S = 30.0
 CLOSE_TIMEOUT_S = 5.0
@@ -40,7 +44,7 @@ class McpToolInfo:
     name: str
     description: str
     schema: dict[str, Any]
-    read_only: bool
+    read_only: bool  # what the server claims (readOnlyHint)
 
 
 def secrets_for(spec: McpServerSpec, keys: KeyStore) -> dict[str, str]:
@@ -56,8 +60,12 @@ def secrets_for(spec: McpServerSpec, keys: KeyStore) -> dict[str, str]:
 class McpConnection:
     """One server: :meth:`connect` lists its tools, :meth:`call` runs one, :meth:`close`."""
 
-    def __init__(self, spec: McpServerSpec, keys: KeyStore | None = None) -> None:
+    def __init__(
+        self, spec: McpServerSpec, keys: KeyStore | None = None, *, trust_hints: bool = False
+    ) -> None:
         self.spec = spec
+        self.trust_hints = trust_hints  # its read-only hints let tools run unasked
+        self.skipped: list[str] = []  # one line per listed tool not offered (an unsafe name)
         self._secrets = secrets_for(spec, keys or KeyStore())
         self._session: Any = None
         self._task: asyncio.Task[None] | None = None
@@ -71,7 +79,12 @@ class McpConnection:
         infos = await network_loop.call(self._connect())
         used = {name.casefold() for name in taken}
         tools = []
+        self.skipped = []
         for info in infos:
+            problem = name_problem(info.name)
+            if problem:
+                self.skipped.append(f"A tool of {self.spec.name} was skipped: {problem}.")
+                continue
             tool = McpTool(self, info)
             if tool.name.casefold() in used:
                 tool.name = f"{self.spec.name}_{info.name}"
@@ -178,7 +191,9 @@ def _info(tool: Any) -> McpToolInfo:
     annotations = getattr(tool, "annotations", None)
     read_only = bool(getattr(annotations, "readOnlyHint", False))
     schema = tool.inputSchema if isinstance(tool.inputSchema, dict) else {}
-    return McpToolInfo(tool.name, (tool.description or tool.name).strip(), schema, read_only)
+    name = tool.name if isinstance(tool.name, str) else ""
+    description = clean_description(tool.description) or clean_description(name, 64)
+    return McpToolInfo(name, description, schema, read_only)
 
 
 class McpTool:
@@ -192,16 +207,18 @@ class McpTool:
         self.remote_name = info.name  # what the server calls it
         self.name = info.name
         self.description = info.description
-        self.read_only = info.read_only
+        self.hinted_read_only = info.read_only  # the server's claim…
+        self.read_only = info.read_only and connection.trust_hints  # …believed if trusted
         self.parameters = info.schema
         # The server's own limit answers first, with its clearer line; this only backs it up.
         self.timeout_s = connection.spec.timeout_s + 5.0
         names = list(_properties(info.schema))
-        self.input_hint = (
+        hint = (
             names[0]
             if _one_string(info.schema)
             else ("JSON object" + (f" with {', '.join(names)}" if names else ""))
         )
+        self.input_hint = clean_description(hint, 200)  # the schema's names are the server's
 
     async def run(self, input: str) -> str:
         arguments, problem = arguments_for(self.parameters, input)

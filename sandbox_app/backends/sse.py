@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import time
 from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any
@@ -154,12 +155,35 @@ def _text(value: Any) -> str:
     return "" if value is None else json.dumps(value)
 
 
+# No request is a billion tokens: a count beyond this (or below 0) is the server's mistake.
+MAX_TOKENS_REPORTED = 10**9
+
+
 def _usage(usage: dict[str, Any]) -> Usage:
     details = usage.get("completion_tokens_details")
     reasoning = details.get("reasoning_tokens") if isinstance(details, dict) else None
+    prompt, doubtful_in = _count(usage.get("prompt_tokens"))
+    completion, doubtful_out = _count(usage.get("completion_tokens"))
+    thought, doubtful_thought = _count(reasoning)
     return Usage(
-        int(usage.get("prompt_tokens") or 0),
-        int(usage.get("completion_tokens") or 0),
+        prompt,
+        completion,
         # 0 from a model that cannot think says nothing: treated as not reported.
-        int(reasoning) if isinstance(reasoning, int) and reasoning > 0 else None,
+        thought if thought > 0 else None,
+        doubtful=doubtful_in or doubtful_out or doubtful_thought,
     )
+
+
+def _count(value: Any) -> tuple[int, bool]:
+    """A token count as sent: a whole number from 0 to MAX_TOKENS_REPORTED, and whether it had
+    to be made so (a negative, huge, fractional, infinite or non-numeric value). Missing and
+    null are 0, as servers send them on chunks without usage."""
+    if value is None:
+        return 0, False
+    if isinstance(value, int) and not isinstance(value, bool):
+        if 0 <= value <= MAX_TOKENS_REPORTED:
+            return value, False
+        return min(max(value, 0), MAX_TOKENS_REPORTED), True
+    if isinstance(value, float) and math.isfinite(value):
+        return int(min(max(value, 0.0), MAX_TOKENS_REPORTED)), True
+    return 0, True

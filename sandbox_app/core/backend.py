@@ -32,6 +32,9 @@ class Usage:
     prompt_tokens: int
     completion_tokens: int  # servers count the reasoning tokens in here too
     reasoning_tokens: int | None = None  # usage.completion_tokens_details, when reported
+    # A count the server sent out of range or not a whole number: clamped, and shown as an
+    # estimate (~), never as the server's word.
+    doubtful: bool = False
 
 
 @dataclass(frozen=True)

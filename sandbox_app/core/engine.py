@@ -290,6 +290,7 @@ class ReactEngine:
             if request.usage is not None:
                 tokens_in += request.usage.prompt_tokens
                 tokens_out += request.usage.completion_tokens
+                estimated = estimated or request.usage.doubtful  # clamped: shown with ~
             else:
                 tokens_in += sum(estimate_tokens(message_text(m)) for m in self.messages)
                 tokens_out += estimate_tokens(request.received) + estimate_tokens(reasoning)

@@ -16,6 +16,7 @@ from typing import Any
 
 from sandbox_app.core.compare import COLUMNS, LaneRecord
 from sandbox_app.core.events import event_to_dict, metrics_to_dict
+from sandbox_app.core.markdown import inline
 from sandbox_app.core.records import RunRecord
 from sandbox_app.core.trace_text import TraceText
 
@@ -47,11 +48,9 @@ Rows = Sequence[dict[str, str]]
 
 
 def to_markdown(rows: Rows) -> str:
-    def cell(text: str) -> str:
-        return text.replace("|", "\\|").replace("\n", " ")
-
+    """The table; a cell (a model's name, its answer) is literal text (core/markdown.py)."""
     lines = ["| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
-    lines += ["| " + " | ".join(cell(row[c]) for c in COLUMNS) + " |" for row in rows]
+    lines += ["| " + " | ".join(inline(row[c]) for c in COLUMNS) + " |" for row in rows]
     return "\n".join(lines) + "\n"
 
 

@@ -15,6 +15,7 @@ from typing import Any
 
 from sandbox_app.core.dialects import label_role
 from sandbox_app.core.events import Event, RunFinished
+from sandbox_app.core.markdown import code, fence, inline
 from sandbox_app.core.records import RunRecord
 from sandbox_app.core.trace_text import TraceText
 
@@ -47,21 +48,24 @@ def step_text(record: RunRecord, step: int) -> str:
 
 
 def run_markdown(record: RunRecord) -> str:
+    """The run for people: text from the model, the file or the server goes through
+    core/markdown.py's rule (escaped in the header, the trace fenced), so it stays text."""
     s = record.settings
     done = record.finished
     head = [
-        f"# {s.question or 'A ReAct run'}",
+        f"# {inline(s.question or 'A ReAct run')}",
         "",
-        f"- Model: `{s.model or s.backend}` ({s.backend or 'unknown backend'})",
-        f"- Settings: dialect {s.dialect or '—'}, max steps {s.max_steps}, "
-        f"tool calls {s.tool_calling}",
+        f"- Model: {code(s.model or s.backend)} ({inline(s.backend or 'unknown backend')})",
+        f"- Settings: dialect {inline(s.dialect or '—')}, max steps {s.max_steps}, "
+        f"tool calls {inline(s.tool_calling)}",
     ]
     if done is not None:
-        head.append(f"- Outcome: {done.status}" + (f" — {done.reason}" if done.reason else ""))
-        head.append(f"- Answer: {done.answer if done.answer is not None else '—'}")
-        head.append(f"- Metrics: {done.metrics.summary()}")
-    trace = [line for line, role in lines(_trace_events(record.events))]
-    return "\n".join([*head, "", "```text", *trace, "```", ""])
+        reason = f" — {inline(done.reason)}" if done.reason else ""
+        head.append(f"- Outcome: {inline(done.status)}{reason}")
+        head.append(f"- Answer: {inline(done.answer) if done.answer is not None else '—'}")
+        head.append(f"- Metrics: {inline(done.metrics.summary())}")
+    trace = "\n".join(line for line, role in lines(_trace_events(record.events)))
+    return "\n".join([*head, "", fence(trace), ""])
 
 
 def run_html(record: RunRecord, styles: Mapping[str, Any]) -> str:

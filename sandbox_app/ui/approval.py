@@ -4,17 +4,18 @@ effects), or type the observation of an ask-me tool (core/tools/mock.py)."""
 from __future__ import annotations
 
 import asyncio
-import html
 
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
-    QLabel,
     QMessageBox,
     QPlainTextEdit,
     QVBoxLayout,
     QWidget,
 )
+
+from sandbox_app.ui.plain import plain_label, set_informative
 
 
 class ApprovalDialog(QMessageBox):
@@ -25,9 +26,11 @@ class ApprovalDialog(QMessageBox):
         where = f" in {lane}" if lane else ""
         self.setWindowTitle("Run a tool with side effects?")
         self.setIcon(QMessageBox.Icon.Warning)
-        self.setText(f"The model{where} wants to run <b>{tool}</b>, which can change things.")
+        # Plain text (ui/plain.py): the tool's name and the model's input are shown as written.
+        self.setTextFormat(Qt.TextFormat.PlainText)
+        self.setText(f"The model{where} wants to run {tool}, which can change things.")
         self.input_text = input
-        self.setInformativeText(f"Exact input:<pre>{html.escape(input)}</pre>")
+        set_informative(self, f"Exact input:\n{input}")
         self.run_button = self.addButton("Run", QMessageBox.ButtonRole.AcceptRole)
         self.decline_button = self.addButton("Decline", QMessageBox.ButtonRole.RejectRole)
         self.setDefaultButton(self.decline_button)
@@ -60,9 +63,8 @@ class AskDialog(QDialog):
         super().__init__(parent)
         where = f" in {lane}" if lane else ""
         self.setWindowTitle(f"Answer for {tool}")
-        self.prompt = QLabel(
-            f"The model{where} called <b>{html.escape(tool)}</b> with:"
-            f"<pre>{html.escape(input)}</pre>Type what the tool returns:"
+        self.prompt = plain_label(
+            f"The model{where} called {tool} with:\n\n{input}\n\nType what the tool returns:"
         )
         self.prompt.setWordWrap(True)
         self.answer_edit = QPlainTextEdit()

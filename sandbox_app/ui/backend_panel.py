@@ -11,7 +11,6 @@ from PySide6.QtWidgets import (
     QDoubleSpinBox,
     QFormLayout,
     QHBoxLayout,
-    QLabel,
     QLineEdit,
     QPushButton,
     QSpinBox,
@@ -32,6 +31,7 @@ from sandbox_app.core.backend import BackendError
 from sandbox_app.core.model_traits import PLAIN_MAX_TOKENS, THINKING_MAX_TOKENS
 from sandbox_app.core.scenario import REASONING_EFFORTS, LaneConfig, ModelParams, Scenario
 from sandbox_app.ui.backend_choice import BackendChoice
+from sandbox_app.ui.plain import plain_label, rich_label
 
 REFRESH_TIP = "Ask the server for its models (/v1/models)"
 
@@ -65,7 +65,7 @@ class BackendPanel(QWidget):
         self.key_edit.setPlaceholderText("API key (not needed for local servers)")
         self.remember_button = QPushButton("Remember")
         self.remember_button.setToolTip("Store the key in the system keyring")
-        self.key_status = QLabel()
+        self.key_status = plain_label()
         self.key_status.setWordWrap(True)
         self.model_combo = QComboBox()
         self.model_combo.setEditable(True)
@@ -77,7 +77,7 @@ class BackendPanel(QWidget):
         self._asking_timer.timeout.connect(self._on_asking_timer_timeout)
         self._asking_started = 0.0
         self._asking_host = ""
-        self.models_status = QLabel()
+        self.models_status = plain_label()
         self.models_status.setObjectName("modelsStatus")
         self.models_status.setWordWrap(True)
         self.temperature_spin = QDoubleSpinBox()
@@ -132,7 +132,7 @@ class BackendPanel(QWidget):
         form.addRow("Timeout", self.timeout_spin)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(QLabel("<b>Model</b>"))
+        layout.addWidget(rich_label("<b>Model</b>"))
         layout.addLayout(form)
 
         self.preset_combo.currentTextChanged.connect(self._on_preset_combo_changed)

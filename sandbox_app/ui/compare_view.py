@@ -18,7 +18,6 @@ from PySide6.QtWidgets import (
     QFileDialog,
     QHBoxLayout,
     QHeaderView,
-    QLabel,
     QMainWindow,
     QMenu,
     QPushButton,
@@ -47,6 +46,7 @@ from sandbox_app.ui.approval import ask_approval, ask_observation
 from sandbox_app.ui.eval_panel import EvalPanel
 from sandbox_app.ui.key_confirmation import KeyConfirmation
 from sandbox_app.ui.lane_widget import LaneWidget
+from sandbox_app.ui.plain import plain_label
 from sandbox_app.ui.price_dialog import PriceDialog
 from sandbox_app.ui.workspace_signals import QtWorkspace
 
@@ -95,7 +95,7 @@ class CompareView(QWidget):
         self.export_button.setMenu(export_menu)
         self.prices_button = QPushButton("Prices…")
         self.prices_button.setToolTip("Dollars per million tokens, per model, for the Cost column")
-        self.message = QLabel()
+        self.message = plain_label()
         self.message.setWordWrap(True)
         toolbar = QHBoxLayout()
         for widget in (self.add_button, self.run_button, self.stop_button, self.repeat_spin):

@@ -17,13 +17,14 @@ from PySide6.QtWidgets import (
     QDialogButtonBox,
     QFormLayout,
     QHBoxLayout,
-    QLabel,
     QLineEdit,
     QListWidget,
     QPushButton,
     QVBoxLayout,
     QWidget,
 )
+
+from sandbox_app.ui.plain import plain_label
 
 
 class Named(Protocol):
@@ -49,7 +50,7 @@ class DraftsDialog(QDialog, Generic[T]):
         self.form = QWidget()
         self.form_layout = QFormLayout(self.form)
         self.form_layout.addRow("Name", self.name_edit)
-        self.message = QLabel()
+        self.message = plain_label()
         self.message.setWordWrap(True)
         buttons = QDialogButtonBox(
             QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import csv
-import html
 import io
 import json
 import time
@@ -17,13 +16,12 @@ from collections.abc import Callable, Sequence
 from contextlib import suppress
 from typing import Any
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Signal
 from PySide6.QtGui import QColor, QShowEvent
 from PySide6.QtWidgets import (
     QCheckBox,
     QHBoxLayout,
     QHeaderView,
-    QLabel,
     QProgressBar,
     QPushButton,
     QSpinBox,
@@ -51,6 +49,7 @@ from sandbox_app.core.scenario import EvalCase, Scenario
 from sandbox_app.core.tools import Tool
 from sandbox_app.eval_runner import EvalLane, EvalRunner
 from sandbox_app.ui.frames import Phase, frame_clock
+from sandbox_app.ui.plain import plain_label, tip
 from sandbox_app.ui.test_set_editor import TestSetEditor
 
 PASS, FAIL = QColor("#e6f4ea"), QColor("#fce8e6")
@@ -110,9 +109,8 @@ class EvalPanel(QWidget):
         self.concurrency_spin.setToolTip("Requests at once per server (a 429 slows only its own)")
         self.progress = QProgressBar()
         self.progress.setFormat("%v/%m runs")
-        self.status = QLabel()
-        self.summary = QLabel()
-        self.summary.setTextFormat(Qt.TextFormat.RichText)
+        self.status = plain_label()
+        self.summary = plain_label()
         self.grid = QTableWidget(0, 0)
         self.grid.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
         self.grid.setWordWrap(False)  # one line a case: the question's tooltip has the rest
@@ -296,7 +294,7 @@ class EvalPanel(QWidget):
         self.grid.setRowCount(len(questions))
         for r, text in enumerate(questions):
             question = QTableWidgetItem(text)
-            question.setToolTip(text)
+            question.setToolTip(tip(text))
             self.grid.setItem(r, 0, question)
             for c in range(len(self._labels)):
                 self._draw_cell(r, c)
@@ -307,7 +305,7 @@ class EvalPanel(QWidget):
         passed = [bool(runs[repeat]["passed"]) for repeat in sorted(runs)]
         text = cell_text(passed)
         item = QTableWidgetItem(text)
-        item.setToolTip("; ".join(str(runs[repeat].get("answer")) for repeat in sorted(runs)))
+        item.setToolTip(tip("; ".join(str(runs[repeat].get("answer")) for repeat in sorted(runs))))
         if passed:
             item.setBackground(FAIL if cell_failed(text) else PASS)
         self.grid.setItem(case, column + 1, item)
@@ -315,7 +313,7 @@ class EvalPanel(QWidget):
     def _draw_summary(self) -> None:
         self._summary_drawn = time.perf_counter()
         summaries = [self._tallies.setdefault(k, LaneTally()).summary(k) for k in self._labels]
-        self.summary.setText("<br>".join(html.escape(s.row()) for s in summaries))
+        self.summary.setText("\n".join(s.row() for s in summaries))
 
     def _filter(self) -> None:
         only = self.failures_only.isChecked()

@@ -19,6 +19,7 @@ from sandbox_app.core.document import KeptEdits, ScenarioDocument
 from sandbox_app.core.scenario_fields import ScenarioError
 from sandbox_app.core.scenario_file import SaveRefused, default_scenario
 from sandbox_app.ui.kept_edits import KeptEditsFile, kept_edits_folder
+from sandbox_app.ui.plain import message_box, tip
 from sandbox_app.ui.workspace_signals import QtWorkspace
 
 MAX_RECENT = 8
@@ -62,7 +63,7 @@ class FileActions(QObject):
             then()
             return
         buttons = QMessageBox.StandardButton
-        dialog = self.confirm_dialog = QMessageBox(
+        dialog = self.confirm_dialog = message_box(
             QMessageBox.Icon.Question,
             "Unsaved edits",
             question or f"Save the edits to “{self.document.title}” first?",
@@ -147,7 +148,7 @@ class FileActions(QObject):
 
     def show_error(self, title: str, message: str) -> None:
         """A window-modal message that does not block the event loop (runs keep streaming)."""
-        self.error_dialog = QMessageBox(
+        self.error_dialog = message_box(
             QMessageBox.Icon.Warning, title, message, parent=self.window
         )
         self.error_dialog.open()
@@ -216,6 +217,6 @@ class FileActions(QObject):
         self.recent_menu.clear()
         for name in self._recent_files():
             action = self.recent_menu.addAction(Path(name).name)
-            action.setToolTip(name)
+            action.setToolTip(tip(name))
             action.triggered.connect(lambda _=False, n=name: self.ask_to_open(n))
         self.recent_menu.setEnabled(bool(self._recent_files()))

@@ -14,7 +14,6 @@ from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
     QHBoxLayout,
-    QLabel,
     QPlainTextEdit,
     QPushButton,
     QVBoxLayout,
@@ -24,6 +23,7 @@ from PySide6.QtWidgets import (
 from sandbox_app.backends.registry import server_url_and_key_variable
 from sandbox_app.core.events import Exchange
 from sandbox_app.core.fork import as_curl, as_json
+from sandbox_app.ui.plain import plain_label, tip
 
 
 class RequestInspector(QDialog):
@@ -41,15 +41,17 @@ class RequestInspector(QDialog):
         self.exchanges = exchanges
         self.base_url, self.key_variable = server_url_and_key_variable(backend, base_url)
         asked = f" was asked {len(exchanges)} times: each request" if len(exchanges) > 1 else ""
-        self.heading = QLabel(f"Step {step}{asked or ': the request'} and its reply, as sent")
+        self.heading = plain_label(f"Step {step}{asked or ': the request'} and its reply, as sent")
         self.text = QPlainTextEdit("\n\n".join(as_json(e) for e in exchanges))
         self.text.setReadOnly(True)
         self.text.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
         self.copy_json_button = QPushButton("Copy as JSON")
         self.copy_curl_button = QPushButton("Copy as curl")
         self.copy_curl_button.setToolTip(
-            f"The key is written as ${self.key_variable} (where the app reads this server's "
-            "key), never its value"
+            tip(
+                f"The key is written as ${self.key_variable} (where the app reads this "
+                "server's key), never its value"
+            )
         )
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
         row = QHBoxLayout()

@@ -16,6 +16,7 @@ from PySide6.QtWidgets import QMessageBox, QWidget
 
 from sandbox_app.backends.keys import KeyStore, origin_of
 from sandbox_app.backends.registry import BackendConfig, key_decision, key_notice
+from sandbox_app.ui.plain import set_informative
 
 
 class KeyConfirmDialog(QMessageBox):
@@ -30,9 +31,10 @@ class KeyConfirmDialog(QMessageBox):
             f"{where} runs against {host}, a server the scenario file named, not you. "
             "Send it your API key?"
         )
-        self.setInformativeText(
+        set_informative(
+            self,
             "Only if you know this server: a file from someone else could name a server that "
-            "collects keys. The answer holds until the app closes."
+            "collects keys. The answer holds until the app closes.",
         )
         self.send_button = self.addButton("Send the key", QMessageBox.ButtonRole.AcceptRole)
         self.without_button = self.addButton("Run without a key", QMessageBox.ButtonRole.RejectRole)

@@ -18,6 +18,7 @@ from sandbox_app.core.fork import ForkPoint
 from sandbox_app.core.scenario import LaneConfig, Scenario, lane_settings
 from sandbox_app.core.tools import Approver, Tool
 from sandbox_app.ui.backend_panel import BackendPanel
+from sandbox_app.ui.plain import plain_label
 from sandbox_app.ui.run_controller import RunController
 from sandbox_app.ui.run_pane import RunPane
 from sandbox_app.ui.trace_view import TraceView
@@ -47,8 +48,11 @@ class LaneWidget(QFrame):
         self._applying = False  # set_config at work: its widget changes are not user edits
         # Showing a played recording's settings, which are not the scenario's (compare_view).
         self.shows_recording = False
-        self.title = QLabel(f"<b>{name}</b>")
-        self.model_label = QLabel()
+        self.title = plain_label(name)  # a lane's name may come from a file
+        font = self.title.font()
+        font.setBold(True)
+        self.title.setFont(font)
+        self.model_label = plain_label()
         self.model_label.setMinimumWidth(40)  # long model names must not widen the lane
         # Short labels (full words in the tooltips): four lanes must fit beside the editor.
         self.settings_button = QToolButton()

@@ -43,6 +43,7 @@ from sandbox_app.ui.backend_panel import BackendPanel
 from sandbox_app.ui.compare_view import CompareView
 from sandbox_app.ui.file_actions import FileActions
 from sandbox_app.ui.menus import build_menus
+from sandbox_app.ui.plain import plain_label
 from sandbox_app.ui.presenter import Presenter
 from sandbox_app.ui.prompt_panel import PromptPanel
 from sandbox_app.ui.recordings import RecordingActions
@@ -126,7 +127,7 @@ class MainWindow(QMainWindow):
         self.splitter.setStretchFactor(1, 1)
         self.splitter.setSizes([380, 820])  # at 1,440 px four compare lanes fit beside it
         self.setCentralWidget(self.splitter)
-        self.metrics_label = QLabel()
+        self.metrics_label = plain_label()
         self.statusBar().addPermanentWidget(self.metrics_label)
         # A plugin that could not be loaded: one line each, the app goes on without it.
         self.statusBar().showMessage(" · ".join(installed().problems))

@@ -6,6 +6,10 @@ is reached only when the user presses **Connect**, which shows its command line 
 scenario never starts a program by being opened. :class:`McpServersDialog` edits the list
 (saved in the scenario, never with a secret: ``secret_env`` names variables the keyring or
 the environment fills) and connects.
+
+A server's read-only hints are its own claims: its tools ask before running until the user
+ticks "Trust this server's read-only hints" for it. That trust lasts for the session and is
+never read from or written to a file (a scenario cannot vouch for the server it names).
 """
 
 from __future__ import annotations
@@ -14,10 +18,10 @@ import asyncio
 import shlex
 from dataclasses import replace
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QObject, QSignalBlocker, Signal
 from PySide6.QtWidgets import (
+    QCheckBox,
     QDoubleSpinBox,
-    QLabel,
     QLineEdit,
     QPlainTextEdit,
     QPushButton,
@@ -31,6 +35,7 @@ from sandbox_app.core.scenario_fields import ScenarioError
 from sandbox_app.core.tools import TOOL_NAMES
 from sandbox_app.core.tools.mcp_server import McpServerSpec
 from sandbox_app.ui.drafts_dialog import DraftsDialog
+from sandbox_app.ui.plain import plain_label
 from sandbox_app.ui.workspace_signals import QtWorkspace
 
 
@@ -48,6 +53,20 @@ class McpSources(QObject):
         self._tools: dict[str, list[McpTool]] = {}
         self._pending: dict[str, McpConnection] = {}
         self._closed = False
+        self.trusted_hints: set[str] = set()  # servers whose read-only hints are believed
+
+    def trust_hints(self, name: str, trusted: bool) -> None:
+        """Believe (or stop believing) server ``name``'s read-only hints, for this session."""
+        if trusted:
+            self.trusted_hints.add(name)
+        else:
+            self.trusted_hints.discard(name)
+        connection = self._connections.get(name)
+        if connection is not None:
+            connection.trust_hints = trusted
+        for tool in self._tools.get(name, []):
+            tool.read_only = trusted and tool.hinted_read_only
+        self._publish()
 
     def connecting(self, name: str) -> bool:
         return name in self._pending
@@ -57,7 +76,8 @@ class McpSources(QObject):
         A second Connect while one is under way is ignored (one process a server)."""
         if spec.name in self._pending:
             return
-        self._pending[spec.name] = connection = McpConnection(spec, self.keys)
+        trusted = spec.name in self.trusted_hints
+        self._pending[spec.name] = connection = McpConnection(spec, self.keys, trust_hints=trusted)
         try:
             await self.drop_server(spec.name, quiet=True)
             self.status[spec.name] = "connecting…"
@@ -72,7 +92,8 @@ class McpSources(QObject):
             else:
                 self._connections[spec.name] = connection
                 self._tools[spec.name] = tools
-                self.status[spec.name] = f"connected: {len(tools)} tools"
+                lines = [f"connected: {len(tools)} tools", *connection.skipped]
+                self.status[spec.name] = "\n".join(lines)
         finally:
             del self._pending[spec.name]
             if self._closed:  # the window closed while this was connecting
@@ -128,16 +149,22 @@ class McpServersDialog(DraftsDialog[McpServerSpec]):
         self.timeout_spin.setSuffix(" s per call")
         self.connect_button = QPushButton("Connect")
         self.connect_button.setToolTip("Start the command (or reach the URL) and list its tools")
-        self.status = QLabel()
+        self.trust_box = QCheckBox("Trust this server's read-only hints")
+        self.trust_box.setToolTip(
+            "Its tools marked read-only run without asking (for this session only)"
+        )
+        self.status = plain_label()
         self.status.setWordWrap(True)
         form = self.form_layout
         form.addRow("Command or URL", self.where_edit)
         form.addRow("Environment", self.env_edit)
         form.addRow("Secrets", self.secrets_edit)
         form.addRow("Timeout", self.timeout_spin)
+        form.addRow("", self.trust_box)
         form.addRow(self.connect_button, self.status)
         self.add_button.clicked.connect(self.add_server)
         self.connect_button.clicked.connect(self._on_connect_button_clicked)
+        self.trust_box.toggled.connect(self._on_trust_box_toggled)
         sources.changed.connect(self._show_status)
         self.connecting: asyncio.Task[None] | None = None
         self.pruning: asyncio.Task[None] | None = None  # closing removed servers, after OK
@@ -185,6 +212,8 @@ class McpServersDialog(DraftsDialog[McpServerSpec]):
         self.env_edit.setPlainText("\n".join(f"{k}={v}" for k, v in spec.env.items()))
         self.secrets_edit.setText(", ".join(spec.secret_env))
         self.timeout_spin.setValue(spec.timeout_s)
+        with QSignalBlocker(self.trust_box):
+            self.trust_box.setChecked(spec.name in self.sources.trusted_hints)
         self._show_status()
 
     def form_draft(self, draft: McpServerSpec) -> McpServerSpec:
@@ -212,6 +241,10 @@ class McpServersDialog(DraftsDialog[McpServerSpec]):
 
     def _on_connect_button_clicked(self) -> None:
         self.connect_current()
+
+    def _on_trust_box_toggled(self, trusted: bool) -> None:
+        if self.shown is not None:
+            self.sources.trust_hints(self.drafts[self.shown].name, trusted)
 
 
 def _split(command_line: str) -> list[str]:

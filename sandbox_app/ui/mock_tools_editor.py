@@ -19,7 +19,6 @@ from PySide6.QtWidgets import (
     QDoubleSpinBox,
     QHBoxLayout,
     QHeaderView,
-    QLabel,
     QLineEdit,
     QPlainTextEdit,
     QPushButton,
@@ -39,6 +38,7 @@ from sandbox_app.core.tools.mock import (
 )
 from sandbox_app.ui.choice_delegate import ChoiceDelegate
 from sandbox_app.ui.drafts_dialog import DraftsDialog
+from sandbox_app.ui.plain import plain_label
 
 MATCH, PATTERN, REPLY = range(3)
 DEFAULT_LABELS = {"canned": "Otherwise", "ask": "Otherwise", "error": "Error text"}
@@ -75,7 +75,7 @@ class MockToolsEditor(DraftsDialog[MockToolSpec]):
         self.add_rule_button = QPushButton("Add rule")
         self.remove_rule_button = QPushButton("Remove rule")
         self.default_edit = QLineEdit()
-        self.default_label = QLabel(DEFAULT_LABELS["canned"])
+        self.default_label = plain_label(DEFAULT_LABELS["canned"])
         self.latency_spin = QDoubleSpinBox()
         self.latency_spin.setRange(0.0, MAX_LATENCY_S)
         self.latency_spin.setSingleStep(0.5)

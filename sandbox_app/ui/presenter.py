@@ -17,6 +17,7 @@ from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QLabel, QToolBar, QWidget
 
 from sandbox_app.ui import theme
+from sandbox_app.ui.plain import plain_label
 from sandbox_app.ui.trace_view import TraceView
 
 if TYPE_CHECKING:
@@ -33,7 +34,7 @@ class Presenter:
         self.on = False
         stored = window.settings.value("zoom", 1.0)
         self.zoom = float(stored) if isinstance(stored, int | float | str) else 1.0
-        self.summary = QLabel()
+        self.summary = plain_label()
         self.summary.setTextFormat(Qt.TextFormat.PlainText)
         self.bar = QToolBar("Presenter")
         self.bar.setMovable(False)

@@ -5,7 +5,6 @@ from __future__ import annotations
 from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
-    QLabel,
     QTableWidget,
     QTableWidgetItem,
     QVBoxLayout,
@@ -13,6 +12,7 @@ from PySide6.QtWidgets import (
 )
 
 from sandbox_app.core.compare import Price
+from sandbox_app.ui.plain import plain_label
 
 
 class PriceDialog(QDialog):
@@ -45,7 +45,7 @@ class PriceDialog(QDialog):
         buttons.accepted.connect(self.accept)
         buttons.rejected.connect(self.reject)
         layout = QVBoxLayout(self)
-        layout.addWidget(QLabel("Prices per million tokens. Empty means unknown, shown as —."))
+        layout.addWidget(plain_label("Prices per million tokens. Empty means unknown, shown as —."))
         layout.addWidget(self.table)
         layout.addWidget(buttons)
 

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 from PySide6.QtCore import QEvent, QObject, QSignalBlocker, Qt
 from PySide6.QtGui import QFontDatabase, QKeyEvent
-from PySide6.QtWidgets import QLabel, QPlainTextEdit, QTabWidget, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QPlainTextEdit, QTabWidget, QVBoxLayout, QWidget
 
 from sandbox_app.core.prompts import DEFAULT_TEMPLATE, PromptError, render_prompt
 from sandbox_app.core.workspace import Change
 from sandbox_app.ui.highlighter import LabelHighlighter
+from sandbox_app.ui.plain import plain_label, rich_label
 from sandbox_app.ui.workspace_signals import QtWorkspace
 
 _RENDERED_FROM = ("system_prompt", "enabled_tools", "documents", "dialect")
@@ -36,7 +37,7 @@ class PromptPanel(QWidget):
         self.tabs = QTabWidget()
         self.tabs.addTab(self.template_edit, "Template")
         self.tabs.addTab(self.rendered_view, "Rendered prompt")
-        self.prompt_error = QLabel()
+        self.prompt_error = plain_label()
         self.prompt_error.setObjectName("promptError")
         self.prompt_error.setWordWrap(True)
         self.prompt_error.hide()
@@ -50,10 +51,10 @@ class PromptPanel(QWidget):
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(QLabel("<b>System prompt</b>"))
+        layout.addWidget(rich_label("<b>System prompt</b>"))
         layout.addWidget(self.tabs, 1)
         layout.addWidget(self.prompt_error)
-        layout.addWidget(QLabel("<b>Question</b>"))
+        layout.addWidget(rich_label("<b>Question</b>"))
         layout.addWidget(self.question_edit)
         self.template_edit.textChanged.connect(self._on_template_edit_text_changed)
         self.question_edit.textChanged.connect(self._on_question_edit_text_changed)

@@ -16,7 +16,6 @@ from PySide6.QtWidgets import (
     QApplication,
     QComboBox,
     QHBoxLayout,
-    QLabel,
     QMenu,
     QProgressBar,
     QSizePolicy,
@@ -33,6 +32,7 @@ from sandbox_app.core.records import RunHistory, RunRecord, RunSettings
 from sandbox_app.core.run_export import step_text
 from sandbox_app.core.scenario import Scenario
 from sandbox_app.ui.inspector import RequestInspector
+from sandbox_app.ui.plain import plain_label
 from sandbox_app.ui.run_controller import RunController, RunFactory
 from sandbox_app.ui.stepper import Stepper
 from sandbox_app.ui.trace_view import TraceView
@@ -71,7 +71,7 @@ class RunPane(QWidget):
         self.stop_button = QToolButton()  # compact: four lanes of these fit beside the editor
         self.stop_button.setText("Stop")
         self.stop_button.setEnabled(False)
-        self.step_label = QLabel("Ready")
+        self.step_label = plain_label("Ready")
         self.step_label.setMinimumWidth(24)  # long "waiting for host…" lines must not widen it
         self.progress = QProgressBar()
         self.progress.setTextVisible(False)
@@ -80,7 +80,7 @@ class RunPane(QWidget):
         self.run_picker = QComboBox()
         self.run_picker.setToolTip("Show the trace of any run kept here")
         self.run_picker.hide()
-        self.answer_label = QLabel()
+        self.answer_label = plain_label()
         self.answer_label.setObjectName("finalAnswer")
         self.answer_label.setWordWrap(True)
         self.answer_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -90,7 +90,7 @@ class RunPane(QWidget):
         self.answer_label.setFont(font)
         # Never squeezed below its text (presenter mode's large fonts): the trace gives way.
         self.answer_label.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Minimum)
-        self.answer_status = QLabel()
+        self.answer_status = plain_label()
         self.answer_status.setWordWrap(True)
         self.answer_label.hide()
         self.answer_status.hide()

@@ -16,7 +16,6 @@ from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
-    QLabel,
     QPlainTextEdit,
     QPushButton,
     QToolButton,
@@ -24,6 +23,7 @@ from PySide6.QtWidgets import (
 )
 
 from sandbox_app.core.stepping import Pause
+from sandbox_app.ui.plain import plain_label
 
 if TYPE_CHECKING:
     from sandbox_app.ui.run_pane import RunPane
@@ -45,7 +45,7 @@ class Stepper:
         self.button.setToolTip("Run one pause at a time (Space in the trace; F10 in the Run tab)")
         self.panel = QFrame()
         self.panel.setFrameShape(QFrame.Shape.StyledPanel)
-        self.label = QLabel()
+        self.label = plain_label()
         self.label.setWordWrap(True)
         self.edit = QPlainTextEdit()
         self.edit.setMaximumHeight(self.edit.fontMetrics().lineSpacing() * 6 + 12)

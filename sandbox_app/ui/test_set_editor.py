@@ -18,7 +18,6 @@ from PySide6.QtWidgets import (
     QFileDialog,
     QHBoxLayout,
     QHeaderView,
-    QLabel,
     QPushButton,
     QTableWidget,
     QTableWidgetItem,
@@ -30,6 +29,7 @@ from sandbox_app.core.scenario import MATCH_RULES, EvalCase, Expected
 from sandbox_app.core.scenario_fields import ScenarioError
 from sandbox_app.core.test_set import cases_from_list, cases_to_list, import_cases
 from sandbox_app.ui.choice_delegate import ChoiceDelegate
+from sandbox_app.ui.plain import plain_label
 
 QUESTION, ANSWER, MATCH = range(3)
 KEPT = Qt.ItemDataRole.UserRole  # on a row's question: the case as the file has it
@@ -53,7 +53,7 @@ class TestSetEditor(QDialog):
         self.add_button = QPushButton("Add case")
         self.remove_button = QPushButton("Remove")
         self.import_button = QPushButton("Import CSV or JSONL…")
-        self.message = QLabel()
+        self.message = plain_label()
         self.message.setWordWrap(True)
         buttons = QDialogButtonBox(
             QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel

@@ -19,7 +19,6 @@ from PySide6.QtWidgets import (
     QFormLayout,
     QGridLayout,
     QHBoxLayout,
-    QLabel,
     QMessageBox,
     QPlainTextEdit,
     QPushButton,
@@ -38,6 +37,7 @@ from sandbox_app.core.tools.policy import POLICIES, default_policy
 from sandbox_app.core.workspace import Change
 from sandbox_app.ui.mcp_servers import McpServersDialog, McpSources
 from sandbox_app.ui.mock_tools_editor import MockToolsEditor
+from sandbox_app.ui.plain import message_box, plain_label, rich_label, tip
 from sandbox_app.ui.workspace_signals import QtWorkspace
 
 RISK = (
@@ -73,7 +73,7 @@ class ToolPanel(QWidget):
         self.documents_edit.textChanged.connect(self._on_documents_edit_text_changed)
         self.max_steps_slider = QSlider(Qt.Orientation.Horizontal)
         self.max_steps_slider.setRange(*MAX_STEPS_RANGE)
-        self.max_steps_label = QLabel()
+        self.max_steps_label = plain_label()
         self.max_steps_label.setMinimumWidth(self.fontMetrics().horizontalAdvance("50 steps"))
         self.max_steps_slider.valueChanged.connect(self._on_max_steps_slider_value_changed)
         self.dialect_combo = QComboBox()
@@ -83,7 +83,7 @@ class ToolPanel(QWidget):
         self.mcp_button.clicked.connect(self.edit_servers)
 
         heading = QHBoxLayout()
-        heading.addWidget(QLabel("<b>Tools</b>"))
+        heading.addWidget(rich_label("<b>Tools</b>"))
         heading.addStretch(1)
         heading.addWidget(self.edit_button)
         heading.addWidget(self.mcp_button)
@@ -134,7 +134,7 @@ class ToolPanel(QWidget):
         self.policy_combos.clear()
         for row, tool in enumerate(tools):
             box = QCheckBox(tool.name)
-            box.setToolTip(tool.description)
+            box.setToolTip(tip(tool.description))
             box.setChecked(tool.name in s.enabled_tools)
             box.toggled.connect(self._on_tool_toggled)
             combo = QComboBox()
@@ -147,7 +147,7 @@ class ToolPanel(QWidget):
             self.toggles.addWidget(box, row, 0)
             self.toggles.addWidget(combo, row, 1)
             if not tool.read_only:
-                self.toggles.addWidget(QLabel("side effects"), row, 2)
+                self.toggles.addWidget(plain_label("side effects"), row, 2)
             self.checkboxes[tool.name] = box
             self.policy_combos[tool.name] = combo
         self.documents_edit.setEnabled("search" in s.enabled_tools)
@@ -231,7 +231,7 @@ class ToolPanel(QWidget):
 
     def _confirm(self, names: list[str], answered: Callable[[bool], None]) -> None:
         """Ask whether tools with side effects may run unasked; Keep asking is the default."""
-        box = self.question = QMessageBox(
+        box = self.question = message_box(
             QMessageBox.Icon.Warning,
             "Run without asking?",
             "\n\n".join(RISK.format(tool=name) for name in names),

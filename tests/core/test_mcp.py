@@ -50,7 +50,8 @@ async def run_with_server(
     **engine: Any,
 ) -> list[Any]:
     server.set_model("m", ModelScript(replies=replies))
-    connection = McpConnection(mcp or spec())
+    # The user trusts the test server's read-only hints (these runs have no one to ask).
+    connection = McpConnection(mcp or spec(), trust_hints=True)
     try:
         sources: list[Tool] = list(await connection.connect())
         scenario = engine.pop("scenario", None) or scenario_with(names)
@@ -77,9 +78,11 @@ def test_connect_lists_the_tools_with_their_inputs() -> None:
     tools = {t.name: t for t in asyncio.run(listed())}
     assert set(tools) == {"capital", "find", "add", "secret", "fail", "hang", "die"}
     assert tools["capital"].description == "The capital city of a country."
-    assert (tools["capital"].input_hint, tools["capital"].read_only) == ("country", True)
+    assert tools["capital"].input_hint == "country"
+    # Its server says read-only, but a server not trusted is not believed: the router asks.
+    assert (tools["capital"].hinted_read_only, tools["capital"].read_only) == (True, False)
     assert tools["add"].input_hint == "JSON object with a, b"
-    assert not tools["secret"].read_only  # not annotated read-only: the router will ask
+    assert not tools["secret"].hinted_read_only
 
 
 def test_tools_are_called_from_a_real_run(fake_server: FakeOpenAIServer) -> None:
@@ -164,6 +167,7 @@ def test_the_cli_starts_mcp_servers_only_when_asked(
 ) -> None:
     scenario = scenario_with(["capital"]).with_changes(
         mcp_servers=(spec(),),
+        policies={"capital": "auto"},
         script=builtin("brightgrid").script.__class__(
             replies=("Action: capital[Japan]", "Answer: Tokyo"), tokens_per_second=0
         ),
@@ -174,7 +178,9 @@ def test_the_cli_starts_mcp_servers_only_when_asked(
     monkeypatch.setattr("sys.stdin", io.StringIO(""))
     assert main(["run", str(path)]) == 1
     assert "the scenario uses MCP servers (test: " in capsys.readouterr().err
-    assert main(["run", str(path), "--mcp", "--json"]) == 0
+    # An MCP tool asks unless allowed: its server's read-only hint is not believed, and the
+    # file's "auto" holds only with --allow.
+    assert main(["run", str(path), "--mcp", "--json", "--allow", "capital"]) == 0
     document = json.loads(capsys.readouterr().out)
     assert [e["text"] for e in document["events"] if e["type"] == "Observation"] == ["Tokyo"]
     broken = scenario.with_changes(mcp_servers=(McpServerSpec("nope", "/no/such/program"),))
@@ -250,7 +256,7 @@ def test_optional_parameters_and_the_servers_own_timeout() -> None:
     from sandbox_app.core.tools import ToolRouter
 
     async def calls() -> list[str]:
-        connection = McpConnection(spec(timeout_s=5))
+        connection = McpConnection(spec(timeout_s=5), trust_hints=True)
         try:
             # The router's own limit is short here: the server's timeout is the one used.
             router = ToolRouter(await connection.connect(), timeout=0.3)

@@ -4,10 +4,12 @@ loop; a server that cannot start is one line in the dialog."""
 from __future__ import annotations
 
 import asyncio
+import json
 import sys
 
 from pytestqt.qtbot import QtBot
 
+from sandbox_app.core.scenario_file import scenario_to_dict
 from sandbox_app.ui.main_window import MainWindow
 from tests.core.test_mcp import SERVER
 from tests.fakeserver import FakeOpenAIServer, ModelScript
@@ -35,9 +37,18 @@ def test_connect_a_server_and_run_its_tool(
         dialog.accept()
         (server,) = window.current_scenario().mcp_servers
         assert (server.name, server.command, server.args) == ("geo", sys.executable, (str(SERVER),))
-        # Each of its tools is a toggle with its policy: read-only ones auto, the rest ask.
+        # Each of its tools is a toggle with its policy: all ask, whatever the server says…
+        assert panel.policy_combos["capital"].currentText() == "ask"
+        assert panel.policy_combos["secret"].currentText() == "ask"
+        # …until the user trusts its read-only hints: then those tools are auto.
+        dialog = panel.edit_servers()
+        assert not dialog.trust_box.isChecked()
+        dialog.trust_box.setChecked(True)
         assert panel.policy_combos["capital"].currentText() == "auto"
         assert panel.policy_combos["secret"].currentText() == "ask"
+        dialog.accept()
+        # Trust lives in the session, never in the scenario's file.
+        assert "trust" not in json.dumps(scenario_to_dict(window.current_scenario())).lower()
         panel.checkboxes["capital"].setChecked(True)
         fake_server.set_model("m", ModelScript(replies=["Action: capital[Japan]", "Answer: Tokyo"]))
         window.backend_panel.select("custom", fake_server.base_url, "m")

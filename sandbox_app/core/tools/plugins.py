@@ -15,6 +15,7 @@ from importlib.metadata import entry_points
 
 from sandbox_app.core.tools.base import Tool
 from sandbox_app.core.tools.mock import NAME
+from sandbox_app.core.tools.outside import checked
 
 GROUP = "react_sandbox.tools"
 BUILT_IN = ("calculator", "search", "finish")
@@ -33,7 +34,8 @@ def installed() -> Plugins:
     names = set(BUILT_IN)
     for entry in entry_points(group=GROUP):
         try:
-            tool = _checked(_made(entry.load()), names)
+            # checked: its name and description as the app may show and send them (outside.py)
+            tool = checked(_checked(_made(entry.load()), names))
         except Exception as err:  # whatever a third party's import or constructor raises
             why = str(err) if isinstance(err, NotATool) else f"{type(err).__name__}: {err}"
             line = f"Plugin {entry.name!r} ({entry.value}) was skipped: {why}"
