@@ -1,6 +1,7 @@
-"""The example plugin (tests/plugin_example) installed as a real distribution into a directory
-of its own, once per test session: discovery then goes through importlib.metadata's entry
-points exactly as for a user's installed plugin."""
+"""The example plugin (tests/plugin_example) and the badly behaved ones (tests/plugin_hostile)
+installed as real distributions into a directory of their own, once per test session:
+discovery then goes through importlib.metadata's entry points exactly as for a user's
+installed plugin."""
 
 from __future__ import annotations
 
@@ -33,6 +34,7 @@ def plugin_site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
             "--target",
             str(target),
             str(ROOT / "tests" / "plugin_example"),
+            str(ROOT / "tests" / "plugin_hostile"),
         ],
         capture_output=True,
         text=True,

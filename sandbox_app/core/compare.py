@@ -14,7 +14,7 @@ from statistics import mean
 from sandbox_app.core.events import RunFinished
 from sandbox_app.core.records import RunHistory
 from sandbox_app.core.scenario import Expected
-from sandbox_app.core.verdict import matches
+from sandbox_app.core.verdict import COULD_NOT_CHECK, matches, verdict
 
 MIN_LANES, MAX_LANES = 2, 4  # a comparison needs two; four still fit beside the editor
 COLUMNS = (
@@ -76,8 +76,9 @@ class LaneRecord:
         if m.cuts_by_limit:
             row["Status"] += " · cut at Max tokens"
         row["Final answer"] = last.answer or "—"
-        verdict = matches(last.answer, expected)
-        row["Correct"] = "—" if verdict is None else ("yes" if verdict else "no")
+        found = verdict(last.answer, expected)
+        shown: dict[object, str] = {None: "—", True: "yes", False: "no"}
+        row["Correct"] = shown.get(found, COULD_NOT_CHECK)
         row["Pass rate"] = self._pass_rate(expected)
         row["Steps"] = self._spread([len(r.metrics.steps) for r in self.runs], "{:.0f}")
         row["Tool calls"] = str(m.tool_calls)

@@ -20,6 +20,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any, cast
 
+from sandbox_app.core import safe_regex
 from sandbox_app.core.scenario_fields import Fields, ScenarioError
 from sandbox_app.core.tools.mcp_server import McpServerSpec
 from sandbox_app.core.tools.mock import (
@@ -117,9 +118,9 @@ def _rule(data: Any, where: str) -> CannedRule:
         raise ScenarioError(f'"{where}.pattern" is empty.')
     if kind == "regex":
         try:
-            re.compile(pattern)
-        except re.error as err:
-            raise ScenarioError(f'"{where}.pattern" is not a valid regex: {err}.') from None
+            safe_regex.check(pattern)
+        except safe_regex.PatternError as err:
+            raise ScenarioError(f'"{where}.pattern" {err}.') from None
     return CannedRule(pattern, f.get("reply", str, ""), kind)
 
 

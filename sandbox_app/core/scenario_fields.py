@@ -7,6 +7,7 @@ import json
 import math
 from typing import Any, cast
 
+from sandbox_app.core import safe_regex
 from sandbox_app.core.scenario import (
     MATCH_RULES,
     REASONING_EFFORTS,
@@ -27,9 +28,13 @@ def read_expected(data: dict[str, Any] | None, where: str = "expected") -> Expec
     match = e.get("match", str, "contains")
     if match not in MATCH_RULES:
         raise ScenarioError(f'"{where}.match" must be one of {", ".join(MATCH_RULES)}.')
-    return Expected(
-        e.get("answer", str, ""), match, e.number("tolerance", 1e-9, (0.0, math.inf)) or 0.0
-    )
+    answer = e.get("answer", str, "")
+    if match == "regex":  # refused now, in one line, rather than never matching later
+        try:
+            safe_regex.check(answer, ignore_case=True)
+        except safe_regex.PatternError as err:
+            raise ScenarioError(f'"{where}.answer" {err}.') from None
+    return Expected(answer, match, e.number("tolerance", 1e-9, (0.0, math.inf)) or 0.0)
 
 
 class Fields:

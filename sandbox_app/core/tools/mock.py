@@ -6,7 +6,9 @@ run inside a ReAct loop you can watch):
 
 - ``canned``: an ordered table of rules, input pattern → observation; the first that matches
   answers, else the default. Patterns are ``exact`` (the whole input, spaces at the ends
-  aside), ``contains`` (case-insensitive) or ``regex`` (Python's ``re.search``).
+  aside), ``contains`` (case-insensitive) or ``regex`` (searched with Python's syntax through
+  ``core/safe_regex.py``: off the event loop's thread and stopped after 0.1 s, so a runaway
+  pattern is one error observation, never a frozen window).
 - ``ask``: the user types the observation when the model calls it (a dialog in the window, the
   terminal in the CLI); declining answers the model with an error.
 - ``error``: always the same error, to see how the model recovers.
@@ -21,6 +23,8 @@ import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Literal
+
+from sandbox_app.core import safe_regex
 
 Behaviour = Literal["canned", "ask", "error"]
 BEHAVIOURS: tuple[Behaviour, ...] = ("canned", "ask", "error")
@@ -43,7 +47,7 @@ class CannedRule:
             return text.strip() == self.pattern.strip()
         if self.kind == "contains":
             return self.pattern.casefold() in text.casefold()
-        return re.search(self.pattern, text) is not None
+        return safe_regex.search(self.pattern, text)
 
 
 @dataclass(frozen=True)
@@ -88,7 +92,20 @@ class MockTool:
                 return f"Error: nobody is here to answer {spec.name}."
             answer = await self._ask(spec.name, input)
             return f"Error: the user declined to answer {spec.name}" if answer is None else answer
+        # A regex rule may take up to its time limit: the window keeps drawing meanwhile.
+        return await asyncio.to_thread(self._canned, input)
+
+    def _canned(self, input: str) -> str:
+        spec = self.spec
         for rule in spec.rules:
-            if rule.matches(input):
-                return rule.reply
+            try:
+                if rule.matches(input):
+                    return rule.reply
+            except (safe_regex.MatchTooSlow, safe_regex.PatternError) as err:
+                rule_name = f"{spec.name}'s rule {_shown(rule.pattern)}"
+                return f"Error: {rule_name} could not be matched: {err}."
         return spec.default or f"{spec.name} has no reply for this input."
+
+
+def _shown(pattern: str) -> str:
+    return repr(pattern if len(pattern) <= 40 else f"{pattern[:39]}…")

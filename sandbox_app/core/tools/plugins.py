@@ -2,16 +2,29 @@
 ``react_sandbox.tools``, each entry naming a class (made with no arguments), a function that
 returns a tool, or a tool object, that follows :class:`~sandbox_app.core.tools.base.Tool`.
 
-They are found once per process. One that fails to import, to build, or to follow the
-protocol is skipped with one line saying why (the window's status bar, the CLI's stderr);
-one that raises when called reaches the model as an error observation, like any tool.
+A plugin is someone else's code running in the app, so it is kept at arm's length:
+
+- They are found once per process. One that fails to import or to build — with any exception,
+  ``SystemExit`` included (an ``argparse`` at module level exits when imported) — is skipped
+  with one line saying why (the window's status bar, the CLI's stderr). Only Ctrl+C
+  (``KeyboardInterrupt``) goes through.
+- Every attribute is checked for its type when found (:func:`_validated`), and the tool that
+  runs is a :class:`PluginTool` holding those checked values, never the plugin's object: a
+  ``max_input = "100"`` is one skipped line, not a crash in the middle of a run.
+- What ``run`` does is made an observation: a result that is not text, or any exception it
+  raises, reaches the model as one ``Error:`` line, like any tool's.
 """
 
 from __future__ import annotations
 
+import asyncio
 import functools
+import inspect
+import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from importlib.metadata import entry_points
+from typing import Any
 
 from sandbox_app.core.tools.base import Tool
 from sandbox_app.core.tools.mock import NAME
@@ -33,16 +46,27 @@ def installed() -> Plugins:
     problems: list[str] = []
     names = set(BUILT_IN)
     for entry in entry_points(group=GROUP):
+        stage = "loading it"
         try:
+            found = entry.load()
+            stage = "making its tool"
+            made = _made(found)
+            stage = "checking it"
             # checked: its name and description as the app may show and send them (outside.py)
-            tool = checked(_checked(_made(entry.load()), names))
-        except Exception as err:  # whatever a third party's import or constructor raises
-            why = str(err) if isinstance(err, NotATool) else f"{type(err).__name__}: {err}"
-            line = f"Plugin {entry.name!r} ({entry.value}) was skipped: {why}"
-            problems.append(line.splitlines()[0][:200])
+            tool = checked(_validated(made, names))
+        except KeyboardInterrupt:
+            raise
+        except NotATool as err:
+            why = str(err)
+        # A third party's import or constructor may raise anything, SystemExit included.
+        except BaseException as err:
+            why = f"{type(err).__name__} while {stage}: {err}"
+        else:
+            names.add(tool.name)
+            tools.append(tool)
             continue
-        names.add(tool.name)
-        tools.append(tool)
+        line = f"Plugin {entry.name!r} ({entry.value}) was skipped: {why}"
+        problems.append(_one_line(line))
     return Plugins(tuple(tools), tuple(problems))
 
 
@@ -60,13 +84,122 @@ class NotATool(Exception):
     """What an entry point gave is no usable tool; the message says why."""
 
 
-def _checked(tool: object, taken: set[str]) -> Tool:
-    if not isinstance(tool, Tool):
-        raise NotATool(
-            "it is not a tool (name, description, input_hint, read_only, max_input, run)."
-        )
-    if not isinstance(tool.name, str) or not NAME.fullmatch(tool.name):
-        raise NotATool(f"its name {tool.name!r} is not a word of letters, digits and _.")
-    if tool.name in taken:
-        raise NotATool(f"another tool is named {tool.name!r}.")
-    return tool
+def _is_name(value: object) -> bool:
+    return isinstance(value, str) and NAME.fullmatch(value) is not None
+
+
+def _is_text(value: object) -> bool:
+    return isinstance(value, str)
+
+
+def _is_flag(value: object) -> bool:
+    return isinstance(value, bool)
+
+
+def _is_count(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value > 0
+
+
+def _is_time_limit(value: object) -> bool:
+    if value is None:
+        return True
+    number = isinstance(value, int | float) and not isinstance(value, bool)
+    return number and 0 < value < math.inf  # type: ignore[operator]
+
+
+def _is_schema(value: object) -> bool:
+    return isinstance(value, dict)
+
+
+# What each attribute must be: its check and the words for the message when it fails.
+_ATTRIBUTES: dict[str, tuple[Callable[[object], bool], str]] = {
+    "name": (_is_name, "a word of letters, digits and _ (at most 40), not starting with a digit"),
+    "description": (_is_text, "text"),
+    "input_hint": (_is_text, "text"),
+    "read_only": (_is_flag, "True or False"),
+    "max_input": (_is_count, "a positive whole number"),
+    "run": (callable, "a function (async def run(self, input: str) -> str)"),
+}
+# Optional: the router and native tool calling read them with getattr when present.
+_OPTIONAL: dict[str, tuple[Callable[[object], bool], str]] = {
+    "timeout_s": (_is_time_limit, "None or a positive number of seconds"),
+    "parameters": (_is_schema, "a JSON schema (a dict)"),
+}
+_MISSING = object()
+
+
+def _validated(tool: object, taken: set[str]) -> PluginTool:
+    """The plugin's tool as a :class:`PluginTool`, every attribute read once and checked;
+    :class:`NotATool` naming the first attribute that is missing or of the wrong type."""
+    values: dict[str, Any] = {}
+    for attribute, (ok, wanted) in (*_ATTRIBUTES.items(), *_OPTIONAL.items()):
+        value = getattr(tool, attribute, _MISSING)
+        if value is _MISSING and attribute in _OPTIONAL:
+            continue
+        if value is _MISSING:
+            raise NotATool(f"it has no {attribute!r} (a tool has {', '.join(_ATTRIBUTES)}).")
+        if not ok(value):
+            raise NotATool(f"its {attribute!r} must be {wanted} (got {_shown(value)}).")
+        values[attribute] = value
+    if values["name"] in taken:
+        raise NotATool(f"another tool is named {values['name']!r}.")
+    return PluginTool(**values)
+
+
+class PluginTool:
+    """A plugin's tool as the app uses it: checked values, and a ``run`` whose result or
+    exception always becomes one line of text."""
+
+    def __init__(
+        self,
+        name: str,
+        description: str,
+        input_hint: str,
+        read_only: bool,
+        max_input: int,
+        run: Callable[[str], Any],
+        **optional: Any,  # timeout_s, parameters: set only when the plugin has them
+    ) -> None:
+        self.name = name
+        self.description = description
+        self.input_hint = input_hint
+        self.read_only = read_only
+        self.max_input = max_input
+        self._run = run
+        for attribute, value in optional.items():
+            setattr(self, attribute, value)
+
+    async def run(self, input: str) -> str:
+        try:
+            result = self._run(input)
+            if inspect.isawaitable(result):
+                result = await result
+        except (KeyboardInterrupt, GeneratorExit):
+            raise
+        except asyncio.CancelledError:
+            task = asyncio.current_task()
+            if task is not None and task.cancelling():  # Stop, or the router's time limit
+                raise
+            return self._error("raised CancelledError")
+        # Someone else's code: SystemExit from an argparse, anything at all.
+        except BaseException as err:
+            return self._error(f"raised {type(err).__name__}: {err}")
+        if not isinstance(result, str):
+            return self._error(f"returned {_shown(result)}, not text")
+        return result
+
+    def _error(self, what: str) -> str:
+        return _one_line(f"Error: the plugin tool {self.name} {what}.")
+
+
+def _shown(value: object) -> str:
+    """A value as a message quotes it: its repr, short (a plugin's repr may itself fail)."""
+    try:
+        text = repr(value)
+    except Exception:
+        text = f"a {type(value).__name__}"
+    return text if len(text) <= 60 else f"{text[:57]}…"
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())[:300]

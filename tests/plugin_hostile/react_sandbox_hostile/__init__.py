@@ -1,0 +1,1 @@
+"""Badly behaved ReAct Sandbox plugins (test fixtures)."""
