@@ -58,7 +58,8 @@ class ReadError(ValueError):
 
 def one_line(text: str, limit: int = 300) -> str:
     """``text`` on one line of at most ``limit`` characters (a message shown or printed)."""
-    flat = " ".join(text.split())
+    # splitlines() knows every line break (\r, \x85, \u2028, …), not only \n.
+    flat = " ".join(text.splitlines())
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 

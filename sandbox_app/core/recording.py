@@ -32,6 +32,7 @@ from sandbox_app.core.scenario_file import scenario_from_dict, scenario_to_dict,
 
 VERSION = 1
 MAX_BYTES = 50 * 1024 * 1024
+MAX_OFFSET_S = 7 * 24 * 3600  # an event's time from the run's start: a week is plenty
 Timed = tuple[float, Event]
 _TYPES: dict[str, type] = {
     cls.__name__: cls
@@ -154,8 +155,8 @@ def _lane(data: Any, index: int) -> RecordedLane:
         if not isinstance(item, dict) or "t" not in item:
             raise RecordingError(f"{at} has no time.")
         t = check(item["t"], float, f"{at}.t")
-        if t < 0:
-            raise RecordingError(f'"{at}.t" must be at least 0 (got {t:g}).')
+        if not 0 <= t <= MAX_OFFSET_S:  # a timer set years ahead would overflow, or never end
+            raise RecordingError(f'"{at}.t" must be from 0 to {MAX_OFFSET_S:,} s (got {t:g}).')
         timed.append((t, event_from_dict(item, at)))
     return RecordedLane(typed(RunSettings, settings, f"{where}.settings"), tuple(timed))
 

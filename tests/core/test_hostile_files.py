@@ -166,6 +166,10 @@ MISTYPED: dict[str, tuple[Callable[[dict[str, Any]], None], str]] = {
         lambda d: _event(d, "TokenDelta").update(t="soon"),
         '"lanes[0].events[{TokenDelta}].t" must be a number (got "soon")',
     ),
+    "a time centuries ahead": (
+        lambda d: _event(d, "TokenDelta").update(t=1e12),
+        '"lanes[0].events[{TokenDelta}].t" must be from 0 to 604,800 s',
+    ),
     "the date as a number": (lambda d: d.update(created=2026), '"created" must be text'),
 }
 
