@@ -30,7 +30,15 @@ from sandbox_app.backends.registry import (
     key_notice,
 )
 from sandbox_app.core.eval_report import to_html
-from sandbox_app.core.evaluation import RunKey, plan, read_results, still_to_run, summarise
+from sandbox_app.core.evaluation import (
+    ResultsFile,
+    RunKey,
+    plan,
+    results_file,
+    still_to_run,
+    summarise,
+)
+from sandbox_app.core.file_reader import ReadError, display_name
 from sandbox_app.core.scenario import REASONING_EFFORTS, TOOL_CALLING, Scenario, lane_settings
 from sandbox_app.core.scenario_fields import ScenarioError
 from sandbox_app.core.scenario_file import load_scenario
@@ -106,7 +114,14 @@ def eval_command(argv: list[str], out: TextIO = sys.stdout) -> int:
             sys.stderr.write(f"react-sandbox eval: {lane.label}: {notice}\n")
     labels = [lane.label for lane in lanes]
     planned = plan(labels, len(scenario.test_set), args.repeat)
-    done = read_results(results_path) if resume else []
+    try:
+        found = results_file(results_path, set(planned)) if resume else ResultsFile([])
+    except ReadError as err:
+        sys.stderr.write(f"react-sandbox eval: {err}\n")
+        return 1
+    if notice := found.notice(display_name(results_path)):
+        sys.stderr.write(f"react-sandbox eval: {notice}\n")
+    done = found.results
     todo = still_to_run(planned, done, args.only_failed)
     runner = _Runner(scenario, lanes, args, results_path, out, keys)
     asyncio.run(runner.run_all(todo))

@@ -29,6 +29,7 @@ from sandbox_app.core.backend import (
     ToolCallPiece,
     Usage,
 )
+from sandbox_app.core.file_reader import ReadError, check, read_json
 
 
 class CachedBackend:
@@ -53,8 +54,8 @@ class CachedBackend:
         stored = _read(path)
         if stored is not None:
             self.hits += 1
-            for item in stored:
-                yield _delta(item)
+            for delta in stored:
+                yield delta
             return
         kept: list[dict[str, Any]] = []
         async with aclosing(self.inner.stream(messages, params)) as stream:
@@ -96,24 +97,37 @@ def _stored(delta: Delta) -> dict[str, Any]:
     return item
 
 
-def _delta(item: dict[str, Any]) -> Delta:
-    usage = item.get("usage")
-    pieces = item.get("tool_calls")
-    return Delta(
-        str(item.get("text", "")),
-        Usage(**usage) if isinstance(usage, dict) else None,
-        reasoning=str(item.get("reasoning", "")),
-        finish_reason=item.get("finish_reason"),
-        tool_calls=tuple(ToolCallPiece(**p) for p in pieces) if isinstance(pieces, list) else (),
-    )
+# What an entry may hold for each piece of a reply (what _stored writes), with its type; a
+# piece with any other type makes the whole entry a miss.
+_ENTRY_FIELDS: dict[str, Any] = {
+    "text": str,
+    "reasoning": str,
+    "usage": Usage | None,
+    "finish_reason": str | None,
+    "tool_calls": tuple[ToolCallPiece, ...],
+}
+MAX_ENTRY_BYTES = 64 * 1024 * 1024
 
 
-def _read(path: Path) -> list[dict[str, Any]] | None:
+def _delta(item: Any, where: str) -> Delta:
+    if not isinstance(item, dict):
+        raise ReadError(f'"{where}" must be an object.')
+    values = {
+        k: check(item[k], kind, f"{where}.{k}") for k, kind in _ENTRY_FIELDS.items() if k in item
+    }
+    return Delta(**values)
+
+
+def _read(path: Path) -> list[Delta] | None:
+    """A stored reply, every piece checked; None (asked again) when there is none, or when
+    it is damaged or not ours, whatever is wrong with it."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None  # missing, or not ours: asked again
-    return data if isinstance(data, list) else None
+        data = read_json(path, MAX_ENTRY_BYTES, "a cache entry")
+        if not isinstance(data, list):
+            return None
+        return [_delta(item, f"[{i}]") for i, item in enumerate(data)]
+    except ReadError:
+        return None
 
 
 def _write(path: Path, items: list[dict[str, Any]]) -> None:

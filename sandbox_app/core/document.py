@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from sandbox_app.core.file_reader import parse_json
 from sandbox_app.core.scenario import Scenario
 from sandbox_app.core.scenario_fields import ScenarioError
 from sandbox_app.core.scenario_file import (
@@ -50,7 +51,7 @@ class KeptEdits:
     def from_json(text: str) -> KeptEdits | None:
         """Read what :meth:`to_json` wrote; None for a damaged entry (never an exception)."""
         try:
-            data: Any = json.loads(text)
+            data: Any = parse_json(text, "the kept edits", "kept edits")  # depth-limited
             if isinstance(data, dict) and data.get("kept_edits") == KEPT_EDITS_VERSION:
                 path = data.get("path")
                 return KeptEdits(

@@ -8,12 +8,22 @@ finished run and a resumed one skips what is done.
 
 from __future__ import annotations
 
-import json
 import math
-from collections.abc import Iterable, Mapping, Sequence
+import os
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from sandbox_app.core.file_reader import (
+    ReadError,
+    check,
+    display_name,
+    iter_lines,
+    json_line,
+    shown,
+)
+from sandbox_app.core.metrics import plural
 
 Z_95 = 1.959963984540054  # the normal quantile for a two-sided 95 % interval
 
@@ -35,19 +45,89 @@ def plan(lanes: Sequence[str], cases: int, repeats: int) -> list[RunKey]:
     ]
 
 
-def read_results(path: Path) -> list[dict[str, Any]]:
-    """The finished runs in a results file; a line cut short by a kill is ignored."""
-    if not path.is_file():
-        return []
-    results = []
-    for line in path.read_text(encoding="utf-8").splitlines():
+MAX_RESULTS_BYTES = 1 << 30  # 1 GiB: 10,000 cases x 4 lanes of full traces fit
+
+
+@dataclass(frozen=True)
+class ResultsFile:
+    """What a results file holds for a resumed evaluation: the runs to count, and how many
+    lines were not (``damaged``: unreadable or of the wrong shape; ``outside``: runs this
+    evaluation does not plan, such as a case since removed)."""
+
+    results: list[dict[str, Any]]
+    damaged: int = 0
+    outside: int = 0
+
+    def notice(self, name: str) -> str:
+        """One line saying what was left out, or ""."""
+        parts = []
+        if self.damaged:
+            parts.append(f"{plural(self.damaged, 'damaged line')} skipped, not counted")
+        if self.outside:
+            parts.append(
+                f"{plural(self.outside, 'result')} for runs this evaluation does not have "
+                "(a case, lane or repeat no longer in it) left out"
+            )
+        return f"{name}: {'; '.join(parts)}." if parts else ""
+
+
+def read_results(path: Path, planned: Collection[RunKey] | None = None) -> list[dict[str, Any]]:
+    """The finished runs in a results file (see :func:`results_file`)."""
+    return results_file(path, planned).results
+
+
+def results_file(path: Path, planned: Collection[RunKey] | None = None) -> ResultsFile:
+    """Read a results file line by line: a line cut short by a kill (even inside a
+    character), one that is not a result or whose fields have the wrong types is skipped and
+    counted as damaged; with ``planned``, a run it does not hold is left out. A file that
+    cannot be read at all (not a regular file, too large) is a :class:`ReadError`."""
+    if not os.path.lexists(path):
+        return ResultsFile([])
+    name = display_name(path)
+    results: list[dict[str, Any]] = []
+    damaged = outside = 0
+    for number, raw in enumerate(iter_lines(path, MAX_RESULTS_BYTES, "a results file"), 1):
+        if not raw.strip():
+            continue
         try:
-            item = json.loads(line)
-        except ValueError:
-            continue  # the last line of a killed process may be half written
-        if isinstance(item, dict) and {"lane", "case", "repeat", "passed"} <= item.keys():
-            results.append(item)
-    return results
+            result = checked_result(json_line(raw, f"{name} line {number}", "a result"))
+        except ReadError:
+            damaged += 1
+            continue
+        if planned is not None and key_of(result) not in planned:
+            outside += 1
+            continue
+        results.append(result)
+    return ResultsFile(results, damaged, outside)
+
+
+_RESULT_FIELDS: dict[str, Any] = {"lane": str, "case": int, "repeat": int, "passed": bool}
+_METRIC_FIELDS: dict[str, Any] = {
+    "steps": list[Any] | None,
+    "tool_calls": int | None,
+    "format_errors": int | None,
+    "tokens_in": int | None,
+    "tokens_out": int | None,
+    "reasoning_tokens": int | None,
+    "wall_s": float | None,
+}
+
+
+def checked_result(item: Any) -> dict[str, Any]:
+    """``item`` if it is a result whose counted fields have their types (``"passed": "no"``
+    is not a pass, ``"case": "x"`` not a case); else a ReadError naming the field."""
+    if not isinstance(item, dict):
+        raise ReadError(f"a result must be an object (got {shown(item)}).")
+    for key, kind in _RESULT_FIELDS.items():
+        if key not in item:
+            raise ReadError(f'"{key}" is missing.')
+        check(item[key], kind, key)
+    if item["case"] < 0 or item["repeat"] < 0:
+        raise ReadError('"case" and "repeat" must be at least 0.')
+    metrics = check(item.get("metrics"), dict[str, Any] | None, "metrics") or {}
+    for key, kind in _METRIC_FIELDS.items():
+        check(metrics.get(key), kind, f"metrics.{key}")
+    return item
 
 
 def key_of(result: dict[str, Any]) -> RunKey:

@@ -17,21 +17,22 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import AsyncIterator, Sequence
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from sandbox_app.core import events as ev
 from sandbox_app.core.events import Event, RunFinished, event_to_dict
-from sandbox_app.core.metrics import RunMetrics, StepMetrics
+from sandbox_app.core.file_reader import ReadError, check, display_name, read_json, shown, typed
+from sandbox_app.core.metrics import RunMetrics
 from sandbox_app.core.records import RunSettings
 from sandbox_app.core.scenario import Scenario
-from sandbox_app.core.scenario_fields import ScenarioError
 from sandbox_app.core.scenario_file import scenario_from_dict, scenario_to_dict, scenarios_dir
 
 VERSION = 1
 MAX_BYTES = 50 * 1024 * 1024
+MAX_OFFSET_S = 7 * 24 * 3600  # an event's time from the run's start: a week is plenty
 Timed = tuple[float, Event]
 _TYPES: dict[str, type] = {
     cls.__name__: cls
@@ -59,7 +60,7 @@ def recordings_dir() -> Path:
     return scenarios_dir().parent / "recordings"
 
 
-class RecordingError(ValueError):
+class RecordingError(ReadError):
     """A recording file that cannot be played, in one line."""
 
 
@@ -114,19 +115,18 @@ def save_recording(recording: Recording, path: Path) -> None:
 
 
 def load_recording(path: Path) -> Recording:
-    """Read a recording; RecordingError says in one line what is wrong with the file."""
+    """Read a recording; RecordingError says in one line what is wrong with the file.
+
+    Every field of every event is checked against its type here, so playing a recording
+    never meets a wrong one (text that is a number, a step that is text)."""
     try:
-        if path.stat().st_size > MAX_BYTES:
-            raise RecordingError(f"{path.name} is larger than {MAX_BYTES // 2**20} MB.")
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as err:
-        raise RecordingError(f"Cannot read {path.name}: {type(err).__name__}.") from None
-    except ValueError as err:
-        raise RecordingError(f"{path.name} is not JSON: {err}.") from None
+        data = read_json(path, MAX_BYTES, "a recording")
+    except ReadError as err:
+        raise RecordingError(str(err)) from None
     try:
         return _recording(data)
-    except (ScenarioError, RecordingError, KeyError, TypeError, ValueError) as err:
-        raise RecordingError(f"{path.name}: {str(err).splitlines()[0][:160]}") from None
+    except ReadError as err:  # ScenarioError and RecordingError too
+        raise RecordingError(f"{display_name(path)}: {err}") from None
 
 
 def _recording(data: Any) -> Recording:
@@ -138,48 +138,38 @@ def _recording(data: Any) -> Recording:
     return Recording(
         scenario_from_dict(data.get("scenario")),
         tuple(_lane(lane, i) for i, lane in enumerate(lanes)),
-        str(data.get("created", "")),
-        str(data.get("app", "")),
+        check(data.get("created", ""), str, "created"),
+        check(data.get("app", ""), str, "app"),
     )
 
 
 def _lane(data: Any, index: int) -> RecordedLane:
+    where = f"lanes[{index}]"
     settings = data.get("settings") if isinstance(data, dict) else None
     items = data.get("events") if isinstance(data, dict) else None
     if not isinstance(settings, dict) or not isinstance(items, list):
-        raise RecordingError(f'lanes[{index}] needs "settings" and "events".')
-    known = {f.name for f in fields(RunSettings)}
+        raise RecordingError(f'{where} needs "settings" and "events".')
     timed: list[Timed] = []
     for j, item in enumerate(items):
-        if not isinstance(item, dict) or not isinstance(item.get("t"), int | float):
-            raise RecordingError(f"lanes[{index}].events[{j}] has no time.")
-        try:
-            timed.append((float(item["t"]), event_from_dict(item)))
-        except (KeyError, TypeError, ValueError) as err:
-            raise RecordingError(f"lanes[{index}].events[{j}]: {err}") from None
-    return RecordedLane(
-        RunSettings(**{k: v for k, v in settings.items() if k in known}), tuple(timed)
-    )
+        at = f"{where}.events[{j}]"
+        if not isinstance(item, dict) or "t" not in item:
+            raise RecordingError(f"{at} has no time.")
+        t = check(item["t"], float, f"{at}.t")
+        if not 0 <= t <= MAX_OFFSET_S:  # a timer set years ahead would overflow, or never end
+            raise RecordingError(f'"{at}.t" must be from 0 to {MAX_OFFSET_S:,} s (got {t:g}).')
+        timed.append((t, event_from_dict(item, at)))
+    return RecordedLane(typed(RunSettings, settings, f"{where}.settings"), tuple(timed))
 
 
-def event_from_dict(data: dict[str, Any]) -> Event:
-    """The event :func:`events.event_to_dict` wrote (its extra keys, like ``t``, ignored)."""
-    cls = _TYPES.get(str(data.get("type")))
+def event_from_dict(data: dict[str, Any], where: str = "event") -> Event:
+    """The event :func:`events.event_to_dict` wrote (its extra keys, like ``t``, ignored),
+    each field checked against its type (:class:`ReadError` names the one that is wrong)."""
+    kind = data.get("type")
+    cls = _TYPES.get(kind) if isinstance(kind, str) else None
     if cls is None:
-        raise ValueError(f"unknown event type {data.get('type')!r}")
-    values = {f.name: data[f.name] for f in fields(cls) if f.name in data}
-    if "metrics" in values:
-        values["metrics"] = _metrics(values["metrics"], cls is ev.RunFinished)
-    event: Event = cls(**values)
+        raise RecordingError(f'"{where}.type" is not an event type (got {shown(kind)}).')
+    event: Event = typed(cls, data, where)
     return event
-
-
-def _metrics(data: dict[str, Any], run: bool) -> RunMetrics | StepMetrics:
-    if not run:
-        return StepMetrics(**{f.name: data[f.name] for f in fields(StepMetrics) if f.name in data})
-    values = {f.name: data[f.name] for f in fields(RunMetrics) if f.name in data}
-    values["steps"] = tuple(_metrics(step, False) for step in values.get("steps", ()))
-    return RunMetrics(**values)
 
 
 class RecordedRun:

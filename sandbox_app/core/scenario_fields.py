@@ -8,6 +8,7 @@ import math
 from typing import Any, cast
 
 from sandbox_app.core import safe_regex
+from sandbox_app.core.file_reader import ReadError
 from sandbox_app.core.scenario import (
     MATCH_RULES,
     REASONING_EFFORTS,
@@ -17,7 +18,7 @@ from sandbox_app.core.scenario import (
 )
 
 
-class ScenarioError(ValueError):
+class ScenarioError(ReadError):
     """A scenario file that cannot be used; the message says which file and what is wrong."""
 
 

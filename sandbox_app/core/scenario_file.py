@@ -25,6 +25,7 @@ from sandbox_app.core.custom_tools import (
     policies_from_dict,
 )
 from sandbox_app.core.dialects import DIALECTS
+from sandbox_app.core.file_reader import ReadError, display_name, read_json
 from sandbox_app.core.scenario import (
     MAX_STEPS_RANGE,
     MAX_TOKENS_RANGE,
@@ -62,40 +63,14 @@ def default_scenario() -> Scenario:
 
 def load_scenario(path: str | Path) -> Scenario:
     """Read and validate a scenario file. Raises :class:`ScenarioError` with one clear line."""
-    path = Path(path)
-    name = path.name or str(path)
     try:
-        if path.is_dir():
-            raise ScenarioError(f"{name} is a folder, not a scenario file.")
-        size = path.stat().st_size
-        if size > MAX_FILE_BYTES:
-            raise ScenarioError(
-                f"{name} is too large ({size / 1e6:.1f} MB); scenario files are at most 5 MB."
-            )
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise ScenarioError(f"{name} does not exist.") from None
-    except PermissionError:
-        raise ScenarioError(f"Cannot read {name}: permission denied.") from None
-    except OSError as err:
-        raise ScenarioError(f"Cannot read {name}: {err.strerror or err}.") from None
-    try:
-        # "utf-8-sig": editors on Windows start UTF-8 files with a byte-order mark.
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        raise ScenarioError(f"{name} is not a text (UTF-8) file.") from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as err:
-        raise ScenarioError(
-            f"{name} is not valid JSON: {err.msg} at line {err.lineno}, column {err.colno}."
-        ) from None
-    except RecursionError:  # thousands of nested [ or {: json recurses once per level
-        raise ScenarioError(f"{name} nests its JSON too deeply to be a scenario.") from None
+        data = read_json(path, MAX_FILE_BYTES, "a scenario")
+    except ReadError as err:
+        raise ScenarioError(str(err)) from None
     try:
         return scenario_from_dict(data)
     except ScenarioError as err:
-        raise ScenarioError(f"{name}: {err}") from None
+        raise ScenarioError(f"{display_name(path)}: {err}") from None
 
 
 class SaveRefused(OSError):

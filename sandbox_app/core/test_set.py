@@ -12,10 +12,18 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
+from sandbox_app.core.file_reader import (
+    MAX_DEPTH,
+    ReadError,
+    display_name,
+    nesting,
+    parse_json,
+    read_text,
+)
 from sandbox_app.core.scenario import MATCH_RULES, EvalCase, Scenario
 from sandbox_app.core.scenario_fields import Fields, ScenarioError, read_expected
 
@@ -77,6 +85,23 @@ def scenario_for_case(scenario: Scenario, case: EvalCase) -> Scenario:
     )
 
 
+MAX_IMPORT_BYTES = 50 * 1024 * 1024
+
+
+def import_file(path: Path) -> tuple[EvalCase, ...]:
+    """Cases from a CSV (by its suffix) or JSONL file, read as every file is
+    (core/file_reader.py); ScenarioError names the file and the row of a bad one."""
+    kind = "csv" if path.suffix.lower() == ".csv" else "jsonl"
+    try:
+        text = read_text(path, MAX_IMPORT_BYTES, "a test set")
+    except ReadError as err:
+        raise ScenarioError(str(err)) from None
+    try:
+        return import_cases(text, kind)
+    except ScenarioError as err:
+        raise ScenarioError(f"{display_name(path)}, {err}") from None
+
+
 def import_cases(text: str, kind: str) -> tuple[EvalCase, ...]:
     """Cases from a CSV or JSONL file's text; ScenarioError names the row of a bad one."""
     rows = _csv_rows(text) if kind == "csv" else _jsonl_rows(text)
@@ -94,15 +119,21 @@ def import_cases(text: str, kind: str) -> tuple[EvalCase, ...]:
 
 def _csv_rows(text: str) -> list[tuple[int, dict[str, Any]]]:
     reader = csv.DictReader(io.StringIO(text.lstrip("\ufeff")))
-    headers = [h.strip().lower() for h in reader.fieldnames or []]
-    if "question" not in headers or not {"answer", "expected"} & set(headers):
-        raise ScenarioError('the header must name a "question" and an "answer" column.')
-    rows = []
-    for i, raw in enumerate(reader, start=2):  # row 1 is the header
-        row: dict[str, Any] = {k.strip().lower(): (v or "") for k, v in raw.items() if k}
-        if "documents" in row:
-            row["documents"] = [d.strip() for d in row["documents"].split("|") if d.strip()]
-        rows.append((i, row))
+    rows: list[tuple[int, dict[str, Any]]] = []
+    reading = 1  # the row being read, for a csv.Error's message
+    try:
+        headers = [h.strip().lower() for h in reader.fieldnames or []]
+        if "question" not in headers or not {"answer", "expected"} & set(headers):
+            raise ScenarioError('the header must name a "question" and an "answer" column.')
+        reading = 2
+        for i, raw in enumerate(reader, start=2):  # row 1 is the header
+            reading = i + 1
+            row: dict[str, Any] = {k.strip().lower(): (v or "") for k, v in raw.items() if k}
+            if "documents" in row:
+                row["documents"] = [d.strip() for d in row["documents"].split("|") if d.strip()]
+            rows.append((i, row))
+    except csv.Error as err:  # e.g. a field over the csv module's 131,072 characters
+        raise ScenarioError(f"row {reading}: {err}.") from None
     return rows
 
 
@@ -111,9 +142,11 @@ def _jsonl_rows(text: str) -> list[tuple[int, dict[str, Any]]]:
     for i, line in enumerate(text.lstrip("\ufeff").splitlines(), start=1):
         if not line.strip():
             continue
+        if nesting(line) > MAX_DEPTH:
+            raise ScenarioError(f"row {i}: nests its JSON too deeply to be a case.")
         try:
-            row = json.loads(line)
-        except ValueError:
+            row = parse_json(line, f"row {i}", "a case")
+        except ReadError:
             raise ScenarioError(f"row {i}: not a JSON object.") from None
         if not isinstance(row, dict):
             raise ScenarioError(f"row {i}: not a JSON object.")

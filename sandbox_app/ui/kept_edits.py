@@ -19,6 +19,7 @@ from pathlib import Path
 from PySide6.QtCore import QLockFile, QSettings, QStandardPaths
 
 from sandbox_app.core.document import KeptEdits
+from sandbox_app.core.file_reader import ReadError, read_text
 
 MAX_KEPT_BYTES = 16 * 1024 * 1024  # a scenario is at most 5 MB; kept edits hold two
 
@@ -104,11 +105,8 @@ def _lock_for(path: Path) -> QLockFile:
 
 
 def _read(path: Path) -> KeptEdits | None:
+    """Through the one reader (regular files only, the limit held while reading)."""
     try:
-        with path.open("rb") as file:
-            raw = file.read(MAX_KEPT_BYTES + 1)
-    except OSError:
+        return KeptEdits.from_json(read_text(path, MAX_KEPT_BYTES, "kept edits"))
+    except (ReadError, OSError):
         return None
-    if len(raw) > MAX_KEPT_BYTES:
-        return None
-    return KeptEdits.from_json(raw.decode("utf-8", errors="replace"))

@@ -32,6 +32,7 @@ from sandbox_app.backends.registry import SCRIPTED
 from sandbox_app.core.compare import Price
 from sandbox_app.core.document import ScenarioDocument
 from sandbox_app.core.exports import trace_text
+from sandbox_app.core.file_reader import ReadError, check, parse_setting
 from sandbox_app.core.fork import ForkPoint
 from sandbox_app.core.scenario import Scenario, lane_settings
 from sandbox_app.core.tools import Tool
@@ -336,7 +337,10 @@ class MainWindow(QMainWindow):
 def _load_prices(settings: QSettings) -> dict[str, Price]:
     """The saved price table; anything malformed is dropped, never guessed."""
     try:
-        data = json.loads(str(settings.value("prices", "{}")))
-        return {str(m): Price(float(p[0]), float(p[1])) for m, p in dict(data).items()}
-    except (ValueError, TypeError, IndexError, KeyError):
+        data = parse_setting(settings.value("prices", "{}"), "the saved prices")
+        table = check(data, dict[str, tuple[float, ...]], "prices")
+    except ReadError:
         return {}
+    return {
+        model: Price(*pair) for model, pair in table.items() if len(pair) == 2 and min(pair) >= 0
+    }

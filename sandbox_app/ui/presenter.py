@@ -16,6 +16,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QLabel, QToolBar, QWidget
 
+from sandbox_app.core.file_reader import stored_number
 from sandbox_app.ui import theme
 from sandbox_app.ui.plain import plain_label
 from sandbox_app.ui.trace_view import TraceView
@@ -32,8 +33,9 @@ class Presenter:
     def __init__(self, window: MainWindow) -> None:
         self.window = window
         self.on = False
+        # Whatever the settings file holds: a zoom outside the steps is the default.
         stored = window.settings.value("zoom", 1.0)
-        self.zoom = float(stored) if isinstance(stored, int | float | str) else 1.0
+        self.zoom = stored_number(stored, 1.0, ZOOM_STEPS[0], ZOOM_STEPS[-1])
         self.summary = plain_label()
         self.summary.setTextFormat(Qt.TextFormat.PlainText)
         self.bar = QToolBar("Presenter")

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtWidgets import QFileDialog
 
 from sandbox_app import __version__
+from sandbox_app.core.file_reader import stored_number
 from sandbox_app.core.recording import (
     RecordingError,
     load_recording,
@@ -36,7 +37,9 @@ FILTER = "Recordings (*.json);;All files (*)"
 class RecordingActions:
     def __init__(self, window: MainWindow) -> None:
         self.window = window
-        self.speed = float(window.settings.value("replay_speed", 1.0))  # type: ignore[arg-type]
+        # Whatever the settings file holds: a pace the menu does not offer is "as recorded".
+        stored = stored_number(window.settings.value("replay_speed", 1.0), 1.0, 0.0, 4.0)
+        self.speed = stored if stored in dict(SPEEDS).values() else 1.0
 
     def paced(self, scenario: Scenario) -> Scenario:
         """The scenario as the offline model runs it at this pace (a presenter's control: the

@@ -27,7 +27,7 @@ from PySide6.QtWidgets import (
 
 from sandbox_app.core.scenario import MATCH_RULES, EvalCase, Expected
 from sandbox_app.core.scenario_fields import ScenarioError
-from sandbox_app.core.test_set import cases_from_list, cases_to_list, import_cases
+from sandbox_app.core.test_set import cases_from_list, cases_to_list, import_file
 from sandbox_app.ui.choice_delegate import ChoiceDelegate
 from sandbox_app.ui.plain import plain_label
 
@@ -86,14 +86,10 @@ class TestSetEditor(QDialog):
 
     def import_file(self, path: Path) -> bool:
         """Add the cases of a CSV or JSONL file; False (and one line why) if it cannot."""
-        kind = "csv" if path.suffix.lower() == ".csv" else "jsonl"
         try:
-            imported = import_cases(path.read_text(encoding="utf-8"), kind)
-        except (OSError, UnicodeDecodeError) as err:
-            self.message.setText(f"⚠ Cannot read {path.name}: {err.__class__.__name__}.")
-            return False
-        except ScenarioError as err:
-            self.message.setText(f"⚠ {path.name}, {err}")
+            imported = import_file(path)
+        except ScenarioError as err:  # one line naming the file (and the row)
+            self.message.setText(f"⚠ {err}")
             return False
         self._append(imported)
         self.message.setText(f"Imported {len(imported)} cases from {path.name}.")

@@ -87,11 +87,15 @@ def test_unreadable_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Non
     path = tmp_path / "secret.json"
     path.write_text("{}")
 
-    def denied(self: Path) -> bytes:
-        # chmod 000 is no obstacle to root (CI runs as root), so deny the read itself.
-        raise PermissionError(13, "Permission denied", str(self))
+    real_open = os.open
 
-    monkeypatch.setattr(Path, "read_bytes", denied)
+    def denied(name: str | Path, flags: int, *args: int) -> int:
+        # chmod 000 is no obstacle to root (CI runs as root), so deny the open itself.
+        if Path(name) == path:
+            raise PermissionError(13, "Permission denied", str(name))
+        return real_open(name, flags, *args)
+
+    monkeypatch.setattr(os, "open", denied)
     with pytest.raises(ScenarioError, match=r"^Cannot read secret.json: permission denied\.$"):
         load_scenario(path)
 

@@ -127,12 +127,12 @@ def test_a_corrupt_recording_is_one_line_and_changes_nothing(
 ) -> None:
     before = window.current_scenario()
     for text, said in (
-        ("{not json", "bad.json is not JSON"),
+        ("{not json", "bad.json is not valid JSON"),
         ('{"recording": 1, "lanes": []}', 'bad.json: "lanes" must hold 1 to 4 lanes.'),
         (
             '{"recording": 1, "scenario": {"version": 1}, "lanes": [{"settings": {}, "events": '
             '[{"t": 0, "type": "Nonsense"}]}]}',
-            "bad.json: lanes[0].events[0]: unknown event",
+            'bad.json: "lanes[0].events[0].type" is not an event type (got "Nonsense")',
         ),
     ):
         (tmp_path / "bad.json").write_text(text)
