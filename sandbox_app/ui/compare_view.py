@@ -9,33 +9,23 @@ export reads those records through core/exports.py.
 from __future__ import annotations
 
 from collections.abc import Callable
-from functools import partial
-from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
-    QApplication,
-    QFileDialog,
     QHBoxLayout,
-    QHeaderView,
-    QMainWindow,
-    QMenu,
     QPushButton,
     QScrollArea,
     QSpinBox,
     QSplitter,
-    QTableWidget,
-    QTableWidgetItem,
     QTabWidget,
-    QToolButton,
     QVBoxLayout,
     QWidget,
 )
 
 from sandbox_app.backends.keys import KeyStore, UrlSource
-from sandbox_app.core.compare import COLUMNS, MAX_LANES, MIN_LANES, Price
+from sandbox_app.core.compare import MAX_LANES, MIN_LANES, Price
 from sandbox_app.core.events import Event, RunFinished, StepFinished
-from sandbox_app.core.exports import export_comparison, to_markdown
+from sandbox_app.core.exports import export_comparison
 from sandbox_app.core.fork import ForkPoint
 from sandbox_app.core.recording import Recording
 from sandbox_app.core.records import RunRecord, RunSettings
@@ -43,6 +33,8 @@ from sandbox_app.core.scenario import Expected, LaneConfig, Scenario, lane_setti
 from sandbox_app.core.workspace import Change
 from sandbox_app.eval_runner import EvalLane, lane_label
 from sandbox_app.ui.approval import ask_approval, ask_observation
+from sandbox_app.ui.compare_exports import ComparisonExports
+from sandbox_app.ui.comparison_table import ComparisonTable
 from sandbox_app.ui.eval_panel import EvalPanel
 from sandbox_app.ui.key_confirmation import KeyConfirmation
 from sandbox_app.ui.lane_widget import LaneWidget
@@ -68,7 +60,7 @@ class CompareView(QWidget):
         # The offline model's pace (View → Pace); the window sets it, the same for every lane.
         self.pace: Callable[[Scenario], Scenario] = lambda scenario: scenario
         self.keys = keys
-        self.key_confirmation = KeyConfirmation(keys, self.window, self._say)
+        self.key_confirmation = KeyConfirmation(keys, self.window)
         self.lanes: list[LaneWidget] = []
         self._next_lane_number = 1
 
@@ -81,22 +73,18 @@ class CompareView(QWidget):
         self.repeat_spin.setPrefix("Repeat ")
         self.repeat_spin.setSuffix("×")
         self.repeat_spin.setToolTip("Run each lane N times: one run proves little")
-        self.export_button = QToolButton()
-        self.export_button.setText("Export")
-        self.export_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
-        export_menu = QMenu(self.export_button)
-        export_menu.addAction("Copy table (Markdown)", self.copy_table)
-        export_menu.addAction("Markdown…", lambda: self._export("md"))
-        export_menu.addAction("CSV…", lambda: self._export("csv"))
-        export_menu.addAction("JSON with every trace…", lambda: self._export("json"))
-        export_menu.addSeparator()  # the Test set tab's results
-        for kind, label in (("md", "Markdown"), ("csv", "CSV"), ("json", "JSON"), ("html", "HTML")):
-            export_menu.addAction(f"Test set: {label}…", partial(self._export, kind, True))
-        self.export_button.setMenu(export_menu)
         self.prices_button = QPushButton("Prices…")
         self.prices_button.setToolTip("Dollars per million tokens, per model, for the Cost column")
         self.message = plain_label()
         self.message.setWordWrap(True)
+        self.exports = ComparisonExports(
+            self,
+            self.export_text,
+            lambda kind: self.eval_panel.export_text(kind),
+            self.rows,
+            self.message,
+        )
+        self.export_button = self.exports.button
         toolbar = QHBoxLayout()
         for widget in (self.add_button, self.run_button, self.stop_button, self.repeat_spin):
             toolbar.addWidget(widget)
@@ -105,11 +93,7 @@ class CompareView(QWidget):
         toolbar.addWidget(self.export_button)
 
         self.lane_splitter = QSplitter(Qt.Orientation.Horizontal)
-        self.table = QTableWidget(0, len(COLUMNS))
-        self.table.setHorizontalHeaderLabels(list(COLUMNS))
-        self.table.verticalHeader().hide()
-        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+        self.table = ComparisonTable()
         lanes_area = QScrollArea()  # four lanes on a small screen scroll instead of squeezing
         lanes_area.setWidget(self.lane_splitter)
         lanes_area.setWidgetResizable(True)
@@ -272,11 +256,6 @@ class CompareView(QWidget):
         tools = self.workspace.model.tools(scenario, ask)
         lane.start(scenario, tools, approve, repeats, self.workspace.model.trusted, fork)
 
-    def _say(self, text: str) -> None:
-        window = self.window()
-        if isinstance(window, QMainWindow):
-            window.statusBar().showMessage(text)
-
     def eval_lanes(self) -> list[EvalLane]:
         """Each lane as the test-set runner takes it: its server, model and settings."""
         out = []
@@ -342,9 +321,7 @@ class CompareView(QWidget):
         """
         self._show_lanes(tuple(_lane_config(lane.settings) for lane in recording.lanes))
         for lane, recorded in zip(self.lanes, recording.lanes, strict=False):
-            lane.shows_recording = True
-            lane.record.model = recorded.settings.model
-            lane.pane.replay(recorded, recording.scenario, speed)
+            lane.show_recording(recorded, recording.scenario, speed)
         self.refresh_table()
 
     def _scenario_lane(self, lane: LaneWidget) -> LaneConfig | None:
@@ -360,42 +337,12 @@ class CompareView(QWidget):
             lane.shows_recording = False
 
     def refresh_table(self) -> None:
-        rows = self.rows()
-        self.table.setRowCount(len(rows))
-        for r, row in enumerate(rows):
-            for c, column in enumerate(COLUMNS):
-                # Only cells that changed: every new item re-measures its column for the
-                # resize-to-contents header, ~0.5 ms a cell, 30+ ms a refresh, a dropped frame
-                # each time a lane finishes a step.
-                item = self.table.item(r, c)
-                if item is None:
-                    self.table.setItem(r, c, QTableWidgetItem(row[column]))
-                elif item.text() != row[column]:
-                    item.setText(row[column])
-
-    def copy_table(self) -> None:
-        QApplication.clipboard().setText(to_markdown(self.rows()))
+        self.table.show_rows(self.rows())
 
     def export_text(self, kind: str) -> str:
         scenario = self.workspace.model.scenario
         records = [lane.record for lane in self.lanes]
         return export_comparison(kind, scenario.title, scenario.question, records, self.rows())
-
-    def _export(self, kind: str, test_set: bool = False) -> None:
-        stem = "test-set" if test_set else "comparison"
-        name, _ = QFileDialog.getSaveFileName(self, f"Export {stem}", f"{stem}.{kind}")
-        if name:
-            self.export_to(Path(name), kind, test_set)
-
-    def export_to(self, path: Path, kind: str, test_set: bool = False) -> bool:
-        text = self.eval_panel.export_text(kind) if test_set else self.export_text(kind)
-        try:
-            path.write_text(text, encoding="utf-8")
-        except OSError as err:
-            self.message.setText(f"⚠ Cannot write {path.name}: {err.strerror or err}.")
-            return False
-        self.message.setText(f"Exported to {path.name}.")
-        return True
 
     def _on_prices_button_clicked(self) -> None:
         dialog = PriceDialog(

@@ -64,7 +64,7 @@ def test_run_the_test_set_then_look_at_a_failure(
         panel.export_text("csv").splitlines()[0] == "#,Question,Lane 1 · scripted,Lane 2 · scripted"
     )
     assert "<h2>Cases</h2>" in panel.export_text("html")
-    assert window.compare.export_to(tmp_path / "runs.json", "json", test_set=True)
+    assert window.compare.exports.export_to(tmp_path / "runs.json", "json", test_set=True)
     runs = json.loads((tmp_path / "runs.json").read_text(encoding="utf-8"))
     assert len(runs) == 24  # every run's latest result, traces included
     assert {"ActionParsed", "RunFinished"} <= {e["type"] for e in runs[0]["events"]}
