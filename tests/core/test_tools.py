@@ -290,3 +290,20 @@ def test_json_action_input_with_one_field_reaches_the_tool_as_text() -> None:
     router = ToolRouter(builtin_tools())
     result = asyncio.run(router.run_tool("search", '{"q": "refund days"}'))
     assert result.text == "Refunds take 5 working days."
+
+
+@pytest.mark.parametrize(
+    ("query", "found"),
+    [
+        ("refund time", "Refunds take 5 working days."),  # a plain word, another form
+        ("how long do refunds take?", "Refunds take 5 working days."),
+        ("exporting rows", "The free plan exports up to 5,000 rows."),
+        ("developers cost", "Brightgrid Pro costs $20 per month per developer."),
+    ],
+)
+def test_search_finds_a_word_in_another_form(query: str, found: str) -> None:
+    assert Search().search(query).split(" | ")[0] == found
+
+
+def test_search_ignores_stop_words_alone() -> None:
+    assert Search().search("the of and") == "No matching document."
