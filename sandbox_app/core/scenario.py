@@ -93,6 +93,10 @@ class Script:
     replies: tuple[str, ...] = ()
     tokens_per_second: float = 40.0  # looks live; 0 streams instantly
     ignore_stop: bool = False  # behave like a server that ignores stop sequences
+    # The question these replies answer: asked another, the offline model says it has no
+    # replies for it rather than answer with another question's script. "" (scripts built in
+    # code): any question.
+    question: str = ""
 
 
 @dataclass(frozen=True)

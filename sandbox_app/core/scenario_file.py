@@ -143,6 +143,7 @@ def scenario_to_dict(s: Scenario) -> dict[str, Any]:
             "tokens_per_second": s.script.tokens_per_second,
             "ignore_stop": s.script.ignore_stop,
             "replies": list(s.script.replies),
+            **({"question": s.script.question} if s.script.question != s.question else {}),
         },
         "lanes": [
             {
@@ -210,6 +211,8 @@ def scenario_from_dict(data: Any) -> Scenario:
             # 0 is meaningful: the replies stream instantly (as in the tests and benchmarks).
             tokens_per_second=script.number("tokens_per_second", 40.0, (0.0, math.inf)) or 0.0,
             ignore_stop=script.get("ignore_stop", bool, False),
+            # Written only when it differs; else the replies answer the file's own question.
+            question=script.get("question", str, "") or d.get("question", str, ""),
         ),
         lanes=_lanes(d.get("lanes", list, [])),
         test_set=cases_from_list(d.get("test_set", list, [])),
