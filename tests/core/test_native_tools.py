@@ -191,6 +191,27 @@ def test_a_call_the_server_did_not_parse_is_named(fake_server: FakeOpenAIServer)
     assert not of_type(events, ActionParsed)
 
 
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "Thought: I need the price.\nAction: search[Brightgrid Pro price]",
+        "Thought 1: I need the price.\nAction 1: Search[Brightgrid Pro price]",
+        'Thought: the price.\nAction: search\nAction Input: {"q": "Brightgrid Pro"}',
+    ],
+)
+def test_a_server_that_ignores_tools_and_answers_a_text_action_is_named(
+    fake_server: FakeOpenAIServer, reply: str
+) -> None:
+    """The server took ``tools`` and answered in text ReAct: never "Answered in 1 step"."""
+    events = run_native(fake_server, ModelScript(replies=[reply], tool_call_style=None))
+    done = finished(events)
+    assert done.status == "failed"
+    assert done.reason.startswith("The server returned no tool calls, and the reply looks like")
+    assert "Action: " in done.reason
+    assert "\n" not in done.reason
+    assert fake_server.requests[0]["tools"]  # the tools were sent
+
+
 def test_an_empty_reply_is_corrected_once(fake_server: FakeOpenAIServer) -> None:
     events = run_native(fake_server, ModelScript(replies=["", "$1,680 per year"]))
     done = finished(events)
