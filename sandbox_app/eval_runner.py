@@ -101,6 +101,7 @@ class EvalRunner:
         tools = tools_for(s.enabled_tools, s.documents, s.custom_tools, sources=self.sources)
         engine = ReactEngine(scenario, backend, model=lane.config.model, tools=tools)
         record = RunRecord()
+        record.scenario = scenario  # the case's: its expected answer judges the run shown
         finished = await drive(engine, lambda event: record.add([event]))
         document = run_document(record, events=self.with_events)
         result = {

@@ -267,12 +267,11 @@ class CompareView(QWidget):
             out.append(EvalLane(label, choice.config, options))
         return out
 
-    def _show_recorded_trace(self, label: str, record: RunRecord) -> None:
+    def _show_recorded_trace(self, label: str, record: RunRecord, title: str) -> None:
+        """A test-set cell's run, kept and shown by its lane's pane like any of its runs."""
         lane = next((lane for lane in self.lanes if label.startswith(f"{lane.name} · ")), None)
         if lane is not None:
-            lane.trace.clear_trace()
-            for event in record.events:
-                lane.trace.show_event(event)
+            lane.pane.show_record(record, title)
 
     def stop_all(self) -> None:
         for lane in self.lanes:

@@ -56,10 +56,10 @@ Confirm = Callable[[Sequence[BackendConfig], str, Callable[[], None]], None]
 
 
 class EvalPanel(QWidget):
-    """Signals: runningChanged(bool); traceRequested(str lane, RunRecord) on a cell click."""
+    """Signals: runningChanged(bool); traceRequested(lane, RunRecord, title) on a cell click."""
 
     runningChanged = Signal(bool)
-    traceRequested = Signal(str, object)
+    traceRequested = Signal(str, object, str)
 
     def __init__(
         self,
@@ -310,9 +310,8 @@ class EvalPanel(QWidget):
         runs = [(k, v) for k, v in sorted(self.results.items()) if (k.case, k.lane) == (row, lane)]
         if not runs:
             return
-        failed = [v for _, v in runs if not v[0]["passed"]]
-        _, record = (failed or [v for _, v in runs])[-1]  # a failure says more than a pass
-        self.traceRequested.emit(lane, record)
+        key, (_, record) = ([r for r in runs if not r[1][0]["passed"]] or runs)[-1]
+        self.traceRequested.emit(lane, record, f"Test set: case {row + 1}, repeat {key.repeat + 1}")
 
     def _update_buttons(self) -> None:
         running = self.running
