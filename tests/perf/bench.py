@@ -412,7 +412,9 @@ def trend_pct(values: list[float]) -> float:
 
 
 async def engine_overhead(base_url: str, repeats: int) -> dict[str, float]:
-    """Seed 003's run_react shape, streaming the same requests, vs the engine."""
+    """A plain hand-written ReAct loop (system prompt and question, then per step the model's
+    text and the observation as the next user turn), streaming the same requests, vs the
+    engine."""
     import re
 
     import openai
