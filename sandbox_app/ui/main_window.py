@@ -87,7 +87,8 @@ class MainWindow(QMainWindow):
         self.run_pane.runningChanged.connect(self._on_any_running_changed)
         self.run_pane.forkRequested.connect(self.start_run)
         self.run_pane.stepRequested.connect(lambda: self.start_run())
-        QShortcut(QKeySequence("F10"), self, self.run_pane.stepper.step)
+        step = QShortcut(QKeySequence("F10"), self, self.run_pane.stepper.step)
+        step.setWhatsThis("Step through a run (Run tab)")  # Help → Keyboard shortcuts
         self.run_pane.metricsChanged.connect(self.metrics_label.setText)
         self._restore_settings()
 
@@ -113,11 +114,13 @@ class MainWindow(QMainWindow):
         self.run_button = QPushButton("Run")
         self.run_button.setToolTip("Run the scenario (Ctrl+Enter)")
         self.run_button.setShortcut(QKeySequence("Ctrl+Return"))
+        self.run_button.setWhatsThis("Run the scenario")  # Help → Keyboard shortcuts
         self.run_button.clicked.connect(lambda: self.start_run())
         self.run_pane.controls.insertWidget(0, self.run_button)
         self.run_pane.setContentsMargins(4, 4, 4, 4)  # clear of the tab frame
         self.stop_button.setToolTip("Stop the run (Esc)")
         self.stop_button.setShortcut(QKeySequence(Qt.Key.Key_Escape))
+        self.stop_button.setWhatsThis("Stop the run")
         self.tabs = QTabWidget()
         self.tabs.addTab(self.run_pane, "Run")
         self.tabs.addTab(QWidget(), "Compare models")  # a stand-in until first shown
