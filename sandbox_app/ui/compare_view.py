@@ -20,7 +20,6 @@ from PySide6.QtWidgets import (
     QHeaderView,
     QMainWindow,
     QMenu,
-    QPushButton,
     QScrollArea,
     QSpinBox,
     QSplitter,
@@ -45,6 +44,7 @@ from sandbox_app.eval_runner import EvalLane, lane_label
 from sandbox_app.ui.approval import ask_approval, ask_observation
 from sandbox_app.ui.eval_panel import EvalPanel
 from sandbox_app.ui.key_confirmation import KeyConfirmation
+from sandbox_app.ui.lane_strip import LaneStrip
 from sandbox_app.ui.lane_widget import LaneWidget
 from sandbox_app.ui.plain import plain_label
 from sandbox_app.ui.price_dialog import PriceDialog
@@ -72,9 +72,11 @@ class CompareView(QWidget):
         self.lanes: list[LaneWidget] = []
         self._next_lane_number = 1
 
-        self.add_button = QPushButton("Add lane")
-        self.run_button = QPushButton("Run all")
-        self.stop_button = QPushButton("Stop all")
+        # Tool buttons: as wide as their text (a push button is at least 80 px), so the row
+        # fits beside the editors on an 800-px screen and at presenter sizes on a projector.
+        self.add_button = _button("Add lane")
+        self.run_button = _button("Run all")
+        self.stop_button = _button("Stop all")
         self.stop_button.setEnabled(False)
         self.repeat_spin = QSpinBox()
         self.repeat_spin.setRange(1, 20)
@@ -93,7 +95,7 @@ class CompareView(QWidget):
         for kind, label in (("md", "Markdown"), ("csv", "CSV"), ("json", "JSON"), ("html", "HTML")):
             export_menu.addAction(f"Test set: {label}…", partial(self._export, kind, True))
         self.export_button.setMenu(export_menu)
-        self.prices_button = QPushButton("Prices…")
+        self.prices_button = _button("Prices…")
         self.prices_button.setToolTip("Dollars per million tokens, per model, for the Cost column")
         self.message = plain_label()
         self.message.setWordWrap(True)
@@ -104,15 +106,15 @@ class CompareView(QWidget):
         toolbar.addWidget(self.prices_button)
         toolbar.addWidget(self.export_button)
 
-        self.lane_splitter = QSplitter(Qt.Orientation.Horizontal)
+        self.strip = LaneStrip()
+        self.lane_splitter = self.strip.splitter
         self.table = QTableWidget(0, len(COLUMNS))
         self.table.setHorizontalHeaderLabels(list(COLUMNS))
         self.table.verticalHeader().hide()
-        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        resize = QHeaderView.ResizeMode.ResizeToContents
+        self.table.horizontalHeader().setSectionResizeMode(resize)
+        self.table.verticalHeader().setSectionResizeMode(resize)  # rows grow with the zoom
         self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
-        lanes_area = QScrollArea()  # four lanes on a small screen scroll instead of squeezing
-        lanes_area.setWidget(self.lane_splitter)
-        lanes_area.setWidgetResizable(True)
         self.eval_panel = EvalPanel(
             lambda: self.workspace.model.scenario,
             self.eval_lanes,
@@ -126,9 +128,10 @@ class CompareView(QWidget):
         self.eval_panel.runningChanged.connect(self._on_lane_running_changed)
         self.results_tabs = QTabWidget()  # one run's comparison, or the whole test set
         self.results_tabs.addTab(self.table, "Comparison")
-        self.results_tabs.addTab(self.eval_panel, "Test set")
+        # On a small screen it scrolls instead of widening the window (its row of buttons).
+        self.results_tabs.addTab(_scrolling(self.eval_panel), "Test set")
         vertical = QSplitter(Qt.Orientation.Vertical)
-        vertical.addWidget(lanes_area)
+        vertical.addWidget(self.strip)
         vertical.addWidget(self.results_tabs)
         vertical.setStretchFactor(0, 1)
         vertical.setSizes([560, 150])
@@ -211,7 +214,7 @@ class CompareView(QWidget):
         lane.pane.forkRequested.connect(lambda point: self._start(lane, 1, point))
         lane.pane.stepRequested.connect(lambda: self._start(lane, 1))
         self.lanes.append(lane)
-        self.lane_splitter.addWidget(lane)
+        self.strip.add(lane)
         return lane
 
     def _on_lane_edited(self, lane: LaneWidget) -> None:
@@ -228,7 +231,7 @@ class CompareView(QWidget):
     def _drop(self, lane: LaneWidget) -> None:
         self.lanes.remove(lane)
         lane.backend_panel.abandon()  # a Refresh still waiting must not outlive its widgets
-        lane.setParent(None)
+        self.strip.remove(lane)
         lane.deleteLater()
 
     def _update_lane_buttons(self) -> None:
@@ -406,6 +409,27 @@ class CompareView(QWidget):
 
     def set_prices(self, prices: dict[str, Price]) -> None:
         self.workspace.model.set_prices(prices)
+
+    def set_one_lane(self, on: bool) -> None:
+        """One lane at a time, full width, above the table (View → One lane at a time)."""
+        self.strip.set_one_lane(on)
+
+    def show_test_set(self) -> None:
+        self.results_tabs.setCurrentIndex(1)
+
+
+def _button(text: str) -> QToolButton:
+    button = QToolButton()
+    button.setText(text)
+    return button
+
+
+def _scrolling(widget: QWidget) -> QScrollArea:
+    area = QScrollArea()
+    area.setWidget(widget)
+    area.setWidgetResizable(True)
+    area.setFrameShape(QScrollArea.Shape.NoFrame)
+    return area
 
 
 def _lane_config(settings: RunSettings) -> LaneConfig:

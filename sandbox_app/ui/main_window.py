@@ -331,6 +331,7 @@ class MainWindow(QMainWindow):
 
     def closeEvent(self, event: QCloseEvent) -> None:
         self.save_settings()
+        self.presenter.release()
         self.controller.stop()  # the app awaits shutdown() before the loop ends
         if self._compare is not None:
             self._compare.stop_all()

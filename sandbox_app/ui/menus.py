@@ -64,6 +64,11 @@ def build_menus(window: MainWindow) -> tuple[QAction, QAction]:
     add(window, view, "Zoom &in", zoom_in, presenter.zoom_in)
     add(window, view, "Zoom &out", QKeySequence.StandardKey.ZoomOut, presenter.zoom_out)
     add(window, view, "&Actual size", "Ctrl+0", presenter.zoom_reset)
+    one_lane = view.addAction("&One lane at a time (Compare)")
+    one_lane.setCheckable(True)
+    one_lane.setToolTip("Each lane full width, chosen by its tab, above the comparison table")
+    one_lane.toggled.connect(lambda on: window.compare.set_one_lane(on))
+    presenter.one_lane_action = one_lane
     pace = view.addMenu("&Pace (recordings, offline model)")
     group = QActionGroup(window)
     for label, speed in SPEEDS:

@@ -33,6 +33,7 @@ from sandbox_app.core.run_export import step_text
 from sandbox_app.core.scenario import Scenario
 from sandbox_app.ui.inspector import RequestInspector
 from sandbox_app.ui.plain import plain_label
+from sandbox_app.ui.presenter import FONT_FACTOR
 from sandbox_app.ui.run_controller import RunController, RunFactory
 from sandbox_app.ui.stepper import Stepper
 from sandbox_app.ui.trace_view import TraceView
@@ -88,6 +89,7 @@ class RunPane(QWidget):
         font.setPointSizeF(font.pointSizeF() * answer_scale)
         font.setBold(True)
         self.answer_label.setFont(font)
+        self.answer_label.setProperty(FONT_FACTOR, answer_scale)  # for zoom (presenter.py)
         # Never squeezed below its text (presenter mode's large fonts): the trace gives way.
         self.answer_label.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Minimum)
         self.answer_status = plain_label()
