@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import math
 import sys
 from collections.abc import Callable, Sequence
 from contextlib import suppress
@@ -23,9 +22,9 @@ from sandbox_app.core.dialects import DIALECTS
 from sandbox_app.core.engine import ReactEngine, drive
 from sandbox_app.core.events import Event, RunFinished
 from sandbox_app.core.exports import run_document
+from sandbox_app.core.lane_settings import parse_option
 from sandbox_app.core.records import RunRecord, RunSettings
 from sandbox_app.core.scenario import (
-    MAX_TOKENS_RANGE,
     REASONING_EFFORTS,
     TOOL_CALLING,
     Scenario,
@@ -36,7 +35,7 @@ from sandbox_app.core.scenario_file import default_scenario, load_scenario
 from sandbox_app.core.tools import TOOL_NAMES, Tool, tools_for
 from sandbox_app.core.tools.mcp_server import McpServerSpec
 from sandbox_app.core.tools.plugins import installed
-from sandbox_app.terminal import TracePrinter, WaitingNotice
+from sandbox_app.terminal import TracePrinter, WaitingNotice, json_visible, say
 from sandbox_app.terminal_person import TerminalPerson
 
 EXIT_CODES = {"answered": 0, "failed": 1, "max_steps": 2, "stopped": 3}
@@ -46,7 +45,7 @@ def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if args[:1] in (["run"], ["eval"]):
         for problem in installed().problems:  # the window shows them in its status bar
-            print(f"react-sandbox: {problem}", file=sys.stderr)
+            say(f"react-sandbox: {problem}")
     if args[:1] == ["run"]:
         return run_command(args[1:])
     if args[:1] == ["eval"]:
@@ -100,16 +99,13 @@ def _run_parser() -> argparse.ArgumentParser:
         "--base-url", help="any OpenAI-compatible server, e.g. http://localhost:11434/v1"
     )
     p.add_argument("--model", default="", help="model name on the server")
-    p.add_argument("--max-steps", type=int, help="1-50")
+    p.add_argument("--max-steps", help="1-50")
     p.add_argument("--tools", help=f"comma-separated, from: {', '.join(TOOL_NAMES)}")
     p.add_argument("--dialect", choices=["auto", *DIALECTS])
-    p.add_argument(
-        "--token-budget", type=int, help="stop when the run has used this many tokens (≥ 1)"
-    )
+    p.add_argument("--token-budget", help="stop when the run has used this many tokens (≥ 1)")
     p.add_argument(
         "--timeout",
-        type=float,
-        default=60.0,
+        default="60",
         help="seconds to wait for the server before giving up (default 60)",
     )
     p.add_argument(
@@ -149,10 +145,11 @@ def run_command(argv: list[str]) -> int:
     parser = _run_parser()
     args = parser.parse_args(argv)
     try:
+        _check_flags(args)
         scenario = _scenario(args)
         backend = _backend(args, scenario)
     except (ScenarioError, ValueError, KeyError) as err:
-        print(f"react-sandbox: {err}", file=sys.stderr)
+        say(f"react-sandbox: {err}")
         return 1
     printer = None if args.json else TracePrinter(sys.stdout, thinking=not args.hide_thinking)
     # With --json stdout holds only the document: the wait shows on stderr, and only if that
@@ -170,10 +167,7 @@ def run_command(argv: list[str]) -> int:
 
     if scenario.mcp_servers and not args.mcp:
         named = "; ".join(f"{m.name}: {m.where}" for m in scenario.mcp_servers)
-        print(
-            f"react-sandbox: the scenario uses MCP servers ({named}): add --mcp to start them",
-            file=sys.stderr,
-        )
+        say(f"react-sandbox: the scenario uses MCP servers ({named}): add --mcp to start them")
         return 1
     person = TerminalPerson(sys.stdin, sys.stderr)
     engines: list[ReactEngine] = []
@@ -203,13 +197,13 @@ def run_command(argv: list[str]) -> int:
     except KeyboardInterrupt:  # Ctrl+C: asyncio.run cancelled the run, then re-raised this
         finished = (engines[-1] if engines else make_engine([])).stopped()
     except McpError as err:
-        print(f"react-sandbox: {err}", file=sys.stderr)
+        say(f"react-sandbox: {err}")
         return 1
     if args.json:
         if record.finished is None:  # Ctrl+C before the engine could say so
             record.add([finished])
-        json.dump(run_document(record), sys.stdout, ensure_ascii=False, indent=1)
-        print()
+        document = json.dumps(run_document(record), ensure_ascii=False, indent=1)
+        print(json_visible(document))  # the same document, with no character a terminal obeys
     return EXIT_CODES[finished.status]
 
 
@@ -259,13 +253,7 @@ def _scenario(args: argparse.Namespace) -> Scenario:
     scenario = load_scenario(args.scenario) if args.scenario else default_scenario()
     if args.question:
         scenario = scenario.with_changes(question=args.question)
-    if args.token_budget is not None and args.token_budget < 1:
-        raise ValueError(f"--token-budget must be at least 1 (got {args.token_budget})")
-    if not (math.isfinite(args.timeout) and args.timeout > 0):
-        raise ValueError(f"--timeout must be a number of seconds above 0 (got {args.timeout})")
     if args.max_steps is not None:
-        if not 1 <= args.max_steps <= 50:
-            raise ValueError("--max-steps must be from 1 to 50")
         scenario = scenario.with_changes(max_steps=args.max_steps)
     if args.tools is not None:
         tools = tuple(t.strip() for t in args.tools.split(",") if t.strip())
@@ -276,8 +264,10 @@ def _scenario(args: argparse.Namespace) -> Scenario:
     if args.dialect:
         scenario = scenario.with_changes(dialect=args.dialect)
     model = scenario.model
-    if args.max_tokens is not None:
-        model = replace(model, max_tokens=_max_tokens(args.max_tokens))
+    if args.max_tokens is not None:  # "auto" sets None: the scenario's number is dropped
+        model = replace(
+            model, max_tokens=parse_option("max_tokens", args.max_tokens, "--max-tokens")
+        )
     if args.reasoning_effort is not None:
         model = replace(model, reasoning_effort=args.reasoning_effort)
     if args.tool_calling is not None:
@@ -288,17 +278,18 @@ def _scenario(args: argparse.Namespace) -> Scenario:
     return scenario.with_changes(model=model)
 
 
-def _max_tokens(text: str) -> int | None:
-    if text.strip().lower() == "auto":
-        return None
-    low, high = MAX_TOKENS_RANGE
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if not low <= value <= high:
-        raise ValueError(f"--max-tokens must be auto or a whole number from {low} to {high:,}")
-    return value
+# The flags checked by the rules `eval` and the scenario file share (core/lane_settings.py).
+# (--max-tokens too, in _scenario: its "auto" is None, which here would mean "not given".)
+_CHECKED_FLAGS = ("max_steps", "token_budget", "timeout")
+
+
+def _check_flags(args: argparse.Namespace) -> None:
+    """Turn the checked flags' text into their values, or raise one line naming the flag."""
+    for name in _CHECKED_FLAGS:
+        text = getattr(args, name)
+        if text is not None:
+            flag = "--" + name.replace("_", "-")
+            setattr(args, name, parse_option(name, text, flag))
 
 
 def _backend(args: argparse.Namespace, scenario: Scenario) -> Backend:

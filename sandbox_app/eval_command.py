@@ -16,6 +16,7 @@ import json
 import re
 import sys
 import time
+from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, TextIO
@@ -33,16 +34,20 @@ from sandbox_app.core.eval_report import to_html
 from sandbox_app.core.evaluation import (
     ResultsFile,
     RunKey,
-    plan,
+    count_pending,
+    iter_plan,
+    pending,
     results_file,
-    still_to_run,
     summarise,
 )
 from sandbox_app.core.file_reader import ReadError, display_name
-from sandbox_app.core.scenario import REASONING_EFFORTS, TOOL_CALLING, Scenario, lane_settings
+from sandbox_app.core.lane_settings import LaneSettings, parse_option
+from sandbox_app.core.scenario import Scenario, lane_settings
 from sandbox_app.core.scenario_fields import ScenarioError
 from sandbox_app.core.scenario_file import load_scenario
+from sandbox_app.eval_outputs import cache_problem, check_writable
 from sandbox_app.eval_runner import EvalLane, EvalRunner, lane_label
+from sandbox_app.terminal import say, visible
 
 EXIT_BELOW_PASS_RATE = 4
 # "http://localhost:11434/v1:qwen3:8b": the URL ends where its path meets the first colon.
@@ -64,8 +69,8 @@ def parser() -> argparse.ArgumentParser:
         "max_tokens, reasoning_effort, tool_calling=native); repeatable. Default: the "
         "scenario's lanes",
     )
-    p.add_argument("--repeat", type=int, default=1, help="runs per case and lane (default 1)")
-    p.add_argument("--concurrency", type=int, default=4, help="requests at once per server")
+    p.add_argument("--repeat", default="1", help="runs per case and lane, 1-1000 (default 1)")
+    p.add_argument("--concurrency", default="4", help="requests at once per server, 1-64")
     p.add_argument("--out", help="results file, one JSON line per run (default: SCENARIO.jsonl)")
     p.add_argument("--resume", action="store_true", help="skip the runs the results file has")
     p.add_argument("--only-failed", action="store_true", help="run again what failed")
@@ -78,7 +83,7 @@ def parser() -> argparse.ArgumentParser:
         help="answer a request seen before (same messages, model, settings and repeat) from "
         "this folder (default .react-sandbox-cache)",
     )
-    p.add_argument("--timeout", type=float, default=60.0, help="seconds to wait for a server")
+    p.add_argument("--timeout", default="60", help="seconds to wait for a server (default 60)")
     p.add_argument(
         "--trust-file-lanes",
         action="store_true",
@@ -88,54 +93,75 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
-def eval_command(argv: list[str], out: TextIO = sys.stdout) -> int:
+def eval_command(argv: list[str], out: TextIO | None = None) -> int:
+    out = out or sys.stdout  # looked up now: a default bound at import outlives a redirection
     args = parser().parse_args(argv)
     try:
+        for name in ("repeat", "concurrency", "timeout"):  # the rules `run` and files share
+            setattr(args, name, parse_option(name, getattr(args, name), f"--{name}"))
         scenario = load_scenario(args.scenario)
         if not scenario.test_set:
             raise ValueError(f"{Path(args.scenario).name} has no test set")
         lanes = _lanes(args, scenario)
         minimum = _rate(args.min_pass_rate)
-        if args.repeat < 1 or args.concurrency < 1:
-            raise ValueError("--repeat and --concurrency must be at least 1")
         results_path = Path(args.out or Path(args.scenario).with_suffix(".results.jsonl").name)
+        # Every file the evaluation writes is checked before the first run, not after the last.
+        scenario_path = {"the scenario file": Path(args.scenario)}
+        check_writable(results_path, "--out", others=scenario_path)
         resume = args.resume or args.only_failed
         if results_path.exists() and results_path.stat().st_size and not resume:
             raise ValueError(
                 f"{results_path} exists: add --resume to go on with it, or choose another --out"
             )
+        if args.report:
+            check_writable(
+                Path(args.report),
+                "--report",
+                others={**scenario_path, "the results file": results_path},
+            )
     except (ScenarioError, ValueError, KeyError) as err:
-        sys.stderr.write(f"react-sandbox eval: {err}\n")
+        say(f"react-sandbox eval: {err}")
         return 1
+    cache = Path(args.cache) if args.cache else None
+    problem = cache_problem(cache) if cache is not None else None
+    if problem is not None:  # a saving, not a result: the runs go on without it
+        say(f"react-sandbox eval: --cache {problem}: running without the cache")
+        cache = None
     keys = KeyStore()
     for lane in lanes:  # before any run: what the key rule holds back, and why
         notice = key_notice(lane.config, keys)
         if notice:
-            sys.stderr.write(f"react-sandbox eval: {lane.label}: {notice}\n")
+            say(f"react-sandbox eval: {lane.label}: {notice}")
     labels = [lane.label for lane in lanes]
-    planned = plan(labels, len(scenario.test_set), args.repeat)
+    # The plan is walked one run at a time: only its count is known up front.
+    planned = iter_plan(labels, len(scenario.test_set), args.repeat)
     try:
-        found = results_file(results_path, set(planned)) if resume else ResultsFile([])
+        found = results_file(results_path, planned) if resume else ResultsFile([])
     except ReadError as err:
-        sys.stderr.write(f"react-sandbox eval: {err}\n")
+        say(f"react-sandbox eval: {err}")
         return 1
     if notice := found.notice(display_name(results_path)):
-        sys.stderr.write(f"react-sandbox eval: {notice}\n")
+        say(f"react-sandbox eval: {notice}")
     done = found.results
-    todo = still_to_run(planned, done, args.only_failed)
-    runner = _Runner(scenario, lanes, args, results_path, out, keys)
+    todo = pending(planned, done, args.only_failed)
+    runner = _Runner(scenario, lanes, args, results_path, out, keys, cache)
+    runner.total = count_pending(planned, done, args.only_failed)
     asyncio.run(runner.run_all(todo))
     everything = [*done, *runner.results]
     summaries = summarise(everything, labels)
-    out.write("\n" + "\n".join(s.row() for s in summaries) + "\n")
+    out.write("\n" + "\n".join(visible(s.row()) for s in summaries) + "\n")
     if args.report:
         questions = [case.question for case in scenario.test_set]
         report = to_html(scenario.title, questions, labels, everything)
-        Path(args.report).write_text(report, encoding="utf-8")
-        out.write(f"report: {args.report}\n")
+        try:  # checked before the runs; a disk that filled up since is still one line
+            Path(args.report).write_text(report, encoding="utf-8")
+        except OSError as err:
+            say(f"react-sandbox eval: --report {args.report}: {err.strerror or err}")
+            return 1
+        out.write(f"report: {visible(args.report)}\n")
     if minimum is not None and any(s.pass_rate < minimum for s in summaries):
         below = ", ".join(s.lane for s in summaries if s.pass_rate < minimum)
-        out.write(f"below the minimum pass rate of {minimum:.0%}: {below}\n")
+        out.write(visible(f"below the minimum pass rate of {minimum:.0%}: {below}") + "\n")
         return EXIT_BELOW_PASS_RATE
     return 0
 
@@ -151,20 +177,20 @@ class _Runner:
         path: Path,
         out: TextIO,
         keys: KeyStore,
+        cache: Path | None,
     ) -> None:
         self.out, self.path = out, path
         self.results: list[dict[str, Any]] = []
-        cache = Path(args.cache) if args.cache else None
         self.runner = EvalRunner(
             scenario, lanes, self._finished, concurrency=args.concurrency, cache=cache, keys=keys
         )
         self._file: TextIO | None = None
         self._started = time.monotonic()
-        self._total = 0
+        self.total = 0  # the runs to make, for the progress
+        self._failed = 0  # counted as they come: a sum over all results a run is quadratic
         self._live = out.isatty()
 
-    async def run_all(self, todo: list[RunKey]) -> None:
-        self._total = len(todo)
+    async def run_all(self, todo: Iterable[RunKey]) -> None:
         with self.path.open("a", encoding="utf-8") as self._file:
             await self.runner.run_all(todo)
         if self._live:
@@ -175,26 +201,29 @@ class _Runner:
         # One whole line, flushed: a kill after this loses nothing of this run.
         self._file.write(json.dumps(result, ensure_ascii=False) + "\n")
         self._file.flush()
-        self.results.append(result)
+        # Kept for the summary and the report, which never read the events (the file has them).
+        self.results.append({k: v for k, v in result.items() if k != "events"})
+        self._failed += not result["passed"]
         self._progress(result)
 
     def _progress(self, result: dict[str, Any]) -> None:
-        count = len(self.results)
-        failed = sum(not r["passed"] for r in self.results)
+        count, failed = len(self.results), self._failed
         elapsed = time.monotonic() - self._started
-        left = elapsed / count * (self._total - count)
+        total = max(self.total, count)
+        left = elapsed / count * (total - count)
         if self._live:
-            filled = round(30 * count / self._total)
+            filled = round(30 * count / total)
             self.out.write(
-                f"\r[{'=' * filled}{' ' * (30 - filled)}] {count}/{self._total} runs · "
+                f"\r[{'=' * filled}{' ' * (30 - filled)}] {count}/{total} runs · "
                 f"{failed} failed · ~{left:.0f} s left\033[K"
             )
         else:
             verdict = "passed" if result["passed"] else f"FAILED ({result['answer']!r})"
-            self.out.write(
-                f"{count}/{self._total} {result['lane']} case {result['case'] + 1} repeat "
-                f"{result['repeat'] + 1}: {verdict}\n"
+            line = (
+                f"{count}/{total} {result['lane']} case {result['case'] + 1} repeat "
+                f"{result['repeat'] + 1}: {verdict}"
             )
+            self.out.write(visible(line) + "\n")  # the answer and lane are others' words
         self.out.flush()
 
 
@@ -246,23 +275,10 @@ def _lane_from_spec(spec: str, timeout: float) -> EvalLane:
 
 
 def _option(pair: str) -> tuple[str, Any]:
+    """One ``key=value`` of a --lane, by the rules the scenario file's lanes are read with."""
     name, _, value = pair.partition("=")
     name = name.strip().replace("-", "_")
-    try:
-        if name == "temperature":
-            return name, float(value)
-        if name == "max_tokens":
-            return name, None if value == "auto" else int(value)
-    except ValueError:
-        raise ValueError(f"--lane option {pair!r}: not a number") from None
-    if (name == "reasoning_effort" and value in REASONING_EFFORTS) or (
-        name == "tool_calling" and value in TOOL_CALLING
-    ):
-        return name, value
-    raise ValueError(
-        f"--lane option {pair!r}: use temperature=, max_tokens=, reasoning_effort= or "
-        "tool_calling=react|native"
-    )
+    return LaneSettings.parse_option(name, value, f"--lane option {name}")
 
 
 def _rate(text: str | None) -> float | None:

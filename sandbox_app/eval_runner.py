@@ -9,7 +9,7 @@ record, through ``on_result``.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -68,13 +68,23 @@ class EvalRunner:
         self._servers: dict[str, Backend] = {}
         self._slots: dict[str, asyncio.Semaphore] = {}
 
-    async def run_all(self, todo: list[RunKey]) -> None:
+    async def run_all(self, todo: Iterable[RunKey]) -> None:
+        """Make the runs ``todo`` gives, taking each only when a worker is free: a plan of
+        millions of runs is never turned into millions of tasks at once."""
+        keys = iter(todo)
+        # Enough workers for every lane's server to have its ``concurrency`` requests going
+        # (the plan takes the lanes in turn); a server's semaphore caps its share.
+        workers = self.concurrency * max(1, len(self.lanes))
         try:
-            await asyncio.gather(*(self._run(key) for key in todo))
+            await asyncio.gather(*(self._work(keys) for _ in range(workers)))
         finally:
             for backend in self._servers.values():
                 await backend.aclose()
             self._servers.clear()
+
+    async def _work(self, keys: Iterator[RunKey]) -> None:
+        for key in keys:  # one iterator shared by every worker: each key is taken once
+            await self._run(key)
 
     async def _run(self, key: RunKey) -> None:
         lane = self.lanes[key.lane]
@@ -101,6 +111,7 @@ class EvalRunner:
         tools = tools_for(s.enabled_tools, s.documents, s.custom_tools, sources=self.sources)
         engine = ReactEngine(scenario, backend, model=lane.config.model, tools=tools)
         record = RunRecord()
+        record.scenario = scenario  # the case's: its expected answer judges the run shown
         finished = await drive(engine, lambda event: record.add([event]))
         document = run_document(record, events=self.with_events)
         result = {

@@ -3,12 +3,19 @@ while a silent server is being waited for.
 
 The text itself comes from core/trace_text.py, the same text Copy trace and exports give; a
 model line's colour comes from its ReAct label (core/dialects.py), as in the window.
+
+One rule for everything the command line prints that a model, a tool, a server or a file
+wrote: :func:`visible` first. A terminal obeys control characters wherever they come from, so
+a reply could set the window's title, clear the screen, move the cursor to overwrite a line
+with a fake "Final answer", hide a link (OSC 8) or reverse the text's direction; shown as
+visible marks instead, they do nothing. The app's own colours are added after.
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
+import sys
 import time
 from contextlib import suppress
 from typing import TextIO
@@ -30,6 +37,45 @@ COLOURS = {
 }
 RESET = "\033[0m"
 
+# What a terminal would act on instead of showing: C0 controls but tab and newline, DEL, C1
+# controls (0x9b is a one-character CSI) and the bidi embeddings, overrides and isolates.
+_CONTROLS = (
+    *(c for c in range(0x20) if chr(c) not in "\t\n"),
+    0x7F,
+    *range(0x80, 0xA0),
+    *range(0x202A, 0x202F),
+    *range(0x2066, 0x206A),
+)
+
+
+def _mark(code: int) -> str:
+    if code < 0x20:
+        return chr(0x2400 + code)  # the Control Pictures block: ␛ for ESC, ␇ for BEL
+    if code == 0x7F:
+        return "\u2421"  # ␡
+    # No picture for these: written as Python writes them.
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+_VISIBLE = {code: _mark(code) for code in _CONTROLS}
+# In a JSON document the same characters as JSON escapes: the same text once parsed.
+_JSON_ESCAPED = {code: f"\\u{code:04x}" for code in _CONTROLS}
+
+
+def visible(text: str) -> str:
+    """``text`` with every character a terminal would act on shown as a mark instead."""
+    return text.translate(_VISIBLE)
+
+
+def json_visible(document: str) -> str:
+    """A JSON document (from ``json.dumps``) with those characters written as escapes."""
+    return document.translate(_JSON_ESCAPED)
+
+
+def say(line: str, out: TextIO | None = None) -> None:
+    """Print one line that may hold others' text (an error, a server's message), visibly."""
+    print(visible(line), file=out or sys.stderr, flush=True)
+
 
 class WaitingNotice:
     """Shows that a request is waiting: from a step's start until its first text or event.
@@ -42,7 +88,7 @@ class WaitingNotice:
 
     def __init__(self, out: TextIO, host: str) -> None:
         self.out = out
-        self.host = host
+        self.host = visible(host)  # from the user's base URL, as typed
         self.live = out.isatty()  # a status line rewritten in place
         self.colour = self.live and "NO_COLOR" not in os.environ
         self._since: float | None = None  # when the current wait began
@@ -108,7 +154,8 @@ class TracePrinter:
         self._line = ""  # model text of the current line, held to colour it by its label
 
     def show(self, event: Event) -> None:
-        for text, role in self._text.feed(event):
+        for raw, role in self._text.feed(event):
+            text = visible(raw)  # before any colour of the app's own is added
             if role == "model":
                 self._model_text(text)
             else:

@@ -10,6 +10,8 @@ import asyncio
 import threading
 from typing import TextIO
 
+from sandbox_app.terminal import say, visible
+
 
 class TerminalPerson:
     def __init__(self, stdin: TextIO, out: TextIO) -> None:
@@ -39,12 +41,13 @@ class TerminalPerson:
         return answer.rstrip("\r\n") or None
 
     def _say(self, line: str) -> None:
-        print(f"react-sandbox: {line}", file=self.out, flush=True)
+        say(f"react-sandbox: {line}", self.out)
 
     async def _read(self, prompt: str) -> str:
         """One line from stdin, read on a daemon thread: a Ctrl+C while it waits must end the
         run, not wait for Enter (asyncio's executor threads are joined at exit)."""
-        print(f"\n{prompt}", end="", file=self.out, flush=True)
+        # The tool's name and input are the model's (or an MCP server's) words: made visible.
+        print(f"\n{visible(prompt)}", end="", file=self.out, flush=True)
         loop = asyncio.get_running_loop()
         line: asyncio.Future[str] = loop.create_future()
 

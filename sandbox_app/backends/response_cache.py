@@ -131,8 +131,16 @@ def _read(path: Path) -> list[Delta] | None:
 
 
 def _write(path: Path, items: list[dict[str, Any]]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-    with os.fdopen(handle, "w", encoding="utf-8") as file:
-        json.dump(items, file, ensure_ascii=False)
-    os.replace(temporary, path)
+    """Keep an entry if the folder lets us: the cache is a saving, and a full disk or a folder
+    made read-only mid-evaluation costs later runs a request, never this run its result."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+    except OSError:
+        return
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as file:
+            json.dump(items, file, ensure_ascii=False)
+        os.replace(temporary, path)
+    except OSError:
+        Path(temporary).unlink(missing_ok=True)

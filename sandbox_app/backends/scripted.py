@@ -1,7 +1,8 @@
 """The built-in offline model: replays a scenario's written replies, token by token.
 
-Seed 002's full loop runs "without a model" on sample replies while the tools stay real; this
-backend does the same, streaming at a human-readable pace so a workshop sees the trace grow.
+The whole loop runs "without a model" on sample replies while the tools stay real, streaming
+at a human-readable pace so a workshop sees the trace grow. The replies answer one question
+(``Script.question``): asked another, it says so instead of replaying them.
 Asked with tools (native tool calling), it plays the same replies as a tool-calling model
 would send them: the thought as content, the action as a streamed tool call.
 """
@@ -50,10 +51,12 @@ class ScriptedBackend:
         self, messages: Sequence[Message], params: StreamParams
     ) -> AsyncGenerator[Delta, None]:
         asked = next((m["content"] for m in messages if m["role"] == "user"), "")
-        if not _same_question(asked, self.question):
+        answers = self.script.question or self.question
+        if not _same_question(asked, answers):
+            shown = answers if len(answers) <= 80 else answers[:79] + "…"
             raise BackendError(
-                "The scripted model only has replies for the scenario's own question "
-                f"({self.question!r}); choose an OpenAI-compatible backend to ask a new one."
+                "The offline model has no replies for this question (its replies answer "
+                f"{shown!r}); choose a model server to ask a new one."
             )
         step = sum(1 for m in messages if m["role"] == "assistant")  # tool messages aside
         if step >= len(self.script.replies):

@@ -1,6 +1,6 @@
 """The ReAct loop: stream a turn, cut fabricated observations, run the tool, repeat to an answer.
 
-Seed 003's ``run_react`` is the shape: a system prompt and the question, then per step the
+A plain hand-written ReAct loop is the shape: a system prompt and the question, then per step the
 model's text as the assistant message and ``Observation: <result>`` as the next user message,
 until a final answer or the step limit. On top of it: streaming with a client-side cut at the
 Observation label, one corrective observation for a reply in no format, approval for tools
@@ -20,6 +20,7 @@ from sandbox_app.core.backend import Backend, BackendError, Message, StreamParam
 from sandbox_app.core.dialects import Dialect, spec
 from sandbox_app.core.events import (
     ActionParsed,
+    Edited,
     Event,
     FinalAnswer,
     FormatError,
@@ -46,11 +47,11 @@ from sandbox_app.core.native_tools import (
 from sandbox_app.core.parser import correction_for, parse_kept
 from sandbox_app.core.prompts import DEFAULT_TEMPLATE, PromptError, render_prompt
 from sandbox_app.core.scenario import Scenario
-from sandbox_app.core.stepping import Pause, PauseFn, edited_note
+from sandbox_app.core.stepping import Pause, PauseFn
 from sandbox_app.core.tools import Approver, Tool, ToolResult, ToolRouter, tools_for
 from sandbox_app.core.turn_reader import TurnOutcome, TurnReader, ask_again
 
-MAX_STEPS_MESSAGE = "Reached max steps without final answer"  # seed 003's wording
+MAX_STEPS_MESSAGE = "Reached max steps without final answer"  # as plain ReAct loops word it
 # Stop generating where the model would start writing its own observation. "\nObservation "
 # also covers the numbered ("Observation 2:") and tool-tagged ("Observation (search):") forms.
 STOP_SEQUENCES = ("\nObservation:", "\nObservation ")
@@ -178,7 +179,7 @@ class ReactEngine:
                 edited = await self.pause(Pause("turn", step, turn.kept.strip()))
                 if edited.strip() != turn.kept.strip():  # parsed again, as if written so
                     turn = parse_kept(edited.strip(), "", s.parse_dialect)
-                    yield Notice(step, edited_note(Pause("turn", step, ""), edited))
+                    yield Edited(step, "turn", edited.strip())
             if turn.kind == "answer":
                 self.answer = turn.answer
                 yield FinalAnswer(step, turn.answer, was_thought=self.native and finish is None)
@@ -232,8 +233,9 @@ class ReactEngine:
             last = self.messages[-1]
             native = last["role"] == "tool"
             tool = observation.tool
-            last["content"] = edited if native else self._observation(pause.step, tool, edited)
-            yield Notice(pause.step, edited_note(pause, edited))
+            shown = self._observation(pause.step, tool, edited)  # as the Observation showed
+            last["content"] = edited if native else shown
+            yield Edited(pause.step, "observation", shown)
 
     def _action(self, step: int, name: str, tool_input: str) -> ActionParsed:
         # "Web Search" for web_search: shown and labelled by its registered name.

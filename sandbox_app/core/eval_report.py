@@ -8,11 +8,15 @@ Model text is escaped, never interpreted: a reply holding ``<script>`` stays tex
 
 from __future__ import annotations
 
+import csv
 import html
+import io
+import json
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 from sandbox_app.core.evaluation import RunKey, key_of, summarise
+from sandbox_app.core.markdown import inline
 
 
 def latest_results(results: Iterable[dict[str, Any]]) -> dict[RunKey, dict[str, Any]]:
@@ -111,3 +115,36 @@ _STYLE = (
     "td,th{border:1px solid #dadce0;padding:4px 8px;text-align:left}"
     "th{background:#f1f3f4}.pass{background:#e6f4ea}.fail{background:#fce8e6}"
 )
+
+
+TEST_SET_FORMATS = ("md", "csv", "json", "html")
+
+
+def export_test_set(
+    kind: str,
+    title: str,
+    questions: Sequence[str],
+    labels: Sequence[str],
+    runs: Sequence[tuple[dict[str, Any], list[dict[str, Any]]]],
+) -> str:
+    """A test set's results as Markdown (summary and grid), CSV (grid), JSON (every run with
+    its events) or the HTML report; ``runs`` are each result with its events as dicts.
+    Raises ValueError, naming the formats, for any other kind (never a silent Markdown)."""
+    results = [result for result, _ in runs]
+    if kind == "html":
+        return to_html(title, questions, labels, results)
+    if kind == "json":  # every run: verdict, metrics and the full event trace
+        documents = [{**result, "events": events} for result, events in runs]
+        return json.dumps(documents, ensure_ascii=False, indent=1)
+    rows = grid(questions, labels, results)
+    header = ["#", "Question", *labels]
+    if kind == "csv":
+        out = io.StringIO()
+        csv.writer(out, lineterminator="\n").writerows([header, *rows])
+        return out.getvalue()
+    if kind != "md":
+        raise ValueError(f"unknown export format {kind!r}; choose {', '.join(TEST_SET_FORMATS)}")
+    lines = ["| " + " | ".join(inline(c) for c in header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(inline(c) for c in row) + " |" for row in rows]
+    summary = [s.row() for s in summarise(results, labels)]
+    return "\n".join([*summary, "", *lines]) + "\n"

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -37,12 +37,39 @@ class RunKey:
 
 def plan(lanes: Sequence[str], cases: int, repeats: int) -> list[RunKey]:
     """Every run, case by case, so early results already cover every lane."""
-    return [
-        RunKey(lane, case, repeat)
-        for case in range(cases)
-        for repeat in range(repeats)
-        for lane in lanes
-    ]
+    return list(iter_plan(lanes, cases, repeats))
+
+
+def iter_plan(lanes: Sequence[str], cases: int, repeats: int) -> Plan:
+    """:func:`plan` one run at a time: a large test set × repeats is never held at once."""
+    return Plan(tuple(lanes), cases, repeats)
+
+
+@dataclass(frozen=True)
+class Plan(Collection[RunKey]):
+    """Every run of an evaluation, in :func:`plan`'s order, without a list of them: its
+    length and whether it holds a run are arithmetic, its runs made one at a time."""
+
+    lanes: tuple[str, ...]
+    cases: int
+    repeats: int
+
+    def __len__(self) -> int:
+        return len(self.lanes) * self.cases * self.repeats
+
+    def __contains__(self, key: object) -> bool:
+        return (
+            isinstance(key, RunKey)
+            and key.lane in self.lanes
+            and 0 <= key.case < self.cases
+            and 0 <= key.repeat < self.repeats
+        )
+
+    def __iter__(self) -> Iterator[RunKey]:
+        for case in range(self.cases):
+            for repeat in range(self.repeats):
+                for lane in self.lanes:
+                    yield RunKey(lane, case, repeat)
 
 
 MAX_RESULTS_BYTES = 1 << 30  # 1 GiB: 10,000 cases x 4 lanes of full traces fit
@@ -143,6 +170,25 @@ def still_to_run(
     if only_failed:
         return [key for key in planned if latest.get(key) is False]
     return [key for key in planned if key not in latest]
+
+
+def pending(
+    planned: Iterable[RunKey], done: Iterable[dict[str, Any]], only_failed: bool = False
+) -> Iterator[RunKey]:
+    """:func:`still_to_run` one run at a time (to feed a runner from :func:`iter_plan`)."""
+    latest = {key_of(result): bool(result["passed"]) for result in done}
+    for key in planned:
+        if (latest.get(key) is False) if only_failed else (key not in latest):
+            yield key
+
+
+def count_pending(planned: Plan, done: Iterable[dict[str, Any]], only_failed: bool = False) -> int:
+    """How many runs :func:`pending` gives for ``planned``, without going through them."""
+    latest = {key_of(result): bool(result["passed"]) for result in done}
+    in_plan = [passed for key, passed in latest.items() if key in planned]
+    if only_failed:
+        return in_plan.count(False)
+    return len(planned) - len(in_plan)
 
 
 def wilson(passed: int, total: int, z: float = Z_95) -> tuple[float, float]:

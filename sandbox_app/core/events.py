@@ -99,6 +99,18 @@ class Notice:
 
 
 @dataclass(frozen=True)
+class Edited:
+    """Step-through: the user rewrote the step's turn (``point`` "turn") or its observation
+    ("observation") before it was used; ``text`` is what ran instead, as the trace shows it
+    (the turn's text, or the observation's labelled line). The original stays in the events
+    before this one."""
+
+    step: int
+    point: str
+    text: str
+
+
+@dataclass(frozen=True)
 class FinalAnswer:
     step: int
     text: str
@@ -148,6 +160,7 @@ Event = (
     | Observation
     | FormatError
     | Notice
+    | Edited
     | FinalAnswer
     | Exchange
     | StepFinished

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from sandbox_app.core.backend import Message
-from sandbox_app.core.events import Event, Exchange, RunFinished, RunStarted
+from sandbox_app.core.events import Event, Exchange, RunFinished, RunStarted, TokenDelta
 
 
 @dataclass(frozen=True)
@@ -26,6 +26,45 @@ class ForkPoint:
     # Rerun: the one step asked again; the run ends once its turn is read (its action is
     # not run). None: a fork, which goes on to the end.
     only_step: int | None = None
+
+
+@dataclass(frozen=True)
+class ForkOrigin:
+    """Where a kept run came from: run ``run`` (its name, "Run 1") forked after step ``step``,
+    or (``rerun``) its step ``step`` asked again, whose turn was ``original``."""
+
+    run: str
+    step: int
+    rerun: bool = False
+    original: str = ""
+
+    def label(self) -> str:
+        """What the run picker says after the run's own name."""
+        if self.rerun:
+            return f"rerun of step {self.step} of {self.run}"
+        return f"fork of {self.run} at step {self.step}"
+
+    @property
+    def first_new_step(self) -> int:
+        """The first step this run asked for itself: the separator goes above it."""
+        return self.step if self.rerun else self.step + 1
+
+    def separator(self) -> str:
+        if self.rerun:
+            return f"── rerun of step {self.step} of {self.run} ──"
+        return f"── forked from {self.run} at step {self.step} ──"
+
+
+def turn_text(events: Sequence[Event], step: int) -> str:
+    """The model's own text of step ``step`` (its thinking apart), as it came."""
+    return "".join(e.text for e in events if isinstance(e, TokenDelta) and e.step == step).strip()
+
+
+def origin_of(run: str, point: ForkPoint, events: Sequence[Event]) -> ForkOrigin:
+    """Where ``point``, taken from run ``run`` (its ``events``), comes from."""
+    if point.only_step is None:
+        return ForkOrigin(run, point.step)
+    return ForkOrigin(run, point.only_step, True, turn_text(events, point.only_step))
 
 
 def fork_point(events: Sequence[Event], step: int) -> ForkPoint | None:

@@ -153,11 +153,25 @@ def call_input(tool: Tool | None, call: NativeCall) -> tuple[str, str | None]:
     return json.dumps(value), None
 
 
+# A ReAct text action ("Action: search[…]", "Action 2: Search[…]", "Action: search" + input)
+# at the start of a line: a reply to a request with tools that is a text action, not a call.
+_TEXT_ACTION = re.compile(r"^[ \t]*Action(?: \d+)?[ \t]*:[ \t]*(\S[^\n]{0,60})", re.MULTILINE)
+
+
 def unparsed_call(content: str) -> str | None:
-    """The one line for a reply that wrote its tool call as text, or None."""
+    """The one line for a reply that wrote its tool call as text, or None: a model's own
+    call syntax the server did not parse, or a ReAct text action from a server (or model)
+    that ignored the ``tools`` it was sent — never taken as the final answer."""
     marker = next((m for m in CALL_MARKERS if m in content), None)
     if marker is None:
-        return None
+        action = _TEXT_ACTION.search(content)
+        if action is None:
+            return None
+        return (
+            f"The server returned no tool calls, and the reply looks like a text action "
+            f"(Action: {action.group(1).strip()}): this server or model ignores native tool "
+            "calls; set Tool calls to ReAct text for it."
+        )
     return (
         f"The model wrote its tool call as text ({marker}…); the server did not read it as "
         "one: start the server with its tool parser (llama.cpp: --jinja; vLLM: "

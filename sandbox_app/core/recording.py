@@ -47,6 +47,7 @@ _TYPES: dict[str, type] = {
         ev.Observation,
         ev.FormatError,
         ev.Notice,
+        ev.Edited,
         ev.FinalAnswer,
         ev.Exchange,
         ev.StepFinished,

@@ -22,6 +22,7 @@ from sandbox_app.core.events import (
     ThinkingReclassified,
     TokenDelta,
 )
+from sandbox_app.core.fork import ForkOrigin
 from sandbox_app.core.scenario import Scenario
 
 MAX_RECORD_CHARS = 1_000_000  # ~200k tokens of model text: far past a max_tokens run
@@ -54,6 +55,7 @@ class RunRecord:
         self.settings = settings or RunSettings()
         self.scenario: Scenario | None = None  # what the run was made from, where known
         self.replayed = False  # played back from a recording, not run
+        self.fork: ForkOrigin | None = None  # a fork or rerun of another kept run
         self.finished: RunFinished | None = None
         # The events as they arrived, each frame's text joined, with seconds since the run
         # began: what a recording plays back (core/recording.py). Only when add() is timed.
@@ -167,6 +169,15 @@ class RunHistory:
         record = RunRecord(settings)
         self._records.append(record)
         return record
+
+    def add(self, record: RunRecord) -> None:
+        """Keep a record made elsewhere (a test-set run shown in its lane)."""
+        self._records.append(record)
+
+    @property
+    def full(self) -> bool:
+        """The next record pushes the oldest out."""
+        return len(self._records) == self._records.maxlen
 
     def clear(self) -> None:
         self._records.clear()

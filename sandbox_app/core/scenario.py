@@ -1,6 +1,7 @@
 """Scenarios: the unit users save, share and load (prompt, question, tools, limits, script).
 
-The types and their valid ranges live here; reading and writing files is scenario_file.py.
+The types live here (the lane and run settings' ranges in lane_settings.py); reading and
+writing files is scenario_file.py.
 A scenario never holds an API key.
 """
 
@@ -11,29 +12,24 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from sandbox_app.core.dialects import Dialect
+
+# The lane and run settings and their ranges live in lane_settings.py (one rule for the file,
+# the command line and the window); named here too, beside the types that hold them.
+from sandbox_app.core.lane_settings import LANE_SETTINGS as LANE_SETTINGS
+from sandbox_app.core.lane_settings import MAX_STEPS_RANGE as MAX_STEPS_RANGE
+from sandbox_app.core.lane_settings import MAX_TOKENS_RANGE as MAX_TOKENS_RANGE
+from sandbox_app.core.lane_settings import REASONING_EFFORTS as REASONING_EFFORTS
+from sandbox_app.core.lane_settings import TEMPERATURE_RANGE as TEMPERATURE_RANGE
+from sandbox_app.core.lane_settings import TOOL_CALLING as TOOL_CALLING
+from sandbox_app.core.lane_settings import ToolCalling as ToolCalling
 from sandbox_app.core.tools import BRIGHTGRID_DOCUMENTS
 from sandbox_app.core.tools.mcp_server import McpServerSpec
 from sandbox_app.core.tools.mock import MockToolSpec
 from sandbox_app.core.tools.policy import Policy
 
-MAX_STEPS_RANGE = (1, 50)
-TEMPERATURE_RANGE = (0.0, 2.0)  # what OpenAI-compatible servers accept
-MAX_TOKENS_RANGE = (1, 200_000)
 DialectChoice = Dialect | Literal["auto"]
 MatchRule = Literal["exact", "contains", "number", "regex"]
 MATCH_RULES: tuple[MatchRule, ...] = ("exact", "contains", "number", "regex")
-# How hard a reasoning model thinks (OpenAI's reasoning_effort, also read by Ollama, llama.cpp,
-# DeepSeek and OpenRouter); None sends nothing: the server's default.
-REASONING_EFFORTS = ("none", "minimal", "low", "medium", "high")
-# How the model calls tools: "react" writes Action lines the prompt asks for; "native" uses
-# the API's tool calling (core/native_tools.py).
-ToolCalling = Literal["react", "native"]
-TOOL_CALLING: tuple[ToolCalling, ...] = ("react", "native")
-
-
-# What a lane, or the model panel, sets on the scenario's ModelParams (by the same names in
-# ModelParams, LaneConfig and the window's BackendChoice).
-LANE_SETTINGS = ("temperature", "max_tokens", "reasoning_effort", "tool_calling")
 
 
 def lane_settings(source: object) -> dict[str, Any]:
@@ -88,11 +84,15 @@ class LaneConfig:
 
 @dataclass(frozen=True)
 class Script:
-    """Replies for the offline scripted model (seed 002's "sample replies")."""
+    """Replies for the offline scripted model: written sample replies played in a model's place."""
 
     replies: tuple[str, ...] = ()
     tokens_per_second: float = 40.0  # looks live; 0 streams instantly
     ignore_stop: bool = False  # behave like a server that ignores stop sequences
+    # The question these replies answer: asked another, the offline model says it has no
+    # replies for it rather than answer with another question's script. "" (scripts built in
+    # code): any question.
+    question: str = ""
 
 
 @dataclass(frozen=True)

@@ -5,17 +5,12 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any, cast
+from typing import Any
 
 from sandbox_app.core import safe_regex
 from sandbox_app.core.file_reader import ReadError
-from sandbox_app.core.scenario import (
-    MATCH_RULES,
-    REASONING_EFFORTS,
-    TOOL_CALLING,
-    Expected,
-    ToolCalling,
-)
+from sandbox_app.core.lane_settings import LaneSettings, SettingError, check
+from sandbox_app.core.scenario import MATCH_RULES, Expected
 
 
 class ScenarioError(ReadError):
@@ -79,30 +74,19 @@ class Fields:
         self._check_range(key, value, bounds)
         return value
 
-    def whole_or_auto(self, key: str, bounds: tuple[int, int]) -> int | None:
-        """A whole number, or None (Auto) when the field is missing or null."""
-        value: int | None = self.get(key, int, None)
-        if value is not None:
-            self._check_range(key, value, bounds)
-        return value
+    def lane_settings(self) -> LaneSettings:
+        """The lane settings this object holds, by the rules every front end shares."""
+        try:
+            return LaneSettings.from_dict(self._data, self._prefix.rstrip("."))
+        except SettingError as err:
+            raise ScenarioError(str(err)) from None
 
-    def effort(self) -> str | None:
-        value: str | None = self.get("reasoning_effort", str, None)
-        if value is not None and value not in REASONING_EFFORTS:
-            raise ScenarioError(
-                f'"{self._prefix}reasoning_effort" must be one of '
-                f"{', '.join(REASONING_EFFORTS)} or null (got {json.dumps(value)[:40]})."
-            )
-        return value
-
-    def tool_calling(self) -> ToolCalling:
-        value = self.get("tool_calling", str, "react")
-        if value not in TOOL_CALLING:
-            raise ScenarioError(
-                f'"{self._prefix}tool_calling" must be "react" or "native" '
-                f"(got {json.dumps(value)[:40]})."
-            )
-        return cast(ToolCalling, value)
+    def setting(self, key: str, default: Any) -> Any:
+        """A run setting (core/lane_settings.py's ``RULES``), by the shared rule."""
+        try:
+            return check(key, self._data.get(key, default), f'"{self._prefix}{key}"')
+        except SettingError as err:
+            raise ScenarioError(str(err)) from None
 
     def _check_range(self, key: str, value: float, bounds: tuple[float, float]) -> None:
         low, high = bounds

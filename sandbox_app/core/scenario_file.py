@@ -26,15 +26,7 @@ from sandbox_app.core.custom_tools import (
 )
 from sandbox_app.core.dialects import DIALECTS
 from sandbox_app.core.file_reader import ReadError, display_name, read_json
-from sandbox_app.core.scenario import (
-    MAX_STEPS_RANGE,
-    MAX_TOKENS_RANGE,
-    TEMPERATURE_RANGE,
-    LaneConfig,
-    ModelParams,
-    Scenario,
-    Script,
-)
+from sandbox_app.core.scenario import LaneConfig, ModelParams, Scenario, Script
 from sandbox_app.core.scenario_fields import Fields, ScenarioError, read_expected
 from sandbox_app.core.test_set import cases_from_list, cases_to_list
 from sandbox_app.core.tools import BRIGHTGRID_DOCUMENTS, TOOL_NAMES
@@ -143,6 +135,7 @@ def scenario_to_dict(s: Scenario) -> dict[str, Any]:
             "tokens_per_second": s.script.tokens_per_second,
             "ignore_stop": s.script.ignore_stop,
             "replies": list(s.script.replies),
+            **({"question": s.script.question} if s.script.question != s.question else {}),
         },
         "lanes": [
             {
@@ -181,9 +174,7 @@ def scenario_from_dict(data: Any) -> Scenario:
     dialect = d.get("dialect", str, "bracket")
     if dialect not in (*DIALECTS, "auto"):
         raise ScenarioError(f'"dialect" must be one of auto, {", ".join(DIALECTS)}.')
-    max_steps = d.get("max_steps", int, 5)
-    if not MAX_STEPS_RANGE[0] <= max_steps <= MAX_STEPS_RANGE[1]:
-        raise ScenarioError(f'"max_steps" must be from 1 to 50 (got {max_steps}).')
+    max_steps = d.setting("max_steps", 5)
     return Scenario(
         title=d.get("title", str, "Untitled"),
         description=d.get("description", str, ""),
@@ -197,12 +188,9 @@ def scenario_from_dict(data: Any) -> Scenario:
         mcp_servers=mcp,
         max_steps=max_steps,
         model=ModelParams(
-            temperature=model.number("temperature", 0.0, TEMPERATURE_RANGE),
-            max_tokens=model.whole_or_auto("max_tokens", MAX_TOKENS_RANGE),
+            **model.lane_settings().to_dict(),
             top_p=model.number("top_p", None, (0.0, 1.0)),
             seed=model.get("seed", int, None),
-            reasoning_effort=model.effort(),
-            tool_calling=model.tool_calling(),
         ),
         expected=read_expected(d.get("expected", dict, None)),
         script=Script(
@@ -210,6 +198,8 @@ def scenario_from_dict(data: Any) -> Scenario:
             # 0 is meaningful: the replies stream instantly (as in the tests and benchmarks).
             tokens_per_second=script.number("tokens_per_second", 40.0, (0.0, math.inf)) or 0.0,
             ignore_stop=script.get("ignore_stop", bool, False),
+            # Written only when it differs; else the replies answer the file's own question.
+            question=script.get("question", str, "") or d.get("question", str, ""),
         ),
         lanes=_lanes(d.get("lanes", list, [])),
         test_set=cases_from_list(d.get("test_set", list, [])),
@@ -236,12 +226,10 @@ def _backend_id(label: str) -> str:
 
 def _lane(data: Any, index: int) -> LaneConfig:
     lane = Fields(data, f"lanes[{index}]")
+    settings = lane.lane_settings()  # the same rules as `eval --lane` and `run`'s flags
     return LaneConfig(
         backend=_backend_id(lane.get("backend", str, "scripted")),
         base_url=lane.get("base_url", str, ""),
         model=lane.get("model", str, ""),
-        temperature=lane.number("temperature", 0.0, TEMPERATURE_RANGE) or 0.0,
-        max_tokens=lane.whole_or_auto("max_tokens", MAX_TOKENS_RANGE),
-        reasoning_effort=lane.effort(),
-        tool_calling=lane.tool_calling(),
+        **{**settings.to_dict(), "temperature": settings.temperature or 0.0},
     )

@@ -5,8 +5,8 @@ after the model's turn is read and before its tool runs ("turn": the turn's text
 user may rewrite, the Action line included; it is parsed again), and after the observation
 exists and before the next model call ("observation": its text). The pause returns the text
 as the user left it; a changed text is used from then on (the tool gets the edited input,
-the next request carries exactly the edited words) and a ``✎ edited`` line goes in the trace,
-the exports and recordings.
+the next request carries exactly the edited words) and an ``Edited`` event goes in the trace
+(the original struck through, what ran in its own colour), the exports and recordings.
 """
 
 from __future__ import annotations
@@ -28,8 +28,7 @@ class Pause:
 PauseFn = Callable[[Pause], Awaitable[str]]
 
 
-def edited_note(pause: Pause, text: str) -> str:
-    """The trace's mark for an edit: what was edited, and to what (one line)."""
-    what = "the model's turn" if pause.point == "turn" else "the observation"
-    shown = " ".join(text.split())
-    return f"✎ edited {what}: {shown[:200]}{'…' if len(shown) > 200 else ''}"
+def edited_heading(point: str) -> str:
+    """The line above what ran instead of an edited turn or observation."""
+    what = "the model's turn" if point == "turn" else "the observation"
+    return f"✎ You edited {what}; this ran instead:"

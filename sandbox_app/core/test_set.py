@@ -75,7 +75,13 @@ def _case(data: Any, where: str) -> EvalCase:
 
 def scenario_for_case(scenario: Scenario, case: EvalCase) -> Scenario:
     """The scenario as it runs for ``case``: its question, expected answer, documents, replies."""
-    script = replace(scenario.script, replies=case.replies) if case.replies else scenario.script
+    # A case with replies of its own answers its own question; one without keeps the
+    # scenario's script, which answers another question: the offline model says so.
+    script = (
+        replace(scenario.script, replies=case.replies, question=case.question)
+        if case.replies
+        else scenario.script
+    )
     return replace(
         scenario,
         question=case.question,

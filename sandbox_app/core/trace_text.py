@@ -9,6 +9,7 @@ own text (its lines are coloured by their ReAct label), ``"thinking"`` for its r
 from __future__ import annotations
 
 from sandbox_app.core.events import (
+    Edited,
     Event,
     FabricationCut,
     FinalAnswer,
@@ -21,6 +22,7 @@ from sandbox_app.core.events import (
     ThinkingReclassified,
     TokenDelta,
 )
+from sandbox_app.core.stepping import edited_heading
 
 Piece = tuple[str, str]  # (text, role)
 
@@ -56,6 +58,9 @@ class TraceText:
             pieces.append((event.message + "\n", "error"))
         elif isinstance(event, Notice):
             pieces.append((f"[{event.text}]\n", "dim"))
+        elif isinstance(event, Edited):  # the original is above, as it came
+            role = "model" if event.point == "turn" else "observation"
+            pieces += [(f"[{edited_heading(event.point)}]\n", "dim"), (event.text + "\n", role)]
         elif isinstance(event, FinalAnswer):
             return []  # already in the trace as the model's own Answer line
         elif isinstance(event, RunFinished):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import suppress
@@ -22,6 +23,23 @@ log = logging.getLogger(__name__)
 GIL_SWITCH_INTERVAL_S = 0.001
 ORGANIZATION = "ReAct Sandbox"
 APPLICATION = "ReAct Sandbox"
+
+
+def use_a_utf8_locale() -> None:
+    """Under the C locale (no LANG: a service, a bare container, the frozen bundle, whose
+    Python does not coerce the locale as the interpreter does) Qt prints four lines of warning
+    and switches to C.UTF-8 anyway. Switch first, quietly, unless LC_ALL says otherwise."""
+    import locale
+
+    if os.environ.get("LC_ALL") or "UTF" in locale.nl_langinfo(locale.CODESET).upper():
+        return
+    for name in ("C.UTF-8", "C.utf8", "en_US.UTF-8"):
+        try:
+            locale.setlocale(locale.LC_CTYPE, name)
+        except locale.Error:
+            continue
+        os.environ["LC_CTYPE"] = name  # Qt reads the environment again when it starts
+        return
 
 
 def prepare_loop(loop: asyncio.AbstractEventLoop) -> None:
@@ -109,6 +127,7 @@ def app_icon() -> QIcon | None:
 
 def run_app(scenario: str | None = None) -> int:
     existing = QApplication.instance()
+    use_a_utf8_locale()
     app = existing if isinstance(existing, QApplication) else QApplication(sys.argv)
     app.setOrganizationName(ORGANIZATION)
     app.setApplicationName(APPLICATION)

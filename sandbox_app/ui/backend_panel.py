@@ -32,6 +32,7 @@ from sandbox_app.core.model_traits import PLAIN_MAX_TOKENS, THINKING_MAX_TOKENS
 from sandbox_app.core.scenario import REASONING_EFFORTS, LaneConfig, ModelParams, Scenario
 from sandbox_app.ui.backend_choice import BackendChoice
 from sandbox_app.ui.plain import plain_label, rich_label
+from sandbox_app.ui.server_memory import ServerMemory
 
 REFRESH_TIP = "Ask the server for its models (/v1/models)"
 
@@ -55,6 +56,7 @@ class BackendPanel(QWidget):
         self._file_url: str | None = None  # the base URL as a scenario file named it
         self._refresh_task: asyncio.Task[list[str]] | None = None
         self._abandoned = False
+        self.memory = ServerMemory()  # switching away and back keeps a URL and model
         self.preset_combo = QComboBox()
         for backend in BACKEND_IDS:  # shown by name, known by stable id
             self.preset_combo.addItem(display_name(backend), backend)
@@ -268,6 +270,8 @@ class BackendPanel(QWidget):
     # ---- slots ------------------------------------------------------------------------
 
     def _on_preset_combo_changed(self, _name: str = "") -> None:
+        shown = self.base_url_edit.text(), self.model_combo.currentText()  # the one left
+        url, model = self.memory.switch(self.backend_id(), *shown)
         preset = self.preset()
         server = preset is not None
         for widget in (self.base_url_edit, self.key_edit, self.remember_button, self.model_combo):
@@ -283,6 +287,8 @@ class BackendPanel(QWidget):
                 self.base_url_edit.setText(preset.base_url)
             self.model_combo.clear()
             self.models_status.setText("Press Refresh to list the server's models.")
+            self.base_url_edit.setText(url or self.base_url_edit.text())
+            self.model_combo.setCurrentText(model)
         self._update_key_account(preset_changed=True)
         self.changed.emit()
 

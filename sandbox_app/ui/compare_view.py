@@ -9,32 +9,21 @@ export reads those records through core/exports.py.
 from __future__ import annotations
 
 from collections.abc import Callable
-from functools import partial
-from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
-    QApplication,
-    QFileDialog,
     QHBoxLayout,
-    QHeaderView,
-    QMainWindow,
-    QMenu,
-    QScrollArea,
     QSpinBox,
     QSplitter,
-    QTableWidget,
-    QTableWidgetItem,
     QTabWidget,
-    QToolButton,
     QVBoxLayout,
     QWidget,
 )
 
 from sandbox_app.backends.keys import KeyStore, UrlSource
-from sandbox_app.core.compare import COLUMNS, MAX_LANES, MIN_LANES, Price
+from sandbox_app.core.compare import MAX_LANES, MIN_LANES, Price
 from sandbox_app.core.events import Event, RunFinished, StepFinished
-from sandbox_app.core.exports import export_comparison, to_markdown
+from sandbox_app.core.exports import export_comparison
 from sandbox_app.core.fork import ForkPoint
 from sandbox_app.core.recording import Recording
 from sandbox_app.core.records import RunRecord, RunSettings
@@ -42,7 +31,10 @@ from sandbox_app.core.scenario import Expected, LaneConfig, Scenario, lane_setti
 from sandbox_app.core.workspace import Change
 from sandbox_app.eval_runner import EvalLane, lane_label
 from sandbox_app.ui.approval import ask_approval, ask_observation
+from sandbox_app.ui.compare_exports import ComparisonExports
+from sandbox_app.ui.comparison_table import ComparisonTable
 from sandbox_app.ui.eval_panel import EvalPanel
+from sandbox_app.ui.fitting import scrolling, tool_button
 from sandbox_app.ui.key_confirmation import KeyConfirmation
 from sandbox_app.ui.lane_strip import LaneStrip
 from sandbox_app.ui.lane_widget import LaneWidget
@@ -68,37 +60,31 @@ class CompareView(QWidget):
         # The offline model's pace (View → Pace); the window sets it, the same for every lane.
         self.pace: Callable[[Scenario], Scenario] = lambda scenario: scenario
         self.keys = keys
-        self.key_confirmation = KeyConfirmation(keys, self.window, self._say)
+        self.key_confirmation = KeyConfirmation(keys, self.window)
         self.lanes: list[LaneWidget] = []
         self._next_lane_number = 1
 
-        # Tool buttons: as wide as their text (a push button is at least 80 px), so the row
-        # fits beside the editors on an 800-px screen and at presenter sizes on a projector.
-        self.add_button = _button("Add lane")
-        self.run_button = _button("Run all")
-        self.stop_button = _button("Stop all")
+        self.add_button = tool_button("Add lane")  # fitting.py: narrow screens, large zooms
+        self.run_button = tool_button("Run all")
+        self.stop_button = tool_button("Stop all")
         self.stop_button.setEnabled(False)
         self.repeat_spin = QSpinBox()
         self.repeat_spin.setRange(1, 20)
         self.repeat_spin.setPrefix("Repeat ")
         self.repeat_spin.setSuffix("×")
         self.repeat_spin.setToolTip("Run each lane N times: one run proves little")
-        self.export_button = QToolButton()
-        self.export_button.setText("Export")
-        self.export_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
-        export_menu = QMenu(self.export_button)
-        export_menu.addAction("Copy table (Markdown)", self.copy_table)
-        export_menu.addAction("Markdown…", lambda: self._export("md"))
-        export_menu.addAction("CSV…", lambda: self._export("csv"))
-        export_menu.addAction("JSON with every trace…", lambda: self._export("json"))
-        export_menu.addSeparator()  # the Test set tab's results
-        for kind, label in (("md", "Markdown"), ("csv", "CSV"), ("json", "JSON"), ("html", "HTML")):
-            export_menu.addAction(f"Test set: {label}…", partial(self._export, kind, True))
-        self.export_button.setMenu(export_menu)
-        self.prices_button = _button("Prices…")
+        self.prices_button = tool_button("Prices…")
         self.prices_button.setToolTip("Dollars per million tokens, per model, for the Cost column")
         self.message = plain_label()
         self.message.setWordWrap(True)
+        self.exports = ComparisonExports(
+            self,
+            self.export_text,
+            lambda kind: self.eval_panel.export_text(kind),
+            self.rows,
+            self.message,
+        )
+        self.export_button = self.exports.button
         toolbar = QHBoxLayout()
         for widget in (self.add_button, self.run_button, self.stop_button, self.repeat_spin):
             toolbar.addWidget(widget)
@@ -108,13 +94,7 @@ class CompareView(QWidget):
 
         self.strip = LaneStrip()
         self.lane_splitter = self.strip.splitter
-        self.table = QTableWidget(0, len(COLUMNS))
-        self.table.setHorizontalHeaderLabels(list(COLUMNS))
-        self.table.verticalHeader().hide()
-        resize = QHeaderView.ResizeMode.ResizeToContents
-        self.table.horizontalHeader().setSectionResizeMode(resize)
-        self.table.verticalHeader().setSectionResizeMode(resize)  # rows grow with the zoom
-        self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+        self.table = ComparisonTable()
         self.eval_panel = EvalPanel(
             lambda: self.workspace.model.scenario,
             self.eval_lanes,
@@ -128,8 +108,7 @@ class CompareView(QWidget):
         self.eval_panel.runningChanged.connect(self._on_lane_running_changed)
         self.results_tabs = QTabWidget()  # one run's comparison, or the whole test set
         self.results_tabs.addTab(self.table, "Comparison")
-        # On a small screen it scrolls instead of widening the window (its row of buttons).
-        self.results_tabs.addTab(_scrolling(self.eval_panel), "Test set")
+        self.results_tabs.addTab(scrolling(self.eval_panel), "Test set")
         vertical = QSplitter(Qt.Orientation.Vertical)
         vertical.addWidget(self.strip)
         vertical.addWidget(self.results_tabs)
@@ -275,11 +254,6 @@ class CompareView(QWidget):
         tools = self.workspace.model.tools(scenario, ask)
         lane.start(scenario, tools, approve, repeats, self.workspace.model.trusted, fork)
 
-    def _say(self, text: str) -> None:
-        window = self.window()
-        if isinstance(window, QMainWindow):
-            window.statusBar().showMessage(text)
-
     def eval_lanes(self) -> list[EvalLane]:
         """Each lane as the test-set runner takes it: its server, model and settings."""
         out = []
@@ -291,12 +265,11 @@ class CompareView(QWidget):
             out.append(EvalLane(label, choice.config, options))
         return out
 
-    def _show_recorded_trace(self, label: str, record: RunRecord) -> None:
+    def _show_recorded_trace(self, label: str, record: RunRecord, title: str) -> None:
+        """A test-set cell's run, kept and shown by its lane's pane like any of its runs."""
         lane = next((lane for lane in self.lanes if label.startswith(f"{lane.name} · ")), None)
         if lane is not None:
-            lane.trace.clear_trace()
-            for event in record.events:
-                lane.trace.show_event(event)
+            lane.pane.show_record(record, title)
 
     def stop_all(self) -> None:
         for lane in self.lanes:
@@ -345,9 +318,7 @@ class CompareView(QWidget):
         """
         self._show_lanes(tuple(_lane_config(lane.settings) for lane in recording.lanes))
         for lane, recorded in zip(self.lanes, recording.lanes, strict=False):
-            lane.shows_recording = True
-            lane.record.model = recorded.settings.model
-            lane.pane.replay(recorded, recording.scenario, speed)
+            lane.show_recording(recorded, recording.scenario, speed)
         self.refresh_table()
 
     def _scenario_lane(self, lane: LaneWidget) -> LaneConfig | None:
@@ -363,42 +334,12 @@ class CompareView(QWidget):
             lane.shows_recording = False
 
     def refresh_table(self) -> None:
-        rows = self.rows()
-        self.table.setRowCount(len(rows))
-        for r, row in enumerate(rows):
-            for c, column in enumerate(COLUMNS):
-                # Only cells that changed: every new item re-measures its column for the
-                # resize-to-contents header, ~0.5 ms a cell, 30+ ms a refresh, a dropped frame
-                # each time a lane finishes a step.
-                item = self.table.item(r, c)
-                if item is None:
-                    self.table.setItem(r, c, QTableWidgetItem(row[column]))
-                elif item.text() != row[column]:
-                    item.setText(row[column])
-
-    def copy_table(self) -> None:
-        QApplication.clipboard().setText(to_markdown(self.rows()))
+        self.table.show_rows(self.rows())
 
     def export_text(self, kind: str) -> str:
         scenario = self.workspace.model.scenario
         records = [lane.record for lane in self.lanes]
         return export_comparison(kind, scenario.title, scenario.question, records, self.rows())
-
-    def _export(self, kind: str, test_set: bool = False) -> None:
-        stem = "test-set" if test_set else "comparison"
-        name, _ = QFileDialog.getSaveFileName(self, f"Export {stem}", f"{stem}.{kind}")
-        if name:
-            self.export_to(Path(name), kind, test_set)
-
-    def export_to(self, path: Path, kind: str, test_set: bool = False) -> bool:
-        text = self.eval_panel.export_text(kind) if test_set else self.export_text(kind)
-        try:
-            path.write_text(text, encoding="utf-8")
-        except OSError as err:
-            self.message.setText(f"⚠ Cannot write {path.name}: {err.strerror or err}.")
-            return False
-        self.message.setText(f"Exported to {path.name}.")
-        return True
 
     def _on_prices_button_clicked(self) -> None:
         dialog = PriceDialog(
@@ -409,27 +350,6 @@ class CompareView(QWidget):
 
     def set_prices(self, prices: dict[str, Price]) -> None:
         self.workspace.model.set_prices(prices)
-
-    def set_one_lane(self, on: bool) -> None:
-        """One lane at a time, full width, above the table (View → One lane at a time)."""
-        self.strip.set_one_lane(on)
-
-    def show_test_set(self) -> None:
-        self.results_tabs.setCurrentIndex(1)
-
-
-def _button(text: str) -> QToolButton:
-    button = QToolButton()
-    button.setText(text)
-    return button
-
-
-def _scrolling(widget: QWidget) -> QScrollArea:
-    area = QScrollArea()
-    area.setWidget(widget)
-    area.setWidgetResizable(True)
-    area.setFrameShape(QScrollArea.Shape.NoFrame)
-    return area
 
 
 def _lane_config(settings: RunSettings) -> LaneConfig:

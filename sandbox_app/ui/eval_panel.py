@@ -8,9 +8,6 @@ trace is the recorded run, shown in its lane's trace view on a click (never run 
 from __future__ import annotations
 
 import asyncio
-import csv
-import io
-import json
 import time
 from collections.abc import Callable, Sequence
 from contextlib import suppress
@@ -34,14 +31,13 @@ from PySide6.QtWidgets import (
 from sandbox_app.backends.keys import KeyStore
 from sandbox_app.backends.network_loop import background_loop, call_until_ended
 from sandbox_app.backends.registry import BackendConfig
-from sandbox_app.core.eval_report import cell_failed, cell_text, grid, to_html
+from sandbox_app.core.eval_report import cell_failed, cell_text, export_test_set
 from sandbox_app.core.evaluation import (
     LaneTally,
     RunKey,
     key_of,
     plan,
     still_to_run,
-    summarise,
 )
 from sandbox_app.core.events import event_to_dict
 from sandbox_app.core.records import RunRecord
@@ -60,10 +56,10 @@ Confirm = Callable[[Sequence[BackendConfig], str, Callable[[], None]], None]
 
 
 class EvalPanel(QWidget):
-    """Signals: runningChanged(bool); traceRequested(str lane, RunRecord) on a cell click."""
+    """Signals: runningChanged(bool); traceRequested(lane, RunRecord, title) on a cell click."""
 
     runningChanged = Signal(bool)
-    traceRequested = Signal(str, object)
+    traceRequested = Signal(str, object, str)
 
     def __init__(
         self,
@@ -209,29 +205,14 @@ class EvalPanel(QWidget):
                 await self._task
 
     def export_text(self, kind: str) -> str:
-        """The results as Markdown (summary and grid), CSV (grid), JSON (every run) or the
-        HTML report."""
+        """The results in one of core/eval_report.py's formats (ValueError for another)."""
         scenario = self._scenario()
+        runs = [
+            (result, [event_to_dict(e) for e in record.events] if kind == "json" else [])
+            for result, record in self.results.values()
+        ]
         questions = [case.question for case in scenario.test_set]
-        results = [result for result, _ in self.results.values()]
-        if kind == "html":
-            return to_html(scenario.title, questions, self._labels, results)
-        if kind == "json":  # every run: verdict, metrics and the full event trace
-            runs = [
-                {**result, "events": [event_to_dict(e) for e in record.events]}
-                for result, record in self.results.values()
-            ]
-            return json.dumps(runs, ensure_ascii=False, indent=1)
-        rows = grid(questions, self._labels, results)
-        header = ["#", "Question", *self._labels]
-        if kind == "csv":
-            out = io.StringIO()
-            csv.writer(out, lineterminator="\n").writerows([header, *rows])
-            return out.getvalue()
-        lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-        lines += ["| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in rows]
-        summary = [s.row() for s in summarise(results, self._labels)]
-        return "\n".join([*summary, "", *lines]) + "\n"
+        return export_test_set(kind, scenario.title, questions, self._labels, runs)
 
     # ---- drawing --------------------------------------------------------------------------
 
@@ -329,9 +310,8 @@ class EvalPanel(QWidget):
         runs = [(k, v) for k, v in sorted(self.results.items()) if (k.case, k.lane) == (row, lane)]
         if not runs:
             return
-        failed = [v for _, v in runs if not v[0]["passed"]]
-        _, record = (failed or [v for _, v in runs])[-1]  # a failure says more than a pass
-        self.traceRequested.emit(lane, record)
+        key, (_, record) = ([r for r in runs if not r[1][0]["passed"]] or runs)[-1]
+        self.traceRequested.emit(lane, record, f"Test set: case {row + 1}, repeat {key.repeat + 1}")
 
     def _update_buttons(self) -> None:
         running = self.running

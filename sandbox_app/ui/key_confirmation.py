@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QMessageBox, QWidget
+from PySide6.QtWidgets import QMainWindow, QMessageBox, QWidget
 
 from sandbox_app.backends.keys import KeyStore, origin_of
 from sandbox_app.backends.registry import BackendConfig, key_decision, key_notice
@@ -45,12 +45,9 @@ class KeyConfirmDialog(QMessageBox):
 class KeyConfirmation:
     """Runs ``go`` once every file-named host among some configs has the user's answer."""
 
-    def __init__(
-        self, keys: KeyStore, parent: Callable[[], QWidget], say: Callable[[str], None]
-    ) -> None:
+    def __init__(self, keys: KeyStore, parent: Callable[[], QWidget]) -> None:
         self.keys = keys
         self._parent = parent
-        self._say = say  # one line where the user looks (the window's status bar)
         self._declined: set[str] = set()  # origins the user chose to run without a key
         self._dialog: KeyConfirmDialog | None = None
         self._waiting: list[tuple[Sequence[BackendConfig], str, Callable[[], None]]] = []
@@ -79,6 +76,12 @@ class KeyConfirmation:
             for notice in filter(None, (key_notice(c, self.keys) for c in configs)):
                 self._say(f"⚠ {notice}.")
             go()
+
+    def _say(self, text: str) -> None:
+        """One line where the user looks: the window's status bar."""
+        window = self._parent().window()
+        if isinstance(window, QMainWindow):
+            window.statusBar().showMessage(text)
 
     def _ask(self, config: BackendConfig, where: str) -> None:
         url = config.base_url

@@ -15,6 +15,7 @@ from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QToolButton, QVBoxLay
 from sandbox_app.backends.keys import KeyStore, UrlSource
 from sandbox_app.core.compare import LaneRecord
 from sandbox_app.core.fork import ForkPoint
+from sandbox_app.core.recording import RecordedLane
 from sandbox_app.core.scenario import LaneConfig, Scenario, lane_settings
 from sandbox_app.core.tools import Approver, Tool
 from sandbox_app.ui.backend_panel import BackendPanel
@@ -163,6 +164,13 @@ class LaneWidget(QFrame):
         settings = choice.run_settings(lane_scenario)
         server = choice.server_name
         self.pane.start(make_run, settings, server, repeats, scenario=lane_scenario, fork=fork)
+
+    def show_recording(self, recorded: RecordedLane, scenario: Scenario, speed: float) -> None:
+        """Play a recorded lane here; its settings are shown, not the scenario's (compare_view
+        gives the lane back to the scenario when it is edited or run)."""
+        self.shows_recording = True
+        self.record.model = recorded.settings.model
+        self.pane.replay(recorded, scenario, speed)
 
     def _on_pane_running_changed(self, running: bool) -> None:
         self.record.running = running

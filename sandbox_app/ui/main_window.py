@@ -12,7 +12,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from PySide6.QtCore import QByteArray, QSettings, QSignalBlocker, Qt, QTimer
-from PySide6.QtGui import QCloseEvent, QKeySequence, QShortcut
+from PySide6.QtGui import QCloseEvent, QKeySequence
 from PySide6.QtWidgets import (
     QApplication,
     QLabel,
@@ -87,9 +87,7 @@ class MainWindow(QMainWindow):
         self.run_pane.runningChanged.connect(self._on_any_running_changed)
         self.run_pane.forkRequested.connect(self.start_run)
         self.run_pane.stepRequested.connect(lambda: self.start_run())
-        step = QShortcut(QKeySequence("F10"), self, self.run_pane.stepper.step)
-        step.setWhatsThis("Step through a run (Run tab)")  # Help → Keyboard shortcuts
-        self.run_pane.metricsChanged.connect(self.metrics_label.setText)
+        self.run_pane.metricsChanged.connect(self._on_run_pane_metrics_changed)
         self._restore_settings()
 
     # ---- layout -------------------------------------------------------------------------
@@ -114,13 +112,11 @@ class MainWindow(QMainWindow):
         self.run_button = QPushButton("Run")
         self.run_button.setToolTip("Run the scenario (Ctrl+Enter)")
         self.run_button.setShortcut(QKeySequence("Ctrl+Return"))
-        self.run_button.setWhatsThis("Run the scenario")  # Help → Keyboard shortcuts
         self.run_button.clicked.connect(lambda: self.start_run())
         self.run_pane.controls.insertWidget(0, self.run_button)
         self.run_pane.setContentsMargins(4, 4, 4, 4)  # clear of the tab frame
         self.stop_button.setToolTip("Stop the run (Esc)")
         self.stop_button.setShortcut(QKeySequence(Qt.Key.Key_Escape))
-        self.stop_button.setWhatsThis("Stop the run")
         self.tabs = QTabWidget()
         self.tabs.addTab(self.run_pane, "Run")
         self.tabs.addTab(QWidget(), "Compare models")  # a stand-in until first shown
@@ -195,6 +191,9 @@ class MainWindow(QMainWindow):
     def _on_tabs_current_changed(self, index: int) -> None:
         if index == 1:
             self.tabs.setCurrentWidget(self.compare)
+        # The status bar's figures are the Run tab's run on screen; the comparison's are in
+        # its table, per lane.
+        self.metrics_label.setText(self.run_pane.metrics_text if index == 0 else "")
         if self.presenter.on or self.presenter.zoom != 1.0:
             self.presenter.apply()  # lanes made since are sized too
 
@@ -224,6 +223,7 @@ class MainWindow(QMainWindow):
         if change.touches("document"):
             self.setWindowTitle(f"ReAct Sandbox — {self.workspace.model.document.title}")
         if change.loaded:
+            self.run_pane.reset()  # the last scenario's runs are not this one's
             model = self.workspace.model.scenario.model
             self._applying = True
             try:
@@ -235,9 +235,14 @@ class MainWindow(QMainWindow):
             table = {m: [p.input_per_million, p.output_per_million] for m, p in prices.items()}
             self.settings.setValue("prices", json.dumps(table))
 
+    def _on_run_pane_metrics_changed(self, text: str) -> None:
+        if not self.showing_comparison():
+            self.metrics_label.setText(text)
+
     def _on_backend_panel_changed(self) -> None:
         if self._applying:
             return
+        self.recordings.before_replay = None  # the user's own choice now
         choice, model = self.backend_panel.choice(), self.workspace.model.scenario.model
         self.workspace.update(self.backend_panel, model=replace(model, **lane_settings(choice)))
 
@@ -249,6 +254,7 @@ class MainWindow(QMainWindow):
         if self.run_pane.running:
             self.run_pane.stepper.run_to_end()  # Run at a pause: on to the end
             return
+        self.recordings.leave()
         scenario = self.recordings.paced(self.workspace.model.scenario)
         choice = self.backend_panel.choice()
         tools = self.workspace.model.tools(scenario, self._ask)
@@ -301,6 +307,7 @@ class MainWindow(QMainWindow):
         else:
             self.resize(1200, 800)
         self.files.restore()
+        self.backend_panel.memory.load_setting(self.settings.value("backend/remembered"))
         self.backend_panel.select(
             str(self.settings.value("backend/preset", SCRIPTED)),
             str(self.settings.value("backend/base_url", "")),
@@ -310,11 +317,13 @@ class MainWindow(QMainWindow):
     def save_settings(self) -> None:
         """Window state, backend choice and unsaved edits (never the API key)."""
         self.files.close()
+        self.recordings.leave()  # the user's own choice is saved, never a recording's
         choice = self.backend_panel.choice()
         self.settings.setValue("geometry", self.saveGeometry())
         self.settings.setValue("backend/preset", self.backend_panel.backend_id())
         self.settings.setValue("backend/base_url", choice.base_url)
         self.settings.setValue("backend/model", choice.model)
+        self.settings.setValue("backend/remembered", self.backend_panel.memory.to_setting())
         self.settings.sync()
 
     async def shutdown(self) -> None:

@@ -67,7 +67,7 @@ def build_menus(window: MainWindow) -> tuple[QAction, QAction]:
     one_lane = view.addAction("&One lane at a time (Compare)")
     one_lane.setCheckable(True)
     one_lane.setToolTip("Each lane full width, chosen by its tab, above the comparison table")
-    one_lane.toggled.connect(lambda on: window.compare.set_one_lane(on))
+    one_lane.toggled.connect(lambda on: window.compare.strip.set_one_lane(on))
     presenter.one_lane_action = one_lane
     pace = view.addMenu("&Pace (recordings, offline model)")
     group = QActionGroup(window)
@@ -77,6 +77,12 @@ def build_menus(window: MainWindow) -> tuple[QAction, QAction]:
         action.setChecked(speed == recordings.speed)
         action.triggered.connect(lambda _=False, s=speed: recordings.set_speed(s))
         group.addAction(action)
+
+    # Keys on buttons and the trace say what they do, for Help → Keyboard shortcuts.
+    window.run_button.setWhatsThis("Run the scenario")
+    window.stop_button.setWhatsThis("Stop the run")
+    step = QShortcut(QKeySequence("F10"), window, window.run_pane.stepper.step)
+    step.setWhatsThis("Step through a run (Run tab)")
 
     help_menu = window.menuBar().addMenu("&Help")
     help_menu.addAction("&Keyboard shortcuts").triggered.connect(lambda: show_shortcuts(window))

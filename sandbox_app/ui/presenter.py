@@ -148,8 +148,10 @@ class Presenter:
         self._show_zoom()
 
     def release(self) -> None:
-        """The window closes: the application's font back as it was (it outlives windows)."""
+        """The window closes: the application's font and the trace colours back as they were
+        (both outlive windows)."""
         set_app_scale(1.0)
+        theme.high_contrast = False
 
     def _show_zoom(self) -> None:
         text = f"Zoom {round(self.zoom * 100)} %"

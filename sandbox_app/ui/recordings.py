@@ -17,8 +17,10 @@ from typing import TYPE_CHECKING
 from PySide6.QtWidgets import QFileDialog
 
 from sandbox_app import __version__
+from sandbox_app.backends.registry import SCRIPTED
 from sandbox_app.core.file_reader import stored_number
 from sandbox_app.core.recording import (
+    RecordedLane,
     RecordingError,
     load_recording,
     recording_of,
@@ -40,6 +42,8 @@ class RecordingActions:
         # Whatever the settings file holds: a pace the menu does not offer is "as recorded".
         stored = stored_number(window.settings.value("replay_speed", 1.0), 1.0, 0.0, 4.0)
         self.speed = stored if stored in dict(SPEEDS).values() else 1.0
+        # The Run tab's panel's own backend, URL and model while it shows a recording's.
+        self.before_replay: tuple[str, str, str] | None = None
 
     def paced(self, scenario: Scenario) -> Scenario:
         """The scenario as the offline model runs it at this pace (a presenter's control: the
@@ -90,13 +94,41 @@ class RecordingActions:
         window = self.window
         if len(recording.lanes) == 1:
             window.tabs.setCurrentIndex(0)
-            window.run_pane.replay(recording.lanes[0], recording.scenario, self.speed)
+            self.replay(recording.lanes[0], recording.scenario)
         else:
             window.tabs.setCurrentWidget(window.compare)
             window.compare.play(recording, self.speed)
         pace = next(label for label, speed in SPEEDS if speed == self.speed)
         note = _differences(recording.scenario, window.workspace.model.scenario)
         return self._say(f"▶ {recording.title()} · {pace}{note}", True)
+
+    def replay(self, lane: RecordedLane, scenario: Scenario) -> None:
+        """Play a recorded run in the Run tab, its model shown in the panel (and so in the
+        presenter's summary) until the user runs or picks another."""
+        window = self.window
+        if self.before_replay is None:
+            choice = window.backend_panel.choice()
+            self.before_replay = (window.backend_panel.backend_id(), choice.base_url, choice.model)
+        settings = lane.settings
+        self._select_quietly(settings.backend or SCRIPTED, settings.base_url, settings.model)
+        window.run_pane.replay(lane, scenario, self.speed)
+        if window.presenter.on:
+            window.presenter.apply()
+
+    def leave(self) -> None:
+        """Before a run (or saving settings): the panel's own choice again, if it shows a
+        recording's."""
+        if self.before_replay is not None:
+            self._select_quietly(*self.before_replay)
+            self.before_replay = None
+
+    def _select_quietly(self, backend: str, base_url: str, model: str) -> None:
+        window = self.window
+        window._applying = True  # not an edit of the scenario's model settings
+        try:  # "file": a recording's URL gets no key until the user confirms it
+            window.backend_panel.select(backend, base_url, model, "file")
+        finally:
+            window._applying = False
 
     def _say(self, text: str, ok: bool = False) -> bool:
         self.window.statusBar().showMessage(text)

@@ -8,43 +8,41 @@ and how the run ended, the trace, Stop, and a picker for any kept run's trace (r
 from __future__ import annotations
 
 import time
-from dataclasses import replace
 
-from PySide6.QtCore import QPoint, Qt, QTimer, Signal
-from PySide6.QtGui import QFont
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import (
-    QApplication,
     QComboBox,
     QHBoxLayout,
-    QMenu,
     QProgressBar,
-    QSizePolicy,
     QToolButton,
     QVBoxLayout,
     QWidget,
 )
 
-from sandbox_app.core.events import Event, RunFinished, StepFinished, StepStarted
-from sandbox_app.core.fork import ForkPoint, exchanges_of, fork_point
-from sandbox_app.core.metrics import RunMetrics, StepMetrics, how_far
+from sandbox_app.core.events import (
+    Event,
+    FabricationCut,
+    FormatError,
+    Observation,
+    RunFinished,
+    StepFinished,
+    StepStarted,
+)
+from sandbox_app.core.fork import ForkOrigin, ForkPoint, origin_of, turn_text
+from sandbox_app.core.metrics import RunMetrics, StepMetrics
 from sandbox_app.core.recording import NoBackend, RecordedLane, RecordedRun
 from sandbox_app.core.records import RunHistory, RunRecord, RunSettings
-from sandbox_app.core.run_export import step_text
 from sandbox_app.core.scenario import Scenario
+from sandbox_app.ui import step_menu
+from sandbox_app.ui.answer_header import AnswerHeader
+from sandbox_app.ui.highlighter import Role
 from sandbox_app.ui.inspector import RequestInspector
 from sandbox_app.ui.plain import plain_label
-from sandbox_app.ui.presenter import FONT_FACTOR
 from sandbox_app.ui.run_controller import RunController, RunFactory
 from sandbox_app.ui.stepper import Stepper
 from sandbox_app.ui.trace_view import TraceView
 
 WAIT_SHOWN_AFTER_S = 1.0  # a model usually starts within this; past it, say we are waiting
-OUTCOMES = {
-    "answered": "✔ Answered",
-    "max_steps": "■ Max steps reached",
-    "stopped": "■ Stopped",
-    "failed": "✖ Failed",
-}
 
 
 class RunPane(QWidget):
@@ -52,7 +50,8 @@ class RunPane(QWidget):
 
     Signals:
         runningChanged(bool): a run (or a series of repeats) started or ended.
-        metricsChanged(str): the live one-line metrics of the run on screen.
+        metricsChanged(str): the one-line metrics of the run on screen ("" before its first
+            step): live while it runs, its own when the picker shows another.
         runFinished(object): a run ended (its RunFinished); repeats give one each.
         forkRequested(object): Fork or Rerun on a step: a ForkPoint.
         stepRequested(): Step was pressed with no run going.
@@ -81,21 +80,8 @@ class RunPane(QWidget):
         self.run_picker = QComboBox()
         self.run_picker.setToolTip("Show the trace of any run kept here")
         self.run_picker.hide()
-        self.answer_label = plain_label()
-        self.answer_label.setObjectName("finalAnswer")
-        self.answer_label.setWordWrap(True)
-        self.answer_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        font = QFont(self.answer_label.font())
-        font.setPointSizeF(font.pointSizeF() * answer_scale)
-        font.setBold(True)
-        self.answer_label.setFont(font)
-        self.answer_label.setProperty(FONT_FACTOR, answer_scale)  # for zoom (presenter.py)
-        # Never squeezed below its text (presenter mode's large fonts): the trace gives way.
-        self.answer_label.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Minimum)
-        self.answer_status = plain_label()
-        self.answer_status.setWordWrap(True)
-        self.answer_label.hide()
-        self.answer_status.hide()
+        self.header = AnswerHeader(answer_scale)
+        self.answer_label, self.answer_status = self.header.answer, self.header.status
         # Owners put their own buttons (Run, a lane's Settings) at the front of this row.
         self.controls = QHBoxLayout()
         for widget in (self.stop_button, self.run_picker, self.step_label, self.progress):
@@ -111,7 +97,9 @@ class RunPane(QWidget):
         self._settings = RunSettings()
         self._scenario: Scenario | None = None
         self._replaying = False
-        self._fork_of: tuple[str, int] | None = None  # (the run forked, at which step)
+        self._fork_of: ForkOrigin | None = None  # where the run being started comes from
+        self.metrics_text = ""  # what metricsChanged said last: the run on screen's figures
+        self._counts = [0, 0, 0]  # live: tool calls, format errors, fabrications cut
         self._record: RunRecord | None = None  # the run streaming now
         self._max_steps = 0
         self._step = 0
@@ -128,7 +116,7 @@ class RunPane(QWidget):
         layout.insertWidget(1, self.stepper.panel)
         self.inspector: RequestInspector | None = None
         self.trace.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
-        self.trace.customContextMenuRequested.connect(self._on_trace_context_menu)
+        self.trace.customContextMenuRequested.connect(lambda pos: step_menu.popup(self, pos))
         self.run_picker.activated.connect(self.show_run)
         self.controller.repeatStarted.connect(self._on_controller_repeat_started)
         self.controller.engineEvents.connect(self._on_controller_engine_events)
@@ -155,16 +143,47 @@ class RunPane(QWidget):
         self._scenario = scenario
         self._replaying = False
         self._max_steps = settings.max_steps
-        self._fork_of = (self.run_picker.currentText(), fork.step) if fork else None
+        run, shown = self.run_picker.currentText().split(" (")[0], self.shown_record()
+        self._fork_of = origin_of(run, fork, shown.events if shown else []) if fork else None
         if fork is None:  # a fork keeps the run it came from, to show again
             self.history.clear()
             self.run_picker.clear()
         # At once, not when the first repeat starts: the last run's trace and answer must
         # not stand under "Starting…" as if they were this run's.
         self.trace.clear_trace()
-        self.answer_label.hide()
-        self.answer_status.hide()
+        self.header.hide()
+        self._say_metrics("")  # the last run's figures are not this one's
         self.controller.start(make_run, repeats)
+
+    def reset(self) -> None:
+        """Forget every kept run (another scenario was opened): nothing of theirs stays."""
+        if self.running:
+            return
+        self.history.clear()
+        self.run_picker.clear()
+        self.run_picker.hide()
+        self.trace.clear_trace()
+        self.header.hide()
+        self.step_label.setText("Ready")
+        self.progress.setValue(0)
+        self._say_metrics("")
+
+    def show_record(self, record: RunRecord, title: str) -> bool:
+        """Keep a run made elsewhere (a test-set cell's) and show it as any kept run, so the
+        header, the trace and Inspect / Fork / Copy step all act on it."""
+        if self.running:
+            return False
+        self._keep(record, title)
+        self.show_run(len(self.history) - 1)
+        return True
+
+    def _keep(self, record: RunRecord, title: str) -> None:
+        if self.history.full:  # the oldest record goes: its picker entry with it
+            self.run_picker.removeItem(0)
+        self.history.add(record)
+        self.run_picker.addItem(title)
+        self.run_picker.setCurrentIndex(self.run_picker.count() - 1)
+        self.run_picker.setVisible(self.run_picker.count() > 1)
 
     def stop(self) -> None:
         self.controller.stop()
@@ -191,12 +210,17 @@ class RunPane(QWidget):
         if not 0 <= index < len(self.history):
             return
         record = self.history[index]
+        self.run_picker.setCurrentIndex(index)
         self.trace.clear_trace()
+        self.header.hide()
         for event in record.events:
-            self.trace.show_event(event)
+            self._draw(event, record)
         self.trace.flush_all()
         if record.finished is not None:
-            self._show_outcome(record.finished, _steps_started(record))
+            self._show_outcome(record.finished, _steps_started(record), record)
+            self._say_metrics(record.finished.metrics.summary())
+        else:
+            self._say_metrics("")  # still running: its figures come with its next step
 
     def shown_record(self) -> RunRecord | None:
         index = self.run_picker.currentIndex()
@@ -210,44 +234,13 @@ class RunPane(QWidget):
         return step
 
     def inspect(self, step: int) -> RequestInspector | None:
-        record = self.shown_record()
-        exchanges = exchanges_of(record.events, step) if record else []
-        if record is None or not exchanges:
-            return None
-        self.inspector = RequestInspector(
-            step, exchanges, record.settings.backend, record.settings.base_url, self
-        )
-        self.inspector.open()
-        return self.inspector
+        return step_menu.inspect(self, step)
 
     def fork(self, step: int, rerun: bool = False) -> bool:
         """Ask the owner to run on from step ``step`` of the run on screen, or (``rerun``)
         to ask step ``step`` again from the same history. False when that is not possible
         (the run never got past it, or a run is going)."""
-        record = self.shown_record()
-        at = step - 1 if rerun else step
-        point = fork_point(record.events, at) if record and not self.running else None
-        if point is not None:
-            self.forkRequested.emit(replace(point, only_step=step) if rerun else point)
-        return point is not None
-
-    def _on_trace_context_menu(self, pos: QPoint) -> None:
-        step = self.step_at(self.trace.cursorForPosition(pos).block().blockNumber())
-        record = self.shown_record()
-        if step == 0 or record is None:
-            return
-        menu = QMenu(self.trace)
-        inspect = menu.addAction(f"Inspect step {step}'s request…")
-        inspect.setEnabled(bool(exchanges_of(record.events, step)))
-        inspect.triggered.connect(lambda: self.inspect(step))
-        copy = menu.addAction(f"Copy step {step} as text")
-        copy.triggered.connect(lambda: QApplication.clipboard().setText(step_text(record, step)))
-        for text, rerun in ((f"Fork from step {step}", False), (f"Rerun step {step}", True)):
-            action = menu.addAction(text)
-            at = step - 1 if rerun else step
-            action.setEnabled(not self.running and fork_point(record.events, at) is not None)
-            action.triggered.connect(lambda _=False, r=rerun: self.fork(step, r))
-        menu.popup(self.trace.viewport().mapToGlobal(pos))
+        return step_menu.fork(self, step, rerun)
 
     def _showing_latest(self) -> bool:
         return self.run_picker.currentIndex() == self.run_picker.count() - 1
@@ -255,19 +248,18 @@ class RunPane(QWidget):
     # ---- events ---------------------------------------------------------------------------
 
     def _on_controller_repeat_started(self, repeat: int) -> None:
-        self._record = self.history.start(self._settings)
-        self._record.scenario, self._record.replayed = self._scenario, self._replaying
         fork_of = self._fork_of
         number = self.run_picker.count() + 1 if fork_of else repeat + 1
-        forked = f" (fork of {fork_of[0]} at step {fork_of[1]})" if fork_of else ""
-        self.run_picker.addItem(f"Run {number}{forked}")
-        self.run_picker.setCurrentIndex(self.run_picker.count() - 1)
-        self.run_picker.setVisible(self.run_picker.count() > 1)
+        self._record = RunRecord(self._settings)
+        self._record.scenario, self._record.replayed = self._scenario, self._replaying
+        self._record.fork = fork_of
+        self._keep(self._record, f"Run {number}" + (f" ({fork_of.label()})" if fork_of else ""))
         self.trace.clear_trace()
-        self.answer_label.hide()
-        self.answer_status.hide()
+        self.header.hide()
         self._step = 0
         self._step_metrics.clear()
+        self._counts = [0, 0, 0]
+        self._say_metrics("")
         self._started = time.perf_counter()
         self.progress.setRange(0, self._max_steps)
         self.progress.setValue(0)
@@ -280,8 +272,15 @@ class RunPane(QWidget):
         latest = self._showing_latest()
         for event in events:
             if latest:
-                self.trace.show_event(event)
+                self._draw(event, self._record)
             self._follow(event)
+
+    def _draw(self, event: Event, record: RunRecord) -> None:
+        """One event in the trace; a fork's own steps start under a line saying so."""
+        origin = record.fork
+        if isinstance(event, StepStarted) and origin and event.step == origin.first_new_step:
+            self.trace.append_line(Role.NOTICE, origin.separator())
+        self.trace.show_event(event)
 
     def _follow(self, event: Event) -> None:
         # From a step's start to its first text the request is waiting on the model.
@@ -290,28 +289,37 @@ class RunPane(QWidget):
             self._step = event.step
             self.step_label.setText(f"Step {event.step} of {self._max_steps}")
             self.progress.setValue(event.step)
-        elif isinstance(event, StepFinished):
+        else:  # counted as they come, as the engine counts them for its final figures
+            kinds = (Observation, FormatError, FabricationCut)
+            for i, kind in enumerate(kinds):
+                self._counts[i] += isinstance(event, kind)
+        if isinstance(event, StepFinished):
             self._step_metrics.append(event.metrics)
             elapsed = time.perf_counter() - self._started
-            self.metricsChanged.emit(RunMetrics(tuple(self._step_metrics), elapsed).summary())
+            live = RunMetrics(tuple(self._step_metrics), elapsed, *self._counts)
+            if self._showing_latest():  # the picker shows another run: its figures stay
+                self._say_metrics(live.summary())
         elif isinstance(event, RunFinished):
             if self._showing_latest():
                 self.trace.flush_all()
-                self._show_outcome(event, self._step)
-            self.metricsChanged.emit(event.metrics.summary())
+                assert self._record is not None
+                self._show_outcome(event, self._step, self._record)
+                self._say_metrics(event.metrics.summary())
             self.runFinished.emit(event)
 
-    def _show_outcome(self, event: RunFinished, steps: int) -> None:
-        self.answer_label.setText(event.answer or "No answer")
-        self.answer_label.setEnabled(event.answer is not None)
-        reason = f": {event.reason}" if event.reason and event.status != "answered" else ""
-        self.answer_status.setText(
-            f"{OUTCOMES[event.status]} {how_far(event.status, steps)}{reason}"
-        )
-        self.answer_label.show()
-        self.answer_status.show()
-        of = f"{steps} of {self._max_steps or steps}"
-        if event.status in ("stopped", "failed"):
+    def _say_metrics(self, text: str) -> None:
+        self.metrics_text = text
+        self.metricsChanged.emit(text)
+
+    def _show_outcome(self, event: RunFinished, steps: int, record: RunRecord) -> None:
+        origin, scenario = record.fork, record.scenario
+        rerun = (origin, turn_text(record.events, origin.step)) if origin and origin.rerun else None
+        self.header.show(event, steps, scenario.expected if scenario else None, rerun)
+        most = record.settings.max_steps or (scenario.max_steps if scenario else 0) or steps
+        of = f"{steps} of {most}"
+        if rerun is not None and event.status == "stopped":
+            self.step_label.setText(f"Reran step {steps}")
+        elif event.status in ("stopped", "failed"):
             self.step_label.setText(f"{event.status.capitalize()} at step {of}")
         else:
             self.step_label.setText(f"Done after {of} steps")

@@ -40,6 +40,7 @@ def _run() -> str:
     from PySide6.QtCore import QSettings, qInstallMessageHandler
     from PySide6.QtWidgets import QApplication
 
+    from sandbox_app.ui.app import use_a_utf8_locale
     from sandbox_app.ui.main_window import MainWindow
 
     # The offscreen platform says it cannot size native windows; nothing a user must read.
@@ -49,6 +50,7 @@ def _run() -> str:
         )
     )
     existing = QApplication.instance()
+    use_a_utf8_locale()
     app = existing if isinstance(existing, QApplication) else QApplication(sys.argv[:1])
     app.setQuitOnLastWindowClosed(False)
     with tempfile.TemporaryDirectory() as home:  # never the user's settings or kept edits

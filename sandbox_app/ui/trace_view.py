@@ -17,6 +17,7 @@ from PySide6.QtGui import QFontDatabase, QMouseEvent, QTextCursor
 from PySide6.QtWidgets import QPlainTextEdit, QWidget
 
 from sandbox_app.core.events import (
+    Edited,
     Event,
     FabricationCut,
     FinalAnswer,
@@ -31,9 +32,11 @@ from sandbox_app.core.events import (
     TokenDelta,
 )
 from sandbox_app.core.native_tools import ANSWER_LABEL
+from sandbox_app.core.stepping import edited_heading
 from sandbox_app.ui.frames import Phase, frame_clock
 from sandbox_app.ui.highlighter import Role, TraceHighlighter
 from sandbox_app.ui.thinking_regions import Region, ThinkingRegions
+from sandbox_app.ui.trace_blocks import TraceBlocks
 from sandbox_app.ui.trace_queue import END_OF_THINKING, STREAMED, Pending, merged, take_frame
 
 MAX_BLOCK_CHARS = 1000
@@ -48,7 +51,7 @@ MAX_FRAME_CHARS = 12_000
 CUT_NOTE = "✂ The model wrote its own observation: cut, never sent back, never used."
 
 
-class TraceView(QPlainTextEdit):
+class TraceView(TraceBlocks):
     """Read-only, append-only, colour-by-author view of a run. ``stepClicked(int)``: the user
     clicked a ``── Step n ──`` separator."""
 
@@ -75,6 +78,8 @@ class TraceView(QPlainTextEdit):
         self._model_since = 0.0  # when that text began
         self.highlighter = TraceHighlighter(self.document(), self.palette(), self.role_of)
         self.verticalScrollBar().valueChanged.connect(self._on_scrollbar_value_changed)
+        # The view got shorter (a finished run's answer appeared above it): still at the end.
+        self.verticalScrollBar().rangeChanged.connect(self._on_scrollbar_range_changed)
 
     # ---- what callers use -------------------------------------------------------------
 
@@ -95,6 +100,11 @@ class TraceView(QPlainTextEdit):
             self.append_line(Role.ERROR, event.message)
         elif isinstance(event, Notice):
             self.append_line(Role.NOTICE, event.text)
+        elif isinstance(event, Edited):
+            self.flush_all()
+            self._strike_original(event.point)
+            self.append_line(Role.NOTICE, edited_heading(event.point))
+            self.append_line(Role.MODEL if event.point == "turn" else Role.OBSERVATION, event.text)
         elif isinstance(event, ThinkingReclassified):
             self._rewrite_model_text(Role.THINKING, event.text)
         elif isinstance(event, FinalAnswer) and event.was_thought:  # native tool calling
@@ -202,48 +212,6 @@ class TraceView(QPlainTextEdit):
             bar = self.verticalScrollBar()
             bar.setValue(bar.maximum())
 
-    def _trim_top(self, chars: int) -> None:
-        """Drop whole blocks from the top, at least ``chars`` characters."""
-        document = self.document()
-        block, removed, count = document.firstBlock(), 0, 0
-        while removed < chars and block.isValid() and block != document.lastBlock():
-            removed += block.length()
-            count += 1
-            block = block.next()
-        region = self.thinking.split_by(count)
-        if region is None:
-            self.trimmed_chars += self._remove_blocks(0, count)
-        else:  # the cut falls inside a thinking region: its header stays, to fold it by
-            self.trimmed_chars += self._remove_blocks(region.header + 1, count)
-            self.trimmed_chars += self._remove_blocks(0, region.header)
-
-    def _remove_blocks(self, first: int, stop: int) -> int:
-        """Remove blocks ``first`` to ``stop`` (exclusive, or to the end); the characters gone."""
-        document = self.document()
-        at_end, count = stop >= document.blockCount(), stop - first
-        if count <= 0:
-            return 0
-        # Block numbers past ``stop`` move up by ``count``: the bookkeeping with them, before
-        # the edit, since the highlighter asks for roles as the document changes.
-        del self._roles[first:stop]
-        self._roles = self._roles or [Role.NOTICE]
-        gone = range(first, stop)
-        self._steps = {s: b - count * (b >= stop) for s, b in self._steps.items() if b not in gone}
-        # Less ``first``: what it continued is gone, so it starts a line.
-        self._continued = {b - count * (b >= stop) for b in self._continued if b not in gone}
-        self._continued.discard(first)
-        self.thinking.remove_blocks(first, stop)
-        if self._model_start is not None and self._model_start >= first:
-            self._model_start = None if at_end else max(first, self._model_start - count)
-        start = document.findBlockByNumber(first).position() - (at_end and first > 0)
-        after = document.findBlockByNumber(stop)
-        end = after.position() if after.isValid() else document.characterCount() - 1
-        cursor = QTextCursor(document)  # at the end, from the end of the block before: it stays
-        cursor.setPosition(start)
-        cursor.setPosition(end, QTextCursor.MoveMode.KeepAnchor)
-        cursor.removeSelectedText()
-        return end - start
-
     def _insert(self, cursor: QTextCursor, role: Role, text: str) -> None:
         live = self.thinking.live
         if role is END_OF_THINKING:
@@ -338,6 +306,10 @@ class TraceView(QPlainTextEdit):
     def _on_scrollbar_value_changed(self, value: int) -> None:
         # Follow the end unless the user scrolled up; scrolling back down resumes following.
         self._follow = value >= self.verticalScrollBar().maximum() - 2
+
+    def _on_scrollbar_range_changed(self, _low: int, high: int) -> None:
+        if self._follow:
+            self.verticalScrollBar().setValue(high)
 
     def changeEvent(self, event: QEvent) -> None:
         super().changeEvent(event)

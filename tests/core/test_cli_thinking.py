@@ -130,5 +130,5 @@ def test_a_bad_max_tokens_is_one_line(capsys: pytest.CaptureFixture[str]) -> Non
     assert main(["run", "--max-tokens", "lots"]) == 1
     err = capsys.readouterr().err
     assert err.strip() == (
-        "react-sandbox: --max-tokens must be auto or a whole number from 1 to 200,000"
+        "react-sandbox: --max-tokens must be auto or a whole number from 1 to 200000 (got 'lots')."
     )

@@ -1,7 +1,7 @@
 """Native tool calling: the same loop with the API's tools, tool_calls and tool messages.
 
 Runs go through the real SDK to the test server, which streams calls in the shapes OpenAI,
-vLLM and Ollama send (tests/fake_tool_calls.py, from shared/streams/tool-calls.md) and checks
+vLLM and Ollama send (tests/fake_tool_calls.py names each capture's source) and checks
 the tool-message protocol as OpenAI does (a call without its tool message is a 400).
 """
 
@@ -189,6 +189,27 @@ def test_a_call_the_server_did_not_parse_is_named(fake_server: FakeOpenAIServer)
     assert done.status == "failed"
     assert done.reason.startswith("The model wrote its tool call as text (<tool_call>…)")
     assert not of_type(events, ActionParsed)
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "Thought: I need the price.\nAction: search[Brightgrid Pro price]",
+        "Thought 1: I need the price.\nAction 1: Search[Brightgrid Pro price]",
+        'Thought: the price.\nAction: search\nAction Input: {"q": "Brightgrid Pro"}',
+    ],
+)
+def test_a_server_that_ignores_tools_and_answers_a_text_action_is_named(
+    fake_server: FakeOpenAIServer, reply: str
+) -> None:
+    """The server took ``tools`` and answered in text ReAct: never "Answered in 1 step"."""
+    events = run_native(fake_server, ModelScript(replies=[reply], tool_call_style=None))
+    done = finished(events)
+    assert done.status == "failed"
+    assert done.reason.startswith("The server returned no tool calls, and the reply looks like")
+    assert "Action: " in done.reason
+    assert "\n" not in done.reason
+    assert fake_server.requests[0]["tools"]  # the tools were sent
 
 
 def test_an_empty_reply_is_corrected_once(fake_server: FakeOpenAIServer) -> None:

@@ -151,3 +151,24 @@ def test_closing_the_app_mid_run_exits_cleanly(
     assert noise == [], shown
     settings = list((tmp_path / "config").rglob("*.conf"))
     assert settings, "the window state was not saved"
+
+
+def test_no_locale_warning_without_lang(tmp_path: Path) -> None:
+    """A session without LANG (a service, a bare container, the frozen bundle, where Python
+    does not coerce the C locale) starts with no four-line Qt locale warning."""
+    env = {
+        "PATH": os.environ.get("PATH", ""),
+        "HOME": str(tmp_path),
+        "QT_QPA_PLATFORM": "offscreen",
+        "PYTHONCOERCECLOCALE": "0",  # as in the bundle
+    }
+    result = subprocess.run(
+        [sys.executable, "-m", "sandbox_app", "--self-test"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=Path(__file__).resolve().parents[2],
+    )
+    assert result.returncode == 0, result.stderr
+    assert "locale" not in result.stderr, result.stderr

@@ -183,14 +183,14 @@ def test_exports_and_lane_settings_saved_without_keys(
     run_all(qtbot, compare)
     assert column(compare, "Cost")[0].startswith("$")
     assert column(compare, "Cost")[1] == "—"
-    assert compare.export_to(tmp_path / "c.json", "json")
+    assert compare.exports.export_to(tmp_path / "c.json", "json")
     document = json.loads((tmp_path / "c.json").read_text())
     assert [lane["model"] for lane in document["lanes"]] == ["m1", "m2"]
     events = document["lanes"][1]["runs"][0]["events"]
     assert events[-1]["type"] == "RunFinished"
-    assert compare.export_to(tmp_path / "c.md", "md")
+    assert compare.exports.export_to(tmp_path / "c.md", "md")
     assert (tmp_path / "c.md").read_text().count("\n") == 4
-    assert not compare.export_to(tmp_path / "missing" / "c.csv", "csv")
+    assert not compare.exports.export_to(tmp_path / "missing" / "c.csv", "csv")
     assert compare.message.text().startswith("⚠ Cannot write c.csv")
     assert window.files.save_to(tmp_path / "s.json")
     saved = load_scenario(tmp_path / "s.json")

@@ -23,7 +23,7 @@ def open_test_set(window: MainWindow, tokens_per_second: float = 0) -> None:
     compare = window.compare
     compare.set_lanes((LaneConfig(), LaneConfig()))  # two offline lanes
     window.tabs.setCurrentWidget(compare)
-    compare.show_test_set()
+    compare.results_tabs.setCurrentIndex(1)  # Test set
 
 
 def cells(window: MainWindow) -> list[list[str]]:
@@ -64,7 +64,7 @@ def test_run_the_test_set_then_look_at_a_failure(
         panel.export_text("csv").splitlines()[0] == "#,Question,Lane 1 · scripted,Lane 2 · scripted"
     )
     assert "<h2>Cases</h2>" in panel.export_text("html")
-    assert window.compare.export_to(tmp_path / "runs.json", "json", test_set=True)
+    assert window.compare.exports.export_to(tmp_path / "runs.json", "json", test_set=True)
     runs = json.loads((tmp_path / "runs.json").read_text(encoding="utf-8"))
     assert len(runs) == 24  # every run's latest result, traces included
     assert {"ActionParsed", "RunFinished"} <= {e["type"] for e in runs[0]["events"]}

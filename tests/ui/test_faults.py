@@ -112,7 +112,7 @@ def fault_in_one_lane(
         assert "\n" not in reason
         assert trace.endswith(f"failed: {reason}")
     else:
-        assert window.answer_status.text().startswith("✔ Answered")
+        assert window.answer_status.text().startswith("✔ Correct · answered")
         assert "Rate limited (429): retrying in 0.05 s (1 of 3)" in trace
     if fault.partial:
         assert "── Step 1 ──\nThought:" in trace

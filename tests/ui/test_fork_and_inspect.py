@@ -80,6 +80,8 @@ def test_fork_from_step_1_with_another_model(
     ]
     trace = pane.trace.plain_text()
     assert trace.startswith("── Step 1 ──\nThought: I need the price")  # step 1 as it was
+    # Where the fork's own steps begin is marked.
+    assert trace.index("── forked from Run 1 at step 1 ──") < trace.index("── Step 2 ──")
     assert "Answer: $1,680 a year" in trace
     assert window.answer_label.text() == "$1,680 a year"
     pane.show_run(0)  # the original run is kept as it was
@@ -95,7 +97,14 @@ def test_rerun_step_2_sends_only_step_2_again(
     wait_for_run(qtbot, window)
     assert len(fake_server.requests) == 4  # one request more: step 2's
     assert fake_server.requests[3]["messages"] == fake_server.requests[1]["messages"]
-    assert window.answer_status.text().endswith("Reran step 2: its action was not run.")
+    # Said as what it is: one step asked again, its turn beside the original's.
+    assert pane.run_picker.itemText(1) == "Run 2 (rerun of step 2 of Run 1)"
+    assert window.answer_label.isEnabled()
+    assert window.answer_label.text().endswith("Action: calculator[20 * 12 * 7]")
+    assert window.answer_status.text().startswith("↻ Rerun of step 2 (its action was not run)")
+    assert "Run 1's step 2 was: Thought: Pro costs $20" in window.answer_status.text()
+    trace = pane.trace.plain_text()
+    assert trace.index("── rerun of step 2 of Run 1 ──") < trace.index("── Step 2 ──")
 
 
 def test_a_fork_in_a_lane_stays_in_that_lane(

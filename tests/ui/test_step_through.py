@@ -5,9 +5,21 @@ from __future__ import annotations
 
 from pytestqt.qtbot import QtBot
 
+from sandbox_app.ui.highlighter import Role
 from sandbox_app.ui.main_window import MainWindow
+from sandbox_app.ui.trace_view import TraceView
 from tests.fakeserver import FakeOpenAIServer, ModelScript
 from tests.helpers import replies_of
+
+
+def role_lines(trace: TraceView) -> list[tuple[str, Role]]:
+    """Each line of the trace with the role it is drawn in."""
+    trace.flush_all()
+    document = trace.document()
+    return [
+        (document.findBlockByNumber(n).text(), trace.role_of(n))
+        for n in range(document.blockCount())
+    ]
 
 
 def start_stepping(qtbot: QtBot, window: MainWindow, server: FakeOpenAIServer) -> None:
@@ -45,9 +57,20 @@ def test_edit_the_action_then_the_observation(
     wait_for_pause(qtbot, window, "Step 2: the model's turn")
     stepper.run_to_end()
     qtbot.waitUntil(lambda: not window.run_pane.running, timeout=10000)
-    trace = window.trace.plain_text()
-    assert "✎ edited the model's turn:" in trace
-    assert "✎ edited the observation: Brightgrid Pro costs $30 per month per developer." in trace
+    # What ran stands in its role's colour; the original is struck through above it.
+    lines = role_lines(window.trace)
+    original = ("Action: search[Brightgrid Pro price per developer]", Role.DROPPED)
+    heading = ("✎ You edited the model's turn; this ran instead:", Role.NOTICE)
+    ran = ("Action: search[refunds]", Role.MODEL)
+    assert lines.index(original) < lines.index(heading) < lines.index(ran)
+    assert lines.count(ran) == 1
+    old = [(text, role) for text, role in lines if text.startswith("Observation: Refunds")]
+    assert old
+    assert {role for _, role in old} == {Role.DROPPED}
+    edit = ("Observation: Brightgrid Pro costs $30 per month per developer.", Role.OBSERVATION)
+    assert lines.index(old[-1]) < lines.index(edit)
+    struck = window.trace.highlighter.format_for("dropped")
+    assert struck.fontStrikeOut()
     assert window.answer_label.text() == "$1,680 per year"
     assert not stepper.panel.isVisible()
 

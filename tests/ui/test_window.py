@@ -71,7 +71,7 @@ def test_scripted_brightgrid_run_streams_a_coloured_trace_to_the_answer(
     run_and_wait(qtbot, window)  # the built-in scenario, at its own live-looking pace
     assert window.answer_label.isVisible()
     assert window.answer_label.text() == "$1,680 per year"
-    assert window.answer_status.text() == "✔ Answered in 3 steps"
+    assert window.answer_status.text() == "✔ Correct · answered in 3 steps"
     text = window.trace.plain_text()
     assert "Action: search[Brightgrid Pro price per developer]" in text
     assert "Observation: 1680" in text

@@ -198,3 +198,34 @@ def test_a_url_the_user_typed_into_a_lane_needs_no_confirmation(
     panel.base_url_edit.setText(fake_server.base_url)  # the user's own choice
     _run_all(qtbot, window, answer=None)
     assert fake_server.authorizations == ["Bearer sk-custom-secret"]
+
+
+def test_a_recordings_servers_never_get_a_key(
+    qtbot: QtBot,
+    make_window: Callable[..., MainWindow],
+    fake_server: FakeOpenAIServer,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+) -> None:
+    """A recording names the servers it was made against; playing it, then running, sends
+    them nothing: the lanes that run are the scenario's own."""
+    from tests.ui.test_recordings import AT_ONCE, run_comparison
+
+    live = make_window()
+    run_comparison(qtbot, live, fake_server)
+    path = tmp_path / "from_a_colleague.recording.json"
+    assert live.recordings.save_to(path)
+    live.close()
+    sent = len(fake_server.authorizations)
+    monkeypatch.setenv("REACT_SANDBOX_API_KEY", "sk-custom-secret")
+    window = make_window()
+    window.compare.set_lanes((LaneConfig("scripted"), LaneConfig("scripted")))
+    window.recordings.set_speed(AT_ONCE)
+    assert window.recordings.play(path)
+    qtbot.waitUntil(lambda: not window.compare.running, timeout=20000)
+    qtbot.mouseClick(window.compare.run_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: window.compare.running, timeout=5000)
+    qtbot.waitUntil(lambda: not window.compare.running, timeout=20000)
+    answers = [lane.record.runs[-1].answer for lane in window.compare.lanes]
+    assert set(answers) == {"$1,680 per year"}  # the scenario's offline lanes ran
+    assert fake_server.authorizations[sent:] == []  # not a request, so not a key

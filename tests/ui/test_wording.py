@@ -27,7 +27,7 @@ def test_a_one_step_lane_says_one_step(
     qtbot: QtBot, window: MainWindow, fake_server: FakeOpenAIServer
 ) -> None:
     fake_server.set_model("m", ModelScript(replies=["Thought: easy.\nAnswer: 4"], cycle=True))
-    window.set_scenario(window.scenario.with_changes(question="What is 2 + 2?"))
+    window.set_scenario(window.scenario.with_changes(question="What is 2 + 2?", expected=None))
     compare = window.compare
     compare.set_lanes(tuple(LaneConfig("Custom URL", fake_server.base_url, "m") for _ in "ab"))
     qtbot.mouseClick(compare.run_button, Qt.MouseButton.LeftButton)

@@ -1,8 +1,10 @@
 """Ranked search over documents the user edits, with BM25 from the maintained ``bm25s`` library.
 
-Seed 002's Brightgrid documents are the default corpus. ``bm25s`` scores with Lucene's IDF,
-which stays positive on a three-document corpus (rank-bm25's Okapi IDF can go negative there
-and hide the right document).
+The Brightgrid documents of the ReAct tutorial are the default corpus. ``bm25s`` scores with
+Lucene's IDF, which stays positive on a three-document corpus (rank-bm25's Okapi IDF can go
+negative there and hide the right document). Documents and queries are tokenised alike:
+English stop words dropped and every word reduced to its Snowball stem (PyStemmer), so
+"refund time" finds "Refunds take 5 working days." and "exporting" finds "exports".
 """
 
 from __future__ import annotations
@@ -39,22 +41,30 @@ class Search:
         return self.search(input)
 
     def search(self, query: str) -> str:
-        """The top matches joined by `` | `` as in seed 002, or ``No matching document.``"""
+        """The top matches joined by `` | ``, or ``No matching document.``"""
         import bm25s
 
         if not self.documents:
             return NO_MATCH
         if self._index is None:
             index = bm25s.BM25()
-            index.index(
-                bm25s.tokenize(list(self.documents), stopwords="en", show_progress=False),
-                show_progress=False,
-            )
+            index.index(_tokens(list(self.documents)), show_progress=False)
             self._index = index
-        tokens = bm25s.tokenize([query], stopwords="en", show_progress=False, return_ids=False)
+        tokens = _tokens([query], return_ids=False)
         if not tokens[0]:
             return NO_MATCH
         k = min(self.top_k, len(self.documents))
         ids, scores = self._index.retrieve(tokens, k=k, show_progress=False)
         hits = [self.documents[int(i)] for i, s in zip(ids[0], scores[0], strict=True) if s > 0]
         return " | ".join(hits) if hits else NO_MATCH
+
+
+def _tokens(texts: list[str], return_ids: bool = True) -> Any:
+    """One tokenisation for documents and queries: stop words out, words stemmed."""
+    import bm25s
+    import Stemmer
+
+    stemmer = Stemmer.Stemmer("english")
+    return bm25s.tokenize(
+        texts, stopwords="en", stemmer=stemmer.stemWords, show_progress=False, return_ids=return_ids
+    )
