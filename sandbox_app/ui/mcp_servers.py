@@ -23,7 +23,8 @@ import shlex
 from contextlib import suppress
 from dataclasses import replace
 
-from PySide6.QtCore import QObject, QSignalBlocker, Qt, Signal
+from PySide6.QtCore import QEvent, QObject, QSignalBlocker, Qt, Signal
+from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import (
     QCheckBox,
     QDoubleSpinBox,
@@ -171,6 +172,9 @@ class McpServersDialog(DraftsDialog[McpServerSpec]):
         self.env_edit = QPlainTextEdit()
         self.env_edit.setPlaceholderText("NAME=value, one per line (no secrets here)")
         self.env_edit.setFixedHeight(self.fontMetrics().lineSpacing() * 3 + 12)
+        # A variable never holds a tab: Tab and Shift+Tab move on, as in any form, and so do
+        # Ctrl+Tab and Ctrl+Shift+Tab (the way out of the template, which keeps Tab).
+        self.env_edit.installEventFilter(self)
         self.secrets_edit = QLineEdit()
         self.secrets_edit.setPlaceholderText("GITHUB_TOKEN, …: from the keyring or the environment")
         self.timeout_spin = QDoubleSpinBox()
@@ -198,6 +202,15 @@ class McpServersDialog(DraftsDialog[McpServerSpec]):
         self.connecting: asyncio.Task[None] | None = None
         self.pruning: asyncio.Task[None] | None = None  # closing removed servers, after OK
         self.fill()
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if watched is self.env_edit and event.type() == QEvent.Type.KeyPress:
+            assert isinstance(event, QKeyEvent)
+            if event.key() in (Qt.Key.Key_Tab, Qt.Key.Key_Backtab):
+                shift = event.modifiers() & Qt.KeyboardModifier.ShiftModifier
+                self.focusNextPrevChild(event.key() == Qt.Key.Key_Tab and not shift)
+                return True
+        return super().eventFilter(watched, event)
 
     def add_server(self) -> None:
         self.add_draft(McpServerSpec(self.free_name("server"), command="python"))

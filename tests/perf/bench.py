@@ -584,7 +584,7 @@ async def scale_of_a_test_set(window: Any, base_url: str, cases: int) -> dict[st
     compare.set_lanes(tuple(LaneConfig("Custom URL", base_url, "tenstep2") for _ in range(2)))
     window.tabs.setCurrentWidget(compare)
     panel = compare.eval_panel
-    compare.results_tabs.setCurrentWidget(panel)
+    compare.results_tabs.setCurrentIndex(1)  # Test set
     panel.concurrency_spin.setValue(32)
     await asyncio.sleep(0.5)
     gc.collect()
