@@ -159,20 +159,20 @@ def test_screenshot_of_mcp_servers(qtbot: QtBot, window: MainWindow, shots: Path
     qtbot.waitUntil(closing.done, timeout=10000)
 
 
-def test_screenshot_of_presenter_mode(qtbot: QtBot, window: MainWindow, shots: Path) -> None:
-    from sandbox_app.core.recording import recordings_dir
+def test_screenshot_of_presenter_mode(
+    qtbot: QtBot, window: MainWindow, fake_server: FakeOpenAIServer, shots: Path
+) -> None:
+    """Three lanes on a 1280x720 projector: one lane at a time, the table under it."""
     from sandbox_app.ui import theme
+    from tests.ui.test_recordings import run_comparison
 
-    window.resize(1280, 800)
-    window.recordings.set_speed(0.0)
-    assert window.recordings.play(recordings_dir() / "brightgrid_two_models.json")
-    qtbot.waitUntil(lambda: not window.compare.running, timeout=20000)
+    window.resize(1280, 720)
+    compare = run_comparison(qtbot, window, fake_server)
     window.presenter_action.trigger()
-    window.presenter.zoom_in()
     try:
-        for lane in window.compare.lanes:
+        for lane in compare.lanes:
             lane.settings_button.setChecked(False)  # the traces, not the settings
-        answers = [lane.pane.answer_label for lane in window.compare.lanes]
+        answers = [lane.pane.answer_label for lane in compare.lanes]
         # Laid out again for the larger fonts (on the next turns of the event loop).
         qtbot.waitUntil(lambda: all(a.height() >= a.sizeHint().height() for a in answers))
         save_and_check(window, shots / "presenter.png")
