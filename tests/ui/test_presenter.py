@@ -179,3 +179,4 @@ def test_at_200_percent_presenter_mode_fits_1280_by_720(qtbot: QtBot, window: Ma
     qtbot.waitUntil(lambda: window.width() == 1280, timeout=2000)
     for widget in (compare.run_button, compare.export_button, window.presenter.zoom_label):
         assert fully_shown(widget), widget
+

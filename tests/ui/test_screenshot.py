@@ -35,14 +35,16 @@ def shots(tmp_path: Path) -> Path:
     return Path(os.environ.get("REACT_SANDBOX_SCREENSHOTS") or tmp_path)
 
 
-def save_and_check(window: MainWindow, path: Path) -> None:
+def save_and_check(window: MainWindow, path: Path, size: tuple[int, int] = (1280, 800)) -> None:
     window.trace.flush_all()
     assert window.grab().save(str(path))
     image = QImage(str(path))
-    assert (image.width(), image.height()) == (1280, 800)
+    assert (image.width(), image.height()) == size
     # Not a blank picture: the traces' colours are in it.
     colours = {
-        image.pixelColor(x, y).name() for x in range(640, 1280, 7) for y in range(80, 800, 7)
+        image.pixelColor(x, y).name()
+        for x in range(size[0] // 2, size[0], 7)
+        for y in range(80, size[1], 7)
     }
     assert len(colours) > 10
 
@@ -173,9 +175,15 @@ def test_screenshot_of_presenter_mode(
         for lane in compare.lanes:
             lane.settings_button.setChecked(False)  # the traces, not the settings
         answers = [lane.pane.answer_label for lane in compare.lanes]
-        # Laid out again for the larger fonts (on the next turns of the event loop).
-        qtbot.waitUntil(lambda: all(a.height() >= a.sizeHint().height() for a in answers))
-        save_and_check(window, shots / "presenter.png")
+        # Laid out again for the larger fonts (on the next turns of the event loop); one lane
+        # at a time is shown, the others wait in their tabs.
+        summary, menus = window.presenter.summary, window.menuBar()
+        qtbot.waitUntil(
+            lambda: all(a.height() >= a.sizeHint().height() for a in answers if a.isVisible())
+            and summary.height() >= summary.heightForWidth(summary.width())
+            and menus.height() >= menus.sizeHint().height()
+        )
+        save_and_check(window, shots / "presenter.png", (1280, 720))
     finally:
         window.presenter_action.trigger()
         theme.high_contrast = False
