@@ -148,8 +148,8 @@ class Presenter:
         self._show_zoom()
         # A widget's size hint follows its new font, but the layouts holding it ask again
         # only when told: without this, tool buttons kept their old widths, elided ("Ad…ne").
-        for widget in window.findChildren(QWidget):
-            widget.updateGeometry()
+        for child in window.findChildren(QWidget):
+            child.updateGeometry()
 
     def release(self) -> None:
         """The window closes: the application's font and the trace colours back as they were
