@@ -35,6 +35,7 @@ from sandbox_app.core.scenario_file import default_scenario, load_scenario
 from sandbox_app.core.tools import TOOL_NAMES, Tool, tools_for
 from sandbox_app.core.tools.mcp_server import McpServerSpec
 from sandbox_app.core.tools.plugins import installed
+from sandbox_app.core.tools.policy import allow, refused_line
 from sandbox_app.terminal import TracePrinter, WaitingNotice, json_visible, say
 from sandbox_app.terminal_person import TerminalPerson
 
@@ -127,7 +128,8 @@ def _run_parser() -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="TOOL",
-        help="let this tool with side effects run without asking (repeatable)",
+        help="run this tool without asking, whatever its policy (repeatable); a tool the "
+        "scenario denies stays denied",
     )
     p.add_argument(
         "--mcp", action="store_true", help="start the scenario's MCP servers (their tools)"
@@ -151,6 +153,11 @@ def run_command(argv: list[str]) -> int:
     except (ScenarioError, ValueError, KeyError) as err:
         say(f"react-sandbox: {err}")
         return 1
+    # --allow is the user's word for this run: the tool's policy becomes auto, and trusted.
+    allowance = allow(scenario.policies, args.allow)
+    for name in allowance.refused:
+        say(f"react-sandbox: {refused_line(name)}")
+    scenario = scenario.with_changes(policies=allowance.policies)
     printer = None if args.json else TracePrinter(sys.stdout, thinking=not args.hide_thinking)
     # With --json stdout holds only the document: the wait shows on stderr, and only if that
     # is a terminal (a status line that leaves nothing behind), never in a log.
@@ -185,7 +192,7 @@ def run_command(argv: list[str]) -> int:
                 token_budget=args.token_budget,
                 approve=person.approve,
                 tools=tools,
-                trusted=frozenset(args.allow),
+                trusted=allowance.trusted,
             )
         )
         return engines[-1]

@@ -45,6 +45,8 @@ from sandbox_app.core.lane_settings import LaneSettings, parse_option
 from sandbox_app.core.scenario import Scenario, lane_settings
 from sandbox_app.core.scenario_fields import ScenarioError
 from sandbox_app.core.scenario_file import load_scenario
+from sandbox_app.core.tools import tools_for
+from sandbox_app.core.tools.policy import allow, asking, refused_line
 from sandbox_app.eval_outputs import cache_problem, check_writable
 from sandbox_app.eval_runner import EvalLane, EvalRunner, lane_label
 from sandbox_app.terminal import say, visible
@@ -85,6 +87,15 @@ def parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--timeout", default="60", help="seconds to wait for a server (default 60)")
     p.add_argument(
+        "--allow",
+        action="append",
+        default=[],
+        metavar="TOOL",
+        help="run this tool without asking, whatever its policy (repeatable); without it a "
+        "tool with side effects is declined (eval asks no one); a tool the scenario denies "
+        "stays denied",
+    )
+    p.add_argument(
         "--trust-file-lanes",
         action="store_true",
         help="send keys to the servers the scenario's lanes name, as if given with --lane "
@@ -102,6 +113,9 @@ def eval_command(argv: list[str], out: TextIO | None = None) -> int:
         scenario = load_scenario(args.scenario)
         if not scenario.test_set:
             raise ValueError(f"{Path(args.scenario).name} has no test set")
+        unknown = [name for name in args.allow if name not in scenario.enabled_tools]
+        if unknown:
+            raise ValueError(f"--allow {unknown[0]}: no such tool is enabled in this scenario")
         lanes = _lanes(args, scenario)
         minimum = _rate(args.min_pass_rate)
         results_path = Path(args.out or Path(args.scenario).with_suffix(".results.jsonl").name)
@@ -122,6 +136,14 @@ def eval_command(argv: list[str], out: TextIO | None = None) -> int:
     except (ScenarioError, ValueError, KeyError) as err:
         say(f"react-sandbox eval: {err}")
         return 1
+    # --allow is the user's word for this evaluation, as for `run`; the rest of what would
+    # ask is declined (eval asks no one), and said once here rather than only in the results.
+    allowance = allow(scenario.policies, args.allow)
+    scenario = scenario.with_changes(policies=allowance.policies)
+    for name in allowance.refused:
+        say(f"react-sandbox eval: {refused_line(name)}")
+    if notice := _declined(scenario, allowance.trusted):
+        say(f"react-sandbox eval: {notice}")
     cache = Path(args.cache) if args.cache else None
     problem = cache_problem(cache) if cache is not None else None
     if problem is not None:  # a saving, not a result: the runs go on without it
@@ -144,7 +166,7 @@ def eval_command(argv: list[str], out: TextIO | None = None) -> int:
         say(f"react-sandbox eval: {notice}")
     done = found.results
     todo = pending(planned, done, args.only_failed)
-    runner = _Runner(scenario, lanes, args, results_path, out, keys, cache)
+    runner = _Runner(scenario, lanes, args, results_path, out, keys, cache, allowance.trusted)
     runner.total = count_pending(planned, done, args.only_failed)
     asyncio.run(runner.run_all(todo))
     everything = [*done, *runner.results]
@@ -178,11 +200,18 @@ class _Runner:
         out: TextIO,
         keys: KeyStore,
         cache: Path | None,
+        trusted: frozenset[str],
     ) -> None:
         self.out, self.path = out, path
         self.results: list[dict[str, Any]] = []
         self.runner = EvalRunner(
-            scenario, lanes, self._finished, concurrency=args.concurrency, cache=cache, keys=keys
+            scenario,
+            lanes,
+            self._finished,
+            concurrency=args.concurrency,
+            cache=cache,
+            keys=keys,
+            trusted=trusted,
         )
         self._file: TextIO | None = None
         self._started = time.monotonic()
@@ -225,6 +254,22 @@ class _Runner:
             )
             self.out.write(visible(line) + "\n")  # the answer and lane are others' words
         self.out.flush()
+
+
+def _declined(scenario: Scenario, trusted: frozenset[str]) -> str | None:
+    """Which of the scenario's tools every run will be refused, and why (None: none)."""
+    s = scenario
+    tools = asking(tools_for(s.enabled_tools, s.documents, s.custom_tools), s.policies, trusted)
+    if not tools:
+        return None
+    why = ", ".join(
+        f"{t.name} ({'the scenario says ask' if t.read_only else 'it has side effects'})"
+        for t in tools
+    )
+    return (
+        f"eval asks no one, so every call of these tools will be declined: {why}; "
+        "--allow TOOL lets one run unasked"
+    )
 
 
 def _lanes(args: argparse.Namespace, scenario: Scenario) -> list[EvalLane]:

@@ -9,7 +9,7 @@ record, through ``on_result``.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -54,6 +54,7 @@ class EvalRunner:
         keys: KeyStore | None = None,
         with_events: bool = True,
         sources: Sequence[Tool] = (),
+        trusted: Collection[str] = (),
     ) -> None:
         self.scenario = scenario
         self.lanes = {lane.label: lane for lane in lanes}
@@ -65,6 +66,7 @@ class EvalRunner:
         # (turning a run's events into dicts costs ~1 ms a run, on the GUI's loop).
         self.with_events = with_events
         self.sources = sources  # connected MCP servers' tools
+        self.trusted = frozenset(trusted)  # tools the user let run unasked (eval's --allow)
         self._servers: dict[str, Backend] = {}
         self._slots: dict[str, asyncio.Semaphore] = {}
 
@@ -109,7 +111,9 @@ class EvalRunner:
             backend = CachedBackend(backend, self.cache, salt)
         s = scenario
         tools = tools_for(s.enabled_tools, s.documents, s.custom_tools, sources=self.sources)
-        engine = ReactEngine(scenario, backend, model=lane.config.model, tools=tools)
+        engine = ReactEngine(
+            scenario, backend, model=lane.config.model, tools=tools, trusted=self.trusted
+        )
         record = RunRecord()
         record.scenario = scenario  # the case's: its expected answer judges the run shown
         finished = await drive(engine, lambda event: record.add([event]))
