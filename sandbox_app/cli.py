@@ -32,7 +32,7 @@ from sandbox_app.core.scenario import (
 )
 from sandbox_app.core.scenario_fields import ScenarioError
 from sandbox_app.core.scenario_file import default_scenario, load_scenario
-from sandbox_app.core.tools import TOOL_NAMES, Tool, tools_for
+from sandbox_app.core.tools import TOOL_NAMES, Tool, tool_names, tools_for
 from sandbox_app.core.tools.mcp_server import McpServerSpec
 from sandbox_app.core.tools.plugins import installed
 from sandbox_app.core.tools.policy import allow, refused_line
@@ -101,7 +101,11 @@ def _run_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--model", default="", help="model name on the server")
     p.add_argument("--max-steps", help="1-50")
-    p.add_argument("--tools", help=f"comma-separated, from: {', '.join(TOOL_NAMES)}")
+    p.add_argument(
+        "--tools",
+        help=f"comma-separated: the built-ins ({', '.join(TOOL_NAMES)}), the scenario's own "
+        "tools, plugins' tools and, with --mcp, its MCP servers' tools",
+    )
     p.add_argument("--dialect", choices=["auto", *DIALECTS])
     p.add_argument("--token-budget", help="stop when the run has used this many tokens (≥ 1)")
     p.add_argument(
@@ -179,8 +183,10 @@ def run_command(argv: list[str]) -> int:
     person = TerminalPerson(sys.stdin, sys.stderr)
     engines: list[ReactEngine] = []
 
-    def make_engine(sources: Sequence[Tool]) -> ReactEngine:
+    def make_engine(sources: Sequence[Tool], check: bool = True) -> ReactEngine:
         s = scenario
+        if check and args.mcp and s.mcp_servers:  # their tools are known now, connected
+            _check_tools(args, s, sources)
         tools = tools_for(
             s.enabled_tools, s.documents, s.custom_tools, ask=person.ask, sources=sources
         )
@@ -202,8 +208,8 @@ def run_command(argv: list[str]) -> int:
         run = _run(make_engine, scenario.mcp_servers, own, backend, emit, waiting)
         finished = asyncio.run(run)
     except KeyboardInterrupt:  # Ctrl+C: asyncio.run cancelled the run, then re-raised this
-        finished = (engines[-1] if engines else make_engine([])).stopped()
-    except McpError as err:
+        finished = (engines[-1] if engines else make_engine([], check=False)).stopped()
+    except (McpError, UnknownTool) as err:
         say(f"react-sandbox: {err}")
         return 1
     if args.json:
@@ -263,11 +269,10 @@ def _scenario(args: argparse.Namespace) -> Scenario:
     if args.max_steps is not None:
         scenario = scenario.with_changes(max_steps=args.max_steps)
     if args.tools is not None:
-        tools = tuple(t.strip() for t in args.tools.split(",") if t.strip())
-        unknown = [t for t in tools if t not in TOOL_NAMES]
-        if unknown:
-            raise ValueError(f"unknown tool {unknown[0]!r}; known: {', '.join(TOOL_NAMES)}")
-        scenario = scenario.with_changes(enabled_tools=tools)
+        args.tools = tuple(t.strip() for t in args.tools.split(",") if t.strip())
+        if not (args.mcp and scenario.mcp_servers):  # else checked once they are connected
+            _check_tools(args, scenario, ())
+        scenario = scenario.with_changes(enabled_tools=args.tools)
     if args.dialect:
         scenario = scenario.with_changes(dialect=args.dialect)
     model = scenario.model
@@ -283,6 +288,20 @@ def _scenario(args: argparse.Namespace) -> Scenario:
     if unknown:
         raise ValueError(f"--allow {unknown[0]}: no such tool is enabled in this scenario")
     return scenario.with_changes(model=model)
+
+
+class UnknownTool(ValueError):
+    """A --tools name the run would not have."""
+
+
+def _check_tools(args: argparse.Namespace, scenario: Scenario, sources: Sequence[Tool]) -> None:
+    """--tools may name any tool the run would have, from the place its tools are made."""
+    if args.tools is None:
+        return
+    known = tool_names(scenario.custom_tools, sources=sources)
+    unknown = [name for name in args.tools if name not in known]
+    if unknown:
+        raise UnknownTool(f"--tools: unknown tool {unknown[0]!r}; known: {', '.join(known)}")
 
 
 # The flags checked by the rules `eval` and the scenario file share (core/lane_settings.py).

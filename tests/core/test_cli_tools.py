@@ -1,12 +1,14 @@
-"""``--allow TOOL`` on ``run`` and ``eval``: the user's word that a tool runs unasked this
-time, whatever its policy (a deny in the file excepted, and said); what ``eval`` will decline
-is said before it runs. Through ``main(argv)``, offline, with stdin not a terminal (so nothing
-that asks can be approved by accident)."""
+"""The command line's tool choices. ``--allow TOOL`` on ``run`` and ``eval``: the user's word
+that a tool runs unasked this time, whatever its policy (a deny in the file excepted, and said);
+what ``eval`` will decline is said before it runs. ``--tools``: any tool the run would have
+(built-ins, the scenario's own, plugins', MCP servers'). Through ``main(argv)``, offline, with
+stdin not a terminal (so nothing that asks can be approved by accident)."""
 
 from __future__ import annotations
 
 import io
 import json
+import subprocess
 import sys
 from collections.abc import Iterator
 from importlib.metadata import EntryPoint
@@ -130,18 +132,32 @@ def test_allow_runs_a_side_effecting_plugin_tool(
     assert run_json(capsys, path, "--allow", "sender")[1] == ["sent hello"]
 
 
-def test_allow_runs_an_mcp_tool_whose_read_only_hint_is_not_believed(
-    tmp_path: Path, capfd: pytest.CaptureFixture[str]
-) -> None:
-    # capfd: the SDK starts the server with the stderr it found at import, which must be a
-    # real file (capsys's is not, when the SDK is first imported in this test).
-    capsys = capfd
+def mcp_scenario(tmp_path: Path, enabled: tuple[str, ...] = ("search", "capital")) -> str:
     server = McpServerSpec("test", sys.executable, (str(MCP_SERVER),), timeout_s=10.0)
     scenario = scenario_with(["Action: capital[Japan]", "Answer: Tokyo"], custom=())
-    scenario = scenario.with_changes(enabled_tools=("search", "capital"), mcp_servers=(server,))
-    path = saved(tmp_path, scenario)  # no policy: the server's hint is untrusted, so it asks
-    assert run_json(capsys, path, "--mcp")[1] == ["Error: the user declined to run capital"]
-    assert run_json(capsys, path, "--mcp", "--allow", "capital")[1] == ["Tokyo"]
+    return saved(tmp_path, scenario.with_changes(enabled_tools=enabled, mcp_servers=(server,)))
+
+
+def run_process(*argv: str) -> tuple[int, list[str], str]:
+    """The CLI in a process of its own: the MCP SDK starts a server with the stderr it found
+    when first imported, which in this process would be a capture fixture's, closed since."""
+    done = subprocess.run(
+        [sys.executable, "-m", "sandbox_app", "run", *argv, "--json"],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    seen = observations(json.loads(done.stdout)) if done.stdout else []
+    return done.returncode, seen, done.stderr
+
+
+def test_allow_runs_an_mcp_tool_whose_read_only_hint_is_not_believed(tmp_path: Path) -> None:
+    path = mcp_scenario(tmp_path)  # no policy: the server's hint is untrusted, so it asks
+    assert run_process(path, "--mcp")[1] == ["Error: the user declined to run capital"]
+    code, seen, err = run_process(path, "--mcp", "--allow", "capital")
+    assert (code, seen) == (0, ["Tokyo"]), err
 
 
 # ---- eval -----------------------------------------------------------------------------------
@@ -207,3 +223,48 @@ def test_eval_allow_of_a_tool_not_enabled_is_one_line_and_runs_nothing(
         "react-sandbox eval: --allow nobody: no such tool is enabled in this scenario"
     )
     assert not out.exists()
+
+
+# ---- --tools --------------------------------------------------------------------------------
+
+
+def test_tools_accepts_the_scenarios_own_tools(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = saved(tmp_path, scenario_with(NOTIFYING).with_changes(enabled_tools=("search",)))
+    code, seen, _ = run_json(capsys, path, "--tools", "calculator,notify", "--allow", "notify")
+    assert (code, seen) == (0, ["sent"])
+
+
+@pytest.mark.usefixtures("sender_plugin")
+def test_tools_accepts_a_plugins_tool(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    scenario = scenario_with(["Action: sender[hi]", "Answer: done"], custom=())
+    path = saved(tmp_path, scenario)  # the file enables search and calculator only
+    code, seen, _ = run_json(capsys, path, "--tools", "search, sender", "--allow", "sender")
+    assert (code, seen) == (0, ["sent hi"])
+
+
+def test_tools_accepts_an_mcp_servers_tool_with_mcp(tmp_path: Path) -> None:
+    path = mcp_scenario(tmp_path, enabled=("search",))  # capital is not in the file
+    code, seen, err = run_process(path, "--mcp", "--tools", "capital", "--allow", "capital")
+    assert (code, seen) == (0, ["Tokyo"]), err
+
+
+def test_an_unknown_tool_is_one_line_listing_the_known_ones(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = saved(tmp_path, scenario_with(NOTIFYING))
+    assert main(["run", path, "--tools", "search,wether"]) == 1
+    captured = capsys.readouterr()
+    assert captured.err.splitlines() == [
+        "react-sandbox: --tools: unknown tool 'wether'; known: calculator, search, finish, notify"
+    ]
+    assert captured.out == ""
+
+
+def test_with_mcp_the_known_tools_include_the_servers(tmp_path: Path) -> None:
+    code, seen, err = run_process(mcp_scenario(tmp_path), "--mcp", "--tools", "capitol")
+    assert (code, seen) == (1, [])  # nothing on stdout either
+    (line,) = err.splitlines()
+    assert line.startswith("react-sandbox: --tools: unknown tool 'capitol'; known: calculator, ")
+    assert "capital" in line.split("known: ")[1].split(", ")
