@@ -4,7 +4,8 @@ One JSON line per finished run (case, lane, repeat, status, answer, verdict, met
 full event trace) is appended and flushed as each run ends, so a killed process loses no
 finished run; ``--resume`` skips what the file already has, ``--only-failed`` runs again
 what failed. Each server gets at most ``--concurrency`` requests at once (a 429's retries wait
-inside that server's share, never another's). Exit codes: 0 done, 1 an error, 4 a lane below
+inside that server's share, never another's). The progress goes to stderr, the summary to
+stdout. Exit codes (cli_io.py): 0 done, 1 an error, 2 usage, 4 a lane below
 ``--min-pass-rate``.
 """
 
@@ -15,6 +16,7 @@ import asyncio
 import json
 import re
 import sys
+import textwrap
 import time
 from collections.abc import Iterable
 from dataclasses import replace
@@ -30,6 +32,13 @@ from sandbox_app.backends.registry import (
     config_for,
     key_notice,
 )
+from sandbox_app.cli_io import (
+    EVAL_EXIT_CODES,
+    EXIT_BELOW_PASS_RATE,
+    STDIN,
+    STDIN_NAME,
+    scenario_from,
+)
 from sandbox_app.core.eval_report import to_html
 from sandbox_app.core.evaluation import (
     ResultsFile,
@@ -44,14 +53,11 @@ from sandbox_app.core.file_reader import ReadError, display_name
 from sandbox_app.core.lane_settings import LaneSettings, parse_option
 from sandbox_app.core.scenario import Scenario, lane_settings
 from sandbox_app.core.scenario_fields import ScenarioError
-from sandbox_app.core.scenario_file import load_scenario
-from sandbox_app.core.tools import tools_for
-from sandbox_app.core.tools.policy import allow, asking, refused_line
+from sandbox_app.core.tools.policy import allow, refused_line
 from sandbox_app.eval_outputs import cache_problem, check_writable
-from sandbox_app.eval_runner import EvalLane, EvalRunner, lane_label
+from sandbox_app.eval_runner import EvalLane, EvalRunner, declined, lane_label
 from sandbox_app.terminal import say, visible
 
-EXIT_BELOW_PASS_RATE = 4
 # "http://localhost:11434/v1:qwen3:8b": the URL ends where its path meets the first colon.
 _URL_LANE = re.compile(r"^(https?://[^/\s]+(?:/[^:\s]*)?):(.+)$")
 
@@ -59,10 +65,19 @@ _URL_LANE = re.compile(r"^(https?://[^/\s]+(?:/[^:\s]*)?):(.+)$")
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="react-sandbox eval",
-        description="Run a scenario's test set against one or more lanes and summarise the "
-        "pass rates. Keys come from the environment, as for `react-sandbox run`.",
+        # Wrapped here: the epilog's list of exit codes needs its lines kept as written.
+        description=textwrap.fill(
+            "Run a scenario's test set against one or more lanes and summarise the pass "
+            "rates: the progress on stderr, the summary on stdout. Keys come from the "
+            "environment, as for `react-sandbox run`.",
+            79,
+        ),
+        epilog=EVAL_EXIT_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("scenario", help="a scenario file with a test set")
+    p.add_argument(
+        "scenario", help="a scenario file with a test set, or - to read one from standard input"
+    )
     p.add_argument(
         "--lane",
         action="append",
@@ -104,15 +119,21 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
-def eval_command(argv: list[str], out: TextIO | None = None) -> int:
-    out = out or sys.stdout  # looked up now: a default bound at import outlives a redirection
+def eval_command(argv: list[str], out: TextIO | None = None, progress: TextIO | None = None) -> int:
+    """The summary to ``out``, the progress to ``progress`` (by default stdout and stderr,
+    looked up now: a default bound at import outlives a redirection)."""
+    out, progress = out or sys.stdout, progress or sys.stderr
     args = parser().parse_args(argv)
     try:
         for name in ("repeat", "concurrency", "timeout"):  # the rules `run` and files share
             setattr(args, name, parse_option(name, getattr(args, name), f"--{name}"))
-        scenario = load_scenario(args.scenario)
+        piped = args.scenario == STDIN
+        if piped and not args.out:  # no file name to name the results after
+            raise ValueError("a scenario from standard input needs --out (its results file)")
+        scenario = scenario_from(args.scenario)
         if not scenario.test_set:
-            raise ValueError(f"{Path(args.scenario).name} has no test set")
+            name = STDIN_NAME if piped else Path(args.scenario).name
+            raise ValueError(f"{name} has no test set")
         unknown = [name for name in args.allow if name not in scenario.enabled_tools]
         if unknown:
             raise ValueError(f"--allow {unknown[0]}: no such tool is enabled in this scenario")
@@ -120,7 +141,7 @@ def eval_command(argv: list[str], out: TextIO | None = None) -> int:
         minimum = _rate(args.min_pass_rate)
         results_path = Path(args.out or Path(args.scenario).with_suffix(".results.jsonl").name)
         # Every file the evaluation writes is checked before the first run, not after the last.
-        scenario_path = {"the scenario file": Path(args.scenario)}
+        scenario_path = {} if piped else {"the scenario file": Path(args.scenario)}
         check_writable(results_path, "--out", others=scenario_path)
         resume = args.resume or args.only_failed
         if results_path.exists() and results_path.stat().st_size and not resume:
@@ -142,7 +163,7 @@ def eval_command(argv: list[str], out: TextIO | None = None) -> int:
     scenario = scenario.with_changes(policies=allowance.policies)
     for name in allowance.refused:
         say(f"react-sandbox eval: {refused_line(name)}")
-    if notice := _declined(scenario, allowance.trusted):
+    if notice := declined(scenario, allowance.trusted):
         say(f"react-sandbox eval: {notice}")
     cache = Path(args.cache) if args.cache else None
     problem = cache_problem(cache) if cache is not None else None
@@ -166,7 +187,7 @@ def eval_command(argv: list[str], out: TextIO | None = None) -> int:
         say(f"react-sandbox eval: {notice}")
     done = found.results
     todo = pending(planned, done, args.only_failed)
-    runner = _Runner(scenario, lanes, args, results_path, out, keys, cache, allowance.trusted)
+    runner = _Runner(scenario, lanes, args, results_path, progress, keys, cache, allowance.trusted)
     runner.total = count_pending(planned, done, args.only_failed)
     asyncio.run(runner.run_all(todo))
     everything = [*done, *runner.results]
@@ -189,7 +210,8 @@ def eval_command(argv: list[str], out: TextIO | None = None) -> int:
 
 
 class _Runner:
-    """The command's side of a run: one flushed line per result, and the progress."""
+    """The command's side of a run: one flushed line per result, and the progress (on
+    ``out``: stderr, so that stdout holds only the summary)."""
 
     def __init__(
         self,
@@ -254,22 +276,6 @@ class _Runner:
             )
             self.out.write(visible(line) + "\n")  # the answer and lane are others' words
         self.out.flush()
-
-
-def _declined(scenario: Scenario, trusted: frozenset[str]) -> str | None:
-    """Which of the scenario's tools every run will be refused, and why (None: none)."""
-    s = scenario
-    tools = asking(tools_for(s.enabled_tools, s.documents, s.custom_tools), s.policies, trusted)
-    if not tools:
-        return None
-    why = ", ".join(
-        f"{t.name} ({'the scenario says ask' if t.read_only else 'it has side effects'})"
-        for t in tools
-    )
-    return (
-        f"eval asks no one, so every call of these tools will be declined: {why}; "
-        "--allow TOOL lets one run unasked"
-    )
 
 
 def _lanes(args: argparse.Namespace, scenario: Scenario) -> list[EvalLane]:

@@ -25,6 +25,7 @@ from sandbox_app.core.records import RunRecord
 from sandbox_app.core.scenario import Scenario
 from sandbox_app.core.test_set import scenario_for_case
 from sandbox_app.core.tools import Tool, tools_for
+from sandbox_app.core.tools.policy import asking
 from sandbox_app.core.verdict import matches
 
 OnResult = Callable[[dict[str, Any], RunRecord], None]
@@ -40,6 +41,23 @@ class EvalLane:
 def lane_label(name: str, options: dict[str, Any]) -> str:
     """A lane's column title: a native-tools lane says so (it is often the same model)."""
     return name + (" (native tools)" if options.get("tool_calling") == "native" else "")
+
+
+def declined(scenario: Scenario, trusted: frozenset[str]) -> str | None:
+    """Which of the scenario's tools every run will decline, with no one to approve a call,
+    and why (None: none)."""
+    s = scenario
+    tools = asking(tools_for(s.enabled_tools, s.documents, s.custom_tools), s.policies, trusted)
+    if not tools:
+        return None
+    why = ", ".join(
+        f"{t.name} ({'the scenario says ask' if t.read_only else 'it has side effects'})"
+        for t in tools
+    )
+    return (
+        f"eval asks no one, so every call of these tools will be declined: {why}; "
+        "--allow TOOL lets one run unasked"
+    )
 
 
 class EvalRunner:
