@@ -181,6 +181,8 @@ async def _run(
         sources: list[Tool] = []
         for connection in connections:  # a name already taken is offered as SERVER_NAME
             sources += await connection.connect((*taken, *(t.name for t in sources)))
+            for notice in (*connection.skipped, *connection.renamed):  # said once, as the window
+                print(f"react-sandbox: {notice}", file=sys.stderr)
         engine = make_engine(sources)
         watcher = asyncio.create_task(waiting.watch()) if waiting is not None else None
         return await drive(engine, emit)

@@ -7,13 +7,16 @@ tool parsers read them out of the model's text:
     <tool_call>{"name": "search", "arguments": {"query": "Brightgrid capacity"}}</tool_call>
 
 With a tool parser (``style``) the text before the first block streams as ``content`` and each
-block becomes ``delta.tool_calls`` pieces (shared/streams/tool-calls.md):
+block becomes ``delta.tool_calls`` pieces, as these captures show:
 
 - ``"openai"``: id, type, name and ``"arguments": ""`` first, then argument fragments; the
-  finish delta is ``{}``.
+  finish delta is ``{}`` (gpt-4o-2024-08-06, recorded from the live API in openai-python's
+  snapshots, https://github.com/openai/openai-python/tree/main/.inline-snapshot/external).
 - ``"vllm"``: id, type, index and the name with no ``arguments`` key, then fragments; the finish
-  delta is ``{"content": ""}`` with ``"stop_reason": null``.
-- ``"ollama"``: the whole call, arguments included, in one delta.
+  delta is ``{"content": ""}`` with ``"stop_reason": null`` (April 2025, the test "vllm
+  capture" in https://github.com/g0t4/ask-openai.nvim/blob/01b2cc5de6c4e97540bfbbefc8644d8c28a5a371/lua/ask-openai/tools/tests/sse.lua).
+- ``"ollama"``: the whole call, arguments included, in one delta (qwen2.5-coder, April 2025,
+  the test "parses ollama all-in-one tool_calls" in the same file).
 
 Without one (``None``: llama.cpp without ``--jinja``'s parser, a vLLM with no
 ``--tool-call-parser``) the blocks stay in the content, as those servers send them.

@@ -6,10 +6,10 @@ Each configured model follows a :class:`ModelScript`: canned replies chosen by h
 many assistant turns the request already holds, plus knobs for pacing, HTTP
 failures and broken streams (cut, malformed, invalid UTF-8, stalled).
 
-Thinking models are reproduced on the shapes captured from real servers (the notes in
-``/work/shared/streams/``): the reply's ``<think>…</think>`` sent raw in ``content``, or
-separated into ``delta.reasoning_content`` / ``delta.reasoning`` chunks the way DeepSeek,
-llama.cpp, vLLM and OpenRouter send them, or hidden as OpenAI's o-series do (only
+Thinking models are reproduced on the shapes captured from real servers (tests/core/test_sse.py
+quotes each capture and names its source): the reply's ``<think>…</think>`` sent raw in
+``content``, or separated into ``delta.reasoning_content`` / ``delta.reasoning`` chunks the way
+DeepSeek, llama.cpp, vLLM and OpenRouter send them, or hidden as OpenAI's o-series do (only
 ``usage.completion_tokens_details.reasoning_tokens``), plus the 400s OpenAI answers to
 parameters a reasoning model does not take (:data:`OPENAI_REASONING_REJECTS`).
 
@@ -116,8 +116,11 @@ def _format_value(value: Any) -> str:
     return json.dumps(value)
 
 
-# What OpenAI's o-series and gpt-5 answer on Chat Completions (verbatim 400s collected in
-# streams/openai.md §1), checked in this order: the first one the request has is reported.
+# What OpenAI's o-series and gpt-5 answer on Chat Completions, verbatim as reported in
+# https://github.com/microsoft/vscode-copilot-release/issues/9954 (max_tokens),
+# https://github.com/huggingface/smolagents/pull/1662 (stop) and
+# https://github.com/owndev/Open-WebUI-Functions/issues/98 (temperature), checked in this
+# order: the first one the request has is reported.
 OPENAI_REASONING_REJECTS: tuple[UnsupportedParam, ...] = (
     UnsupportedParam(
         "max_tokens",

@@ -550,8 +550,9 @@ def test_a_reply_without_thinking_has_no_usage_details(fake_server: FakeOpenAISe
         assert chunks[-1].usage.completion_tokens_details is None
 
 
-# (field, chunk_style, reasoning delta, content delta, finish delta), as captured in
-# /work/shared/streams/: deepseek.md §2a, llama.cpp.md §3a, vllm.md §2b, openrouter.md §2b.
+# (field, chunk_style, reasoning delta, content delta, finish delta), as captured from DeepSeek's
+# API (deepseek-reasoner), llama.cpp b9554, vLLM 0.17.0 and OpenRouter (z-ai/glm-4.5 via
+# DeepInfra); tests/core/test_sse.py quotes the first three and names their sources.
 CHUNK_SHAPES: list[tuple[str, str | None, Any, Any, list[tuple[str, Any]]]] = [
     (
         "reasoning_content",
@@ -844,7 +845,7 @@ def test_max_tokens_counts_thinking_and_answer(fake_server: FakeOpenAIServer, fi
     asyncio.run(scenario())
 
 
-# The JSON OpenAI answers, verbatim from /work/shared/streams/openai.md §1.
+# The JSON OpenAI answers, verbatim (sources beside OPENAI_REASONING_REJECTS in fakeserver.py).
 REJECTIONS: list[tuple[dict[str, Any], str, str, str]] = [
     (
         {"max_tokens": 100},
@@ -959,7 +960,8 @@ def test_rejections_through_the_sdk_and_what_passes(fake_server: FakeOpenAIServe
 def test_a_custom_rejection_and_other_errors_keep_param_null(
     fake_server: FakeOpenAIServer,
 ) -> None:
-    # o1 in September 2024 (openai.md §1): stream=true refused, stream=false fine.
+    # o1 in September 2024 (https://github.com/ChatGPTNextWeb/NextChat/issues/5410):
+    # stream=true refused, stream=false fine.
     no_stream = UnsupportedParam(
         "stream",
         "Unsupported value: 'stream' does not support {value} with this model."

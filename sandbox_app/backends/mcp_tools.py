@@ -3,9 +3,15 @@
 A connection lives on the network loop (network_loop.py), in a task of its own that holds the
 SDK's session open (the SDK's contexts must be entered and left in one task); a run's calls go
 there through ``network_loop.call``, so a slow or stuck server never holds the window. Every
-failure is one line: a server that cannot start or be reached, one that dies (its next call
-says so and the run goes on with that error as the observation), a call that hangs (the
-server's timeout), a tool that errors (its own message).
+failure is one line: a server that cannot start or be reached, one that dies (it is gone: every
+call says so at once, ``on_end`` hears of it), a call that hangs (the server's timeout), a tool
+that errors (its own message). The run goes on with the line as the observation.
+
+Over streamable HTTP the SDK sees a dead server at once (the POST cannot connect, its task
+group fails and ends the task holding the session) but leaves the request pending forever (the
+session's reader is cancelled before it fails its waiters). So a call waits for its answer *or*
+the end of that task: the session's own life, exact where a probe of the port is not (another
+process may hold the port) and free. A ping every WATCH_EVERY_S finds an idle server gone.
 
 Each listed tool becomes a :class:`McpTool`: its description is the server's (cleaned and
 capped, core/tools/outside.py; a tool whose name is not a safe word is skipped with one line in
@@ -20,8 +26,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterable, Mapping
-from contextlib import AbstractAsyncContextManager
+from collections.abc import Callable, Iterable, Mapping
+from contextlib import AbstractAsyncContextManager, suppress
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,6 +39,7 @@ from sandbox_app.core.tools.outside import clean_description, name_problem
 
 CONNECT_TIMEOUT_S = 30.0
 CLOSE_TIMEOUT_S = 5.0
+WATCH_EVERY_S = 10.0  # so the dialog says an idle server is gone before a run's call finds out
 
 
 class McpError(Exception):
@@ -61,16 +68,26 @@ class McpConnection:
     """One server: :meth:`connect` lists its tools, :meth:`call` runs one, :meth:`close`."""
 
     def __init__(
-        self, spec: McpServerSpec, keys: KeyStore | None = None, *, trust_hints: bool = False
+        self,
+        spec: McpServerSpec,
+        keys: KeyStore | None = None,
+        *,
+        trust_hints: bool = False,
+        on_end: Callable[[McpConnection], None] | None = None,
+        reconnect_hint: str = "",
     ) -> None:
         self.spec = spec
         self.trust_hints = trust_hints  # its read-only hints let tools run unasked
         self.skipped: list[str] = []  # one line per listed tool not offered (an unsafe name)
+        self.renamed: list[str] = []  # one line per tool offered under another name
+        self.on_end = on_end  # once a connected session ends by itself (network loop's thread)
+        self.reconnect_hint = reconnect_hint  # how to bring it back, added to "is gone"
         self._secrets = secrets_for(spec, keys or KeyStore())
         self._session: Any = None
         self._task: asyncio.Task[None] | None = None
         self._closing: asyncio.Event | None = None
         self.ended = ""  # why the session ended, once it has
+        self.gone = False  # it ended by itself after connecting (not closed, never failed)
 
     async def connect(self, taken: Iterable[str] = ()) -> list[McpTool]:
         """Start or reach the server and list its tools. A tool named like one in ``taken``
@@ -79,7 +96,7 @@ class McpConnection:
         infos = await network_loop.call(self._connect())
         used = {name.casefold() for name in taken}
         tools = []
-        self.skipped = []
+        self.skipped, self.renamed = [], []
         for info in infos:
             problem = name_problem(info.name)
             if problem:
@@ -88,6 +105,10 @@ class McpConnection:
             tool = McpTool(self, info)
             if tool.name.casefold() in used:
                 tool.name = f"{self.spec.name}_{info.name}"
+                self.renamed.append(
+                    f"Tool {info.name} of {self.spec.name} is offered as {tool.name} "
+                    f"({info.name} is taken)."
+                )
             used.add(tool.name.casefold())
             tools.append(tool)
         return tools
@@ -123,16 +144,36 @@ class McpConnection:
                 listed = await s.list_tools()
                 self._session = s
                 ready.set_result([_info(tool) for tool in listed.tools])
-                await closing.wait()
+                await self._watch(s, closing)
         except Exception as err:  # whatever the transport or the server does
-            line = self._failed(err)
             if not ready.done():
-                ready.set_exception(McpError(line))
-            self.ended = line
+                self.ended = self._failed(err)
+                ready.set_exception(McpError(self.ended))
+            else:  # it was connected: gone
+                self._end(err)
         finally:
             self._session = None
             if not self.ended:
                 self.ended = f"MCP server {self.spec.name} was closed."
+
+    async def _watch(self, session: Any, closing: asyncio.Event) -> None:
+        """Until closed, a ping every WATCH_EVERY_S; a closed connection ends the session."""
+        from mcp.shared.exceptions import McpError as ProtocolError
+        from mcp.types import CONNECTION_CLOSED
+
+        while True:
+            with suppress(TimeoutError):
+                await asyncio.wait_for(closing.wait(), WATCH_EVERY_S)
+                return
+            try:
+                async with asyncio.timeout(self.spec.timeout_s):
+                    await session.send_ping()
+            except TimeoutError:
+                continue  # busy is not gone: its calls have their own timeout
+            except ProtocolError as err:
+                if err.error.code == CONNECTION_CLOSED:
+                    raise
+                # any other error is an answer: a server that does not know ping is alive
 
     def _transport(self) -> AbstractAsyncContextManager[Any]:
         spec = self.spec
@@ -147,29 +188,48 @@ class McpConnection:
         return stdio_client(params)
 
     def _failed(self, err: BaseException) -> str:
-        while isinstance(err, BaseExceptionGroup) and err.exceptions:  # anyio's task groups
-            err = err.exceptions[0]
+        err = _leaf(err)
         if isinstance(err, FileNotFoundError):
             what = f"cannot start {self.spec.command!r} (not found)"
         else:
             what = sentence(str(err) or type(err).__name__).rstrip(".")
         return f"MCP server {self.spec.name} ({self.spec.where}) failed: {what}."
 
+    def _end(self, err: BaseException) -> None:
+        """The session ended by itself: say why once, for this call and every later one."""
+        self._session = None
+        if self.ended:
+            return
+        hint = f"; {self.reconnect_hint}" if self.reconnect_hint else "."
+        where = f"{self.spec.name} ({self.spec.where})"
+        self.ended = f"MCP server {where} is gone: {_reason(err)}{hint}"
+        self.gone = True
+        if self.on_end is not None:
+            self.on_end(self)
+
     async def _call(self, tool: str, arguments: dict[str, Any]) -> tuple[str, bool]:
-        session = self._session
-        if session is None:
+        session, holding = self._session, self._task
+        if session is None or holding is None:
             raise McpError(self.ended or f"MCP server {self.spec.name} is not connected.")
+        answer = asyncio.ensure_future(session.call_tool(tool, arguments))
         try:
             async with asyncio.timeout(self.spec.timeout_s):
-                result = await session.call_tool(tool, arguments)
+                # The answer, or the session's end (over HTTP the SDK may never fail the call)
+                await asyncio.wait({answer, holding}, return_when=asyncio.FIRST_COMPLETED)
         except TimeoutError:
             raise McpError(
                 f"MCP server {self.spec.name} did not answer {tool} within "
                 f"{self.spec.timeout_s:g} s."
             ) from None
+        finally:
+            if not answer.done():  # timed out, the session ended, or the run was stopped
+                answer.cancel()
+        if answer.cancelled() or not answer.done():  # the session ended first
+            raise McpError(self.ended or f"MCP server {self.spec.name} is not connected.")
+        try:
+            result = answer.result()
         except Exception as err:  # the server died or broke the protocol: it stays so
-            self.ended = self.ended or self._failed(err)
-            self._session = None
+            self._end(err)
             raise McpError(self.ended) from None
         texts = [part.text for part in result.content if getattr(part, "type", "") == "text"]
         if not texts and result.structuredContent is not None:
@@ -185,6 +245,33 @@ class McpConnection:
                 await asyncio.wait_for(task, CLOSE_TIMEOUT_S)
             except (TimeoutError, Exception):
                 task.cancel()
+
+
+def _leaf(err: BaseException) -> BaseException:
+    while isinstance(err, BaseExceptionGroup) and err.exceptions:  # anyio's task groups
+        err = err.exceptions[0]
+    return err
+
+
+def _reason(err: BaseException) -> str:
+    """Why a session ended, in a few words: "connection refused", "connection closed"…"""
+    from anyio import BrokenResourceError, ClosedResourceError, EndOfStream
+
+    err = _leaf(err)
+    cause: BaseException | None = err
+    while cause is not None:  # httpx wraps the socket's own error twice
+        if isinstance(cause, ConnectionRefusedError):
+            return "connection refused"
+        if isinstance(cause, ConnectionResetError):
+            return "connection reset"
+        closed = (BrokenPipeError, ClosedResourceError, BrokenResourceError, EndOfStream)
+        if isinstance(cause, closed):  # a stdio server's pipes, after its process ended
+            return "connection closed"
+        cause = cause.__cause__ or cause.__context__
+    if not str(err):
+        return type(err).__name__
+    text = sentence(str(err)).rstrip(".")
+    return text[:1].lower() + text[1:] if text[1:2].islower() else text
 
 
 def _info(tool: Any) -> McpToolInfo:

@@ -2,7 +2,7 @@
 
 OpenAI's reasoning models (o1, o3, o4-mini, the gpt-5 family) reject ``max_tokens`` (they
 take ``max_completion_tokens``), ``stop`` and any temperature but 1, so they are sent none
-of them. Other servers have their own refusals (shared/streams/openai.md §1): when one
+of them. Other servers have their own refusals: when one
 answers 400 naming a parameter, the request is sent again once without it (or with its
 replacement), and that is remembered for the model while the app runs.
 """
@@ -33,7 +33,7 @@ _NAMED = re.compile(
     r"['\"`](\w+)['\"`][^.]{0,40}\bnot supported|unsupported \w+: ['\"`](\w+)", re.IGNORECASE
 )
 
-UNSUPPORTED_CODES = ("unsupported_parameter", "unsupported_value")  # OpenAI's, openai.md §1
+UNSUPPORTED_CODES = ("unsupported_parameter", "unsupported_value")  # OpenAI's codes for these 400s
 
 # (base URL, model) → the parameters that model refused; kept while the app runs.
 _refused: dict[tuple[str, str], set[str]] = {}

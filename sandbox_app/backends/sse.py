@@ -126,9 +126,9 @@ def decode_chunk(data: str) -> Delta:
 def _tool_calls(entries: Any) -> list[ToolCallPiece]:
     """``delta.tool_calls`` as pieces. Only ``index`` is required (the spec's
     ChatCompletionMessageToolCallChunk); vLLM sends no ``arguments`` key with the name, some
-    builds an empty-string ``id`` on later pieces, Ollama the whole call in one piece
-    (shared/streams/tool-calls.md). A piece without an index (older Ollama builds) takes its
-    place in the list."""
+    builds an empty-string ``id`` on later pieces, Ollama the whole call in one piece (the
+    captures, with their sources, are in tests/core/test_sse.py). A piece without an index
+    (older Ollama builds) takes its place in the list."""
     pieces: list[ToolCallPiece] = []
     for position, entry in enumerate(entries if isinstance(entries, list) else ()):
         if not isinstance(entry, dict):

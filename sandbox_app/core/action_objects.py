@@ -10,7 +10,7 @@ Models and other agent frameworks write a tool call as a JSON object, bare or in
 
 Our tools take one string. A string argument is the input; an object's JSON text is the input,
 and the router hands a tool the one string inside an object like ``{"q": "refund days"}``
-(:func:`plain_input`), as it does for seed 000's ``Action Input: {"q": "…"}``.
+(:func:`plain_input`), as it does for an ``Action Input: {"q": "…"}`` line.
 
 JSON is only ever read with :func:`json.loads`; nothing the model wrote is evaluated.
 """
@@ -55,7 +55,7 @@ def name_key(name: str) -> str:
 
 
 def plain_input(input: str) -> str:
-    """``{"q": "refund days"}`` (seed 000's Action Input style) → ``refund days``.
+    """``{"q": "refund days"}`` (an ``Action Input`` line's JSON) → ``refund days``.
 
     An object with one key whose value is a string gives that string; anything else is kept.
     """

@@ -74,7 +74,7 @@ _SPECS = (
         example_action="Thought: I need the total.\nAction: calculator[20 * 12 * 7]",
         example_answer="Thought: Done.\nAnswer: $1,680 per year",
         forms=frozenset({"bracket", "paper"}),
-        # Seed 002, "The ReAct Format".
+        # The classic format: each turn is Thought + Action, or Thought + Answer at the end.
         format=(
             "Each turn has one of two shapes:\n\n"
             "Thought: what I need to do next\n"
@@ -99,7 +99,7 @@ _SPECS = (
         example_action="Thought: add first\nAction: calculator(128 + 256)",
         example_answer="Final Answer: 668",
         forms=frozenset({"paren"}),
-        # Seed 003's SYSTEM_PROMPT.
+        # The system prompt of a plain hand-written loop: Thought, Action: tool(arg), Final Answer.
         format=(
             "You must follow this format exactly:\n\n"
             "Thought: describe your reasoning\n"
@@ -110,7 +110,7 @@ _SPECS = (
             "Stop after each Action; never write the Observation yourself."
         ),
         tool_line="- {name}({hint}: str) - {description}",
-        # Seed 003's corrective observation, plus how to finish.
+        # A hand-written loop's corrective observation for a reply in no format, plus how to finish.
         correction=(
             "I did not understand the action. Please use 'Action: tool_name(args)', "
             "or 'Final Answer: <answer>' when you are done."
@@ -123,7 +123,7 @@ _SPECS = (
         example_action='Thought: look it up\nAction: webSearch\nAction Input: {"q": "sisu"}',
         example_answer="Final Answer: 668",
         forms=frozenset({"action_input"}),
-        # Seed 000's prompting tip, with the final answer the loop needs to end.
+        # The usual Action / Action Input prompt, with the final answer the loop needs to end.
         format=(
             "Use tools when helpful. Reply with:\n"
             "Thought: your reasoning\n"
@@ -138,7 +138,7 @@ _SPECS = (
             "'Action Input: <JSON>', or 'Final Answer: <answer>' when you are done."
         ),
         observation_label="Observation:",
-        tool_observation_label="Observation ({tool}):",  # seed 000's middleware
+        tool_observation_label="Observation ({tool}):",  # as ReAct middleware labels it
     ),
     DialectSpec(
         name="paper",

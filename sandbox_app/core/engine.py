@@ -1,6 +1,6 @@
 """The ReAct loop: stream a turn, cut fabricated observations, run the tool, repeat to an answer.
 
-Seed 003's ``run_react`` is the shape: a system prompt and the question, then per step the
+A plain hand-written ReAct loop is the shape: a system prompt and the question, then per step the
 model's text as the assistant message and ``Observation: <result>`` as the next user message,
 until a final answer or the step limit. On top of it: streaming with a client-side cut at the
 Observation label, one corrective observation for a reply in no format, approval for tools
@@ -51,7 +51,7 @@ from sandbox_app.core.stepping import Pause, PauseFn
 from sandbox_app.core.tools import Approver, Tool, ToolResult, ToolRouter, tools_for
 from sandbox_app.core.turn_reader import TurnOutcome, TurnReader, ask_again
 
-MAX_STEPS_MESSAGE = "Reached max steps without final answer"  # seed 003's wording
+MAX_STEPS_MESSAGE = "Reached max steps without final answer"  # as plain ReAct loops word it
 # Stop generating where the model would start writing its own observation. "\nObservation "
 # also covers the numbered ("Observation 2:") and tool-tagged ("Observation (search):") forms.
 STOP_SEQUENCES = ("\nObservation:", "\nObservation ")

@@ -2,9 +2,9 @@
 
 Dialects (auto-detected unless one is chosen):
 
-* ``bracket`` — ``Action: calculator[20 * 12 * 7]`` … ``Answer: $1,680 per year`` (seed 002)
-* ``paren`` — ``Action: calculator(128 + 256)`` … ``Final Answer: 668`` (seed 003)
-* ``action_input`` — ``Action: webSearch`` + ``Action Input: {"q": "…"}`` (seed 000), and
+* ``bracket`` — ``Action: calculator[20 * 12 * 7]`` … ``Answer: $1,680 per year``
+* ``paren`` — ``Action: calculator(128 + 256)`` … ``Final Answer: 668``
+* ``action_input`` — ``Action: webSearch`` + ``Action Input: {"q": "…"}``, and
   tool calls written as JSON objects (``{"action": "search", "action_input": "…"}``,
   ``<tool_call>{"name": …, "arguments": …}</tool_call>`` …; see
   :mod:`sandbox_app.core.action_objects`)

@@ -1,6 +1,6 @@
 """System prompts: a user-editable template with ``{tools}`` and ``{format}`` filled per dialect.
 
-The default template and each dialect's format text come from the seeds' own prompts; the
+The default template and each dialect's format text follow well-known ReAct prompts; the
 format text and tool line live in the dialect's spec (:mod:`sandbox_app.core.dialects`), next
 to the call forms the parser reads, so a run asks for exactly the syntax it will parse.
 """

@@ -16,11 +16,12 @@ from typing import Any
 from sandbox_app.core.dialects import label_role
 from sandbox_app.core.events import Event, RunFinished
 from sandbox_app.core.markdown import code, fence, inline
-from sandbox_app.core.records import RunRecord
-from sandbox_app.core.trace_text import TraceText
+from sandbox_app.core.records import RunRecord, RunSettings
+from sandbox_app.core.trace_text import THINKING_PREFIX, TraceText
 
 # TraceText's roles → the window's style keys (core/trace_text.py, ui/theme.py).
 _ROLES = {"step": "step", "observation": "observation", "error": "error", "dim": "notice"}
+THINKING_HEADING = "Thinking (never acted on)"  # TraceText's line above a thinking block
 
 
 def lines(events: Iterable[Event]) -> list[tuple[str, str]]:
@@ -84,24 +85,76 @@ def run_html(record: RunRecord, styles: Mapping[str, Any]) -> str:
     for line, role in lines(_trace_events(record.events)):
         thinking = role == "thinking"
         if thinking and not folded:
-            body.append("<details><summary>Thinking (never acted on)</summary>")
+            body.append(f"<details><summary>{html.escape(THINKING_HEADING)}</summary>")
         elif folded and not thinking:
             body.append("</details>")
         folded = thinking
+        if thinking and line == THINKING_HEADING + ":":
+            continue  # the summary says it: once is enough
         body.append(f'<div class="{html.escape(role)}">{html.escape(line) or "&nbsp;"}</div>')
     if folded:
         body.append("</details>")
     title = html.escape(record.settings.question or "A ReAct run")
     outcome = html.escape(_outcome(record.finished))
+    about = "".join(f"<li>{html.escape(line)}</li>" for line in settings_lines(record.settings))
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         f"<title>{title}</title><style>"
         "body{font-family:system-ui,sans-serif;margin:2em;max-width:60em}"
         ".trace{font-family:ui-monospace,monospace;white-space:pre-wrap;border:1px solid #ccc;"
         "padding:1em}details{margin:0}summary{cursor:pointer;color:#4a4f55}"
-        f"{css}</style></head><body><h1>{title}</h1><p>{outcome}</p>"
+        f"{css}</style></head><body><h1>{title}</h1><ul>{about}</ul><p>{outcome}</p>"
         f'<div class="trace">{"".join(body)}</div></body></html>\n'
     )
+
+
+def settings_lines(s: RunSettings) -> list[str]:
+    """What produced the run, in words: the model and where it ran, then its settings."""
+    where = s.backend or "unknown backend"
+    if s.base_url:
+        where += f" at {s.base_url}"
+    settings = [
+        f"dialect {s.dialect or '—'}",
+        f"max steps {s.max_steps}",
+        f"tool calls {s.tool_calling}",
+        f"temperature {s.temperature if s.temperature is not None else 'the server’s'}",
+        f"max tokens {s.max_tokens if s.max_tokens is not None else 'Auto'}",
+    ]
+    if s.reasoning_effort:
+        settings.append(f"reasoning effort {s.reasoning_effort}")
+    return [f"Model: {s.model or s.backend or '—'} ({where})", "Settings: " + ", ".join(settings)]
+
+
+def slide_lines(record: RunRecord) -> tuple[str, str, list[tuple[str, str]]]:
+    """The run for a slide: a title (the question), a subtitle (the model and the answer, or
+    how it ended) and the trace's lines, each thinking block folded to one line saying so."""
+    s, done = record.settings, record.finished
+    if done is None:
+        outcome = "not finished"
+    elif done.answer is not None:
+        outcome = f"Answer: {done.answer}"
+    else:
+        outcome = done.status.replace("_", " ").capitalize()
+    subtitle = f"{s.model or s.backend or 'unknown model'} · {outcome}"
+    out: list[tuple[str, str]] = []
+    thought = 0  # lines of the thinking block being folded
+    for line, role in lines(_trace_events(record.events)):
+        if role == "thinking":
+            thought += line != THINKING_HEADING + ":"
+            continue
+        if thought:
+            out.append(_folded(thought))
+            thought = 0
+        out.append((line, role))
+    if thought:
+        out.append(_folded(thought))
+    return s.question or "A ReAct run", subtitle, out
+
+
+def _folded(n: int) -> tuple[str, str]:
+    """A thinking block of ``n`` lines as the one line a slide shows of it."""
+    count = "1 line" if n == 1 else f"{n:,} lines"
+    return f"{THINKING_PREFIX}thinking: {count}, never acted on", "thinking"
 
 
 def _trace_events(events: Iterable[Event]) -> list[Event]:
@@ -134,4 +187,4 @@ def _split(pieces: list[tuple[str, str]]) -> list[tuple[str, str]]:
     return out
 
 
-__all__ = ["lines", "run_html", "run_markdown", "step_text"]
+__all__ = ["lines", "run_html", "run_markdown", "settings_lines", "slide_lines", "step_text"]

@@ -1,11 +1,10 @@
 """Incremental guard that cuts a streamed model turn where it starts inventing an Observation.
 
-The model must never write its own observation (seed 002: "The model must never write an
-observation itself, because then the 'result' would just be a guess"). The scanner sees the
-reply as it streams, releases text that is certainly the model's own, holds back at most the
-start of one line while it could still become an ``Observation:`` label, and reports the cut as
-soon as the label is certain, so the engine can close the stream instead of paying for tokens
-it will throw away.
+The model must never write its own observation: the "result" would then just be a guess. The
+scanner sees the reply as it streams, releases text that is certainly the model's own, holds
+back at most the start of one line while it could still become an ``Observation:`` label, and
+reports the cut as soon as the label is certain, so the engine can close the stream instead of
+paying for tokens it will throw away.
 
 Every line is judged once, with bounded work, so feeding is linear in the reply's length
 whatever the chunk sizes; ``parse_turn`` uses the same scanner on the whole text, which is why

@@ -84,7 +84,7 @@ class LaneConfig:
 
 @dataclass(frozen=True)
 class Script:
-    """Replies for the offline scripted model (seed 002's "sample replies")."""
+    """Replies for the offline scripted model: written sample replies played in a model's place."""
 
     replies: tuple[str, ...] = ()
     tokens_per_second: float = 40.0  # looks live; 0 streams instantly

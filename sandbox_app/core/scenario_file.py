@@ -219,8 +219,9 @@ def scenario_from_dict(data: Any) -> Scenario:
             # 0 is meaningful: the replies stream instantly (as in the tests and benchmarks).
             tokens_per_second=script.number("tokens_per_second", 40.0, (0.0, math.inf)) or 0.0,
             ignore_stop=script.get("ignore_stop", bool, False),
-            # Written only when it differs; else the replies answer the file's own question.
-            question=script.get("question", str, "") or d.get("question", str, ""),
+            # Written only when it differs; absent, the replies answer the file's own question
+            # ("" written: replies for any question, as scripts built in code).
+            question=script.get("question", str, d.get("question", str, "")),
         ),
         lanes=_lanes(d.get("lanes", list, [])),
         test_set=cases_from_list(d.get("test_set", list, [])),

@@ -18,6 +18,7 @@ from sandbox_app.core.metrics import how_far
 from sandbox_app.core.scenario import Expected
 from sandbox_app.core.verdict import COULD_NOT_CHECK, verdict
 from sandbox_app.ui.plain import plain_label
+from sandbox_app.ui.presenter import FONT_FACTOR
 from sandbox_app.ui.theme import styles_for
 
 OUTCOMES = {
@@ -57,6 +58,7 @@ class AnswerHeader:
         font.setPointSizeF(font.pointSizeF() * answer_scale)
         font.setBold(True)
         self.answer.setFont(font)
+        self.answer.setProperty(FONT_FACTOR, answer_scale)  # for zoom (presenter.py)
         # Never squeezed below its text (presenter mode's large fonts): the trace gives way.
         self.answer.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Minimum)
         self.status = plain_label()

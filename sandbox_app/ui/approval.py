@@ -1,5 +1,5 @@
-"""A person in the loop: approve a tool call before it runs (seed 002: a person approves side
-effects), or type the observation of an ask-me tool (core/tools/mock.py)."""
+"""A person in the loop: approve a tool call before it runs (side effects need a person's
+approval), or type the observation of an ask-me tool (core/tools/mock.py)."""
 
 from __future__ import annotations
 

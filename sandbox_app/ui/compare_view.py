@@ -13,8 +13,6 @@ from collections.abc import Callable
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QHBoxLayout,
-    QPushButton,
-    QScrollArea,
     QSpinBox,
     QSplitter,
     QTabWidget,
@@ -36,7 +34,9 @@ from sandbox_app.ui.approval import ask_approval, ask_observation
 from sandbox_app.ui.compare_exports import ComparisonExports
 from sandbox_app.ui.comparison_table import ComparisonTable
 from sandbox_app.ui.eval_panel import EvalPanel
+from sandbox_app.ui.fitting import scrolling, tool_button
 from sandbox_app.ui.key_confirmation import KeyConfirmation
+from sandbox_app.ui.lane_strip import LaneStrip
 from sandbox_app.ui.lane_widget import LaneWidget
 from sandbox_app.ui.plain import plain_label
 from sandbox_app.ui.price_dialog import PriceDialog
@@ -64,16 +64,16 @@ class CompareView(QWidget):
         self.lanes: list[LaneWidget] = []
         self._next_lane_number = 1
 
-        self.add_button = QPushButton("Add lane")
-        self.run_button = QPushButton("Run all")
-        self.stop_button = QPushButton("Stop all")
+        self.add_button = tool_button("Add lane")  # fitting.py: narrow screens, large zooms
+        self.run_button = tool_button("Run all")
+        self.stop_button = tool_button("Stop all")
         self.stop_button.setEnabled(False)
         self.repeat_spin = QSpinBox()
         self.repeat_spin.setRange(1, 20)
         self.repeat_spin.setPrefix("Repeat ")
         self.repeat_spin.setSuffix("×")
         self.repeat_spin.setToolTip("Run each lane N times: one run proves little")
-        self.prices_button = QPushButton("Prices…")
+        self.prices_button = tool_button("Prices…")
         self.prices_button.setToolTip("Dollars per million tokens, per model, for the Cost column")
         self.message = plain_label()
         self.message.setWordWrap(True)
@@ -92,11 +92,9 @@ class CompareView(QWidget):
         toolbar.addWidget(self.prices_button)
         toolbar.addWidget(self.export_button)
 
-        self.lane_splitter = QSplitter(Qt.Orientation.Horizontal)
+        self.strip = LaneStrip()
+        self.lane_splitter = self.strip.splitter
         self.table = ComparisonTable()
-        lanes_area = QScrollArea()  # four lanes on a small screen scroll instead of squeezing
-        lanes_area.setWidget(self.lane_splitter)
-        lanes_area.setWidgetResizable(True)
         self.eval_panel = EvalPanel(
             lambda: self.workspace.model.scenario,
             self.eval_lanes,
@@ -110,9 +108,9 @@ class CompareView(QWidget):
         self.eval_panel.runningChanged.connect(self._on_lane_running_changed)
         self.results_tabs = QTabWidget()  # one run's comparison, or the whole test set
         self.results_tabs.addTab(self.table, "Comparison")
-        self.results_tabs.addTab(self.eval_panel, "Test set")
+        self.results_tabs.addTab(scrolling(self.eval_panel), "Test set")
         vertical = QSplitter(Qt.Orientation.Vertical)
-        vertical.addWidget(lanes_area)
+        vertical.addWidget(self.strip)
         vertical.addWidget(self.results_tabs)
         vertical.setStretchFactor(0, 1)
         vertical.setSizes([560, 150])
@@ -195,7 +193,7 @@ class CompareView(QWidget):
         lane.pane.forkRequested.connect(lambda point: self._start(lane, 1, point))
         lane.pane.stepRequested.connect(lambda: self._start(lane, 1))
         self.lanes.append(lane)
-        self.lane_splitter.addWidget(lane)
+        self.strip.add(lane)
         return lane
 
     def _on_lane_edited(self, lane: LaneWidget) -> None:
@@ -212,7 +210,7 @@ class CompareView(QWidget):
     def _drop(self, lane: LaneWidget) -> None:
         self.lanes.remove(lane)
         lane.backend_panel.abandon()  # a Refresh still waiting must not outlive its widgets
-        lane.setParent(None)
+        self.strip.remove(lane)
         lane.deleteLater()
 
     def _update_lane_buttons(self) -> None:

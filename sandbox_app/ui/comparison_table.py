@@ -16,6 +16,8 @@ class ComparisonTable(QTableWidget):
         self.setHorizontalHeaderLabels(list(COLUMNS))
         self.verticalHeader().hide()
         self.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        # Rows grow with the zoom (presenter.py) instead of cutting their text.
+        self.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         self.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
 
     def show_rows(self, rows: Sequence[dict[str, str]]) -> None:

@@ -54,7 +54,9 @@ class LaneWidget(QFrame):
         font.setBold(True)
         self.title.setFont(font)
         self.model_label = plain_label()
-        self.model_label.setMinimumWidth(40)  # long model names must not widen the lane
+        # Long model names must not widen the lane; they wrap rather than being cut.
+        self.model_label.setMinimumWidth(40)
+        self.model_label.setWordWrap(True)
         # Short labels (full words in the tooltips): four lanes must fit beside the editor.
         self.settings_button = QToolButton()
         self.settings_button.setText("Settings")
@@ -72,6 +74,15 @@ class LaneWidget(QFrame):
         title_row.addWidget(self.duplicate_button)
         title_row.addWidget(self.remove_button)
         self.pane.controls.insertWidget(0, self.settings_button)
+        # A lane's status ("Done after 3 of 5 steps") gets a line of its own, under its
+        # buttons: beside them, three lanes in a 1200-px window cut it to "Don".
+        step_label = self.pane.step_label
+        self.pane.controls.removeWidget(step_label)
+        self.pane.controls.addStretch(1)
+        step_label.setWordWrap(True)
+        pane_layout = self.pane.layout()
+        if isinstance(pane_layout, QVBoxLayout):
+            pane_layout.insertWidget(1, step_label)
         layout = QVBoxLayout(self)
         layout.addLayout(title_row)
         layout.addWidget(self.backend_panel)

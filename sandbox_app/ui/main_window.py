@@ -12,7 +12,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from PySide6.QtCore import QByteArray, QSettings, QSignalBlocker, Qt, QTimer
-from PySide6.QtGui import QCloseEvent, QKeySequence, QShortcut
+from PySide6.QtGui import QCloseEvent, QKeySequence
 from PySide6.QtWidgets import (
     QApplication,
     QLabel,
@@ -87,7 +87,6 @@ class MainWindow(QMainWindow):
         self.run_pane.runningChanged.connect(self._on_any_running_changed)
         self.run_pane.forkRequested.connect(self.start_run)
         self.run_pane.stepRequested.connect(lambda: self.start_run())
-        QShortcut(QKeySequence("F10"), self, self.run_pane.stepper.step)
         self.run_pane.metricsChanged.connect(self._on_run_pane_metrics_changed)
         self._restore_settings()
 
@@ -341,6 +340,7 @@ class MainWindow(QMainWindow):
 
     def closeEvent(self, event: QCloseEvent) -> None:
         self.save_settings()
+        self.presenter.release()
         self.controller.stop()  # the app awaits shutdown() before the loop ends
         if self._compare is not None:
             self._compare.stop_all()

@@ -7,6 +7,10 @@ scenario never starts a program by being opened. :class:`McpServersDialog` edits
 (saved in the scenario, never with a secret: ``secret_env`` names variables the keyring or
 the environment fills) and connects.
 
+A connection that ends by itself (its server died) says so in its status at once, even with
+the dialog open: the connection tells :class:`McpSources` from the network loop's thread through
+a queued signal. Its tools stay, failing at once with that line, until **Reconnect**.
+
 A server's read-only hints are its own claims: its tools ask before running until the user
 ticks "Trust this server's read-only hints" for it. That trust lasts for the session and is
 never read from or written to a file (a scenario cannot vouch for the server it names).
@@ -16,9 +20,11 @@ from __future__ import annotations
 
 import asyncio
 import shlex
+from contextlib import suppress
 from dataclasses import replace
 
-from PySide6.QtCore import QObject, QSignalBlocker, Signal
+from PySide6.QtCore import QEvent, QObject, QSignalBlocker, Qt, Signal
+from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import (
     QCheckBox,
     QDoubleSpinBox,
@@ -38,11 +44,14 @@ from sandbox_app.ui.drafts_dialog import DraftsDialog
 from sandbox_app.ui.plain import plain_label
 from sandbox_app.ui.workspace_signals import QtWorkspace
 
+RECONNECT = "reconnect it in MCP servers…"
+
 
 class McpSources(QObject):
-    """The window's MCP connections; ``changed`` when one connects, fails or closes."""
+    """The window's MCP connections; ``changed`` when one connects, fails, ends or closes."""
 
     changed = Signal()
+    _ended = Signal(object)  # a connection whose session ended by itself, from any thread
 
     def __init__(self, workspace: QtWorkspace, keys: KeyStore) -> None:
         super().__init__(workspace)
@@ -54,6 +63,7 @@ class McpSources(QObject):
         self._pending: dict[str, McpConnection] = {}
         self._closed = False
         self.trusted_hints: set[str] = set()  # servers whose read-only hints are believed
+        self._ended.connect(self._on_ended, Qt.ConnectionType.QueuedConnection)
 
     def trust_hints(self, name: str, trusted: bool) -> None:
         """Believe (or stop believing) server ``name``'s read-only hints, for this session."""
@@ -71,13 +81,20 @@ class McpSources(QObject):
     def connecting(self, name: str) -> bool:
         return name in self._pending
 
+    def gone(self, name: str) -> bool:
+        """Server ``name`` was connected and its session has ended by itself."""
+        connection = self._connections.get(name)
+        return connection is not None and connection.gone
+
     async def connect_server(self, spec: McpServerSpec) -> None:
         """(Re)connect ``spec``; its tools join the runs' tools, or its status says why not.
         A second Connect while one is under way is ignored (one process a server)."""
         if spec.name in self._pending:
             return
         trusted = spec.name in self.trusted_hints
-        self._pending[spec.name] = connection = McpConnection(spec, self.keys, trust_hints=trusted)
+        self._pending[spec.name] = connection = McpConnection(
+            spec, self.keys, trust_hints=trusted, on_end=self._tell_ended, reconnect_hint=RECONNECT
+        )
         try:
             await self.drop_server(spec.name, quiet=True)
             self.status[spec.name] = "connecting…"
@@ -92,8 +109,10 @@ class McpSources(QObject):
             else:
                 self._connections[spec.name] = connection
                 self._tools[spec.name] = tools
-                lines = [f"connected: {len(tools)} tools", *connection.skipped]
-                self.status[spec.name] = "\n".join(lines)
+                lines = [f"connected: {len(tools)} tools", *connection.skipped, *connection.renamed]
+                # (gone already: it ended before its queued signal could find it here)
+                gone = connection.gone
+                self.status[spec.name] = f"⚠ {connection.ended}" if gone else "\n".join(lines)
         finally:
             del self._pending[spec.name]
             if self._closed:  # the window closed while this was connecting
@@ -121,6 +140,17 @@ class McpSources(QObject):
             await self.drop_server(name, quiet=True)
         self._publish()
 
+    def _tell_ended(self, connection: McpConnection) -> None:
+        """On the network loop's thread: the signal takes it to this object's thread."""
+        with suppress(RuntimeError):  # the window (and this object) is already gone
+            self._ended.emit(connection)
+
+    def _on_ended(self, connection: McpConnection) -> None:
+        name = connection.spec.name
+        if self._connections.get(name) is connection:  # not one replaced since
+            self.status[name] = f"⚠ {connection.ended}"
+            self.changed.emit()
+
     def _publish(self) -> None:
         self.workspace.model.set_sources([t for tools in self._tools.values() for t in tools])
         self.changed.emit()
@@ -142,6 +172,9 @@ class McpServersDialog(DraftsDialog[McpServerSpec]):
         self.env_edit = QPlainTextEdit()
         self.env_edit.setPlaceholderText("NAME=value, one per line (no secrets here)")
         self.env_edit.setFixedHeight(self.fontMetrics().lineSpacing() * 3 + 12)
+        # A variable never holds a tab: Tab and Shift+Tab move on, as in any form, and so do
+        # Ctrl+Tab and Ctrl+Shift+Tab (the way out of the template, which keeps Tab).
+        self.env_edit.installEventFilter(self)
         self.secrets_edit = QLineEdit()
         self.secrets_edit.setPlaceholderText("GITHUB_TOKEN, …: from the keyring or the environment")
         self.timeout_spin = QDoubleSpinBox()
@@ -169,6 +202,15 @@ class McpServersDialog(DraftsDialog[McpServerSpec]):
         self.connecting: asyncio.Task[None] | None = None
         self.pruning: asyncio.Task[None] | None = None  # closing removed servers, after OK
         self.fill()
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if watched is self.env_edit and event.type() == QEvent.Type.KeyPress:
+            assert isinstance(event, QKeyEvent)
+            if event.key() in (Qt.Key.Key_Tab, Qt.Key.Key_Backtab):
+                shift = event.modifiers() & Qt.KeyboardModifier.ShiftModifier
+                self.focusNextPrevChild(event.key() == Qt.Key.Key_Tab and not shift)
+                return True
+        return super().eventFilter(watched, event)
 
     def add_server(self) -> None:
         self.add_draft(McpServerSpec(self.free_name("server"), command="python"))
@@ -238,6 +280,7 @@ class McpServersDialog(DraftsDialog[McpServerSpec]):
         name = self.drafts[self.shown].name if self.shown is not None else ""
         self.status.setText(self.sources.status.get(name, "not connected"))
         self.connect_button.setEnabled(not self.sources.connecting(name))
+        self.connect_button.setText("Reconnect" if self.sources.gone(name) else "Connect")
 
     def _on_connect_button_clicked(self) -> None:
         self.connect_current()

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import html
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from PySide6.QtGui import QAction, QActionGroup, QKeySequence
-from PySide6.QtWidgets import QMenu, QMessageBox
+from PySide6.QtGui import QAction, QActionGroup, QKeySequence, QShortcut
+from PySide6.QtWidgets import QAbstractButton, QMenu, QMessageBox, QWidget
 
 from sandbox_app.core.recording import recordings_dir
 from sandbox_app.core.scenario_file import builtin_scenarios
@@ -17,15 +18,7 @@ from sandbox_app.ui.run_exports import export_run_dialog
 if TYPE_CHECKING:
     from sandbox_app.ui.main_window import MainWindow
 
-Keys = QKeySequence | QKeySequence.StandardKey | str
-SHORTCUTS = (
-    ("Ctrl+Enter", "Run the scenario"),
-    ("Esc", "Stop the run"),
-    ("F11", "Presenter mode"),
-    ("Ctrl+= / Ctrl+- / Ctrl+0", "Zoom in / out / back to 100 %"),
-    ("Ctrl+Shift+C", "Copy the trace"),
-    ("Ctrl+N / Ctrl+O / Ctrl+S", "New / open / save a scenario"),
-)
+Keys = QKeySequence | QKeySequence.StandardKey | str | list[QKeySequence]
 
 
 def build_menus(window: MainWindow) -> tuple[QAction, QAction]:
@@ -48,7 +41,9 @@ def build_menus(window: MainWindow) -> tuple[QAction, QAction]:
     for path in sorted(recordings_dir().glob("*.json")):
         action = shipped.addAction(path.stem.replace("_", " ").capitalize())
         action.triggered.connect(lambda _=False, p=path: recordings.play(p))
-    add(window, file_menu, "Save re&cording…", "Ctrl+Shift+S", recordings.save_dialog)
+    # Not Ctrl+Shift+S: that is Save as…, and two actions on one key do neither (nor
+    # Ctrl+Alt+S: AltGr+S types a letter on some layouts).
+    add(window, file_menu, "Save re&cording…", "Ctrl+Shift+R", recordings.save_dialog)
     add(window, file_menu, "&Export run…", "Ctrl+E", lambda: export_run_dialog(window))
     file_menu.addSeparator()
     add(window, file_menu, "&Quit", QKeySequence.StandardKey.Quit, window.close)
@@ -63,10 +58,17 @@ def build_menus(window: MainWindow) -> tuple[QAction, QAction]:
     presenting.setCheckable(True)
     presenting.toggled.connect(presenter.set_on)
     view.addSeparator()
-    add(window, view, "Zoom &in", QKeySequence.StandardKey.ZoomIn, presenter.zoom_in)
-    add(window, view, "Zoom in", "Ctrl+=", presenter.zoom_in).setVisible(False)  # US layouts
+    # Ctrl++ is Ctrl+Shift+= on US layouts: Ctrl+= too, on the same action (a hidden
+    # action's shortcut never fires).
+    zoom_in = [*QKeySequence.keyBindings(QKeySequence.StandardKey.ZoomIn), QKeySequence("Ctrl+=")]
+    add(window, view, "Zoom &in", zoom_in, presenter.zoom_in)
     add(window, view, "Zoom &out", QKeySequence.StandardKey.ZoomOut, presenter.zoom_out)
     add(window, view, "&Actual size", "Ctrl+0", presenter.zoom_reset)
+    one_lane = view.addAction("&One lane at a time (Compare)")
+    one_lane.setCheckable(True)
+    one_lane.setToolTip("Each lane full width, chosen by its tab, above the comparison table")
+    one_lane.toggled.connect(lambda on: window.compare.strip.set_one_lane(on))
+    presenter.one_lane_action = one_lane
     pace = view.addMenu("&Pace (recordings, offline model)")
     group = QActionGroup(window)
     for label, speed in SPEEDS:
@@ -75,6 +77,12 @@ def build_menus(window: MainWindow) -> tuple[QAction, QAction]:
         action.setChecked(speed == recordings.speed)
         action.triggered.connect(lambda _=False, s=speed: recordings.set_speed(s))
         group.addAction(action)
+
+    # Keys on buttons and the trace say what they do, for Help → Keyboard shortcuts.
+    window.run_button.setWhatsThis("Run the scenario")
+    window.stop_button.setWhatsThis("Stop the run")
+    step = QShortcut(QKeySequence("F10"), window, window.run_pane.stepper.step)
+    step.setWhatsThis("Step through a run (Run tab)")
 
     help_menu = window.menuBar().addMenu("&Help")
     help_menu.addAction("&Keyboard shortcuts").triggered.connect(lambda: show_shortcuts(window))
@@ -86,12 +94,47 @@ def add(
     window: MainWindow, menu: QMenu, text: str, keys: Keys, slot: Callable[[], object]
 ) -> QAction:
     action = QAction(text, window)
-    action.setShortcut(QKeySequence(keys) if isinstance(keys, str) else keys)
+    if isinstance(keys, list):
+        action.setShortcuts(keys)
+    else:
+        action.setShortcut(QKeySequence(keys) if isinstance(keys, str) else keys)
     action.triggered.connect(slot)
     menu.addAction(action)
     return action
 
 
+def shortcut_rows(window: QWidget) -> list[tuple[str, str]]:
+    """Every key the window answers to and what it does, read from the window itself: each
+    menu action with a shortcut (its menu and name), each button and QShortcut that says what
+    it does in its whatsThis. Nothing to keep in step by hand."""
+    rows: list[tuple[str, str]] = []
+    for button in window.findChildren(QAbstractButton):
+        if not button.shortcut().isEmpty() and button.whatsThis():
+            rows.append((_keys([button.shortcut()]), button.whatsThis()))
+    for shortcut in window.findChildren(QShortcut):
+        if shortcut.keys() and shortcut.whatsThis():
+            rows.append((_keys(shortcut.keys()), shortcut.whatsThis()))
+    for action in window.findChildren(QAction):
+        if action.shortcuts() and action.isVisible():
+            menus = [m for m in action.associatedObjects() if isinstance(m, QMenu)]
+            where = f"{_clean(menus[0].title())} → " if menus else ""
+            rows.append((_keys(action.shortcuts()), where + _clean(action.text())))
+    return list(dict.fromkeys(rows))  # a lane's Space is the Run tab's Space: once
+
+
+def _keys(sequences: list[QKeySequence]) -> str:
+    # "Return" is the key's name; people call it Enter.
+    names = (k.toString(QKeySequence.SequenceFormat.NativeText) for k in sequences)
+    return " or ".join(n.replace("Return", "Enter") for n in names)
+
+
+def _clean(text: str) -> str:
+    return text.replace("&&", "\0").replace("&", "").replace("\0", "&").rstrip("…")
+
+
 def show_shortcuts(window: MainWindow) -> None:
-    rows = "".join(f"<tr><td><b>{k}</b></td><td>{what}</td></tr>" for k, what in SHORTCUTS)
+    rows = "".join(
+        f"<tr><td><b>{html.escape(keys)}</b></td><td>{html.escape(what)}</td></tr>"
+        for keys, what in shortcut_rows(window)
+    )
     QMessageBox.information(window, "Keyboard shortcuts", f"<table cellpadding=4>{rows}</table>")

@@ -1,19 +1,39 @@
 """File → Export run…: the Run tab's run on screen as Markdown, a self-contained HTML page,
-a JSON recording, or the trace as a PNG for slides (core/run_export.py, core/recording.py)."""
+a JSON recording, or the trace as a PNG for slides (core/run_export.py, core/recording.py).
+
+The PNG is drawn from the run's record, not grabbed from the screen: a title (the question),
+the model and the answer, then the trace in large type in the high-contrast colours, the
+thinking folded to one line a block, no "click to fold" hints, cropped to the text."""
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from PySide6.QtGui import (
+    QColor,
+    QFont,
+    QFontDatabase,
+    QImage,
+    QPainter,
+    QTextCharFormat,
+    QTextCursor,
+    QTextDocument,
+)
 from PySide6.QtWidgets import QFileDialog
 
-from sandbox_app.core.run_export import run_html, run_markdown
-from sandbox_app.ui.theme import LIGHT
+from sandbox_app.core.records import RunRecord
+from sandbox_app.core.run_export import run_html, run_markdown, slide_lines
+from sandbox_app.ui.theme import HIGH_CONTRAST_LIGHT, LIGHT
 
 if TYPE_CHECKING:
     from sandbox_app.ui.main_window import MainWindow
 
+SLIDE_POINTS = 20.0  # read from the back of a room on a 1280-px projector
+SLIDE_WIDTH = 1600  # px at most; lines wrap beyond it
+MARGIN = 24  # px around the text
+MAX_HEIGHT = 30000  # px: QImage's limit is 32,767; a longer run is an HTML export
 FILTERS = "Markdown (*.md);;HTML page (*.html);;Recording (*.json);;PNG image (*.png)"
 
 
@@ -35,8 +55,10 @@ def export_run(window: MainWindow, path: Path) -> bool:
         return window.recordings.save_to(path)
     try:
         if kind == ".png":
-            pane.trace.flush_all()
-            if not pane.trace.viewport().grab().save(str(path), "PNG"):
+            image = slide_image(record)
+            if image.isNull():
+                return _say(window, "⚠ The run is too long for one picture: export .html.")
+            if not image.save(str(path)):  # PNG, by the suffix
                 raise OSError(f"cannot write {path.name}")
         elif kind in (".html", ".htm"):
             path.write_text(run_html(record, LIGHT), encoding="utf-8")
@@ -47,6 +69,47 @@ def export_run(window: MainWindow, path: Path) -> bool:
     except OSError as err:
         return _say(window, f"⚠ Cannot write {path.name}: {err.strerror or err}.")
     return _say(window, f"Exported the run to {path.name}.", True)
+
+
+def slide_document(record: RunRecord) -> QTextDocument:
+    """The run as a slide shows it, laid out at most SLIDE_WIDTH pixels wide (then narrower if
+    the text is: the picture is cropped to it). Written as plain text, never markup."""
+    document = QTextDocument()
+    document.setDocumentMargin(MARGIN)
+    font = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
+    font.setPointSizeF(SLIDE_POINTS)
+    document.setDefaultFont(font)
+    title, subtitle, trace = slide_lines(record)
+    cursor = QTextCursor(document)
+    heading = QTextCharFormat()
+    heading.setFontWeight(QFont.Weight.Bold)
+    heading.setFontPointSize(SLIDE_POINTS * 1.3)
+    cursor.insertText(title, heading)
+    cursor.insertBlock()
+    cursor.insertText(subtitle, HIGH_CONTRAST_LIGHT["step"].char_format())
+    cursor.insertBlock()
+    for line, role in trace:
+        cursor.insertBlock()
+        style = HIGH_CONTRAST_LIGHT.get(role)
+        cursor.insertText(line, style.char_format() if style else QTextCharFormat())
+    document.setTextWidth(SLIDE_WIDTH)
+    document.setTextWidth(min(SLIDE_WIDTH, math.ceil(document.idealWidth())))
+    return document
+
+
+def slide_image(record: RunRecord) -> QImage:
+    """The slide as a picture (a null image when it would be too tall for one)."""
+    document = slide_document(record)
+    width, height = math.ceil(document.textWidth()), math.ceil(document.size().height())
+    if height > MAX_HEIGHT:
+        return QImage()
+    image = QImage(width, height, QImage.Format.Format_RGB32)
+    image.fill(QColor("white"))
+    painter = QPainter(image)
+    painter.setRenderHint(QPainter.RenderHint.TextAntialiasing)
+    document.drawContents(painter)
+    painter.end()
+    return image
 
 
 def _say(window: MainWindow, text: str, ok: bool = False) -> bool:

@@ -66,6 +66,7 @@ class Stepper:
         self.run_button.clicked.connect(self.run_to_end)
         space = QShortcut(QKeySequence(Qt.Key.Key_Space), pane.trace)
         space.setContext(Qt.ShortcutContext.WidgetShortcut)
+        space.setWhatsThis("Step through a run (in a trace)")  # Help → Keyboard shortcuts
         space.activated.connect(self.step)
         pane.controller.runningChanged.connect(self._on_running_changed)
 

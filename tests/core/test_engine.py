@@ -52,7 +52,7 @@ def test_brightgrid_search_then_calculator_then_answer(fake_server: FakeOpenAISe
         "Brightgrid Pro costs $20 per month per developer.",
         "1680",
     ]
-    # Seed 003's message shape: the model's text, then the observation as the next user turn.
+    # A plain ReAct loop's messages: the model's text, then the observation as the next user turn.
     last = fake_server.requests[-1]["messages"]
     assert [m["role"] for m in last] == ["system", "user", "assistant", "user", "assistant", "user"]
     assert last[3]["content"] == "Observation: Brightgrid Pro costs $20 per month per developer."
@@ -121,7 +121,7 @@ def test_cutting_a_fabrication_closes_the_http_stream(fake_server: FakeOpenAISer
     assert first.tokens_saved > 0
 
 
-def test_failure_modes_each_handled_as_the_seeds_describe(fake_server: FakeOpenAIServer) -> None:
+def test_failure_modes_each_handled(fake_server: FakeOpenAIServer) -> None:
     events = run_on_server(fake_server, "failure_modes")
     assert len(of_type(events, FormatError)) == 1
     unknown = [o for o in of_type(events, Observation) if o.tool == "send_email"]
@@ -305,7 +305,7 @@ def test_token_budget_stops_the_run(fake_server: FakeOpenAIServer) -> None:
     assert len(fake_server.requests) == 1
 
 
-def test_scripted_backend_replays_the_seed_loop() -> None:
+def test_scripted_backend_replays_the_sample_replies_with_real_tools() -> None:
     scenario = builtin("brightgrid")
     events = run_events(scenario, ScriptedBackend(scenario.script, scenario.question))
     assert finished(events).answer == "$1,680 per year"

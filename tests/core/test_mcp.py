@@ -14,7 +14,8 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -116,7 +117,7 @@ def test_an_error_a_hang_and_a_dead_server_are_one_line_each(
     assert failed.text == "Error executing tool fail: cannot do that: no reason"  # the server's
     assert hung.text == "Error: MCP server test did not answer hang within 1 s."
     assert died.text.startswith("Error: MCP server test (")
-    assert died.text.endswith("failed: Connection closed.")
+    assert died.text.endswith(") is gone: connection closed.")
     assert after.text == died.text  # gone is gone: the next call says the same at once
     assert all("\n" not in o.text for o in (failed, hung, died))
     assert finished(events).status == "answered"  # the run went on
@@ -236,20 +237,54 @@ def wait_until_listening(process: Any) -> threading.Thread:
     return thread
 
 
-def test_a_server_over_streamable_http(fake_server: FakeOpenAIServer) -> None:
-    port = free_port()
+@contextmanager
+def serving_http(port: int) -> Iterator[subprocess.Popen[bytes]]:
+    """The test server over HTTP on ``port``, listening; ended when the block ends (if the
+    test has not ended it first)."""
     command = [sys.executable, str(SERVER), "--http", str(port)]
     with subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE) as process:
         try:
             drain = wait_until_listening(process)
-            http = McpServerSpec("web", url=f"http://127.0.0.1:{port}/mcp", timeout_s=5)
-            replies = ["Action: capital[Norway]", "Answer: Oslo"]
-            events = asyncio.run(run_with_server(fake_server, replies, ["capital"], http))
-            assert texts(events) == ["Oslo"]
+            yield process
         finally:
             process.terminate()
             process.wait(timeout=10)
         drain.join(timeout=10)  # its output ends with the process; the pipe closes after
+
+
+def test_a_server_over_streamable_http(fake_server: FakeOpenAIServer) -> None:
+    port = free_port()
+    with serving_http(port):
+        http = McpServerSpec("web", url=f"http://127.0.0.1:{port}/mcp", timeout_s=5)
+        replies = ["Action: capital[Norway]", "Answer: Oslo"]
+        events = asyncio.run(run_with_server(fake_server, replies, ["capital"], http))
+        assert texts(events) == ["Oslo"]
+
+
+def test_a_server_gone_over_http_fails_its_calls_at_once() -> None:
+    """The SDK leaves a call to a dead HTTP server pending: it waited the server's whole
+    timeout (60 s here). Now the call says the server is gone, at once, and so does the next."""
+    port = free_port()
+
+    async def session(process: subprocess.Popen[bytes]) -> tuple[list[str], str]:
+        http = McpServerSpec("web", url=f"http://127.0.0.1:{port}/mcp", timeout_s=60)
+        connection = McpConnection(http, trust_hints=True)
+        try:
+            capital = {t.name: t for t in await connection.connect()}["capital"]
+            answers = [await capital.run("Norway")]
+            process.kill()
+            process.wait(timeout=10)
+            for _ in range(2):  # far within the server's 60 s: a hang fails here
+                answers.append(await asyncio.wait_for(capital.run("France"), 10))
+            return answers, connection.ended
+        finally:
+            await connection.close()
+
+    with serving_http(port) as process:
+        answers, ended = asyncio.run(session(process))
+    gone = f"MCP server web (http://127.0.0.1:{port}/mcp) is gone: connection refused."
+    assert answers == ["Oslo", f"Error: {gone}", f"Error: {gone}"]
+    assert ended == gone
 
 
 def test_optional_parameters_and_the_servers_own_timeout() -> None:
@@ -283,3 +318,28 @@ def test_a_tool_named_like_another_is_offered_under_its_servers_name() -> None:
     assert "test_capital" in names
     assert "capital" not in names
     assert answer == "Paris"  # called by its own name on the server
+
+
+def test_the_cli_says_once_that_a_tool_was_renamed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    clash = McpServerSpec("evaltools", sys.executable, (str(SERVER), "--clash"))
+    scenario = scenario_with(["evaltools_calculator"]).with_changes(
+        mcp_servers=(clash,),
+        policies={"evaltools_calculator": "auto"},
+        script=builtin("brightgrid").script.__class__(
+            replies=("Action: evaltools_calculator[two plus two]", "Answer: four"),
+            tokens_per_second=0,
+        ),
+    )
+    path = tmp_path / "clash.json"
+    save_scenario(scenario, path)
+    monkeypatch.setattr("sys.stdin", io.StringIO(""))
+    assert main(["run", str(path), "--mcp", "--json", "--allow", "evaltools_calculator"]) == 0
+    captured = capsys.readouterr()
+    notice = (
+        "Tool calculator of evaltools is offered as evaltools_calculator (calculator is taken)."
+    )
+    assert captured.err.count(notice) == 1
+    document = json.loads(captured.out)
+    assert [e["text"] for e in document["events"] if e["type"] == "Observation"] == ["four"]

@@ -1,7 +1,7 @@
 """Native tool calling: the same loop with the API's tools, tool_calls and tool messages.
 
 Runs go through the real SDK to the test server, which streams calls in the shapes OpenAI,
-vLLM and Ollama send (tests/fake_tool_calls.py, from shared/streams/tool-calls.md) and checks
+vLLM and Ollama send (tests/fake_tool_calls.py names each capture's source) and checks
 the tool-message protocol as OpenAI does (a call without its tool message is a 400).
 """
 

@@ -1,4 +1,5 @@
-"""The ReAct parser: the seeds' examples, one test per rule, and properties over any text."""
+"""The ReAct parser: worked examples per dialect, one test per rule, and properties over any
+text."""
 
 from collections.abc import Callable
 
@@ -10,8 +11,9 @@ from sandbox_app.core.parser import Turn, TurnScanner, Unclosed, parse_turn
 from tests.timing import LINEAR_SLACK, best_time, growth
 
 
-def as_seed_json(t: Turn) -> dict[str, str]:
-    """The shape seed 002's parseTurn prints, so its expected output is checked literally."""
+def as_json(t: Turn) -> dict[str, str]:
+    """A turn as the JSON a minimal parseTurn prints: {"type": "action", "tool", "input"},
+    {"type": "answer", "text"} or {"type": "none"}."""
     if t.kind == "action":
         return {"type": "action", "tool": t.tool, "input": t.input}
     if t.kind == "answer":
@@ -34,17 +36,17 @@ def as_seed_json(t: Turn) -> dict[str, str]:
         ("I think it is about $1,600.", {"type": "none"}),
     ],
 )
-def test_seed_002_parse_turn_expected_output(reply: str, expected: dict[str, str]) -> None:
-    assert as_seed_json(parse_turn(reply)) == expected
+def test_bracket_turns_parse_to_action_answer_or_none(reply: str, expected: dict[str, str]) -> None:
+    assert as_json(parse_turn(reply)) == expected
 
 
-def test_seed_002_fabricated_observation_is_dropped() -> None:
+def test_fabricated_observation_is_dropped() -> None:
     t = parse_turn("Action: calculator[2 + 2]\nObservation: 5")
     assert t.dropped == "Observation: 5"
     assert "5" not in t.kept.replace("2 + 2", "")
 
 
-def test_seed_003_paren_chain() -> None:
+def test_paren_chain() -> None:
     trace = (
         "Thought: 我需要先计算括号里的加法\nAction: calculator(128 + 256)\nObservation: 384\n"
         "Thought: 然后乘以 2\nAction: calculator(384 * 2)\nObservation: 768\n"
@@ -61,7 +63,7 @@ def test_seed_003_paren_chain() -> None:
     assert parse_turn('Thought: done\nAction: finish("668")').answer == "668"
 
 
-def test_seed_000_action_input_json() -> None:
+def test_action_input_json() -> None:
     t = parse_turn('Action: webSearch\nAction Input: {"q": "@sisu-ai/core npm"}')
     assert (t.kind, t.tool, t.input) == ("action", "websearch", '{"q": "@sisu-ai/core npm"}')
     plain = parse_turn("Action: webSearch\nAction Input: sisu core package")

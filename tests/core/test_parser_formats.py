@@ -199,7 +199,7 @@ def test_json_tool_call_objects(reply: str, tool: str, input: str) -> None:
 
 
 def test_object_arguments_reach_the_tool_as_one_string_or_as_json() -> None:
-    # Consistent with seed 000's Action Input: {"q": "…"}: the parser keeps the JSON text and
+    # As with an Action Input: {"q": "…"} line: the parser keeps the JSON text and
     # the router hands a tool the one string inside a one-key object.
     assert plain_input('{"query": "refund"}') == "refund"
     assert plain_input('{"q": "a", "k": 2}') == '{"q": "a", "k": 2}'

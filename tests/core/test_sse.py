@@ -1,8 +1,8 @@
 """The stream decoder on its own: bytes → lines → payloads → deltas, with exact outputs.
 
-Chunk shapes are real servers' (copied from shared/streams/, which cites where each was
-captured). Content, reasoning, tool-call pieces, finish reason and usage are read; every other
-field a server adds is ignored.
+Chunk shapes are real servers', copied from published captures: each sample names the server,
+its version where known, and where the capture was published. Content, reasoning, tool-call
+pieces, finish reason and usage are read; every other field a server adds is ignored.
 """
 
 from __future__ import annotations
@@ -16,8 +16,10 @@ import pytest
 from sandbox_app.backends.sse import DONE, decode_chunk, gathered_reads, sse_data, sse_lines
 from sandbox_app.core.backend import BackendError, Delta, ToolCallPiece, Usage
 
-# OpenAI, o3-mini (shared/streams/openai.md §3a, discourse's recorded fixture): the whole
-# stream, first chunk to [DONE], usage in a last chunk with no choices.
+# OpenAI o3-mini-2025-01-31, as recorded in Discourse's test "uses max_completion_tokens for
+# reasoning models" in
+# https://github.com/discourse/discourse/blob/main/plugins/discourse-ai/spec/lib/completions/endpoints/open_ai_spec.rb
+# — the whole stream, first chunk to [DONE], usage in a last chunk with no choices.
 OPENAI_O3_MINI = """\
 data: {"id":"chatcmpl-B2VwlY6KzSDtHvg8pN1VAfRhhLFgn","object":"chat.completion.chunk","created":1739939159,"model":"o3-mini-2025-01-31","service_tier":"default","system_fingerprint":"fp_ef58bd3122","choices":[{"index":0,"delta":{"role":"assistant","content":"","refusal":null},"finish_reason":null}],"usage":null}
 
@@ -32,7 +34,9 @@ data: [DONE]
 """  # noqa: E501
 
 CHUNKS: dict[str, tuple[str, Delta]] = {
-    # llama.cpp b6097 (shared/streams/llama.cpp.md §3b): the first chunk, content null.
+    # llama.cpp b6097 serving gpt-oss:20b, as logged in lua/ask-openai/rewrites/harmony/NOTES.md
+    # (an earlier version) of https://github.com/g0t4/ask-openai.nvim: the first chunk, content
+    # null.
     "llama.cpp first chunk": (
         '{"choices":[{"finish_reason":null,"index":0,"delta":{"role":"assistant","content":null}}],'
         '"created":1754523863,"id":"chatcmpl-X6urH4f6JOotPwco2EgcgeoM6ZWup59u",'
@@ -51,7 +55,8 @@ CHUNKS: dict[str, tuple[str, Delta]] = {
         '"predicted_per_token_ms":3.7798785425101213,"predicted_per_second":264.5587652496171}}',
         Delta("", Usage(1085, 247), finish_reason="stop"),
     ),
-    # llama.cpp b9554 (llama.cpp.md §3a): reasoning_content only, timings on every chunk.
+    # llama.cpp b9554, Gemma-4, as posted in https://github.com/openai-php/client/issues/780:
+    # reasoning_content only, timings on every chunk.
     "llama.cpp reasoning_content": (
         '{"choices":[{"finish_reason":null,"index":0,"delta":{"reasoning_content":" if"}}],'
         '"created":1781492230,"id":"chatcmpl-qC6laQHbZ2CmxNvJ4NoB1L93LcVF7nfe",'
@@ -60,7 +65,8 @@ CHUNKS: dict[str, tuple[str, Delta]] = {
         '"prompt_ms":251.51,"predicted_n":18,"draft_n":18,"draft_n_accepted":8}}',
         Delta("", reasoning=" if"),
     ),
-    # vLLM 0.17.0 (shared/streams/vllm.md §2b): the new "reasoning" field and token_ids.
+    # vLLM 0.17.0, Qwen3.5-27B, as posted in https://github.com/vllm-project/vllm-ascend/issues/10940:
+    # the new "reasoning" field and token_ids.
     "vLLM reasoning": (
         '{"id":"chatcmpl-740c22ad-c984-49a4-9a78-b7bbdc69b3d2","object":"chat.completion.chunk",'
         '"created":1773161262,"model":"local-qwen3.5-27b","choices":[{"index":0,'
@@ -68,15 +74,19 @@ CHUNKS: dict[str, tuple[str, Delta]] = {
         '"token_ids":null}]}',
         Delta("", reasoning="Thinking"),
     ),
-    # vLLM tool call (vllm.md §2c): the last chunk, empty content and stop_reason.
+    # vLLM (version not stated, April 2025), the test "vllm capture" in
+    # https://github.com/g0t4/ask-openai.nvim/blob/01b2cc5de6c4e97540bfbbefc8644d8c28a5a371/lua/ask-openai/tools/tests/sse.lua
+    # — the last chunk of a tool call, empty content and stop_reason.
     "vLLM tool-call finish": (
         '{"id":"chatcmpl-d0c68c86be0641129cffa5053c0c217e","object":"chat.completion.chunk",'
         '"created":1744513664,"model":"","choices":[{"index":0,"delta":{"content":""},'
         '"logprobs":null,"finish_reason":"tool_calls","stop_reason":null}]}',
         Delta("", finish_reason="tool_calls"),
     ),
-    # Ollama, Aug 2025 build (shared/streams/ollama.md §2a): role repeated on a content
-    # chunk. The capture shows only "choices"; the other keys are its first line's.
+    # Ollama, Aug 2025 build, gpt-oss:20b, from a code comment in
+    # lua/ask-openai/prediction/backends/llama.lua (an earlier version) of https://github.com/g0t4/ask-openai.nvim:
+    # role repeated on a content chunk. The capture shows only "choices"; the other keys are its
+    # first line's.
     "Ollama content": (
         '{"id":"chatcmpl-900","object":"chat.completion.chunk","created":1754453131,'
         '"model":"gpt-oss:20b","system_fingerprint":"fp_ollama","choices":[{"index":0,'
@@ -90,7 +100,9 @@ CHUNKS: dict[str, tuple[str, Delta]] = {
         '"delta":{"role":"assistant","content":"","reasoning":"?"},"finish_reason":null}]}',
         Delta("", reasoning="?"),
     ),
-    # LM Studio 0.3.9b3 (shared/streams/lmstudio.md §3): reasoning_content, no content key.
+    # LM Studio 0.3.9b3, a DeepSeek-R1 distill, as posted in
+    # https://github.com/lmstudio-ai/lmstudio-bug-tracker/issues/378: reasoning_content, no
+    # content key.
     "LM Studio reasoning_content": (
         '{"id":"chatcmpl-ohpdozcvcgbgxq5y5y768","object":"chat.completion.chunk",'
         '"created":1738343241,"model":"deepseek-r1-distill-llama-8b",'
@@ -99,13 +111,16 @@ CHUNKS: dict[str, tuple[str, Delta]] = {
         '"finish_reason":null}]}',
         Delta("", reasoning="le"),
     ),
-    # OpenRouter (shared/streams/openrouter.md §2c): a plain model still sends the keys.
+    # OpenRouter, google/gemini-2.5-flash, from a client's console log (source not identified): a
+    # plain model still sends the keys.
     "OpenRouter content with reasoning null": (
         '{"choices":[{"index":0,"delta":{"role":"assistant","content":"Salut",'
         '"reasoning":null,"reasoning_details":[]}}]}',
         Delta("Salut"),
     ),
-    # OpenRouter (openrouter.md §2a): reasoning and an empty reasoning_details list.
+    # OpenRouter, deepseek/deepseek-r1 via Azure (2025-07-31), as posted in
+    # https://github.com/huggingface/responses.js/pull/19: reasoning and an empty
+    # reasoning_details list.
     "OpenRouter reasoning": (
         '{"id":"gen-1753977105-kKgOdaMcUNYTUE8lwZD8","provider":"Azure",'
         '"model":"deepseek/deepseek-r1","object":"chat.completion.chunk","created":1753977105,'
@@ -114,7 +129,8 @@ CHUNKS: dict[str, tuple[str, Delta]] = {
         '"native_finish_reason":null,"logprobs":null}]}',
         Delta("", reasoning=", so I need"),
     ),
-    # OpenRouter (openrouter.md §2c): usage with cost and details beside a choice.
+    # OpenRouter, z-ai/glm-4.7 via Parasail, from a client's test fixture (repository not
+    # identified): usage with cost and details beside a choice.
     "OpenRouter usage with cost": (
         '{"id":"gen-1767661749-Ot82GxmBb3KHB9UFhSnd","provider":"Parasail",'
         '"model":"z-ai/glm-4.7","object":"chat.completion.chunk","created":1767661749,'
@@ -125,8 +141,10 @@ CHUNKS: dict[str, tuple[str, Delta]] = {
         '"completion_tokens_details":{"reasoning_tokens":173,"image_tokens":0}}}',
         Delta("", Usage(8, 174, reasoning_tokens=173)),
     ),
-    # DeepSeek deepseek-reasoner (shared/streams/deepseek.md §2a): content null while
-    # reasoning, reasoning_content null while answering, usage on the finish chunk.
+    # DeepSeek API, deepseek-reasoner (2025-10-01), as recorded in mockChatCompletionStreamResp in
+    # https://github.com/neuraxes/neurouter/blob/main/internal/data/upstream/deepseek/deepseek_test.go:
+    # content null while reasoning, reasoning_content null while answering, usage on the finish
+    # chunk.
     "DeepSeek reasoning": (
         '{"id":"f802c271-d4da-4773-b8b3-b1e4dfbf14f3","object":"chat.completion.chunk",'
         '"created":1759299469,"model":"deepseek-reasoner","choices":[{"index":0,'
@@ -151,7 +169,10 @@ CHUNKS: dict[str, tuple[str, Delta]] = {
         '"prompt_cache_miss_tokens":5}}',
         Delta("", Usage(6, 169, reasoning_tokens=117), finish_reason="stop"),
     ),
-    # OpenAI gpt-4o (shared/streams/openai.md §3b): a tool call, content null.
+    # OpenAI gpt-4o-2024-08-06, recorded from the live API in openai-python's snapshot
+    # c6aa7e397b71….bin (test tests/lib/chat/test_completions_streaming.py), in
+    # https://github.com/openai/openai-python/tree/main/.inline-snapshot/external: a tool call,
+    # content null.
     "OpenAI tool call": (
         '{"id":"chatcmpl-ABfw8AOXnoa2kzy11vVTSjuQhHCQr","object":"chat.completion.chunk",'
         '"created":1727346176,"model":"gpt-4o-2024-08-06","system_fingerprint":"fp_7568d46099",'
@@ -163,14 +184,15 @@ CHUNKS: dict[str, tuple[str, Delta]] = {
             "", tool_calls=(ToolCallPiece(0, "call_c91SqDXlYFuETYv8mUHzz6pp", "GetWeatherArgs"),)
         ),
     ),
-    # OpenAI parallel calls (openai.md §3b): the second call starts with its own index.
+    # OpenAI parallel calls, same model and folder, snapshot f82268f2fefd….bin: the second call
+    # starts with its own index.
     "OpenAI second parallel call": (
         '{"choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"id":"call_DNYT",'
         '"type":"function","function":{"name":"get_stock_price","arguments":""}}]},'
         '"finish_reason":null}]}',
         Delta("", tool_calls=(ToolCallPiece(1, "call_DNYT", "get_stock_price"),)),
     ),
-    # vLLM (vllm.md §2c): the name with no "arguments" key, then fragments.
+    # vLLM, the same "vllm capture" as above: the name with no "arguments" key, then fragments.
     "vLLM tool-call name": (
         '{"id":"chatcmpl-d0c68c86be0641129cffa5053c0c217e","object":"chat.completion.chunk",'
         '"created":1744513664,"model":"","choices":[{"index":0,"delta":{"tool_calls":[{'
@@ -190,7 +212,8 @@ CHUNKS: dict[str, tuple[str, Delta]] = {
         '"finish_reason":null}]}',
         Delta("", tool_calls=(ToolCallPiece(0, arguments='{"command": "'),)),
     ),
-    # Kimi-K2 on vLLM (tool-calls.md): arguments null with the name, id "functions.…:0".
+    # Kimi-K2 on vLLM, as printed in https://github.com/vllm-project/vllm/pull/46344: arguments
+    # null with the name, id "functions.…:0".
     "Kimi tool-call name": (
         '{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,'
         '"id":"functions.get_current_weather:0","type":"function","function":{'
@@ -202,7 +225,8 @@ CHUNKS: dict[str, tuple[str, Delta]] = {
             ),
         ),
     ),
-    # Ollama (ollama.md §2c): the whole call, arguments included, in one delta.
+    # Ollama, qwen2.5-coder (April 2025), the test "parses ollama all-in-one tool_calls" in the
+    # same sse.lua: the whole call, arguments included, in one delta.
     "Ollama tool call in one delta": (
         '{"id":"chatcmpl-304","object":"chat.completion.chunk","created":1744521962,'
         '"model":"qwen2.5-coder:7b-instruct-q8_0","system_fingerprint":"fp_ollama","choices":'
@@ -262,8 +286,8 @@ def test_a_content_delta_is_its_text() -> None:
 
 
 def test_an_error_chunk_mid_stream_is_one_line_with_the_servers_message() -> None:
-    # OpenAI's error body (shared/streams/openai.md §1, smolagents PR #1662), sent as a data
-    # event the way servers report a failure after the 200 was sent.
+    # OpenAI's error body for gpt-5 (https://github.com/huggingface/smolagents/pull/1662), sent as
+    # a data event the way servers report a failure after the 200 was sent.
     data = json.dumps(
         {
             "error": {
@@ -364,7 +388,8 @@ def test_invalid_utf8_in_an_unfinished_last_line_is_an_error() -> None:
         ('data: {"a":1}', '{"a":1}'),
         ("data:[DONE]", DONE),
         ("data:   padded  ", "padded"),
-        (": OPENROUTER PROCESSING", None),  # a keep-alive comment (openrouter.md §2c)
+        # OpenRouter's keep-alive comment (https://openrouter.ai/docs/api-reference/streaming).
+        (": OPENROUTER PROCESSING", None),
         ("", None),
         ("event: message", None),
         ("id: 7", None),

@@ -51,7 +51,7 @@ CASES: dict[str, tuple[str, list[Piece]]] = {
         "<THINK>hm</THINK>Answer: 2",
         [("reasoning", "hm"), ("content", "Answer: 2")],
     ),
-    # A template that opens <think> itself: the reply only closes it (think-tags-and-harmony §1).
+    # A template that opens <think> itself (Qwen3, QwQ): the reply only closes it.
     "pre-opened block": (
         "Okay, the user asks\n</think>\n\nAnswer: 2",
         [RECLASSIFY, ("reasoning", "Okay, the user asks\n"), ("content", "Answer: 2")],

@@ -1,6 +1,7 @@
-"""Thinking models end to end: the real SDK over HTTP to the test server streaming reasoning
-the ways real servers do (shared/streams/). The thinking is shown, counted, never acted on,
-never cut, never sent back; OpenAI's reasoning models get the parameters they take."""
+"""Thinking models end to end: the real SDK over HTTP to the test server streaming reasoning the
+ways real servers do (tests/core/test_sse.py quotes the captures). The thinking is shown,
+counted, never acted on, never cut, never sent back; OpenAI's reasoning models get the
+parameters they take."""
 
 from __future__ import annotations
 

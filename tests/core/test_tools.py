@@ -1,4 +1,4 @@
-"""Calculator, search, finish and the router, including seed 002's expected outputs."""
+"""Calculator, search, finish and the router, including a ReAct tutorial's worked examples."""
 
 import asyncio
 
@@ -12,11 +12,11 @@ from tests.timing import best_time
 @pytest.mark.parametrize(
     ("expression", "expected"),
     [
-        ("20 * 12 * 7", "1680"),  # seed 002
-        ("(1,200 + 300) / 4", "375"),  # seed 002
-        # Seed 002's wording, listing every operator that works.
+        ("20 * 12 * 7", "1680"),  # 7 developers at $20 a month for 12 months
+        ("(1,200 + 300) / 4", "375"),  # thousands separators are read
+        # Code, not maths: refused before anything runs, listing every operator that works.
         ("fetch('https://example.com')", "Error: numbers and + - * / // % ** ( ) only"),
-        ("128 + 256", "384"),  # seed 003's chain
+        ("128 + 256", "384"),  # (128 + 256) * 2 - 100, one step at a time
         ("384 * 2", "768"),
         ("768 - 100", "668"),
         ("0.1 + 0.2", "0.3"),
@@ -120,7 +120,7 @@ def test_huge_exponent_is_a_number_too_large_error() -> None:
     assert calculate("1e5**1e5") == "Error: number too large"
 
 
-def test_search_seed_expected_output() -> None:
+def test_search_finds_a_document_or_says_none_matches() -> None:
     search = Search()
     assert (
         search.search("Pro price per developer")
@@ -176,8 +176,9 @@ class Recorder:
         return "sent"
 
 
-class SeedStub:
-    """Seed 002's router example tools, so its expected output can be checked literally."""
+class ExampleStub:
+    """Stand-ins that answer "ok: maths accepted" / "ok: searched for …", so the router's own
+    errors (unknown tool, refused input) can be checked literally beside them."""
 
     read_only = True
     max_input = 200
@@ -194,8 +195,8 @@ class SeedStub:
         return f'ok: searched for "{input}"'
 
 
-def test_seed_002_router_expected_output() -> None:
-    router = ToolRouter([SeedStub("calculator"), SeedStub("search")])
+def test_router_runs_only_allowed_tools_with_clear_errors() -> None:
+    router = ToolRouter([ExampleStub("calculator"), ExampleStub("search")])
     results = [
         asyncio.run(router.run_tool(n, i)).text
         for n, i in [
@@ -209,7 +210,7 @@ def test_seed_002_router_expected_output() -> None:
         "ok: maths accepted",
         'ok: searched for "refund days"',
         'Error: unknown tool "send_email". Use: calculator, search',
-        "Error: numbers and + - * / // % ** ( ) only",  # seed 002's wording, every operator
+        "Error: numbers and + - * / // % ** ( ) only",  # lists every operator that works
     ]
 
 
@@ -233,7 +234,7 @@ def test_router_limits_input_length_per_tool() -> None:
 
 
 def test_router_reports_tool_exceptions_as_one_line() -> None:
-    class Broken(SeedStub):
+    class Broken(ExampleStub):
         async def run(self, input: str) -> str:
             raise KeyError("boom")
 
@@ -242,7 +243,7 @@ def test_router_reports_tool_exceptions_as_one_line() -> None:
 
 
 def test_router_times_out_slow_tools() -> None:
-    class Slow(SeedStub):
+    class Slow(ExampleStub):
         async def run(self, input: str) -> str:
             await asyncio.Event().wait()
             return "never"
@@ -252,7 +253,7 @@ def test_router_times_out_slow_tools() -> None:
 
 
 def test_router_truncates_long_observations_with_a_marker() -> None:
-    class Chatty(SeedStub):
+    class Chatty(ExampleStub):
         async def run(self, input: str) -> str:
             return "x" * 5000
 

@@ -412,7 +412,9 @@ def trend_pct(values: list[float]) -> float:
 
 
 async def engine_overhead(base_url: str, repeats: int) -> dict[str, float]:
-    """Seed 003's run_react shape, streaming the same requests, vs the engine."""
+    """A plain hand-written ReAct loop (system prompt and question, then per step the model's
+    text and the observation as the next user turn), streaming the same requests, vs the
+    engine."""
     import re
 
     import openai
@@ -582,7 +584,7 @@ async def scale_of_a_test_set(window: Any, base_url: str, cases: int) -> dict[st
     compare.set_lanes(tuple(LaneConfig("Custom URL", base_url, "tenstep2") for _ in range(2)))
     window.tabs.setCurrentWidget(compare)
     panel = compare.eval_panel
-    compare.results_tabs.setCurrentWidget(panel)
+    compare.results_tabs.setCurrentIndex(1)  # Test set
     panel.concurrency_spin.setValue(32)
     await asyncio.sleep(0.5)
     gc.collect()

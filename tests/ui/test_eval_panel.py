@@ -23,7 +23,7 @@ def open_test_set(window: MainWindow, tokens_per_second: float = 0) -> None:
     compare = window.compare
     compare.set_lanes((LaneConfig(), LaneConfig()))  # two offline lanes
     window.tabs.setCurrentWidget(compare)
-    compare.results_tabs.setCurrentWidget(compare.eval_panel)
+    compare.results_tabs.setCurrentIndex(1)  # Test set
 
 
 def cells(window: MainWindow) -> list[list[str]]:

@@ -63,3 +63,30 @@ def test_ctrl_tab_leaves_the_template_which_keeps_tab_for_indenting(
     landed = QApplication.focusWidget()
     assert landed is not None
     assert landed.isVisible()
+
+
+@pytest.mark.parametrize("ctrl", [False, True])
+@pytest.mark.parametrize("shift", [False, True])
+def test_tab_leaves_the_mcp_dialogs_environment_box(
+    qtbot: QtBot, window: MainWindow, ctrl: bool, shift: bool
+) -> None:
+    dialog = window.tool_panel.edit_servers()
+    dialog.add_server()
+    dialog.show()
+    qtbot.waitExposed(dialog)
+    edit = dialog.env_edit
+    edit.setPlainText("DEBUG=1")
+    dialog.activateWindow()
+    edit.setFocus(Qt.FocusReason.OtherFocusReason)
+    qtbot.waitUntil(edit.hasFocus, timeout=2000)
+    modifiers = Qt.KeyboardModifier.ControlModifier if ctrl else Qt.KeyboardModifier.NoModifier
+    if shift:
+        qtbot.keyClick(edit, Qt.Key.Key_Backtab, modifiers | Qt.KeyboardModifier.ShiftModifier)
+    else:
+        qtbot.keyClick(edit, Qt.Key.Key_Tab, modifiers)
+    qtbot.waitUntil(lambda: not edit.hasFocus(), timeout=2000)
+    assert edit.toPlainText() == "DEBUG=1"  # no tab character typed into it
+    landed = QApplication.focusWidget()
+    assert landed is not None
+    assert landed.window() is dialog  # on to the dialog's next field, still in the dialog
+    dialog.reject()

@@ -1,5 +1,6 @@
 """MCP servers in the window: add a server, Connect, its tools become toggles and run in the
-loop; a server that cannot start is one line in the dialog."""
+loop; a server that cannot start is one line in the dialog, and so is one that dies (then the
+button reads Reconnect); a tool renamed for a taken name is said once."""
 
 from __future__ import annotations
 
@@ -7,11 +8,12 @@ import asyncio
 import json
 import sys
 
+import pytest
 from pytestqt.qtbot import QtBot
 
 from sandbox_app.core.scenario_file import scenario_to_dict
 from sandbox_app.ui.main_window import MainWindow
-from tests.core.test_mcp import SERVER
+from tests.core.test_mcp import SERVER, free_port, serving_http
 from tests.fakeserver import FakeOpenAIServer, ModelScript
 
 
@@ -77,3 +79,95 @@ def test_a_server_that_cannot_start_is_one_line(qtbot: QtBot, window: MainWindow
     assert dialog.message.text() == (
         '⚠ "tools.mcp[0]" needs a "command" (stdio) or a "url" (HTTP), not both.'
     )
+
+
+def run_tool(qtbot: QtBot, window: MainWindow, name: str, input: str) -> str:
+    """What the connected tool ``name`` answers, as a run would call it; the wait is far
+    shorter than the server's timeout, so a call left hanging fails here."""
+    (tool,) = [t for t in window.tool_panel.mcp.workspace.model.sources if t.name == name]
+    call: asyncio.Future[str] = asyncio.ensure_future(tool.run(input))
+    qtbot.waitUntil(call.done, timeout=10000)
+    return call.result()
+
+
+def test_a_server_gone_over_http_says_so_and_reconnects(qtbot: QtBot, window: MainWindow) -> None:
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/mcp"
+    dialog = window.tool_panel.edit_servers()
+    dialog.add_server()
+    dialog.name_edit.setText("web")
+    dialog.where_edit.setText(url)
+    dialog.timeout_spin.setValue(60)  # a call left pending would take a minute to fail
+    try:
+        with serving_http(port) as process:
+            task = dialog.connect_current()
+            assert task is not None
+            qtbot.waitUntil(task.done, timeout=30000)
+            assert dialog.status.text() == "connected: 7 tools"
+            assert dialog.connect_button.text() == "Connect"
+            process.kill()
+            process.wait(timeout=10)
+            answer = run_tool(qtbot, window, "capital", "France")
+        gone = f"MCP server web ({url}) is gone: connection refused; reconnect it in MCP servers…"
+        assert answer == f"Error: {gone}"
+        # The open dialog says so by itself, and offers to reconnect.
+        qtbot.waitUntil(lambda: dialog.status.text() == f"⚠ {gone}", timeout=5000)
+        assert dialog.connect_button.text() == "Reconnect"
+        assert run_tool(qtbot, window, "capital", "Norway") == f"Error: {gone}"  # still gone
+        with serving_http(port):  # the server is back: Reconnect brings its tools back
+            task = dialog.connect_current()
+            assert task is not None
+            qtbot.waitUntil(task.done, timeout=30000)
+            assert dialog.status.text() == "connected: 7 tools"
+            assert dialog.connect_button.text() == "Connect"
+            assert run_tool(qtbot, window, "capital", "Japan") == "Tokyo"
+    finally:
+        close_connections(qtbot, window)
+
+
+def test_a_server_that_dies_while_idle_is_shown_gone(
+    qtbot: QtBot, window: MainWindow, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No run calls it: the connection's own ping finds it gone and the dialog says so."""
+    monkeypatch.setattr("sandbox_app.backends.mcp_tools.WATCH_EVERY_S", 0.2, raising=False)
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/mcp"
+    dialog = window.tool_panel.edit_servers()
+    dialog.add_server()
+    dialog.name_edit.setText("web")
+    dialog.where_edit.setText(url)
+    try:
+        with serving_http(port) as process:
+            task = dialog.connect_current()
+            assert task is not None
+            qtbot.waitUntil(task.done, timeout=30000)
+            assert dialog.status.text() == "connected: 7 tools"
+            process.kill()
+            process.wait(timeout=10)
+            reconnect = "reconnect it in MCP servers…"
+            gone = f"⚠ MCP server web ({url}) is gone: connection refused; {reconnect}"
+            qtbot.waitUntil(lambda: dialog.status.text() == gone, timeout=10000)
+            assert dialog.connect_button.text() == "Reconnect"
+    finally:
+        close_connections(qtbot, window)
+
+
+def test_a_renamed_tool_is_said_once_in_its_servers_status(
+    qtbot: QtBot, window: MainWindow
+) -> None:
+    dialog = window.tool_panel.edit_servers()
+    dialog.add_server()
+    dialog.name_edit.setText("evaltools")
+    dialog.where_edit.setText(f"{sys.executable} {SERVER} --clash")
+    try:
+        task = dialog.connect_current()
+        assert task is not None
+        qtbot.waitUntil(task.done, timeout=30000)
+        assert dialog.status.text() == (
+            "connected: 8 tools\n"
+            "Tool calculator of evaltools is offered as evaltools_calculator "
+            "(calculator is taken)."
+        )
+        assert run_tool(qtbot, window, "evaltools_calculator", "two plus two") == "four"
+    finally:
+        close_connections(qtbot, window)

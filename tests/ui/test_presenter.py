@@ -12,8 +12,10 @@ from PySide6.QtGui import QImage
 from pytestqt.qtbot import QtBot
 
 from sandbox_app.backends.keys import KeyStore
+from sandbox_app.core.scenario import LaneConfig
 from sandbox_app.ui import theme
 from sandbox_app.ui.main_window import MainWindow
+from sandbox_app.ui.trace_view import TraceView
 from tests.ui.test_screenshot import fully_shown, shots  # noqa: F401  (a fixture)
 from tests.ui.test_window import fast
 
@@ -97,3 +99,83 @@ def test_at_200_percent_in_1280_by_720_nothing_is_cut_off(
         assert fully_shown(widget), widget
     assert window.grab().save(str(shots / "presenter.png"))
     assert QImage(str(shots / "presenter.png")).size().width() == 1280
+
+
+def test_zoom_scales_the_whole_window_and_says_so(qtbot: QtBot, window: MainWindow) -> None:
+    """Buttons, the summary, the status bar and the comparison table grow with the traces
+    (issue 22, item 3), and the status bar shows the zoom."""
+    compare = window.compare
+
+    def sizes() -> list[float]:
+        widgets = (
+            window.run_button,
+            compare.run_button,
+            compare.table,
+            window.statusBar(),
+            window.presenter.summary,
+            window.menuBar(),
+        )
+        return [w.font().pointSizeF() for w in widgets]
+
+    base = sizes()
+    window.presenter.zoom_in()
+    window.presenter.zoom_in()
+    qtbot.waitUntil(lambda: sizes() == pytest.approx([b * 1.3 for b in base]), timeout=2000)
+    assert window.presenter.zoom_label.text() == "Zoom 130 %"
+    assert window.presenter.zoom_label.isVisible()
+    window.presenter_action.trigger()
+    qtbot.waitUntil(lambda: sizes() == pytest.approx([b * 1.3 * 1.5 for b in base]), timeout=2000)
+    assert window.presenter.zoom_label.text() == "Zoom 130 % · presenter ×1.5"
+    window.presenter_action.trigger()
+    window.presenter.zoom_reset()
+    qtbot.waitUntil(lambda: sizes() == pytest.approx(base), timeout=2000)
+    assert window.presenter.zoom_label.text() == "Zoom 100 %"
+
+
+def lines_shown(trace: TraceView) -> float:
+    return trace.viewport().height() / trace.fontMetrics().lineSpacing()
+
+
+@pytest.mark.parametrize("lanes", [3, 4])
+def test_presenter_mode_shows_three_or_four_lanes_one_at_a_time(
+    qtbot: QtBot, window: MainWindow, lanes: int
+) -> None:
+    window.set_scenario(fast("brightgrid", tokens_per_second=0))
+    compare = window.compare
+    compare.set_lanes(tuple(LaneConfig("scripted", "", f"model-{i}") for i in range(lanes)))
+    window.tabs.setCurrentWidget(compare)
+    window.resize(1280, 720)
+    qtbot.waitUntil(lambda: window.width() == 1280, timeout=2000)
+    compare.run_all()
+    qtbot.waitUntil(lambda: not compare.running, timeout=20000)
+    window.presenter_action.trigger()
+    assert compare.strip.tabs.isVisible()
+    for shown in range(lanes):
+        compare.strip.tabs.setCurrentIndex(shown)
+        visible = [lane for lane in compare.lanes if lane.isVisible()]
+        assert visible == [compare.lanes[shown]]
+        lane = visible[0]
+        qtbot.waitUntil(lambda lane=lane: lines_shown(lane.trace) >= 10, timeout=2000)
+        for widget in (lane.title, lane.status, lane.pane.answer_label, compare.table):
+            assert fully_shown(widget), widget
+    # The table below still compares every lane.
+    assert compare.table.rowCount() == lanes
+    window.presenter_action.trigger()  # back: side by side
+    assert not compare.strip.tabs.isVisible()
+    assert all(lane.isVisible() for lane in compare.lanes)
+
+
+def test_at_200_percent_presenter_mode_fits_1280_by_720(qtbot: QtBot, window: MainWindow) -> None:
+    compare = window.compare
+    compare.add_lane()
+    window.tabs.setCurrentWidget(compare)
+    window.presenter_action.trigger()
+    while window.presenter.zoom < 2.0:
+        window.presenter.zoom_in()
+    hint = window.minimumSizeHint()
+    assert hint.width() <= 1280
+    assert hint.height() <= 720
+    window.resize(1280, 720)
+    qtbot.waitUntil(lambda: window.width() == 1280, timeout=2000)
+    for widget in (compare.run_button, compare.export_button, window.presenter.zoom_label):
+        assert fully_shown(widget), widget

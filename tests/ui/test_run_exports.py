@@ -71,6 +71,16 @@ def test_the_html_page_is_whole_and_fetches_nothing(
         assert f".{role}{{color:{LIGHT[role].color};" in page
         assert role in checker.classes
     assert page.count("<details>") == 3  # each step's thinking, folded
+    # Said once a block, in its summary: not again as the block's first line.
+    assert page.count("Thinking (never acted on)") == 3
+    # What produced the run: the model and its settings.
+    record = window.run_pane.shown_record()
+    assert record is not None
+    s = record.settings
+    assert f"<li>Model: {s.model or s.backend} " in page
+    assert f"max steps {s.max_steps}" in page
+    assert f"dialect {s.dialect}" in page
+    assert "temperature " in page
 
 
 def test_a_recording_and_a_png_of_the_trace(
@@ -83,8 +93,48 @@ def test_a_recording_and_a_png_of_the_trace(
     image = QImage(str(tmp_path / "trace.png"))
     assert image.width() > 100
     assert image.height() > 100
+    assert longest_blank_band(image) < image.height() // 6  # cropped to what it shows
     assert not export_run(window, tmp_path / "run.txt")
     assert window.statusBar().currentMessage() == "⚠ run.txt: use .md, .html, .json or .png."
+
+
+def longest_blank_band(image: QImage) -> int:
+    """The tallest band of rows with nothing drawn but the background (its top left pixel)."""
+    background = image.pixelColor(0, 0)
+    longest = run = 0
+    for y in range(image.height()):
+        blank = all(image.pixelColor(x, y) == background for x in range(0, image.width(), 2))
+        run = run + 1 if blank else 0
+        longest = max(longest, run)
+    return longest
+
+
+def test_the_png_is_a_slide(qtbot: QtBot, window: MainWindow, tmp_path: Path) -> None:
+    """A title with the question, the model and the answer; large type; no window hints;
+    no blank half (issue 22, item 10)."""
+    finished_run(qtbot, window)
+    assert export_run(window, tmp_path / "trace.png")
+    image = QImage(str(tmp_path / "trace.png"))
+    from sandbox_app.ui.run_exports import slide_document  # not in the old code
+
+    record = window.run_pane.shown_record()
+    assert record is not None
+    document = slide_document(record)
+    assert (image.width(), image.height()) == (
+        round(document.textWidth()),
+        round(document.size().height()),
+    )
+    text = document.toPlainText()
+    title, subtitle = text.splitlines()[:2]
+    assert title == record.settings.question
+    assert record.settings.model in subtitle
+    assert "Answer: $1,680 per year" in subtitle
+    assert "click to" not in text
+    assert "thinking: " in text  # each thinking block folded to one line that says so
+    assert document.defaultFont().pointSizeF() >= 18
+    # Cropped: the longest line reaches the right margin, the last line the bottom.
+    assert longest_blank_band(image) < 3 * document.defaultFont().pointSizeF()
+    assert image.width() < 1700
 
 
 def test_copy_one_step(qtbot: QtBot, window: MainWindow) -> None:

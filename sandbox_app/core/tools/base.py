@@ -10,8 +10,8 @@ class Tool(Protocol):
     """A tool the model may call.
 
     ``read_only`` tools run on their own; any other tool runs only after the user approves
-    the exact input (seed 002: "Sending emails, making payments, or deleting things are not
-    fine, unless a person approves them").
+    the exact input: sending emails, making payments or deleting things is not fine unless a
+    person approves it.
     """
 
     name: str

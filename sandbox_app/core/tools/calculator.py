@@ -14,7 +14,7 @@ import re
 from decimal import Decimal, localcontext
 from fractions import Fraction
 
-# Seed 002's wording ("numbers and + - * / ( ) only"), listing every operator that works.
+# The refusal lists every operator that works, so the model can correct its input.
 CHARS_ERROR = "Error: numbers and + - * / // % ** ( ) only"
 _ALLOWED = re.compile(r"[0-9eE+\-*/%().,\s]*")
 # A number literal standing alone (not part of 1.2.3 or 1e5e5): 12, 2.5, .5, 1., 2.5E-3.

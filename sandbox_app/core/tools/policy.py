@@ -1,7 +1,7 @@
 """Per-tool policy: run on its own (auto), ask the user each time (ask), or never (deny).
 
-Seed 002: "Reading information is usually fine. Sending emails, making payments, or deleting
-things are not fine, unless a person approves them." So a read-only tool defaults to auto and
+Reading information is usually fine; sending emails, making payments or deleting things is
+not, unless a person approves it. So a read-only tool defaults to auto and
 any other to ask, and a side-effecting tool runs without asking only when the user trusted it
 here and now (a confirmation that names the risk in the window, ``--allow TOOL`` in the CLI):
 a scenario file, perhaps someone else's, cannot pre-approve side effects by saying auto.

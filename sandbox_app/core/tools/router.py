@@ -1,4 +1,4 @@
-"""Route a parsed action to an allowed tool, with the guards seed 002 asks for.
+"""Route a parsed action to an allowed tool, with the guards a ReAct loop needs.
 
 A name matches an enabled tool whatever its case, spaces, hyphens and underscores
 (``Web Search``, ``web-search`` and ``webSearch`` all name ``web_search``), as long as exactly one
