@@ -4,7 +4,8 @@ One JSON line per finished run (case, lane, repeat, status, answer, verdict, met
 full event trace) is appended and flushed as each run ends, so a killed process loses no
 finished run; ``--resume`` skips what the file already has, ``--only-failed`` runs again
 what failed. Each server gets at most ``--concurrency`` requests at once (a 429's retries wait
-inside that server's share, never another's). Exit codes: 0 done, 1 an error, 4 a lane below
+inside that server's share, never another's). The progress goes to stderr, the summary to
+stdout. Exit codes (cli_io.py): 0 done, 1 an error, 2 usage, 4 a lane below
 ``--min-pass-rate``.
 """
 
@@ -15,6 +16,7 @@ import asyncio
 import json
 import re
 import sys
+import textwrap
 import time
 from collections.abc import Iterable
 from dataclasses import replace
@@ -30,6 +32,13 @@ from sandbox_app.backends.registry import (
     config_for,
     key_notice,
 )
+from sandbox_app.cli_io import (
+    EVAL_EXIT_CODES,
+    EXIT_BELOW_PASS_RATE,
+    STDIN,
+    STDIN_NAME,
+    scenario_from,
+)
 from sandbox_app.core.eval_report import to_html
 from sandbox_app.core.evaluation import (
     ResultsFile,
@@ -44,12 +53,11 @@ from sandbox_app.core.file_reader import ReadError, display_name
 from sandbox_app.core.lane_settings import LaneSettings, parse_option
 from sandbox_app.core.scenario import Scenario, lane_settings
 from sandbox_app.core.scenario_fields import ScenarioError
-from sandbox_app.core.scenario_file import load_scenario
+from sandbox_app.core.tools.policy import allow, refused_line
 from sandbox_app.eval_outputs import cache_problem, check_writable
-from sandbox_app.eval_runner import EvalLane, EvalRunner, lane_label
+from sandbox_app.eval_runner import EvalLane, EvalRunner, declined, lane_label
 from sandbox_app.terminal import say, visible
 
-EXIT_BELOW_PASS_RATE = 4
 # "http://localhost:11434/v1:qwen3:8b": the URL ends where its path meets the first colon.
 _URL_LANE = re.compile(r"^(https?://[^/\s]+(?:/[^:\s]*)?):(.+)$")
 
@@ -57,10 +65,19 @@ _URL_LANE = re.compile(r"^(https?://[^/\s]+(?:/[^:\s]*)?):(.+)$")
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="react-sandbox eval",
-        description="Run a scenario's test set against one or more lanes and summarise the "
-        "pass rates. Keys come from the environment, as for `react-sandbox run`.",
+        # Wrapped here: the epilog's list of exit codes needs its lines kept as written.
+        description=textwrap.fill(
+            "Run a scenario's test set against one or more lanes and summarise the pass "
+            "rates: the progress on stderr, the summary on stdout. Keys come from the "
+            "environment, as for `react-sandbox run`.",
+            79,
+        ),
+        epilog=EVAL_EXIT_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("scenario", help="a scenario file with a test set")
+    p.add_argument(
+        "scenario", help="a scenario file with a test set, or - to read one from standard input"
+    )
     p.add_argument(
         "--lane",
         action="append",
@@ -85,6 +102,15 @@ def parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--timeout", default="60", help="seconds to wait for a server (default 60)")
     p.add_argument(
+        "--allow",
+        action="append",
+        default=[],
+        metavar="TOOL",
+        help="run this tool without asking, whatever its policy (repeatable); without it a "
+        "tool with side effects is declined (eval asks no one); a tool the scenario denies "
+        "stays denied",
+    )
+    p.add_argument(
         "--trust-file-lanes",
         action="store_true",
         help="send keys to the servers the scenario's lanes name, as if given with --lane "
@@ -93,20 +119,29 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
-def eval_command(argv: list[str], out: TextIO | None = None) -> int:
-    out = out or sys.stdout  # looked up now: a default bound at import outlives a redirection
+def eval_command(argv: list[str], out: TextIO | None = None, progress: TextIO | None = None) -> int:
+    """The summary to ``out``, the progress to ``progress`` (by default stdout and stderr,
+    looked up now: a default bound at import outlives a redirection)."""
+    out, progress = out or sys.stdout, progress or sys.stderr
     args = parser().parse_args(argv)
     try:
         for name in ("repeat", "concurrency", "timeout"):  # the rules `run` and files share
             setattr(args, name, parse_option(name, getattr(args, name), f"--{name}"))
-        scenario = load_scenario(args.scenario)
+        piped = args.scenario == STDIN
+        if piped and not args.out:  # no file name to name the results after
+            raise ValueError("a scenario from standard input needs --out (its results file)")
+        scenario = scenario_from(args.scenario)
         if not scenario.test_set:
-            raise ValueError(f"{Path(args.scenario).name} has no test set")
+            name = STDIN_NAME if piped else Path(args.scenario).name
+            raise ValueError(f"{name} has no test set")
+        unknown = [name for name in args.allow if name not in scenario.enabled_tools]
+        if unknown:
+            raise ValueError(f"--allow {unknown[0]}: no such tool is enabled in this scenario")
         lanes = _lanes(args, scenario)
         minimum = _rate(args.min_pass_rate)
         results_path = Path(args.out or Path(args.scenario).with_suffix(".results.jsonl").name)
         # Every file the evaluation writes is checked before the first run, not after the last.
-        scenario_path = {"the scenario file": Path(args.scenario)}
+        scenario_path = {} if piped else {"the scenario file": Path(args.scenario)}
         check_writable(results_path, "--out", others=scenario_path)
         resume = args.resume or args.only_failed
         if results_path.exists() and results_path.stat().st_size and not resume:
@@ -122,6 +157,14 @@ def eval_command(argv: list[str], out: TextIO | None = None) -> int:
     except (ScenarioError, ValueError, KeyError) as err:
         say(f"react-sandbox eval: {err}")
         return 1
+    # --allow is the user's word for this evaluation, as for `run`; the rest of what would
+    # ask is declined (eval asks no one), and said once here rather than only in the results.
+    allowance = allow(scenario.policies, args.allow)
+    scenario = scenario.with_changes(policies=allowance.policies)
+    for name in allowance.refused:
+        say(f"react-sandbox eval: {refused_line(name)}")
+    if notice := declined(scenario, allowance.trusted):
+        say(f"react-sandbox eval: {notice}")
     cache = Path(args.cache) if args.cache else None
     problem = cache_problem(cache) if cache is not None else None
     if problem is not None:  # a saving, not a result: the runs go on without it
@@ -144,7 +187,7 @@ def eval_command(argv: list[str], out: TextIO | None = None) -> int:
         say(f"react-sandbox eval: {notice}")
     done = found.results
     todo = pending(planned, done, args.only_failed)
-    runner = _Runner(scenario, lanes, args, results_path, out, keys, cache)
+    runner = _Runner(scenario, lanes, args, results_path, progress, keys, cache, allowance.trusted)
     runner.total = count_pending(planned, done, args.only_failed)
     asyncio.run(runner.run_all(todo))
     everything = [*done, *runner.results]
@@ -167,7 +210,8 @@ def eval_command(argv: list[str], out: TextIO | None = None) -> int:
 
 
 class _Runner:
-    """The command's side of a run: one flushed line per result, and the progress."""
+    """The command's side of a run: one flushed line per result, and the progress (on
+    ``out``: stderr, so that stdout holds only the summary)."""
 
     def __init__(
         self,
@@ -178,11 +222,18 @@ class _Runner:
         out: TextIO,
         keys: KeyStore,
         cache: Path | None,
+        trusted: frozenset[str],
     ) -> None:
         self.out, self.path = out, path
         self.results: list[dict[str, Any]] = []
         self.runner = EvalRunner(
-            scenario, lanes, self._finished, concurrency=args.concurrency, cache=cache, keys=keys
+            scenario,
+            lanes,
+            self._finished,
+            concurrency=args.concurrency,
+            cache=cache,
+            keys=keys,
+            trusted=trusted,
         )
         self._file: TextIO | None = None
         self._started = time.monotonic()

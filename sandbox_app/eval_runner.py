@@ -9,7 +9,7 @@ record, through ``on_result``.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -25,6 +25,7 @@ from sandbox_app.core.records import RunRecord
 from sandbox_app.core.scenario import Scenario
 from sandbox_app.core.test_set import scenario_for_case
 from sandbox_app.core.tools import Tool, tools_for
+from sandbox_app.core.tools.policy import asking
 from sandbox_app.core.verdict import matches
 
 OnResult = Callable[[dict[str, Any], RunRecord], None]
@@ -42,6 +43,23 @@ def lane_label(name: str, options: dict[str, Any]) -> str:
     return name + (" (native tools)" if options.get("tool_calling") == "native" else "")
 
 
+def declined(scenario: Scenario, trusted: frozenset[str]) -> str | None:
+    """Which of the scenario's tools every run will decline, with no one to approve a call,
+    and why (None: none)."""
+    s = scenario
+    tools = asking(tools_for(s.enabled_tools, s.documents, s.custom_tools), s.policies, trusted)
+    if not tools:
+        return None
+    why = ", ".join(
+        f"{t.name} ({'the scenario says ask' if t.read_only else 'it has side effects'})"
+        for t in tools
+    )
+    return (
+        f"eval asks no one, so every call of these tools will be declined: {why}; "
+        "--allow TOOL lets one run unasked"
+    )
+
+
 class EvalRunner:
     def __init__(
         self,
@@ -54,6 +72,7 @@ class EvalRunner:
         keys: KeyStore | None = None,
         with_events: bool = True,
         sources: Sequence[Tool] = (),
+        trusted: Collection[str] = (),
     ) -> None:
         self.scenario = scenario
         self.lanes = {lane.label: lane for lane in lanes}
@@ -65,6 +84,7 @@ class EvalRunner:
         # (turning a run's events into dicts costs ~1 ms a run, on the GUI's loop).
         self.with_events = with_events
         self.sources = sources  # connected MCP servers' tools
+        self.trusted = frozenset(trusted)  # tools the user let run unasked (eval's --allow)
         self._servers: dict[str, Backend] = {}
         self._slots: dict[str, asyncio.Semaphore] = {}
 
@@ -109,7 +129,9 @@ class EvalRunner:
             backend = CachedBackend(backend, self.cache, salt)
         s = scenario
         tools = tools_for(s.enabled_tools, s.documents, s.custom_tools, sources=self.sources)
-        engine = ReactEngine(scenario, backend, model=lane.config.model, tools=tools)
+        engine = ReactEngine(
+            scenario, backend, model=lane.config.model, tools=tools, trusted=self.trusted
+        )
         record = RunRecord()
         record.scenario = scenario  # the case's: its expected answer judges the run shown
         finished = await drive(engine, lambda event: record.add([event]))

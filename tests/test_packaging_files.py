@@ -14,6 +14,7 @@ import struct
 import subprocess
 import sys
 import tomllib
+import types
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -306,3 +307,85 @@ def test_install_script_help_and_bad_options() -> None:
     bad = install_script("--frobnicate")
     assert bad.returncode == 1
     assert "unknown option: --frobnicate" in bad.stderr
+
+
+# ---- the bundle's recipe ---------------------------------------------------------------------
+
+SPEC = PACKAGING / "react-sandbox.spec"
+QT = "PySide6/Qt"
+KEPT = [
+    f"{QT}/plugins/platforms/libqxcb.so",
+    f"{QT}/plugins/platforms/libqwayland.so",
+    f"{QT}/plugins/platformthemes/libqxdgdesktopportal.so",
+    f"{QT}/lib/libQt6Gui.so.6",
+    "libfontconfig.so.1",
+    "libfreetype.so.6",
+    "libpng16.so.16",
+    "libwayland-client.so.0",
+    "libwayland-cursor.so.0",
+    "libxcb-render.so.0",
+    "libxkbcommon.so.0",
+    "libX11.so.6",
+    "libglib-2.0.so.0",
+    "libdbus-1.so.3",
+]
+# What Qt's GTK theme plugin pulls in on a host with GTK (a real build's list).
+GTK = [
+    f"{QT}/plugins/platformthemes/libqgtk3.so",
+    "libgtk-3.so.0",
+    "libgdk-3.so.0",
+    "libgdk_pixbuf-2.0.so.0",
+    "libatk-1.0.so.0",
+    "libatk-bridge-2.0.so.0",
+    "libpango-1.0.so.0",
+    "libpangocairo-1.0.so.0",
+    "libpangoft2-1.0.so.0",
+    "libcairo.so.2",
+    "libcairo-gobject.so.2",
+    "libpixman-1.so.0",
+    "libharfbuzz.so.0",
+    "libepoxy.so.0",
+    "libXrender.so.1",
+]
+
+
+def collected_by_the_spec(
+    monkeypatch: pytest.MonkeyPatch, binaries: list[tuple[str, str, str]]
+) -> list[tuple[str, str, str]]:
+    """Run the recipe as PyInstaller would, with stand-ins for PyInstaller's objects: what
+    reaches COLLECT (the bundle's folder) of the binaries Analysis found."""
+    hooks = types.ModuleType("PyInstaller.utils.hooks")
+    hooks.collect_data_files = lambda *args, **kwargs: []  # type: ignore[attr-defined]
+    for name in ("PyInstaller", "PyInstaller.utils"):
+        monkeypatch.setitem(sys.modules, name, types.ModuleType(name))
+    monkeypatch.setitem(sys.modules, "PyInstaller.utils.hooks", hooks)
+    collected: list[tuple[str, str, str]] = []
+
+    class Analysis:
+        def __init__(self, *args: object, **kwargs: object) -> None:
+            self.binaries = list(binaries)
+            self.pure: list[object] = []
+            self.scripts: list[object] = []
+            self.datas: list[object] = []
+
+    def collect(exe: object, found: list[tuple[str, str, str]], *rest: object, **k: object) -> None:
+        collected.extend(found)
+
+    names = {
+        "SPECPATH": str(PACKAGING),
+        "Analysis": Analysis,
+        "PYZ": lambda *args, **kwargs: object(),
+        "EXE": lambda *args, **kwargs: object(),
+        "COLLECT": collect,
+    }
+    exec(compile(SPEC.read_text(encoding="utf-8"), str(SPEC), "exec"), names)
+    return collected
+
+
+def test_the_bundle_leaves_out_qts_gtk_theme_and_what_only_it_pulls_in(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # With it, the bundle's contents depend on whether the build host has GTK.
+    found = [(name, f"/usr/lib/{name.rsplit('/', 1)[-1]}", "BINARY") for name in KEPT + GTK]
+    collected = collected_by_the_spec(monkeypatch, found)
+    assert [entry[0] for entry in collected] == KEPT

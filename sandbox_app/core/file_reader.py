@@ -32,7 +32,7 @@ import types
 import typing
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Literal, TypeVar, Union
+from typing import Any, BinaryIO, Literal, TypeVar, Union
 
 T = TypeVar("T")
 
@@ -80,6 +80,24 @@ def read_text(path: str | Path, limit: int, what: str) -> str:
 
 def read_json(path: str | Path, limit: int, what: str) -> Any:
     return parse_json(read_text(path, limit, what), display_name(path), what)
+
+
+def read_stream(stream: BinaryIO, limit: int, what: str, name: str) -> bytes:
+    """The bytes of an open stream (standard input, ``-`` on the command line) up to its end,
+    at most ``limit`` of them: counted as read, as for a file (a pipe has no size to check)."""
+    chunks: list[bytes] = []
+    total = 0
+    try:
+        while chunk := stream.read(min(_CHUNK, limit + 1 - total)):
+            total += len(chunk)
+            if total > limit:
+                raise ReadError(
+                    f"{name} is too large (over {_size(limit)}); {what} is at most {_size(limit)}."
+                )
+            chunks.append(chunk)
+    except OSError as err:
+        raise ReadError(f"Cannot read {name}: {err.strerror or err}.") from None
+    return b"".join(chunks)
 
 
 def iter_lines(path: str | Path, limit: int, what: str) -> Iterator[bytes]:

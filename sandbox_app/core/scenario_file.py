@@ -14,7 +14,7 @@ import os
 import stat
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from sandbox_app.core.compare import MAX_LANES
 from sandbox_app.core.custom_tools import (
@@ -25,7 +25,14 @@ from sandbox_app.core.custom_tools import (
     policies_from_dict,
 )
 from sandbox_app.core.dialects import DIALECTS
-from sandbox_app.core.file_reader import ReadError, display_name, read_json
+from sandbox_app.core.file_reader import (
+    ReadError,
+    decode,
+    display_name,
+    parse_json,
+    read_json,
+    read_stream,
+)
 from sandbox_app.core.scenario import LaneConfig, ModelParams, Scenario, Script
 from sandbox_app.core.scenario_fields import Fields, ScenarioError, read_expected
 from sandbox_app.core.test_set import cases_from_list, cases_to_list
@@ -63,6 +70,20 @@ def load_scenario(path: str | Path) -> Scenario:
         return scenario_from_dict(data)
     except ScenarioError as err:
         raise ScenarioError(f"{display_name(path)}: {err}") from None
+
+
+def load_scenario_stream(stream: BinaryIO, name: str = "standard input") -> Scenario:
+    """A scenario from an open stream (``-`` on the command line), read by the same rules as a
+    file: its size, encoding and depth limits, then the same checks."""
+    try:
+        raw = read_stream(stream, MAX_FILE_BYTES, "a scenario", name)
+        data = parse_json(decode(raw, name), name, "a scenario")  # read_json's rules
+    except ReadError as err:
+        raise ScenarioError(str(err)) from None
+    try:
+        return scenario_from_dict(data)
+    except ScenarioError as err:
+        raise ScenarioError(f"{name}: {err}") from None
 
 
 class SaveRefused(OSError):

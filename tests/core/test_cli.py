@@ -46,8 +46,9 @@ def test_run_against_an_openai_compatible_server(
     assert {"ActionParsed", "Observation", "TokenDelta"} <= {e["type"] for e in document["events"]}
 
 
-def test_exit_code_2_on_max_steps(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["run", "--max-steps", "1"]) == 2
+def test_exit_code_5_on_max_steps(capsys: pytest.CaptureFixture[str]) -> None:
+    # Not 2: that is argparse's usage error, and a script must tell the two apart.
+    assert main(["run", "--max-steps", "1"]) == 5
     assert "Reached max steps without final answer" in capsys.readouterr().out
 
 

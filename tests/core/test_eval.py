@@ -54,14 +54,17 @@ def test_below_the_minimum_pass_rate_exits_4(tmp_path: Path) -> None:
     assert "below the minimum pass rate of 95%: scripted" in out
 
 
-def test_resume_skips_what_is_done_and_only_failed_runs_the_failures(tmp_path: Path) -> None:
+def test_resume_skips_what_is_done_and_only_failed_runs_the_failures(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert evaluate(tmp_path)[0] == 0
     code, _, results = evaluate(tmp_path, "--resume")
     assert (code, len(results)) == (0, 12)  # nothing run twice
-    code, out, results = evaluate(tmp_path, "--only-failed")
+    capsys.readouterr()
+    _, _, results = evaluate(tmp_path, "--only-failed")
     assert len(results) == 13  # the one failure, again
     assert results[-1]["case"] == 11
-    assert "1/1 scripted case 12 repeat 1: FAILED" in out
+    assert "1/1 scripted case 12 repeat 1: FAILED" in capsys.readouterr().err  # the progress
 
 
 def test_an_existing_results_file_is_never_overwritten(
@@ -81,14 +84,14 @@ def test_a_killed_evaluation_resumes_with_nothing_lost(tmp_path: Path) -> None:
     save_scenario(slow, scenario)
     results = tmp_path / "results.jsonl"
     command = [sys.executable, "-m", "sandbox_app", "eval", str(scenario), "--out", str(results)]
-    process = subprocess.Popen([*command, "--concurrency", "1"], stdout=subprocess.PIPE, text=True)
-    assert process.stdout is not None
-    # A progress line is printed once its run's result line is written and flushed.
-    progress = [process.stdout.readline() for _ in range(3)]
+    process = subprocess.Popen([*command, "--concurrency", "1"], stderr=subprocess.PIPE, text=True)
+    assert process.stderr is not None
+    # A progress line (on stderr) is printed once its run's result line is written and flushed.
+    progress = [process.stderr.readline() for _ in range(3)]
     assert all("scripted case" in line for line in progress), progress
     os.kill(process.pid, signal.SIGKILL)
     process.wait(timeout=10)
-    process.stdout.close()
+    process.stderr.close()
     before = read_results(results)
     assert 3 <= len(before) < 12
     resumed = subprocess.run([*command, "--resume"], capture_output=True, text=True, timeout=120)

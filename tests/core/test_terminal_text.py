@@ -134,8 +134,9 @@ def test_eval_progress_and_summary_show_a_hostile_lane_and_answer_as_marks(
     code = main(["eval", str(path), "--out", str(tmp_path / "r.jsonl")])
     captured = capsys.readouterr()
     assert code == 0, captured.err
-    assert "FAILED" in captured.out
-    assert "scripted:m␛]0;pwned␇" in captured.out  # the lane, in the progress and summary
+    assert "FAILED" in captured.err  # the progress
+    assert "scripted:m␛]0;pwned␇" in captured.err  # the lane, in the progress…
+    assert "scripted:m␛]0;pwned␇" in captured.out  # …and the summary
     assert_inert(captured.out + captured.err)
 
 

@@ -20,6 +20,7 @@ __all__ = [
     "ToolResult",
     "ToolRouter",
     "builtin_tools",
+    "tool_names",
     "tools_for",
 ]
 
@@ -48,12 +49,7 @@ def tools_for(
     tools, the installed plugins' (default: plugins.installed()) and those of connected
     sources (MCP servers, backends/mcp_tools.py), in prompt order."""
     wanted = set(enabled)
-    every: list[Tool] = [
-        *builtin_tools(wanted, documents),
-        *(MockTool(spec, ask) for spec in custom),
-        *(installed().tools if plugins is None else plugins),
-        *sources,
-    ]
+    every = _every(wanted, documents, custom, ask, plugins, sources)
     # One tool a name (any case): the first kept, in this order, so nothing shadows a
     # built-in or the scenario's own (MCP tools that clash are renamed on connecting).
     kept: dict[str, Tool] = {}
@@ -61,3 +57,31 @@ def tools_for(
         if tool.name in wanted:
             kept.setdefault(tool.name.casefold(), tool)
     return list(kept.values())
+
+
+def tool_names(
+    custom: Iterable[MockToolSpec] = (),
+    *,
+    plugins: Sequence[Tool] | None = None,
+    sources: Sequence[Tool] = (),
+) -> list[str]:
+    """Every name a run could enable (``--tools``): what :func:`tools_for` makes of them all."""
+    custom = tuple(custom)
+    names = [tool.name for tool in _every(set(TOOL_NAMES), (), custom, None, plugins, sources)]
+    return [tool.name for tool in tools_for(names, (), custom, plugins=plugins, sources=sources)]
+
+
+def _every(
+    builtins: set[str],
+    documents: Iterable[str],
+    custom: Iterable[MockToolSpec],
+    ask: AskUser | None,
+    plugins: Sequence[Tool] | None,
+    sources: Sequence[Tool],
+) -> list[Tool]:
+    return [
+        *builtin_tools(builtins, documents),
+        *(MockTool(spec, ask) for spec in custom),
+        *(installed().tools if plugins is None else plugins),
+        *sources,
+    ]
