@@ -94,6 +94,13 @@ def test_compare_lanes_follow_the_same_rule(
     assert fake_server.authorizations == ["Bearer not-needed"] * 2
 
 
+@pytest.fixture
+def custom_key(fake_server: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The catch-all key is set, and the test server's model answers 4."""
+    monkeypatch.setenv("REACT_SANDBOX_API_KEY", "sk-custom-secret")
+    fake_server.set_model("m", ModelScript(replies=ANSWER, cycle=True))
+
+
 def _open_with_file_lanes(window: MainWindow, tmp_path: Path, url: str) -> None:
     """A scenario from someone else, whose lanes name a server."""
     scenario = window.scenario.with_changes(question="What is 2 + 2?")
@@ -130,15 +137,10 @@ def _run_all(qtbot: QtBot, window: MainWindow, answer: str | None) -> None:
     assert compare.lanes[0].record.runs[-1].answer == "4"
 
 
+@pytest.mark.usefixtures("custom_key")
 def test_a_lane_url_from_a_file_gets_no_key_until_the_user_confirms_its_host(
-    qtbot: QtBot,
-    window: MainWindow,
-    fake_server: FakeOpenAIServer,
-    monkeypatch: pytest.MonkeyPatch,
-    tmp_path: Path,
+    qtbot: QtBot, window: MainWindow, fake_server: FakeOpenAIServer, tmp_path: Path
 ) -> None:
-    monkeypatch.setenv("REACT_SANDBOX_API_KEY", "sk-custom-secret")
-    fake_server.set_model("m", ModelScript(replies=ANSWER, cycle=True))
     _open_with_file_lanes(window, tmp_path, fake_server.base_url)
     _run_all(qtbot, window, answer="without")
     assert fake_server.authorizations == ["Bearer not-needed"]
@@ -147,29 +149,19 @@ def test_a_lane_url_from_a_file_gets_no_key_until_the_user_confirms_its_host(
     assert fake_server.authorizations[-1] == "Bearer not-needed"
 
 
+@pytest.mark.usefixtures("custom_key")
 def test_a_confirmed_host_gets_the_key_in_lanes_and_the_test_set(
-    qtbot: QtBot,
-    window: MainWindow,
-    fake_server: FakeOpenAIServer,
-    monkeypatch: pytest.MonkeyPatch,
-    tmp_path: Path,
+    qtbot: QtBot, window: MainWindow, fake_server: FakeOpenAIServer, tmp_path: Path
 ) -> None:
-    monkeypatch.setenv("REACT_SANDBOX_API_KEY", "sk-custom-secret")
-    fake_server.set_model("m", ModelScript(replies=ANSWER, cycle=True))
     _open_with_file_lanes(window, tmp_path, fake_server.base_url)
     _run_all(qtbot, window, answer="send")
     assert fake_server.authorizations == ["Bearer sk-custom-secret"]
 
 
+@pytest.mark.usefixtures("custom_key")
 def test_the_test_set_asks_before_sending_a_key_to_a_file_named_host(
-    qtbot: QtBot,
-    window: MainWindow,
-    fake_server: FakeOpenAIServer,
-    monkeypatch: pytest.MonkeyPatch,
-    tmp_path: Path,
+    qtbot: QtBot, window: MainWindow, fake_server: FakeOpenAIServer, tmp_path: Path
 ) -> None:
-    monkeypatch.setenv("REACT_SANDBOX_API_KEY", "sk-custom-secret")
-    fake_server.set_model("m", ModelScript(replies=ANSWER, cycle=True))
     scenario = load_scenario(scenarios_dir() / "test_set.json")
     lanes = (LaneConfig("custom", fake_server.base_url, "m"), LaneConfig("scripted"))
     path = tmp_path / "from_a_colleague.json"
@@ -184,15 +176,10 @@ def test_the_test_set_asks_before_sending_a_key_to_a_file_named_host(
     assert set(fake_server.authorizations) == {"Bearer not-needed"}
 
 
+@pytest.mark.usefixtures("custom_key")
 def test_a_url_the_user_typed_into_a_lane_needs_no_confirmation(
-    qtbot: QtBot,
-    window: MainWindow,
-    fake_server: FakeOpenAIServer,
-    monkeypatch: pytest.MonkeyPatch,
-    tmp_path: Path,
+    qtbot: QtBot, window: MainWindow, fake_server: FakeOpenAIServer, tmp_path: Path
 ) -> None:
-    monkeypatch.setenv("REACT_SANDBOX_API_KEY", "sk-custom-secret")
-    fake_server.set_model("m", ModelScript(replies=ANSWER, cycle=True))
     _open_with_file_lanes(window, tmp_path, "http://127.0.0.1:9/v1")
     panel = window.compare.lanes[0].backend_panel
     panel.base_url_edit.setText(fake_server.base_url)  # the user's own choice
