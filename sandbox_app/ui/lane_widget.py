@@ -10,6 +10,7 @@ from collections.abc import Collection
 from dataclasses import replace
 
 from PySide6.QtCore import Signal
+from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QToolButton, QVBoxLayout, QWidget
 
 from sandbox_app.backends.keys import KeyStore, UrlSource
@@ -79,12 +80,15 @@ class LaneWidget(QFrame):
         step_label = self.pane.step_label
         self.pane.controls.removeWidget(step_label)
         self.pane.controls.addStretch(1)
-        step_label.setWordWrap(True)
+        # One line, not wrapped: a wrapped label makes the pane's minimum its full preferred
+        # height (Qt's height-for-width), which squeezed the settings above it.
+        step_label.setWordWrap(False)
         pane_layout = self.pane.layout()
         if isinstance(pane_layout, QVBoxLayout):
             pane_layout.insertWidget(1, step_label)
         layout = QVBoxLayout(self)
         layout.addLayout(title_row)
+        self.backend_panel.keep_rows_whole()  # the trace gives way, never the settings
         layout.addWidget(self.backend_panel)
         layout.addWidget(self.pane, 1)
         self.settings_button.toggled.connect(self.backend_panel.setVisible)
@@ -171,6 +175,15 @@ class LaneWidget(QFrame):
         self.shows_recording = True
         self.record.model = recorded.settings.model
         self.pane.replay(recorded, scenario, speed)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        """Hold, as the lane's minimum, the height its wrapped labels (the model, the status)
+        and the settings need at this width: Qt's minimum leaves the wrapping out and the
+        rows were squeezed over each other; the lane strip scrolls instead."""
+        super().resizeEvent(event)
+        layout = self.layout()
+        if event.size().width() != event.oldSize().width() and layout is not None:
+            self.setMinimumHeight(layout.totalMinimumHeightForWidth(event.size().width()))
 
     def _on_pane_running_changed(self, running: bool) -> None:
         self.record.running = running

@@ -94,3 +94,31 @@ def test_three_lanes_fit_a_1200_px_window_side_by_side(qtbot: QtBot, window: Mai
         label = lane.pane.step_label
         qtbot.waitUntil(lambda label=label: label.height() >= label.heightForWidth(label.width()))
         assert label.width() >= label.fontMetrics().horizontalAdvance("Done after")
+
+
+def test_at_800_by_600_a_lanes_settings_are_never_squeezed_over_its_run(
+    qtbot: QtBot, window: MainWindow
+) -> None:
+    """Three offline lanes (their settings open) at 800x600: each lane's form gets the
+    height its wrapped rows need, and its Run/Step row starts below it (the strip scrolls)."""
+    from sandbox_app.core.scenario import LaneConfig
+
+    window.resize(800, 600)
+    window.tabs.setCurrentWidget(window.compare)
+    window.compare.set_lanes(tuple(LaneConfig("scripted") for _ in range(3)))
+    lanes = window.compare.lanes
+
+    def overlaps() -> list[str]:
+        found = []
+        for lane in lanes:
+            panel, pane = lane.backend_panel, lane.pane
+            layout = panel.layout()
+            assert layout is not None
+            if panel.height() < layout.totalHeightForWidth(panel.width()):
+                found.append(f"{lane.name}: form {panel.height()} px")
+            if pane.geometry().top() < panel.geometry().bottom():
+                found.append(f"{lane.name}: run row at {pane.geometry().top()}")
+        return found
+
+    qtbot.waitUntil(lambda: all(lane.backend_panel.isVisible() for lane in lanes), timeout=3000)
+    qtbot.waitUntil(lambda: not overlaps(), timeout=3000)
