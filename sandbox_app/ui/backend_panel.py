@@ -6,7 +6,6 @@ import asyncio
 import time
 
 from PySide6.QtCore import QTimer, Signal
-from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import (
     QComboBox,
     QDoubleSpinBox,
@@ -55,7 +54,6 @@ class BackendPanel(QWidget):
         self._typed: dict[str, str] = {}
         self._account: KeyAccount | None = None
         self._file_url: str | None = None  # the base URL as a scenario file named it
-        self._whole_rows = False  # keep_rows_whole(): the form's height held at its width
         self._refresh_task: asyncio.Task[list[str]] | None = None
         self._abandoned = False
         self.memory = ServerMemory()  # switching away and back keeps a URL and model
@@ -163,24 +161,6 @@ class BackendPanel(QWidget):
     def preset(self) -> Preset | None:
         backend = self.backend_id()
         return None if backend == SCRIPTED else preset_with_id(backend)
-
-    def keep_rows_whole(self) -> None:
-        """In a lane: hold, as the panel's minimum, the height its form needs at its width.
-        Its rows wrap when the lane is narrow (labels above fields) and its notes wrap too;
-        Qt's minimum leaves that out, so at 800x600 a lane gave the form 203 px of the 377
-        it needed and the rows overlapped. The lane strip scrolls instead."""
-        self._whole_rows = True
-        self._hold_height(self.width())
-
-    def resizeEvent(self, event: QResizeEvent) -> None:
-        super().resizeEvent(event)
-        if self._whole_rows and event.size().width() != event.oldSize().width():
-            self._hold_height(event.size().width())
-
-    def _hold_height(self, width: int) -> None:
-        layout = self.layout()
-        if layout is not None and layout.hasHeightForWidth():
-            self.setMinimumHeight(layout.totalHeightForWidth(width))
 
     def choice(self) -> BackendChoice:
         preset = self.preset()

@@ -8,6 +8,8 @@ scrolls when the window is narrow, and the window keeps the width of the screen.
 
 from __future__ import annotations
 
+from PySide6.QtCore import QEvent, QObject
+from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import QScrollArea, QToolButton, QWidget
 
 
@@ -23,3 +25,31 @@ def scrolling(widget: QWidget) -> QScrollArea:
     area.setWidgetResizable(True)
     area.setFrameShape(QScrollArea.Shape.NoFrame)
     return area
+
+
+class _HeightHolder(QObject):
+    """On each change of width: the widget's minimum height is what its layout needs at that
+    width (``whole``: every row at its preferred height; else at its minimum)."""
+
+    def __init__(self, widget: QWidget, whole: bool) -> None:
+        super().__init__(widget)
+        self._whole = whole
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if isinstance(watched, QWidget) and isinstance(event, QResizeEvent):
+            width = event.size().width()
+            layout = watched.layout()
+            if width != event.oldSize().width() and layout is not None:
+                need = (
+                    layout.totalHeightForWidth if self._whole else layout.totalMinimumHeightForWidth
+                )
+                watched.setMinimumHeight(need(width))
+        return False
+
+
+def hold_height_for_width(widget: QWidget, *, whole: bool = False) -> None:
+    """Qt's minimum height leaves height-for-width out (word-wrapped labels, a form whose
+    rows wrap when narrow): a narrow lane gave its settings form 203 of the 377 px it
+    needed and the rows overlapped. Held as an explicit minimum, every layout around the
+    widget respects it, and a scroll area scrolls instead."""
+    widget.installEventFilter(_HeightHolder(widget, whole))

@@ -10,7 +10,6 @@ from collections.abc import Collection
 from dataclasses import replace
 
 from PySide6.QtCore import Signal
-from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QToolButton, QVBoxLayout, QWidget
 
 from sandbox_app.backends.keys import KeyStore, UrlSource
@@ -20,6 +19,7 @@ from sandbox_app.core.recording import RecordedLane
 from sandbox_app.core.scenario import LaneConfig, Scenario, lane_settings
 from sandbox_app.core.tools import Approver, Tool
 from sandbox_app.ui.backend_panel import BackendPanel
+from sandbox_app.ui.fitting import hold_height_for_width
 from sandbox_app.ui.plain import plain_label
 from sandbox_app.ui.run_controller import RunController
 from sandbox_app.ui.run_pane import RunPane
@@ -88,7 +88,9 @@ class LaneWidget(QFrame):
             pane_layout.insertWidget(1, step_label)
         layout = QVBoxLayout(self)
         layout.addLayout(title_row)
-        self.backend_panel.keep_rows_whole()  # the trace gives way, never the settings
+        # The trace gives way, never the settings' rows; the lane strip scrolls (fitting.py).
+        hold_height_for_width(self.backend_panel, whole=True)
+        hold_height_for_width(self)
         layout.addWidget(self.backend_panel)
         layout.addWidget(self.pane, 1)
         self.settings_button.toggled.connect(self.backend_panel.setVisible)
@@ -175,15 +177,6 @@ class LaneWidget(QFrame):
         self.shows_recording = True
         self.record.model = recorded.settings.model
         self.pane.replay(recorded, scenario, speed)
-
-    def resizeEvent(self, event: QResizeEvent) -> None:
-        """Hold, as the lane's minimum, the height its wrapped labels (the model, the status)
-        and the settings need at this width: Qt's minimum leaves the wrapping out and the
-        rows were squeezed over each other; the lane strip scrolls instead."""
-        super().resizeEvent(event)
-        layout = self.layout()
-        if event.size().width() != event.oldSize().width() and layout is not None:
-            self.setMinimumHeight(layout.totalMinimumHeightForWidth(event.size().width()))
 
     def _on_pane_running_changed(self, running: bool) -> None:
         self.record.running = running
