@@ -39,7 +39,6 @@ from sandbox_app.cli_io import (
     STDIN_NAME,
     scenario_from,
 )
-from sandbox_app.core.eval_report import to_html
 from sandbox_app.core.evaluation import (
     ResultsFile,
     RunKey,
@@ -49,6 +48,7 @@ from sandbox_app.core.evaluation import (
     results_file,
     summarise,
 )
+from sandbox_app.core.exports import TEST_SET_FORMATS, EvalResults
 from sandbox_app.core.file_reader import ReadError, display_name
 from sandbox_app.core.lane_settings import LaneSettings, parse_option
 from sandbox_app.core.scenario import Scenario, lane_settings
@@ -195,9 +195,9 @@ def eval_command(argv: list[str], out: TextIO | None = None, progress: TextIO | 
     out.write("\n" + "\n".join(visible(s.row()) for s in summaries) + "\n")
     if args.report:
         questions = [case.question for case in scenario.test_set]
-        report = to_html(scenario.title, questions, labels, everything)
+        results = EvalResults(scenario.title, questions, labels, [(r, None) for r in everything])
         try:  # checked before the runs; a disk that filled up since is still one line
-            Path(args.report).write_text(report, encoding="utf-8")
+            TEST_SET_FORMATS.exporter("html").save(results, Path(args.report))
         except OSError as err:
             say(f"react-sandbox eval: --report {args.report}: {err.strerror or err}")
             return 1

@@ -117,34 +117,32 @@ _STYLE = (
 )
 
 
-TEST_SET_FORMATS = ("md", "csv", "json", "html")
+# The test set's other formats (core/exports.py's TEST_SET_FORMATS lists them all): ``results``
+# are each run's latest result, as the results file holds it.
 
 
-def export_test_set(
-    kind: str,
-    title: str,
-    questions: Sequence[str],
-    labels: Sequence[str],
-    runs: Sequence[tuple[dict[str, Any], list[dict[str, Any]]]],
+def results_markdown(
+    questions: Sequence[str], labels: Sequence[str], results: Sequence[dict[str, Any]]
 ) -> str:
-    """A test set's results as Markdown (summary and grid), CSV (grid), JSON (every run with
-    its events) or the HTML report; ``runs`` are each result with its events as dicts.
-    Raises ValueError, naming the formats, for any other kind (never a silent Markdown)."""
-    results = [result for result, _ in runs]
-    if kind == "html":
-        return to_html(title, questions, labels, results)
-    if kind == "json":  # every run: verdict, metrics and the full event trace
-        documents = [{**result, "events": events} for result, events in runs]
-        return json.dumps(documents, ensure_ascii=False, indent=1)
-    rows = grid(questions, labels, results)
-    header = ["#", "Question", *labels]
-    if kind == "csv":
-        out = io.StringIO()
-        csv.writer(out, lineterminator="\n").writerows([header, *rows])
-        return out.getvalue()
-    if kind != "md":
-        raise ValueError(f"unknown export format {kind!r}; choose {', '.join(TEST_SET_FORMATS)}")
+    """Each lane's summary line, then the grid as a table (cells are literal text)."""
+    header, rows = ["#", "Question", *labels], grid(questions, labels, results)
     lines = ["| " + " | ".join(inline(c) for c in header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(inline(c) for c in row) + " |" for row in rows]
     summary = [s.row() for s in summarise(results, labels)]
     return "\n".join([*summary, "", *lines]) + "\n"
+
+
+def results_csv(
+    questions: Sequence[str], labels: Sequence[str], results: Sequence[dict[str, Any]]
+) -> str:
+    """The grid: a header row, then one row per case."""
+    out = io.StringIO()
+    rows = grid(questions, labels, results)
+    csv.writer(out, lineterminator="\n").writerows([["#", "Question", *labels], *rows])
+    return out.getvalue()
+
+
+def results_json(runs: Iterable[tuple[dict[str, Any], list[dict[str, Any]]]]) -> str:
+    """Every run: its result (verdict, metrics) with its full event trace as dicts."""
+    documents = [{**result, "events": events} for result, events in runs]
+    return json.dumps(documents, ensure_ascii=False, indent=1)

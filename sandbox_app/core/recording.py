@@ -99,6 +99,11 @@ def recording_of(scenario: Scenario, lanes: Sequence[RecordedLane], app: str = "
 
 
 def save_recording(recording: Recording, path: Path) -> None:
+    path.write_text(recording_text(recording), encoding="utf-8")
+
+
+def recording_text(recording: Recording) -> str:
+    """The recording's file, as text (File → Save recording, Export run… as .json)."""
     data = {
         "recording": VERSION,
         "app": recording.app,
@@ -112,7 +117,7 @@ def save_recording(recording: Recording, path: Path) -> None:
             for lane in recording.lanes
         ],
     }
-    path.write_text(json.dumps(data, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    return json.dumps(data, ensure_ascii=False, indent=1) + "\n"
 
 
 def load_recording(path: Path) -> Recording:

@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
 from sandbox_app.backends.keys import KeyStore, UrlSource
 from sandbox_app.core.compare import MAX_LANES, MIN_LANES, Price
 from sandbox_app.core.events import Event, RunFinished, StepFinished
-from sandbox_app.core.exports import export_comparison
+from sandbox_app.core.exports import Comparison
 from sandbox_app.core.fork import ForkPoint
 from sandbox_app.core.recording import Recording
 from sandbox_app.core.records import RunRecord, RunSettings
@@ -78,11 +78,7 @@ class CompareView(QWidget):
         self.message = plain_label()
         self.message.setWordWrap(True)
         self.exports = ComparisonExports(
-            self,
-            self.export_text,
-            lambda kind: self.eval_panel.export_text(kind),
-            self.rows,
-            self.message,
+            self, self.exported, lambda: self.eval_panel.exported(), self.message
         )
         self.export_button = self.exports.button
         toolbar = QHBoxLayout()
@@ -336,10 +332,11 @@ class CompareView(QWidget):
     def refresh_table(self) -> None:
         self.table.show_rows(self.rows())
 
-    def export_text(self, kind: str) -> str:
+    def exported(self) -> Comparison:
+        """The comparison as its exports read it (core/exports.py)."""
         scenario = self.workspace.model.scenario
         records = [lane.record for lane in self.lanes]
-        return export_comparison(kind, scenario.title, scenario.question, records, self.rows())
+        return Comparison(scenario.title, scenario.question, records, self.rows())
 
     def _on_prices_button_clicked(self) -> None:
         dialog = PriceDialog(

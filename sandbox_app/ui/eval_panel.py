@@ -31,7 +31,7 @@ from PySide6.QtWidgets import (
 from sandbox_app.backends.keys import KeyStore
 from sandbox_app.backends.network_loop import background_loop, call_until_ended
 from sandbox_app.backends.registry import BackendConfig
-from sandbox_app.core.eval_report import cell_failed, cell_text, export_test_set
+from sandbox_app.core.eval_report import cell_failed, cell_text
 from sandbox_app.core.evaluation import (
     LaneTally,
     RunKey,
@@ -39,7 +39,7 @@ from sandbox_app.core.evaluation import (
     plan,
     still_to_run,
 )
-from sandbox_app.core.events import event_to_dict
+from sandbox_app.core.exports import TEST_SET_FORMATS, EvalResults
 from sandbox_app.core.records import RunRecord
 from sandbox_app.core.scenario import EvalCase, Scenario
 from sandbox_app.core.tools import Tool
@@ -204,15 +204,15 @@ class EvalPanel(QWidget):
             with suppress(asyncio.CancelledError):
                 await self._task
 
-    def export_text(self, kind: str) -> str:
-        """The results in one of core/eval_report.py's formats (ValueError for another)."""
+    def exported(self) -> EvalResults:
+        """The results as their exports read them (core/exports.py's TEST_SET_FORMATS)."""
         scenario = self._scenario()
-        runs = [
-            (result, [event_to_dict(e) for e in record.events] if kind == "json" else [])
-            for result, record in self.results.values()
-        ]
         questions = [case.question for case in scenario.test_set]
-        return export_test_set(kind, scenario.title, questions, self._labels, runs)
+        return EvalResults(scenario.title, questions, self._labels, list(self.results.values()))
+
+    def export_text(self, kind: str) -> str:
+        """The results in one of the test set's text formats (ValueError for another)."""
+        return TEST_SET_FORMATS.exporter(kind).text(self.exported())
 
     # ---- drawing --------------------------------------------------------------------------
 

@@ -1,5 +1,5 @@
-"""File → Export run…: the Run tab's run on screen as Markdown, a self-contained HTML page,
-a JSON recording, or the trace as a PNG for slides (core/run_export.py, core/recording.py).
+"""File → Export run…: the Run tab's run on screen in one of core/exports.py's run formats
+(Markdown, a self-contained HTML page, a JSON recording), or the trace as a PNG for slides.
 
 The PNG is drawn from the run's record, not grabbed from the screen: a title (the question),
 the model and the answer, then the trace in large type in the high-contrast colours, the
@@ -11,11 +11,13 @@ import math
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from PySide6.QtCore import QBuffer, QByteArray, QIODevice
 from PySide6.QtGui import (
     QColor,
     QFont,
     QFontDatabase,
     QImage,
+    QImageWriter,
     QPainter,
     QTextCharFormat,
     QTextCursor,
@@ -23,8 +25,11 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QFileDialog
 
+from sandbox_app import __version__
+from sandbox_app.core.exports import RUN_FORMATS, Exporter, ExportError, RunExport
+from sandbox_app.core.recording import recording_of
 from sandbox_app.core.records import RunRecord
-from sandbox_app.core.run_export import run_html, run_markdown, slide_lines
+from sandbox_app.core.run_export import slide_lines
 from sandbox_app.ui.theme import HIGH_CONTRAST_LIGHT, LIGHT
 
 if TYPE_CHECKING:
@@ -34,38 +39,53 @@ SLIDE_POINTS = 20.0  # read from the back of a room on a 1280-px projector
 SLIDE_WIDTH = 1600  # px at most; lines wrap beyond it
 MARGIN = 24  # px around the text
 MAX_HEIGHT = 30000  # px: QImage's limit is 32,767; a longer run is an HTML export
-FILTERS = "Markdown (*.md);;HTML page (*.html);;Recording (*.json);;PNG image (*.png)"
+
+
+def slide_png(run: RunExport) -> bytes:
+    """The slide as a PNG file's bytes (ExportError when too tall for one picture)."""
+    image = slide_image(run.record)
+    if image.isNull():
+        raise ExportError("The run is too long for one picture: export .html.")
+    buffer = QBuffer()
+    buffer.open(QIODevice.OpenModeFlag.WriteOnly)
+    writer = QImageWriter(buffer, QByteArray(b"PNG"))
+    if not writer.write(image):
+        raise ExportError(f"Cannot draw the picture: {writer.errorString()}.")
+    return bytes(buffer.data().data())
+
+
+# Core's run formats and the PNG, the one format only Qt can draw: added here rather than
+# registered into core's table, so core stays Qt-free and what the CLI sees never depends on
+# whether the window's modules were imported.
+RUN_EXPORTS = RUN_FORMATS.plus(Exporter("png", "PNG image", ".png", slide_png))
+FILTERS = RUN_EXPORTS.dialog_filter()
 
 
 def export_run_dialog(window: MainWindow) -> None:
-    name, _ = QFileDialog.getSaveFileName(window, "Export run", "", FILTERS)
+    name, chosen = QFileDialog.getSaveFileName(window, "Export run", "", FILTERS)
     if name:
-        export_run(window, Path(name))
+        export_run(window, Path(name), chosen)
 
 
-def export_run(window: MainWindow, path: Path) -> bool:
-    """Write the run on screen in the Run tab to ``path``, its format by the file's suffix."""
+def export_run(window: MainWindow, path: Path, chosen_filter: str = "") -> bool:
+    """Write the run on screen in the Run tab to ``path``, its format by the file's suffix
+    (or, for a name without one, the dialog's chosen filter, whose suffix it then gets)."""
     pane = window.run_pane
     record = pane.shown_record()
-    kind = path.suffix.lower()
     if record is None or not record.events:
         return _say(window, "Nothing to export yet: run it first.")
-    if kind == ".json":
-        window.tabs.setCurrentIndex(0)
-        return window.recordings.save_to(path)
+    exporter = RUN_EXPORTS.for_path(path, chosen_filter)
+    if exporter is None:
+        return _say(window, f"⚠ {path.name}: use {RUN_EXPORTS.suffixes()}.")
+    if not path.suffix:
+        path = path.with_suffix(exporter.suffix)
+    lane = pane.recorded()  # the run with its timing, for a recording
+    scenario = record.scenario or window.workspace.model.scenario
+    recording = recording_of(scenario, [lane], __version__) if lane is not None else None
     try:
-        if kind == ".png":
-            image = slide_image(record)
-            if image.isNull():
-                return _say(window, "⚠ The run is too long for one picture: export .html.")
-            if not image.save(str(path)):  # PNG, by the suffix
-                raise OSError(f"cannot write {path.name}")
-        elif kind in (".html", ".htm"):
-            path.write_text(run_html(record, LIGHT), encoding="utf-8")
-        elif kind == ".md":
-            path.write_text(run_markdown(record), encoding="utf-8")
-        else:
-            return _say(window, f"⚠ {path.name}: use .md, .html, .json or .png.")
+        exporter.save(RunExport(record, LIGHT, recording), path)
+    except ExportError as err:
+        return _say(window, f"⚠ {err}")
     except OSError as err:
         return _say(window, f"⚠ Cannot write {path.name}: {err.strerror or err}.")
     return _say(window, f"Exported the run to {path.name}.", True)
