@@ -113,16 +113,23 @@ class KeyStore:
     Also holds the hosts the user confirmed, this session, for URLs that came from files.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, keyring_open: bool = True) -> None:
         self._session: dict[str, str] = {}
         self._trusted_origins: set[str] = set()
+        # False while the window opens (ui/app.py): importing keyring and finding its backend
+        # take 100-150 ms, a Secret Service over D-Bus longer, and the window's first frame
+        # comes first. Until it is set, a key the keyring may hold is "unasked", not absent.
+        self.keyring_open = keyring_open
 
     def resolve(self, account: KeyAccount, typed: str = "") -> tuple[str, str]:
-        """The key for ``account`` and its source: "typed", "environment", "keyring" or ""."""
+        """The key for ``account`` and its source: "typed", "environment", "keyring", "" or
+        "unasked" (the keyring was not asked yet: see ``keyring_open``)."""
         if typed:
             return typed, "typed"
         if os.environ.get(account.env_var):
             return os.environ[account.env_var], "environment"
+        if not self.keyring_open:
+            return "", "unasked"
         stored = self.stored(account)
         return (stored, "keyring") if stored else ("", "")
 
@@ -138,6 +145,9 @@ class KeyStore:
     ) -> KeyDecision:
         """The whole key rule (module docstring) for one request to ``base_url``."""
         key, found = self.resolve(account, typed)
+        if found == "unasked":  # a request needs its key now, window on screen or not
+            self.keyring_open = True
+            key, found = self.resolve(account, typed)
         if not key:
             return KeyDecision()
         host = host_of(base_url)

@@ -18,9 +18,10 @@ from __future__ import annotations
 import functools
 import importlib
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import regex
+if TYPE_CHECKING:  # imported when a pattern is first compiled: ~15 ms kept off the start-up
+    import regex
 
 MAX_PATTERN = 1000  # characters; a rule or an answer pattern is a line, not a program
 MAX_SIZE = 20_000  # pattern items with counted repetitions multiplied out (a{100} is 100)
@@ -69,6 +70,8 @@ def _compiled(pattern: str, ignore_case: bool) -> regex.Pattern[str]:
             f"repeats too much: its repetitions multiply out to {size:,} items "
             f"(at most {MAX_SIZE:,})"
         )
+    import regex
+
     try:
         return regex.compile(pattern, regex.IGNORECASE if ignore_case else 0)
     except regex.error as err:  # a corner where the two dialects differ

@@ -6,15 +6,17 @@ import asyncio
 import logging
 import os
 import sys
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import suppress
 
 import qasync
-from PySide6.QtCore import QSettings
+from PySide6.QtCore import QEvent, QObject, QSettings, QTimer
 from PySide6.QtGui import QIcon
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QWidget
 
 from sandbox_app import APP_ID, __version__
+from sandbox_app.backends.keys import KeyStore
 from sandbox_app.core.scenario_file import scenarios_dir
 from sandbox_app.ui import gc_policy
 from sandbox_app.ui.main_window import MainWindow
@@ -23,6 +25,8 @@ log = logging.getLogger(__name__)
 GIL_SWITCH_INTERVAL_S = 0.001
 ORGANIZATION = "ReAct Sandbox"
 APPLICATION = "ReAct Sandbox"
+# A window that is never painted (started minimised, no screen) still gets its warm-up.
+FIRST_FRAME_FALLBACK_MS = 3000
 
 
 def use_a_utf8_locale() -> None:
@@ -69,19 +73,57 @@ async def _main(window: MainWindow, scenario: str | None = None) -> int:
     app = QApplication.instance()
     assert isinstance(app, QApplication)
     app.lastWindowClosed.connect(closed.set)
+    warm_up: list[asyncio.Future[None]] = []
+
+    def after_first_frame() -> None:
+        # The key status's keyring look-up and the SDK's import would each delay the frame.
+        if closed.is_set():
+            return
+        window.keys.keyring_open = True
+        window.backend_panel.show_key_status()
+        warm_up.append(asyncio.get_running_loop().run_in_executor(None, import_heavy_modules))
+        warm_up[0].add_done_callback(lambda _: gc_policy.settle_after_start())
+
+    FirstFrame(window, after_first_frame)
     window.show()
     if scenario:
         # Shown first: edits kept from last time are offered (save, discard or keep editing)
         # in a dialog over the window before the named file replaces them.
         window.files.open_from_command_line(scenario)
-    warm_up = asyncio.get_running_loop().run_in_executor(None, import_heavy_modules)
-    warm_up.add_done_callback(lambda _: gc_policy.settle_after_start())
     await closed.wait()
     # The window is gone; end the runs (if any) and close their streams before the loop
     # stops, so nothing is left pending when the process exits.
     await window.shutdown()
-    await warm_up
+    for work in warm_up:
+        await work
     return 0
+
+
+class FirstFrame(QObject):
+    """Calls ``then`` once, when ``window``'s first frame is on screen.
+
+    A top-level widget's first Paint event comes with the window's first expose (so on the
+    offscreen platform and under X11); ``then`` is queued behind it, so it runs once that
+    paint is done and flushed. A zero timer at ``show()`` would not do: X11's expose arrives
+    a round trip later, after such a timer.
+    """
+
+    def __init__(self, window: QWidget, then: Callable[[], None]) -> None:
+        super().__init__(window)
+        self._then: Callable[[], None] | None = then
+        window.installEventFilter(self)
+        QTimer.singleShot(FIRST_FRAME_FALLBACK_MS, self, self._run)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.Paint:
+            watched.removeEventFilter(self)
+            QTimer.singleShot(0, self, self._run)
+        return False
+
+    def _run(self) -> None:
+        then, self._then = self._then, None
+        if then is not None:
+            then()
 
 
 def import_heavy_modules() -> None:
@@ -89,6 +131,8 @@ def import_heavy_modules() -> None:
 
     Both are imported lazily so the window opens fast; doing it here, in the background,
     keeps their second or so of import time from freezing the first run that needs them.
+    It starts after the window's first frame (:class:`FirstFrame`): begun at ``show()``, its
+    imports took the GIL from the first paint.
     """
     try:
         import bm25s  # noqa: F401
@@ -141,7 +185,8 @@ def run_app(scenario: str | None = None) -> int:
     app.setQuitOnLastWindowClosed(False)  # _main decides when to stop, after cleanup
     import_before_threads()  # no other thread exists yet; the warm-up's starts in _main
     # Built before the loop starts: construction is synchronous Qt work, not an asyncio step.
-    window = MainWindow(QSettings(ORGANIZATION, APPLICATION))
+    # The keyring waits for the first frame (after_first_frame in _main).
+    window = MainWindow(QSettings(ORGANIZATION, APPLICATION), KeyStore(keyring_open=False))
     try:
         return int(qasync.run(_main(window, scenario)))
     except asyncio.CancelledError:

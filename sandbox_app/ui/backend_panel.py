@@ -313,25 +313,25 @@ class BackendPanel(QWidget):
             self.key_edit.setText(self._typed.get(account.name, "") if account else "")
         # Typing a URL on one host looks nothing up again (the keyring can be slow).
         if preset_changed or moved:
-            self._show_key_status()
+            self.show_key_status()
 
     def _on_key_edit_text_changed(self, text: str) -> None:
         if self._account is not None:
             self._typed[self._account.name] = text.strip()
-        self._show_key_status()
+        self.show_key_status()
 
-    def _show_key_status(self) -> None:
+    def show_key_status(self) -> None:
         preset, account = self.preset(), self._account
         if preset is None or account is None:
             self.key_status.setText("Offline: replays the scenario's written replies.")
             return
-        _, source = self.keys.resolve(account, self.key_edit.text().strip())
+        key, source = self.keys.resolve(account, self.key_edit.text().strip())
         if source == "typed":
             text = f"Key typed for {account.name}."
         elif source == "environment":
             text = f"Key from the environment ({account.env_var})."
-        elif source == "keyring":
-            text = "Key from the system keyring."
+        elif source in ("keyring", "unasked"):  # unasked: asked after the first frame (app.py)
+            text = "Key from the system keyring." if key else "Looking in the system keyring…"
         elif account.preset_host:
             text = f"Needs a key ({account.env_var})."
         else:

@@ -1,0 +1,143 @@
+"""Start-up: the window's first frame comes before the SDKs, the keyring and the search library.
+
+Structural checks, not timings: which modules a fresh process holds when the window's module
+graph is imported, and when the real entry point (``run_app``) paints its first frame.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from pytestqt.qtbot import QtBot
+
+from sandbox_app.backends.keys import KeyStore, account_for
+from sandbox_app.backends.presets import PRESETS
+from sandbox_app.ui.backend_panel import BackendPanel
+
+ROOT = Path(__file__).resolve().parents[2]
+# Each costs tens of milliseconds to a second to import (keyring also asks D-Bus for its
+# backend); none is needed to draw the window.
+HEAVY = ("openai", "mcp", "keyring", "bm25s", "numpy", "Stemmer", "regex", "httpx", "anyio")
+
+# The entry point as `react-sandbox` runs it, last used with a server (whose key the keyring
+# may hold). At the first paint of a window it prints the heavy modules already imported; then
+# it waits until the warm-up has imported the SDK and the key status has asked the keyring,
+# and closes the window.
+SCRIPT = """
+import json, sys
+from PySide6.QtCore import QEvent, QObject, QSettings, QTimer
+from PySide6.QtWidgets import QApplication, QWidget
+from sandbox_app.ui import app as app_module
+
+HEAVY = json.loads(sys.argv[1])
+settings = QSettings(app_module.ORGANIZATION, app_module.APPLICATION)
+settings.setValue("backend/preset", "openai")
+settings.sync()
+app = QApplication(sys.argv)
+seen = {}
+
+class FirstPaint(QObject):
+    def eventFilter(self, watched, event):
+        window = isinstance(watched, QWidget) and watched.isWindow()  # not X11's QWindow
+        if event.type() == QEvent.Type.Paint and window and "window" not in seen:
+            seen["window"] = watched
+            seen["at_first_paint"] = [name for name in HEAVY if name in sys.modules]
+            seen["status_at_first_paint"] = watched.backend_panel.key_status.text()
+            QTimer.singleShot(0, after)
+        return False
+
+def after():
+    window = seen["window"]
+    if "openai" in sys.modules and "bm25s" in sys.modules and "keyring" in sys.modules:
+        seen["status_after"] = window.backend_panel.key_status.text()
+        window.close()
+    else:
+        QTimer.singleShot(10, after)
+
+watch = FirstPaint()
+app.installEventFilter(watch)
+QTimer.singleShot(60_000, lambda: (print("no warm-up within 60 s", flush=True), app.exit(3)))
+code = app_module.run_app(None)
+del seen["window"]
+print(json.dumps(seen), flush=True)
+sys.exit(code)
+"""
+
+
+def _clean_env(tmp_path: Path) -> dict[str, str]:
+    env = {**os.environ, "HOME": str(tmp_path), "XDG_CONFIG_HOME": str(tmp_path / "config")}
+    env["QT_QPA_PLATFORM"] = "offscreen"
+    env.pop("OPENAI_API_KEY", None)  # the status then has to ask the keyring
+    return env
+
+
+def test_importing_the_window_loads_no_sdk(tmp_path: Path) -> None:
+    code = (
+        "import json, sys\n"
+        "import sandbox_app.ui.app, sandbox_app.ui.main_window\n"
+        f"print(json.dumps([name for name in {list(HEAVY)!r} if name in sys.modules]))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        env=_clean_env(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout) == []
+
+
+def test_the_first_frame_comes_before_the_sdk_and_the_keyring(tmp_path: Path) -> None:
+    result = subprocess.run(
+        [sys.executable, "-c", SCRIPT, json.dumps(HEAVY)],
+        cwd=ROOT,
+        env=_clean_env(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    shown = f"exit code {result.returncode}\nstdout:\n{result.stdout}\nstderr:\n{result.stderr}"
+    assert result.returncode == 0, shown
+    seen = json.loads(result.stdout.splitlines()[-1])
+    assert seen["at_first_paint"] == [], shown
+    assert seen["status_at_first_paint"] == "Looking in the system keyring…", shown
+    # After the frame: the warm-up ran (the test's wait) and the status asked the keyring,
+    # which holds no key here.
+    assert seen["status_after"] == "Needs a key (OPENAI_API_KEY).", shown
+
+
+def test_the_key_status_asks_the_keyring_once_it_is_open(
+    qtbot: QtBot, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    keys = KeyStore(keyring_open=False)
+    monkeypatch.setattr(keys, "stored", lambda account: "sk-from-keyring")
+    panel = BackendPanel(keys)
+    qtbot.addWidget(panel)
+    panel.select("OpenAI")
+    assert panel.key_status.text() == "Looking in the system keyring…"
+    keys.keyring_open = True  # as ui/app.py does after the first frame
+    panel.show_key_status()
+    assert panel.key_status.text() == "Key from the system keyring."
+
+
+def test_a_request_asks_the_keyring_even_before_the_first_frame(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Only the status line waits for the window: a run's key is looked up when it is needed."""
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    keys = KeyStore(keyring_open=False)
+    monkeypatch.setattr(keys, "stored", lambda account: "sk-from-keyring")
+    account = account_for(PRESETS[0], PRESETS[0].base_url)
+    assert keys.resolve(account) == ("", "unasked")
+    decision = keys.decide(account, PRESETS[0].base_url)
+    assert (decision.key, decision.source) == ("sk-from-keyring", "keyring")
