@@ -76,15 +76,19 @@ async def _main(window: MainWindow, scenario: str | None = None) -> int:
     warm_up: list[asyncio.Future[None]] = []
 
     def after_first_frame() -> None:
-        # The key status's keyring look-up and the SDK's import would each delay the frame.
+        # The guard, the key status's keyring look-up and the SDK's import would each delay
+        # the frame; the guard comes before the first thread (the warm-up's or a run's).
         if closed.is_set():
             return
+        import_before_threads()
         window.keys.keyring_open = True
         window.backend_panel.show_key_status()
         warm_up.append(asyncio.get_running_loop().run_in_executor(None, import_heavy_modules))
         warm_up[0].add_done_callback(lambda _: gc_policy.settle_after_start())
 
-    FirstFrame(window, after_first_frame)
+    first_frame = FirstFrame(window, after_first_frame)
+    # A run started before the first paint (a script can) gets the guard before its thread.
+    window.run_pane.runningChanged.connect(lambda _running: first_frame.now())
     window.show()
     if scenario:
         # Shown first: edits kept from last time are offered (save, discard or keep editing)
@@ -112,15 +116,16 @@ class FirstFrame(QObject):
         super().__init__(window)
         self._then: Callable[[], None] | None = then
         window.installEventFilter(self)
-        QTimer.singleShot(FIRST_FRAME_FALLBACK_MS, self, self._run)
+        QTimer.singleShot(FIRST_FRAME_FALLBACK_MS, self, self.now)
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         if event.type() == QEvent.Type.Paint:
             watched.removeEventFilter(self)
-            QTimer.singleShot(0, self, self._run)
+            QTimer.singleShot(0, self, self.now)
         return False
 
-    def _run(self) -> None:
+    def now(self) -> None:
+        """Call ``then`` now if it has not been called yet."""
         then, self._then = self._then, None
         if then is not None:
             then()
@@ -157,7 +162,9 @@ def import_before_threads() -> None:
     "cannot import name 'import_string' from partially initialized module
     'pydantic._internal._validators'". The first run then failed with "Cannot use the base
     URL …" (the app test: about 1 run in 10 under load), or the warm-up did. Once
-    ``_validators`` is imported the nested imports find it and nothing recurses. ~85 ms.
+    ``_validators`` is imported the nested imports find it and nothing recurses. ~30 ms, so
+    it waits for the first frame, or a run started before it (``_main``): either comes before
+    any other thread.
     """
     with suppress(ImportError):  # the SDK's dependency, not ours: without it, nothing to guard
         import pydantic._internal._validators  # noqa: F401
@@ -183,7 +190,6 @@ def run_app(scenario: str | None = None) -> int:
         app.setWindowIcon(icon)
     # qasync drives asyncio from Qt's event loop: runs stream while the window stays live.
     app.setQuitOnLastWindowClosed(False)  # _main decides when to stop, after cleanup
-    import_before_threads()  # no other thread exists yet; the warm-up's starts in _main
     # Built before the loop starts: construction is synchronous Qt work, not an asyncio step.
     # The keyring waits for the first frame (after_first_frame in _main).
     window = MainWindow(QSettings(ORGANIZATION, APPLICATION), KeyStore(keyring_open=False))

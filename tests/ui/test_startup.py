@@ -23,6 +23,9 @@ ROOT = Path(__file__).resolve().parents[2]
 # Each costs tens of milliseconds to a second to import (keyring also asks D-Bus for its
 # backend); none is needed to draw the window.
 HEAVY = ("openai", "mcp", "keyring", "bm25s", "numpy", "Stemmer", "regex", "httpx", "anyio")
+# Imported before the window's first thread (ui/app.import_before_threads), not before its frame.
+GUARD = "pydantic"
+
 
 # The entry point as `react-sandbox` runs it, last used with a server (whose key the keyring
 # may hold). At the first paint of a window it prints the heavy modules already imported; then
@@ -97,7 +100,7 @@ def test_importing_the_window_loads_no_sdk(tmp_path: Path) -> None:
 
 def test_the_first_frame_comes_before_the_sdk_and_the_keyring(tmp_path: Path) -> None:
     result = subprocess.run(
-        [sys.executable, "-c", SCRIPT, json.dumps(HEAVY)],
+        [sys.executable, "-c", SCRIPT, json.dumps([*HEAVY, GUARD])],
         cwd=ROOT,
         env=_clean_env(tmp_path),
         capture_output=True,
@@ -141,3 +144,66 @@ def test_a_request_asks_the_keyring_even_before_the_first_frame(
     assert keys.resolve(account) == ("", "unasked")
     decision = keys.decide(account, PRESETS[0].base_url)
     assert (decision.key, decision.source) == ("sk-from-keyring", "keyring")
+
+
+# Presses Run while the window is being shown, before its first paint (a script can; a user
+# cannot): at the run's start, before its thread, the import guard has run.
+EARLY_RUN = """
+import json, sys
+from PySide6.QtCore import QEvent, QObject, QTimer
+from PySide6.QtWidgets import QApplication
+from sandbox_app.ui.app import run_app
+from sandbox_app.ui.main_window import MainWindow
+
+app = QApplication(sys.argv)
+seen = {}
+
+def on_running(running):
+    if running and "guard" not in seen:
+        seen["guard"] = "pydantic._internal._validators" in sys.modules
+
+class EarlyRun(QObject):
+    def eventFilter(self, watched, event):
+        if event.type() == QEvent.Type.Show and isinstance(watched, MainWindow):
+            app.removeEventFilter(self)
+            seen["window"] = watched
+            watched.run_pane.runningChanged.connect(on_running)
+            watched.run_button.click()
+            QTimer.singleShot(0, done)
+        return False
+
+def done():
+    window = seen["window"]
+    if window.controller.running or not window.answer_label.text():
+        QTimer.singleShot(10, done)
+        return
+    seen["answer"] = window.answer_label.text()
+    window.close()
+
+watch = EarlyRun()
+app.installEventFilter(watch)
+QTimer.singleShot(60_000, lambda: (print("no answer within 60 s", flush=True), app.exit(3)))
+code = run_app(None)
+del seen["window"]
+print(json.dumps(seen), flush=True)
+sys.exit(code)
+"""
+
+
+def test_a_run_started_before_the_first_frame_comes_after_the_import_guard(
+    tmp_path: Path,
+) -> None:
+    result = subprocess.run(
+        [sys.executable, "-c", EARLY_RUN],
+        cwd=ROOT,
+        env=_clean_env(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    shown = f"exit code {result.returncode}\nstdout:\n{result.stdout}\nstderr:\n{result.stderr}"
+    assert result.returncode == 0, shown
+    seen = json.loads(result.stdout.splitlines()[-1])
+    assert seen["guard"] is True, shown
+    assert seen["answer"], shown
