@@ -11,6 +11,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from pytestqt.qtbot import QtBot
@@ -79,28 +80,10 @@ def _clean_env(tmp_path: Path) -> dict[str, str]:
     return env
 
 
-def test_importing_the_window_loads_no_sdk(tmp_path: Path) -> None:
-    code = (
-        "import json, sys\n"
-        "import sandbox_app.ui.app, sandbox_app.ui.main_window\n"
-        f"print(json.dumps([name for name in {list(HEAVY)!r} if name in sys.modules]))"
-    )
+def _fresh_process(tmp_path: Path, *args: str) -> tuple[Any, str]:
+    """Run ``python -c …`` in a fresh process; its last line as JSON, and what to show."""
     result = subprocess.run(
-        [sys.executable, "-c", code],
-        cwd=ROOT,
-        env=_clean_env(tmp_path),
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert result.returncode == 0, result.stderr
-    assert json.loads(result.stdout) == []
-
-
-def test_the_first_frame_comes_before_the_sdk_and_the_keyring(tmp_path: Path) -> None:
-    result = subprocess.run(
-        [sys.executable, "-c", SCRIPT, json.dumps([*HEAVY, GUARD])],
+        [sys.executable, "-c", *args],
         cwd=ROOT,
         env=_clean_env(tmp_path),
         capture_output=True,
@@ -110,7 +93,21 @@ def test_the_first_frame_comes_before_the_sdk_and_the_keyring(tmp_path: Path) ->
     )
     shown = f"exit code {result.returncode}\nstdout:\n{result.stdout}\nstderr:\n{result.stderr}"
     assert result.returncode == 0, shown
-    seen = json.loads(result.stdout.splitlines()[-1])
+    return json.loads(result.stdout.splitlines()[-1]), shown
+
+
+def test_importing_the_window_loads_no_sdk(tmp_path: Path) -> None:
+    code = (
+        "import json, sys\n"
+        "import sandbox_app.ui.app, sandbox_app.ui.main_window\n"
+        f"print(json.dumps([name for name in {list(HEAVY)!r} if name in sys.modules]))"
+    )
+    loaded, shown = _fresh_process(tmp_path, code)
+    assert loaded == [], shown
+
+
+def test_the_first_frame_comes_before_the_sdk_and_the_keyring(tmp_path: Path) -> None:
+    seen, shown = _fresh_process(tmp_path, SCRIPT, json.dumps([*HEAVY, GUARD]))
     assert seen["at_first_paint"] == [], shown
     assert seen["status_at_first_paint"] == "Looking in the system keyring…", shown
     # After the frame: the warm-up ran (the test's wait) and the status asked the keyring,
@@ -193,17 +190,6 @@ sys.exit(code)
 def test_a_run_started_before_the_first_frame_comes_after_the_import_guard(
     tmp_path: Path,
 ) -> None:
-    result = subprocess.run(
-        [sys.executable, "-c", EARLY_RUN],
-        cwd=ROOT,
-        env=_clean_env(tmp_path),
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    shown = f"exit code {result.returncode}\nstdout:\n{result.stdout}\nstderr:\n{result.stderr}"
-    assert result.returncode == 0, shown
-    seen = json.loads(result.stdout.splitlines()[-1])
+    seen, shown = _fresh_process(tmp_path, EARLY_RUN)
     assert seen["guard"] is True, shown
     assert seen["answer"], shown
