@@ -11,6 +11,9 @@ test: the request names the real host, the proxy reads every header.
 from __future__ import annotations
 
 import io
+import os
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -173,3 +176,21 @@ def test_copy_as_curl_names_the_variable_the_key_rule_reads(
     curl = as_curl(exchange, base_url, key_variable)
     assert f'"Authorization: Bearer ${variable}"' in curl
     assert curl.startswith(f"curl {base_url.rstrip('/')}/chat/completions")
+
+
+@pytest.mark.skipif(shutil.which("curl") is None, reason="curl is not installed")
+def test_the_copied_curl_command_sends_the_key_the_rule_names(
+    fake_server: FakeOpenAIServer, tmp_path: Path
+) -> None:
+    """Pasted into a shell with the variable set, the command reaches the server with it."""
+    fake_server.set_model("m", ModelScript(replies=["Answer: 1"], cycle=True))
+    base_url, variable = server_url_and_key_variable("custom", fake_server.base_url)
+    request = {"model": "m", "messages": [{"role": "user", "content": "Hi"}], "stream": False}
+    exchange = Exchange(1, request, "", "", None, None, None, None)
+    command = as_curl(exchange, base_url, variable)
+    env = {"PATH": os.environ.get("PATH", ""), variable: "sk-from-the-shell", "HOME": str(tmp_path)}
+    done = subprocess.run(
+        ["bash", "-c", command], env=env, capture_output=True, text=True, timeout=60, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert fake_server.authorizations == ["Bearer sk-from-the-shell"]
