@@ -13,6 +13,7 @@ from pytestqt.qtbot import QtBot
 
 from sandbox_app.core.scenario_file import scenario_to_dict
 from sandbox_app.ui.main_window import MainWindow
+from sandbox_app.ui.mcp_servers import McpServersDialog
 from tests.core.test_mcp import SERVER, free_port, serving_http
 from tests.fakeserver import FakeOpenAIServer, ModelScript
 
@@ -90,21 +91,32 @@ def run_tool(qtbot: QtBot, window: MainWindow, name: str, input: str) -> str:
     return call.result()
 
 
-def test_a_server_gone_over_http_says_so_and_reconnects(qtbot: QtBot, window: MainWindow) -> None:
+def http_server_in_dialog(window: MainWindow) -> tuple[McpServersDialog, str, int]:
+    """The MCP dialog with one server, "web", over HTTP on a free port, not yet connected."""
     port = free_port()
     url = f"http://127.0.0.1:{port}/mcp"
     dialog = window.tool_panel.edit_servers()
     dialog.add_server()
     dialog.name_edit.setText("web")
     dialog.where_edit.setText(url)
+    return dialog, url, port
+
+
+def connect_shown(qtbot: QtBot, dialog: McpServersDialog) -> None:
+    """Connect the shown server and wait until it is connected."""
+    task = dialog.connect_current()
+    assert task is not None
+    qtbot.waitUntil(task.done, timeout=30000)
+    assert dialog.status.text() == "connected: 7 tools"
+    assert dialog.connect_button.text() == "Connect"
+
+
+def test_a_server_gone_over_http_says_so_and_reconnects(qtbot: QtBot, window: MainWindow) -> None:
+    dialog, url, port = http_server_in_dialog(window)
     dialog.timeout_spin.setValue(60)  # a call left pending would take a minute to fail
     try:
         with serving_http(port) as process:
-            task = dialog.connect_current()
-            assert task is not None
-            qtbot.waitUntil(task.done, timeout=30000)
-            assert dialog.status.text() == "connected: 7 tools"
-            assert dialog.connect_button.text() == "Connect"
+            connect_shown(qtbot, dialog)
             process.kill()
             process.wait(timeout=10)
             answer = run_tool(qtbot, window, "capital", "France")
@@ -115,11 +127,7 @@ def test_a_server_gone_over_http_says_so_and_reconnects(qtbot: QtBot, window: Ma
         assert dialog.connect_button.text() == "Reconnect"
         assert run_tool(qtbot, window, "capital", "Norway") == f"Error: {gone}"  # still gone
         with serving_http(port):  # the server is back: Reconnect brings its tools back
-            task = dialog.connect_current()
-            assert task is not None
-            qtbot.waitUntil(task.done, timeout=30000)
-            assert dialog.status.text() == "connected: 7 tools"
-            assert dialog.connect_button.text() == "Connect"
+            connect_shown(qtbot, dialog)
             assert run_tool(qtbot, window, "capital", "Japan") == "Tokyo"
     finally:
         close_connections(qtbot, window)
@@ -130,18 +138,10 @@ def test_a_server_that_dies_while_idle_is_shown_gone(
 ) -> None:
     """No run calls it: the connection's own ping finds it gone and the dialog says so."""
     monkeypatch.setattr("sandbox_app.backends.mcp_tools.WATCH_EVERY_S", 0.2, raising=False)
-    port = free_port()
-    url = f"http://127.0.0.1:{port}/mcp"
-    dialog = window.tool_panel.edit_servers()
-    dialog.add_server()
-    dialog.name_edit.setText("web")
-    dialog.where_edit.setText(url)
+    dialog, url, port = http_server_in_dialog(window)
     try:
         with serving_http(port) as process:
-            task = dialog.connect_current()
-            assert task is not None
-            qtbot.waitUntil(task.done, timeout=30000)
-            assert dialog.status.text() == "connected: 7 tools"
+            connect_shown(qtbot, dialog)
             process.kill()
             process.wait(timeout=10)
             reconnect = "reconnect it in MCP servers…"
