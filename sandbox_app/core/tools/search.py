@@ -10,6 +10,7 @@ English stop words dropped and every word reduced to its Snowball stem (PyStemme
 from __future__ import annotations
 
 import asyncio
+import threading
 from typing import Any
 
 BRIGHTGRID_DOCUMENTS: tuple[str, ...] = (
@@ -62,9 +63,23 @@ class Search:
 def _tokens(texts: list[str], return_ids: bool = True) -> Any:
     """One tokenisation for documents and queries: stop words out, words stemmed."""
     import bm25s
-    import Stemmer
 
-    stemmer = Stemmer.Stemmer("english")
     return bm25s.tokenize(
-        texts, stopwords="en", stemmer=stemmer.stemWords, show_progress=False, return_ids=return_ids
+        texts, stopwords="en", stemmer=_stem, show_progress=False, return_ids=return_ids
     )
+
+
+_per_thread = threading.local()
+
+
+def _stem(words: list[str]) -> list[str]:
+    """Stemmed by this thread's Snowball stemmer, made once: a search per tool call need not
+    build its own, and a PyStemmer object is not to be shared between threads (searches run
+    on the window's loop, a worker thread and the test set's loop)."""
+    stemmer = getattr(_per_thread, "stemmer", None)
+    if stemmer is None:
+        import Stemmer
+
+        stemmer = _per_thread.stemmer = Stemmer.Stemmer("english")
+    stemmed: list[str] = stemmer.stemWords(words)
+    return stemmed
