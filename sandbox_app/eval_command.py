@@ -51,7 +51,7 @@ from sandbox_app.core.evaluation import (
 from sandbox_app.core.exports import TEST_SET_FORMATS, EvalResults
 from sandbox_app.core.file_reader import ReadError, display_name
 from sandbox_app.core.lane_settings import LaneSettings, parse_option
-from sandbox_app.core.scenario import Scenario, lane_settings
+from sandbox_app.core.scenario import Scenario
 from sandbox_app.core.scenario_fields import ScenarioError
 from sandbox_app.core.tools.policy import allow, refused_line
 from sandbox_app.eval_outputs import cache_problem, check_writable
@@ -280,7 +280,7 @@ class _Runner:
 
 def _lanes(args: argparse.Namespace, scenario: Scenario) -> list[EvalLane]:
     if args.lane:
-        lanes = [_lane_from_spec(spec, args.timeout) for spec in args.lane]
+        lanes = [_lane_from_spec(spec, args.timeout, scenario.model) for spec in args.lane]
     elif scenario.lanes:
         lanes = [
             EvalLane(
@@ -292,25 +292,26 @@ def _lanes(args: argparse.Namespace, scenario: Scenario) -> list[EvalLane]:
                     args.timeout,
                     url_source="user" if args.trust_file_lanes else "file",
                 ),
-                lane_settings(lane),
+                lane.settings,
             )
             for lane in scenario.lanes
         ]
     else:
-        lanes = [EvalLane(SCRIPTED, BackendConfig(None), {})]
+        lanes = [EvalLane(SCRIPTED, BackendConfig(None), scenario.model)]
     seen: dict[str, int] = {}
     unique = []
     for lane in lanes:  # two lanes of one model stay apart in the results
-        titled = lane_label(lane.label, lane.options)
+        titled = lane_label(lane.label, lane.settings)
         seen[titled] = seen.get(titled, 0) + 1
         label = titled if seen[titled] == 1 else f"{titled}#{seen[titled]}"
         unique.append(replace(lane, label=label))
     return unique
 
 
-def _lane_from_spec(spec: str, timeout: float) -> EvalLane:
+def _lane_from_spec(spec: str, timeout: float, base: LaneSettings) -> EvalLane:
+    """A --lane: its options over the scenario's lane settings, ``base``."""
     head, *pairs = spec.split(",")
-    options = dict(_option(pair) for pair in pairs)
+    options = base.replace(**dict(_option(pair) for pair in pairs))
     if head == SCRIPTED:
         return EvalLane(SCRIPTED, BackendConfig(None), options)
     url = _URL_LANE.match(head)

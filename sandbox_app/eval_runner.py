@@ -10,21 +10,23 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from sandbox_app.application.run_builder import RunSpec, build_run
 from sandbox_app.backends.keys import KeyStore, host_of
 from sandbox_app.backends.registry import SCRIPTED, BackendConfig, make_backend
 from sandbox_app.backends.response_cache import CachedBackend
 from sandbox_app.core.backend import Backend
-from sandbox_app.core.engine import ReactEngine, drive
+from sandbox_app.core.engine import drive
 from sandbox_app.core.evaluation import RunKey
 from sandbox_app.core.exports import run_document
+from sandbox_app.core.lane_settings import LaneSettings
 from sandbox_app.core.records import RunRecord
 from sandbox_app.core.scenario import Scenario
 from sandbox_app.core.test_set import scenario_for_case
-from sandbox_app.core.tools import Tool, tools_for
+from sandbox_app.core.tools import Tool
 from sandbox_app.core.tools.policy import asking
 from sandbox_app.core.verdict import matches
 
@@ -35,19 +37,18 @@ OnResult = Callable[[dict[str, Any], RunRecord], None]
 class EvalLane:
     label: str
     config: BackendConfig
-    options: dict[str, Any]  # some of core/scenario.py's LANE_SETTINGS
+    settings: LaneSettings
 
 
-def lane_label(name: str, options: dict[str, Any]) -> str:
+def lane_label(name: str, settings: LaneSettings) -> str:
     """A lane's column title: a native-tools lane says so (it is often the same model)."""
-    return name + (" (native tools)" if options.get("tool_calling") == "native" else "")
+    return name + (" (native tools)" if settings.tool_calling == "native" else "")
 
 
 def declined(scenario: Scenario, trusted: frozenset[str]) -> str | None:
     """Which of the scenario's tools every run will decline, with no one to approve a call,
     and why (None: none)."""
-    s = scenario
-    tools = asking(tools_for(s.enabled_tools, s.documents, s.custom_tools), s.policies, trusted)
+    tools = asking(RunSpec(scenario, BackendConfig(None)).tools(), scenario.policies, trusted)
     if not tools:
         return None
     why = ", ".join(
@@ -116,7 +117,7 @@ class EvalRunner:
     async def _one(self, lane: EvalLane, key: RunKey) -> tuple[dict[str, Any], RunRecord]:
         case = self.scenario.test_set[key.case]
         scenario = scenario_for_case(self.scenario, case)
-        scenario = replace(scenario, model=replace(scenario.model, **lane.options))
+        scenario = scenario.with_changes(model=lane.settings)
         if lane.config.preset is None:  # the offline model replays this case's own replies
             backend = make_backend(lane.config, scenario, self.keys)
         else:  # one client per server lane: its connections are reused run after run
@@ -127,11 +128,8 @@ class EvalRunner:
         if self.cache is not None:
             salt = f"{lane.config.base_url}|{lane.config.model}|repeat {key.repeat}"
             backend = CachedBackend(backend, self.cache, salt)
-        s = scenario
-        tools = tools_for(s.enabled_tools, s.documents, s.custom_tools, sources=self.sources)
-        engine = ReactEngine(
-            scenario, backend, model=lane.config.model, tools=tools, trusted=self.trusted
-        )
+        spec = RunSpec(scenario, lane.config, self.keys, self.sources, trusted=self.trusted)
+        engine, _ = build_run(spec, backend)
         record = RunRecord()
         record.scenario = scenario  # the case's: its expected answer judges the run shown
         finished = await drive(engine, lambda event: record.add([event]))

@@ -10,13 +10,12 @@ from __future__ import annotations
 import argparse
 import textwrap
 from collections.abc import Sequence
-from dataclasses import replace
 
 from sandbox_app.backends.keys import CUSTOM_KEY_ENV
 from sandbox_app.cli_io import RUN_EXIT_CODES, STDIN, question_from, scenario_from
 from sandbox_app.core.dialects import DIALECTS
-from sandbox_app.core.lane_settings import parse_option
-from sandbox_app.core.scenario import REASONING_EFFORTS, TOOL_CALLING, Scenario
+from sandbox_app.core.lane_settings import SETTINGS, LaneSettings, parse_option
+from sandbox_app.core.scenario import Scenario
 from sandbox_app.core.scenario_file import default_scenario
 from sandbox_app.core.tools import TOOL_NAMES, Tool, tool_names
 
@@ -68,20 +67,7 @@ def run_parser() -> argparse.ArgumentParser:
         default="60",
         help="seconds to wait for the server before giving up (default 60)",
     )
-    p.add_argument(
-        "--max-tokens",
-        help="per model reply: a number, or auto (512; 8192 for a model that thinks)",
-    )
-    p.add_argument(
-        "--reasoning-effort",
-        choices=REASONING_EFFORTS,
-        help="how hard a reasoning model thinks (default: the server's)",
-    )
-    p.add_argument(
-        "--tool-calling",
-        choices=TOOL_CALLING,
-        help="react: the prompt asks for Action lines (default); native: the API's tool calls",
-    )
+    add_setting_flags(p)
     p.add_argument(
         "--allow",
         action="append",
@@ -117,19 +103,30 @@ def run_scenario(args: argparse.Namespace) -> Scenario:
         scenario = scenario.with_changes(enabled_tools=args.tools)
     if args.dialect:
         scenario = scenario.with_changes(dialect=args.dialect)
-    model = scenario.model
-    if args.max_tokens is not None:  # "auto" sets None: the scenario's number is dropped
-        model = replace(
-            model, max_tokens=parse_option("max_tokens", args.max_tokens, "--max-tokens")
-        )
-    if args.reasoning_effort is not None:
-        model = replace(model, reasoning_effort=args.reasoning_effort)
-    if args.tool_calling is not None:
-        model = replace(model, tool_calling=args.tool_calling)
+    model = settings_from_flags(args, scenario.model)
     unknown = [name for name in args.allow if name not in scenario.enabled_tools]
     if unknown:
         raise ValueError(f"--allow {unknown[0]}: no such tool is enabled in this scenario")
     return scenario.with_changes(model=model)
+
+
+def add_setting_flags(p: argparse.ArgumentParser) -> None:
+    """A flag per lane setting (core/lane_settings.py): --temperature, --max-tokens, …"""
+    for setting in SETTINGS.values():
+        # A choice keeps argparse's own check (exit 2, the choices listed in --help).
+        choices = setting.rule.choices or None
+        p.add_argument(setting.flag, dest=setting.name, choices=choices, help=setting.help)
+
+
+def settings_from_flags(args: argparse.Namespace, base: LaneSettings) -> LaneSettings:
+    """``base`` with the settings the flags gave, each by its rule ("auto" is None: the
+    scenario's number is dropped); one line naming the flag for a bad value."""
+    given = {
+        name: parse_option(name, getattr(args, name), setting.flag)
+        for name, setting in SETTINGS.items()
+        if getattr(args, name, None) is not None
+    }
+    return base.replace(**given)
 
 
 class UnknownTool(ValueError):

@@ -14,7 +14,7 @@ import csv
 import io
 import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
@@ -43,7 +43,7 @@ def run_document(record: RunRecord, *, events: bool = True) -> dict[str, Any]:
         "answer": finished.answer if finished else None,
         "reason": finished.reason if finished else "",
         "metrics": metrics_to_dict(finished.metrics) if finished else None,
-        "settings": asdict(record.settings),
+        "settings": record.settings.to_dict(),
         "events": [event_to_dict(e) for e in record.events] if events else [],
     }
     if record.chars_not_kept:

@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping
-from dataclasses import asdict, dataclass, fields
-from typing import Any, Literal
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal, cast
+
+from sandbox_app.core.model_traits import PLAIN_MAX_TOKENS, THINKING_MAX_TOKENS
 
 TEMPERATURE_RANGE = (0.0, 2.0)  # what OpenAI-compatible servers accept
 MAX_TOKENS_RANGE = (1, 200_000)
@@ -39,7 +41,7 @@ class SettingError(ValueError):
 
 
 @dataclass(frozen=True)
-class _Rule:
+class Rule:
     kind: Literal["number", "whole", "choice"]
     low: float = 0.0
     high: float = math.inf
@@ -64,22 +66,22 @@ def _shown(number: float) -> str:
     return f"{number:g}"
 
 
-RULES: dict[str, _Rule] = {
-    "temperature": _Rule("number", *TEMPERATURE_RANGE, nullable=True),
-    "max_tokens": _Rule("whole", *MAX_TOKENS_RANGE, nullable=True),
-    "reasoning_effort": _Rule("choice", nullable=True, choices=REASONING_EFFORTS),
-    "tool_calling": _Rule("choice", choices=TOOL_CALLING),
-    "timeout": _Rule("number", *TIMEOUT_RANGE, above_low=True),
-    "repeat": _Rule("whole", *REPEAT_RANGE),
-    "concurrency": _Rule("whole", *CONCURRENCY_RANGE),
-    "max_steps": _Rule("whole", *MAX_STEPS_RANGE),
-    "token_budget": _Rule("whole", *TOKEN_BUDGET_RANGE),
+# The options of a whole run or evaluation (not of one lane): the command line's flags and
+# the scenario file's "max_steps". The lane settings' rules are in SETTINGS, below.
+RULES: dict[str, Rule] = {
+    "timeout": Rule("number", *TIMEOUT_RANGE, above_low=True),
+    "repeat": Rule("whole", *REPEAT_RANGE),
+    "concurrency": Rule("whole", *CONCURRENCY_RANGE),
+    "max_steps": Rule("whole", *MAX_STEPS_RANGE),
+    "token_budget": Rule("whole", *TOKEN_BUDGET_RANGE),
 }
 
 
 def check(name: str, value: Any, label: str | None = None) -> Any:
     """``value`` if option ``name`` may have it (a typed value: JSON's or a flag's)."""
-    rule, label = RULES[name], label or name
+    rule, label = _rule_for(name), label or name
+    if rule is None:
+        raise KeyError(name)
     shown = json.dumps(value)[:40]  # NaN, null, "text": as a JSON reader wrote it
     if value is None and rule.nullable:
         return None
@@ -102,14 +104,14 @@ def check(name: str, value: Any, label: str | None = None) -> Any:
 
 def parse_option(name: str, text: str, label: str | None = None) -> Any:
     """Option ``name`` from command-line ``text`` ("0.7", "auto", "native"), checked."""
-    rule, label = RULES.get(name), label or name
+    rule, label = _rule_for(name), label or name
     if rule is None:
-        raise SettingError(f"{label}: unknown option; known: {', '.join(RULES)}.")
+        raise SettingError(f"{label}: unknown option; known: {', '.join([*RULES, *SETTINGS])}.")
     word = text.strip()
+    if rule.nullable and word.lower() in ("auto", "default"):  # the server's own, or Auto
+        return None
     if rule.kind == "choice":
         return check(name, word, label)
-    if rule.nullable and rule.kind == "whole" and word.lower() == "auto":
-        return None
     try:
         value: float = int(word) if rule.kind == "whole" else float(word)
     except ValueError:
@@ -119,41 +121,204 @@ def parse_option(name: str, text: str, label: str | None = None) -> Any:
     return check(name, value, label)
 
 
-@dataclass(frozen=True)
-class LaneSettings:
-    """What a lane, or the model panel, sets on the scenario's ModelParams (by the same names
-    in ModelParams, LaneConfig and the window's BackendChoice)."""
+# ---- the lane settings: one registry, read by every front end ---------------------------
 
-    temperature: float | None = 0.0  # None: the server's default
-    max_tokens: int | None = None  # None: Auto (core/model_traits.py)
-    reasoning_effort: str | None = None  # one of REASONING_EFFORTS, or None
-    tool_calling: ToolCalling = "react"
+
+@dataclass(frozen=True)
+class Setting:
+    """One lane setting: what a compare lane, the model panel, a scenario file's ``"model"``
+    and ``lanes[i]``, ``run``'s flags and ``eval --lane name=value`` can set, by one rule.
+
+    ``name`` is the file's key and the ``--lane`` option; the flag is ``--`` + it with
+    dashes. A setting with a ``label`` gets a row in the model panel (ui/lane_settings_form.py);
+    one without is set by files and the command line only.
+    """
+
+    name: str
+    rule: Rule
+    default: Any
+    label: str = ""
+    help: str = ""
+    none_text: str = ""  # what None is called where it is shown: "Auto", "Server default"
+    choice_texts: tuple[tuple[str, str], ...] = ()  # a choice's value → the panel's words
+
+    @property
+    def flag(self) -> str:
+        return "--" + self.name.replace("_", "-")
+
+
+# Every lane setting, in the order the panel shows them. A new one is one register() call
+# (and, if servers are sent it, a line in backends/request_body.py); the file, the flags,
+# `eval --lane` and the panel read it from here.
+SETTINGS: dict[str, Setting] = {}
+
+
+def register(setting: Setting) -> Setting:
+    if setting.name in SETTINGS or setting.name in RULES:
+        raise ValueError(f"lane setting {setting.name!r} is registered twice")
+    SETTINGS[setting.name] = setting
+    return setting
+
+
+def unregister(name: str) -> None:
+    """Take a setting out again (a test's own, once it is done)."""
+    SETTINGS.pop(name, None)
+
+
+def _rule_for(name: str) -> Rule | None:
+    setting = SETTINGS.get(name)
+    return setting.rule if setting is not None else RULES.get(name)
+
+
+class LaneSettings(Mapping[str, Any]):
+    """The value of every registered lane setting: a lane's, the model panel's, a scenario's
+    ``model``, a run record's. Immutable; a setting not given has its default.
+
+    Built in code (``LaneSettings(max_tokens=12)``) values are taken as they are; from a
+    file or a flag they pass :func:`check` first (:meth:`from_dict`, :meth:`parse_option`).
+    """
+
+    __slots__ = ("_values",)
+
+    def __init__(self, **values: Any) -> None:
+        unknown = [name for name in values if name not in SETTINGS]
+        if unknown:
+            raise TypeError(f"not a lane setting: {unknown[0]}")
+        self._values: dict[str, Any] = dict(values)
+
+    # A setting registered after this value was made (a plug-in's, a test's) has its default.
+    def __getitem__(self, name: str) -> Any:
+        if name in self._values:
+            return self._values[name]
+        return SETTINGS[name].default
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(SETTINGS)
+
+    def __len__(self) -> int:
+        return len(SETTINGS)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Mapping):
+            return NotImplemented
+        return dict(self.items()) == dict(other.items())
+
+    def __hash__(self) -> int:
+        return hash(tuple(self.items()))
+
+    def __repr__(self) -> str:
+        return f"LaneSettings({', '.join(f'{k}={v!r}' for k, v in self.items())})"
+
+    def replace(self, **changes: Any) -> LaneSettings:
+        return LaneSettings(**{**self._values, **changes})
+
+    # The settings the engine and the request body read, typed.
+    @property
+    def temperature(self) -> float | None:
+        return cast("float | None", self["temperature"])
+
+    @property
+    def max_tokens(self) -> int | None:
+        return cast("int | None", self["max_tokens"])
+
+    @property
+    def top_p(self) -> float | None:
+        return cast("float | None", self["top_p"])
+
+    @property
+    def seed(self) -> int | None:
+        return cast("int | None", self["seed"])
+
+    @property
+    def reasoning_effort(self) -> str | None:
+        return cast("str | None", self["reasoning_effort"])
+
+    @property
+    def tool_calling(self) -> ToolCalling:
+        return cast(ToolCalling, self["tool_calling"])
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any], where: str = "") -> LaneSettings:
-        """The settings ``data`` holds (others keep their defaults; other keys are not read).
-        ``where`` prefixes the names in errors as a file's path: ``"lanes[0].max_tokens"``."""
+    def from_dict(
+        cls, data: Mapping[str, Any], where: str = "", base: LaneSettings | None = None
+    ) -> LaneSettings:
+        """The settings ``data`` holds, checked; the others are ``base``'s (default: the
+        defaults). ``where`` names the object in errors as a file's path: ``"lanes[0]"``."""
         read = {
             name: check(name, data[name], f'"{where}.{name}"' if where else name)
-            for name in LANE_SETTINGS
+            for name in SETTINGS
             if name in data
         }
-        return cls(**read)
+        return (base or cls()).replace(**read)
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return dict(self.items())
 
     @staticmethod
     def parse_option(name: str, text: str, label: str | None = None) -> tuple[str, Any]:
         """One ``name=text`` lane option, checked; a name that is not a lane setting is
         refused (``repeat=`` belongs to the whole evaluation, not a lane)."""
-        if name not in LANE_SETTINGS:
+        if name not in SETTINGS:
+            names = [f"{known}=" for known in SETTINGS]
             raise SettingError(
                 f"{label or name}: not a lane option; use "
-                + ", ".join(f"{known}=" for known in LANE_SETTINGS[:-1])
-                + f" or {LANE_SETTINGS[-1]}="
+                + ", ".join(names[:-1])
+                + f" or {names[-1]}"
             )
         return name, parse_option(name, text, label)
 
 
-LANE_SETTINGS: tuple[str, ...] = tuple(f.name for f in fields(LaneSettings))
+register(
+    Setting(
+        "temperature",
+        Rule("number", *TEMPERATURE_RANGE, nullable=True),
+        0.0,
+        "Temperature",
+        "sampling temperature, 0-2 (default 0)",
+        none_text="the server's",
+    )
+)
+register(
+    Setting(
+        "max_tokens",
+        Rule("whole", *MAX_TOKENS_RANGE, nullable=True),
+        None,
+        "Max tokens",
+        f"per model reply: a number, or auto ({PLAIN_MAX_TOKENS}; {THINKING_MAX_TOKENS} for a "
+        "model that thinks)",
+        none_text="Auto",
+    )
+)
+register(
+    Setting(
+        "reasoning_effort",
+        Rule("choice", nullable=True, choices=REASONING_EFFORTS),
+        None,
+        "Reasoning",
+        "how hard a reasoning model thinks (reasoning_effort; default: the server's); most "
+        "other models ignore it",
+        none_text="Server default",
+    )
+)
+register(
+    Setting(
+        "tool_calling",
+        Rule("choice", choices=TOOL_CALLING),
+        "react",
+        "Tool calls",
+        "react: the prompt asks for Action lines (default); native: the tools go to the API "
+        "as JSON schemas and the model answers with tool calls (the server must support them)",
+        choice_texts=(("react", "ReAct text"), ("native", "Native tool calls")),
+    )
+)
+# Sent when set, never shown in the panel: for a reproducible comparison from a file or flag.
+register(
+    Setting("top_p", Rule("number", 0.0, 1.0, nullable=True), None, help="nucleus sampling, 0-1")
+)
+register(
+    Setting(
+        "seed",
+        Rule("whole", -(2**63), 2**63 - 1, nullable=True),
+        None,
+        help="sampling seed, for servers that honour one",
+    )
+)

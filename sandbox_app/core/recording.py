@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import AsyncIterator, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -111,7 +111,7 @@ def recording_text(recording: Recording) -> str:
         "scenario": scenario_to_dict(recording.scenario),
         "lanes": [
             {
-                "settings": asdict(lane.settings),
+                "settings": lane.settings.to_dict(),
                 "events": [{"t": round(t, 4), **event_to_dict(e)} for t, e in lane.events],
             }
             for lane in recording.lanes
@@ -164,7 +164,7 @@ def _lane(data: Any, index: int) -> RecordedLane:
         if not 0 <= t <= MAX_OFFSET_S:  # a timer set years ahead would overflow, or never end
             raise RecordingError(f'"{at}.t" must be from 0 to {MAX_OFFSET_S:,} s (got {t:g}).')
         timed.append((t, event_from_dict(item, at)))
-    return RecordedLane(typed(RunSettings, settings, f"{where}.settings"), tuple(timed))
+    return RecordedLane(RunSettings.from_dict(settings, f"{where}.settings"), tuple(timed))
 
 
 def event_from_dict(data: dict[str, Any], where: str = "event") -> Event:

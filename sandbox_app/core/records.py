@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
+from typing import Any
 
 from sandbox_app.core.events import (
     Event,
@@ -22,7 +23,9 @@ from sandbox_app.core.events import (
     ThinkingReclassified,
     TokenDelta,
 )
+from sandbox_app.core.file_reader import ReadError, typed
 from sandbox_app.core.fork import ForkOrigin
+from sandbox_app.core.lane_settings import LaneSettings, SettingError
 from sandbox_app.core.scenario import Scenario
 
 MAX_RECORD_CHARS = 1_000_000  # ~200k tokens of model text: far past a max_tokens run
@@ -39,13 +42,31 @@ class RunSettings:
     backend: str = ""
     base_url: str = ""
     model: str = ""
-    temperature: float | None = None
-    max_tokens: int | None = None  # None: Auto
-    reasoning_effort: str | None = None
-    tool_calling: str = "react"
+    settings: LaneSettings = field(default_factory=LaneSettings)
     dialect: str = ""
     max_steps: int = 0
     question: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        """Flat, as files have always held it: the lane settings beside the model's name."""
+        return {
+            "backend": self.backend,
+            "base_url": self.base_url,
+            "model": self.model,
+            **self.settings.to_dict(),
+            "dialect": self.dialect,
+            "max_steps": self.max_steps,
+            "question": self.question,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Any, where: str) -> RunSettings:
+        """What :meth:`to_dict` wrote, each field checked; ReadError names the bad one."""
+        plain = typed(cls, data, where)  # "settings" is never a key of the flat form
+        try:
+            return replace(plain, settings=LaneSettings.from_dict(data, where))
+        except SettingError as err:
+            raise ReadError(str(err)) from None
 
 
 class RunRecord:

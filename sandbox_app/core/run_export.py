@@ -58,7 +58,7 @@ def run_markdown(record: RunRecord) -> str:
         "",
         f"- Model: {code(s.model or s.backend)} ({inline(s.backend or 'unknown backend')})",
         f"- Settings: dialect {inline(s.dialect or '—')}, max steps {s.max_steps}, "
-        f"tool calls {inline(s.tool_calling)}",
+        f"tool calls {inline(s.settings.tool_calling)}",
     ]
     if done is not None:
         reason = f" — {inline(done.reason)}" if done.reason else ""
@@ -113,15 +113,16 @@ def settings_lines(s: RunSettings) -> list[str]:
     where = s.backend or "unknown backend"
     if s.base_url:
         where += f" at {s.base_url}"
+    lane = s.settings
     settings = [
         f"dialect {s.dialect or '—'}",
         f"max steps {s.max_steps}",
-        f"tool calls {s.tool_calling}",
-        f"temperature {s.temperature if s.temperature is not None else 'the server’s'}",
-        f"max tokens {s.max_tokens if s.max_tokens is not None else 'Auto'}",
+        f"tool calls {lane.tool_calling}",
+        f"temperature {lane.temperature if lane.temperature is not None else 'the server’s'}",
+        f"max tokens {lane.max_tokens if lane.max_tokens is not None else 'Auto'}",
     ]
-    if s.reasoning_effort:
-        settings.append(f"reasoning effort {s.reasoning_effort}")
+    if lane.reasoning_effort:
+        settings.append(f"reasoning effort {lane.reasoning_effort}")
     return [f"Model: {s.model or s.backend or '—'} ({where})", "Settings: " + ", ".join(settings)]
 
 

@@ -15,12 +15,12 @@ from sandbox_app.core.dialects import Dialect
 
 # The lane and run settings and their ranges live in lane_settings.py (one rule for the file,
 # the command line and the window); named here too, beside the types that hold them.
-from sandbox_app.core.lane_settings import LANE_SETTINGS as LANE_SETTINGS
 from sandbox_app.core.lane_settings import MAX_STEPS_RANGE as MAX_STEPS_RANGE
 from sandbox_app.core.lane_settings import MAX_TOKENS_RANGE as MAX_TOKENS_RANGE
 from sandbox_app.core.lane_settings import REASONING_EFFORTS as REASONING_EFFORTS
 from sandbox_app.core.lane_settings import TEMPERATURE_RANGE as TEMPERATURE_RANGE
 from sandbox_app.core.lane_settings import TOOL_CALLING as TOOL_CALLING
+from sandbox_app.core.lane_settings import LaneSettings as LaneSettings
 from sandbox_app.core.lane_settings import ToolCalling as ToolCalling
 from sandbox_app.core.tools import BRIGHTGRID_DOCUMENTS
 from sandbox_app.core.tools.mcp_server import McpServerSpec
@@ -30,23 +30,6 @@ from sandbox_app.core.tools.policy import Policy
 DialectChoice = Dialect | Literal["auto"]
 MatchRule = Literal["exact", "contains", "number", "regex"]
 MATCH_RULES: tuple[MatchRule, ...] = ("exact", "contains", "number", "regex")
-
-
-def lane_settings(source: object) -> dict[str, Any]:
-    """The :data:`LANE_SETTINGS` of ``source``, by name, for ``replace(model, **…)``."""
-    return {name: getattr(source, name) for name in LANE_SETTINGS}
-
-
-@dataclass(frozen=True)
-class ModelParams:
-    temperature: float | None = 0.0
-    # None is Auto: 512 for a model that answers directly, more for one that thinks
-    # (core/model_traits.py); a number is the user's and is always sent as it is.
-    max_tokens: int | None = None
-    top_p: float | None = None
-    seed: int | None = None
-    reasoning_effort: str | None = None  # one of REASONING_EFFORTS, or None
-    tool_calling: ToolCalling = "react"
 
 
 @dataclass(frozen=True)
@@ -76,10 +59,8 @@ class LaneConfig:
     backend: str = "scripted"
     base_url: str = ""
     model: str = ""
-    temperature: float = 0.0
-    max_tokens: int | None = None  # Auto, as in ModelParams
-    reasoning_effort: str | None = None
-    tool_calling: ToolCalling = "react"
+    # Every lane setting (core/lane_settings.py): temperature, max tokens, tool calling…
+    settings: LaneSettings = field(default_factory=LaneSettings)
 
 
 @dataclass(frozen=True)
@@ -109,7 +90,8 @@ class Scenario:
     policies: Mapping[str, Policy] = field(default_factory=dict)
     mcp_servers: tuple[McpServerSpec, ...] = ()  # their tools are listed when connected
     max_steps: int = 5
-    model: ModelParams = field(default_factory=ModelParams)
+    # The lane settings a run from the Run tab, `run` or `eval` uses (a lane has its own).
+    model: LaneSettings = field(default_factory=LaneSettings)
     expected: Expected | None = None
     script: Script = field(default_factory=Script)
     lanes: tuple[LaneConfig, ...] = ()

@@ -74,10 +74,11 @@ class Fields:
         self._check_range(key, value, bounds)
         return value
 
-    def lane_settings(self) -> LaneSettings:
-        """The lane settings this object holds, by the rules every front end shares."""
+    def lane_settings(self, base: LaneSettings | None = None) -> LaneSettings:
+        """The lane settings this object holds, by the rules every front end shares; the
+        others are ``base``'s."""
         try:
-            return LaneSettings.from_dict(self._data, self._prefix.rstrip("."))
+            return LaneSettings.from_dict(self._data, self._prefix.rstrip("."), base)
         except SettingError as err:
             raise ScenarioError(str(err)) from None
 

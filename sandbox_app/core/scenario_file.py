@@ -33,7 +33,7 @@ from sandbox_app.core.file_reader import (
     read_json,
     read_stream,
 )
-from sandbox_app.core.scenario import LaneConfig, ModelParams, Scenario, Script
+from sandbox_app.core.scenario import LaneConfig, Scenario, Script
 from sandbox_app.core.scenario_fields import Fields, ScenarioError, read_expected
 from sandbox_app.core.test_set import cases_from_list, cases_to_list
 from sandbox_app.core.tools import BRIGHTGRID_DOCUMENTS, TOOL_NAMES
@@ -137,14 +137,7 @@ def scenario_to_dict(s: Scenario) -> dict[str, Any]:
             "mcp": mcp_servers_to_list(s.mcp_servers),
         },
         "max_steps": s.max_steps,
-        "model": {
-            "temperature": s.model.temperature,
-            "max_tokens": s.model.max_tokens,
-            "top_p": s.model.top_p,
-            "seed": s.model.seed,
-            "reasoning_effort": s.model.reasoning_effort,
-            "tool_calling": s.model.tool_calling,
-        },
+        "model": s.model.to_dict(),
         "expected": None
         if s.expected is None
         else {
@@ -163,10 +156,7 @@ def scenario_to_dict(s: Scenario) -> dict[str, Any]:
                 "backend": lane.backend,
                 "base_url": lane.base_url,
                 "model": lane.model,
-                "temperature": lane.temperature,
-                "max_tokens": lane.max_tokens,
-                "reasoning_effort": lane.reasoning_effort,
-                "tool_calling": lane.tool_calling,
+                **lane.settings.to_dict(),
             }
             for lane in s.lanes
         ],
@@ -208,11 +198,7 @@ def scenario_from_dict(data: Any) -> Scenario:
         policies=policies_from_dict(tools.get("policies", dict, {})),
         mcp_servers=mcp,
         max_steps=max_steps,
-        model=ModelParams(
-            **model.lane_settings().to_dict(),
-            top_p=model.number("top_p", None, (0.0, 1.0)),
-            seed=model.get("seed", int, None),
-        ),
+        model=model.lane_settings(),
         expected=read_expected(d.get("expected", dict, None)),
         script=Script(
             replies=tuple(script.strings("replies", [])),
@@ -247,11 +233,13 @@ def _backend_id(label: str) -> str:
 
 
 def _lane(data: Any, index: int) -> LaneConfig:
+    """A lane: a whole model configuration of its own (a setting it does not name has its
+    default, not the scenario's)."""
     lane = Fields(data, f"lanes[{index}]")
     settings = lane.lane_settings()  # the same rules as `eval --lane` and `run`'s flags
     return LaneConfig(
         backend=_backend_id(lane.get("backend", str, "scripted")),
         base_url=lane.get("base_url", str, ""),
         model=lane.get("model", str, ""),
-        **{**settings.to_dict(), "temperature": settings.temperature or 0.0},
+        settings=settings.replace(temperature=settings.temperature or 0.0),
     )

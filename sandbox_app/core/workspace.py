@@ -10,7 +10,7 @@ The file side (path, unsaved state, save, edits kept at close) is the
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -55,7 +55,7 @@ def normalised(scenario: Scenario) -> Scenario:
         question=scenario.question.strip(),
         documents=tuple(d.strip() for d in scenario.documents if d.strip()),
         # The temperature box shows two decimals: 0.123 would read back as an edit to 0.12.
-        model=replace(scenario.model, temperature=round(scenario.model.temperature or 0.0, 2)),
+        model=scenario.model.replace(temperature=round(scenario.model.temperature or 0.0, 2)),
         lanes=lanes,
     )
 

@@ -13,24 +13,25 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLineEdit,
     QPushButton,
-    QSpinBox,
     QVBoxLayout,
     QWidget,
 )
 
+from sandbox_app.application.backend_choice import BackendChoice
 from sandbox_app.backends.keys import KeyAccount, KeyStore, UrlSource, account_for, host_of
 from sandbox_app.backends.presets import CUSTOM, Preset, preset_with_id
 from sandbox_app.backends.registry import (
     BACKEND_IDS,
     SCRIPTED,
+    BackendConfig,
     backend_id,
     display_name,
     effective_preset,
 )
 from sandbox_app.core.backend import BackendError
-from sandbox_app.core.model_traits import PLAIN_MAX_TOKENS, THINKING_MAX_TOKENS
-from sandbox_app.core.scenario import REASONING_EFFORTS, LaneConfig, ModelParams, Scenario
-from sandbox_app.ui.backend_choice import BackendChoice
+from sandbox_app.core.lane_settings import LaneSettings
+from sandbox_app.core.scenario import Scenario
+from sandbox_app.ui.lane_settings_form import LaneSettingsForm
 from sandbox_app.ui.plain import plain_label, rich_label
 from sandbox_app.ui.server_memory import ServerMemory
 
@@ -82,30 +83,6 @@ class BackendPanel(QWidget):
         self.models_status = plain_label()
         self.models_status.setObjectName("modelsStatus")
         self.models_status.setWordWrap(True)
-        self.temperature_spin = QDoubleSpinBox()
-        self.temperature_spin.setRange(0.0, 2.0)
-        self.temperature_spin.setSingleStep(0.1)
-        self.max_tokens_spin = QSpinBox()
-        self.max_tokens_spin.setRange(0, 200_000)  # 0 shows as Auto
-        self.max_tokens_spin.setSpecialValueText("Auto")
-        self.max_tokens_spin.setToolTip(
-            f"Per model reply. Auto: {PLAIN_MAX_TOKENS}, or {THINKING_MAX_TOKENS:,} for a "
-            "model that thinks"
-        )
-        self.effort_combo = QComboBox()
-        self.effort_combo.addItem("Server default", None)
-        for effort in REASONING_EFFORTS:
-            self.effort_combo.addItem(effort, effort)
-        self.effort_combo.setToolTip(
-            "How hard a reasoning model thinks (reasoning_effort); most other models ignore it"
-        )
-        self.tools_combo = QComboBox()
-        self.tools_combo.addItem("ReAct text", "react")
-        self.tools_combo.addItem("Native tool calls", "native")
-        self.tools_combo.setToolTip(
-            "ReAct text: the prompt asks for Action lines. Native: the tools go to the API as "
-            "JSON schemas and the model answers with tool calls (the server must support them)"
-        )
         self.timeout_spin = QDoubleSpinBox()
         self.timeout_spin.setRange(0.5, 600.0)
         self.timeout_spin.setValue(60.0)
@@ -127,10 +104,7 @@ class BackendPanel(QWidget):
         form.addRow("", self.key_status)
         form.addRow("Model", model_row)
         form.addRow("", self.models_status)
-        form.addRow("Temperature", self.temperature_spin)
-        form.addRow("Max tokens", self.max_tokens_spin)
-        form.addRow("Reasoning", self.effort_combo)
-        form.addRow("Tool calls", self.tools_combo)
+        self.settings_form = LaneSettingsForm(form, self)  # a row per lane setting
         form.addRow("Timeout", self.timeout_spin)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -145,10 +119,7 @@ class BackendPanel(QWidget):
         for signal in (
             self.base_url_edit.textChanged,
             self.model_combo.currentTextChanged,
-            self.temperature_spin.valueChanged,
-            self.max_tokens_spin.valueChanged,
-            self.effort_combo.currentIndexChanged,
-            self.tools_combo.currentIndexChanged,
+            self.settings_form.changed,
         ):
             signal.connect(self.changed)
         self._on_preset_combo_changed()
@@ -165,19 +136,15 @@ class BackendPanel(QWidget):
     def choice(self) -> BackendChoice:
         preset = self.preset()
         base_url = self.base_url_edit.text().strip()
-        return BackendChoice(
+        config = BackendConfig(
             preset,
             base_url,
-            self.key_edit.text().strip() if preset else "",
             self.model_combo.currentText().strip() if preset else "scripted",
-            self.temperature_spin.value(),
-            self.max_tokens_spin.value() or None,
             self.timeout_spin.value(),
-            self.keys,
-            reasoning_effort=self.effort_combo.currentData(),
-            tool_calling=self.tools_combo.currentData(),
-            url_source="file" if self._file_url == base_url else "user",
+            self.key_edit.text().strip() if preset else "",
+            "file" if self._file_url == base_url else "user",
         )
+        return BackendChoice(config, self.settings_form.values(), self.keys)
 
     def select(
         self, backend: str, base_url: str = "", model: str = "", source: UrlSource = "user"
@@ -200,20 +167,16 @@ class BackendPanel(QWidget):
         shown = self.base_url_edit.text().strip()
         self._file_url = shown if source == "file" and base_url else None
 
-    def set_sampling(self, settings: ModelParams | LaneConfig) -> None:
-        """Show a scenario's or a lane's :data:`LANE_SETTINGS`."""
-        self.temperature_spin.setValue(settings.temperature or 0.0)
-        self.max_tokens_spin.setValue(settings.max_tokens or 0)
-        effort = self.effort_combo.findData(settings.reasoning_effort)
-        self.effort_combo.setCurrentIndex(max(0, effort))
-        self.tools_combo.setCurrentIndex(max(0, self.tools_combo.findData(settings.tool_calling)))
+    def set_sampling(self, settings: LaneSettings) -> None:
+        """Show a scenario's or a lane's lane settings (core/lane_settings.py)."""
+        self.settings_form.show(settings)
 
     # ---- the model list ---------------------------------------------------------------
 
     async def refresh_models(self) -> list[str]:
         """Fill the model list from the server; errors show inline, never as a crash."""
         choice = self.choice()
-        if choice.preset is None:
+        if choice.config.preset is None:
             self._set_models(["scripted"], "The offline model replays the scenario's script.")
             return ["scripted"]
         backend = choice.create(Scenario())
@@ -277,7 +240,7 @@ class BackendPanel(QWidget):
         for widget in (self.base_url_edit, self.key_edit, self.remember_button, self.model_combo):
             widget.setEnabled(server)
         self.refresh_button.setEnabled(server)
-        self.temperature_spin.setEnabled(server)
+        self.settings_form.widgets["temperature"].setEnabled(server)
         self.timeout_spin.setEnabled(server)
         if preset is None:
             self.base_url_edit.clear()

@@ -27,7 +27,7 @@ from sandbox_app.core.exports import Comparison
 from sandbox_app.core.fork import ForkPoint
 from sandbox_app.core.recording import Recording
 from sandbox_app.core.records import RunRecord, RunSettings
-from sandbox_app.core.scenario import Expected, LaneConfig, Scenario, lane_settings
+from sandbox_app.core.scenario import Expected, LaneConfig, Scenario
 from sandbox_app.core.workspace import Change
 from sandbox_app.eval_runner import EvalLane, lane_label
 from sandbox_app.ui.approval import ask_approval, ask_observation
@@ -180,7 +180,7 @@ class CompareView(QWidget):
         lane.set_config(config, source)
         lane.removeRequested.connect(lambda: self.remove_lane(lane))
         lane.duplicateRequested.connect(
-            lambda: self.add_lane(lane.config(), lane.backend_panel.choice().url_source)
+            lambda: self.add_lane(lane.config(), lane.backend_panel.choice().config.url_source)
         )
         lane.configChanged.connect(lambda: self._on_lane_edited(lane))
         lane.controller.engineEvents.connect(self._on_lane_engine_events)
@@ -247,8 +247,17 @@ class CompareView(QWidget):
         async def ask(tool: str, input: str, name: str = lane.name) -> str | None:
             return await ask_observation(self.window(), tool, input, name)
 
-        tools = self.workspace.model.tools(scenario, ask)
-        lane.start(scenario, tools, approve, repeats, self.workspace.model.trusted, fork)
+        model = self.workspace.model
+        lane.start(
+            scenario,
+            repeats,
+            sources=model.sources,
+            extra_tools=model.extra_tools,
+            approve=approve,
+            ask=ask,
+            trusted=frozenset(model.trusted),
+            fork=fork,
+        )
 
     def eval_lanes(self) -> list[EvalLane]:
         """Each lane as the test-set runner takes it: its server, model and settings."""
@@ -256,9 +265,8 @@ class CompareView(QWidget):
         for lane in self.lanes:
             self._leave_recording(lane)
             choice = lane.backend_panel.choice()
-            options = lane_settings(choice)
-            label = lane_label(f"{lane.name} · {choice.model}", options)
-            out.append(EvalLane(label, choice.config, options))
+            label = lane_label(f"{lane.name} · {choice.model}", choice.settings)
+            out.append(EvalLane(label, choice.config, choice.settings))
         return out
 
     def _show_recorded_trace(self, label: str, record: RunRecord, title: str) -> None:

@@ -6,18 +6,16 @@ settings (each lane may use another server, model, temperature) and Copy / Remov
 
 from __future__ import annotations
 
-from collections.abc import Collection
 from dataclasses import replace
+from typing import Any
 
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QToolButton, QVBoxLayout, QWidget
 
 from sandbox_app.backends.keys import KeyStore, UrlSource
 from sandbox_app.core.compare import LaneRecord
-from sandbox_app.core.fork import ForkPoint
 from sandbox_app.core.recording import RecordedLane
-from sandbox_app.core.scenario import LaneConfig, Scenario, lane_settings
-from sandbox_app.core.tools import Approver, Tool
+from sandbox_app.core.scenario import LaneConfig, Scenario
 from sandbox_app.ui.backend_panel import BackendPanel
 from sandbox_app.ui.fitting import hold_height_for_width
 from sandbox_app.ui.plain import plain_label
@@ -123,7 +121,7 @@ class LaneWidget(QFrame):
         self._applying = True
         try:
             self.backend_panel.select(config.backend, config.base_url, config.model, source)
-            self.backend_panel.set_sampling(config)
+            self.backend_panel.set_sampling(config.settings)
         finally:
             self._applying = False
         self._config = replace(config, backend=self.backend_panel.backend_id())
@@ -135,14 +133,14 @@ class LaneWidget(QFrame):
         return LaneConfig(
             self.backend_panel.backend_id(),
             choice.base_url,
-            choice.model if choice.preset is not None else "",
-            **lane_settings(choice),
+            choice.model if choice.config.preset is not None else "",
+            choice.settings,
         )
 
     def _on_backend_panel_changed(self) -> None:
         choice = self.backend_panel.choice()
         where = self.backend_panel.preset_combo.currentText()
-        mode = " · native tool calls" if choice.tool_calling == "native" else ""
+        mode = " · native tool calls" if choice.settings.tool_calling == "native" else ""
         self.model_label.setText(f"{where} · {choice.model or 'no model chosen'}{mode}")
         if self._applying:
             return
@@ -151,25 +149,13 @@ class LaneWidget(QFrame):
             self._config = config
             self.configChanged.emit()
 
-    def start(
-        self,
-        scenario: Scenario,
-        tools: list[Tool],
-        approve: Approver,
-        repeats: int,
-        trusted: Collection[str] = (),
-        fork: ForkPoint | None = None,
-    ) -> None:
+    def start(self, scenario: Scenario, repeats: int, **run: Any) -> None:
+        """Run ``scenario`` on this lane's model and settings; ``run``: the rest of the
+        run's spec (application/run_builder.py: tools' sources, who approves, a fork…)."""
         choice = self.backend_panel.choice()
-        lane_scenario = scenario.with_changes(
-            model=replace(scenario.model, **lane_settings(choice))
-        )
         self.record.model = choice.model
-        pause = self.pane.stepper.pause
-        make_run = choice.run_factory(lane_scenario, tools, approve, trusted, fork, pause)
-        settings = choice.run_settings(lane_scenario)
-        server = choice.server_name
-        self.pane.start(make_run, settings, server, repeats, scenario=lane_scenario, fork=fork)
+        spec = choice.spec(scenario, pause=self.pane.stepper.pause, **run)
+        self.pane.run(spec, choice.server_name, repeats)
 
     def show_recording(self, recorded: RecordedLane, scenario: Scenario, speed: float) -> None:
         """Play a recorded lane here; its settings are shown, not the scenario's (compare_view

@@ -8,7 +8,6 @@ File menu's work is FileActions. Anything running locks the editors until it end
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 from pathlib import Path
 
 from PySide6.QtCore import QByteArray, QSettings, QSignalBlocker, Qt, QTimer
@@ -34,7 +33,7 @@ from sandbox_app.core.document import ScenarioDocument
 from sandbox_app.core.exports import trace_text
 from sandbox_app.core.file_reader import ReadError, check, parse_setting
 from sandbox_app.core.fork import ForkPoint
-from sandbox_app.core.scenario import Scenario, lane_settings
+from sandbox_app.core.scenario import Scenario
 from sandbox_app.core.tools import Tool
 from sandbox_app.core.tools.plugins import installed
 from sandbox_app.core.workspace import Change, Workspace
@@ -243,8 +242,7 @@ class MainWindow(QMainWindow):
         if self._applying:
             return
         self.recordings.before_replay = None  # the user's own choice now
-        choice, model = self.backend_panel.choice(), self.workspace.model.scenario.model
-        self.workspace.update(self.backend_panel, model=replace(model, **lane_settings(choice)))
+        self.workspace.update(self.backend_panel, model=self.backend_panel.choice().settings)
 
     # ---- running ------------------------------------------------------------------------
 
@@ -256,14 +254,18 @@ class MainWindow(QMainWindow):
             return
         self.recordings.leave()
         scenario = self.recordings.paced(self.workspace.model.scenario)
-        choice = self.backend_panel.choice()
-        tools = self.workspace.model.tools(scenario, self._ask)
-        trusted = self.workspace.model.trusted
-        pause = self.run_pane.stepper.pause
-        make_run = choice.run_factory(scenario, tools, self._approve, trusted, fork, pause)
-        settings = choice.run_settings(scenario)
-        pane = self.run_pane
-        pane.start(make_run, settings, choice.server_name, scenario=scenario, fork=fork)
+        choice, model = self.backend_panel.choice(), self.workspace.model
+        spec = choice.spec(
+            scenario,
+            sources=model.sources,
+            extra_tools=model.extra_tools,
+            approve=self._approve,
+            ask=self._ask,
+            trusted=frozenset(model.trusted),
+            fork=fork,
+            pause=self.run_pane.stepper.pause,
+        )
+        self.run_pane.run(spec, choice.server_name)
 
     def stop_run(self) -> None:
         self.run_pane.stop()

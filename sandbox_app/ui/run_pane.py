@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from sandbox_app.application.run_builder import RunSpec, build_run
 from sandbox_app.core.events import (
     Event,
     FabricationCut,
@@ -127,6 +128,11 @@ class RunPane(QWidget):
     @property
     def running(self) -> bool:
         return self.controller.running
+
+    def run(self, spec: RunSpec, waiting_for: str, repeats: int = 1) -> None:
+        """Run ``spec`` ``repeats`` times (application/run_builder.py makes each run)."""
+        settings, scenario = spec.record_settings(), spec.scenario
+        self.start(lambda: build_run(spec), settings, waiting_for, repeats, scenario, spec.fork)
 
     def start(
         self,

@@ -9,7 +9,6 @@ import json
 import os
 import subprocess
 import sys
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -134,7 +133,7 @@ def test_a_closed_pipe_ends_the_run_quietly(tmp_path: Path, form: list[str]) -> 
     # Far more than a pipe holds (64 KB), so the run is still writing when the reader leaves.
     long = builtin("brightgrid")
     script = long.script.__class__(replies=("Answer: " + "word " * 50_000,), tokens_per_second=0)
-    model = replace(long.model, max_tokens=100_000)  # the whole reply, not a default's share
+    model = long.model.replace(max_tokens=100_000)  # the whole reply, not a default's share
     path = tmp_path / "long.json"
     save_scenario(long.with_changes(script=script, model=model), path)
     process = subprocess.Popen(

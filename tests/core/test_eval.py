@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from sandbox_app.core.evaluation import RunKey, plan, read_results, still_to_run, wilson
+from sandbox_app.core.lane_settings import LaneSettings
 from sandbox_app.core.scenario_fields import ScenarioError
 from sandbox_app.core.scenario_file import load_scenario, save_scenario, scenarios_dir
 from sandbox_app.core.test_set import import_cases
@@ -145,14 +146,15 @@ def test_the_html_report_shows_the_grid_and_escapes_model_text(tmp_path: Path) -
 
 
 def test_lane_specs() -> None:
-    lane = _lane_from_spec("http://localhost:11434/v1:qwen3:8b,temperature=0.5", 60)
+    base = LaneSettings(max_tokens=300, tool_calling="native")  # the scenario's "model"
+    lane = _lane_from_spec("http://localhost:11434/v1:qwen3:8b,temperature=0.5", 60, base)
     assert (lane.config.base_url, lane.config.model) == ("http://localhost:11434/v1", "qwen3:8b")
-    assert lane.options == {"temperature": 0.5}
-    lane = _lane_from_spec("ollama:qwen3:8b,max_tokens=auto,reasoning_effort=low", 60)
+    assert lane.settings == base.replace(temperature=0.5)  # the rest is the scenario's
+    lane = _lane_from_spec("ollama:qwen3:8b,max_tokens=auto,reasoning_effort=low", 60, base)
     assert (lane.config.backend_id, lane.config.model) == ("ollama", "qwen3:8b")
-    assert lane.options == {"max_tokens": None, "reasoning_effort": "low"}
+    assert lane.settings == base.replace(max_tokens=None, reasoning_effort="low")
     with pytest.raises(ValueError, match="use temperature="):
-        _lane_from_spec("ollama:m,colour=blue", 60)
+        _lane_from_spec("ollama:m,colour=blue", 60, base)
 
 
 def test_still_to_run_by_key() -> None:

@@ -172,7 +172,7 @@ def test_the_runner_takes_a_run_only_when_a_worker_is_free() -> None:
     def finished(_result: object, _record: object) -> None:
         taken_at_first_result.append(taken)
 
-    lane = EvalLane("scripted", BackendConfig(None), {})
+    lane = EvalLane("scripted", BackendConfig(None), LaneSettings())
     runner = EvalRunner(scenario, [lane], finished, concurrency=2, with_events=False)
     asyncio.run(runner.run_all(keys()))
     assert len(taken_at_first_result) == 60  # every run made

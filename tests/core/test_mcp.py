@@ -141,11 +141,10 @@ def test_a_secret_comes_from_the_environment_and_a_call_is_approved(
 
 
 def test_native_tool_calls_send_the_servers_schema(fake_server: FakeOpenAIServer) -> None:
-    from dataclasses import replace
 
     call = '<tool_call>{"name": "add", "arguments": {"a": 2, "b": 3}}</tool_call>'
     scenario = scenario_with(["add"])
-    scenario = scenario.with_changes(model=replace(scenario.model, tool_calling="native"))
+    scenario = scenario.with_changes(model=scenario.model.replace(tool_calling="native"))
     events = asyncio.run(run_with_server(fake_server, [call, "5"], ["add"], scenario=scenario))
     assert texts(events) == ["5"]
     (sent,) = [t for t in fake_server.requests[0]["tools"] if t["function"]["name"] == "add"]

@@ -8,7 +8,6 @@ the tool-message protocol as OpenAI does (a call without its tool message is a 4
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -49,7 +48,7 @@ NATIVE_REPLIES = [
 
 
 def native(scenario: Scenario) -> Scenario:
-    return scenario.with_changes(model=replace(scenario.model, tool_calling="native"))
+    return scenario.with_changes(model=scenario.model.replace(tool_calling="native"))
 
 
 def run_native(

@@ -219,7 +219,7 @@ def test_max_tokens_auto_and_reasoning_effort_round_trip(tmp_path: Path) -> None
     )
     scenario = load_scenario(path)
     assert (scenario.model.max_tokens, scenario.model.reasoning_effort) == (None, "low")
-    lanes = [(lane.max_tokens, lane.reasoning_effort) for lane in scenario.lanes]
+    lanes = [(lane.settings.max_tokens, lane.settings.reasoning_effort) for lane in scenario.lanes]
     assert lanes == [(4096, "high"), (None, None)]  # a missing field is Auto / the server's
     save_scenario(scenario, tmp_path / "again.json")
     assert load_scenario(tmp_path / "again.json") == scenario
@@ -237,7 +237,7 @@ def test_tool_calling_round_trips_and_defaults_to_react(tmp_path: Path) -> None:
     )
     scenario = load_scenario(path)
     assert scenario.model.tool_calling == "native"
-    assert [lane.tool_calling for lane in scenario.lanes] == ["native", "react"]
+    assert [lane.settings.tool_calling for lane in scenario.lanes] == ["native", "react"]
     save_scenario(scenario, tmp_path / "again.json")
     assert load_scenario(tmp_path / "again.json") == scenario
 

@@ -27,7 +27,7 @@ from sandbox_app.core.events import (
     TokenDelta,
 )
 from sandbox_app.core.model_traits import THINKING_MAX_TOKENS, traits_for
-from sandbox_app.core.scenario import ModelParams, Scenario
+from sandbox_app.core.scenario import LaneSettings, Scenario
 from sandbox_app.core.verdict import matches
 from tests.fakeserver import (
     OPENAI_REASONING_REJECTS,
@@ -183,7 +183,7 @@ def test_a_final_answer_only_inside_the_thinking_is_no_answer(
 def test_a_reply_cut_by_max_tokens_inside_the_thinking_is_reported_as_such(
     fake_server: FakeOpenAIServer,
 ) -> None:
-    scenario = builtin("brightgrid").with_changes(model=ModelParams(max_tokens=12))
+    scenario = builtin("brightgrid").with_changes(model=LaneSettings(max_tokens=12))
     script = ModelScript(replies=thinking_replies(), stop_skips_reasoning=True)
     events = run_model(fake_server, script, scenario=scenario)
     done = finished(events)
@@ -241,7 +241,7 @@ def test_a_value_out_of_range_is_not_taken_for_an_unsupported_parameter(
         "max_tokens is too large: 200000. This model supports at most 16384 completion tokens.",
         code="invalid_value",
     )
-    scenario = builtin("brightgrid").with_changes(model=ModelParams(max_tokens=200_000))
+    scenario = builtin("brightgrid").with_changes(model=LaneSettings(max_tokens=200_000))
     script = ModelScript(replies=replies_of("brightgrid"), reject_params=(too_large,))
     events = run_model(fake_server, script, model="gpt-4o", scenario=scenario)
     done = finished(events)
@@ -265,7 +265,7 @@ def test_openai_reasoning_models_get_the_parameters_they_take(
     fake_server: FakeOpenAIServer,
 ) -> None:
     scenario = builtin("brightgrid").with_changes(
-        model=ModelParams(temperature=0.0, reasoning_effort="low")
+        model=LaneSettings(temperature=0.0, reasoning_effort="low")
     )
     script = ModelScript(
         replies=replies_of("brightgrid"),

@@ -285,7 +285,7 @@ async def four_lanes_lag(window: Any, base_url: str, prefix: str = "lane") -> di
     compare = window.compare
     compare.set_lanes(tuple(LaneConfig("Custom URL", base_url, f"{prefix}{i}") for i in range(4)))
     for lane in compare.lanes:
-        lane.backend_panel.max_tokens_spin.setValue(32768)
+        lane.backend_panel.settings_form.widgets["max_tokens"].setValue(32768)
     window.tabs.setCurrentWidget(compare)
     behind = Behind()
     for i, lane in enumerate(compare.lanes):
@@ -311,7 +311,7 @@ async def end_to_end_tps(window: Any, base_url: str) -> float:
     """One lane, unthrottled server: tokens/s from the socket, through the SDK, into the pane."""
     panel = window.backend_panel
     panel.select("Custom URL", base_url, "unthrottled")
-    panel.max_tokens_spin.setValue(32768)
+    panel.settings_form.widgets["max_tokens"].setValue(32768)
     window.tabs.setCurrentIndex(0)
     started = time.perf_counter()
     window.start_run()
@@ -356,7 +356,7 @@ async def memory_and_drift(window: Any, base_url: str, n_runs: int) -> dict[str,
 
     panel = window.backend_panel
     panel.select("Custom URL", base_url, "unthrottled")
-    panel.max_tokens_spin.setValue(32768 * 4)
+    panel.settings_form.widgets["max_tokens"].setValue(32768 * 4)
     window.tabs.setCurrentIndex(0)
     gc.collect()
     before = rss_mb()
@@ -368,7 +368,7 @@ async def memory_and_drift(window: Any, base_url: str, n_runs: int) -> dict[str,
     compare = window.compare
     compare.set_lanes(tuple(LaneConfig("Custom URL", base_url, "unthrottled") for _ in range(4)))
     for lane in compare.lanes:
-        lane.backend_panel.max_tokens_spin.setValue(32768 * 4)
+        lane.backend_panel.settings_form.widgets["max_tokens"].setValue(32768 * 4)
     window.tabs.setCurrentWidget(compare)
     gc.collect()
     before = rss_mb()

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QComboBox
 from pytestqt.qtbot import QtBot
 
 from sandbox_app.core.scenario import LaneConfig
@@ -43,7 +44,9 @@ def test_text_and_native_lanes_of_one_model_line_up(
     )
     window.tabs.setCurrentWidget(compare)
     text_lane, native_lane = compare.lanes
-    assert native_lane.backend_panel.tools_combo.currentText() == "Native tool calls"
+    tool_calls = native_lane.backend_panel.settings_form.widgets["tool_calling"]
+    assert isinstance(tool_calls, QComboBox)
+    assert tool_calls.currentText() == "Native tool calls"
     assert native_lane.model_label.text().endswith("qwen · native tool calls")
     assert text_lane.model_label.text().endswith("qwen")
     qtbot.mouseClick(compare.run_button, Qt.MouseButton.LeftButton)
@@ -70,13 +73,13 @@ def test_text_and_native_lanes_of_one_model_line_up(
 
     assert window.files.save_to(tmp_path / "s.json")
     saved = load_scenario(tmp_path / "s.json")
-    assert [lane.tool_calling for lane in saved.lanes] == ["react", "native"]
+    assert [lane.settings.tool_calling for lane in saved.lanes] == ["react", "native"]
 
 
 def test_the_model_panel_sets_native_tool_calls_for_the_run(
     qtbot: QtBot, window: MainWindow, tmp_path: Path
 ) -> None:
-    combo = window.backend_panel.tools_combo
+    combo = window.backend_panel.settings_form.widgets["tool_calling"]
     combo.setCurrentIndex(combo.findData("native"))
     assert window.current_scenario().model.tool_calling == "native"
     assert window.files.save_to(tmp_path / "s.json")

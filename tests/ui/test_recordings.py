@@ -11,7 +11,7 @@ import pytest
 from pytestqt.qtbot import QtBot
 
 from sandbox_app.core.recording import load_recording, recordings_dir
-from sandbox_app.core.scenario import LaneConfig
+from sandbox_app.core.scenario import LaneConfig, LaneSettings
 from sandbox_app.ui.compare_view import CompareView
 from sandbox_app.ui.main_window import MainWindow
 from sandbox_app.ui.recordings import SPEEDS
@@ -173,8 +173,8 @@ def test_playing_a_recording_never_changes_the_scenario(
     qtbot: QtBot, window: MainWindow, tmp_path: Path
 ) -> None:
     lanes = (
-        LaneConfig("scripted", temperature=0.7, max_tokens=512),
-        LaneConfig("scripted", tool_calling="native"),
+        LaneConfig("scripted", settings=LaneSettings(temperature=0.7, max_tokens=512)),
+        LaneConfig("scripted", settings=LaneSettings(tool_calling="native")),
     )
     window.compare.set_lanes(lanes)
     assert window.files.save_to(tmp_path / "mine.json")

@@ -7,6 +7,7 @@ from dataclasses import replace
 
 import openai  # noqa: F401  (imported up front: the first import costs ~1 s)
 from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QComboBox, QSpinBox
 from pytestqt.qtbot import QtBot
 
 from sandbox_app.core.events import ActionParsed, ReasoningDelta
@@ -118,10 +119,14 @@ def test_reasoning_effort_and_auto_max_tokens_from_the_panel(
     from tests.ui.test_window import use_server
 
     panel = window.backend_panel
-    assert panel.max_tokens_spin.text() == "Auto"  # the built-in examples leave it on Auto
+    max_tokens = panel.settings_form.widgets["max_tokens"]
+    assert isinstance(max_tokens, QSpinBox)
+    assert max_tokens.text() == "Auto"  # the built-in examples leave it on Auto
     fake_server.set_model("o4-mini", ModelScript(replies=replies_of("brightgrid")))
     use_server(window, fake_server, "o4-mini")
-    panel.effort_combo.setCurrentIndex(panel.effort_combo.findData("high"))
+    effort = panel.settings_form.widgets["reasoning_effort"]
+    assert isinstance(effort, QComboBox)
+    effort.setCurrentIndex(effort.findData("high"))
     assert window.workspace.model.scenario.model.reasoning_effort == "high"
     run_and_wait(qtbot, window)
     request = fake_server.requests[-1]

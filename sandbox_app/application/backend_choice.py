@@ -1,0 +1,45 @@
+"""What a model panel, a compare lane or a ``--lane`` says to run against: a backend and the
+lane settings. A value (never holding a stored key: the registry's rule picks the key when a
+backend is made); :meth:`BackendChoice.spec` turns it and a scenario into a run's spec.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from sandbox_app.application.run_builder import RunSpec
+from sandbox_app.backends.keys import KeyStore, host_of
+from sandbox_app.backends.registry import BackendConfig, make_backend
+from sandbox_app.core.backend import Backend
+from sandbox_app.core.lane_settings import LaneSettings
+from sandbox_app.core.scenario import Scenario
+
+
+@dataclass(frozen=True)
+class BackendChoice:
+    config: BackendConfig
+    settings: LaneSettings = field(default_factory=LaneSettings)
+    keys: KeyStore = field(default_factory=KeyStore, compare=False, repr=False)
+
+    @property
+    def model(self) -> str:
+        return self.config.model
+
+    @property
+    def base_url(self) -> str:
+        return self.config.base_url
+
+    @property
+    def server_name(self) -> str:
+        """Who a run waits for, in the waiting line."""
+        return host_of(self.base_url) if self.config.preset else "the offline model"
+
+    def spec(self, scenario: Scenario, **run: Any) -> RunSpec:
+        """A run of ``scenario`` with this backend and these settings; ``run``: the rest of
+        :class:`RunSpec` (tools' sources, who approves, a fork, a pause…)."""
+        lane = scenario.with_changes(model=self.settings)
+        return RunSpec(lane, self.config, self.keys, **run)
+
+    def create(self, scenario: Scenario) -> Backend:
+        return make_backend(self.config, scenario, self.keys)

@@ -1,0 +1,86 @@
+"""One way to make a run: a :class:`RunSpec` says everything a run needs, :func:`build_run`
+makes its engine and backend. The window's Run tab, every compare lane, ``react-sandbox run``
+and ``eval`` build runs here and nowhere else, so a new run option is one field here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from sandbox_app.backends.keys import KeyStore
+from sandbox_app.backends.registry import BackendConfig, make_backend
+from sandbox_app.core.backend import Backend
+from sandbox_app.core.engine import ReactEngine
+from sandbox_app.core.fork import ForkPoint
+from sandbox_app.core.records import RunSettings
+from sandbox_app.core.scenario import Scenario
+from sandbox_app.core.stepping import PauseFn
+from sandbox_app.core.tools import Approver, Tool, tools_for
+from sandbox_app.core.tools.mock import AskUser
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """Everything one run needs; never a key (the key rule picks it when the backend is made).
+
+    ``scenario.model`` holds the lane settings the run uses (a lane's own, or the panel's).
+    """
+
+    scenario: Scenario
+    backend: BackendConfig
+    keys: KeyStore = field(default_factory=KeyStore, compare=False, repr=False)
+    # The connected MCP servers' tools (backends/mcp_tools.py), offered beside the built-ins.
+    sources: Sequence[Tool] = ()
+    # Tools offered to every run whatever the scenario says (the tests' side-effecting ones).
+    extra_tools: Sequence[Tool] = ()
+    approve: Approver | None = None  # who lets a side-effecting call run; None: no one
+    ask: AskUser | None = None  # who answers an ask-me tool's calls; None: declined
+    trusted: frozenset[str] = frozenset()  # tools the user let run unasked this session
+    fork: ForkPoint | None = None  # go on from a kept run's step (core/fork.py)
+    pause: PauseFn | None = None  # step-through (core/stepping.py)
+    token_budget: int | None = None
+
+    def tools(self) -> list[Tool]:
+        s = self.scenario
+        made = tools_for(
+            s.enabled_tools, s.documents, s.custom_tools, ask=self.ask, sources=self.sources
+        )
+        return [*made, *self.extra_tools]
+
+    def record_settings(self) -> RunSettings:
+        """What a run record keeps of how the run was made (never the key)."""
+        s = self.scenario
+        return RunSettings(
+            backend=self.backend.backend_id,
+            base_url=self.backend.base_url,
+            model=self.backend.model,
+            settings=s.model,
+            dialect=s.dialect,
+            max_steps=s.max_steps,
+            question=s.question,
+        )
+
+
+def build_run(spec: RunSpec, backend: Backend | None = None) -> tuple[ReactEngine, Backend]:
+    """The engine for one run and the backend it streams from (the caller closes it).
+
+    ``backend``: one already made for this spec's server, to reuse its connections (``eval``
+    runs many cases on one client); by default a fresh one from the registry.
+    """
+    backend = backend or make_backend(spec.backend, spec.scenario, spec.keys)
+    fork = spec.fork
+    engine = ReactEngine(
+        spec.scenario,
+        backend,
+        model=spec.backend.model,
+        approve=spec.approve,
+        token_budget=spec.token_budget,
+        tools=spec.tools(),
+        trusted=spec.trusted,
+        history=fork.history if fork else (),
+        prefix=fork.prefix if fork else (),
+        only_step=fork.only_step if fork else None,
+        pause=spec.pause,
+    )
+    return engine, backend
