@@ -8,12 +8,14 @@ without a label has no row; its value is the one last shown, so a lane keeps it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QComboBox, QDoubleSpinBox, QFormLayout, QSpinBox, QWidget
 
 from sandbox_app.core.lane_settings import SETTINGS, LaneSettings, Setting
+from sandbox_app.ui.plain import tip
 
 # The spin boxes' widest range: a setting's own may be wider (a seed's is 64-bit), Qt's not.
 _QT_INT = (-(2**31), 2**31 - 1)
@@ -32,8 +34,8 @@ class LaneSettingsForm(QObject):
         self.widgets: dict[str, QWidget] = {}
         for setting in SETTINGS.values():
             if setting.label:
-                widget = _widget_for(setting, self.changed.emit)
-                widget.setToolTip(setting.help[:1].upper() + setting.help[1:])
+                widget = _widget_for(setting, lambda *_: self.changed.emit())
+                widget.setToolTip(tip(setting.help[:1].upper() + setting.help[1:]))
                 self.widgets[setting.name] = widget
                 form.addRow(setting.label, widget)
 
@@ -53,7 +55,7 @@ class LaneSettingsForm(QObject):
         self.changed.emit()
 
 
-def _widget_for(setting: Setting, changed: Any) -> QWidget:
+def _widget_for(setting: Setting, changed: Callable[..., None]) -> QWidget:
     rule = setting.rule
     if rule.kind == "choice":
         combo = QComboBox()

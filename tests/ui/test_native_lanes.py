@@ -8,7 +8,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox
 from pytestqt.qtbot import QtBot
 
-from sandbox_app.core.scenario import LaneConfig
+from sandbox_app.core.scenario import LaneConfig, LaneSettings
 from sandbox_app.core.scenario_file import load_scenario
 from sandbox_app.ui.highlighter import Role
 from sandbox_app.ui.main_window import MainWindow
@@ -39,7 +39,7 @@ def test_text_and_native_lanes_of_one_model_line_up(
     compare.set_lanes(
         (
             LaneConfig("custom", url, "qwen"),
-            LaneConfig("custom", url, "qwen", tool_calling="native"),
+            LaneConfig("custom", url, "qwen", settings=LaneSettings(tool_calling="native")),
         )
     )
     window.tabs.setCurrentWidget(compare)

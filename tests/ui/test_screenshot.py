@@ -17,7 +17,7 @@ from PySide6.QtWidgets import QScrollArea, QWidget
 from pytestqt.qtbot import QtBot
 
 from sandbox_app.core.compare import Price
-from sandbox_app.core.scenario import LaneConfig
+from sandbox_app.core.scenario import LaneConfig, LaneSettings
 from sandbox_app.ui.main_window import MainWindow
 from tests.fakeserver import FakeOpenAIServer, ModelScript
 from tests.helpers import replies_of
@@ -105,7 +105,7 @@ def test_screenshot_of_text_and_native_lanes(
     compare.set_lanes(
         (
             LaneConfig("custom", url, "qwen3:8b"),
-            LaneConfig("custom", url, "qwen3:8b", tool_calling="native"),
+            LaneConfig("custom", url, "qwen3:8b", settings=LaneSettings(tool_calling="native")),
         )
     )
     window.tabs.setCurrentWidget(compare)
