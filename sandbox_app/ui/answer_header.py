@@ -17,8 +17,8 @@ from sandbox_app.core.fork import ForkOrigin
 from sandbox_app.core.metrics import how_far
 from sandbox_app.core.scenario import Expected
 from sandbox_app.core.verdict import COULD_NOT_CHECK, verdict
+from sandbox_app.ui.fitting import FONT_FACTOR
 from sandbox_app.ui.plain import plain_label
-from sandbox_app.ui.presenter import FONT_FACTOR
 from sandbox_app.ui.theme import styles_for
 
 OUTCOMES = {

@@ -12,6 +12,11 @@ from PySide6.QtCore import QEvent, QObject
 from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import QScrollArea, QToolButton, QWidget
 
+# A widget property: its font is this many times the application's (unzoomed) font; the
+# answers' larger type says so, since its size at zoom 1 cannot be read once zoomed (zoom:
+# presenter.py; here, so a widget says it without importing the presenter above it).
+FONT_FACTOR = "fontFactor"
+
 
 def tool_button(text: str) -> QToolButton:
     button = QToolButton()

@@ -49,6 +49,7 @@ from sandbox_app.ui.prompt_panel import PromptPanel
 from sandbox_app.ui.recordings import RecordingActions
 from sandbox_app.ui.run_controller import RunController
 from sandbox_app.ui.run_pane import RunPane
+from sandbox_app.ui.run_tabs import RunTabs
 from sandbox_app.ui.tool_panel import ToolPanel
 from sandbox_app.ui.trace_view import TraceView
 from sandbox_app.ui.workspace_signals import QtWorkspace
@@ -77,8 +78,8 @@ class MainWindow(QMainWindow):
         self._applying = False  # filling widgets from a loaded scenario: not user edits
         self._build_layout()
         self.recordings = RecordingActions(self)
-        self.presenter = Presenter(self)
-        self.show_thinking_action, self.presenter_action = build_menus(self)
+        self.presenter = Presenter(self, self.editors, self)
+        self.show_thinking_action, self.presenter_action = build_menus(self, self)
         if self.presenter.zoom != 1.0:
             self.presenter.apply()  # the zoom the user left it at
         self.workspace.changed.connect(self._on_workspace_changed)
@@ -97,7 +98,7 @@ class MainWindow(QMainWindow):
         left_layout.addWidget(self.prompt_panel, 1)
         left_layout.addWidget(self.tool_panel)
         left_layout.addWidget(self.backend_panel)
-        scroll = QScrollArea()
+        scroll = self.editors = QScrollArea()  # what presenter mode collapses
         scroll.setWidget(left)
         scroll.setWidgetResizable(True)
         # Never narrower than its contents: a small window squeezes the trace, which wraps,
@@ -111,15 +112,20 @@ class MainWindow(QMainWindow):
         self.run_button = QPushButton("Run")
         self.run_button.setToolTip("Run the scenario (Ctrl+Enter)")
         self.run_button.setShortcut(QKeySequence("Ctrl+Return"))
+        self.run_button.setWhatsThis("Run the scenario")  # for Help → Keyboard shortcuts
         self.run_button.clicked.connect(lambda: self.start_run())
         self.run_pane.controls.insertWidget(0, self.run_button)
         self.run_pane.setContentsMargins(4, 4, 4, 4)  # clear of the tab frame
         self.stop_button.setToolTip("Stop the run (Esc)")
         self.stop_button.setShortcut(QKeySequence(Qt.Key.Key_Escape))
+        self.stop_button.setWhatsThis("Stop the run")
         self.tabs = QTabWidget()
         self.tabs.addTab(self.run_pane, "Run")
         self.tabs.addTab(QWidget(), "Compare models")  # a stand-in until first shown
         self.tabs.currentChanged.connect(self._on_tabs_current_changed)
+        self.run_tabs = RunTabs(
+            self.tabs, self.run_pane, lambda: self.compare, lambda: self._compare
+        )
         self.splitter = QSplitter()
         self.splitter.addWidget(scroll)
         self.splitter.addWidget(self.tabs)
@@ -130,13 +136,6 @@ class MainWindow(QMainWindow):
         self.statusBar().addPermanentWidget(self.metrics_label)
         # A plugin that could not be loaded: one line each, the app goes on without it.
         self.statusBar().showMessage(" · ".join(installed().problems))
-
-    def set_show_thinking(self, on: bool) -> None:
-        """Unfold the model's thinking in the Run tab and every lane, or fold it to one line."""
-        TraceView.show_thinking_default = on  # for lanes built later
-        lanes = self._compare.lanes if self._compare is not None else []
-        for trace in (self.trace, *(lane.trace for lane in lanes)):
-            trace.set_show_thinking(on)
 
     # ---- the run pane's parts, by the names tests and the app use ------------------------
 

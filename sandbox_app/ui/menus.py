@@ -4,26 +4,49 @@ from __future__ import annotations
 
 import html
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence, QShortcut
-from PySide6.QtWidgets import QAbstractButton, QMenu, QMessageBox, QWidget
+from PySide6.QtWidgets import QAbstractButton, QMainWindow, QMenu, QMessageBox, QWidget
 
 from sandbox_app.core.recording import recordings_dir
 from sandbox_app.core.scenario_file import builtin_scenarios
 from sandbox_app.ui.about import show_about
 from sandbox_app.ui.recordings import SPEEDS
-from sandbox_app.ui.run_exports import export_run_dialog
+from sandbox_app.ui.run_exports import RunTab, export_run_dialog
 
 if TYPE_CHECKING:
-    from sandbox_app.ui.main_window import MainWindow
+    from sandbox_app.ui.file_actions import FileActions
+    from sandbox_app.ui.presenter import Presenter
+    from sandbox_app.ui.recordings import RecordingActions
+    from sandbox_app.ui.run_tabs import RunTabs
 
 Keys = QKeySequence | QKeySequence.StandardKey | str | list[QKeySequence]
 
 
-def build_menus(window: MainWindow) -> tuple[QAction, QAction]:
-    """Every menu; returns View's Show thinking and Presenter mode actions."""
-    files, recordings, presenter = window.files, window.recordings, window.presenter
+class MenuTargets(RunTab, Protocol):
+    """What the menus act on (MainWindow is one): the helpers that do each menu's work, the
+    runs on screen, and the window's one command of its own, Copy trace."""
+
+    @property
+    def files(self) -> FileActions: ...
+
+    @property
+    def recordings(self) -> RecordingActions: ...
+
+    @property
+    def presenter(self) -> Presenter: ...
+
+    @property
+    def run_tabs(self) -> RunTabs: ...
+
+    def copy_trace(self) -> None: ...
+
+
+def build_menus(window: QMainWindow, does: MenuTargets) -> tuple[QAction, QAction]:
+    """Every menu of ``window``, each entry wired to the part of ``does`` that does it;
+    returns View's Show thinking and Presenter mode actions."""
+    files, recordings, presenter, tabs = does.files, does.recordings, does.presenter, does.run_tabs
     file_menu = window.menuBar().addMenu("&File")
     add(window, file_menu, "&New", QKeySequence.StandardKey.New, files.new_scenario)
     add(window, file_menu, "&Open…", QKeySequence.StandardKey.Open, files.open_dialog)
@@ -44,16 +67,16 @@ def build_menus(window: MainWindow) -> tuple[QAction, QAction]:
     # Not Ctrl+Shift+S: that is Save as…, and two actions on one key do neither (nor
     # Ctrl+Alt+S: AltGr+S types a letter on some layouts).
     add(window, file_menu, "Save re&cording…", "Ctrl+Shift+R", recordings.save_dialog)
-    add(window, file_menu, "&Export run…", "Ctrl+E", lambda: export_run_dialog(window))
+    add(window, file_menu, "&Export run…", "Ctrl+E", lambda: export_run_dialog(does))
     file_menu.addSeparator()
     add(window, file_menu, "&Quit", QKeySequence.StandardKey.Quit, window.close)
     edit_menu = window.menuBar().addMenu("&Edit")
-    add(window, edit_menu, "&Copy trace", "Ctrl+Shift+C", window.copy_trace)
+    add(window, edit_menu, "&Copy trace", "Ctrl+Shift+C", does.copy_trace)
 
     view = window.menuBar().addMenu("&View")
     show_thinking = view.addAction("Show &thinking")
     show_thinking.setCheckable(True)
-    show_thinking.toggled.connect(window.set_show_thinking)
+    show_thinking.toggled.connect(tabs.set_show_thinking)
     presenting = add(window, view, "&Presenter mode", "F11", lambda: None)
     presenting.setCheckable(True)
     presenting.toggled.connect(presenter.set_on)
@@ -67,7 +90,7 @@ def build_menus(window: MainWindow) -> tuple[QAction, QAction]:
     one_lane = view.addAction("&One lane at a time (Compare)")
     one_lane.setCheckable(True)
     one_lane.setToolTip("Each lane full width, chosen by its tab, above the comparison table")
-    one_lane.toggled.connect(lambda on: window.compare.strip.set_one_lane(on))
+    one_lane.toggled.connect(tabs.set_one_lane)
     presenter.one_lane_action = one_lane
     pace = view.addMenu("&Pace (recordings, offline model)")
     group = QActionGroup(window)
@@ -78,10 +101,9 @@ def build_menus(window: MainWindow) -> tuple[QAction, QAction]:
         action.triggered.connect(lambda _=False, s=speed: recordings.set_speed(s))
         group.addAction(action)
 
-    # Keys on buttons and the trace say what they do, for Help → Keyboard shortcuts.
-    window.run_button.setWhatsThis("Run the scenario")
-    window.stop_button.setWhatsThis("Stop the run")
-    step = QShortcut(QKeySequence("F10"), window, window.run_pane.stepper.step)
+    # Keys on buttons and the trace say what they do, for Help → Keyboard shortcuts (the Run
+    # and Stop buttons' say so where the window makes them).
+    step = QShortcut(QKeySequence("F10"), window, tabs.run_pane.stepper.step)
     step.setWhatsThis("Step through a run (Run tab)")
 
     help_menu = window.menuBar().addMenu("&Help")
@@ -90,9 +112,7 @@ def build_menus(window: MainWindow) -> tuple[QAction, QAction]:
     return show_thinking, presenting
 
 
-def add(
-    window: MainWindow, menu: QMenu, text: str, keys: Keys, slot: Callable[[], object]
-) -> QAction:
+def add(window: QWidget, menu: QMenu, text: str, keys: Keys, slot: Callable[[], object]) -> QAction:
     action = QAction(text, window)
     if isinstance(keys, list):
         action.setShortcuts(keys)
@@ -132,7 +152,7 @@ def _clean(text: str) -> str:
     return text.replace("&&", "\0").replace("&", "").replace("\0", "&").rstrip("…")
 
 
-def show_shortcuts(window: MainWindow) -> None:
+def show_shortcuts(window: QWidget) -> None:
     rows = "".join(
         f"<tr><td><b>{html.escape(keys)}</b></td><td>{html.escape(what)}</td></tr>"
         for keys, what in shortcut_rows(window)

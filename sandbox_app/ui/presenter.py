@@ -17,27 +17,30 @@ fixed-width font, the answers' larger type). The status bar shows it.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QFont
-from PySide6.QtWidgets import QApplication, QFrame, QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QApplication, QFrame, QLabel, QMainWindow, QVBoxLayout, QWidget
 
 from sandbox_app.core.file_reader import stored_number
 from sandbox_app.ui import theme
+from sandbox_app.ui.fitting import FONT_FACTOR
 from sandbox_app.ui.plain import plain_label
 from sandbox_app.ui.trace_view import TraceView
 
 if TYPE_CHECKING:
-    from sandbox_app.ui.main_window import MainWindow
+    from PySide6.QtCore import QSettings
+
+    from sandbox_app.core.scenario import Scenario
+    from sandbox_app.ui.backend_panel import BackendPanel
+    from sandbox_app.ui.prompt_panel import PromptPanel
+    from sandbox_app.ui.run_tabs import RunTabs
 
 ZOOM_STEPS = (0.8, 0.9, 1.0, 1.15, 1.3, 1.5, 1.75, 2.0, 2.5, 3.0)
 PRESENTER_SCALE = 1.5
 ONE_LANE_FROM = 3  # lanes: presenter mode shows them one at a time from this many
 BASE_SIZE = "baseFontSize"  # a widget property: its font's size at zoom 1
-# A widget property: its font is this many times the application's (unzoomed) font; the
-# answers' larger type says so, since its size at zoom 1 cannot be read once zoomed.
-FONT_FACTOR = "fontFactor"
 _app_base: list[float] = []  # the application font's size before any zoom: one per process
 
 
@@ -54,13 +57,35 @@ def set_app_scale(scale: float) -> None:
     QApplication.setFont(font)
 
 
+class Shown(Protocol):
+    """What presenter mode needs of the window (MainWindow is one): the settings the zoom is
+    kept in, what the summary names (the scenario being edited, the Run tab's model), the
+    prompt editor's own fonts and the compare lanes."""
+
+    @property
+    def settings(self) -> QSettings: ...
+
+    @property
+    def prompt_panel(self) -> PromptPanel: ...
+
+    @property
+    def backend_panel(self) -> BackendPanel: ...
+
+    @property
+    def run_tabs(self) -> RunTabs: ...
+
+    def current_scenario(self) -> Scenario: ...
+
+
 class Presenter:
-    def __init__(self, window: MainWindow) -> None:
-        self.window = window
+    def __init__(self, window: QMainWindow, editors: QWidget, shown: Shown) -> None:
+        """``window``: the Qt window it lays out, scales and adds its zoom to the status bar
+        of; ``editors``: what collapses to the summary line."""
+        self.window, self.editors, self.shown = window, editors, shown
         self.on = False
         app_base_size()
         # Whatever the settings file holds: a zoom outside the steps is the default.
-        stored = window.settings.value("zoom", 1.0)
+        stored = shown.settings.value("zoom", 1.0)
         self.zoom = stored_number(stored, 1.0, ZOOM_STEPS[0], ZOOM_STEPS[-1])
         self.summary = plain_label()
         self.summary.setTextFormat(Qt.TextFormat.PlainText)
@@ -75,8 +100,9 @@ class Presenter:
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(0)
         layout.addWidget(self.bar)
-        window.takeCentralWidget()  # the splitter, kept (set would delete it)
-        layout.addWidget(window.splitter, 1)
+        runs = window.takeCentralWidget()  # the editors and runs, kept (set would delete it)
+        if runs is not None:
+            layout.addWidget(runs, 1)
         window.setCentralWidget(central)
         self.zoom_label = plain_label()
         self.zoom_label.setToolTip("View → Zoom in / out / Actual size (Ctrl+= / Ctrl+- / Ctrl+0)")
@@ -90,13 +116,10 @@ class Presenter:
         return self.zoom * (PRESENTER_SCALE if self.on else 1.0)
 
     def set_on(self, on: bool) -> None:
-        window = self.window
         if on == self.on:
             return
         self.on = on
-        editors = window.splitter.widget(0)
-        if editors is not None:
-            editors.setVisible(not on)
+        self.editors.setVisible(not on)
         self.summary.setText(self._summary())
         self.bar.setVisible(on)
         theme.high_contrast = on
@@ -108,8 +131,7 @@ class Presenter:
         if action is None:
             return
         if self.on and not action.isChecked():
-            lanes = self.window.compare.lanes
-            if len(lanes) >= ONE_LANE_FROM:
+            if self.shown.run_tabs.lane_count() >= ONE_LANE_FROM:
                 self._one_lane_by_presenter = True
                 action.setChecked(True)
         elif not self.on and self._one_lane_by_presenter:
@@ -128,18 +150,18 @@ class Presenter:
 
     def _zoom_to(self, zoom: float) -> None:
         self.zoom = zoom
-        self.window.settings.setValue("zoom", zoom)
+        self.shown.settings.setValue("zoom", zoom)
         self.apply()
 
     def apply(self) -> None:
         """Scale the application's font and every font set on its own, and colour the
-        traces; lanes made later are sized when the Compare tab shows them (MainWindow calls
+        traces; lanes made later are sized when the Compare tab shows them (the window calls
         this then)."""
         window = self.window
         set_app_scale(self.scale)
         traces = window.findChildren(TraceView)
         answers = [w for w in window.findChildren(QLabel) if w.objectName() == "finalAnswer"]
-        prompt = window.prompt_panel
+        prompt = self.shown.prompt_panel
         for widget in (*traces, *answers, prompt.template_edit, prompt.rendered_view):
             _scale(widget, self.scale)
         for trace in traces:
@@ -162,8 +184,8 @@ class Presenter:
         self.zoom_label.setText(f"{text} · presenter ×{PRESENTER_SCALE:g}" if self.on else text)
 
     def _summary(self) -> str:
-        s = self.window.workspace.model.scenario
-        model = self.window.backend_panel.choice().model
+        s = self.shown.current_scenario()
+        model = self.shown.backend_panel.choice().model
         tools = ", ".join(s.enabled_tools) or "no tools"
         return f"{s.title} · {s.question} · {model} · {tools} · {s.max_steps} steps"
 

@@ -12,8 +12,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
+from PySide6.QtCore import QSignalBlocker
 from PySide6.QtWidgets import QFileDialog
 
 from sandbox_app import __version__
@@ -30,17 +31,44 @@ from sandbox_app.core.recording import (
 from sandbox_app.core.scenario import Scenario
 
 if TYPE_CHECKING:
-    from sandbox_app.ui.main_window import MainWindow
+    from PySide6.QtCore import QSettings
+    from PySide6.QtWidgets import QStatusBar
+
+    from sandbox_app.ui.backend_panel import BackendPanel
+    from sandbox_app.ui.presenter import Presenter
+    from sandbox_app.ui.run_tabs import RunTabs
 
 SPEEDS = (("As recorded", 1.0), ("2×", 2.0), ("4×", 4.0), ("At once", 0.0))
 FILTER = "Recordings (*.json);;All files (*)"
 
 
+class Stage(Protocol):
+    """What recordings need of the window (MainWindow is one): the runs on screen, the Run
+    tab's model panel, the presenter (its summary names the model), the scenario being edited,
+    the settings the pace is kept in and the status line."""
+
+    @property
+    def settings(self) -> QSettings: ...
+
+    @property
+    def run_tabs(self) -> RunTabs: ...
+
+    @property
+    def backend_panel(self) -> BackendPanel: ...
+
+    @property
+    def presenter(self) -> Presenter: ...
+
+    def current_scenario(self) -> Scenario: ...
+
+    def statusBar(self) -> QStatusBar: ...
+
+
 class RecordingActions:
-    def __init__(self, window: MainWindow) -> None:
-        self.window = window
+    def __init__(self, stage: Stage) -> None:
+        self.stage = stage
         # Whatever the settings file holds: a pace the menu does not offer is "as recorded".
-        stored = stored_number(window.settings.value("replay_speed", 1.0), 1.0, 0.0, 4.0)
+        stored = stored_number(stage.settings.value("replay_speed", 1.0), 1.0, 0.0, 4.0)
         self.speed = stored if stored in dict(SPEEDS).values() else 1.0
         # The Run tab's panel's own backend, URL and model while it shows a recording's.
         self.before_replay: tuple[str, str, str] | None = None
@@ -57,29 +85,30 @@ class RecordingActions:
 
     def set_speed(self, speed: float) -> None:
         self.speed = speed
-        self.window.settings.setValue("replay_speed", speed)
+        self.stage.settings.setValue("replay_speed", speed)
 
     def save_dialog(self) -> None:
-        name, _ = QFileDialog.getSaveFileName(self.window, "Save recording", "", FILTER)
+        parent = self.stage.run_tabs.run_pane.window()
+        name, _ = QFileDialog.getSaveFileName(parent, "Save recording", "", FILTER)
         if name:
             self.save_to(Path(name))
 
     def open_dialog(self) -> None:
         start = str(recordings_dir())  # the shipped ones, to begin with
-        name, _ = QFileDialog.getOpenFileName(self.window, "Open recording", start, FILTER)
+        parent = self.stage.run_tabs.run_pane.window()
+        name, _ = QFileDialog.getOpenFileName(parent, "Open recording", start, FILTER)
         if name:
             self.play(Path(name))
 
     def save_to(self, path: Path) -> bool:
-        window = self.window
-        comparing = window.showing_comparison()
-        panes = [lane.pane for lane in window.compare.lanes] if comparing else [window.run_pane]
+        tabs = self.stage.run_tabs
+        comparing, panes = tabs.comparing(), tabs.panes()
         lanes = [pane.recorded() for pane in panes]
         kept = [lane for lane in lanes if lane is not None]
         if not kept or (comparing and len(kept) < len(lanes)):
             return self._say("Nothing to record yet: run it first (every lane, in a comparison).")
         latest = panes[0].history.latest
-        scenario = (latest.scenario if latest else None) or window.workspace.model.scenario
+        scenario = (latest.scenario if latest else None) or self.stage.current_scenario()
         try:
             save_recording(recording_of(scenario, kept, __version__), path)
         except OSError as err:
@@ -91,29 +120,27 @@ class RecordingActions:
             recording = load_recording(path)
         except RecordingError as err:
             return self._say(f"⚠ {err}")
-        window = self.window
         if len(recording.lanes) == 1:
-            window.tabs.setCurrentIndex(0)
+            self.stage.run_tabs.show_run_tab()
             self.replay(recording.lanes[0], recording.scenario)
         else:
-            window.tabs.setCurrentWidget(window.compare)
-            window.compare.play(recording, self.speed)
+            self.stage.run_tabs.play_comparison(recording, self.speed)
         pace = next(label for label, speed in SPEEDS if speed == self.speed)
-        note = _differences(recording.scenario, window.workspace.model.scenario)
+        note = _differences(recording.scenario, self.stage.current_scenario())
         return self._say(f"▶ {recording.title()} · {pace}{note}", True)
 
     def replay(self, lane: RecordedLane, scenario: Scenario) -> None:
         """Play a recorded run in the Run tab, its model shown in the panel (and so in the
         presenter's summary) until the user runs or picks another."""
-        window = self.window
+        stage = self.stage
         if self.before_replay is None:
-            choice = window.backend_panel.choice()
-            self.before_replay = (window.backend_panel.backend_id(), choice.base_url, choice.model)
+            choice = stage.backend_panel.choice()
+            self.before_replay = (stage.backend_panel.backend_id(), choice.base_url, choice.model)
         settings = lane.settings
         self._select_quietly(settings.backend or SCRIPTED, settings.base_url, settings.model)
-        window.run_pane.replay(lane, scenario, self.speed)
-        if window.presenter.on:
-            window.presenter.apply()
+        stage.run_tabs.run_pane.replay(lane, scenario, self.speed)
+        if stage.presenter.on:
+            stage.presenter.apply()
 
     def leave(self) -> None:
         """Before a run (or saving settings): the panel's own choice again, if it shows a
@@ -123,15 +150,14 @@ class RecordingActions:
             self.before_replay = None
 
     def _select_quietly(self, backend: str, base_url: str, model: str) -> None:
-        window = self.window
-        window._applying = True  # not an edit of the scenario's model settings
-        try:  # "file": a recording's URL gets no key until the user confirms it
-            window.backend_panel.select(backend, base_url, model, "file")
-        finally:
-            window._applying = False
+        panel = self.stage.backend_panel
+        # Not an edit of the scenario's model settings, nor the user's own choice: the panel
+        # says nothing of it ("file": a recording's URL gets no key until the user confirms).
+        with QSignalBlocker(panel):
+            panel.select(backend, base_url, model, "file")
 
     def _say(self, text: str, ok: bool = False) -> bool:
-        self.window.statusBar().showMessage(text)
+        self.stage.statusBar().showMessage(text)
         return ok
 
 

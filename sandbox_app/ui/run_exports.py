@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from PySide6.QtCore import QBuffer, QByteArray, QIODevice
 from PySide6.QtGui import (
@@ -33,7 +33,10 @@ from sandbox_app.core.run_export import slide_lines
 from sandbox_app.ui.theme import HIGH_CONTRAST_LIGHT, LIGHT
 
 if TYPE_CHECKING:
-    from sandbox_app.ui.main_window import MainWindow
+    from PySide6.QtWidgets import QStatusBar
+
+    from sandbox_app.core.scenario import Scenario
+    from sandbox_app.ui.run_pane import RunPane
 
 SLIDE_POINTS = 20.0  # read from the back of a room on a 1280-px projector
 SLIDE_WIDTH = 1600  # px at most; lines wrap beyond it
@@ -61,34 +64,46 @@ RUN_EXPORTS = RUN_FORMATS.plus(Exporter("png", "PNG image", ".png", slide_png))
 FILTERS = RUN_EXPORTS.dialog_filter()
 
 
-def export_run_dialog(window: MainWindow) -> None:
-    name, chosen = QFileDialog.getSaveFileName(window, "Export run", "", FILTERS)
+class RunTab(Protocol):
+    """What exporting needs of the window (MainWindow is one): the Run tab's pane, the
+    scenario being edited (for a run kept without its own) and the status line it answers on."""
+
+    @property
+    def run_pane(self) -> RunPane: ...
+
+    def current_scenario(self) -> Scenario: ...
+
+    def statusBar(self) -> QStatusBar: ...
+
+
+def export_run_dialog(tab: RunTab) -> None:
+    name, chosen = QFileDialog.getSaveFileName(tab.run_pane.window(), "Export run", "", FILTERS)
     if name:
-        export_run(window, Path(name), chosen)
+        export_run(tab, Path(name), chosen)
 
 
-def export_run(window: MainWindow, path: Path, chosen_filter: str = "") -> bool:
+def export_run(tab: RunTab, path: Path, chosen_filter: str = "") -> bool:
     """Write the run on screen in the Run tab to ``path``, its format by the file's suffix
     (or, for a name without one, the dialog's chosen filter, whose suffix it then gets)."""
-    pane = window.run_pane
+    pane, status = tab.run_pane, tab.statusBar()
     record = pane.shown_record()
     if record is None or not record.events:
-        return _say(window, "Nothing to export yet: run it first.")
+        return _say(status, "Nothing to export yet: run it first.")
     exporter = RUN_EXPORTS.for_path(path, chosen_filter)
     if exporter is None:
-        return _say(window, f"⚠ {path.name}: use {RUN_EXPORTS.suffixes()}.")
+        return _say(status, f"⚠ {path.name}: use {RUN_EXPORTS.suffixes()}.")
     if not path.suffix:
         path = path.with_suffix(exporter.suffix)
     lane = pane.recorded()  # the run with its timing, for a recording
-    scenario = record.scenario or window.workspace.model.scenario
+    scenario = record.scenario or tab.current_scenario()
     recording = recording_of(scenario, [lane], __version__) if lane is not None else None
     try:
         exporter.save(RunExport(record, LIGHT, recording), path)
     except ExportError as err:
-        return _say(window, f"⚠ {err}")
+        return _say(status, f"⚠ {err}")
     except OSError as err:
-        return _say(window, f"⚠ Cannot write {path.name}: {err.strerror or err}.")
-    return _say(window, f"Exported the run to {path.name}.", True)
+        return _say(status, f"⚠ Cannot write {path.name}: {err.strerror or err}.")
+    return _say(status, f"Exported the run to {path.name}.", True)
 
 
 def slide_document(record: RunRecord) -> QTextDocument:
@@ -132,6 +147,6 @@ def slide_image(record: RunRecord) -> QImage:
     return image
 
 
-def _say(window: MainWindow, text: str, ok: bool = False) -> bool:
-    window.statusBar().showMessage(text)
+def _say(status: QStatusBar, text: str, ok: bool = False) -> bool:
+    status.showMessage(text)
     return ok

@@ -112,7 +112,7 @@ class RunPane(QWidget):
         self._ticker.setInterval(100)
         self._ticker.timeout.connect(self._on_ticker_timeout)
         self.stop_button.clicked.connect(self.controller.stop)
-        self.stepper = Stepper(self)  # step-through: the Step button and the pause panel
+        self.stepper = Stepper(self.trace, self.controller, self.stepRequested.emit)
         self.controls.insertWidget(self.controls.indexOf(self.stop_button), self.stepper.button)
         layout.insertWidget(1, self.stepper.panel)
         self.inspector: RequestInspector | None = None
@@ -246,7 +246,10 @@ class RunPane(QWidget):
         """Ask the owner to run on from step ``step`` of the run on screen, or (``rerun``)
         to ask step ``step`` again from the same history. False when that is not possible
         (the run never got past it, or a run is going)."""
-        return step_menu.fork(self, step, rerun)
+        point = step_menu.fork_at(self, step, rerun)
+        if point is not None:
+            self.forkRequested.emit(point)
+        return point is not None
 
     def _showing_latest(self) -> bool:
         return self.run_picker.currentIndex() == self.run_picker.count() - 1

@@ -9,6 +9,7 @@ pausing; Stop ends the run. Space in the trace steps too, and the window gives t
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt
@@ -20,13 +21,14 @@ from PySide6.QtWidgets import (
     QPushButton,
     QToolButton,
     QVBoxLayout,
+    QWidget,
 )
 
 from sandbox_app.core.stepping import Pause
 from sandbox_app.ui.plain import plain_label
 
 if TYPE_CHECKING:
-    from sandbox_app.ui.run_pane import RunPane
+    from sandbox_app.ui.run_controller import RunController
 
 WHERE = {
     "turn": "Step {step}: the model's turn, before its tool runs. Edit it (the Action line "
@@ -37,8 +39,14 @@ WHERE = {
 
 
 class Stepper:
-    def __init__(self, pane: RunPane) -> None:
-        self.pane = pane
+    """The Step button and pause panel of one pane: ``trace`` answers Space, ``controller``
+    runs the pane's runs, ``start`` starts one there (the pane's owner decides how)."""
+
+    def __init__(
+        self, trace: QWidget, controller: RunController, start: Callable[[], None]
+    ) -> None:
+        self.controller = controller
+        self._start = start
         self.stepping = False  # this run pauses at each point
         self.button = QToolButton()
         self.button.setText("Step")
@@ -64,11 +72,11 @@ class Stepper:
         self.button.clicked.connect(self.step)
         self.next_button.clicked.connect(self.step)
         self.run_button.clicked.connect(self.run_to_end)
-        space = QShortcut(QKeySequence(Qt.Key.Key_Space), pane.trace)
+        space = QShortcut(QKeySequence(Qt.Key.Key_Space), trace)
         space.setContext(Qt.ShortcutContext.WidgetShortcut)
         space.setWhatsThis("Step through a run (in a trace)")  # Help → Keyboard shortcuts
         space.activated.connect(self.step)
-        pane.controller.runningChanged.connect(self._on_running_changed)
+        controller.runningChanged.connect(self._on_running_changed)
 
     @property
     def paused(self) -> bool:
@@ -78,9 +86,9 @@ class Stepper:
         """At a pause: on to the next. With no run going: start one, step by step."""
         if self.paused:
             self._go_on()
-        elif not self.pane.running:
+        elif not self.controller.running:
             self.stepping = True
-            self.pane.stepRequested.emit()
+            self._start()
 
     def run_to_end(self) -> None:
         self.stepping = False

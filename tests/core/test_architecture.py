@@ -1,54 +1,226 @@
-"""The layers keep their lines: core and backends free of Qt, dependencies pointing one way."""
+"""The layers keep their lines: core, backends and the application layer free of Qt,
+dependencies pointing one way, no import cycle, no module holding two ideas' worth of code.
+
+The layers, from the top: ui (the window) and the command line → application (Qt-free: how a
+run is built) → backends → core. Every import of a module counts wherever it is written: at the
+top, inside a function (a lazy import for start-up speed is still a dependency) and under
+``if TYPE_CHECKING:`` (a type the module names is one it depends on).
+"""
+
+from __future__ import annotations
 
 import ast
+from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[2] / "sandbox_app"
 QT_MODULES = ("PySide6", "qasync", "shiboken6")
+# The command line's modules, by name wherever they live (at the top of the package now; in a
+# package of their own, e.g. sandbox_app/cli/, after a move): cli.py, cli_io.py,
+# eval_command.py, eval_outputs.py, run_options.py, terminal*.py.
+CLI_NAMES = ("cli", "cli_io", "eval_command", "eval_outputs", "run_options")
+CLI_PACKAGES = ("cli", "command_line")
+LAYERS = ("ui", "application", "core", "backends")  # each a folder of the package
 
 
-def imported_modules(path: Path) -> set[str]:
-    tree = ast.parse(path.read_text(encoding="utf-8"))
+# ---- reading the package ------------------------------------------------------------------
+
+
+def module_name(path: Path, root: Path) -> str:
+    parts = list(path.relative_to(root.parent).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def package_modules(root: Path) -> dict[str, Path]:
+    """Every module of the package by its dotted name (a package by its __init__.py)."""
+    return {module_name(f, root): f for f in sorted(root.rglob("*.py"))}
+
+
+def _absolute(node: ast.ImportFrom, path: Path, name: str) -> str:
+    """The module a ``from … import`` names, a relative one made absolute against ``name``."""
+    base = node.module or ""
+    if not node.level:
+        return base
+    here = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
+    anchor = here[: len(here) - (node.level - 1)]
+    return ".".join([*anchor, *([base] if base else [])])
+
+
+def imported_modules(path: Path, name: str = "") -> set[str]:
+    """Every module a module imports, anywhere in it (``from x import y``: x)."""
     names: set[str] = set()
-    for node in ast.walk(tree):
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Import):
             names.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module:
-            names.add(node.module)
+        elif isinstance(node, ast.ImportFrom):
+            names.add(_absolute(node, path, name))
     return names
 
 
-@pytest.mark.parametrize("layer", ["core", "backends"])
-def test_layer_never_imports_qt(layer: str) -> None:
-    files = sorted((PACKAGE / layer).rglob("*.py"))
-    assert files, f"no modules found under {layer}"
-    offenders = {
-        str(f.relative_to(PACKAGE)): sorted(
-            m for m in imported_modules(f) if m.startswith(QT_MODULES)
-        )
-        for f in files
-    }
-    assert {f: m for f, m in offenders.items() if m} == {}
+def internal_imports(modules: dict[str, Path]) -> dict[str, set[str]]:
+    """Module → the package's modules it imports. ``from p import m`` is an import of p.m
+    when that is a module, else of p (the name comes from p's __init__). A package's
+    __init__ running before its submodules is Python's order, not a dependency a module
+    states: it is not counted."""
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        targets: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                targets.update(a.name for a in node.names if a.name in modules)
+            elif isinstance(node, ast.ImportFrom):
+                base = _absolute(node, path, name)
+                for alias in node.names:
+                    if f"{base}.{alias.name}" in modules:
+                        targets.add(f"{base}.{alias.name}")
+                    elif base in modules:
+                        targets.add(base)
+        graph[name] = targets - {name}
+    return graph
 
 
-# Dependencies point one way: ui → core, backends → core; core imports neither.
+def layer_of(name: str) -> str:
+    """ui, application, core, backends, cli, or "" (the package's own top: __main__, …)."""
+    parts = name.split(".")[1:]
+    if parts and parts[0] in LAYERS:
+        return parts[0]
+    if parts and (parts[0] in CLI_PACKAGES or parts[-1] in CLI_NAMES):
+        return "cli"
+    if parts and parts[-1].startswith("terminal"):
+        return "cli"
+    return ""
+
+
+# ---- the rules ----------------------------------------------------------------------------
+
+# What each layer never imports. ui → application → backends → core; the command line may use
+# application, backends and core; nothing below reaches up.
 FORBIDDEN = {
-    "core": ("sandbox_app.ui", "sandbox_app.backends", "sandbox_app.cli"),
-    "backends": ("sandbox_app.ui", "sandbox_app.cli"),
+    "core": ("ui", "application", "backends", "cli"),
+    "backends": ("ui", "application", "cli"),
+    "application": ("ui", "cli"),
 }
+QT_FREE = ("core", "backends", "application")
 
 
-@pytest.mark.parametrize("layer", list(FORBIDDEN))
-def test_dependencies_point_one_way(layer: str) -> None:
-    offenders = {
-        str(f.relative_to(PACKAGE)): sorted(
-            m for m in imported_modules(f) if m.startswith(FORBIDDEN[layer])
-        )
-        for f in sorted((PACKAGE / layer).rglob("*.py"))
-    }
-    assert {f: m for f, m in offenders.items() if m} == {}
+def layer_offences(root: Path) -> dict[str, list[str]]:
+    """Module → what it imports against FORBIDDEN (Qt too, for a Qt-free layer)."""
+    modules = package_modules(root)
+    graph = internal_imports(modules)
+    offences: dict[str, list[str]] = {}
+    for name, path in modules.items():
+        layer = layer_of(name)
+        bad = sorted(t for t in graph[name] if layer_of(t) in FORBIDDEN.get(layer, ()))
+        if layer in QT_FREE:
+            qt = (m for m in imported_modules(path, name) if m.split(".")[0] in QT_MODULES)
+            bad += sorted({m.split(".")[0] for m in qt})
+        if bad:
+            offences[name] = bad
+    return offences
+
+
+def import_cycles(root: Path) -> list[str]:
+    """Each group of modules importing one another, as one cycle through it: "a → b → a"."""
+    graph = internal_imports(package_modules(root))
+    cycles: list[str] = []
+    for group in _strongly_connected(graph):
+        left = set(group) if len(group) > 1 else set()
+        while left:  # the shortest cycle through each module not yet in one reported
+            cycle = _shortest_cycle(min(left), set(group), graph)
+            cycles.append(" → ".join(cycle))
+            left -= set(cycle)
+    return cycles
+
+
+def _strongly_connected(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Tarjan's algorithm, iterative (no recursion limit on a long import chain)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    groups: list[list[str]] = []
+    for start in sorted(graph):
+        if start in index:
+            continue
+        work: list[tuple[str, Iterable[str]]] = [(start, iter(sorted(graph[start])))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            node, children = work[-1]
+            child = next(iter(children), None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph[child]))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                parent = work[-1][0]
+                low[parent] = min(low[parent], low[node])
+            if low[node] == index[node]:
+                group: list[str] = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    group.append(member)
+                    if member == node:
+                        break
+                groups.append(sorted(group))
+    return groups
+
+
+def _shortest_cycle(start: str, members: set[str], graph: dict[str, set[str]]) -> list[str]:
+    """The shortest cycle from ``start`` back to it within its group (breadth first)."""
+    came_from: dict[str, str] = {}
+    frontier = [start]
+    while frontier:
+        following: list[str] = []
+        for node in frontier:
+            for child in sorted(graph[node] & members):
+                if child == start:
+                    path = [node]
+                    while path[-1] != start:
+                        path.append(came_from[path[-1]])
+                    return [start, *reversed(path[:-1]), start]
+                if child not in came_from:
+                    came_from[child] = node
+                    following.append(child)
+        frontier = following
+    raise AssertionError(f"no cycle through {start}")  # in a group of two or more, never
+
+
+# ---- the package ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("layer", ["core", "backends"])
+def test_layer_exists(layer: str) -> None:
+    # The rules below check folders by name: a renamed layer would pass them empty.
+    assert sorted((PACKAGE / layer).rglob("*.py")), f"no modules found under {layer}"
+
+
+def test_dependencies_point_one_way_and_lower_layers_never_import_qt() -> None:
+    assert layer_offences(PACKAGE) == {}
+
+
+def test_no_import_cycle_between_modules() -> None:
+    assert import_cycles(PACKAGE) == []
+
+
+def test_only_what_builds_the_window_imports_it() -> None:
+    # Helpers (menus, recordings, presenter, exports) get the narrow parts they act on (the
+    # panes, a status line), never the window: the window imports them, not the other way.
+    graph = internal_imports(package_modules(PACKAGE))
+    importers = {name for name, targets in graph.items() if "sandbox_app.ui.main_window" in targets}
+    assert importers <= {"sandbox_app.ui.app", "sandbox_app.ui.self_test"}
 
 
 def test_no_module_holds_two_ideas_worth_of_code() -> None:
@@ -58,3 +230,129 @@ def test_no_module_holds_two_ideas_worth_of_code() -> None:
         for f in PACKAGE.rglob("*.py")
     }
     assert {f: n for f, n in sizes.items() if n > 360} == {}
+
+
+# ---- the rules themselves, on a package made for them ---------------------------------------
+
+
+def _package(root: Path, files: dict[str, str]) -> Path:
+    package = root / "sandbox_app"
+    for relative, text in {"__init__.py": "", **files}.items():
+        path = package / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    return package
+
+
+def test_a_cycle_is_found_however_its_imports_are_written(tmp_path: Path) -> None:
+    package = _package(
+        tmp_path,
+        {
+            "ui/__init__.py": "",
+            "ui/menus.py": (
+                "from typing import TYPE_CHECKING\n"
+                "if TYPE_CHECKING:\n    from sandbox_app.ui.window import Window\n"
+            ),
+            "ui/window.py": "def build():\n    from sandbox_app.ui import menus\n",
+            "ui/pane.py": "from . import stepper\n",
+            "ui/stepper.py": "import sandbox_app.ui.pane\n",
+            "ui/alone.py": "from sandbox_app.ui import menus\n",
+        },
+    )
+    assert sorted(import_cycles(package)) == [
+        "sandbox_app.ui.menus → sandbox_app.ui.window → sandbox_app.ui.menus",
+        "sandbox_app.ui.pane → sandbox_app.ui.stepper → sandbox_app.ui.pane",
+    ]
+
+
+def test_a_longer_cycle_is_reported_as_its_path(tmp_path: Path) -> None:
+    package = _package(
+        tmp_path,
+        {
+            "core/__init__.py": "",
+            "core/a.py": "from sandbox_app.core.b import x\n",
+            "core/b.py": "from sandbox_app.core import c\nx = 1\n",
+            "core/c.py": "def f():\n    import sandbox_app.core.a\n",
+        },
+    )
+    assert import_cycles(package) == [
+        "sandbox_app.core.a → sandbox_app.core.b → sandbox_app.core.c → sandbox_app.core.a"
+    ]
+
+
+def test_a_name_from_a_package_init_is_an_import_of_the_init(tmp_path: Path) -> None:
+    package = _package(
+        tmp_path,
+        {
+            "core/__init__.py": "",
+            "core/tools/__init__.py": "from sandbox_app.core.tools.mock import Mock\n",
+            "core/tools/mock.py": "from sandbox_app.core.tools import helper\nMock = 1\n",
+        },
+    )
+    assert import_cycles(package) == [
+        "sandbox_app.core.tools → sandbox_app.core.tools.mock → sandbox_app.core.tools"
+    ]
+
+
+def test_the_application_layer_is_held_to_its_rules_once_it_exists(tmp_path: Path) -> None:
+    package = _package(
+        tmp_path,
+        {
+            "cli.py": "from sandbox_app.application.runs import build_run\n",
+            "terminal_person.py": "from sandbox_app.application import runs\n",
+            "ui/__init__.py": "",
+            "ui/window.py": "from sandbox_app.application.runs import build_run\n",
+            "application/__init__.py": "",
+            "application/runs.py": (
+                "from sandbox_app.core.engine import Engine\n"
+                "from sandbox_app.backends.registry import make\n"
+                "def f():\n    from PySide6.QtCore import QObject\n"
+                "    from sandbox_app.ui import window\n"
+                "    import sandbox_app.cli\n"
+            ),
+            "core/__init__.py": "",
+            "core/engine.py": "def f():\n    from sandbox_app.application import runs\n",
+            "backends/__init__.py": "",
+            "backends/registry.py": "from sandbox_app.application.runs import build_run\n",
+        },
+    )
+    assert layer_offences(package) == {
+        "sandbox_app.application.runs": ["sandbox_app.cli", "sandbox_app.ui.window", "PySide6"],
+        "sandbox_app.core.engine": ["sandbox_app.application.runs"],
+        "sandbox_app.backends.registry": ["sandbox_app.application.runs"],
+    }
+
+
+def test_the_rules_hold_without_an_application_layer(tmp_path: Path) -> None:
+    package = _package(
+        tmp_path,
+        {
+            "cli.py": "from sandbox_app.backends.registry import make\n",
+            "ui/__init__.py": "",
+            "ui/window.py": "import PySide6.QtCore\nfrom sandbox_app.core.engine import Engine\n",
+            "core/__init__.py": "",
+            "core/engine.py": "from typing import TYPE_CHECKING\n",
+            "backends/__init__.py": "",
+            "backends/registry.py": "from sandbox_app.core import engine\n",
+        },
+    )
+    assert layer_offences(package) == {}
+    assert import_cycles(package) == []
+
+
+def test_the_command_line_is_known_by_its_modules_names_wherever_they_live() -> None:
+    for name in (
+        "sandbox_app.cli",
+        "sandbox_app.cli_io",
+        "sandbox_app.eval_command",
+        "sandbox_app.eval_outputs",
+        "sandbox_app.run_options",
+        "sandbox_app.terminal",
+        "sandbox_app.terminal_person",
+        "sandbox_app.cli.terminal",
+        "sandbox_app.command_line.main",
+    ):
+        assert layer_of(name) == "cli", name
+    assert layer_of("sandbox_app.core.records") == "core"
+    assert layer_of("sandbox_app.application.runs") == "application"
+    assert layer_of("sandbox_app.__main__") == ""
