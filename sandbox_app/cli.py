@@ -211,29 +211,31 @@ def _settings(args: argparse.Namespace, scenario: Scenario, backend: Backend) ->
 
 def _backend(args: argparse.Namespace, scenario: Scenario) -> Backend:
     from sandbox_app.backends.keys import KeyStore
-    from sandbox_app.backends.presets import preset_for_url, preset_named, preset_with_id
+    from sandbox_app.backends.presets import preset_for_url
     from sandbox_app.backends.registry import (
         SCRIPTED,
-        BackendConfig,
         backend_id,
+        config_for,
+        display_name,
         key_notice,
         make_backend,
     )
 
-    wants_server = args.backend == "openai" or args.base_url or args.preset
-    if not wants_server:
-        return make_backend(BackendConfig(None), scenario, KeyStore())
+    backend = backend_id(args.backend) if args.backend else SCRIPTED  # any registered id
     if args.preset:  # an id ("lmstudio") or a display name ("LM Studio"), as in the window
         backend = backend_id(args.preset)
-        if backend == SCRIPTED:
+        if not config_for(backend).kind.server:
             raise ValueError("--preset names a server; leave it out for the offline model")
-        preset = preset_with_id(backend)
-    else:
-        preset = preset_for_url(args.base_url) if args.base_url else preset_named("OpenAI")
-    if not args.model:
-        raise ValueError("--model is required for an OpenAI-compatible backend")
+    elif args.base_url and backend in (SCRIPTED, "openai"):
+        # --base-url alone, or with --backend openai ("any OpenAI-compatible server" before
+        # ids): the URL's own preset, else custom.
+        backend = preset_for_url(args.base_url).id
+    config = config_for(backend, args.base_url or "", args.model, args.timeout)
+    if args.base_url and not config.kind.has("base_url"):
+        raise ValueError(f"--base-url: the {display_name(backend)} backend takes no URL")
+    if config.kind.has("model") and not args.model:
+        raise ValueError(f"--model is required for the {display_name(backend)} backend")
     # The registry's key rule: a preset's key only ever goes to that preset's own host.
-    config = BackendConfig(preset, args.base_url or preset.base_url, args.model, args.timeout)
     keys = KeyStore()
     notice = key_notice(config, keys)
     if notice:

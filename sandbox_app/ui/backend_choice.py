@@ -9,9 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 
-from sandbox_app.backends.keys import KeyStore, UrlSource, host_of
-from sandbox_app.backends.presets import Preset
-from sandbox_app.backends.registry import BackendConfig, make_backend
+from sandbox_app.backends.keys import KeyStore, UrlSource
+from sandbox_app.backends.registry import BackendConfig, config_for, make_backend, waiting_for
 from sandbox_app.core.backend import Backend
 from sandbox_app.core.engine import ReactEngine
 from sandbox_app.core.fork import ForkPoint
@@ -26,7 +25,7 @@ class BackendChoice:
     """What the panel says to run against; never stored with a key (keys are resolved by
     the registry's rule when a backend is made)."""
 
-    preset: Preset | None  # None: the scripted model
+    backend: str  # a backend id (backends/registry.py): its kind says what the rest means
     base_url: str
     typed_key: str  # a key typed in the panel for this base URL's host
     model: str
@@ -40,8 +39,8 @@ class BackendChoice:
 
     @property
     def config(self) -> BackendConfig:
-        return BackendConfig(
-            self.preset, self.base_url, self.model, self.timeout_s, self.typed_key, self.url_source
+        return config_for(
+            self.backend, self.base_url, self.model, self.timeout_s, self.typed_key, self.url_source
         )
 
     def run_factory(
@@ -92,7 +91,7 @@ class BackendChoice:
     @property
     def server_name(self) -> str:
         """Who a run waits for, in the waiting line."""
-        return host_of(self.base_url) if self.preset else "the offline model"
+        return waiting_for(self.config)
 
     def create(self, scenario: Scenario) -> Backend:
         return make_backend(self.config, scenario, self.keys)

@@ -135,7 +135,7 @@ class LaneWidget(QFrame):
         return LaneConfig(
             self.backend_panel.backend_id(),
             choice.base_url,
-            choice.model if choice.preset is not None else "",
+            choice.model if choice.config.kind.has("model") else "",
             **lane_settings(choice),
         )
 
