@@ -27,7 +27,6 @@ from sandbox_app.backends.keys import KeyStore
 from sandbox_app.backends.presets import preset_for_url
 from sandbox_app.backends.registry import (
     SCRIPTED,
-    BackendConfig,
     backend_id,
     config_for,
     key_notice,
@@ -82,9 +81,9 @@ def parser() -> argparse.ArgumentParser:
         "--lane",
         action="append",
         default=[],
-        help="scripted, PRESET:MODEL or URL:MODEL, then ,key=value options (temperature, "
-        "max_tokens, reasoning_effort, tool_calling=native); repeatable. Default: the "
-        "scenario's lanes",
+        help="scripted, BACKEND:MODEL (ollama:llama3) or URL:MODEL, then ,key=value options "
+        "(temperature, max_tokens, reasoning_effort, tool_calling=native); repeatable. "
+        "Default: the scenario's lanes",
     )
     p.add_argument("--repeat", default="1", help="runs per case and lane, 1-1000 (default 1)")
     p.add_argument("--concurrency", default="4", help="requests at once per server, 1-64")
@@ -297,7 +296,7 @@ def _lanes(args: argparse.Namespace, scenario: Scenario) -> list[EvalLane]:
             for lane in scenario.lanes
         ]
     else:
-        lanes = [EvalLane(SCRIPTED, BackendConfig(None), scenario.model)]
+        lanes = [EvalLane(SCRIPTED, config_for(SCRIPTED), scenario.model)]
     seen: dict[str, int] = {}
     unique = []
     for lane in lanes:  # two lanes of one model stay apart in the results
@@ -312,17 +311,15 @@ def _lane_from_spec(spec: str, timeout: float, base: LaneSettings) -> EvalLane:
     """A --lane: its options over the scenario's lane settings, ``base``."""
     head, *pairs = spec.split(",")
     options = base.replace(**dict(_option(pair) for pair in pairs))
-    if head == SCRIPTED:
-        return EvalLane(SCRIPTED, BackendConfig(None), options)
     url = _URL_LANE.match(head)
     if url is not None:
         base_url, model = url.groups()
-        config = BackendConfig(preset_for_url(base_url), base_url, model, timeout)
-    else:
-        preset_id, _, model = head.partition(":")
-        if not model:
-            raise ValueError(f"--lane {spec!r}: write PRESET:MODEL or URL:MODEL")
-        config = config_for(backend_id(preset_id), "", model, timeout)
+        config = config_for(preset_for_url(base_url).id, base_url, model, timeout)
+    else:  # a backend id: "scripted", "ollama:llama3", a registered kind's "echo:m"
+        backend, _, model = head.partition(":")
+        config = config_for(backend_id(backend), "", model, timeout)
+        if config.kind.has("model") and not model:
+            raise ValueError(f"--lane {spec!r}: write BACKEND:MODEL or URL:MODEL")
     return EvalLane(head, config, options)
 
 

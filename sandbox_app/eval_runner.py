@@ -16,7 +16,7 @@ from typing import Any
 
 from sandbox_app.application.run_builder import RunSpec, build_run
 from sandbox_app.backends.keys import KeyStore, host_of
-from sandbox_app.backends.registry import SCRIPTED, BackendConfig, make_backend
+from sandbox_app.backends.registry import SCRIPTED, BackendConfig, config_for, make_backend
 from sandbox_app.backends.response_cache import CachedBackend
 from sandbox_app.core.backend import Backend
 from sandbox_app.core.engine import drive
@@ -48,7 +48,7 @@ def lane_label(name: str, settings: LaneSettings) -> str:
 def declined(scenario: Scenario, trusted: frozenset[str]) -> str | None:
     """Which of the scenario's tools every run will decline, with no one to approve a call,
     and why (None: none)."""
-    tools = asking(RunSpec(scenario, BackendConfig(None)).tools(), scenario.policies, trusted)
+    tools = asking(RunSpec(scenario, config_for(SCRIPTED)).tools(), scenario.policies, trusted)
     if not tools:
         return None
     why = ", ".join(
@@ -109,7 +109,8 @@ class EvalRunner:
 
     async def _run(self, key: RunKey) -> None:
         lane = self.lanes[key.lane]
-        server = host_of(lane.config.base_url) if lane.config.preset else SCRIPTED
+        # Not a server (the offline model): one cap for all its lanes, by its kind.
+        server = host_of(lane.config.url) if lane.config.kind.server else lane.config.kind.id
         async with self._slots.setdefault(server, asyncio.Semaphore(self.concurrency)):
             result, record = await self._one(lane, key)
         self.on_result(result, record)
@@ -118,7 +119,7 @@ class EvalRunner:
         case = self.scenario.test_set[key.case]
         scenario = scenario_for_case(self.scenario, case)
         scenario = scenario.with_changes(model=lane.settings)
-        if lane.config.preset is None:  # the offline model replays this case's own replies
+        if not lane.config.kind.server:  # made per run: the offline model replays the case's own
             backend = make_backend(lane.config, scenario, self.keys)
         else:  # one client per server lane: its connections are reused run after run
             backend = self._servers.get(lane.label) or make_backend(

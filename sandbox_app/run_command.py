@@ -15,11 +15,13 @@ from dataclasses import replace
 from sandbox_app.application.run_builder import RunSpec, build_run
 from sandbox_app.backends.keys import KeyStore
 from sandbox_app.backends.mcp_tools import McpConnection, McpError
-from sandbox_app.backends.presets import preset_for_url, preset_named, preset_with_id
+from sandbox_app.backends.presets import preset_for_url
 from sandbox_app.backends.registry import (
     SCRIPTED,
     BackendConfig,
     backend_id,
+    config_for,
+    display_name,
     key_notice,
     make_backend,
 )
@@ -160,18 +162,19 @@ async def _run(
 
 
 def _backend_config(args: argparse.Namespace) -> BackendConfig:
-    """What the flags say to run against: the offline model, a preset or any URL."""
-    wants_server = args.backend == "openai" or args.base_url or args.preset
-    if not wants_server:
-        return BackendConfig(None)
+    """What the flags say to run against: any registered backend id, a preset, or a URL."""
+    backend = backend_id(args.backend) if args.backend else SCRIPTED  # any registered id
     if args.preset:  # an id ("lmstudio") or a display name ("LM Studio"), as in the window
         backend = backend_id(args.preset)
-        if backend == SCRIPTED:
+        if not config_for(backend).kind.server:
             raise ValueError("--preset names a server; leave it out for the offline model")
-        preset = preset_with_id(backend)
-    else:
-        preset = preset_for_url(args.base_url) if args.base_url else preset_named("OpenAI")
-    if not args.model:
-        raise ValueError("--model is required for an OpenAI-compatible backend")
-    # The registry's key rule: a preset's key only ever goes to that preset's own host.
-    return BackendConfig(preset, args.base_url or preset.base_url, args.model, args.timeout)
+    elif args.base_url and backend in (SCRIPTED, "openai"):
+        # --base-url alone, or with --backend openai ("any OpenAI-compatible server" before
+        # ids): the URL's own preset, else custom.
+        backend = preset_for_url(args.base_url).id
+    config = config_for(backend, args.base_url or "", args.model, args.timeout)
+    if args.base_url and not config.kind.has("base_url"):
+        raise ValueError(f"--base-url: the {display_name(backend)} backend takes no URL")
+    if config.kind.has("model") and not args.model:
+        raise ValueError(f"--model is required for the {display_name(backend)} backend")
+    return config

@@ -44,7 +44,11 @@ def run_parser() -> argparse.ArgumentParser:
         "--question",
         help="ask this instead of the scenario's question; - reads it from standard input",
     )
-    p.add_argument("--backend", choices=["scripted", "openai"], help="default: scripted")
+    p.add_argument(
+        "--backend",
+        help="a backend id, as in a scenario file's lanes: scripted (the default), a preset "
+        "(openai, ollama, lmstudio, …), custom, or another backend kind's id",
+    )
     p.add_argument(
         "--preset",
         help="a server by id or name: openai, ollama, lmstudio ('LM Studio'), llamacpp, vllm, "

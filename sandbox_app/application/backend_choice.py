@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sandbox_app.application.run_builder import RunSpec
-from sandbox_app.backends.keys import KeyStore, host_of
-from sandbox_app.backends.registry import BackendConfig, make_backend
+from sandbox_app.backends.keys import KeyStore
+from sandbox_app.backends.registry import BackendConfig, make_backend, waiting_for
 from sandbox_app.core.backend import Backend
 from sandbox_app.core.lane_settings import LaneSettings
 from sandbox_app.core.scenario import Scenario
@@ -33,7 +33,7 @@ class BackendChoice:
     @property
     def server_name(self) -> str:
         """Who a run waits for, in the waiting line."""
-        return host_of(self.base_url) if self.config.preset else "the offline model"
+        return waiting_for(self.config)
 
     def spec(self, scenario: Scenario, **run: Any) -> RunSpec:
         """A run of ``scenario`` with this backend and these settings; ``run``: the rest of

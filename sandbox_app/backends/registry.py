@@ -1,44 +1,82 @@
-"""The one place that builds a backend: the offline scripted model or an OpenAI-compatible
-server, from what the window, a compare lane or the CLI chose, with the key rule of keys.py.
+"""The backend kinds, and the one place that builds a backend from what the window, a compare
+lane, ``run`` or ``eval`` chose, with the key rule of keys.py.
 
-A backend is named by a stable id: "scripted", a preset's id ("openai", "lmstudio", …) or
-"custom" for any other URL. Ids go into files and settings; display names are for people and
-may be reworded. :func:`backend_id` reads the display labels older files and settings hold.
+A backend is named by a stable id: "scripted", a preset's id ("openai", "lmstudio", …),
+"custom" for any other OpenAI-compatible URL, or a registered kind's own id. Ids go into files
+and settings; display names are for people and may be reworded. :func:`backend_id` reads the
+display labels older files and settings hold. Adding a kind: its module, and one line in
+``_BUILT_IN`` (or :func:`register_kind`, which is how a test adds one).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import replace
 
-from sandbox_app.backends.keys import (
-    CUSTOM_KEY_ENV,
-    KeyDecision,
-    KeyStore,
-    UrlSource,
-    account_for,
-    host_of,
-    on_own_host,
-)
-from sandbox_app.backends.openai_compat import OpenAICompatBackend
-from sandbox_app.backends.presets import CUSTOM, PRESETS, Preset, ServerConfig, preset_with_id
-from sandbox_app.backends.scripted import ScriptedBackend
+from sandbox_app.backends import openai_kind, scripted
+from sandbox_app.backends.keys import CUSTOM_KEY_ENV, KeyDecision, KeyStore, UrlSource, host_of
+from sandbox_app.backends.kinds import BackendConfig, BackendKind
+from sandbox_app.backends.presets import CUSTOM, ServerConfig
 from sandbox_app.core.backend import Backend
 from sandbox_app.core.scenario import Scenario
 
-SCRIPTED = "scripted"
-SCRIPTED_LABEL = "Scripted (offline)"
-BACKEND_IDS: tuple[str, ...] = (SCRIPTED, *(preset.id for preset in PRESETS), CUSTOM.id)
+__all__ = ["BackendConfig", "BackendKind"]  # what callers used to import from here
 
-# What older scenario files and settings hold instead of an id, case-folded: the window's
-# combo labels ("Scripted (offline)", "Custom URL", "LM Studio", …) and the custom preset's
-# former name. The ids themselves read as themselves.
-_LEGACY_LABELS: dict[str, str] = {
-    SCRIPTED_LABEL.casefold(): SCRIPTED,
-    CUSTOM.name.casefold(): CUSTOM.id,
-    "custom": CUSTOM.id,
-    **{preset.name.casefold(): preset.id for preset in PRESETS},
-    **{backend: backend for backend in BACKEND_IDS},
-}
+_BUILT_IN: tuple[BackendKind, ...] = (
+    scripted.KIND,
+    openai_kind.KIND,  # its presets are its choices (presets.py)
+)
+
+SCRIPTED = scripted.KIND.id
+SCRIPTED_LABEL = scripted.KIND.name
+
+_KINDS: dict[str, BackendKind] = {}  # by kind id, in the order they were registered
+
+
+def register_kind(kind: BackendKind) -> None:
+    """Add a kind: its backend ids join every list, file, flag and panel that names backends.
+
+    Raises ValueError if its id, or one of its backends' ids or names, is already taken.
+    """
+    taken = {label for label, _ in _labels()} | set(_KINDS)
+    mine = [kind.id, *(c.id for c in kind.backends), *(c.name.casefold() for c in kind.backends)]
+    clash = [name for name in dict.fromkeys(mine) if name.casefold() in taken]
+    if clash:
+        raise ValueError(f"backend kind {kind.id!r}: {', '.join(clash)} already taken")
+    _KINDS[kind.id] = kind
+
+
+def unregister_kind(kind_id: str) -> None:
+    """Remove a kind registered by :func:`register_kind` (a test's, when it is done)."""
+    _KINDS.pop(kind_id, None)
+
+
+def kinds() -> tuple[BackendKind, ...]:
+    return tuple(_KINDS.values())
+
+
+def backend_ids() -> tuple[str, ...]:
+    """Every backend id, kinds in the order registered: scripted, the presets, custom, …"""
+    return tuple(choice.id for kind in _KINDS.values() for choice in kind.backends)
+
+
+def _kind_of(backend: str) -> BackendKind:
+    for kind in _KINDS.values():
+        if any(choice.id == backend for choice in kind.backends):
+            return kind
+    raise _unknown(backend)
+
+
+def _labels() -> list[tuple[str, str]]:
+    """(case-folded label, id): what older scenario files and settings hold instead of an id
+    (the window's combo labels: "Scripted (offline)", "Custom URL", "LM Studio", …), and the
+    ids themselves."""
+    # The custom preset's former name, "Custom", is its id.
+    return [
+        (label.casefold(), choice.id)
+        for kind in _KINDS.values()
+        for choice in kind.backends
+        for label in (choice.name, choice.id)
+    ]
 
 
 def backend_id(text: str) -> str:
@@ -46,7 +84,7 @@ def backend_id(text: str) -> str:
 
     Raises ValueError, with a one-line message, for anything else.
     """
-    found = _LEGACY_LABELS.get(text.strip().casefold())
+    found = dict(_labels()).get(text.strip().casefold())
     if found is None:
         raise _unknown(text)
     return found
@@ -55,38 +93,12 @@ def backend_id(text: str) -> str:
 def _unknown(text: str) -> ValueError:
     # repr() keeps a stray newline from breaking the one line; a long text is cut.
     shown = text if len(text) <= 60 else text[:60] + "…"
-    return ValueError(f"unknown backend {shown!r}; known: {', '.join(BACKEND_IDS)}")
+    return ValueError(f"unknown backend {shown!r}; known: {', '.join(backend_ids())}")
 
 
 def display_name(backend: str) -> str:
     """What the window shows for a backend id: "Scripted (offline)", "LM Studio", "Custom URL"."""
-    if backend == SCRIPTED:
-        return SCRIPTED_LABEL
-    try:
-        return preset_with_id(backend).name
-    except KeyError:
-        raise _unknown(backend) from None
-
-
-@dataclass(frozen=True)
-class BackendConfig:
-    """What to run against. Never holds a stored key: keys are resolved when a backend is made.
-
-    ``typed_key`` is a key the user typed for ``base_url`` in this session's window;
-    ``url_source`` says whether ``base_url`` came from the user or from a file (keys.py).
-    """
-
-    preset: Preset | None  # None: the scripted model
-    base_url: str = ""
-    model: str = ""
-    timeout_s: float = 60.0
-    typed_key: str = ""
-    url_source: UrlSource = "user"
-
-    @property
-    def backend_id(self) -> str:
-        """The stable id of what this runs against (the preset chosen, not the URL's)."""
-        return SCRIPTED if self.preset is None else self.preset.id
+    return _kind_of(backend).choice(backend).name
 
 
 def config_for(
@@ -99,71 +111,64 @@ def config_for(
 ) -> BackendConfig:
     """A :class:`BackendConfig` for a backend id (see :func:`backend_id` for a label).
 
-    An empty ``base_url`` means the preset's own. Raises ValueError for an unknown id.
+    An empty ``base_url`` means the backend's own. Raises ValueError for an unknown id.
     """
-    if backend == SCRIPTED:
-        return BackendConfig(None, base_url, model, timeout_s, typed_key, url_source)
-    try:
-        preset = preset_with_id(backend)
-    except KeyError:
-        raise _unknown(backend) from None
-    return BackendConfig(preset, base_url, model, timeout_s, typed_key, url_source)
-
-
-def effective_preset(preset: Preset, base_url: str) -> Preset:
-    """A key preset whose base URL was edited to another host is a custom server: its key,
-    its "needs a key" rule and its hints belong to its own host only."""
-    if preset.key_env is not None and not on_own_host(preset, base_url):
-        return CUSTOM
-    return preset
+    kind = _kind_of(backend)
+    return BackendConfig(kind, backend, base_url, model, timeout_s, typed_key, url_source)
 
 
 def key_decision(config: BackendConfig, keys: KeyStore) -> KeyDecision:
     """Which key a request to this config's server carries, by the one rule of keys.py."""
-    if config.preset is None:
+    if config.kind.account is None:
         return KeyDecision()
-    base_url = config.base_url or config.preset.base_url
-    account = account_for(effective_preset(config.preset, base_url), base_url)
-    return keys.decide(account, base_url, config.typed_key, config.url_source)
+    account = config.kind.account(config)
+    return keys.decide(account, config.url, config.typed_key, config.url_source)
 
 
 def key_notice(config: BackendConfig, keys: KeyStore) -> str:
     """One line for the person running it when the rule holds a key back, else ""."""
-    if config.preset is None:
+    if config.kind.account is None:
         return ""
-    base_url = config.base_url or config.preset.base_url
     withheld = key_decision(config, keys).withheld
     if withheld:
         return withheld
-    preset = config.preset
-    if preset.key_env is not None and not on_own_host(preset, base_url):
+    home = config.kind.key_home(config) if config.kind.key_home else None
+    if home is not None:
         return (
-            f"{preset.key_env} goes only to {preset.base_url}; {host_of(base_url)} gets "
+            f"{home.env_var} goes only to {home.base_url}; {host_of(config.url)} gets "
             f"{CUSTOM_KEY_ENV} or a key typed for it"
         )
     return ""
 
 
+def waiting_for(config: BackendConfig) -> str:
+    """Who a run waits for, in the waiting line: a server's host, else the kind's word."""
+    return host_of(config.url) if config.kind.server else config.kind.waits_for
+
+
 def server_config(config: BackendConfig, keys: KeyStore) -> ServerConfig:
-    assert config.preset is not None
-    base_url = config.base_url or config.preset.base_url
-    preset = effective_preset(config.preset, base_url)
-    return ServerConfig(base_url, key_decision(config, keys).key, preset, config.timeout_s)
+    """An OpenAI-compatible config as its backend talks to the server, key resolved."""
+    return openai_kind.server_config(config, key_decision(config, keys).key)
 
 
 def server_url_and_key_variable(backend: str, base_url: str) -> tuple[str, str]:
     """The URL a request went to and the environment variable the key rule reads for it
     (Copy as curl names that variable, never a key)."""
     try:
-        preset = preset_with_id(backend)
-    except KeyError:
-        preset = CUSTOM
-    base_url = base_url or preset.base_url or "http://localhost:11434/v1"
-    return base_url, account_for(effective_preset(preset, base_url), base_url).env_var
+        config: BackendConfig | None = config_for(backend, base_url)
+    except ValueError:
+        config = None
+    if config is None or config.kind.account is None:  # no key of its own: a custom server's
+        config = config_for(CUSTOM.id, base_url)
+    config = replace(config, base_url=config.url or "http://localhost:11434/v1")
+    assert config.kind.account is not None
+    return config.url, config.kind.account(config).env_var
 
 
 def make_backend(config: BackendConfig, scenario: Scenario, keys: KeyStore) -> Backend:
-    """A fresh backend for one run (or one model list)."""
-    if config.preset is None:
-        return ScriptedBackend(scenario.script, scenario.question)
-    return OpenAICompatBackend(server_config(config, keys))
+    """A fresh backend for one run (or one model list): the one place a backend is made."""
+    return config.kind.make(config, scenario, key_decision(config, keys).key)
+
+
+for _kind in _BUILT_IN:
+    register_kind(_kind)

@@ -15,7 +15,9 @@ import re
 import time
 from collections.abc import AsyncGenerator, Sequence
 
+from sandbox_app.backends.kinds import BackendConfig, BackendKind
 from sandbox_app.core.backend import (
+    Backend,
     BackendError,
     Delta,
     Message,
@@ -24,7 +26,7 @@ from sandbox_app.core.backend import (
     Usage,
 )
 from sandbox_app.core.parser import parse_turn
-from sandbox_app.core.scenario import Script
+from sandbox_app.core.scenario import Scenario, Script
 
 _TOKEN = re.compile(r"\s*[\w$]+|\s*[^\w\s]|\s+")
 
@@ -111,3 +113,17 @@ def _as_tool_calls(reply: str, params: StreamParams, step: int) -> list[Delta]:
 def _cut_at_stop(text: str, stops: Sequence[str]) -> str:
     cuts = [i for i in (text.find(s) for s in stops if s) if i != -1]
     return text[: min(cuts)] if cuts else text
+
+
+def make(_config: BackendConfig, scenario: Scenario, _key: str) -> Backend:
+    return ScriptedBackend(scenario.script, scenario.question)
+
+
+KIND = BackendKind(
+    "scripted",
+    "Scripted (offline)",
+    make,
+    fixed_model="scripted",
+    about="Offline: replays the scenario's written replies.",
+    who="the offline model",
+)

@@ -1,4 +1,5 @@
-"""Choose the model: the offline scripted model, a preset server, or any OpenAI-compatible URL."""
+"""Choose the model: any backend the registry knows (the offline scripted model, a preset
+server, any OpenAI-compatible URL, …), with the fields its kind declares."""
 
 from __future__ import annotations
 
@@ -18,19 +19,19 @@ from PySide6.QtWidgets import (
 )
 
 from sandbox_app.application.backend_choice import BackendChoice
-from sandbox_app.backends.keys import KeyAccount, KeyStore, UrlSource, account_for, host_of
-from sandbox_app.backends.presets import CUSTOM, Preset, preset_with_id
+from sandbox_app.backends.keys import KeyStore, UrlSource, host_of
+from sandbox_app.backends.kinds import BackendConfig, BackendKind, Field
 from sandbox_app.backends.registry import (
-    BACKEND_IDS,
     SCRIPTED,
-    BackendConfig,
     backend_id,
+    backend_ids,
+    config_for,
     display_name,
-    effective_preset,
 )
 from sandbox_app.core.backend import BackendError
 from sandbox_app.core.lane_settings import LaneSettings
 from sandbox_app.core.scenario import Scenario
+from sandbox_app.ui.key_field import KeyField
 from sandbox_app.ui.lane_settings_form import LaneSettingsForm
 from sandbox_app.ui.plain import plain_label, rich_label
 from sandbox_app.ui.server_memory import ServerMemory
@@ -50,26 +51,18 @@ class BackendPanel(QWidget):
     def __init__(self, keys: KeyStore, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.keys = keys
-        # Keys typed in this panel, by the account (host) they were typed for: a key never
-        # follows the base URL to another host.
-        self._typed: dict[str, str] = {}
-        self._account: KeyAccount | None = None
         self._file_url: str | None = None  # the base URL as a scenario file named it
         self._refresh_task: asyncio.Task[list[str]] | None = None
         self._abandoned = False
         self.memory = ServerMemory()  # switching away and back keeps a URL and model
         self.preset_combo = QComboBox()
-        for backend in BACKEND_IDS:  # shown by name, known by stable id
+        for backend in backend_ids():  # every kind's, shown by name, known by stable id
             self.preset_combo.addItem(display_name(backend), backend)
         self.base_url_edit = QLineEdit()
         self.base_url_edit.setPlaceholderText("http://localhost:11434/v1")
-        self.key_edit = QLineEdit()
-        self.key_edit.setEchoMode(QLineEdit.EchoMode.Password)
-        self.key_edit.setPlaceholderText("API key (not needed for local servers)")
-        self.remember_button = QPushButton("Remember")
-        self.remember_button.setToolTip("Store the key in the system keyring")
-        self.key_status = plain_label()
-        self.key_status.setWordWrap(True)
+        self.key_field = KeyField(keys)
+        self.key_edit, self.key_status = self.key_field.edit, self.key_field.status
+        self.remember_button = self.key_field.remember_button
         self.model_combo = QComboBox()
         self.model_combo.setEditable(True)
         self.model_combo.setMinimumContentsLength(10)
@@ -89,9 +82,6 @@ class BackendPanel(QWidget):
         self.timeout_spin.setSuffix(" s")
         self.timeout_spin.setToolTip("How long to wait for the server before giving up")
 
-        key_row = QHBoxLayout()
-        key_row.addWidget(self.key_edit, 1)
-        key_row.addWidget(self.remember_button)
         model_row = QHBoxLayout()
         model_row.addWidget(self.model_combo, 1)
         model_row.addWidget(self.refresh_button)
@@ -100,7 +90,7 @@ class BackendPanel(QWidget):
         form.setRowWrapPolicy(QFormLayout.RowWrapPolicy.WrapLongRows)
         form.addRow("Backend", self.preset_combo)
         form.addRow("Base URL", self.base_url_edit)
-        form.addRow("API key", key_row)
+        form.addRow("API key", self.key_field)
         form.addRow("", self.key_status)
         form.addRow("Model", model_row)
         form.addRow("", self.models_status)
@@ -113,8 +103,6 @@ class BackendPanel(QWidget):
 
         self.preset_combo.currentTextChanged.connect(self._on_preset_combo_changed)
         self.base_url_edit.textChanged.connect(self._on_base_url_edit_text_changed)
-        self.key_edit.textChanged.connect(self._on_key_edit_text_changed)
-        self.remember_button.clicked.connect(self._on_remember_button_clicked)
         self.refresh_button.clicked.connect(self._on_refresh_button_clicked)
         for signal in (
             self.base_url_edit.textChanged,
@@ -129,19 +117,19 @@ class BackendPanel(QWidget):
     def backend_id(self) -> str:
         return str(self.preset_combo.currentData())
 
-    def preset(self) -> Preset | None:
-        backend = self.backend_id()
-        return None if backend == SCRIPTED else preset_with_id(backend)
+    def kind(self) -> BackendKind:
+        return config_for(self.backend_id()).kind
 
     def choice(self) -> BackendChoice:
-        preset = self.preset()
-        base_url = self.base_url_edit.text().strip()
-        config = BackendConfig(
-            preset,
+        kind = self.kind()
+        base_url = self.base_url_edit.text().strip() if kind.has("base_url") else ""
+        model = self.model_combo.currentText().strip() if kind.has("model") else kind.fixed_model
+        config = config_for(
+            self.backend_id(),
             base_url,
-            self.model_combo.currentText().strip() if preset else "scripted",
+            model,
             self.timeout_spin.value(),
-            self.key_edit.text().strip() if preset else "",
+            self.key_field.typed() if kind.has("key") else "",
             "file" if self._file_url == base_url else "user",
         )
         return BackendChoice(config, self.settings_form.values(), self.keys)
@@ -160,7 +148,7 @@ class BackendPanel(QWidget):
             known = SCRIPTED
             self.models_status.setText(f"⚠ {err}: using the offline model.")
         self.preset_combo.setCurrentIndex(self.preset_combo.findData(known))
-        if base_url and self.preset() is not None:
+        if base_url and self.kind().has("base_url"):
             self.base_url_edit.setText(base_url)
         if model:
             self.model_combo.setCurrentText(model)
@@ -176,9 +164,9 @@ class BackendPanel(QWidget):
     async def refresh_models(self) -> list[str]:
         """Fill the model list from the server; errors show inline, never as a crash."""
         choice = self.choice()
-        if choice.config.preset is None:
-            self._set_models(["scripted"], "The offline model replays the scenario's script.")
-            return ["scripted"]
+        if not choice.config.kind.has("models"):  # nothing to ask: the panel shows its model
+            self._set_models([choice.model], choice.config.kind.about)
+            return [choice.model]
         backend = choice.create(Scenario())
         # A server that accepts the connection and never answers would hold Refresh for the
         # whole timeout: the button becomes Cancel and the status counts the seconds.
@@ -235,85 +223,48 @@ class BackendPanel(QWidget):
     def _on_preset_combo_changed(self, _name: str = "") -> None:
         shown = self.base_url_edit.text(), self.model_combo.currentText()  # the one left
         url, model = self.memory.switch(self.backend_id(), *shown)
-        preset = self.preset()
-        server = preset is not None
-        for widget in (self.base_url_edit, self.key_edit, self.remember_button, self.model_combo):
-            widget.setEnabled(server)
-        self.refresh_button.setEnabled(server)
-        self.settings_form.widgets["temperature"].setEnabled(server)
-        self.timeout_spin.setEnabled(server)
-        if preset is None:
+        kind = self.kind()
+        for name, widget in self._fields().items():  # what the kind declares, enabled
+            widget.setEnabled(kind.has(name))
+        own_url = kind.choice(self.backend_id()).base_url
+        if not kind.has("base_url"):
             self.base_url_edit.clear()
-            self._set_models(["scripted"], "")
-        else:
-            if preset is not CUSTOM:
-                self.base_url_edit.setText(preset.base_url)
+        elif own_url:  # a preset's URL; a custom one keeps what is typed
+            self.base_url_edit.setText(own_url)
+        if kind.has("model"):
             self.model_combo.clear()
-            self.models_status.setText("Press Refresh to list the server's models.")
+            asks = kind.has("models")
+            self.models_status.setText("Press Refresh to list the server's models." if asks else "")
             self.base_url_edit.setText(url or self.base_url_edit.text())
             self.model_combo.setCurrentText(model)
-        self._update_key_account(preset_changed=True)
+        else:
+            self._set_models([kind.fixed_model], "")
+        self._update_key_account(backend_changed=True)
         self.changed.emit()
 
-    # ---- keys: one rule (backends/keys.py), shown as it applies ------------------------
+    def _fields(self) -> dict[Field, QWidget]:
+        return {
+            "base_url": self.base_url_edit,
+            "key": self.key_field,
+            "model": self.model_combo,
+            "models": self.refresh_button,
+            "timeout": self.timeout_spin,
+            "temperature": self.settings_form.widgets["temperature"],
+        }
 
-    def _current_account(self) -> KeyAccount | None:
-        preset = self.preset()
-        if preset is None:
-            return None
-        base_url = self.base_url_edit.text().strip() or preset.base_url
-        return account_for(effective_preset(preset, base_url), base_url)
+    # ---- keys: one rule (backends/keys.py), shown as it applies (ui/key_field.py) --------
+
+    def _shown_config(self) -> BackendConfig:
+        return config_for(self.backend_id(), self.base_url_edit.text().strip())
 
     def _on_base_url_edit_text_changed(self, _text: str) -> None:
-        self._update_key_account(preset_changed=False)
+        self._update_key_account(backend_changed=False)
 
-    def _update_key_account(self, preset_changed: bool) -> None:
-        account = self._current_account()
-        moved = account != self._account
-        if moved:
-            self._account = account
-            # The field shows only what was typed for this host; the rest is in the status.
-            self.key_edit.setText(self._typed.get(account.name, "") if account else "")
-        # Typing a URL on one host looks nothing up again (the keyring can be slow).
-        if preset_changed or moved:
-            self.show_key_status()
-
-    def _on_key_edit_text_changed(self, text: str) -> None:
-        if self._account is not None:
-            self._typed[self._account.name] = text.strip()
-        self.show_key_status()
+    def _update_key_account(self, backend_changed: bool) -> None:
+        self.key_field.show_for(self._shown_config(), backend_changed)
 
     def show_key_status(self) -> None:
-        preset, account = self.preset(), self._account
-        if preset is None or account is None:
-            self.key_status.setText("Offline: replays the scenario's written replies.")
-            return
-        key, source = self.keys.resolve(account, self.key_edit.text().strip())
-        if source == "typed":
-            text = f"Key typed for {account.name}."
-        elif source == "environment":
-            text = f"Key from the environment ({account.env_var})."
-        elif source in ("keyring", "unasked"):  # unasked: asked after the first frame (app.py)
-            text = "Key from the system keyring." if key else "Looking in the system keyring…"
-        elif account.preset_host:
-            text = f"Needs a key ({account.env_var})."
-        else:
-            text = f"No key sent (type one, or set {account.env_var})."
-        if preset.key_env and not account.preset_host:
-            text += f" The {preset.name} key goes only to {preset.base_url.split('/')[2]}."
-        self.key_status.setText(text)
-
-    def _on_remember_button_clicked(self) -> None:
-        account = self._account
-        key = self.key_edit.text().strip()
-        if account is None or not key:
-            return
-        if self.keys.save(account, key):
-            self.key_status.setText("Saved in the system keyring.")
-        else:
-            self.key_status.setText(
-                "No system keyring is available: the key is kept for this session only."
-            )
+        self.key_field.show_status()
 
     def _on_refresh_button_clicked(self) -> None:
         if self._refresh_task is not None and not self._refresh_task.done():

@@ -60,7 +60,7 @@ class KeyConfirmation:
 
     def _unanswered(self, configs: Sequence[BackendConfig]) -> BackendConfig | None:
         for config in configs:
-            url = config.base_url or (config.preset.base_url if config.preset else "")
+            url = config.url
             if key_decision(config, self.keys).confirm and origin_of(url) not in self._declined:
                 return config
         return None

@@ -133,7 +133,7 @@ class LaneWidget(QFrame):
         return LaneConfig(
             self.backend_panel.backend_id(),
             choice.base_url,
-            choice.model if choice.config.preset is not None else "",
+            choice.model if choice.config.kind.has("model") else "",
             choice.settings,
         )
 

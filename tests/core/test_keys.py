@@ -9,7 +9,7 @@ import pytest
 
 from sandbox_app.backends.keys import CUSTOM_KEY_ENV, KeyStore, account_for, host_of
 from sandbox_app.backends.presets import preset_named
-from sandbox_app.backends.registry import BackendConfig, server_config
+from sandbox_app.backends.registry import config_for, server_config
 from sandbox_app.cli import main
 from tests.fakeserver import FakeOpenAIServer, ModelScript
 
@@ -37,10 +37,9 @@ def test_a_preset_with_its_base_url_edited_never_sends_the_preset_key(
 def test_the_preset_key_still_goes_to_the_presets_own_host(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-openai")
     monkeypatch.setenv(CUSTOM_KEY_ENV, "sk-other")
-    openai = preset_named("OpenAI")
-    own = server_config(BackendConfig(openai, "https://API.openai.com/v1/"), KeyStore())
+    own = server_config(config_for("openai", "https://API.openai.com/v1/"), KeyStore())
     assert (own.api_key, own.preset.name) == ("sk-openai", "OpenAI")
-    elsewhere = server_config(BackendConfig(openai, "http://127.0.0.1:9/v1"), KeyStore())
+    elsewhere = server_config(config_for("openai", "http://127.0.0.1:9/v1"), KeyStore())
     assert (elsewhere.api_key, elsewhere.needs_key) == ("sk-other", False)
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from sandbox_app.backends.registry import BackendConfig
+from sandbox_app.backends.registry import config_for
 from sandbox_app.cli import main
 from sandbox_app.core.evaluation import RunKey, count_pending, iter_plan, pending, plan
 from sandbox_app.core.lane_settings import LaneSettings, SettingError, parse_option
@@ -172,7 +172,7 @@ def test_the_runner_takes_a_run_only_when_a_worker_is_free() -> None:
     def finished(_result: object, _record: object) -> None:
         taken_at_first_result.append(taken)
 
-    lane = EvalLane("scripted", BackendConfig(None), LaneSettings())
+    lane = EvalLane("scripted", config_for("scripted"), LaneSettings())
     runner = EvalRunner(scenario, [lane], finished, concurrency=2, with_events=False)
     asyncio.run(runner.run_all(keys()))
     assert len(taken_at_first_result) == 60  # every run made

@@ -6,12 +6,13 @@ from collections.abc import Callable
 
 import pytest
 
+from sandbox_app.backends import openai_kind, scripted
 from sandbox_app.backends.keys import KeyStore
 from sandbox_app.backends.presets import CUSTOM, PRESETS, preset_for_url, preset_with_id
 from sandbox_app.backends.registry import (
-    BACKEND_IDS,
     BackendConfig,
     backend_id,
+    backend_ids,
     config_for,
     display_name,
     make_backend,
@@ -34,7 +35,7 @@ LEGACY_LABELS = {
 
 
 def test_the_ids_are_the_scripted_model_each_preset_and_custom() -> None:
-    assert BACKEND_IDS == (
+    assert backend_ids() == (
         "scripted",
         "openai",
         "ollama",
@@ -54,7 +55,7 @@ def test_every_preset_has_a_unique_id_and_name() -> None:
     assert all(p.id == p.id.strip().lower() and p.id.isascii() for p in presets)
 
 
-@pytest.mark.parametrize("backend", BACKEND_IDS)
+@pytest.mark.parametrize("backend", backend_ids())
 def test_ids_round_trip_through_their_display_names(backend: str) -> None:
     assert backend_id(backend) == backend
     assert backend_id(display_name(backend)) == backend
@@ -62,7 +63,7 @@ def test_ids_round_trip_through_their_display_names(backend: str) -> None:
 
 
 def test_display_names_are_what_the_window_shows() -> None:
-    assert [display_name(b) for b in BACKEND_IDS] == [
+    assert [display_name(b) for b in backend_ids()] == [
         "Scripted (offline)",
         "OpenAI",
         "Ollama",
@@ -108,11 +109,13 @@ def test_display_name_and_config_for_take_ids_not_labels(
 def test_config_for_picks_the_preset_and_keeps_the_rest() -> None:
     config = config_for("lmstudio", "http://gpu-box:1234/v1", "qwen3", 30.0, "sk-typed")
     assert config == BackendConfig(
-        preset_with_id("lmstudio"), "http://gpu-box:1234/v1", "qwen3", 30.0, "sk-typed"
+        openai_kind.KIND, "lmstudio", "http://gpu-box:1234/v1", "qwen3", 30.0, "sk-typed"
     )
     assert display_name(config.backend_id) == "LM Studio"
-    assert config_for("custom", "http://x/v1").preset is CUSTOM
-    assert config_for("scripted") == BackendConfig(None)
+    assert config.url == "http://gpu-box:1234/v1"
+    assert config_for("lmstudio").url == preset_with_id("lmstudio").base_url
+    assert config_for("custom", "http://x/v1").kind is openai_kind.KIND
+    assert config_for("scripted") == BackendConfig(scripted.KIND, "scripted")
 
 
 def test_a_config_from_an_id_builds_the_same_backend_as_before() -> None:
@@ -134,5 +137,5 @@ def test_the_scenario_readers_label_migration_agrees_with_the_registry() -> None
     # core cannot import the registry, so it migrates old labels by rule: check the rule.
     from sandbox_app.core.scenario_file import _backend_id
 
-    for backend in BACKEND_IDS:
+    for backend in backend_ids():
         assert _backend_id(display_name(backend)) == backend

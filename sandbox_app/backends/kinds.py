@@ -1,0 +1,131 @@
+"""What a backend kind is, as data: the fields it needs, whether it is a server, how it is made.
+
+A kind is one way of reaching a model: the offline scripted model, an OpenAI-compatible server
+(whose presets are its choices), and later native APIs. Each is one :class:`BackendKind`
+value, written in its own module and registered by one line in registry.py; the window's
+panel, ``run``, ``eval`` and the test set ask the kind (does it need a URL? a key? is it a
+server?) instead of testing which kind it is.
+
+A kind is chosen by a stable backend id: its own id, or one of its ``choices`` ("lmstudio").
+A :class:`BackendConfig` holds the kind itself, so asking it needs no registry.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
+
+from sandbox_app.backends.keys import KeyAccount, UrlSource
+
+if TYPE_CHECKING:
+    from sandbox_app.core.backend import Backend
+    from sandbox_app.core.scenario import Scenario
+
+# What a model panel may ask for. "models": the server can list its models (Refresh);
+# "key": an API key field (a kind declaring it gives ``account``).
+Field = Literal["base_url", "key", "model", "models", "timeout", "temperature"]
+FIELDS: tuple[Field, ...] = ("base_url", "key", "model", "models", "timeout", "temperature")
+
+
+@dataclass(frozen=True)
+class Choice:
+    """One backend a kind is chosen by: its stable id, its name for people, its own URL."""
+
+    id: str  # written to settings and scenario files: never changes
+    name: str  # shown to people: may be reworded
+    base_url: str = ""  # "" for a kind without a URL, or one the user types ("custom")
+
+
+@dataclass(frozen=True)
+class KeyHome:
+    """The key a backend is named for (OPENAI_API_KEY for OpenAI) when a config's URL is not
+    that key's home: the key rule sends it only to ``base_url``."""
+
+    name: str  # "OpenAI"
+    env_var: str  # "OPENAI_API_KEY"
+    base_url: str  # the only URL it goes to
+
+
+# How a kind makes its backend: the config, the scenario (the offline model replays its
+# script) and the key the one key rule allows ("" for none). Only registry.make_backend calls it.
+Make = Callable[["BackendConfig", "Scenario", str], "Backend"]
+
+
+@dataclass(frozen=True, repr=False)
+class BackendKind:
+    id: str  # the kind's own id ("scripted"); also its backend id when it has no ``choices``
+    name: str  # for people ("Scripted (offline)")
+    make: Make
+    fields: frozenset[Field] = frozenset()  # what its panel enables; the rest is greyed out
+    # Its requests go over the network to a host: eval caps each host's requests, and the
+    # waiting line names the host. Not a server: each run gets a fresh backend.
+    server: bool = False
+    choices: tuple[Choice, ...] = ()  # the backends it is picked by; () = the kind itself
+    base_url: str = ""  # a one-backend server kind's own URL
+    # Where its key is looked up, for the one key rule of keys.py (None: it takes no key).
+    account: Callable[[BackendConfig], KeyAccount] | None = None
+    key_home: Callable[[BackendConfig], KeyHome | None] | None = None
+    fixed_model: str = ""  # the model of a kind without a "model" field
+    about: str = ""  # one line for its panel where a key's status would be
+    who: str = ""  # who a run waits for when it is not a server (a server: its host)
+
+    def __repr__(self) -> str:  # a config's repr names its kind, not every callable
+        return f"BackendKind({self.id!r})"
+
+    def __post_init__(self) -> None:
+        if ("key" in self.fields) != (self.account is not None):
+            raise ValueError(f"backend kind {self.id!r}: a key field and an account go together")
+        unknown = set(self.fields) - set(FIELDS)
+        if unknown:
+            raise ValueError(f"backend kind {self.id!r}: unknown fields {sorted(unknown)}")
+
+    @property
+    def backends(self) -> tuple[Choice, ...]:
+        return self.choices or (Choice(self.id, self.name, self.base_url),)
+
+    def choice(self, backend: str) -> Choice:
+        for choice in self.backends:
+            if choice.id == backend:
+                return choice
+        raise KeyError(backend)
+
+    def has(self, field: Field) -> bool:
+        return field in self.fields
+
+    @property
+    def waits_for(self) -> str:
+        return self.who or self.name
+
+
+@dataclass(frozen=True)
+class BackendConfig:
+    """What to run against. Never holds a stored key: keys are resolved when a backend is made.
+
+    ``typed_key`` is a key the user typed for ``base_url`` in this session's window;
+    ``url_source`` says whether ``base_url`` came from the user or from a file (keys.py).
+    Made by ``registry.config_for`` from a backend id.
+    """
+
+    kind: BackendKind
+    backend: str  # the stable id it was chosen by: the kind's, or one of its choices'
+    base_url: str = ""  # "" means the chosen backend's own
+    model: str = ""
+    timeout_s: float = 60.0
+    typed_key: str = ""
+    url_source: UrlSource = "user"
+
+    def __post_init__(self) -> None:
+        self.kind.choice(self.backend)  # a KeyError for an id the kind is not chosen by
+
+    @property
+    def backend_id(self) -> str:
+        """The stable id of what this runs against (the preset chosen, not the URL's)."""
+        return self.backend
+
+    @property
+    def url(self) -> str:
+        """Where its requests go: the URL given, else the chosen backend's own ("" for none)."""
+        if not self.kind.has("base_url") and not self.kind.server:
+            return ""
+        return self.base_url or self.kind.choice(self.backend).base_url
