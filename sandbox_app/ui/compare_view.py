@@ -24,18 +24,17 @@ from sandbox_app.backends.keys import KeyStore, UrlSource
 from sandbox_app.core.compare import MAX_LANES, MIN_LANES, Price
 from sandbox_app.core.events import Event, RunFinished, StepFinished
 from sandbox_app.core.exports import Comparison
-from sandbox_app.core.fork import ForkPoint
 from sandbox_app.core.recording import Recording
 from sandbox_app.core.records import RunRecord, RunSettings
 from sandbox_app.core.scenario import Expected, LaneConfig, Scenario
 from sandbox_app.core.workspace import Change
 from sandbox_app.eval_runner import EvalLane, lane_label
-from sandbox_app.ui.approval import ask_approval, ask_observation
 from sandbox_app.ui.compare_exports import ComparisonExports
 from sandbox_app.ui.comparison_table import ComparisonTable
 from sandbox_app.ui.eval_panel import EvalPanel
 from sandbox_app.ui.fitting import scrolling, tool_button
 from sandbox_app.ui.key_confirmation import KeyConfirmation
+from sandbox_app.ui.lane_runner import LaneRunner
 from sandbox_app.ui.lane_strip import LaneStrip
 from sandbox_app.ui.lane_widget import LaneWidget
 from sandbox_app.ui.plain import plain_label
@@ -186,8 +185,16 @@ class CompareView(QWidget):
         lane.controller.engineEvents.connect(self._on_lane_engine_events)
         lane.controller.runningChanged.connect(self._on_lane_running_changed)
         lane.trace.stepClicked.connect(self.align_to_step)
-        lane.pane.forkRequested.connect(lambda point: self._start(lane, 1, point))
-        lane.pane.stepRequested.connect(lambda: self._start(lane, 1))
+        lane.runner = LaneRunner(
+            lane.name,
+            lane.backend_panel,
+            lane.pane,
+            self.workspace,
+            pace=lambda scenario: self.pace(scenario),  # the window may set it later
+            confirm=self.key_confirmation,
+            before=lambda: self._leave_recording(lane),
+            started=lambda choice: setattr(lane.record, "model", choice.model),
+        )
         self.lanes.append(lane)
         self.strip.add(lane)
         return lane
@@ -223,41 +230,8 @@ class CompareView(QWidget):
 
     def run_all(self) -> None:
         for lane in self.lanes:
-            self._start(lane, self.repeat_spin.value())
+            lane.runner.run(self.repeat_spin.value())
         self.refresh_table()
-
-    def _start(self, lane: LaneWidget, repeats: int, fork: ForkPoint | None = None) -> None:
-        """Run one lane (a fork of one of its runs stays in that lane), once the user has
-        said whether a server the scenario file named may get a key."""
-
-        self._leave_recording(lane)
-
-        def go() -> None:
-            if lane in self.lanes and not lane.controller.running:
-                self._start_now(lane, repeats, fork)
-
-        self.key_confirmation.then([lane.backend_panel.choice().config], lane.name, go)
-
-    def _start_now(self, lane: LaneWidget, repeats: int, fork: ForkPoint | None) -> None:
-        scenario = self.pace(self.workspace.model.scenario)
-
-        async def approve(tool: str, input: str, name: str = lane.name) -> bool:
-            return await ask_approval(self.window(), tool, input, name)
-
-        async def ask(tool: str, input: str, name: str = lane.name) -> str | None:
-            return await ask_observation(self.window(), tool, input, name)
-
-        model = self.workspace.model
-        lane.start(
-            scenario,
-            repeats,
-            sources=model.sources,
-            extra_tools=model.extra_tools,
-            approve=approve,
-            ask=ask,
-            trusted=frozenset(model.trusted),
-            fork=fork,
-        )
 
     def eval_lanes(self) -> list[EvalLane]:
         """Each lane as the test-set runner takes it: its server, model and settings."""

@@ -7,7 +7,6 @@ settings (each lane may use another server, model, temperature) and Copy / Remov
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
 
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QToolButton, QVBoxLayout, QWidget
@@ -18,6 +17,7 @@ from sandbox_app.core.recording import RecordedLane
 from sandbox_app.core.scenario import LaneConfig, Scenario
 from sandbox_app.ui.backend_panel import BackendPanel
 from sandbox_app.ui.fitting import hold_height_for_width
+from sandbox_app.ui.lane_runner import LaneRunner
 from sandbox_app.ui.plain import plain_label
 from sandbox_app.ui.run_controller import RunController
 from sandbox_app.ui.run_pane import RunPane
@@ -36,6 +36,9 @@ class LaneWidget(QFrame):
     removeRequested = Signal()
     duplicateRequested = Signal()
     configChanged = Signal()
+    # Starts its runs (ui/lane_runner.py, as the Run tab's); set by the view that places
+    # the lane, which knows the workspace and who confirms keys.
+    runner: LaneRunner
 
     def __init__(self, name: str, keys: KeyStore, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -148,14 +151,6 @@ class LaneWidget(QFrame):
         if config != self._config:
             self._config = config
             self.configChanged.emit()
-
-    def start(self, scenario: Scenario, repeats: int, **run: Any) -> None:
-        """Run ``scenario`` on this lane's model and settings; ``run``: the rest of the
-        run's spec (application/run_builder.py: tools' sources, who approves, a fork…)."""
-        choice = self.backend_panel.choice()
-        self.record.model = choice.model
-        spec = choice.spec(scenario, pause=self.pane.stepper.pause, **run)
-        self.pane.run(spec, choice.server_name, repeats)
 
     def show_recording(self, recorded: RecordedLane, scenario: Scenario, speed: float) -> None:
         """Play a recorded lane here; its settings are shown, not the scenario's (compare_view

@@ -38,10 +38,10 @@ from sandbox_app.core.tools import Tool
 from sandbox_app.core.tools.plugins import installed
 from sandbox_app.core.workspace import Change, Workspace
 from sandbox_app.ui import gc_policy
-from sandbox_app.ui.approval import ask_approval, ask_observation
 from sandbox_app.ui.backend_panel import BackendPanel
 from sandbox_app.ui.compare_view import CompareView
 from sandbox_app.ui.file_actions import FileActions
+from sandbox_app.ui.lane_runner import LaneRunner
 from sandbox_app.ui.menus import build_menus
 from sandbox_app.ui.plain import plain_label
 from sandbox_app.ui.presenter import Presenter
@@ -85,8 +85,14 @@ class MainWindow(QMainWindow):
         self.workspace.changed.connect(self._on_workspace_changed)
         self.backend_panel.changed.connect(self._on_backend_panel_changed)
         self.run_pane.runningChanged.connect(self._on_any_running_changed)
-        self.run_pane.forkRequested.connect(self.start_run)
-        self.run_pane.stepRequested.connect(lambda: self.start_run())
+        self.lane = LaneRunner(
+            "",
+            self.backend_panel,
+            self.run_pane,
+            self.workspace,
+            pace=self.recordings.paced,
+            before=self.recordings.leave,
+        )
         self.run_pane.metricsChanged.connect(self._on_run_pane_metrics_changed)
         self._restore_settings()
 
@@ -247,33 +253,11 @@ class MainWindow(QMainWindow):
 
     def start_run(self, fork: ForkPoint | None = None) -> None:
         """Run the scenario, or (``fork``) run on from a kept run's step with the model and
-        settings the panel shows now."""
-        if self.run_pane.running:
-            self.run_pane.stepper.run_to_end()  # Run at a pause: on to the end
-            return
-        self.recordings.leave()
-        scenario = self.recordings.paced(self.workspace.model.scenario)
-        choice, model = self.backend_panel.choice(), self.workspace.model
-        spec = choice.spec(
-            scenario,
-            sources=model.sources,
-            extra_tools=model.extra_tools,
-            approve=self._approve,
-            ask=self._ask,
-            trusted=frozenset(model.trusted),
-            fork=fork,
-            pause=self.run_pane.stepper.pause,
-        )
-        self.run_pane.run(spec, choice.server_name)
+        settings the panel shows now; at a pause, run on to the end."""
+        self.lane.run(1, fork)
 
     def stop_run(self) -> None:
         self.run_pane.stop()
-
-    async def _approve(self, tool: str, input: str) -> bool:
-        return await ask_approval(self, tool, input)
-
-    async def _ask(self, tool: str, input: str) -> str | None:
-        return await ask_observation(self, tool, input)
 
     def _anything_running(self) -> bool:
         return self.run_pane.running or (self._compare is not None and self._compare.running)

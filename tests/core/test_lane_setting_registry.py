@@ -1,0 +1,79 @@
+"""A lane setting added from outside the app's modules (core/lane_settings.py's registry)
+reaches every front end with no other edit: the scenario file, `run`'s flags, `eval --lane`
+and the run record. (The model panel's row: tests/ui/test_lane_setting_registry.py.)"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from sandbox_app.cli import main
+from sandbox_app.core.lane_settings import LaneSettings, Rule, Setting, register, unregister
+from sandbox_app.core.scenario import LaneConfig
+from sandbox_app.core.scenario_file import load_scenario, save_scenario, scenarios_dir
+from sandbox_app.eval_command import _lane_from_spec
+
+FAKE = Setting("fake_level", Rule("whole", 1, 9, nullable=True), None, "Fake level", "a test's")
+
+
+@pytest.fixture
+def fake_setting() -> Iterator[Setting]:
+    register(FAKE)
+    yield FAKE
+    unregister(FAKE.name)
+
+
+def test_the_scenario_file_keeps_a_new_setting_for_the_scenario_and_each_lane(
+    fake_setting: Setting, tmp_path: Path
+) -> None:
+    scenario = load_scenario(scenarios_dir() / "brightgrid.json").with_changes(
+        model=LaneSettings(fake_level=3),
+        lanes=(LaneConfig("scripted", settings=LaneSettings(fake_level=7)), LaneConfig()),
+    )
+    save_scenario(scenario, tmp_path / "s.json")
+    data = json.loads((tmp_path / "s.json").read_text())
+    assert data["model"]["fake_level"] == 3
+    assert [lane["fake_level"] for lane in data["lanes"]] == [7, None]
+    again = load_scenario(tmp_path / "s.json")
+    assert again == scenario
+    assert again.model["fake_level"] == 3
+
+
+def test_a_bad_value_in_a_file_is_one_line_naming_it(fake_setting: Setting, tmp_path: Path) -> None:
+    path = tmp_path / "bad.json"
+    path.write_text('{"version": 1, "lanes": [{"fake_level": 12}]}')
+    with pytest.raises(ValueError, match=r'"lanes\[0\].fake_level" must be from 1 to 9'):
+        load_scenario(path)
+
+
+def test_run_has_a_flag_for_it_and_records_it(
+    fake_setting: Setting, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["run", "--fake-level", "4", "--json"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert document["settings"]["fake_level"] == 4
+    assert main(["run", "--fake-level", "10"]) == 1
+    err = capsys.readouterr().err
+    assert err == "react-sandbox: --fake-level must be from 1 to 9 (got 10).\n"
+
+
+def test_eval_lanes_take_it_as_an_option(
+    fake_setting: Setting, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    lane = _lane_from_spec("ollama:qwen3:8b,fake_level=5", 60, LaneSettings())
+    assert lane.settings["fake_level"] == 5
+    test_set = str(scenarios_dir() / "test_set.json")
+    out = str(tmp_path / "r.jsonl")
+    assert main(["eval", test_set, "--lane", "scripted,fake_level=0", "--out", out]) == 1
+    assert "--lane option fake_level must be from 1 to 9 (got 0)" in capsys.readouterr().err
+    assert main(["eval", test_set, "--lane", "scripted,fake_level=2", "--out", out]) == 0
+
+
+def test_without_it_the_flag_and_option_are_unknown(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["run", "--fake-level", "4"])
+    with pytest.raises(ValueError, match="not a lane option"):
+        _lane_from_spec("ollama:m,fake_level=5", 60, LaneSettings())

@@ -1,0 +1,58 @@
+"""A lane setting registered from outside the app's modules gets its row in the model panel,
+on the Run tab and in every compare lane, and what is set there reaches the scenario file
+and the run's record (core/lane_settings.py's registry; ui/lane_settings_form.py)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from PySide6.QtWidgets import QFormLayout, QLabel, QSpinBox
+from pytestqt.qtbot import QtBot
+
+from sandbox_app.core.lane_settings import Rule, Setting, register, unregister
+from sandbox_app.ui.backend_panel import BackendPanel
+from sandbox_app.ui.main_window import MainWindow
+
+FAKE = Setting("fake_level", Rule("whole", 1, 9, nullable=True), None, "Fake level", "a test's")
+
+
+@pytest.fixture
+def fake_setting() -> Iterator[Setting]:
+    register(FAKE)
+    yield FAKE
+    unregister(FAKE.name)
+
+
+def _row(panel: BackendPanel) -> QSpinBox:
+    widget = panel.settings_form.widgets["fake_level"]
+    assert isinstance(widget, QSpinBox)
+    form = widget.parentWidget().findChild(QFormLayout)
+    assert isinstance(form, QFormLayout)
+    label = form.labelForField(widget)
+    assert isinstance(label, QLabel) and label.text() == "Fake level"
+    return widget
+
+
+def test_the_panel_shows_a_new_setting_and_the_run_and_file_keep_it(
+    fake_setting: Setting,
+    qtbot: QtBot,
+    make_window: Callable[..., MainWindow],
+    tmp_path: Path,
+) -> None:
+    window = make_window()
+    spin = _row(window.backend_panel)
+    assert spin.text() == "Default"  # None: nothing set
+    spin.setValue(6)
+    assert window.workspace.model.scenario.model["fake_level"] == 6
+    window.start_run()
+    qtbot.waitUntil(lambda: not window.run_pane.running, timeout=15000)
+    record = window.run_pane.shown_record()
+    assert record is not None and record.settings.settings["fake_level"] == 6
+    assert window.files.save_to(tmp_path / "s.json")
+    assert json.loads((tmp_path / "s.json").read_text())["model"]["fake_level"] == 6
+    lane = window.compare.lanes[0]
+    _row(lane.backend_panel).setValue(2)
+    assert window.workspace.model.scenario.lanes[0].settings["fake_level"] == 2
