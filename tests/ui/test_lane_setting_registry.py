@@ -32,7 +32,8 @@ def _row(panel: BackendPanel) -> QSpinBox:
     form = widget.parentWidget().findChild(QFormLayout)
     assert isinstance(form, QFormLayout)
     label = form.labelForField(widget)
-    assert isinstance(label, QLabel) and label.text() == "Fake level"
+    assert isinstance(label, QLabel)
+    assert label.text() == "Fake level"
     return widget
 
 
@@ -50,7 +51,8 @@ def test_the_panel_shows_a_new_setting_and_the_run_and_file_keep_it(
     window.start_run()
     qtbot.waitUntil(lambda: not window.run_pane.running, timeout=15000)
     record = window.run_pane.shown_record()
-    assert record is not None and record.settings.settings["fake_level"] == 6
+    assert record is not None
+    assert record.settings.settings["fake_level"] == 6
     assert window.files.save_to(tmp_path / "s.json")
     assert json.loads((tmp_path / "s.json").read_text())["model"]["fake_level"] == 6
     lane = window.compare.lanes[0]
