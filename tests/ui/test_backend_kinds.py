@@ -29,7 +29,7 @@ def test_the_panel_lists_a_registered_kind_with_the_fields_it_declares(
     combo.setCurrentIndex(combo.findData("echo"))
     # Echo declares a model and a temperature: no URL, no key, no model list, no timeout.
     assert panel.model_combo.isEnabled()
-    assert panel.temperature_spin.isEnabled()
+    assert panel.settings_form.widgets["temperature"].isEnabled()
     for off in (panel.base_url_edit, panel.key_edit, panel.remember_button, panel.refresh_button):
         assert not off.isEnabled()
     assert not panel.timeout_spin.isEnabled()
