@@ -7,64 +7,16 @@ window draws. Exit codes (cli_io.py): 0 answered, 1 error, 2 usage, 3 stopped, 5
 from __future__ import annotations
 
 import argparse
-import asyncio
-import json
 import sys
-from collections.abc import Callable, Sequence
-from contextlib import suppress
 
-from sandbox_app import __version__
-from sandbox_app.backends.mcp_tools import McpConnection, McpError
-from sandbox_app.cli_io import (
-    EXIT_ANSWERED,
-    EXIT_ERROR,
-    EXIT_MAX_STEPS,
-    EXIT_STOPPED,
-    reader_gone,
-)
-from sandbox_app.core.backend import Backend
-from sandbox_app.core.engine import ReactEngine, drive
-from sandbox_app.core.events import Event, RunFinished
-from sandbox_app.core.exports import run_document
-from sandbox_app.core.records import RunRecord, RunSettings
-from sandbox_app.core.scenario import Scenario, lane_settings
-from sandbox_app.core.scenario_fields import ScenarioError
-from sandbox_app.core.tools import TOOL_NAMES, Tool, tools_for
-from sandbox_app.core.tools.mcp_server import McpServerSpec
-from sandbox_app.core.tools.plugins import installed
-from sandbox_app.core.tools.policy import allow, refused_line
-from sandbox_app.run_options import (
-    UnknownTool,
-    check_flags,
-    check_tools,
-    run_parser,
-    run_scenario,
-)
-from sandbox_app.terminal import TracePrinter, WaitingNotice, json_visible, say
-from sandbox_app.terminal_person import TerminalPerson
-
-EXIT_CODES = {
-    "answered": EXIT_ANSWERED,
-    "failed": EXIT_ERROR,
-    "max_steps": EXIT_MAX_STEPS,
-    "stopped": EXIT_STOPPED,
-}
+# Only what opening the window needs is imported here: a command's modules (the engine, MCP,
+# the exports…) are imported when that command runs, the version when --version asks for it.
 
 
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if args[:1] in (["run"], ["eval"]):
-        for problem in installed().problems:  # the window shows them in its status bar
-            say(f"react-sandbox: {problem}")
-    try:
-        if args[:1] == ["run"]:
-            return run_command(args[1:])
-        if args[:1] == ["eval"]:
-            from sandbox_app.eval_command import eval_command
-
-            return eval_command(args[1:])
-    except BrokenPipeError:  # `run --json | head -c 10`: the reader has what it wanted
-        return reader_gone()
+        return _headless(args[0], args[1:])
     options = _window_parser().parse_args(args)
     if options.self_test:
         from sandbox_app.ui.self_test import self_test
@@ -75,6 +27,25 @@ def main(argv: list[str] | None = None) -> int:
     return run_app(options.scenario)
 
 
+def _headless(command: str, argv: list[str]) -> int:
+    from sandbox_app.cli_io import reader_gone
+    from sandbox_app.core.tools.plugins import installed
+    from sandbox_app.terminal import say
+
+    for problem in installed().problems:  # the window shows them in its status bar
+        say(f"react-sandbox: {problem}")
+    try:
+        if command == "run":
+            from sandbox_app.run_command import run_command
+
+            return run_command(argv)
+        from sandbox_app.eval_command import eval_command
+
+        return eval_command(argv)
+    except BrokenPipeError:  # `run --json | head -c 10`: the reader has what it wanted
+        return reader_gone()
+
+
 def _window_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="react-sandbox",
@@ -83,7 +54,7 @@ def _window_parser() -> argparse.ArgumentParser:
         "test set: react-sandbox eval SCENARIO … (see react-sandbox eval --help).",
     )
     parser.add_argument("scenario", nargs="?", help="scenario file to open in the window")
-    parser.add_argument("--version", action="version", version=f"react-sandbox {__version__}")
+    parser.add_argument("--version", action=_Version)
     parser.add_argument(
         "--self-test",
         action="store_true",
@@ -92,150 +63,21 @@ def _window_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def run_command(argv: list[str]) -> int:
-    parser = run_parser()
-    args = parser.parse_args(argv)
-    try:
-        check_flags(args)
-        scenario = run_scenario(args)
-        backend = _backend(args, scenario)
-    except (ScenarioError, ValueError, KeyError) as err:
-        say(f"react-sandbox: {err}")
-        return 1
-    # --allow is the user's word for this run: the tool's policy becomes auto, and trusted.
-    allowance = allow(scenario.policies, args.allow)
-    for name in allowance.refused:
-        say(f"react-sandbox: {refused_line(name)}")
-    scenario = scenario.with_changes(policies=allowance.policies)
-    printer = None if args.json else TracePrinter(sys.stdout, thinking=not args.hide_thinking)
-    # With --json stdout holds only the document: the wait shows on stderr, and only if that
-    # is a terminal (a status line that leaves nothing behind), never in a log.
-    out = sys.stderr if args.json else sys.stdout
-    waiting = WaitingNotice(out, backend.label) if out is sys.stdout or out.isatty() else None
-    record = RunRecord(_settings(args, scenario, backend))
+class _Version(argparse.Action):
+    """argparse's ``version`` action, with the version read only when it is asked for."""
 
-    def emit(event: Event) -> None:
-        record.add([event])
-        if waiting is not None:
-            waiting.saw(event)  # first: its status line is erased before the event shows
-        if printer is not None:
-            printer.show(event)
+    def __init__(self, option_strings: list[str], dest: str, **kwargs: object) -> None:
+        help = "show program's version number and exit"
+        super().__init__(option_strings, argparse.SUPPRESS, nargs=0, help=help)
 
-    if scenario.mcp_servers and not args.mcp:
-        named = "; ".join(f"{m.name}: {m.where}" for m in scenario.mcp_servers)
-        say(f"react-sandbox: the scenario uses MCP servers ({named}): add --mcp to start them")
-        return 1
-    person = TerminalPerson(sys.stdin, sys.stderr)
-    engines: list[ReactEngine] = []
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: object,
+        option_string: str | None = None,
+    ) -> None:
+        import sandbox_app
 
-    def make_engine(sources: Sequence[Tool], check: bool = True) -> ReactEngine:
-        s = scenario
-        if check and args.mcp and s.mcp_servers:  # their tools are known now, connected
-            check_tools(args, s, sources)
-        tools = tools_for(
-            s.enabled_tools, s.documents, s.custom_tools, ask=person.ask, sources=sources
-        )
-        engines.append(
-            ReactEngine(
-                s,
-                backend,
-                model=args.model,
-                token_budget=args.token_budget,
-                approve=person.approve,
-                tools=tools,
-                trusted=allowance.trusted,
-            )
-        )
-        return engines[-1]
-
-    try:
-        own = (*TOOL_NAMES, *(c.name for c in scenario.custom_tools))
-        run = _run(make_engine, scenario.mcp_servers, own, backend, emit, waiting)
-        finished = asyncio.run(run)
-    except KeyboardInterrupt:  # Ctrl+C: asyncio.run cancelled the run, then re-raised this
-        finished = (engines[-1] if engines else make_engine([], check=False)).stopped()
-    except (McpError, UnknownTool) as err:
-        say(f"react-sandbox: {err}")
-        return 1
-    if args.json:
-        if record.finished is None:  # Ctrl+C before the engine could say so
-            record.add([finished])
-        document = json.dumps(run_document(record), ensure_ascii=False, indent=1)
-        print(json_visible(document))  # the same document, with no character a terminal obeys
-    return EXIT_CODES[finished.status]
-
-
-async def _run(
-    make_engine: Callable[[Sequence[Tool]], ReactEngine],
-    servers: tuple[McpServerSpec, ...],
-    taken: tuple[str, ...],
-    backend: Backend,
-    emit: Callable[[Event], None],
-    waiting: WaitingNotice | None = None,
-) -> RunFinished:
-    """Connect the MCP servers, then drive the run; meanwhile ``waiting`` (fed the events by
-    ``emit``) watches the clock."""
-    connections = [McpConnection(spec) for spec in servers]
-    watcher = None
-    try:
-        sources: list[Tool] = []
-        for connection in connections:  # a name already taken is offered as SERVER_NAME
-            sources += await connection.connect((*taken, *(t.name for t in sources)))
-            for notice in (*connection.skipped, *connection.renamed):  # said once, as the window
-                print(f"react-sandbox: {notice}", file=sys.stderr)
-        engine = make_engine(sources)
-        watcher = asyncio.create_task(waiting.watch()) if waiting is not None else None
-        return await drive(engine, emit)
-    finally:
-        if watcher is not None:
-            watcher.cancel()  # which erases its status line, if any
-            with suppress(asyncio.CancelledError):
-                await watcher
-        await backend.aclose()
-        for connection in connections:
-            await connection.close()
-
-
-def _settings(args: argparse.Namespace, scenario: Scenario, backend: Backend) -> RunSettings:
-    """What the --json document records of how the run was made (never a key)."""
-    return RunSettings(
-        backend=backend.label,
-        base_url=args.base_url or "",
-        model=args.model,
-        **lane_settings(scenario.model),
-        dialect=scenario.dialect,
-        max_steps=scenario.max_steps,
-        question=scenario.question,
-    )
-
-
-def _backend(args: argparse.Namespace, scenario: Scenario) -> Backend:
-    from sandbox_app.backends.keys import KeyStore
-    from sandbox_app.backends.presets import preset_for_url, preset_named, preset_with_id
-    from sandbox_app.backends.registry import (
-        SCRIPTED,
-        BackendConfig,
-        backend_id,
-        key_notice,
-        make_backend,
-    )
-
-    wants_server = args.backend == "openai" or args.base_url or args.preset
-    if not wants_server:
-        return make_backend(BackendConfig(None), scenario, KeyStore())
-    if args.preset:  # an id ("lmstudio") or a display name ("LM Studio"), as in the window
-        backend = backend_id(args.preset)
-        if backend == SCRIPTED:
-            raise ValueError("--preset names a server; leave it out for the offline model")
-        preset = preset_with_id(backend)
-    else:
-        preset = preset_for_url(args.base_url) if args.base_url else preset_named("OpenAI")
-    if not args.model:
-        raise ValueError("--model is required for an OpenAI-compatible backend")
-    # The registry's key rule: a preset's key only ever goes to that preset's own host.
-    config = BackendConfig(preset, args.base_url or preset.base_url, args.model, args.timeout)
-    keys = KeyStore()
-    notice = key_notice(config, keys)
-    if notice:
-        sys.stderr.write(f"react-sandbox: {notice}\n")
-    return make_backend(config, scenario, keys)
+        print(f"react-sandbox {sandbox_app.__version__}")
+        parser.exit()
