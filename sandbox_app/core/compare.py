@@ -9,9 +9,9 @@ output tokens (servers count them in completion_tokens), so the cost includes th
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from statistics import mean
 
 from sandbox_app.core.events import RunFinished
+from sandbox_app.core.file_reader import ReadError, check, parse_setting
 from sandbox_app.core.records import RunHistory
 from sandbox_app.core.scenario import Expected
 from sandbox_app.core.verdict import COULD_NOT_CHECK, matches, verdict
@@ -46,6 +46,19 @@ class Price:
 
     def cost(self, tokens_in: int, tokens_out: int) -> float:
         return (tokens_in * self.input_per_million + tokens_out * self.output_per_million) / 1e6
+
+
+def stored_prices(value: object) -> dict[str, Price]:
+    """The price table as the window stores it (JSON: model → [input, output]); anything
+    malformed is dropped, never guessed."""
+    try:
+        data = parse_setting(value, "the saved prices")
+        table = check(data, dict[str, tuple[float, ...]], "prices")
+    except ReadError:
+        return {}
+    return {
+        model: Price(*pair) for model, pair in table.items() if len(pair) == 2 and min(pair) >= 0
+    }
 
 
 @dataclass
@@ -114,4 +127,6 @@ class LaneRecord:
         """One value, or "mean (min–max)" over repeats."""
         if len(values) == 1:
             return fmt.format(values[0])
+        from statistics import mean  # with fractions and decimal: not before the first frame
+
         return f"{fmt.format(mean(values))} ({fmt.format(min(values))}–{fmt.format(max(values))})"

@@ -15,7 +15,8 @@ from PySide6.QtCore import QEvent, QObject, QSettings, QTimer
 from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication, QWidget
 
-from sandbox_app import APP_ID, __version__
+import sandbox_app
+from sandbox_app import APP_ID
 from sandbox_app.backends.keys import KeyStore
 from sandbox_app.core.scenario_file import scenarios_dir
 from sandbox_app.ui import gc_policy
@@ -81,6 +82,8 @@ async def _main(window: MainWindow, scenario: str | None = None) -> int:
         if closed.is_set():
             return
         import_before_threads()
+        # Read from the installed metadata (importlib.metadata: ~20 ms); nothing shows it sooner.
+        app.setApplicationVersion(sandbox_app.__version__)
         window.keys.keyring_open = True
         window.backend_panel.show_key_status()
         warm_up.append(asyncio.get_running_loop().run_in_executor(None, import_heavy_modules))
@@ -182,7 +185,6 @@ def run_app(scenario: str | None = None) -> int:
     app = existing if isinstance(existing, QApplication) else QApplication(sys.argv)
     app.setOrganizationName(ORGANIZATION)
     app.setApplicationName(APPLICATION)
-    app.setApplicationVersion(__version__)
     # The window is matched to its desktop file and icon by this (Wayland's app id).
     app.setDesktopFileName(APP_ID)
     icon = app_icon()

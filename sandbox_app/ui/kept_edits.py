@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 import tempfile
-import uuid
 from pathlib import Path
 
 from PySide6.QtCore import QLockFile, QSettings, QStandardPaths
@@ -71,6 +70,8 @@ class KeptEditsFile:
             self._forget()
             return
         if self.path is None:
+            import uuid  # with the platform module it loads: not before the first frame
+
             self.folder.mkdir(parents=True, exist_ok=True)
             path = self.folder / f"{uuid.uuid4().hex}.json"
             lock = _lock_for(path)

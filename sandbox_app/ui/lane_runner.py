@@ -11,7 +11,6 @@ from collections.abc import Callable
 from sandbox_app.application.backend_choice import BackendChoice
 from sandbox_app.core.fork import ForkPoint
 from sandbox_app.core.scenario import Scenario
-from sandbox_app.ui.approval import ask_approval, ask_observation
 from sandbox_app.ui.backend_panel import BackendPanel
 from sandbox_app.ui.key_confirmation import KeyConfirmation
 from sandbox_app.ui.run_pane import RunPane
@@ -60,10 +59,15 @@ class LaneRunner:
     def _run_now(self, repeats: int, fork: ForkPoint | None) -> None:
         model, name, parent = self.workspace.model, self.name, self.pane.window()
 
+        # The dialogs' module loads when first asked for: not on the first frame's path.
         async def approve(tool: str, input: str) -> bool:
+            from sandbox_app.ui.approval import ask_approval
+
             return await ask_approval(parent, tool, input, name)
 
         async def ask(tool: str, input: str) -> str | None:
+            from sandbox_app.ui.approval import ask_observation
+
             return await ask_observation(parent, tool, input, name)
 
         choice = self.panel.choice()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QByteArray, QSettings, QSignalBlocker, Qt, QTimer
 from PySide6.QtGui import QCloseEvent, QKeySequence
@@ -28,10 +29,8 @@ from PySide6.QtWidgets import (
 
 from sandbox_app.backends.keys import KeyStore
 from sandbox_app.backends.registry import SCRIPTED
-from sandbox_app.core.compare import Price
+from sandbox_app.core.compare import stored_prices
 from sandbox_app.core.document import ScenarioDocument
-from sandbox_app.core.exports import trace_text
-from sandbox_app.core.file_reader import ReadError, check, parse_setting
 from sandbox_app.core.fork import ForkPoint
 from sandbox_app.core.scenario import Scenario
 from sandbox_app.core.tools import Tool
@@ -39,7 +38,6 @@ from sandbox_app.core.tools.plugins import installed
 from sandbox_app.core.workspace import Change, Workspace
 from sandbox_app.ui import gc_policy
 from sandbox_app.ui.backend_panel import BackendPanel
-from sandbox_app.ui.compare_view import CompareView
 from sandbox_app.ui.file_actions import FileActions
 from sandbox_app.ui.lane_runner import LaneRunner
 from sandbox_app.ui.menus import build_menus
@@ -53,6 +51,9 @@ from sandbox_app.ui.run_tabs import RunTabs
 from sandbox_app.ui.tool_panel import ToolPanel
 from sandbox_app.ui.trace_view import TraceView
 from sandbox_app.ui.workspace_signals import QtWorkspace
+
+if TYPE_CHECKING:  # imported when first built (the approvals and exports: first used)
+    from sandbox_app.ui.compare_view import CompareView
 
 
 class MainWindow(QMainWindow):
@@ -68,7 +69,7 @@ class MainWindow(QMainWindow):
         self.settings = settings
         self.keys = keys or KeyStore()
         self.workspace = QtWorkspace(Workspace(extra_tools or []), self)
-        self.workspace.model.prices = _load_prices(settings)
+        self.workspace.model.prices = stored_prices(settings.value("prices", "{}"))
         self.files = FileActions(self, self.workspace, settings, self.statusBar())
         self.prompt_panel = PromptPanel(self.workspace)
         self.tool_panel = ToolPanel(self.workspace, self.keys)
@@ -180,6 +181,8 @@ class MainWindow(QMainWindow):
     def compare(self) -> CompareView:
         """The comparison, built on first use (two lanes of widgets the Run tab never needs)."""
         if self._compare is None:
+            from sandbox_app.ui.compare_view import CompareView
+
             self._compare = CompareView(self.workspace, self.keys)
             self._compare.pace = self.recordings.paced
             self._compare.runningChanged.connect(self._on_any_running_changed)
@@ -280,6 +283,8 @@ class MainWindow(QMainWindow):
 
     def copy_trace(self) -> None:
         """The latest run of the Run tab, as text (core/exports.py)."""
+        from sandbox_app.core.exports import trace_text
+
         record = self.run_pane.history.latest
         QApplication.clipboard().setText(trace_text(record) if record else "")
 
@@ -330,15 +335,3 @@ class MainWindow(QMainWindow):
         if self._compare is not None:
             self._compare.stop_all()
         super().closeEvent(event)
-
-
-def _load_prices(settings: QSettings) -> dict[str, Price]:
-    """The saved price table; anything malformed is dropped, never guessed."""
-    try:
-        data = parse_setting(settings.value("prices", "{}"), "the saved prices")
-        table = check(data, dict[str, tuple[float, ...]], "prices")
-    except ReadError:
-        return {}
-    return {
-        model: Price(*pair) for model, pair in table.items() if len(pair) == 2 and min(pair) >= 0
-    }

@@ -11,9 +11,8 @@ from PySide6.QtWidgets import QAbstractButton, QMainWindow, QMenu, QMessageBox, 
 
 from sandbox_app.core.recording import recordings_dir
 from sandbox_app.core.scenario_file import builtin_scenarios
-from sandbox_app.ui.about import show_about
 from sandbox_app.ui.recordings import SPEEDS
-from sandbox_app.ui.run_exports import RunTab, export_run_dialog
+from sandbox_app.ui.run_tabs import RunTab
 
 if TYPE_CHECKING:
     from sandbox_app.ui.file_actions import FileActions
@@ -67,7 +66,7 @@ def build_menus(window: QMainWindow, does: MenuTargets) -> tuple[QAction, QActio
     # Not Ctrl+Shift+S: that is Save as…, and two actions on one key do neither (nor
     # Ctrl+Alt+S: AltGr+S types a letter on some layouts).
     add(window, file_menu, "Save re&cording…", "Ctrl+Shift+R", recordings.save_dialog)
-    add(window, file_menu, "&Export run…", "Ctrl+E", lambda: export_run_dialog(does))
+    add(window, file_menu, "&Export run…", "Ctrl+E", lambda: _export_run(does))
     file_menu.addSeparator()
     add(window, file_menu, "&Quit", QKeySequence.StandardKey.Quit, window.close)
     edit_menu = window.menuBar().addMenu("&Edit")
@@ -108,8 +107,22 @@ def build_menus(window: QMainWindow, does: MenuTargets) -> tuple[QAction, QActio
 
     help_menu = window.menuBar().addMenu("&Help")
     help_menu.addAction("&Keyboard shortcuts").triggered.connect(lambda: show_shortcuts(window))
-    help_menu.addAction("&About ReAct Sandbox").triggered.connect(lambda: show_about(window))
+    help_menu.addAction("&About ReAct Sandbox").triggered.connect(lambda: _about(window))
     return show_thinking, presenting
+
+
+# The dialogs behind these two are imported when first asked for, not before the window's
+# first frame (the export formats, and the version from the installed metadata).
+def _export_run(tab: RunTab) -> None:
+    from sandbox_app.ui.run_exports import export_run_dialog
+
+    export_run_dialog(tab)
+
+
+def _about(window: QWidget) -> None:
+    from sandbox_app.ui.about import show_about
+
+    show_about(window)
 
 
 def add(window: QWidget, menu: QMenu, text: str, keys: Keys, slot: Callable[[], object]) -> QAction:

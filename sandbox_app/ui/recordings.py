@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Protocol
 from PySide6.QtCore import QSignalBlocker
 from PySide6.QtWidgets import QFileDialog
 
-from sandbox_app import __version__
+import sandbox_app
 from sandbox_app.backends.registry import SCRIPTED
 from sandbox_app.core.file_reader import stored_number
 from sandbox_app.core.recording import (
@@ -110,7 +110,7 @@ class RecordingActions:
         latest = panes[0].history.latest
         scenario = (latest.scenario if latest else None) or self.stage.current_scenario()
         try:
-            save_recording(recording_of(scenario, kept, __version__), path)
+            save_recording(recording_of(scenario, kept, sandbox_app.__version__), path)
         except OSError as err:
             return self._say(f"⚠ Cannot write {path.name}: {err.strerror or err}.")
         return self._say(f"Saved a recording of {len(kept)} run(s) to {path.name}.", True)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QBuffer, QByteArray, QIODevice
 from PySide6.QtGui import (
@@ -35,8 +35,7 @@ from sandbox_app.ui.theme import HIGH_CONTRAST_LIGHT, LIGHT
 if TYPE_CHECKING:
     from PySide6.QtWidgets import QStatusBar
 
-    from sandbox_app.core.scenario import Scenario
-    from sandbox_app.ui.run_pane import RunPane
+    from sandbox_app.ui.run_tabs import RunTab
 
 SLIDE_POINTS = 20.0  # read from the back of a room on a 1280-px projector
 SLIDE_WIDTH = 1600  # px at most; lines wrap beyond it
@@ -62,18 +61,6 @@ def slide_png(run: RunExport) -> bytes:
 # whether the window's modules were imported.
 RUN_EXPORTS = RUN_FORMATS.plus(Exporter("png", "PNG image", ".png", slide_png))
 FILTERS = RUN_EXPORTS.dialog_filter()
-
-
-class RunTab(Protocol):
-    """What exporting needs of the window (MainWindow is one): the Run tab's pane, the
-    scenario being edited (for a run kept without its own) and the status line it answers on."""
-
-    @property
-    def run_pane(self) -> RunPane: ...
-
-    def current_scenario(self) -> Scenario: ...
-
-    def statusBar(self) -> QStatusBar: ...
 
 
 def export_run_dialog(tab: RunTab) -> None:

@@ -9,16 +9,31 @@ module and the window, not every helper.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from PySide6.QtWidgets import QTabWidget
 
 from sandbox_app.ui.trace_view import TraceView
 
 if TYPE_CHECKING:
+    from PySide6.QtWidgets import QStatusBar
+
     from sandbox_app.core.recording import Recording
+    from sandbox_app.core.scenario import Scenario
     from sandbox_app.ui.compare_view import CompareView
     from sandbox_app.ui.run_pane import RunPane
+
+
+class RunTab(Protocol):
+    """What exporting needs of the window (MainWindow is one): the Run tab's pane, the
+    scenario being edited (for a run kept without its own) and the status line it answers on."""
+
+    @property
+    def run_pane(self) -> RunPane: ...
+
+    def current_scenario(self) -> Scenario: ...
+
+    def statusBar(self) -> QStatusBar: ...
 
 
 class RunTabs:

@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from PySide6.QtCore import QSettings
 
 from sandbox_app.backends.response_cache import MAX_ENTRY_BYTES, _read
+from sandbox_app.core.compare import stored_prices
 from sandbox_app.core.document import KeptEdits
 from sandbox_app.core.eval_report import to_html
 from sandbox_app.core.evaluation import MAX_RESULTS_BYTES, RunKey, results_file, summarise
@@ -36,7 +37,6 @@ from sandbox_app.core.scenario import Scenario
 from sandbox_app.core.scenario_fields import ScenarioError
 from sandbox_app.core.scenario_file import MAX_FILE_BYTES, load_scenario, scenarios_dir
 from sandbox_app.core.test_set import MAX_IMPORT_BYTES, import_file
-from sandbox_app.ui.main_window import _load_prices
 
 RESULT = {
     "lane": "scripted",
@@ -93,7 +93,7 @@ def _use_prices(path: Path) -> None:
     with tempfile.TemporaryDirectory() as elsewhere:  # not beside the input, which must not change
         store = QSettings(str(Path(elsewhere) / "settings.ini"), QSettings.Format.IniFormat)
         store.setValue("prices", text)
-        prices = _load_prices(store)
+        prices = stored_prices(store.value("prices", "{}"))
     assert all(p.input_per_million >= 0 and p.output_per_million >= 0 for p in prices.values())
     try:  # the parser under it: a value, or its one error
         check(parse_setting(text, "prices"), dict[str, Any], "prices")

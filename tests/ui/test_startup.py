@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 from pytestqt.qtbot import QtBot
 
+import sandbox_app
 from sandbox_app.backends.keys import KeyStore, account_for
 from sandbox_app.backends.presets import PRESETS
 from sandbox_app.ui.backend_panel import BackendPanel
@@ -24,6 +25,20 @@ ROOT = Path(__file__).resolve().parents[2]
 # Each costs tens of milliseconds to a second to import (keyring also asks D-Bus for its
 # backend); none is needed to draw the window.
 HEAVY = ("openai", "mcp", "keyring", "bm25s", "numpy", "Stemmer", "regex", "httpx", "anyio")
+# The window's own parts and the standard library's heavier modules that nothing on screen at
+# the first frame needs: each is imported when first used (the Compare tab, Export run, About,
+# an approval, a spread over repeats, kept edits first written) or after the frame (the version).
+LATER = (
+    "importlib.metadata",  # ~20 ms: the version, the plugin scan (only when a plugin is there)
+    "statistics",  # with fractions and decimal
+    "uuid",  # with platform
+    "sandbox_app.ui.compare_view",
+    "sandbox_app.eval_runner",
+    "sandbox_app.core.exports",
+    "sandbox_app.ui.run_exports",
+    "sandbox_app.ui.about",
+    "sandbox_app.ui.approval",
+)
 # Imported before the window's first thread (ui/app.import_before_threads), not before its frame.
 GUARD = "pydantic"
 
@@ -35,7 +50,7 @@ GUARD = "pydantic"
 SCRIPT = """
 import json, sys
 from PySide6.QtCore import QEvent, QObject, QSettings, QTimer
-from PySide6.QtWidgets import QApplication, QWidget
+from PySide6.QtWidgets import QApplication, QMessageBox, QWidget
 from sandbox_app.ui import app as app_module
 
 HEAVY = json.loads(sys.argv[1])
@@ -59,9 +74,26 @@ def after():
     window = seen["window"]
     if "openai" in sys.modules and "bm25s" in sys.modules and "keyring" in sys.modules:
         seen["status_after"] = window.backend_panel.key_status.text()
+        use_what_came_later(window)
         window.close()
     else:
         QTimer.singleShot(10, after)
+
+def use_what_came_later(window):  # what the first frame left out, first used
+    window.tabs.setCurrentIndex(1)
+    seen["compare_lanes"] = len(window.compare.lanes) if window.showing_comparison() else 0
+    seen["version"] = QApplication.applicationVersion()
+    help_menu = next(a.menu() for a in window.menuBar().actions() if a.text() == "&Help")
+    about = next(a for a in help_menu.actions() if "About" in a.text())
+    def read_and_close():
+        boxes = [w for w in QApplication.topLevelWidgets() if isinstance(w, QMessageBox)]
+        if not boxes:
+            QTimer.singleShot(10, read_and_close)
+            return
+        seen["about"] = boxes[0].text()
+        boxes[0].accept()
+    QTimer.singleShot(0, read_and_close)
+    about.trigger()  # modal: returns once read_and_close has closed it
 
 watch = FirstPaint()
 app.installEventFilter(watch)
@@ -100,19 +132,48 @@ def test_importing_the_window_loads_no_sdk(tmp_path: Path) -> None:
     code = (
         "import json, sys\n"
         "import sandbox_app.ui.app, sandbox_app.ui.main_window\n"
-        f"print(json.dumps([name for name in {list(HEAVY)!r} if name in sys.modules]))"
+        f"print(json.dumps([name for name in {[*HEAVY, *LATER]!r} if name in sys.modules]))"
     )
     loaded, shown = _fresh_process(tmp_path, code)
     assert loaded == [], shown
 
 
 def test_the_first_frame_comes_before_the_sdk_and_the_keyring(tmp_path: Path) -> None:
-    seen, shown = _fresh_process(tmp_path, SCRIPT, json.dumps([*HEAVY, GUARD]))
+    seen, shown = _fresh_process(tmp_path, SCRIPT, json.dumps([*HEAVY, *LATER, GUARD]))
     assert seen["at_first_paint"] == [], shown
     assert seen["status_at_first_paint"] == "Looking in the system keyring…", shown
     # After the frame: the warm-up ran (the test's wait) and the status asked the keyring,
     # which holds no key here.
     assert seen["status_after"] == "Needs a key (OPENAI_API_KEY).", shown
+    # What the frame left out, first used: the comparison's two lanes, the version in About.
+    assert seen["compare_lanes"] == 2, shown
+    assert seen["version"] == sandbox_app.__version__, shown
+    assert f"ReAct Sandbox {sandbox_app.__version__}" in seen["about"], shown
+
+
+def test_the_command_that_opens_the_window_imports_none_of_the_terminal_commands(
+    tmp_path: Path,
+) -> None:
+    """`react-sandbox` (cli.main) imports the window and nothing of `run` or `eval` (the
+    engine's printer, MCP, the exports) or the version; --version still answers."""
+    code = (
+        "import json, sys\n"
+        "import sandbox_app.cli\n"
+        "print(json.dumps(sorted(name for name in sys.modules if name.startswith("
+        "('sandbox_app.', 'importlib.metadata')) and name != 'sandbox_app.cli')))"
+    )
+    loaded, shown = _fresh_process(tmp_path, code)
+    assert loaded == [], shown
+    version = subprocess.run(
+        [sys.executable, "-m", "sandbox_app", "--version"],
+        cwd=ROOT,
+        env=_clean_env(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert (version.returncode, version.stdout) == (0, f"react-sandbox {sandbox_app.__version__}\n")
 
 
 def test_the_key_status_asks_the_keyring_once_it_is_open(

@@ -21,14 +21,19 @@ import asyncio
 import functools
 import inspect
 import math
-from collections.abc import Callable
+import os
+import sys
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from importlib.metadata import entry_points
-from typing import Any
+from importlib.machinery import PathFinder
+from typing import TYPE_CHECKING, Any
 
 from sandbox_app.core.tools.base import Tool
 from sandbox_app.core.tools.mock import NAME
 from sandbox_app.core.tools.outside import checked
+
+if TYPE_CHECKING:
+    from importlib.metadata import EntryPoint
 
 GROUP = "react_sandbox.tools"
 BUILT_IN = ("calculator", "search", "finish")
@@ -38,6 +43,57 @@ BUILT_IN = ("calculator", "search", "finish")
 class Plugins:
     tools: tuple[Tool, ...]
     problems: tuple[str, ...]  # one line per plugin skipped
+
+
+def entry_points(group: str) -> Sequence[EntryPoint]:
+    """The entry points registered in ``group``, by importlib.metadata.
+
+    Importing importlib.metadata costs ~20 ms (its e-mail header parser), paid before the
+    window's first frame; with no plugin installed (the usual case) nothing needs it, which
+    :func:`_may_declare` tells from the files alone.
+    """
+    if not _may_declare(group):
+        return ()
+    from importlib.metadata import entry_points as registered
+
+    return tuple(registered(group=group))
+
+
+def _may_declare(group: str) -> bool:
+    """False only when certainly no distribution on ``sys.path`` registers in ``group``:
+    none of their ``entry_points.txt`` files names it. Anything this look does not cover (a
+    zip or egg on the path, a file it cannot read, a finder of another kind that lists
+    distributions) answers True, and importlib.metadata decides."""
+    for finder in sys.meta_path:
+        if finder is not PathFinder and hasattr(finder, "find_distributions"):
+            return True
+    for entry in sys.path:
+        folder = entry or "."
+        if not os.path.isdir(folder):
+            if os.path.exists(folder):
+                return True  # a zip or an egg file
+            continue
+        if folder.lower().endswith(".egg"):
+            return True
+        try:
+            with os.scandir(folder) as children:
+                metadata = [c.path for c in children if c.name.lower().endswith(_METADATA)]
+        except OSError:
+            return True
+        for path in metadata:
+            listed = os.path.join(path, "entry_points.txt")
+            try:
+                with open(listed, encoding="utf-8", errors="replace") as file:
+                    if group in file.read():
+                        return True
+            except (FileNotFoundError, NotADirectoryError):  # none, or an egg-info file
+                continue
+            except OSError:
+                return True
+    return False
+
+
+_METADATA = (".dist-info", ".egg-info")  # as importlib.metadata finds them, in lower case
 
 
 @functools.cache
