@@ -1,8 +1,9 @@
 """A run printed to a terminal: the trace coloured by who wrote each line, and a notice
 while a silent server is being waited for.
 
-The text itself comes from core/trace_text.py, the same text Copy trace and exports give; a
-model line's colour comes from its ReAct label (core/dialects.py), as in the window.
+The text itself comes from core/trace_text.py, the same text Copy trace and exports give,
+made from core/presentation.py's pieces; each line is coloured by its role, a model line by
+its ReAct label (core/presentation.py's ``LineStyles``), as in the window.
 
 One rule for everything the command line prints that a model, a tool, a server or a file
 wrote: :func:`visible` first. A terminal obeys control characters wherever they come from, so
@@ -20,21 +21,26 @@ import time
 from contextlib import suppress
 from typing import TextIO
 
-from sandbox_app.core.dialects import label_role
 from sandbox_app.core.events import Event, Notice, StepStarted
+from sandbox_app.core.presentation import LineStyles, Role
 from sandbox_app.core.trace_text import TraceText
 
-COLOURS = {
-    "thought": "\033[36m",
-    "action": "\033[33m",
-    "observation": "\033[35m",
-    "answer": "\033[1;32m",
-    "error": "\033[31m",
-    "dim": "\033[2;9m",
-    "step": "\033[1m",
-    "waiting": "\033[2m",
-    "thinking": "\033[2;3m",  # dim italic: there, but out of the way of the ReAct lines
+# The terminal's role → colour table (core/presentation.py's roles; "" is the terminal's own).
+COLOURS: dict[Role, str] = {
+    Role.MODEL: "",  # the model's lines before any label
+    Role.THOUGHT: "\033[36m",
+    Role.ACTION: "\033[33m",
+    Role.OBSERVATION: "\033[35m",
+    Role.ANSWER: "\033[1;32m",
+    Role.ERROR: "\033[31m",
+    Role.NOTICE: "\033[2m",
+    Role.DROPPED: "\033[2;9m",  # dim, struck through
+    Role.STEP: "\033[1m",
+    Role.THINKING: "\033[2;3m",  # dim italic: there, but out of the way of the ReAct lines
+    Role.THINKING_HEADER: "\033[2;3m",
+    Role.SUMMARY: "",
 }
+WAITING = "\033[2m"  # the waiting notice: not part of the trace
 RESET = "\033[0m"
 
 # What a terminal would act on instead of showing: C0 controls but tab and newline, DEL, C1
@@ -131,7 +137,7 @@ class WaitingNotice:
         if not self.live:
             self.out.write(f"[{text}]\n")
         elif self.colour:
-            self.out.write(f"\r{COLOURS['waiting']}{text}{RESET}\033[K")
+            self.out.write(f"\r{WAITING}{text}{RESET}\033[K")
         else:
             self.out.write(f"\r{text}\033[K")
         self._status_shown = self.live
@@ -145,40 +151,43 @@ class WaitingNotice:
 
 
 class TracePrinter:
-    """Writes events as a terminal trace; on a terminal, lines are coloured by who wrote them."""
+    """Writes events as a terminal trace; on a terminal, lines are coloured by their role."""
 
     def __init__(self, out: TextIO, *, thinking: bool = True) -> None:
         self.out = out
         self.colour = out.isatty() and "NO_COLOR" not in os.environ
         self._text = TraceText(thinking=thinking)
+        self._styles = LineStyles()
         self._line = ""  # model text of the current line, held to colour it by its label
 
     def show(self, event: Event) -> None:
-        for raw, role in self._text.feed(event):
+        for role, raw, _ in self._text.written(event):
             text = visible(raw)  # before any colour of the app's own is added
-            if role == "model":
+            if role is Role.MODEL:
                 self._model_text(text)
             else:
                 self._flush_line()
+                self._styles.of(role, "")  # a label carries only within the model's text
                 self._write(text, role)
 
     def _model_text(self, text: str) -> None:
         if not self.colour:
-            self._write(text, None)
+            self._write(text, Role.MODEL)
             return
         self._line += text
         while "\n" in self._line:
             line, self._line = self._line.split("\n", 1)
-            self._write(line + "\n", label_role(line))
+            self._write(line + "\n", self._styles.of(Role.MODEL, line))
 
     def _flush_line(self) -> None:
         if self._line:
-            self._write(self._line, label_role(self._line))
+            self._write(self._line, self._styles.of(Role.MODEL, self._line))
             self._line = ""
 
-    def _write(self, text: str, role: str | None) -> None:
-        if self.colour and role in COLOURS:
+    def _write(self, text: str, role: Role) -> None:
+        colour = COLOURS[role] if self.colour else ""
+        if colour:
             body = text.rstrip("\n")
-            text = f"{COLOURS[role]}{body}{RESET}" + text[len(body) :]
+            text = f"{colour}{body}{RESET}" + text[len(body) :]
         self.out.write(text)
         self.out.flush()

@@ -1,10 +1,11 @@
 """One run as a document for people: Markdown, and a self-contained HTML page.
 
-Both read the run's record through :class:`~sandbox_app.core.trace_text.TraceText`, the text
-Copy trace and the CLI give, so every export says the same. The HTML page colours each line by
-its role as the window does (the caller passes the window's colours: this layer knows no Qt),
-folds the model's thinking in ``<details>``, and fetches nothing: no external style sheet,
-font, image or script.
+Both read the run's record through core/presentation.py, as the window, the CLI and Copy
+trace do, so every export says the same. The Markdown fences the text as Copy trace gives it
+(core/trace_text.py: roles marked where there is no colour). The HTML page draws each line
+as the window does: its role is its CSS class, coloured from the caller's table (the
+window's colours: this layer knows no Qt), the model's thinking folded in ``<details>``; it
+fetches nothing: no external style sheet, font, image or script.
 """
 
 from __future__ import annotations
@@ -13,33 +14,14 @@ import html
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from sandbox_app.core.dialects import label_role
 from sandbox_app.core.events import Event, RunFinished
 from sandbox_app.core.markdown import code, fence, inline
+from sandbox_app.core.presentation import Role
 from sandbox_app.core.records import RunRecord, RunSettings
-from sandbox_app.core.trace_text import THINKING_PREFIX, TraceText
+from sandbox_app.core.trace_text import THINKING_PREFIX, lines
 
-# TraceText's roles → the window's style keys (core/trace_text.py, ui/theme.py).
-_ROLES = {"step": "step", "observation": "observation", "error": "error", "dim": "notice"}
-THINKING_HEADING = "Thinking (never acted on)"  # TraceText's line above a thinking block
-
-
-def lines(events: Iterable[Event]) -> list[tuple[str, str]]:
-    """The trace's lines, each with the style key that colours it in the window."""
-    trace = TraceText()
-    text: list[tuple[str, str]] = []
-    for event in events:
-        for piece, role in trace.feed(event):
-            text.append((piece, role))
-    out: list[tuple[str, str]] = []
-    model = "plain"  # a model line without a label keeps the last label's colour
-    for line, role in _split(text):
-        if role == "model":
-            model = label_role(line) or model
-            out.append((line, model))
-        else:
-            out.append((line, _ROLES.get(role, role)))
-    return out
+# Roles the page draws in its own text colour: the rest take the caller's styles.
+PLAIN_ROLES = (Role.MODEL, Role.SUMMARY)
 
 
 def step_text(record: RunRecord, step: int) -> str:
@@ -71,27 +53,19 @@ def run_markdown(record: RunRecord) -> str:
 
 def run_html(record: RunRecord, styles: Mapping[str, Any]) -> str:
     """A page that shows the run as the window does; ``styles``: role → an object with
-    ``color``, ``background``, ``bold``, ``italic`` (ui/theme.py's ``Style``)."""
-    css = "".join(
-        f".{key}{{color:{st.color};"
-        + (f"background:{st.background};" if st.background else "")
-        + ("font-weight:bold;" if st.bold else "")
-        + ("font-style:italic;" if st.italic else "")
-        + "}"
-        for key, st in styles.items()
-    )
+    ``color``, ``background``, ``bold``, ``italic`` (ui/theme.py's ``Style``), for every
+    role but :data:`PLAIN_ROLES`."""
     body: list[str] = []
     folded = False
-    for line, role in lines(_trace_events(record.events)):
-        thinking = role == "thinking"
-        if thinking and not folded:
-            body.append(f"<details><summary>{html.escape(THINKING_HEADING)}</summary>")
-        elif folded and not thinking:
+    for line, role in lines(_trace_events(record.events), marks=False):
+        if folded and role is not Role.THINKING:
             body.append("</details>")
-        folded = thinking
-        if thinking and line == THINKING_HEADING + ":":
-            continue  # the summary says it: once is enough
-        body.append(f'<div class="{html.escape(role)}">{html.escape(line) or "&nbsp;"}</div>')
+            folded = False
+        if role is Role.THINKING_HEADER:
+            body.append(f'<details><summary class="{role}">{html.escape(line)}</summary>')
+            folded = True
+            continue
+        body.append(f'<div class="{role}">{html.escape(line) or "&nbsp;"}</div>')
     if folded:
         body.append("</details>")
     title = html.escape(record.settings.question or "A ReAct run")
@@ -102,10 +76,30 @@ def run_html(record: RunRecord, styles: Mapping[str, Any]) -> str:
         f"<title>{title}</title><style>"
         "body{font-family:system-ui,sans-serif;margin:2em;max-width:60em}"
         ".trace{font-family:ui-monospace,monospace;white-space:pre-wrap;border:1px solid #ccc;"
-        "padding:1em}details{margin:0}summary{cursor:pointer;color:#4a4f55}"
-        f"{css}</style></head><body><h1>{title}</h1><ul>{about}</ul><p>{outcome}</p>"
+        "padding:1em}details{margin:0}summary{cursor:pointer}"
+        f"{css(styles)}</style></head><body><h1>{title}</h1><ul>{about}</ul><p>{outcome}</p>"
         f'<div class="trace">{"".join(body)}</div></body></html>\n'
     )
+
+
+def css(styles: Mapping[str, Any]) -> str:
+    """The page's role → CSS class table: one rule per role, named by the role (a role the
+    caller gives no style, like :data:`PLAIN_ROLES`, in the page's own colour)."""
+    rules = []
+    for role in Role:
+        st = styles.get(role)
+        if st is None or role in PLAIN_ROLES:
+            rules.append(f".{role}{{color:inherit}}")
+            continue
+        rules.append(
+            f".{role}{{color:{st.color};"
+            + (f"background:{st.background};" if st.background else "")
+            + ("font-weight:bold;" if st.bold else "")
+            + ("font-style:italic;" if st.italic else "")
+            + ("text-decoration:line-through;" if getattr(st, "strike", False) else "")
+            + "}"
+        )
+    return "".join(rules)
 
 
 def settings_lines(s: RunSettings) -> list[str]:
@@ -140,8 +134,8 @@ def slide_lines(record: RunRecord) -> tuple[str, str, list[tuple[str, str]]]:
     out: list[tuple[str, str]] = []
     thought = 0  # lines of the thinking block being folded
     for line, role in lines(_trace_events(record.events)):
-        if role == "thinking":
-            thought += line != THINKING_HEADING + ":"
+        if role in (Role.THINKING, Role.THINKING_HEADER):
+            thought += role is Role.THINKING
             continue
         if thought:
             out.append(_folded(thought))
@@ -155,7 +149,7 @@ def slide_lines(record: RunRecord) -> tuple[str, str, list[tuple[str, str]]]:
 def _folded(n: int) -> tuple[str, str]:
     """A thinking block of ``n`` lines as the one line a slide shows of it."""
     count = "1 line" if n == 1 else f"{n:,} lines"
-    return f"{THINKING_PREFIX}thinking: {count}, never acted on", "thinking"
+    return f"{THINKING_PREFIX}thinking: {count}, never acted on", Role.THINKING
 
 
 def _trace_events(events: Iterable[Event]) -> list[Event]:
@@ -170,22 +164,4 @@ def _outcome(done: RunFinished | None) -> str:
     return f"{done.status.replace('_', ' ').capitalize()}.{answer} {done.metrics.summary()}"
 
 
-def _split(pieces: list[tuple[str, str]]) -> list[tuple[str, str]]:
-    """Pieces → whole lines, each with the role of the piece that began it."""
-    out: list[tuple[str, str]] = []
-    current, role = "", ""
-    for text, piece_role in pieces:
-        for i, part in enumerate(text.split("\n")):
-            if i > 0:
-                out.append((current, role))
-                current, role = "", ""
-            if part and not current:
-                role = piece_role
-            current += part
-            role = role or piece_role
-    if current:
-        out.append((current, role))
-    return out
-
-
-__all__ = ["lines", "run_html", "run_markdown", "settings_lines", "slide_lines", "step_text"]
+__all__ = ["css", "lines", "run_html", "run_markdown", "settings_lines", "slide_lines", "step_text"]

@@ -1,108 +1,103 @@
-"""A run's events as text: what the CLI prints and what Copy trace copies, from one place.
+"""A run's events as text that only grows: what the CLI prints, Copy trace copies and the
+Markdown export fences, from core/presentation.py's pieces.
 
-:class:`TraceText` turns events into ``(text, role)`` pieces as they stream; the CLI colours
-the pieces by role on a terminal, exports join them. ``role`` is ``"model"`` for the model's
-own text (its lines are coloured by their ReAct label), ``"thinking"`` for its reasoning
-(under a ``Thinking:`` heading; never coloured as ReAct), or the kind of line we wrote.
+:class:`PlainText` writes pieces as text: a change of role starts a line, and where there is
+no colour to tell roles apart (a pipe, a copy, a Markdown fence) :data:`TEXT_MARKS` marks
+them. :class:`TraceText` is both steps for a stream of events; :func:`lines` for a record's.
 """
 
 from __future__ import annotations
 
-from sandbox_app.core.events import (
-    Edited,
-    Event,
-    FabricationCut,
-    FinalAnswer,
-    FormatError,
-    Notice,
-    Observation,
-    ReasoningDelta,
-    RunFinished,
-    StepStarted,
-    ThinkingReclassified,
-    TokenDelta,
-)
-from sandbox_app.core.stepping import edited_heading
+from collections.abc import Iterable
 
-Piece = tuple[str, str]  # (text, role)
+from sandbox_app.core.events import Event
+from sandbox_app.core.presentation import Edit, LineStyles, Piece, Presentation, Role
+
+THINKING_PREFIX = "┆ "  # marks thinking lines where there is no colour
+# Role → (before, after) each of its lines where there is no colour to tell them apart.
+TEXT_MARKS: dict[Role, tuple[str, str]] = {
+    Role.THINKING: (THINKING_PREFIX, ""),
+    Role.THINKING_HEADER: ("", ":"),
+    Role.NOTICE: ("[", "]"),
+    Role.DROPPED: ("~~", "~~"),
+}
+
+
+class PlainText:
+    """Pieces as text that only grows: each change of role starts a line; with ``marks``,
+    the roles in :data:`TEXT_MARKS` are marked (without, the front end colours them)."""
+
+    def __init__(self, *, marks: bool = True) -> None:
+        self._marks = TEXT_MARKS if marks else {}
+        self._mid_line = False  # the last text written did not end a line
+        self._role = Role.MODEL  # the role of the last text written
+
+    def write(self, piece: Piece) -> list[Piece]:
+        """The text ``piece`` adds: a line break first if it needs one, then its own."""
+        if not piece.text or piece.edit not in _WRITTEN:
+            return []
+        out = []
+        if self._mid_line and piece.role is not self._role:
+            out.append(Piece(self._role, "\n"))
+            self._mid_line = False
+        out.append(Piece(piece.role, self._marked(piece, at_line_start=not self._mid_line)))
+        self._mid_line = not piece.text.endswith("\n")
+        self._role = piece.role
+        return out
+
+    def _marked(self, piece: Piece, at_line_start: bool) -> str:
+        before, after = self._marks.get(piece.role, ("", ""))
+        if not before and not after:
+            return piece.text
+        lines = piece.text.split("\n")
+        last = len(lines) - 1
+        return "\n".join(
+            (before if i or at_line_start else "") + line + (after if i < last else "")
+            if line
+            else line
+            for i, line in enumerate(lines)
+        )
+
+
+def text_lines(written: Iterable[Piece]) -> list[tuple[str, Role]]:
+    """Written text → whole lines, each with the role of the text that began it, styled as
+    the window styles it (core/presentation.py's :class:`LineStyles`)."""
+    out: list[tuple[str, Role]] = []
+    styles = LineStyles()
+    current, role = "", None
+    for piece_role, text, _ in written:
+        for i, part in enumerate(text.split("\n")):
+            if i > 0:
+                out.append((current, styles.of(role or piece_role, current)))
+                current, role = "", None
+            if part and not current:
+                role = piece_role
+            current += part
+            role = role or piece_role
+    if current and role is not None:
+        out.append((current, styles.of(role, current)))
+    return out
+
+
+_WRITTEN = (Edit.APPEND, Edit.TEXT_ONLY)
 
 
 class TraceText:
-    """Feeds events in order; each call returns the text they add to the trace."""
+    """Feeds events in order; each call returns the text they add, as (text, role) pairs."""
 
-    def __init__(self, *, thinking: bool = True) -> None:
-        self.thinking = thinking  # include the model's thinking
-        self._mid_line = False  # the last text written did not end a line
-        self._role = ""  # the role of the last text written
+    def __init__(self, *, thinking: bool = True, marks: bool = True) -> None:
+        self.presentation = Presentation(thinking=thinking)
+        self._text = PlainText(marks=marks)
 
-    def feed(self, event: Event) -> list[Piece]:
-        if isinstance(event, TokenDelta):
-            return self._pieces([*self._switch_to("model"), (event.text, "model")])
-        if isinstance(event, ReasoningDelta):
-            if not self.thinking:
-                return []
-            switch = self._switch_to("thinking")
-            at_line_start = bool(switch) or not self._mid_line
-            return self._pieces([*switch, (_prefixed(event.text, at_line_start), "thinking")])
-        pieces: list[Piece] = [("\n", self._role)] if self._mid_line else []
-        if isinstance(event, ThinkingReclassified):
-            # Also with thinking hidden: that text was already printed as the model's own.
-            pieces.append(("[the text above was the model's thinking: never used]\n", "dim"))
-        elif isinstance(event, StepStarted):
-            pieces.append((f"── Step {event.step} ──\n", "step"))
-        elif isinstance(event, FabricationCut):
-            pieces.append((f"[cut, never used: {event.text.strip()}]\n", "dim"))
-        elif isinstance(event, Observation):
-            pieces.append((event.message + "\n", "error" if event.error else "observation"))
-        elif isinstance(event, FormatError):
-            pieces.append((event.message + "\n", "error"))
-        elif isinstance(event, Notice):
-            pieces.append((f"[{event.text}]\n", "dim"))
-        elif isinstance(event, Edited):  # the original is above, as it came
-            role = "model" if event.point == "turn" else "observation"
-            pieces += [(f"[{edited_heading(event.point)}]\n", "dim"), (event.text + "\n", role)]
-        elif isinstance(event, FinalAnswer):
-            return []  # already in the trace as the model's own Answer line
-        elif isinstance(event, RunFinished):
-            pieces += _finish(event)
-        else:
-            return []
-        return self._pieces(pieces)
+    def feed(self, event: Event) -> list[tuple[str, Role]]:
+        written = self.written(event)
+        return [(text, role) for role, text, _ in written]
 
-    def _switch_to(self, role: str) -> list[Piece]:
-        """Thinking and the model's own text each start on a line of their own; thinking gets
-        a heading line."""
-        if role == self._role:
-            return []
-        pieces: list[Piece] = [("\n", self._role)] if self._mid_line else []
-        if role == "thinking":
-            pieces.append(("Thinking (never acted on):\n", "thinking"))
-        return pieces
-
-    def _pieces(self, pieces: list[Piece]) -> list[Piece]:
-        kept = [(text, role) for text, role in pieces if text]
-        if kept:
-            self._mid_line = not kept[-1][0].endswith("\n")
-            self._role = kept[-1][1]
-        return kept
+    def written(self, event: Event) -> list[Piece]:
+        return [out for piece in self.presentation.feed(event) for out in self._text.write(piece)]
 
 
-THINKING_PREFIX = "┆ "  # marks thinking lines where there is no colour (a pipe, a copy)
-
-
-def _prefixed(text: str, at_line_start: bool) -> str:
-    """Thinking text with :data:`THINKING_PREFIX` at the start of each of its lines."""
-    lines = text.split("\n")
-    head = (THINKING_PREFIX if at_line_start and lines[0] else "") + lines[0]
-    rest = [THINKING_PREFIX + line if line else line for line in lines[1:]]
-    return "\n".join([head, *rest])
-
-
-def _finish(event: RunFinished) -> list[Piece]:
-    pieces: list[Piece] = []
-    if event.answer is not None:
-        pieces.append((f"\nFinal answer: {event.answer}\n", "answer"))
-    if event.status != "answered":
-        pieces.append((f"\n{event.status}: {event.reason}\n", "error"))
-    pieces.append((event.metrics.summary() + "\n", "plain"))
-    return pieces
+def lines(events: Iterable[Event], *, marks: bool = True) -> list[tuple[str, Role]]:
+    """The trace's whole lines, each with the role that styles it."""
+    trace = TraceText(marks=marks)
+    return text_lines(piece for event in events for piece in trace.written(event))

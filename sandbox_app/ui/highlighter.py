@@ -9,39 +9,27 @@ label rules to model text, so an observation that says "Thought:" stays an obser
 from __future__ import annotations
 
 from collections.abc import Callable
-from enum import IntEnum
 
 from PySide6.QtGui import QPalette, QSyntaxHighlighter, QTextCharFormat, QTextDocument
 
 from sandbox_app.core.dialects import LABEL_ROLES, label_role
+from sandbox_app.core.presentation import LABEL_STYLES, Role
 from sandbox_app.ui.theme import styles_for
 
+__all__ = ["PLAIN_ROLES", "LabelHighlighter", "Role", "TraceHighlighter", "formats_for"]
 
-class Role(IntEnum):
-    """Who wrote a block of the trace."""
-
-    MODEL = 0
-    MODEL_CONTINUED = 1  # the rest of a model line split to keep blocks short
-    OBSERVATION = 2
-    STEP = 3
-    ERROR = 4
-    NOTICE = 5
-    DROPPED = 6
-    THINKING = 7  # the model's reasoning: never read for labels
-    THINKING_HEADER = 8  # the line above it: how long it thought, click to fold or unfold
-
-
-_ROLE_STYLE = {
-    Role.OBSERVATION: "observation",
-    Role.STEP: "step",
-    Role.ERROR: "error",
-    Role.NOTICE: "notice",
-    Role.DROPPED: "dropped",
-    Role.THINKING: "thinking",
-    Role.THINKING_HEADER: "thinking_header",
-}
+# The window's role → style table is the theme's (ui/theme.py), keyed by core/presentation.py's
+# role names; these roles are drawn in the palette's own text colour instead.
+PLAIN_ROLES = (Role.MODEL, Role.SUMMARY)
 # A block's state is the index of its label's role, so unlabelled lines can continue it.
 _LABEL_STATES = LABEL_ROLES
+
+
+def formats_for(palette: QPalette) -> dict[Role, QTextCharFormat]:
+    """A character format for every role (core/presentation.py), in this palette's theme."""
+    formats = {role: QTextCharFormat() for role in PLAIN_ROLES}
+    formats.update({Role(key): style.char_format() for key, style in styles_for(palette).items()})
+    return formats
 
 
 class LabelHighlighter(QSyntaxHighlighter):
@@ -49,15 +37,15 @@ class LabelHighlighter(QSyntaxHighlighter):
 
     def __init__(self, document: QTextDocument, palette: QPalette) -> None:
         super().__init__(document)
-        self._formats: dict[str, QTextCharFormat] = {}
+        self._formats: dict[Role, QTextCharFormat] = {}
         self.set_palette(palette)
 
     def set_palette(self, palette: QPalette) -> None:
-        self._formats = {key: style.char_format() for key, style in styles_for(palette).items()}
+        self._formats = formats_for(palette)
         self.rehighlight()
 
-    def format_for(self, key: str) -> QTextCharFormat:
-        return self._formats[key]
+    def format_for(self, role: Role) -> QTextCharFormat:
+        return self._formats[role]
 
     def highlightBlock(self, text: str) -> None:
         self._highlight_model_text(text)
@@ -72,22 +60,28 @@ class LabelHighlighter(QSyntaxHighlighter):
             self.setCurrentBlockState(-1)
             return
         self.setCurrentBlockState(_LABEL_STATES.index(kind))
-        self.setFormat(0, len(text), self._formats[kind])
+        self.setFormat(0, len(text), self._formats[LABEL_STYLES[kind]])
 
 
 class TraceHighlighter(LabelHighlighter):
-    """Colours trace blocks by role; label rules apply only inside model text."""
+    """Colours trace blocks by role; label rules apply only inside model text.
+    ``continues(n)``: block ``n`` is the rest of a line split to keep blocks short."""
 
     def __init__(
-        self, document: QTextDocument, palette: QPalette, role_of: Callable[[int], Role]
+        self,
+        document: QTextDocument,
+        palette: QPalette,
+        role_of: Callable[[int], Role],
+        continues: Callable[[int], bool],
     ) -> None:
-        self._role_of = role_of
+        self._role_of, self._continues = role_of, continues
         super().__init__(document, palette)
 
     def highlightBlock(self, text: str) -> None:
-        role = self._role_of(self.currentBlock().blockNumber())
-        if role in (Role.MODEL, Role.MODEL_CONTINUED):
-            self._highlight_model_text(text, continued=role is Role.MODEL_CONTINUED)
+        number = self.currentBlock().blockNumber()
+        role = self._role_of(number)
+        if role is Role.MODEL:
+            self._highlight_model_text(text, continued=self._continues(number))
             return
         self.setCurrentBlockState(-1)
-        self.setFormat(0, len(text), self.format_for(_ROLE_STYLE[role]))
+        self.setFormat(0, len(text), self._formats[role])

@@ -7,10 +7,9 @@ from __future__ import annotations
 from PySide6.QtGui import QTextCursor
 from PySide6.QtWidgets import QPlainTextEdit
 
-from sandbox_app.ui.highlighter import Role, TraceHighlighter
+from sandbox_app.core.presentation import Role
+from sandbox_app.ui.highlighter import TraceHighlighter
 from sandbox_app.ui.thinking_regions import ThinkingRegions
-
-_MODEL_ROLES = (Role.MODEL, Role.MODEL_CONTINUED)
 
 
 class TraceBlocks(QPlainTextEdit):
@@ -67,13 +66,14 @@ class TraceBlocks(QPlainTextEdit):
         cursor.removeSelectedText()
         return end - start
 
-    def _strike_original(self, point: str) -> None:
-        """Step-through: the turn's model text, or the observation just written, did not run
-        as it stands: struck through (what ran comes next, in its own colour)."""
+    def _strike_original(self, role: Role) -> None:
+        """Step-through: the turn's model text (``role`` MODEL), or the observation just
+        written, did not run as it stands: struck through (what ran comes next, in its own
+        colour)."""
         roles, last = self._roles, len(self._roles) - 1
-        if point == "turn":
+        if role is Role.MODEL:
             first = self._model_start if self._model_start is not None else last + 1
-            struck = [b for b in range(first, last + 1) if roles[b] in _MODEL_ROLES]
+            struck = [b for b in range(first, last + 1) if roles[b] is Role.MODEL]
         else:
             struck = []
             while last >= 0 and roles[last] in (Role.OBSERVATION, Role.ERROR):

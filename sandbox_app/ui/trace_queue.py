@@ -8,10 +8,9 @@ order with the text queued before it.
 
 from __future__ import annotations
 
-from sandbox_app.ui.highlighter import Role
+from sandbox_app.core.presentation import STREAMED, Role
 
 Pending = tuple[Role, str]
-STREAMED = (Role.MODEL, Role.THINKING)  # text that continues its line across inserts
 END_OF_THINKING = Role.THINKING_HEADER  # never queued as text: header lines are the regions'
 
 

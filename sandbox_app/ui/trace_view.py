@@ -2,10 +2,12 @@
 
 Tokens can arrive at thousands per second, so text is buffered and written at most once per
 frame (the window's frame clock, ui/frames.py) through a cursor at the end of the document,
-never by resetting the whole text. Each block has one role, recorded as it is inserted, and
-very long model lines are split into blocks of at most ``MAX_BLOCK_CHARS`` so re-highlighting
-and layout stay cheap on every append. The model's thinking is written the same way, as
-regions that fold to one header line once the model moves on (ui/thinking_regions.py).
+never by resetting the whole text. What it writes is core/presentation.py's pieces, the
+same the terminal and the exports are made from; each block has one of their roles, recorded
+as it is inserted, and very long model lines are split into blocks of at most
+``MAX_BLOCK_CHARS`` so re-highlighting and layout stay cheap on every append. The model's
+thinking is written the same way, as regions that fold to one header line once the model
+moves on (ui/thinking_regions.py).
 """
 
 from __future__ import annotations
@@ -16,28 +18,13 @@ from PySide6.QtCore import QEvent, Signal
 from PySide6.QtGui import QFontDatabase, QMouseEvent, QTextCursor
 from PySide6.QtWidgets import QPlainTextEdit, QWidget
 
-from sandbox_app.core.events import (
-    Edited,
-    Event,
-    FabricationCut,
-    FinalAnswer,
-    FormatError,
-    Notice,
-    Observation,
-    ReasoningDelta,
-    RunFinished,
-    StepFinished,
-    StepStarted,
-    ThinkingReclassified,
-    TokenDelta,
-)
-from sandbox_app.core.native_tools import ANSWER_LABEL
-from sandbox_app.core.stepping import edited_heading
+from sandbox_app.core.events import Event, StepFinished
+from sandbox_app.core.presentation import CUT_NOTE, STREAMED, Edit, Presentation, Role
 from sandbox_app.ui.frames import Phase, frame_clock
-from sandbox_app.ui.highlighter import Role, TraceHighlighter
+from sandbox_app.ui.highlighter import TraceHighlighter
 from sandbox_app.ui.thinking_regions import Region, ThinkingRegions
 from sandbox_app.ui.trace_blocks import TraceBlocks
-from sandbox_app.ui.trace_queue import END_OF_THINKING, STREAMED, Pending, merged, take_frame
+from sandbox_app.ui.trace_queue import END_OF_THINKING, Pending, merged, take_frame
 
 MAX_BLOCK_CHARS = 1000
 # What a pane keeps on screen. Qt's text document and its layout cost ~100 bytes a character,
@@ -48,7 +35,8 @@ TRIM_TO_CHARS = 75_000
 # At most this much text is written per frame; a backlog (a client catching up) is spread
 # over the next frames instead of freezing the window for one long write.
 MAX_FRAME_CHARS = 12_000
-CUT_NOTE = "✂ The model wrote its own observation: cut, never sent back, never used."
+__all__ = ["CUT_NOTE", "MAX_BLOCK_CHARS", "TraceView"]
+_APPEND, _HEADER = Edit.APPEND, Role.THINKING_HEADER  # looked up once: used per token
 
 
 class TraceView(TraceBlocks):
@@ -76,7 +64,10 @@ class TraceView(TraceBlocks):
         self._step_now = 0  # the step whose separator was written last
         self._model_start: int | None = None  # first block of this step's model text
         self._model_since = 0.0  # when that text began
-        self.highlighter = TraceHighlighter(self.document(), self.palette(), self.role_of)
+        self.presentation = Presentation()
+        self.highlighter = TraceHighlighter(
+            self.document(), self.palette(), self.role_of, self.continues
+        )
         self.verticalScrollBar().valueChanged.connect(self._on_scrollbar_value_changed)
         # The view got shorter (a finished run's answer appeared above it): still at the end.
         self.verticalScrollBar().rangeChanged.connect(self._on_scrollbar_range_changed)
@@ -84,38 +75,26 @@ class TraceView(TraceBlocks):
     # ---- what callers use -------------------------------------------------------------
 
     def show_event(self, event: Event) -> None:
-        """Draw one engine event."""
-        if isinstance(event, TokenDelta):
-            self.append_text(Role.MODEL, event.text)
-        elif isinstance(event, ReasoningDelta):
-            self.append_text(Role.THINKING, event.text)
-        elif isinstance(event, StepStarted):
-            self.add_step(event.step)
-        elif isinstance(event, Observation):
-            self.append_line(Role.ERROR if event.error else Role.OBSERVATION, event.message)
-        elif isinstance(event, FabricationCut):
-            self.append_line(Role.DROPPED, event.text.rstrip())
-            self.append_line(Role.NOTICE, CUT_NOTE)
-        elif isinstance(event, FormatError):
-            self.append_line(Role.ERROR, event.message)
-        elif isinstance(event, Notice):
-            self.append_line(Role.NOTICE, event.text)
-        elif isinstance(event, Edited):
-            self.flush_all()
-            self._strike_original(event.point)
-            self.append_line(Role.NOTICE, edited_heading(event.point))
-            self.append_line(Role.MODEL if event.point == "turn" else Role.OBSERVATION, event.text)
-        elif isinstance(event, ThinkingReclassified):
-            self._rewrite_model_text(Role.THINKING, event.text)
-        elif isinstance(event, FinalAnswer) and event.was_thought:  # native tool calling
-            self._rewrite_model_text(Role.MODEL, ANSWER_LABEL + event.text)
-        elif isinstance(event, StepFinished):
+        """Draw one engine event: its pieces (core/presentation.py)."""
+        if isinstance(event, StepFinished):  # what a thinking region's header says
             self.thinking.metrics[event.step] = event.metrics
+        for role, text, edit in self.presentation.feed(event):  # per token: kept short
+            if edit is not _APPEND:
+                self._redraw(role, text, edit)
+            # A thinking region writes its own header line: how long, how many tokens.
+            elif role is not _HEADER:
+                self.append_text(role, text)
+
+    def _redraw(self, role: Role, text: str, edit: Edit) -> None:
+        """What a piece asks of a view that redraws what it wrote (core/presentation.Edit)."""
+        if edit is Edit.REDRAW:
+            self._rewrite_model_text(role, text)
+        elif edit is Edit.STRIKE:
+            self.flush_all()
+            self._strike_original(role)
+        elif edit is Edit.END_THINKING:
             self._end_thinking_later()
-        elif isinstance(event, RunFinished):
-            self._end_thinking_later()
-            if event.status != "answered":
-                self.append_line(Role.ERROR, f"{event.status}: {event.reason}")
+        # TEXT_ONLY: the answer header and the status bar say it, or a redraw did.
 
     def append_text(self, role: Role, text: str) -> None:
         """Queue streamed text; it reaches the document on the next frame."""
@@ -140,11 +119,16 @@ class TraceView(TraceBlocks):
         self.trimmed_chars = 0
         self.thinking.clear()
         self._step_now, self._model_start = 0, None
+        self.presentation = Presentation()
         self.clear()
 
     def role_of(self, block_number: int) -> Role:
         roles = self._roles
         return roles[block_number] if 0 <= block_number < len(roles) else Role.MODEL
+
+    def continues(self, block_number: int) -> bool:
+        """Block ``block_number`` is the rest of a line split to keep blocks short."""
+        return block_number in self._continued
 
     def step_block(self, step: int) -> int | None:
         return self._steps.get(step)
@@ -232,7 +216,7 @@ class TraceView(TraceBlocks):
         whole_lines = role not in STREAMED
         block = cursor.block()
         current = self._roles[-1]
-        same_run = current is role or (current is Role.MODEL_CONTINUED and role is Role.MODEL)
+        same_run = current is role
         # An empty last block takes the new role, unless it is a (maybe folded) region's.
         if block.length() <= 1 and (current is role or current is not Role.THINKING):
             self._roles[-1] = role
@@ -257,12 +241,11 @@ class TraceView(TraceBlocks):
 
     def _insert_line_piece(self, cursor: QTextCursor, piece: str, role: Role) -> None:
         """Insert within the current line, splitting it into blocks of at most MAX_BLOCK_CHARS."""
-        continued = Role.MODEL_CONTINUED if role is Role.MODEL else role
         while piece:
             room = MAX_BLOCK_CHARS - (cursor.block().length() - 1)
             if room <= 0:
                 self._continued.add(cursor.blockNumber() + 1)
-                self._new_block(cursor, continued)
+                self._new_block(cursor, role)
                 continue
             cursor.insertText(piece[:room])
             piece = piece[room:]

@@ -63,7 +63,7 @@ def test_hidden_thinking_already_printed_as_model_text_is_still_marked() -> None
         ThinkingReclassified(1, "Action: calculator[99 * 99]\n"),
     ):
         pieces += trace.feed(event)
-    assert pieces[-1] == ("[the text above was the model's thinking: never used]\n", "dim")
+    assert pieces[-1] == ("[the text above was the model's thinking: never used]\n", "notice")
 
 
 def test_json_keeps_the_thinking_as_its_own_events(

@@ -22,7 +22,7 @@ from sandbox_app.core.scenario_file import (
     save_scenario,
     scenarios_dir,
 )
-from sandbox_app.terminal import COLOURS, RESET
+from sandbox_app.terminal import COLOURS, RESET, WAITING
 from sandbox_app.terminal_person import TerminalPerson
 from tests.fakeserver import FakeOpenAIServer, ModelScript
 
@@ -40,7 +40,7 @@ CONTROLS = ["\x1b", "\x07", "\x9b", "\r", "\x7f", "\u202e", "\u202c", "\u2066", 
 
 def assert_inert(text: str) -> None:
     # The app's own codes may stay: colours, and a waiting line's erasing, were it shown.
-    for own in ("\r\x1b[K", "\r" + COLOURS["waiting"], *COLOURS.values(), RESET, "\x1b[K"):
+    for own in ("\r\x1b[K", "\r" + WAITING, *COLOURS.values(), RESET, "\x1b[K"):
         text = text.replace(own, "")
     found = [repr(c) for c in CONTROLS if c in text]
     assert not found, f"{found} reached the terminal: {text[:400]!r}"
