@@ -91,7 +91,8 @@ class Piece(NamedTuple):
 
 _END_THINKING = Piece(Role.THINKING, "", Edit.END_THINKING)
 # Per token, even an enum member's lookup shows (~0.1 µs on Python 3.11): looked up once.
-_new_piece, _MODEL, _APPEND = tuple.__new__, Role.MODEL, Edit.APPEND
+_new_piece, _APPEND = tuple.__new__, Edit.APPEND
+_MODEL, _THINKING = Role.MODEL, Role.THINKING
 
 
 class Presentation:
@@ -102,12 +103,15 @@ class Presentation:
         self._role: Role | None = None  # the role of the last text presented
 
     def feed(self, event: Event) -> list[Piece]:
-        if isinstance(event, TokenDelta):  # most events are tokens: the short way
+        # Most events are tokens, of the answer or of thinking that goes on: the short way.
+        # NamedTuple's __new__ is Python code: for every token, the tuple's own is faster.
+        if type(event) is TokenDelta:
             if not event.text:
                 return []
             self._role = _MODEL
-            # NamedTuple's __new__ is Python code: for every token, the tuple's own is faster.
             return [_new_piece(Piece, (_MODEL, event.text, _APPEND))]
+        if type(event) is ReasoningDelta and self._role is _THINKING and self.thinking:
+            return [_new_piece(Piece, (_THINKING, event.text, _APPEND))] if event.text else []
         pieces = self._pieces(event)
         for piece in pieces:
             if piece.edit is Edit.END_THINKING:
