@@ -2,6 +2,7 @@
 
 Exit codes (cli_io.py): 0 answered, 1 error, 2 usage, 3 stopped, 5 max steps.
 """
+
 from __future__ import annotations
 
 import argparse
