@@ -2,7 +2,7 @@
 
 import sys
 
-from sandbox_app.cli import main
+from sandbox_app.cli.main import main
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -2,6 +2,6 @@
 
 import sys
 
-from sandbox_app.cli import main
+from sandbox_app.cli.main import main
 
 sys.exit(main())

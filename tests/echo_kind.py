@@ -8,8 +8,8 @@ from collections.abc import AsyncGenerator, Iterator, Sequence
 
 from sandbox_app.backends.kinds import BackendConfig, BackendKind
 from sandbox_app.backends.registry import register_kind, unregister_kind
-from sandbox_app.core.backend import Backend, Delta, Message, StreamParams
-from sandbox_app.core.scenario import Scenario
+from sandbox_app.core.running.backend import Backend, Delta, Message, StreamParams
+from sandbox_app.core.scenarios.scenario import Scenario
 
 
 class EchoBackend:

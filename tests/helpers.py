@@ -9,11 +9,11 @@ from typing import TypeVar
 
 from sandbox_app.backends.openai_compat import OpenAICompatBackend
 from sandbox_app.backends.presets import ServerConfig
-from sandbox_app.core.backend import Backend
-from sandbox_app.core.engine import ReactEngine, drive
-from sandbox_app.core.events import Event, RunFinished
-from sandbox_app.core.scenario import Scenario
-from sandbox_app.core.scenario_file import load_scenario, scenarios_dir
+from sandbox_app.core.running.backend import Backend
+from sandbox_app.core.running.engine import ReactEngine, drive
+from sandbox_app.core.running.events import Event, RunFinished
+from sandbox_app.core.scenarios.scenario import Scenario
+from sandbox_app.core.scenarios.scenario_file import load_scenario, scenarios_dir
 
 T = TypeVar("T")
 
@@ -60,7 +60,7 @@ def replies_of(name: str) -> list[str]:
 
 
 def model_text(events: list[Event]) -> str:
-    from sandbox_app.core.events import TokenDelta
+    from sandbox_app.core.running.events import TokenDelta
 
     return "".join(e.text for e in events if isinstance(e, TokenDelta))
 

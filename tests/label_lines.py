@@ -6,7 +6,7 @@ The parser, the scanner, the highlighter and the CLI must all read these lines t
 
 from __future__ import annotations
 
-from sandbox_app.core.dialects import Label
+from sandbox_app.core.react_format.dialects import Label
 
 LABEL_LINES: list[tuple[str, Label | None]] = [
     ("Thought: x", "thought"),

@@ -16,10 +16,10 @@ from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QApplication
 
 from sandbox_app.backends.keys import KeyStore
-from sandbox_app.core.recording import recordings_dir
-from sandbox_app.core.scenario import LaneConfig
-from sandbox_app.core.scenario_file import default_scenario
-from sandbox_app.ui.main_window import MainWindow
+from sandbox_app.core.running.recording import recordings_dir
+from sandbox_app.core.scenarios.scenario import LaneConfig
+from sandbox_app.core.scenarios.scenario_file import default_scenario
+from sandbox_app.ui.window.main_window import MainWindow
 from tests.fakeserver import FakeOpenAIServer, ModelScript
 from tests.helpers import replies_of
 from tests.ui.test_screenshot import GUESSER

@@ -68,7 +68,8 @@ def test_the_wheel_installs_into_a_fresh_venv_and_works_away_from_the_checkout(
         [
             str(python),
             "-c",
-            "from sandbox_app.core.scenario_file import scenarios_dir;print(scenarios_dir())",
+            "from sandbox_app.core.scenarios.scenario_file import scenarios_dir;"
+            "print(scenarios_dir())",
         ],
         away,
         env,

@@ -79,7 +79,7 @@ def test_desktop_file_names_the_app_its_icon_and_command() -> None:
     assert entry["Keywords"].endswith(";")
     # X11 window managers match windows by WM_CLASS, whose class part Qt takes from the
     # application name.
-    from sandbox_app.ui.app import APPLICATION
+    from sandbox_app.ui.window.app import APPLICATION
 
     assert entry["StartupWMClass"] == APPLICATION
     assert "MimeType" not in entry  # no MIME definition is shipped

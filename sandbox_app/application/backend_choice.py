@@ -11,9 +11,9 @@ from typing import Any
 from sandbox_app.application.run_builder import RunSpec
 from sandbox_app.backends.keys import KeyStore
 from sandbox_app.backends.registry import BackendConfig, make_backend, waiting_for
-from sandbox_app.core.backend import Backend
-from sandbox_app.core.lane_settings import LaneSettings
-from sandbox_app.core.scenario import Scenario
+from sandbox_app.core.running.backend import Backend
+from sandbox_app.core.scenarios.lane_settings import LaneSettings
+from sandbox_app.core.scenarios.scenario import Scenario
 
 
 @dataclass(frozen=True)

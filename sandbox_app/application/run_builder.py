@@ -10,12 +10,12 @@ from dataclasses import dataclass, field
 
 from sandbox_app.backends.keys import KeyStore
 from sandbox_app.backends.registry import BackendConfig, make_backend
-from sandbox_app.core.backend import Backend
-from sandbox_app.core.engine import ReactEngine
-from sandbox_app.core.fork import ForkPoint
-from sandbox_app.core.records import RunSettings
-from sandbox_app.core.scenario import Scenario
-from sandbox_app.core.stepping import PauseFn
+from sandbox_app.core.running.backend import Backend
+from sandbox_app.core.running.engine import ReactEngine
+from sandbox_app.core.running.fork import ForkPoint
+from sandbox_app.core.running.records import RunSettings
+from sandbox_app.core.running.stepping import PauseFn
+from sandbox_app.core.scenarios.scenario import Scenario
 from sandbox_app.core.tools import Approver, Tool, tools_for
 from sandbox_app.core.tools.mock import AskUser
 
@@ -37,8 +37,8 @@ class RunSpec:
     approve: Approver | None = None  # who lets a side-effecting call run; None: no one
     ask: AskUser | None = None  # who answers an ask-me tool's calls; None: declined
     trusted: frozenset[str] = frozenset()  # tools the user let run unasked this session
-    fork: ForkPoint | None = None  # go on from a kept run's step (core/fork.py)
-    pause: PauseFn | None = None  # step-through (core/stepping.py)
+    fork: ForkPoint | None = None  # go on from a kept run's step (core/running/fork.py)
+    pause: PauseFn | None = None  # step-through (core/running/stepping.py)
     token_budget: int | None = None
 
     def tools(self) -> list[Tool]:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from sandbox_app.backends.http_library import timeout_errors, transport_errors
 from sandbox_app.backends.presets import CUSTOM, ServerConfig
-from sandbox_app.core.backend import BackendError
+from sandbox_app.core.running.backend import BackendError
 
 if TYPE_CHECKING:
     import openai

@@ -116,7 +116,7 @@ class KeyStore:
     def __init__(self, keyring_open: bool = True) -> None:
         self._session: dict[str, str] = {}
         self._trusted_origins: set[str] = set()
-        # False while the window opens (ui/app.py): importing keyring and finding its backend
+        # False while the window opens (ui/window/app.py): importing keyring and finding its backend
         # take 100-150 ms, a Secret Service over D-Bus longer, and the window's first frame
         # comes first. Until it is set, a key the keyring may hold is "unasked", not absent.
         self.keyring_open = keyring_open

@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Literal
 from sandbox_app.backends.keys import KeyAccount, UrlSource
 
 if TYPE_CHECKING:
-    from sandbox_app.core.backend import Backend
-    from sandbox_app.core.scenario import Scenario
+    from sandbox_app.core.running.backend import Backend
+    from sandbox_app.core.scenarios.scenario import Scenario
 
 # What a model panel may ask for. "models": the server can list its models (Refresh);
 # "key": an API key field (a kind declaring it gives ``account``).

@@ -20,7 +20,7 @@ from collections.abc import AsyncGenerator, Callable, Coroutine
 from contextlib import aclosing, suppress
 from typing import Any, TypeVar
 
-from sandbox_app.core.backend import BackendError, Delta
+from sandbox_app.core.running.backend import BackendError, Delta
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)

@@ -25,9 +25,10 @@ from sandbox_app.backends.request_body import (
     refused_by,
     refused_parameter,
     request_body,
+    sdk_arguments,
 )
 from sandbox_app.backends.sse import DONE, decode_chunk, gathered_reads, sse_data, sse_lines
-from sandbox_app.core.backend import BackendError, Delta, Message, StreamParams
+from sandbox_app.core.running.backend import BackendError, Delta, Message, StreamParams
 
 if TYPE_CHECKING:
     import openai
@@ -126,7 +127,9 @@ class OpenAICompatBackend:
         while True:
             # The SDK sends the request, checks the status and raises its typed errors; the
             # SSE lines are decoded by sse.py, not by the SDK's pydantic chunk objects.
-            opened = client.chat.completions.with_streaming_response.create(**request)
+            opened = client.chat.completions.with_streaming_response.create(
+                **sdk_arguments(request)
+            )
             try:
                 response = await opened.__aenter__()
                 break

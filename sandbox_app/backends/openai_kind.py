@@ -10,8 +10,8 @@ from sandbox_app.backends.keys import KeyAccount, account_for, on_own_host
 from sandbox_app.backends.kinds import BackendConfig, BackendKind, Choice, KeyHome
 from sandbox_app.backends.openai_compat import OpenAICompatBackend
 from sandbox_app.backends.presets import CUSTOM, PRESETS, Preset, ServerConfig, preset_with_id
-from sandbox_app.core.backend import Backend
-from sandbox_app.core.scenario import Scenario
+from sandbox_app.core.running.backend import Backend
+from sandbox_app.core.scenarios.scenario import Scenario
 
 
 def effective_preset(preset: Preset, base_url: str) -> Preset:

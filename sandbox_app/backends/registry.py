@@ -16,8 +16,8 @@ from sandbox_app.backends import openai_kind, scripted
 from sandbox_app.backends.keys import CUSTOM_KEY_ENV, KeyDecision, KeyStore, UrlSource, host_of
 from sandbox_app.backends.kinds import BackendConfig, BackendKind
 from sandbox_app.backends.presets import CUSTOM, ServerConfig
-from sandbox_app.core.backend import Backend
-from sandbox_app.core.scenario import Scenario
+from sandbox_app.core.running.backend import Backend
+from sandbox_app.core.scenarios.scenario import Scenario
 
 __all__ = ["BackendConfig", "BackendKind"]  # what callers used to import from here
 

@@ -13,8 +13,8 @@ import re
 from collections.abc import Sequence, Set
 from typing import Any
 
-from sandbox_app.core.backend import Message, StreamParams
-from sandbox_app.core.model_traits import is_openai_reasoning_model
+from sandbox_app.core.running.backend import Message, StreamParams
+from sandbox_app.core.running.model_traits import is_openai_reasoning_model
 
 # Parameters a request may do without, and what goes instead ("" for nothing).
 REPLACEMENTS = {
@@ -75,9 +75,28 @@ def request_body(
         request["reasoning_effort"] = params.reasoning_effort
     if params.tools:  # native tool calling; no tool_choice: "auto" is the API's default
         request["tools"] = list(params.tools)
+    for name, value in params.extra:  # never over what the rules above wrote
+        request.setdefault(name, value)
     for name in refused:
         request.pop(name, None)
     return request
+
+
+# The keys request_body writes by its own rules, each a keyword the SDK's create() takes; any
+# other (a lane setting's request_key) goes through the SDK's extra_body, into the same JSON.
+SDK_KEYWORDS = frozenset(
+    {
+        "model", "messages", "stream", "stream_options", "max_tokens", "max_completion_tokens",
+        "stop", "seed", "temperature", "top_p", "reasoning_effort", "tools",
+    }
+)  # fmt: skip
+
+
+def sdk_arguments(request: dict[str, Any]) -> dict[str, Any]:
+    """``request`` as the SDK's create() takes it: the body's other keys in ``extra_body``."""
+    extra = {k: v for k, v in request.items() if k not in SDK_KEYWORDS}
+    known = {k: v for k, v in request.items() if k in SDK_KEYWORDS}
+    return {**known, "extra_body": extra} if extra else known
 
 
 def refused_parameter(err: Exception, request: dict[str, Any]) -> str | None:

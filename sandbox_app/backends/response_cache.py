@@ -21,7 +21,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from sandbox_app.core.backend import (
+from sandbox_app.core.running.backend import (
     Backend,
     Delta,
     Message,
@@ -29,7 +29,7 @@ from sandbox_app.core.backend import (
     ToolCallPiece,
     Usage,
 )
-from sandbox_app.core.file_reader import ReadError, check, read_json
+from sandbox_app.core.untrusted.file_reader import ReadError, check, read_json
 
 
 class CachedBackend:

@@ -16,7 +16,8 @@ import time
 from collections.abc import AsyncGenerator, Sequence
 
 from sandbox_app.backends.kinds import BackendConfig, BackendKind
-from sandbox_app.core.backend import (
+from sandbox_app.core.react_format.parser import parse_turn
+from sandbox_app.core.running.backend import (
     Backend,
     BackendError,
     Delta,
@@ -25,8 +26,7 @@ from sandbox_app.core.backend import (
     ToolCallPiece,
     Usage,
 )
-from sandbox_app.core.parser import parse_turn
-from sandbox_app.core.scenario import Scenario, Script
+from sandbox_app.core.scenarios.scenario import Scenario, Script
 
 _TOKEN = re.compile(r"\s*[\w$]+|\s*[^\w\s]|\s+")
 

@@ -17,7 +17,7 @@ from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any
 
 from sandbox_app.backends.errors import sentence
-from sandbox_app.core.backend import BackendError, Delta, ToolCallPiece, Usage
+from sandbox_app.core.running.backend import BackendError, Delta, ToolCallPiece, Usage
 
 # Reading a stream: a chunk that was already buffered comes back in well under this; one that
 # took longer was waited for, so pause GATHER_S to let the next ones gather (gathered_reads).

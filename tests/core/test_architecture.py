@@ -17,9 +17,8 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parents[2] / "sandbox_app"
 QT_MODULES = ("PySide6", "qasync", "shiboken6")
-# The command line's modules, by name wherever they live (at the top of the package now; in a
-# package of their own, e.g. sandbox_app/cli/, after a move): cli.py, cli_io.py,
-# eval_command.py, eval_outputs.py, run_options.py, terminal*.py.
+# The command line's modules: the sandbox_app/cli/ package, and by name wherever they live
+# (cli.py, cli_io.py, eval_command.py, eval_outputs.py, run_options.py, terminal*.py).
 CLI_NAMES = ("cli", "cli_io", "eval_command", "eval_outputs", "run_options")
 CLI_PACKAGES = ("cli", "command_line")
 LAYERS = ("ui", "application", "core", "backends")  # each a folder of the package
@@ -219,8 +218,9 @@ def test_only_what_builds_the_window_imports_it() -> None:
     # Helpers (menus, recordings, presenter, exports) get the narrow parts they act on (the
     # panes, a status line), never the window: the window imports them, not the other way.
     graph = internal_imports(package_modules(PACKAGE))
-    importers = {name for name, targets in graph.items() if "sandbox_app.ui.main_window" in targets}
-    assert importers <= {"sandbox_app.ui.app", "sandbox_app.ui.self_test"}
+    window = "sandbox_app.ui.window.main_window"
+    importers = {name for name, targets in graph.items() if window in targets}
+    assert importers <= {"sandbox_app.ui.window.app", "sandbox_app.ui.window.self_test"}
 
 
 def test_no_module_holds_two_ideas_worth_of_code() -> None:

@@ -20,11 +20,11 @@ from sandbox_app.backends.registry import (
     register_kind,
     waiting_for,
 )
-from sandbox_app.cli import main
-from sandbox_app.core.evaluation import read_results
-from sandbox_app.core.scenario import LaneConfig
-from sandbox_app.core.scenario_file import load_scenario, save_scenario, scenarios_dir
-from sandbox_app.eval_command import eval_command
+from sandbox_app.cli.eval_command import eval_command
+from sandbox_app.cli.main import main
+from sandbox_app.core.results.evaluation import read_results
+from sandbox_app.core.scenarios.scenario import LaneConfig
+from sandbox_app.core.scenarios.scenario_file import load_scenario, save_scenario, scenarios_dir
 from tests.echo_kind import ECHO, answer, registered
 from tests.fakeserver import FakeOpenAIServer, ModelScript
 

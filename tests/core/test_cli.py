@@ -12,8 +12,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from sandbox_app.cli import main
-from sandbox_app.core.scenario_file import scenarios_dir
+from sandbox_app.cli.main import main
+from sandbox_app.core.scenarios.scenario_file import scenarios_dir
 from tests.fakeserver import FakeOpenAIServer, ModelScript
 from tests.helpers import replies_of
 

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from sandbox_app.cli import main
-from sandbox_app.core.scenario_file import save_scenario, scenario_to_dict, scenarios_dir
+from sandbox_app.cli.main import main
+from sandbox_app.core.scenarios.scenario_file import save_scenario, scenario_to_dict, scenarios_dir
 from tests.helpers import builtin
 
 ENV = {**os.environ, "NO_COLOR": "1"}

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from sandbox_app.cli import main
-from sandbox_app.core.scenario_file import scenarios_dir
-from sandbox_app.core.trace_text import THINKING_PREFIX
-from sandbox_app.terminal import COLOURS, TracePrinter
+from sandbox_app.cli.main import main
+from sandbox_app.cli.terminal import COLOURS, TracePrinter
+from sandbox_app.core.results.trace_text import THINKING_PREFIX
+from sandbox_app.core.scenarios.scenario_file import scenarios_dir
 from tests.fakeserver import FakeOpenAIServer, ModelScript
 from tests.helpers import replies_of
 
@@ -52,8 +52,8 @@ def test_hide_thinking_leaves_it_out(capsys: pytest.CaptureFixture[str], example
 
 
 def test_hidden_thinking_already_printed_as_model_text_is_still_marked() -> None:
-    from sandbox_app.core.events import StepStarted, ThinkingReclassified, TokenDelta
-    from sandbox_app.core.trace_text import TraceText
+    from sandbox_app.core.results.trace_text import TraceText
+    from sandbox_app.core.running.events import StepStarted, ThinkingReclassified, TokenDelta
 
     trace = TraceText(thinking=False)
     pieces = []
@@ -102,7 +102,7 @@ def test_on_a_terminal_thinking_is_dim(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.delenv("NO_COLOR", raising=False)
-    from sandbox_app.core.events import ReasoningDelta, StepStarted, TokenDelta
+    from sandbox_app.core.running.events import ReasoningDelta, StepStarted, TokenDelta
 
     terminal = Terminal()
     printer = TracePrinter(terminal)  # type: ignore[arg-type]

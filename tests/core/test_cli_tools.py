@@ -17,10 +17,10 @@ from typing import Any
 
 import pytest
 
-from sandbox_app.cli import main
-from sandbox_app.core.evaluation import read_results
-from sandbox_app.core.scenario import EvalCase, Expected, Scenario
-from sandbox_app.core.scenario_file import save_scenario
+from sandbox_app.cli.main import main
+from sandbox_app.core.results.evaluation import read_results
+from sandbox_app.core.scenarios.scenario import EvalCase, Expected, Scenario
+from sandbox_app.core.scenarios.scenario_file import save_scenario
 from sandbox_app.core.tools import plugins
 from sandbox_app.core.tools.mcp_server import McpServerSpec
 from sandbox_app.core.tools.mock import MockToolSpec

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from sandbox_app.core.compare import LaneRecord, Price
-from sandbox_app.core.events import RunFinished
-from sandbox_app.core.metrics import RunMetrics, StepMetrics
-from sandbox_app.core.scenario import Expected
-from sandbox_app.core.verdict import first_number, matches
+from sandbox_app.core.results.compare import LaneRecord, Price
+from sandbox_app.core.results.verdict import first_number, matches
+from sandbox_app.core.running.events import RunFinished
+from sandbox_app.core.running.metrics import RunMetrics, StepMetrics
+from sandbox_app.core.scenarios.scenario import Expected
 
 
 @pytest.mark.parametrize(

@@ -10,14 +10,14 @@ from typing import Any
 
 import pytest
 
-from sandbox_app.cli import main
-from sandbox_app.core.events import Observation
-from sandbox_app.core.scenario import Scenario
-from sandbox_app.core.scenario_fields import ScenarioError
-from sandbox_app.core.scenario_file import load_scenario, save_scenario, scenarios_dir
+from sandbox_app.cli.main import main
+from sandbox_app.core.results.verdict import matches
+from sandbox_app.core.running.events import Observation
+from sandbox_app.core.scenarios.scenario import Scenario
+from sandbox_app.core.scenarios.scenario_fields import ScenarioError
+from sandbox_app.core.scenarios.scenario_file import load_scenario, save_scenario, scenarios_dir
 from sandbox_app.core.tools import tools_for
 from sandbox_app.core.tools.mock import CannedRule, MockToolSpec
-from sandbox_app.core.verdict import matches
 from tests.fakeserver import FakeOpenAIServer, ModelScript
 from tests.helpers import SendEmail, builtin, finished, of_type, run_events, server_backend
 

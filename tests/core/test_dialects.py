@@ -8,7 +8,7 @@ from typing import get_args
 
 import pytest
 
-from sandbox_app.core.dialects import (
+from sandbox_app.core.react_format.dialects import (
     DIALECTS,
     LABEL_ROLES,
     SPECS,
@@ -17,9 +17,9 @@ from sandbox_app.core.dialects import (
     label_role,
     match_label,
 )
-from sandbox_app.core.engine import STOP_SEQUENCES
-from sandbox_app.core.parser import TurnScanner, parse_turn
-from sandbox_app.core.prompts import DEFAULT_TEMPLATE, render_prompt
+from sandbox_app.core.react_format.parser import TurnScanner, parse_turn
+from sandbox_app.core.react_format.prompts import DEFAULT_TEMPLATE, render_prompt
+from sandbox_app.core.running.engine import STOP_SEQUENCES
 from sandbox_app.core.tools import builtin_tools
 from tests.label_lines import LABEL_LINES
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from sandbox_app.core.document import KeptEdits, ScenarioDocument
-from sandbox_app.core.scenario import Scenario
-from sandbox_app.core.scenario_file import load_scenario, save_scenario, scenarios_dir
+from sandbox_app.core.scenarios.document import KeptEdits, ScenarioDocument
+from sandbox_app.core.scenarios.scenario import Scenario
+from sandbox_app.core.scenarios.scenario_file import load_scenario, save_scenario, scenarios_dir
 
 
 def test_kept_edits_to_a_file_go_back_to_that_file_only(tmp_path: Path) -> None:

@@ -8,8 +8,8 @@ import time
 import pytest
 
 from sandbox_app.backends.scripted import ScriptedBackend
-from sandbox_app.core.engine import MAX_STEPS_MESSAGE, ReactEngine, drive
-from sandbox_app.core.events import (
+from sandbox_app.core.running.engine import MAX_STEPS_MESSAGE, ReactEngine, drive
+from sandbox_app.core.running.events import (
     ActionParsed,
     Event,
     FabricationCut,
@@ -19,7 +19,7 @@ from sandbox_app.core.events import (
     StepStarted,
     TokenDelta,
 )
-from sandbox_app.core.scenario import Script
+from sandbox_app.core.scenarios.scenario import Script
 from sandbox_app.core.tools import builtin_tools
 from tests.fakeserver import FakeOpenAIServer, ModelScript, tokenize
 from tests.helpers import (

@@ -13,12 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from sandbox_app.core.evaluation import RunKey, plan, read_results, still_to_run, wilson
-from sandbox_app.core.lane_settings import LaneSettings
-from sandbox_app.core.scenario_fields import ScenarioError
-from sandbox_app.core.scenario_file import load_scenario, save_scenario, scenarios_dir
-from sandbox_app.core.test_set import import_cases
-from sandbox_app.eval_command import EXIT_BELOW_PASS_RATE, _lane_from_spec, eval_command
+from sandbox_app.cli.eval_command import EXIT_BELOW_PASS_RATE, _lane_from_spec, eval_command
+from sandbox_app.core.results.evaluation import RunKey, plan, read_results, still_to_run, wilson
+from sandbox_app.core.scenarios.lane_settings import LaneSettings
+from sandbox_app.core.scenarios.scenario_fields import ScenarioError
+from sandbox_app.core.scenarios.scenario_file import load_scenario, save_scenario, scenarios_dir
+from sandbox_app.core.scenarios.test_set import import_cases
 from tests.fakeserver import FakeOpenAIServer, ModelScript
 
 EXAMPLE = scenarios_dir() / "test_set.json"
@@ -128,7 +128,7 @@ def test_two_server_lanes_side_by_side(tmp_path: Path, fake_server: FakeOpenAISe
 
 
 def test_the_html_report_shows_the_grid_and_escapes_model_text(tmp_path: Path) -> None:
-    from sandbox_app.core.eval_report import grid, to_html
+    from sandbox_app.core.results.eval_report import grid, to_html
 
     report = tmp_path / "report.html"
     code, out, results = evaluate(tmp_path, "--repeat", "2", "--report", str(report))
@@ -292,7 +292,7 @@ def test_the_cache_replays_native_tool_calls(tmp_path: Path, fake_server: FakeOp
 
 
 def test_a_lane_tally_takes_back_a_replaced_run() -> None:
-    from sandbox_app.core.evaluation import LaneTally, summarise
+    from sandbox_app.core.results.evaluation import LaneTally, summarise
 
     def result(repeat: int, passed: bool, wall: float) -> dict[str, object]:
         metrics = {"steps": [{}, {}], "tool_calls": 1, "wall_s": wall, "tokens_in": 10}

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from sandbox_app.cli import main
-from sandbox_app.core.evaluation import read_results
-from sandbox_app.core.scenario_file import scenarios_dir
+from sandbox_app.cli.main import main
+from sandbox_app.core.results.evaluation import read_results
+from sandbox_app.core.scenarios.scenario_file import scenarios_dir
 
 TEST_SET = scenarios_dir() / "test_set.json"
 CASES = 12  # in the example test set

@@ -1,4 +1,4 @@
-"""The one export registry (core/exports.py): every format of a run, a comparison and a test
+"""The one export registry (core/results/exports.py): every format of a run, a comparison and a test
 set writes a file through it; an unknown format is an error naming the known ones; the CLI's
 report is the registry's HTML."""
 
@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from sandbox_app.core.compare import LaneRecord
-from sandbox_app.core.events import Event, RunFinished, TokenDelta
-from sandbox_app.core.exports import (
+from sandbox_app.cli.eval_command import eval_command
+from sandbox_app.core.results.compare import LaneRecord
+from sandbox_app.core.results.exports import (
     COMPARE_FORMATS,
     RUN_FORMATS,
     TEST_SET_FORMATS,
@@ -25,16 +25,16 @@ from sandbox_app.core.exports import (
     Formats,
     RunExport,
 )
-from sandbox_app.core.metrics import RunMetrics
-from sandbox_app.core.recording import RecordedLane, load_recording, recording_of
-from sandbox_app.core.records import RunRecord
-from sandbox_app.core.scenario_file import load_scenario, scenarios_dir
-from sandbox_app.eval_command import eval_command
+from sandbox_app.core.running.events import Event, RunFinished, TokenDelta
+from sandbox_app.core.running.metrics import RunMetrics
+from sandbox_app.core.running.recording import RecordedLane, load_recording, recording_of
+from sandbox_app.core.running.records import RunRecord
+from sandbox_app.core.scenarios.scenario_file import load_scenario, scenarios_dir
 from tests.helpers import builtin, run_events, scripted
 
 
 @dataclass(frozen=True)
-class _Style:  # what ui/theme.py's Style gives the HTML page, without Qt
+class _Style:  # what ui/common/theme.py's Style gives the HTML page, without Qt
     color: str
     background: str | None = None
     bold: bool = False

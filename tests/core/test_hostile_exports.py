@@ -9,15 +9,15 @@ from __future__ import annotations
 import re
 from html.parser import HTMLParser
 
-from sandbox_app.core.compare import COLUMNS, LaneRecord
-from sandbox_app.core.eval_report import to_html
-from sandbox_app.core.events import RunFinished, TokenDelta
-from sandbox_app.core.exports import to_markdown
-from sandbox_app.core.markdown import code, fence, inline
-from sandbox_app.core.metrics import RunMetrics
-from sandbox_app.core.records import RunRecord, RunSettings
-from sandbox_app.core.run_export import run_html, run_markdown
-from sandbox_app.core.scenario import Expected
+from sandbox_app.core.results.compare import COLUMNS, LaneRecord
+from sandbox_app.core.results.eval_report import to_html
+from sandbox_app.core.results.exports import to_markdown
+from sandbox_app.core.results.run_export import run_html, run_markdown
+from sandbox_app.core.running.events import RunFinished, TokenDelta
+from sandbox_app.core.running.metrics import RunMetrics
+from sandbox_app.core.running.records import RunRecord, RunSettings
+from sandbox_app.core.scenarios.scenario import Expected
+from sandbox_app.core.untrusted.markdown import code, fence, inline
 
 REPLY = (
     "Thought: done ```\n"

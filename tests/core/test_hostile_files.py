@@ -21,13 +21,13 @@ import pytest
 
 from sandbox_app.backends.response_cache import CachedBackend
 from sandbox_app.backends.scripted import ScriptedBackend
-from sandbox_app.core.backend import StreamParams
-from sandbox_app.core.recording import RecordingError, load_recording, recordings_dir
-from sandbox_app.core.scenario import Script
-from sandbox_app.core.scenario_fields import ScenarioError
-from sandbox_app.core.scenario_file import load_scenario, scenarios_dir
-from sandbox_app.core.test_set import import_cases
-from sandbox_app.eval_command import eval_command
+from sandbox_app.cli.eval_command import eval_command
+from sandbox_app.core.running.backend import StreamParams
+from sandbox_app.core.running.recording import RecordingError, load_recording, recordings_dir
+from sandbox_app.core.scenarios.scenario import Script
+from sandbox_app.core.scenarios.scenario_fields import ScenarioError
+from sandbox_app.core.scenarios.scenario_file import load_scenario, scenarios_dir
+from sandbox_app.core.scenarios.test_set import import_cases
 
 EXAMPLE = scenarios_dir() / "test_set.json"
 SHIPPED = recordings_dir() / "brightgrid_two_models.json"
@@ -38,11 +38,11 @@ DEEP = "[" * 5000 + "]" * 5000
 _READERS = """
 import sys
 from pathlib import Path
-from sandbox_app.core.file_reader import ReadError
-from sandbox_app.core.scenario_file import load_scenario
-from sandbox_app.core.recording import load_recording
-from sandbox_app.core.evaluation import results_file
-from sandbox_app.core.test_set import import_file
+from sandbox_app.core.untrusted.file_reader import ReadError
+from sandbox_app.core.scenarios.scenario_file import load_scenario
+from sandbox_app.core.running.recording import load_recording
+from sandbox_app.core.results.evaluation import results_file
+from sandbox_app.core.scenarios.test_set import import_file
 from sandbox_app.backends.response_cache import _read
 path = Path(sys.argv[1])
 for name, read in [("scenario", load_scenario), ("recording", load_recording),

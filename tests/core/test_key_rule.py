@@ -26,12 +26,12 @@ from sandbox_app.backends.registry import (
     server_config,
     server_url_and_key_variable,
 )
-from sandbox_app.cli import main
-from sandbox_app.core.events import Exchange
-from sandbox_app.core.fork import as_curl
-from sandbox_app.core.scenario import LaneConfig
-from sandbox_app.core.scenario_file import load_scenario, save_scenario, scenarios_dir
-from sandbox_app.eval_command import eval_command
+from sandbox_app.cli.eval_command import eval_command
+from sandbox_app.cli.main import main
+from sandbox_app.core.running.events import Exchange
+from sandbox_app.core.running.fork import as_curl
+from sandbox_app.core.scenarios.scenario import LaneConfig
+from sandbox_app.core.scenarios.scenario_file import load_scenario, save_scenario, scenarios_dir
 from tests.fakeserver import FakeOpenAIServer, ModelScript
 
 KEY_PRESETS = [preset for preset in PRESETS if preset.key_env]

@@ -1,4 +1,4 @@
-"""A lane setting added from outside the app's modules (core/lane_settings.py's registry)
+"""A lane setting added from outside the app's modules (core/scenarios/lane_settings.py's registry)
 reaches every front end with no other edit: the scenario file, `run`'s flags, `eval --lane`
 and the run record. (The model panel's row: tests/ui/test_lane_setting_registry.py.)"""
 
@@ -10,13 +10,27 @@ from pathlib import Path
 
 import pytest
 
-from sandbox_app.cli import main
-from sandbox_app.core.lane_settings import LaneSettings, Rule, Setting, register, unregister
-from sandbox_app.core.scenario import LaneConfig
-from sandbox_app.core.scenario_file import load_scenario, save_scenario, scenarios_dir
-from sandbox_app.eval_command import _lane_from_spec
+from sandbox_app.cli.eval_command import _lane_from_spec
+from sandbox_app.cli.main import main
+from sandbox_app.core.scenarios.lane_settings import (
+    LaneSettings,
+    Rule,
+    Setting,
+    register,
+    unregister,
+)
+from sandbox_app.core.scenarios.scenario import LaneConfig
+from sandbox_app.core.scenarios.scenario_file import load_scenario, save_scenario, scenarios_dir
+from tests.fakeserver import FakeOpenAIServer, ModelScript
 
-FAKE = Setting("fake_level", Rule("whole", 1, 9, nullable=True), None, "Fake level", "a test's")
+FAKE = Setting(
+    "fake_level",
+    Rule("whole", 1, 9, nullable=True),
+    None,
+    "Fake level",
+    "a test's",
+    request_key="fake_level",  # sent to servers as it is
+)
 
 
 @pytest.fixture
@@ -58,6 +72,18 @@ def test_run_has_a_flag_for_it_and_records_it(
     assert main(["run", "--fake-level", "10"]) == 1
     err = capsys.readouterr().err
     assert err == "react-sandbox: --fake-level must be from 1 to 9 (got 10).\n"
+
+
+def test_a_setting_with_a_request_key_reaches_the_server_only_when_set(
+    fake_server: FakeOpenAIServer, fake_setting: Setting, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fake_server.set_model("m", ModelScript(replies=("Thought: done.\nAnswer: 4",)))
+    url = fake_server.base_url
+    assert main(["run", "--base-url", url, "--model", "m", "--fake-level", "3"]) == 0
+    assert fake_server.requests[-1]["fake_level"] == 3
+    assert main(["run", "--base-url", url, "--model", "m"]) == 0
+    assert "fake_level" not in fake_server.requests[-1]  # None: not sent
+    capsys.readouterr()
 
 
 def test_eval_lanes_take_it_as_an_option(

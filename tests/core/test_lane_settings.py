@@ -1,4 +1,4 @@
-"""One rule per lane or run option (core/lane_settings.py), whichever way it arrives: a
+"""One rule per lane or run option (core/scenarios/lane_settings.py), whichever way it arrives: a
 `run` flag, an `eval --lane key=value` option or a lane in the scenario file. A bad value is
 one line naming the option, exit 1, and nothing run."""
 
@@ -11,13 +11,13 @@ from pathlib import Path
 
 import pytest
 
+from sandbox_app.application.eval_runner import EvalLane, EvalRunner
 from sandbox_app.backends.registry import config_for
-from sandbox_app.cli import main
-from sandbox_app.core.evaluation import RunKey, count_pending, iter_plan, pending, plan
-from sandbox_app.core.lane_settings import LaneSettings, SettingError, parse_option
-from sandbox_app.core.scenario_fields import ScenarioError
-from sandbox_app.core.scenario_file import load_scenario, scenarios_dir
-from sandbox_app.eval_runner import EvalLane, EvalRunner
+from sandbox_app.cli.main import main
+from sandbox_app.core.results.evaluation import RunKey, count_pending, iter_plan, pending, plan
+from sandbox_app.core.scenarios.lane_settings import LaneSettings, SettingError, parse_option
+from sandbox_app.core.scenarios.scenario_fields import ScenarioError
+from sandbox_app.core.scenarios.scenario_file import load_scenario, scenarios_dir
 
 TEST_SET = scenarios_dir() / "test_set.json"
 

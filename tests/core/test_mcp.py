@@ -22,11 +22,11 @@ from typing import Any
 import pytest
 
 from sandbox_app.backends.mcp_tools import McpConnection, McpError
-from sandbox_app.cli import main
-from sandbox_app.core.engine import ReactEngine
-from sandbox_app.core.events import Observation
-from sandbox_app.core.scenario import Scenario
-from sandbox_app.core.scenario_file import load_scenario, save_scenario
+from sandbox_app.cli.main import main
+from sandbox_app.core.running.engine import ReactEngine
+from sandbox_app.core.running.events import Observation
+from sandbox_app.core.scenarios.scenario import Scenario
+from sandbox_app.core.scenarios.scenario_file import load_scenario, save_scenario
 from sandbox_app.core.tools import Tool, tools_for
 from sandbox_app.core.tools.mcp_server import McpServerSpec
 from tests.fakeserver import FakeOpenAIServer, ModelScript
@@ -198,7 +198,7 @@ def test_the_cli_starts_mcp_servers_only_when_asked(
     ],
 )
 def test_a_malformed_server_is_one_line(tmp_path: Path, server: str, message: str) -> None:
-    from sandbox_app.core.scenario_fields import ScenarioError
+    from sandbox_app.core.scenarios.scenario_fields import ScenarioError
 
     path = tmp_path / "bad.json"
     path.write_text('{"version": 1, "tools": {"mcp": [' + server + "]}}")

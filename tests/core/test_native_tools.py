@@ -12,12 +12,17 @@ from typing import Any
 
 import pytest
 
-from sandbox_app.core.backend import ToolCallPiece
-from sandbox_app.core.events import ActionParsed, Event, FinalAnswer, Observation
-from sandbox_app.core.native_tools import CallCollector, NativeCall, call_input, tool_schema
-from sandbox_app.core.scenario import Scenario
+from sandbox_app.core.react_format.native_tools import (
+    CallCollector,
+    NativeCall,
+    call_input,
+    tool_schema,
+)
+from sandbox_app.core.results.verdict import matches
+from sandbox_app.core.running.backend import ToolCallPiece
+from sandbox_app.core.running.events import ActionParsed, Event, FinalAnswer, Observation
+from sandbox_app.core.scenarios.scenario import Scenario
 from sandbox_app.core.tools import builtin_tools
-from sandbox_app.core.verdict import matches
 from tests.fake_tool_calls import LLAMA_CPP_NO_JINJA, OLLAMA_NO_TOOLS, VLLM_NO_TOOL_PARSER
 from tests.fakeserver import FakeOpenAIServer, ModelScript, split_every
 from tests.helpers import (
@@ -355,7 +360,7 @@ class _NoUsage:
         self.asked = 0
 
     async def stream(self, messages: Any, params: Any) -> Any:
-        from sandbox_app.core.backend import BackendError, Delta
+        from sandbox_app.core.running.backend import BackendError, Delta
 
         self.asked += 1
         if self.asked == 1:

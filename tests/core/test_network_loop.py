@@ -11,7 +11,7 @@ from collections.abc import AsyncGenerator
 import pytest
 
 from sandbox_app.backends.network_loop import WAKE_EVERY_S, relay_stream
-from sandbox_app.core.backend import BackendError, Delta, Usage
+from sandbox_app.core.running.backend import BackendError, Delta, Usage
 
 
 async def collect(stream: AsyncGenerator[Delta, None]) -> list[Delta]:

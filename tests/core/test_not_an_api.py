@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from sandbox_app.cli import main
-from sandbox_app.core.backend import BackendError
-from sandbox_app.core.events import StepStarted
+from sandbox_app.cli.main import main
+from sandbox_app.core.running.backend import BackendError
+from sandbox_app.core.running.events import StepStarted
 from tests.helpers import builtin, finished, of_type, run_events, server_backend
 from tests.webpage_server import page_handler, serving, static_files_handler
 

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from sandbox_app.cli import main
-from sandbox_app.core.evaluation import read_results
-from sandbox_app.core.scenario import EvalCase
-from sandbox_app.core.scenario_file import load_scenario, save_scenario, scenarios_dir
-from sandbox_app.core.verdict import Expected
-from sandbox_app.eval_command import eval_command
+from sandbox_app.cli.eval_command import eval_command
+from sandbox_app.cli.main import main
+from sandbox_app.core.results.evaluation import read_results
+from sandbox_app.core.results.verdict import Expected
+from sandbox_app.core.scenarios.scenario import EvalCase
+from sandbox_app.core.scenarios.scenario_file import load_scenario, save_scenario, scenarios_dir
 
 
 def test_run_with_another_question_says_the_offline_model_has_no_replies(

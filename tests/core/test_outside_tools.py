@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from sandbox_app.backends.mcp_tools import McpConnection, McpTool
-from sandbox_app.core.dialects import DIALECTS
-from sandbox_app.core.prompts import render_tools
+from sandbox_app.core.react_format.dialects import DIALECTS
+from sandbox_app.core.react_format.prompts import render_tools
 from sandbox_app.core.tools import ToolRouter, plugins
 from sandbox_app.core.tools.mcp_server import McpServerSpec
 from sandbox_app.core.tools.outside import MAX_DESCRIPTION

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sandbox_app.core.parser import Turn, TurnScanner, Unclosed, parse_turn
+from sandbox_app.core.react_format.parser import Turn, TurnScanner, Unclosed, parse_turn
 from tests.timing import LINEAR_SLACK, best_time, growth
 
 

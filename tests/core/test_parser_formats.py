@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from sandbox_app.core.action_objects import name_key, plain_input
-from sandbox_app.core.dialects import Dialect
-from sandbox_app.core.parser import Turn, parse_turn
+from sandbox_app.core.react_format.action_objects import name_key, plain_input
+from sandbox_app.core.react_format.dialects import Dialect
+from sandbox_app.core.react_format.parser import Turn, parse_turn
 from sandbox_app.core.tools import ToolRouter, builtin_tools
 
 PEER_FILE = Path(__file__).resolve().parents[1] / "data" / "peer_parser_cases.json"

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from sandbox_app.core.scenario_file import save_scenario
+from sandbox_app.core.scenarios.scenario_file import save_scenario
 from sandbox_app.core.tools import ToolRouter, plugins
 from tests.helpers import builtin
 from tests.plugin_install import plugin_site  # noqa: F401  (a fixture)

@@ -19,24 +19,24 @@ from hypothesis import strategies as st
 from PySide6.QtCore import QSettings
 
 from sandbox_app.backends.response_cache import MAX_ENTRY_BYTES, _read
-from sandbox_app.core.compare import stored_prices
-from sandbox_app.core.document import KeptEdits
-from sandbox_app.core.eval_report import to_html
-from sandbox_app.core.evaluation import MAX_RESULTS_BYTES, RunKey, results_file, summarise
-from sandbox_app.core.exports import run_document, trace_text
-from sandbox_app.core.file_reader import ReadError, check, parse_setting, stored_number
-from sandbox_app.core.recording import (
+from sandbox_app.core.results.compare import stored_prices
+from sandbox_app.core.results.eval_report import to_html
+from sandbox_app.core.results.evaluation import MAX_RESULTS_BYTES, RunKey, results_file, summarise
+from sandbox_app.core.results.exports import run_document, trace_text
+from sandbox_app.core.running.recording import (
     MAX_BYTES,
     RecordedRun,
     RecordingError,
     load_recording,
     recordings_dir,
 )
-from sandbox_app.core.records import RunRecord
-from sandbox_app.core.scenario import Scenario
-from sandbox_app.core.scenario_fields import ScenarioError
-from sandbox_app.core.scenario_file import MAX_FILE_BYTES, load_scenario, scenarios_dir
-from sandbox_app.core.test_set import MAX_IMPORT_BYTES, import_file
+from sandbox_app.core.running.records import RunRecord
+from sandbox_app.core.scenarios.document import KeptEdits
+from sandbox_app.core.scenarios.scenario import Scenario
+from sandbox_app.core.scenarios.scenario_fields import ScenarioError
+from sandbox_app.core.scenarios.scenario_file import MAX_FILE_BYTES, load_scenario, scenarios_dir
+from sandbox_app.core.scenarios.test_set import MAX_IMPORT_BYTES, import_file
+from sandbox_app.core.untrusted.file_reader import ReadError, check, parse_setting, stored_number
 
 RESULT = {
     "lane": "scripted",

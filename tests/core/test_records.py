@@ -8,10 +8,8 @@ import json
 
 import pytest
 
-from sandbox_app.core import records
-from sandbox_app.core.compare import COLUMNS, LaneRecord
-from sandbox_app.core.events import Observation, RunFinished, StepStarted, TokenDelta
-from sandbox_app.core.exports import (
+from sandbox_app.core.results.compare import COLUMNS, LaneRecord
+from sandbox_app.core.results.exports import (
     COMPARE_FORMATS,
     export_comparison,
     run_document,
@@ -19,9 +17,11 @@ from sandbox_app.core.exports import (
     to_markdown,
     trace_text,
 )
-from sandbox_app.core.metrics import RunMetrics
-from sandbox_app.core.records import RunHistory, RunRecord, RunSettings
-from sandbox_app.core.scenario import Expected
+from sandbox_app.core.running import records
+from sandbox_app.core.running.events import Observation, RunFinished, StepStarted, TokenDelta
+from sandbox_app.core.running.metrics import RunMetrics
+from sandbox_app.core.running.records import RunHistory, RunRecord, RunSettings
+from sandbox_app.core.scenarios.scenario import Expected
 from tests.helpers import builtin, run_events, scripted
 
 

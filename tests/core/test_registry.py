@@ -135,7 +135,7 @@ def test_a_preset_url_still_finds_its_preset_and_any_other_is_custom() -> None:
 
 def test_the_scenario_readers_label_migration_agrees_with_the_registry() -> None:
     # core cannot import the registry, so it migrates old labels by rule: check the rule.
-    from sandbox_app.core.scenario_file import _backend_id
+    from sandbox_app.core.scenarios.scenario_file import _backend_id
 
     for backend in backend_ids():
         assert _backend_id(display_name(backend)) == backend

@@ -12,17 +12,17 @@ from pathlib import Path
 
 import pytest
 
-from sandbox_app.core import safe_regex
-from sandbox_app.core.compare import LaneRecord
-from sandbox_app.core.events import RunFinished
-from sandbox_app.core.metrics import RunMetrics
-from sandbox_app.core.scenario import Expected
-from sandbox_app.core.scenario_fields import ScenarioError
-from sandbox_app.core.scenario_file import load_scenario
-from sandbox_app.core.test_set import import_cases
+from sandbox_app.core.results.compare import LaneRecord
+from sandbox_app.core.results.verdict import COULD_NOT_CHECK, matches, verdict
+from sandbox_app.core.running.events import RunFinished
+from sandbox_app.core.running.metrics import RunMetrics
+from sandbox_app.core.scenarios.scenario import Expected
+from sandbox_app.core.scenarios.scenario_fields import ScenarioError
+from sandbox_app.core.scenarios.scenario_file import load_scenario
+from sandbox_app.core.scenarios.test_set import import_cases
 from sandbox_app.core.tools import ToolRouter
 from sandbox_app.core.tools.mock import CannedRule, MockTool, MockToolSpec
-from sandbox_app.core.verdict import COULD_NOT_CHECK, matches, verdict
+from sandbox_app.core.untrusted import safe_regex
 
 FORTY = "a" * 40 + "!"  # no match possible: a backtracking engine tries every split
 NESTED = r"^(a+)+$"  # the pattern

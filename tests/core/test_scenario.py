@@ -11,16 +11,16 @@ import pytest
 from sandbox_app.backends.keys import CUSTOM_KEY_ENV, KeyStore, account_for
 from sandbox_app.backends.presets import CUSTOM
 from sandbox_app.backends.registry import config_for, server_config
-from sandbox_app.core.document import ScenarioDocument
-from sandbox_app.core.scenario import LaneConfig, Scenario
-from sandbox_app.core.scenario_fields import ScenarioError
-from sandbox_app.core.scenario_file import (
+from sandbox_app.core.scenarios.document import ScenarioDocument
+from sandbox_app.core.scenarios.scenario import LaneConfig, Scenario
+from sandbox_app.core.scenarios.scenario_fields import ScenarioError
+from sandbox_app.core.scenarios.scenario_file import (
     SaveRefused,
     builtin_scenarios,
     load_scenario,
     save_scenario,
 )
-from sandbox_app.core.workspace import Workspace
+from sandbox_app.core.scenarios.workspace import Workspace
 
 
 def test_builtin_scenarios_load() -> None:

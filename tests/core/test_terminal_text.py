@@ -14,16 +14,16 @@ from pathlib import Path
 
 import pytest
 
-from sandbox_app.cli import main
-from sandbox_app.core.scenario import LaneConfig, Script
-from sandbox_app.core.scenario_file import (
+from sandbox_app.cli.main import main
+from sandbox_app.cli.terminal import COLOURS, RESET, WAITING
+from sandbox_app.cli.terminal_person import TerminalPerson
+from sandbox_app.core.scenarios.scenario import LaneConfig, Script
+from sandbox_app.core.scenarios.scenario_file import (
     default_scenario,
     load_scenario,
     save_scenario,
     scenarios_dir,
 )
-from sandbox_app.terminal import COLOURS, RESET, WAITING
-from sandbox_app.terminal_person import TerminalPerson
 from tests.fakeserver import FakeOpenAIServer, ModelScript
 
 TITLE = "\x1b]0;pwned\x07"  # sets the terminal window's title

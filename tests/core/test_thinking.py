@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sandbox_app.core.thinking import RECLASSIFY, Piece, ThinkSplitter
+from sandbox_app.core.react_format.thinking import RECLASSIFY, Piece, ThinkSplitter
 
 
 def split(chunks: list[str], *, starts_inside: bool = False) -> list[Piece]:

@@ -15,8 +15,9 @@ from typing import Any
 import pytest
 
 from sandbox_app.backends import openai_compat
-from sandbox_app.core.engine import ReactEngine, drive
-from sandbox_app.core.events import (
+from sandbox_app.core.results.verdict import matches
+from sandbox_app.core.running.engine import ReactEngine, drive
+from sandbox_app.core.running.events import (
     ActionParsed,
     Event,
     FormatError,
@@ -26,9 +27,8 @@ from sandbox_app.core.events import (
     ThinkingReclassified,
     TokenDelta,
 )
-from sandbox_app.core.model_traits import THINKING_MAX_TOKENS, traits_for
-from sandbox_app.core.scenario import LaneSettings, Scenario
-from sandbox_app.core.verdict import matches
+from sandbox_app.core.running.model_traits import THINKING_MAX_TOKENS, traits_for
+from sandbox_app.core.scenarios.scenario import LaneSettings, Scenario
 from tests.fakeserver import (
     OPENAI_REASONING_REJECTS,
     FakeOpenAIServer,

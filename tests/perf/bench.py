@@ -111,7 +111,7 @@ def server_stats(base_url: str) -> dict[str, int]:
 def pane_tokens(n: int, long_line: bool = False, thinking: bool = False) -> list[tuple[Any, str]]:
     """(role, token) pairs: mixed model text and observations, or one long line; with
     ``thinking``, each step first thinks as long as it then writes (half the tokens)."""
-    from sandbox_app.ui.highlighter import Role
+    from sandbox_app.ui.trace.highlighter import Role
 
     if long_line:
         return [(Role.MODEL, t) for t in tokens_of(LONG_LINE * (n // 2))][:n]
@@ -127,7 +127,7 @@ def pane_tokens(n: int, long_line: bool = False, thinking: bool = False) -> list
 
 async def render_tps_max(n: int, thinking: bool = False) -> float:
     """Tokens/s one highlighted pane absorbs when tokens arrive as fast as the loop runs."""
-    from sandbox_app.ui.trace_view import TraceView
+    from sandbox_app.ui.trace.trace_view import TraceView
 
     view = TraceView()
     view.resize(800, 600)
@@ -151,7 +151,7 @@ def append_cost_ratio(long_line: bool, frames: int = 60, per_frame: int = 32) ->
     """Per-frame write cost (insert + highlight + layout + paint) at 100k vs 1k tokens."""
     from PySide6.QtWidgets import QApplication
 
-    from sandbox_app.ui.trace_view import TraceView
+    from sandbox_app.ui.trace.trace_view import TraceView
 
     view = TraceView()
     view.resize(800, 600)
@@ -191,9 +191,9 @@ async def make_window(settings_dir: str) -> Any:
     """The main window, shown, after what run_app does once it is up (warm-up, GC policy)."""
     from PySide6.QtCore import QSettings
 
-    from sandbox_app.ui import gc_policy
-    from sandbox_app.ui.app import import_heavy_modules
-    from sandbox_app.ui.main_window import MainWindow
+    from sandbox_app.ui.window import gc_policy
+    from sandbox_app.ui.window.app import import_heavy_modules
+    from sandbox_app.ui.window.main_window import MainWindow
 
     settings = QSettings(str(Path(settings_dir) / "bench.ini"), QSettings.Format.IniFormat)
     window = MainWindow(settings)
@@ -246,7 +246,7 @@ class Behind:
             OpenAICompatBackend._stream = original  # type: ignore[method-assign]
 
     def watch(self, view: Any, model: str) -> None:
-        from sandbox_app.ui.highlighter import Role
+        from sandbox_app.ui.trace.highlighter import Role
 
         log = self.written.setdefault(model, [])
         state = {"chars": 0}
@@ -279,7 +279,7 @@ class Behind:
 
 
 async def four_lanes_lag(window: Any, base_url: str, prefix: str = "lane") -> dict[str, float]:
-    from sandbox_app.core.scenario import LaneConfig
+    from sandbox_app.core.scenarios.scenario import LaneConfig
     from tests.heartbeat import Heartbeat
 
     compare = window.compare
@@ -352,7 +352,7 @@ async def memory_and_drift(window: Any, base_url: str, n_runs: int) -> dict[str,
     """RSS growth after four 100,000-token runs, one after another in the main view (each new
     run replaces the trace: what is left is what leaks) and all four at once in compare lanes
     (all four traces on screen: what showing them costs); then drift over repeated runs."""
-    from sandbox_app.core.scenario import LaneConfig
+    from sandbox_app.core.scenarios.scenario import LaneConfig
 
     panel = window.backend_panel
     panel.select("Custom URL", base_url, "unthrottled")
@@ -421,8 +421,8 @@ async def engine_overhead(base_url: str, repeats: int) -> dict[str, float]:
 
     from sandbox_app.backends.openai_compat import OpenAICompatBackend
     from sandbox_app.backends.presets import ServerConfig
-    from sandbox_app.core.engine import STOP_SEQUENCES, ReactEngine, drive
-    from sandbox_app.core.scenario import Scenario
+    from sandbox_app.core.running.engine import STOP_SEQUENCES, ReactEngine, drive
+    from sandbox_app.core.scenarios.scenario import Scenario
 
     scenario = Scenario(question="Add one, ten times.", enabled_tools=("calculator",), max_steps=10)
     client = openai.AsyncOpenAI(base_url=base_url, api_key="x", max_retries=0)
@@ -499,7 +499,7 @@ def check():
         print("shown", time.time(), flush=True)
         rss = [l for l in open("/proc/self/status") if l.startswith("VmRSS")][0].split()[1]
         if os.environ.get("IDLE_SECONDS"):
-            from sandbox_app.core.scenario import LaneConfig
+            from sandbox_app.core.scenarios.scenario import LaneConfig
             main = windows[0]
             main.compare.set_lanes(tuple(LaneConfig() for _ in range(4)))
             main.tabs.setCurrentWidget(main.compare)
@@ -525,7 +525,7 @@ QTimer.singleShot(0, check)
 if minimal:
     app.exec()
 else:
-    from sandbox_app.ui.app import run_app
+    from sandbox_app.ui.window.app import run_app
     run_app(None)
 """
 
@@ -573,8 +573,8 @@ def startup(runs: int) -> dict[str, float]:
 async def scale_of_a_test_set(window: Any, base_url: str, cases: int) -> dict[str, float]:
     """A test set of ``cases`` cases × 2 lanes in the window at 32 requests at once: does the
     window stay responsive while the grid updates, and does memory stay bounded?"""
-    from sandbox_app.core.scenario import EvalCase, Expected, LaneConfig
-    from sandbox_app.core.scenario_file import default_scenario
+    from sandbox_app.core.scenarios.scenario import EvalCase, Expected, LaneConfig
+    from sandbox_app.core.scenarios.scenario_file import default_scenario
     from tests.heartbeat import Heartbeat
 
     expected = Expected("2", "number", 0.5)
@@ -611,7 +611,7 @@ async def scale_of_a_test_set(window: Any, base_url: str, cases: int) -> dict[st
 
 
 async def in_app_measurements(quick: bool) -> dict[str, Any]:
-    from sandbox_app.ui.app import prepare_loop
+    from sandbox_app.ui.window.app import prepare_loop
 
     prepare_loop(asyncio.get_running_loop())
     scale = 10 if quick else 1

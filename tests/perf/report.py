@@ -80,14 +80,14 @@ NOTES = """
 
 ## What the figures led to (issue 11)
 
-- **A pane keeps the last 100,000 characters on screen** (`ui/trace_view.py`): whole blocks
+- **A pane keeps the last 100,000 characters on screen** (`ui/trace/trace_view.py`): whole blocks
   past that are dropped from the top while the view follows the end; the run record keeps
   the whole run for Copy trace and exports. Four 100,000-token lanes at once grew RSS by
   186 MB before; 68, 60 and 67 MB in three runs with caps of 200,000, 120,000 and 100,000
   characters: at these sizes the document is no longer what dominates, and the figure sits
   at the 60 MB target within run-to-run noise (±5 MB). It also doubled `render_tps_max`
   (153k → 350k tokens/s): the document no longer grows under the writes.
-- **Run records are bounded** (`core/records.py`): a frame's tokens are one event per step,
+- **Run records are bounded** (`core/running/records.py`): a frame's tokens are one event per step,
   at most 1,000,000 characters a record, 20 records a pane.
 - **Drift** is measured on CPU time as well as wall time: wall time carries the server's and
   the machine's noise (±20 %), CPU time is what a growing structure would cost. Ten runs,
@@ -97,7 +97,7 @@ NOTES = """
   ~105 ms, so the ratio stays above 1.5×. Part of what was gained went to importing
   pydantic's validators before any thread starts (~85 ms): without it, a run started in the
   first second failed about one time in twenty on an import race between PySide6's import
-  hook and the warm-up thread (see `ui/app.py`).
+  hook and the warm-up thread (see `ui/window/app.py`).
 - The engine's overhead over a plain SDK loop and Stop's latency are unchanged by the new
   shape (the workspace, run pane and records add nothing per token).
 
@@ -105,7 +105,8 @@ NOTES = """
 
 - **HTTP off the GUI thread** (`backends/network_loop.py`), merged text every 8 ms, reads
   paused briefly on dense streams; **GIL switch interval 1 ms**; **garbage collection** only
-  when idle (`ui/gc_policy.py`); **one frame clock** for events and drawing (`ui/frames.py`).
+  when idle (`ui/window/gc_policy.py`); **one frame clock** for events and drawing
+  (`ui/lane/frames.py`).
 
 ## What is still open
 

@@ -18,8 +18,8 @@ from pytestqt.qtbot import QtBot
 
 from sandbox_app.backends.keys import KeyStore
 from sandbox_app.core.tools import Tool
-from sandbox_app.ui.app import prepare_loop
-from sandbox_app.ui.main_window import MainWindow
+from sandbox_app.ui.window.app import prepare_loop
+from sandbox_app.ui.window.main_window import MainWindow
 
 
 def _condition(callback: Callable[[], object]) -> str:

@@ -9,7 +9,7 @@ from PySide6.QtWidgets import QApplication, QMessageBox
 from pytestqt.qtbot import QtBot
 
 from sandbox_app import HOMEPAGE, __version__
-from sandbox_app.ui.main_window import MainWindow
+from sandbox_app.ui.window.main_window import MainWindow
 
 
 def test_help_about_shows_what_is_running(qtbot: QtBot, window: MainWindow) -> None:

@@ -28,8 +28,8 @@ SCRIPT = """
 import asyncio, faulthandler, os, sys, time
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication
-from sandbox_app.ui.app import run_app
-from sandbox_app.ui.main_window import MainWindow
+from sandbox_app.ui.window.app import run_app
+from sandbox_app.ui.window.main_window import MainWindow
 
 DEADLINE_S = float(os.environ["SCRIPT_DEADLINE_S"])
 started = time.monotonic()

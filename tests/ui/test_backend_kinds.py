@@ -9,8 +9,8 @@ import pytest
 from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
-from sandbox_app.core.scenario import LaneConfig
-from sandbox_app.ui.main_window import MainWindow
+from sandbox_app.core.scenarios.scenario import LaneConfig
+from sandbox_app.ui.window.main_window import MainWindow
 from tests.echo_kind import answer, registered
 
 

@@ -13,12 +13,12 @@ import pytest
 from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
-from sandbox_app.core.compare import Price
-from sandbox_app.core.scenario import LaneConfig
-from sandbox_app.core.scenario_file import load_scenario
-from sandbox_app.ui.approval import ApprovalDialog
-from sandbox_app.ui.compare_view import CompareView, LaneWidget
-from sandbox_app.ui.main_window import MainWindow
+from sandbox_app.core.results.compare import Price
+from sandbox_app.core.scenarios.scenario import LaneConfig
+from sandbox_app.core.scenarios.scenario_file import load_scenario
+from sandbox_app.ui.compare.compare_view import CompareView, LaneWidget
+from sandbox_app.ui.tools.approval import ApprovalDialog
+from sandbox_app.ui.window.main_window import MainWindow
 from tests.fakeserver import FakeOpenAIServer, ModelScript
 from tests.helpers import SendEmail, replies_of
 

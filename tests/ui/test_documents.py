@@ -20,9 +20,9 @@ from PySide6.QtWidgets import QFileDialog, QMessageBox
 from pytestqt.qtbot import QtBot
 
 from sandbox_app.backends.keys import KeyStore
-from sandbox_app.core.scenario_file import load_scenario, scenarios_dir
-from sandbox_app.ui.kept_edits import kept_edits_folder
-from sandbox_app.ui.main_window import MainWindow
+from sandbox_app.core.scenarios.scenario_file import load_scenario, scenarios_dir
+from sandbox_app.ui.window.kept_edits import kept_edits_folder
+from sandbox_app.ui.window.main_window import MainWindow
 
 
 @pytest.fixture

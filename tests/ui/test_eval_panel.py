@@ -10,9 +10,9 @@ from pathlib import Path
 from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
-from sandbox_app.core.scenario import LaneConfig
-from sandbox_app.core.scenario_file import load_scenario, scenarios_dir
-from sandbox_app.ui.main_window import MainWindow
+from sandbox_app.core.scenarios.scenario import LaneConfig
+from sandbox_app.core.scenarios.scenario_file import load_scenario, scenarios_dir
+from sandbox_app.ui.window.main_window import MainWindow
 
 
 def open_test_set(window: MainWindow, tokens_per_second: float = 0) -> None:

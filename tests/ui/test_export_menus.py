@@ -1,5 +1,6 @@
-"""The window's export menus and save dialogs are read from the one registry (core/exports.py,
-ui/run_exports.py): every format appears with its label and suffix and writes a file; a
+"""The window's export menus and save dialogs are read from the one registry
+(core/results/exports.py,
+ui/window/run_exports.py): every format appears with its label and suffix and writes a file; a
 format added to the registry appears without touching the menu's code."""
 
 from __future__ import annotations
@@ -12,16 +13,16 @@ from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QFileDialog, QLabel, QWidget
 from pytestqt.qtbot import QtBot
 
-from sandbox_app.core.exports import (
+from sandbox_app.core.results.exports import (
     COMPARE_FORMATS,
     TEST_SET_FORMATS,
     Comparison,
     EvalResults,
     Exporter,
 )
-from sandbox_app.ui import compare_exports
-from sandbox_app.ui.main_window import MainWindow
-from sandbox_app.ui.run_exports import RUN_EXPORTS, export_run
+from sandbox_app.ui.compare import compare_exports
+from sandbox_app.ui.window.main_window import MainWindow
+from sandbox_app.ui.window.run_exports import RUN_EXPORTS, export_run
 from tests.ui.test_run_exports import finished_run
 
 

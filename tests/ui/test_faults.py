@@ -16,9 +16,9 @@ import pytest
 from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
-from sandbox_app.core.scenario import LaneConfig
-from sandbox_app.ui.backend_panel import BackendPanel
-from sandbox_app.ui.main_window import MainWindow
+from sandbox_app.core.scenarios.scenario import LaneConfig
+from sandbox_app.ui.lane.backend_panel import BackendPanel
+from sandbox_app.ui.window.main_window import MainWindow
 from tests.fakeserver import FakeOpenAIServer, ModelScript
 from tests.heartbeat import Heartbeat
 

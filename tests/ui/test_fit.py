@@ -8,7 +8,7 @@ import pytest
 from PySide6.QtWidgets import QAbstractButton, QScrollArea, QWidget
 from pytestqt.qtbot import QtBot
 
-from sandbox_app.ui.main_window import MainWindow
+from sandbox_app.ui.window.main_window import MainWindow
 from tests.ui.test_screenshot import fully_shown
 
 
@@ -101,7 +101,7 @@ def test_at_800_by_600_a_lanes_settings_are_never_squeezed_over_its_run(
 ) -> None:
     """Three offline lanes (their settings open) at 800x600: each lane's form gets the
     height its wrapped rows need, and its Run/Step row starts below it (the strip scrolls)."""
-    from sandbox_app.core.scenario import LaneConfig
+    from sandbox_app.core.scenarios.scenario import LaneConfig
 
     window.resize(800, 600)
     window.tabs.setCurrentWidget(window.compare)

@@ -8,9 +8,9 @@ import json
 from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
-from sandbox_app.core.fork import exchanges_of
-from sandbox_app.core.scenario import LaneConfig
-from sandbox_app.ui.main_window import MainWindow
+from sandbox_app.core.running.fork import exchanges_of
+from sandbox_app.core.scenarios.scenario import LaneConfig
+from sandbox_app.ui.window.main_window import MainWindow
 from tests.fakeserver import FakeOpenAIServer, ModelScript
 from tests.helpers import replies_of
 

@@ -6,8 +6,8 @@ import pytest
 from PySide6.QtGui import QTextDocument
 from PySide6.QtWidgets import QApplication
 
-from sandbox_app.core.dialects import LABEL_ROLES, Label
-from sandbox_app.ui.highlighter import LabelHighlighter
+from sandbox_app.core.react_format.dialects import LABEL_ROLES, Label
+from sandbox_app.ui.trace.highlighter import LabelHighlighter
 from tests.label_lines import LABEL_LINES
 
 

@@ -15,8 +15,8 @@ import pytest
 from PySide6.QtCore import QSettings
 from pytestqt.qtbot import QtBot
 
-from sandbox_app.ui.kept_edits import kept_edits_folder
-from sandbox_app.ui.main_window import MainWindow
+from sandbox_app.ui.window.kept_edits import kept_edits_folder
+from sandbox_app.ui.window.main_window import MainWindow
 
 # Another process with a window on the same settings: it types, then waits to be killed.
 CHILD = """
@@ -24,7 +24,7 @@ import sys
 from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QApplication
 from sandbox_app.backends.keys import KeyStore
-from sandbox_app.ui.main_window import MainWindow
+from sandbox_app.ui.window.main_window import MainWindow
 
 app = QApplication([])
 window = MainWindow(QSettings(sys.argv[1], QSettings.Format.IniFormat), KeyStore())

@@ -7,7 +7,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication, QPlainTextEdit, QWidget
 from pytestqt.qtbot import QtBot
 
-from sandbox_app.ui.main_window import MainWindow
+from sandbox_app.ui.window.main_window import MainWindow
 
 
 def focus(qtbot: QtBot, window: MainWindow, widget: QWidget) -> None:

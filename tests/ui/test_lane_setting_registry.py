@@ -1,6 +1,6 @@
 """A lane setting registered from outside the app's modules gets its row in the model panel,
 on the Run tab and in every compare lane, and what is set there reaches the scenario file
-and the run's record (core/lane_settings.py's registry; ui/lane_settings_form.py)."""
+and the run's record (core/scenarios/lane_settings.py's registry; ui/lane/lane_settings_form.py)."""
 
 from __future__ import annotations
 
@@ -12,9 +12,9 @@ import pytest
 from PySide6.QtWidgets import QFormLayout, QLabel, QSpinBox
 from pytestqt.qtbot import QtBot
 
-from sandbox_app.core.lane_settings import Rule, Setting, register, unregister
-from sandbox_app.ui.backend_panel import BackendPanel
-from sandbox_app.ui.main_window import MainWindow
+from sandbox_app.core.scenarios.lane_settings import Rule, Setting, register, unregister
+from sandbox_app.ui.lane.backend_panel import BackendPanel
+from sandbox_app.ui.window.main_window import MainWindow
 
 FAKE = Setting("fake_level", Rule("whole", 1, 9, nullable=True), None, "Fake level", "a test's")
 

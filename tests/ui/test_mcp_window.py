@@ -11,9 +11,9 @@ import sys
 import pytest
 from pytestqt.qtbot import QtBot
 
-from sandbox_app.core.scenario_file import scenario_to_dict
-from sandbox_app.ui.main_window import MainWindow
-from sandbox_app.ui.mcp_servers import McpServersDialog
+from sandbox_app.core.scenarios.scenario_file import scenario_to_dict
+from sandbox_app.ui.tools.mcp_servers import McpServersDialog
+from sandbox_app.ui.window.main_window import MainWindow
 from tests.core.test_mcp import SERVER, free_port, serving_http
 from tests.fakeserver import FakeOpenAIServer, ModelScript
 

@@ -8,11 +8,11 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox
 from pytestqt.qtbot import QtBot
 
-from sandbox_app.core.scenario import LaneConfig, LaneSettings
-from sandbox_app.core.scenario_file import load_scenario
-from sandbox_app.ui.highlighter import Role
-from sandbox_app.ui.main_window import MainWindow
-from sandbox_app.ui.trace_view import TraceView
+from sandbox_app.core.scenarios.scenario import LaneConfig, LaneSettings
+from sandbox_app.core.scenarios.scenario_file import load_scenario
+from sandbox_app.ui.trace.highlighter import Role
+from sandbox_app.ui.trace.trace_view import TraceView
+from sandbox_app.ui.window.main_window import MainWindow
 from tests.core.test_native_tools import NATIVE_REPLIES
 from tests.fakeserver import FakeOpenAIServer, ModelScript
 from tests.helpers import replies_of

@@ -1,5 +1,5 @@
 """Text from a file, a model, a tool or a server is shown as plain text in every widget
-(ui/plain.py): after opening a hostile scenario and running a hostile tool, every label that
+(ui/common/plain.py): after opening a hostile scenario and running a hostile tool, every label that
 shows it is PlainText and every tooltip shows it as written. And the ui package has no way
 around the rule: no bare QLabel or QMessageBox, no rich text but app-written literals, no
 tooltip that is not a literal or escaped by ``tip``."""
@@ -18,9 +18,9 @@ from PySide6.QtWidgets import QApplication, QLabel, QWidget
 from pytestqt.qtbot import QtBot
 
 import sandbox_app.ui
-from sandbox_app.ui.approval import ApprovalDialog
-from sandbox_app.ui.main_window import MainWindow
-from sandbox_app.ui.plain import tip
+from sandbox_app.ui.common.plain import tip
+from sandbox_app.ui.tools.approval import ApprovalDialog
+from sandbox_app.ui.window.main_window import MainWindow
 from tests.fakeserver import FakeOpenAIServer, ModelScript
 from tests.ui.test_window import use_server
 
@@ -89,7 +89,7 @@ def test_a_hostile_tool_its_input_and_the_models_answer_are_shown_as_text(
     qtbot: QtBot, make_window: Callable[..., MainWindow], fake_server: FakeOpenAIServer
 ) -> None:
     window = make_window()
-    # A tool source, as a connected MCP server's tools are offered (ui/mcp_servers.py).
+    # A tool source, as a connected MCP server's tools are offered (ui/tools/mcp_servers.py).
     window.workspace.model.set_sources([HostileTool()])
     box = window.tool_panel.checkboxes["post"]
     assert shown_tooltip(box) == HostileTool.description
@@ -174,7 +174,7 @@ def _problems(path: Path) -> list[str]:
 
 
 def test_the_ui_package_shows_outside_text_only_through_the_rule() -> None:
-    files = [p for p in sorted(UI.glob("*.py")) if p.name != "plain.py"]
+    files = [p for p in sorted(UI.rglob("*.py")) if p.name != "plain.py"]
     assert len(files) > 20
     assert [problem for path in files for problem in _problems(path)] == []
 

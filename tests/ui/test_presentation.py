@@ -1,4 +1,4 @@
-"""One presentation of events (core/presentation.py): the window's trace, the terminal, the
+"""One presentation of events (core/results/presentation.py): the window's trace, the terminal, the
 Markdown and the HTML export are drawn from the same pieces, and say the same lines in the
 same roles; every role has a style in every front end."""
 
@@ -11,8 +11,13 @@ import pytest
 from PySide6.QtGui import QTextBlock
 from pytestqt.qtbot import QtBot
 
-from sandbox_app.core import presentation
-from sandbox_app.core.events import (
+from sandbox_app.cli.terminal import COLOURS, RESET, TracePrinter
+from sandbox_app.core.results import presentation
+from sandbox_app.core.results.presentation import CUT_NOTE, Piece, Presentation, Role
+from sandbox_app.core.results.run_export import PLAIN_ROLES as HTML_PLAIN_ROLES
+from sandbox_app.core.results.run_export import css, run_html, run_markdown
+from sandbox_app.core.results.trace_text import TEXT_MARKS
+from sandbox_app.core.running.events import (
     Event,
     FabricationCut,
     FormatError,
@@ -24,16 +29,11 @@ from sandbox_app.core.events import (
     StepStarted,
     TokenDelta,
 )
-from sandbox_app.core.metrics import RunMetrics, StepMetrics
-from sandbox_app.core.presentation import CUT_NOTE, Piece, Presentation, Role
-from sandbox_app.core.records import RunRecord
-from sandbox_app.core.run_export import PLAIN_ROLES as HTML_PLAIN_ROLES
-from sandbox_app.core.run_export import css, run_html, run_markdown
-from sandbox_app.core.trace_text import TEXT_MARKS
-from sandbox_app.terminal import COLOURS, RESET, TracePrinter
-from sandbox_app.ui import theme
-from sandbox_app.ui.highlighter import PLAIN_ROLES, formats_for
-from sandbox_app.ui.trace_view import TraceView
+from sandbox_app.core.running.metrics import RunMetrics, StepMetrics
+from sandbox_app.core.running.records import RunRecord
+from sandbox_app.ui.common import theme
+from sandbox_app.ui.trace.highlighter import PLAIN_ROLES, formats_for
+from sandbox_app.ui.trace.trace_view import TraceView
 
 
 def _metrics(step: int) -> StepMetrics:
@@ -83,7 +83,7 @@ class Terminal:
 
 @pytest.fixture
 def fed(monkeypatch: pytest.MonkeyPatch) -> list[Piece]:
-    """Every piece any front end is given by core/presentation.py, in order."""
+    """Every piece any front end is given by core/results/presentation.py, in order."""
     log: list[Piece] = []
     feed = Presentation.feed
 

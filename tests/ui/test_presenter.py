@@ -12,10 +12,10 @@ from PySide6.QtGui import QImage
 from pytestqt.qtbot import QtBot
 
 from sandbox_app.backends.keys import KeyStore
-from sandbox_app.core.scenario import LaneConfig
-from sandbox_app.ui import theme
-from sandbox_app.ui.main_window import MainWindow
-from sandbox_app.ui.trace_view import TraceView
+from sandbox_app.core.scenarios.scenario import LaneConfig
+from sandbox_app.ui.common import theme
+from sandbox_app.ui.trace.trace_view import TraceView
+from sandbox_app.ui.window.main_window import MainWindow
 from tests.ui.test_screenshot import fully_shown, shots  # noqa: F401  (a fixture)
 from tests.ui.test_window import fast
 
@@ -179,4 +179,3 @@ def test_at_200_percent_presenter_mode_fits_1280_by_720(qtbot: QtBot, window: Ma
     qtbot.waitUntil(lambda: window.width() == 1280, timeout=2000)
     for widget in (compare.run_button, compare.export_button, window.presenter.zoom_label):
         assert fully_shown(widget), widget
-

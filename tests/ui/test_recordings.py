@@ -10,12 +10,12 @@ from typing import Any
 import pytest
 from pytestqt.qtbot import QtBot
 
-from sandbox_app.core.recording import load_recording, recordings_dir
-from sandbox_app.core.scenario import LaneConfig, LaneSettings
-from sandbox_app.ui.compare_view import CompareView
-from sandbox_app.ui.main_window import MainWindow
-from sandbox_app.ui.recordings import SPEEDS
-from sandbox_app.ui.trace_view import TraceView
+from sandbox_app.core.running.recording import load_recording, recordings_dir
+from sandbox_app.core.scenarios.scenario import LaneConfig, LaneSettings
+from sandbox_app.ui.compare.compare_view import CompareView
+from sandbox_app.ui.trace.trace_view import TraceView
+from sandbox_app.ui.window.main_window import MainWindow
+from sandbox_app.ui.window.recordings import SPEEDS
 from tests.fakeserver import FakeOpenAIServer, ModelScript
 from tests.helpers import replies_of
 from tests.ui.test_screenshot import GUESSER

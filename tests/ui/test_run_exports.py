@@ -10,11 +10,11 @@ from pathlib import Path
 from PySide6.QtGui import QImage
 from pytestqt.qtbot import QtBot
 
-from sandbox_app.core.recording import load_recording
-from sandbox_app.core.run_export import step_text
-from sandbox_app.ui.main_window import MainWindow
-from sandbox_app.ui.run_exports import export_run
-from sandbox_app.ui.theme import LIGHT
+from sandbox_app.core.results.run_export import step_text
+from sandbox_app.core.running.recording import load_recording
+from sandbox_app.ui.common.theme import LIGHT
+from sandbox_app.ui.window.main_window import MainWindow
+from sandbox_app.ui.window.run_exports import export_run
 from tests.ui.test_window import fast
 
 GOLDEN = Path(__file__).resolve().parents[1] / "data" / "golden" / "thinking_model_run.md"
@@ -115,7 +115,7 @@ def test_the_png_is_a_slide(qtbot: QtBot, window: MainWindow, tmp_path: Path) ->
     finished_run(qtbot, window)
     assert export_run(window, tmp_path / "trace.png")
     image = QImage(str(tmp_path / "trace.png"))
-    from sandbox_app.ui.run_exports import slide_document  # not in the old code
+    from sandbox_app.ui.window.run_exports import slide_document  # not in the old code
 
     record = window.run_pane.shown_record()
     assert record is not None

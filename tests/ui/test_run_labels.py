@@ -13,9 +13,9 @@ from PySide6.QtWidgets import QLabel
 from pytestqt.qtbot import QtBot
 
 from sandbox_app.backends.keys import KeyStore
-from sandbox_app.core.scenario import LaneConfig, Scenario
-from sandbox_app.ui.main_window import MainWindow
-from sandbox_app.ui.theme import styles_for
+from sandbox_app.core.scenarios.scenario import LaneConfig, Scenario
+from sandbox_app.ui.common.theme import styles_for
+from sandbox_app.ui.window.main_window import MainWindow
 from tests.fakeserver import FakeOpenAIServer
 from tests.ui.test_eval_panel import open_test_set
 from tests.ui.test_fork_and_inspect import run_on, wait_for_run

@@ -10,9 +10,9 @@ import pytest
 from PySide6.QtCore import QTimer
 from pytestqt.qtbot import QtBot
 
-from sandbox_app.core.scenario import Script
+from sandbox_app.core.scenarios.scenario import Script
 from sandbox_app.core.tools.mock import CannedRule, MockTool, MockToolSpec
-from sandbox_app.ui.main_window import MainWindow
+from sandbox_app.ui.window.main_window import MainWindow
 from tests.helpers import builtin
 
 LOOKUP = MockToolSpec(

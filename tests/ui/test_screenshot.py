@@ -16,9 +16,9 @@ from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QScrollArea, QWidget
 from pytestqt.qtbot import QtBot
 
-from sandbox_app.core.compare import Price
-from sandbox_app.core.scenario import LaneConfig, LaneSettings
-from sandbox_app.ui.main_window import MainWindow
+from sandbox_app.core.results.compare import Price
+from sandbox_app.core.scenarios.scenario import LaneConfig, LaneSettings
+from sandbox_app.ui.window.main_window import MainWindow
 from tests.fakeserver import FakeOpenAIServer, ModelScript
 from tests.helpers import replies_of
 from tests.ui.test_window import fast
@@ -165,7 +165,7 @@ def test_screenshot_of_presenter_mode(
     qtbot: QtBot, window: MainWindow, fake_server: FakeOpenAIServer, shots: Path
 ) -> None:
     """Three lanes on a 1280x720 projector: one lane at a time, the table under it."""
-    from sandbox_app.ui import theme
+    from sandbox_app.ui.common import theme
     from tests.ui.test_recordings import run_comparison
 
     window.resize(1280, 720)
@@ -179,9 +179,11 @@ def test_screenshot_of_presenter_mode(
         # at a time is shown, the others wait in their tabs.
         summary, menus = window.presenter.summary, window.menuBar()
         qtbot.waitUntil(
-            lambda: all(a.height() >= a.sizeHint().height() for a in answers if a.isVisible())
-            and summary.height() >= summary.heightForWidth(summary.width())
-            and menus.height() >= menus.sizeHint().height()
+            lambda: (
+                all(a.height() >= a.sizeHint().height() for a in answers if a.isVisible())
+                and summary.height() >= summary.heightForWidth(summary.width())
+                and menus.height() >= menus.sizeHint().height()
+            )
         )
         save_and_check(window, shots / "presenter.png", (1280, 720))
     finally:

@@ -12,8 +12,8 @@ from PySide6.QtGui import QAction, QKeySequence, QShortcut
 from PySide6.QtWidgets import QAbstractButton, QFileDialog, QMessageBox
 from pytestqt.qtbot import QtBot
 
-from sandbox_app.ui.main_window import MainWindow
-from sandbox_app.ui.menus import show_shortcuts
+from sandbox_app.ui.window.main_window import MainWindow
+from sandbox_app.ui.window.menus import show_shortcuts
 
 NATIVE = QKeySequence.SequenceFormat.NativeText
 

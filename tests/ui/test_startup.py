@@ -19,7 +19,7 @@ from pytestqt.qtbot import QtBot
 import sandbox_app
 from sandbox_app.backends.keys import KeyStore, account_for
 from sandbox_app.backends.presets import PRESETS
-from sandbox_app.ui.backend_panel import BackendPanel
+from sandbox_app.ui.lane.backend_panel import BackendPanel
 
 ROOT = Path(__file__).resolve().parents[2]
 # Each costs tens of milliseconds to a second to import (keyring also asks D-Bus for its
@@ -32,12 +32,12 @@ LATER = (
     "importlib.metadata",  # ~20 ms: the version, the plugin scan (only when a plugin is there)
     "statistics",  # with fractions and decimal
     "uuid",  # with platform
-    "sandbox_app.ui.compare_view",
-    "sandbox_app.eval_runner",
-    "sandbox_app.core.exports",
-    "sandbox_app.ui.run_exports",
-    "sandbox_app.ui.about",
-    "sandbox_app.ui.approval",
+    "sandbox_app.ui.compare.compare_view",
+    "sandbox_app.application.eval_runner",
+    "sandbox_app.core.results.exports",
+    "sandbox_app.ui.window.run_exports",
+    "sandbox_app.ui.window.about",
+    "sandbox_app.ui.tools.approval",
 )
 # Imported before the window's first thread (ui/app.import_before_threads), not before its frame.
 GUARD = "pydantic"
@@ -51,7 +51,7 @@ SCRIPT = """
 import json, sys
 from PySide6.QtCore import QEvent, QObject, QSettings, QTimer
 from PySide6.QtWidgets import QApplication, QMessageBox, QWidget
-from sandbox_app.ui import app as app_module
+from sandbox_app.ui.window import app as app_module
 
 HEAVY = json.loads(sys.argv[1])
 settings = QSettings(app_module.ORGANIZATION, app_module.APPLICATION)
@@ -131,7 +131,7 @@ def _fresh_process(tmp_path: Path, *args: str) -> tuple[Any, str]:
 def test_importing_the_window_loads_no_sdk(tmp_path: Path) -> None:
     code = (
         "import json, sys\n"
-        "import sandbox_app.ui.app, sandbox_app.ui.main_window\n"
+        "import sandbox_app.ui.window.app, sandbox_app.ui.window.main_window\n"
         f"print(json.dumps([name for name in {[*HEAVY, *LATER]!r} if name in sys.modules]))"
     )
     loaded, shown = _fresh_process(tmp_path, code)
@@ -158,9 +158,10 @@ def test_the_command_that_opens_the_window_imports_none_of_the_terminal_commands
     engine's printer, MCP, the exports) or the version; --version still answers."""
     code = (
         "import json, sys\n"
-        "import sandbox_app.cli\n"
+        "import sandbox_app.cli.main\n"
         "print(json.dumps(sorted(name for name in sys.modules if name.startswith("
-        "('sandbox_app.', 'importlib.metadata')) and name != 'sandbox_app.cli')))"
+        "('sandbox_app.', 'importlib.metadata'))"
+        " and name not in ('sandbox_app.cli', 'sandbox_app.cli.main'))))"
     )
     loaded, shown = _fresh_process(tmp_path, code)
     assert loaded == [], shown
@@ -186,7 +187,7 @@ def test_the_key_status_asks_the_keyring_once_it_is_open(
     qtbot.addWidget(panel)
     panel.select("OpenAI")
     assert panel.key_status.text() == "Looking in the system keyring…"
-    keys.keyring_open = True  # as ui/app.py does after the first frame
+    keys.keyring_open = True  # as ui/window/app.py does after the first frame
     panel.show_key_status()
     assert panel.key_status.text() == "Key from the system keyring."
 
@@ -210,8 +211,8 @@ EARLY_RUN = """
 import json, sys
 from PySide6.QtCore import QEvent, QObject, QTimer
 from PySide6.QtWidgets import QApplication
-from sandbox_app.ui.app import run_app
-from sandbox_app.ui.main_window import MainWindow
+from sandbox_app.ui.window.app import run_app
+from sandbox_app.ui.window.main_window import MainWindow
 
 app = QApplication(sys.argv)
 seen = {}

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from pytestqt.qtbot import QtBot
 
-from sandbox_app.ui.highlighter import Role
-from sandbox_app.ui.main_window import MainWindow
-from sandbox_app.ui.trace_view import TraceView
+from sandbox_app.ui.trace.highlighter import Role
+from sandbox_app.ui.trace.trace_view import TraceView
+from sandbox_app.ui.window.main_window import MainWindow
 from tests.fakeserver import FakeOpenAIServer, ModelScript
 from tests.helpers import replies_of
 

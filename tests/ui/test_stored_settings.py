@@ -8,9 +8,9 @@ from collections.abc import Callable
 import pytest
 from PySide6.QtCore import QSettings
 
-from sandbox_app.core.compare import Price
-from sandbox_app.core.recording import recordings_dir
-from sandbox_app.ui.main_window import MainWindow
+from sandbox_app.core.results.compare import Price
+from sandbox_app.core.running.recording import recordings_dir
+from sandbox_app.ui.window.main_window import MainWindow
 
 DEEP = "[" * 5000 + "]" * 5000
 

@@ -8,9 +8,9 @@ from pathlib import Path
 from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
-from sandbox_app.core.scenario_file import load_scenario
-from sandbox_app.ui.main_window import MainWindow
-from sandbox_app.ui.test_set_editor import ANSWER, QUESTION, TestSetEditor
+from sandbox_app.core.scenarios.scenario_file import load_scenario
+from sandbox_app.ui.compare.test_set_editor import ANSWER, QUESTION, TestSetEditor
+from sandbox_app.ui.window.main_window import MainWindow
 from tests.ui.test_eval_panel import open_test_set
 
 

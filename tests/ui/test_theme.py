@@ -6,9 +6,8 @@ import pytest
 from PySide6.QtGui import QColor, QPalette
 from pytestqt.qtbot import QtBot
 
-from sandbox_app.ui import theme
-from sandbox_app.ui.highlighter import Role
-from sandbox_app.ui.theme import (
+from sandbox_app.ui.common import theme
+from sandbox_app.ui.common.theme import (
     DARK,
     HIGH_CONTRAST_DARK,
     HIGH_CONTRAST_LIGHT,
@@ -17,7 +16,8 @@ from sandbox_app.ui.theme import (
     is_dark,
     styles_for,
 )
-from sandbox_app.ui.trace_view import TraceView
+from sandbox_app.ui.trace.highlighter import Role
+from sandbox_app.ui.trace.trace_view import TraceView
 
 
 def dark_palette() -> QPalette:

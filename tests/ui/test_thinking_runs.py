@@ -10,11 +10,11 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox, QSpinBox
 from pytestqt.qtbot import QtBot
 
-from sandbox_app.core.events import ActionParsed, ReasoningDelta
-from sandbox_app.core.scenario_file import load_scenario, scenarios_dir
-from sandbox_app.ui.highlighter import Role
-from sandbox_app.ui.main_window import MainWindow
-from sandbox_app.ui.trace_view import TraceView
+from sandbox_app.core.running.events import ActionParsed, ReasoningDelta
+from sandbox_app.core.scenarios.scenario_file import load_scenario, scenarios_dir
+from sandbox_app.ui.trace.highlighter import Role
+from sandbox_app.ui.trace.trace_view import TraceView
+from sandbox_app.ui.window.main_window import MainWindow
 from tests.fakeserver import FakeOpenAIServer, ModelScript
 from tests.ui.test_compare import lanes_on_server, run_all
 from tests.ui.test_window import run_and_wait

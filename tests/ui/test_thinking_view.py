@@ -11,7 +11,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QTextBlock, QTextCharFormat
 from pytestqt.qtbot import QtBot
 
-from sandbox_app.core.events import (
+from sandbox_app.core.running.events import (
     Event,
     ReasoningDelta,
     RunFinished,
@@ -20,13 +20,13 @@ from sandbox_app.core.events import (
     ThinkingReclassified,
     TokenDelta,
 )
-from sandbox_app.core.metrics import RunMetrics, StepMetrics
-from sandbox_app.ui import trace_view
-from sandbox_app.ui.highlighter import Role
-from sandbox_app.ui.main_window import MainWindow
-from sandbox_app.ui.theme import styles_for
-from sandbox_app.ui.thinking_regions import HEADER_REDRAW_S, ThinkingRegions
-from sandbox_app.ui.trace_view import TraceView
+from sandbox_app.core.running.metrics import RunMetrics, StepMetrics
+from sandbox_app.ui.common.theme import styles_for
+from sandbox_app.ui.trace import trace_view
+from sandbox_app.ui.trace.highlighter import Role
+from sandbox_app.ui.trace.thinking_regions import HEADER_REDRAW_S, ThinkingRegions
+from sandbox_app.ui.trace.trace_view import TraceView
+from sandbox_app.ui.window.main_window import MainWindow
 
 THINKING = "The user wants the price. Thought: maybe search first.\nAction: search[price]\n" * 3
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 from pytestqt.qtbot import QtBot
 
-from sandbox_app.ui import trace_view
-from sandbox_app.ui.highlighter import Role
-from sandbox_app.ui.main_window import MainWindow
-from sandbox_app.ui.theme import styles_for
-from sandbox_app.ui.trace_view import TraceView
+from sandbox_app.ui.common.theme import styles_for
+from sandbox_app.ui.trace import trace_view
+from sandbox_app.ui.trace.highlighter import Role
+from sandbox_app.ui.trace.trace_view import TraceView
+from sandbox_app.ui.window.main_window import MainWindow
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ import pytest
 from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
-from sandbox_app.ui.main_window import MainWindow
+from sandbox_app.ui.window.main_window import MainWindow
 
 
 @pytest.fixture

@@ -13,13 +13,13 @@ from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import QApplication, QMessageBox
 from pytestqt.qtbot import QtBot
 
-from sandbox_app.core.scenario import Scenario
-from sandbox_app.core.scenario_file import load_scenario, scenarios_dir
-from sandbox_app.ui.approval import ApprovalDialog
-from sandbox_app.ui.highlighter import Role
-from sandbox_app.ui.main_window import MainWindow
-from sandbox_app.ui.theme import DARK, LIGHT, styles_for
-from sandbox_app.ui.trace_view import CUT_NOTE, TraceView
+from sandbox_app.core.scenarios.scenario import Scenario
+from sandbox_app.core.scenarios.scenario_file import load_scenario, scenarios_dir
+from sandbox_app.ui.common.theme import DARK, LIGHT, styles_for
+from sandbox_app.ui.tools.approval import ApprovalDialog
+from sandbox_app.ui.trace.highlighter import Role
+from sandbox_app.ui.trace.trace_view import CUT_NOTE, TraceView
+from sandbox_app.ui.window.main_window import MainWindow
 from tests.fakeserver import FakeOpenAIServer, ModelScript
 from tests.helpers import SendEmail, replies_of
 

@@ -11,10 +11,10 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
-from sandbox_app.core.scenario import LaneConfig
-from sandbox_app.core.scenario_file import load_scenario, save_scenario, scenarios_dir
-from sandbox_app.ui.key_confirmation import KeyConfirmDialog
-from sandbox_app.ui.main_window import MainWindow
+from sandbox_app.core.scenarios.scenario import LaneConfig
+from sandbox_app.core.scenarios.scenario_file import load_scenario, save_scenario, scenarios_dir
+from sandbox_app.ui.lane.key_confirmation import KeyConfirmDialog
+from sandbox_app.ui.window.main_window import MainWindow
 from tests.fakeserver import FakeOpenAIServer, ModelScript
 
 ANSWER = ["Thought: easy.\nAnswer: 4"]

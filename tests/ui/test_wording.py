@@ -5,9 +5,9 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
-from sandbox_app.core.metrics import RunMetrics, StepMetrics, plural
-from sandbox_app.core.scenario import LaneConfig
-from sandbox_app.ui.main_window import MainWindow
+from sandbox_app.core.running.metrics import RunMetrics, StepMetrics, plural
+from sandbox_app.core.scenarios.scenario import LaneConfig
+from sandbox_app.ui.window.main_window import MainWindow
 from tests.fakeserver import FakeOpenAIServer, ModelScript
 
 

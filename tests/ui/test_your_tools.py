@@ -10,11 +10,11 @@ import pytest
 from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
-from sandbox_app.core.scenario import LaneConfig
+from sandbox_app.core.scenarios.scenario import LaneConfig
 from sandbox_app.core.tools import plugins
 from sandbox_app.core.tools.mock import MockToolSpec
-from sandbox_app.ui.approval import AskDialog
-from sandbox_app.ui.main_window import MainWindow
+from sandbox_app.ui.tools.approval import AskDialog
+from sandbox_app.ui.window.main_window import MainWindow
 from tests.fakeserver import FakeOpenAIServer, ModelScript
 from tests.helpers import builtin
 from tests.plugin_install import plugin_site  # noqa: F401  (a fixture)

@@ -7,7 +7,8 @@ run inside a ReAct loop you can watch):
 - ``canned``: an ordered table of rules, input pattern → observation; the first that matches
   answers, else the default. Patterns are ``exact`` (the whole input, spaces at the ends
   aside), ``contains`` (case-insensitive) or ``regex`` (searched with Python's syntax through
-  ``core/safe_regex.py``: off the event loop's thread and stopped after 0.1 s, so a runaway
+  ``core/untrusted/safe_regex.py``: off the event loop's thread and stopped after 0.1 s, so a
+  runaway
   pattern is one error observation, never a frozen window).
 - ``ask``: the user types the observation when the model calls it (a dialog in the window, the
   terminal in the CLI); declining answers the model with an error.
@@ -24,7 +25,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Literal
 
-from sandbox_app.core import safe_regex
+from sandbox_app.core.untrusted import safe_regex
 
 Behaviour = Literal["canned", "ask", "error"]
 BEHAVIOURS: tuple[Behaviour, ...] = ("canned", "ask", "error")

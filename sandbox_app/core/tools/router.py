@@ -14,7 +14,7 @@ import time
 from collections.abc import Awaitable, Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 
-from sandbox_app.core.action_objects import name_key, plain_input
+from sandbox_app.core.react_format.action_objects import name_key, plain_input
 from sandbox_app.core.tools.base import Tool
 from sandbox_app.core.tools.policy import Policy, denied, effective_policy
 

@@ -1,0 +1,147 @@
+"""Running a test set: lane × case × repeat on the same engine, each server's requests capped.
+
+Shared by ``react-sandbox eval`` (eval_command.py) and the window's test-set panel
+(ui/test_set_panel.py): both hand it the runs to make and get each finished run back, as a
+JSON-ready result (case, lane, repeat, status, answer, passed, metrics, events) and its
+record, through ``on_result``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from sandbox_app.application.run_builder import RunSpec, build_run
+from sandbox_app.backends.keys import KeyStore, host_of
+from sandbox_app.backends.registry import SCRIPTED, BackendConfig, config_for, make_backend
+from sandbox_app.backends.response_cache import CachedBackend
+from sandbox_app.core.results.evaluation import RunKey
+from sandbox_app.core.results.exports import run_document
+from sandbox_app.core.results.verdict import matches
+from sandbox_app.core.running.backend import Backend
+from sandbox_app.core.running.engine import drive
+from sandbox_app.core.running.records import RunRecord
+from sandbox_app.core.scenarios.lane_settings import LaneSettings
+from sandbox_app.core.scenarios.scenario import Scenario
+from sandbox_app.core.scenarios.test_set import scenario_for_case
+from sandbox_app.core.tools import Tool
+from sandbox_app.core.tools.policy import asking
+
+OnResult = Callable[[dict[str, Any], RunRecord], None]
+
+
+@dataclass(frozen=True)
+class EvalLane:
+    label: str
+    config: BackendConfig
+    settings: LaneSettings
+
+
+def lane_label(name: str, settings: LaneSettings) -> str:
+    """A lane's column title: a native-tools lane says so (it is often the same model)."""
+    return name + (" (native tools)" if settings.tool_calling == "native" else "")
+
+
+def declined(scenario: Scenario, trusted: frozenset[str]) -> str | None:
+    """Which of the scenario's tools every run will decline, with no one to approve a call,
+    and why (None: none)."""
+    tools = asking(RunSpec(scenario, config_for(SCRIPTED)).tools(), scenario.policies, trusted)
+    if not tools:
+        return None
+    why = ", ".join(
+        f"{t.name} ({'the scenario says ask' if t.read_only else 'it has side effects'})"
+        for t in tools
+    )
+    return (
+        f"eval asks no one, so every call of these tools will be declined: {why}; "
+        "--allow TOOL lets one run unasked"
+    )
+
+
+class EvalRunner:
+    def __init__(
+        self,
+        scenario: Scenario,
+        lanes: list[EvalLane],
+        on_result: OnResult,
+        *,
+        concurrency: int = 4,
+        cache: Path | None = None,
+        keys: KeyStore | None = None,
+        with_events: bool = True,
+        sources: Sequence[Tool] = (),
+        trusted: Collection[str] = (),
+    ) -> None:
+        self.scenario = scenario
+        self.lanes = {lane.label: lane for lane in lanes}
+        self.on_result = on_result
+        self.concurrency = concurrency
+        self.cache = cache
+        self.keys = keys or KeyStore()
+        # The results file keeps every event as JSON; the window keeps the records instead
+        # (turning a run's events into dicts costs ~1 ms a run, on the GUI's loop).
+        self.with_events = with_events
+        self.sources = sources  # connected MCP servers' tools
+        self.trusted = frozenset(trusted)  # tools the user let run unasked (eval's --allow)
+        self._servers: dict[str, Backend] = {}
+        self._slots: dict[str, asyncio.Semaphore] = {}
+
+    async def run_all(self, todo: Iterable[RunKey]) -> None:
+        """Make the runs ``todo`` gives, taking each only when a worker is free: a plan of
+        millions of runs is never turned into millions of tasks at once."""
+        keys = iter(todo)
+        # Enough workers for every lane's server to have its ``concurrency`` requests going
+        # (the plan takes the lanes in turn); a server's semaphore caps its share.
+        workers = self.concurrency * max(1, len(self.lanes))
+        try:
+            await asyncio.gather(*(self._work(keys) for _ in range(workers)))
+        finally:
+            for backend in self._servers.values():
+                await backend.aclose()
+            self._servers.clear()
+
+    async def _work(self, keys: Iterator[RunKey]) -> None:
+        for key in keys:  # one iterator shared by every worker: each key is taken once
+            await self._run(key)
+
+    async def _run(self, key: RunKey) -> None:
+        lane = self.lanes[key.lane]
+        # Not a server (the offline model): one cap for all its lanes, by its kind.
+        server = host_of(lane.config.url) if lane.config.kind.server else lane.config.kind.id
+        async with self._slots.setdefault(server, asyncio.Semaphore(self.concurrency)):
+            result, record = await self._one(lane, key)
+        self.on_result(result, record)
+
+    async def _one(self, lane: EvalLane, key: RunKey) -> tuple[dict[str, Any], RunRecord]:
+        case = self.scenario.test_set[key.case]
+        scenario = scenario_for_case(self.scenario, case)
+        scenario = scenario.with_changes(model=lane.settings)
+        if not lane.config.kind.server:  # made per run: the offline model replays the case's own
+            backend = make_backend(lane.config, scenario, self.keys)
+        else:  # one client per server lane: its connections are reused run after run
+            backend = self._servers.get(lane.label) or make_backend(
+                lane.config, scenario, self.keys
+            )
+            self._servers[lane.label] = backend
+        if self.cache is not None:
+            salt = f"{lane.config.base_url}|{lane.config.model}|repeat {key.repeat}"
+            backend = CachedBackend(backend, self.cache, salt)
+        spec = RunSpec(scenario, lane.config, self.keys, self.sources, trusted=self.trusted)
+        engine, _ = build_run(spec, backend)
+        record = RunRecord()
+        record.scenario = scenario  # the case's: its expected answer judges the run shown
+        finished = await drive(engine, lambda event: record.add([event]))
+        document = run_document(record, events=self.with_events)
+        result = {
+            "lane": key.lane,
+            "case": key.case,
+            "repeat": key.repeat,
+            "question": case.question,
+            "expected": case.expected.answer,
+            "passed": bool(matches(finished.answer, case.expected)),
+            **{k: document[k] for k in ("status", "answer", "reason", "metrics", "events")},
+        }
+        return result, record

@@ -1,0 +1,181 @@
+"""``react-sandbox run``: one scenario, headless, its trace printed as the window draws it.
+
+Exit codes (cli_io.py): 0 answered, 1 error, 2 usage, 3 stopped, 5 max steps.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from collections.abc import Callable, Sequence
+from contextlib import suppress
+from dataclasses import replace
+
+from sandbox_app.application.run_builder import RunSpec, build_run
+from sandbox_app.backends.keys import KeyStore
+from sandbox_app.backends.mcp_tools import McpConnection, McpError
+from sandbox_app.backends.presets import preset_for_url
+from sandbox_app.backends.registry import (
+    SCRIPTED,
+    BackendConfig,
+    backend_id,
+    config_for,
+    display_name,
+    key_notice,
+    make_backend,
+)
+from sandbox_app.cli.cli_io import (
+    EXIT_ANSWERED,
+    EXIT_ERROR,
+    EXIT_MAX_STEPS,
+    EXIT_STOPPED,
+)
+from sandbox_app.cli.run_options import (
+    UnknownTool,
+    check_flags,
+    check_tools,
+    run_parser,
+    run_scenario,
+)
+from sandbox_app.cli.terminal import TracePrinter, WaitingNotice, json_visible, say
+from sandbox_app.cli.terminal_person import TerminalPerson
+from sandbox_app.core.results.exports import run_document
+from sandbox_app.core.running.backend import Backend
+from sandbox_app.core.running.engine import ReactEngine, drive
+from sandbox_app.core.running.events import Event, RunFinished
+from sandbox_app.core.running.records import RunRecord
+from sandbox_app.core.scenarios.scenario_fields import ScenarioError
+from sandbox_app.core.tools import TOOL_NAMES, Tool
+from sandbox_app.core.tools.mcp_server import McpServerSpec
+from sandbox_app.core.tools.policy import allow, refused_line
+
+EXIT_CODES = {
+    "answered": EXIT_ANSWERED,
+    "failed": EXIT_ERROR,
+    "max_steps": EXIT_MAX_STEPS,
+    "stopped": EXIT_STOPPED,
+}
+
+
+def run_command(argv: list[str]) -> int:
+    parser = run_parser()
+    args = parser.parse_args(argv)
+    try:
+        check_flags(args)
+        scenario = run_scenario(args)
+        config, keys = _backend_config(args), KeyStore()
+    except (ScenarioError, ValueError, KeyError) as err:
+        say(f"react-sandbox: {err}")
+        return 1
+    # --allow is the user's word for this run: the tool's policy becomes auto, and trusted.
+    allowance = allow(scenario.policies, args.allow)
+    for name in allowance.refused:
+        say(f"react-sandbox: {refused_line(name)}")
+    scenario = scenario.with_changes(policies=allowance.policies)
+    notice = key_notice(config, keys)
+    if notice:
+        say(f"react-sandbox: {notice}")
+    backend = make_backend(config, scenario, keys)
+    printer = None if args.json else TracePrinter(sys.stdout, thinking=not args.hide_thinking)
+    # With --json stdout holds only the document: the wait shows on stderr, and only if that
+    # is a terminal (a status line that leaves nothing behind), never in a log.
+    out = sys.stderr if args.json else sys.stdout
+    waiting = WaitingNotice(out, backend.label) if out is sys.stdout or out.isatty() else None
+    person = TerminalPerson(sys.stdin, sys.stderr)
+    spec = RunSpec(
+        scenario,
+        config,
+        keys,
+        approve=person.approve,
+        ask=person.ask,
+        trusted=allowance.trusted,
+        token_budget=args.token_budget,
+    )
+    record = RunRecord(spec.record_settings())
+
+    def emit(event: Event) -> None:
+        record.add([event])
+        if waiting is not None:
+            waiting.saw(event)  # first: its status line is erased before the event shows
+        if printer is not None:
+            printer.show(event)
+
+    if scenario.mcp_servers and not args.mcp:
+        named = "; ".join(f"{m.name}: {m.where}" for m in scenario.mcp_servers)
+        say(f"react-sandbox: the scenario uses MCP servers ({named}): add --mcp to start them")
+        return 1
+    engines: list[ReactEngine] = []
+
+    def make_engine(sources: Sequence[Tool], check: bool = True) -> ReactEngine:
+        if check and args.mcp and scenario.mcp_servers:  # their tools are known, connected
+            check_tools(args, scenario, sources)
+        engines.append(build_run(replace(spec, sources=sources), backend)[0])
+        return engines[-1]
+
+    try:
+        own = (*TOOL_NAMES, *(c.name for c in scenario.custom_tools))
+        run = _run(make_engine, scenario.mcp_servers, own, backend, emit, waiting)
+        finished = asyncio.run(run)
+    except KeyboardInterrupt:  # Ctrl+C: asyncio.run cancelled the run, then re-raised this
+        finished = (engines[-1] if engines else make_engine([], check=False)).stopped()
+    except (McpError, UnknownTool) as err:
+        say(f"react-sandbox: {err}")
+        return 1
+    if args.json:
+        if record.finished is None:  # Ctrl+C before the engine could say so
+            record.add([finished])
+        document = json.dumps(run_document(record), ensure_ascii=False, indent=1)
+        print(json_visible(document))  # the same document, with no character a terminal obeys
+    return EXIT_CODES[finished.status]
+
+
+async def _run(
+    make_engine: Callable[[Sequence[Tool]], ReactEngine],
+    servers: tuple[McpServerSpec, ...],
+    taken: tuple[str, ...],
+    backend: Backend,
+    emit: Callable[[Event], None],
+    waiting: WaitingNotice | None = None,
+) -> RunFinished:
+    """Connect the MCP servers, then drive the run; meanwhile ``waiting`` (fed the events by
+    ``emit``) watches the clock."""
+    connections = [McpConnection(spec) for spec in servers]
+    watcher = None
+    try:
+        sources: list[Tool] = []
+        for connection in connections:  # a name already taken is offered as SERVER_NAME
+            sources += await connection.connect((*taken, *(t.name for t in sources)))
+            for notice in (*connection.skipped, *connection.renamed):  # said once, as the window
+                print(f"react-sandbox: {notice}", file=sys.stderr)
+        engine = make_engine(sources)
+        watcher = asyncio.create_task(waiting.watch()) if waiting is not None else None
+        return await drive(engine, emit)
+    finally:
+        if watcher is not None:
+            watcher.cancel()  # which erases its status line, if any
+            with suppress(asyncio.CancelledError):
+                await watcher
+        await backend.aclose()
+        for connection in connections:
+            await connection.close()
+
+
+def _backend_config(args: argparse.Namespace) -> BackendConfig:
+    """What the flags say to run against: any registered backend id, a preset, or a URL."""
+    backend = backend_id(args.backend) if args.backend else SCRIPTED  # any registered id
+    if args.preset:  # an id ("lmstudio") or a display name ("LM Studio"), as in the window
+        backend = backend_id(args.preset)
+        if not config_for(backend).kind.server:
+            raise ValueError("--preset names a server; leave it out for the offline model")
+    elif args.base_url and backend in (SCRIPTED, "openai"):
+        # --base-url alone, or with --backend openai ("any OpenAI-compatible server" before
+        # ids): the URL's own preset, else custom.
+        backend = preset_for_url(args.base_url).id
+    config = config_for(backend, args.base_url or "", args.model, args.timeout)
+    if args.base_url and not config.kind.has("base_url"):
+        raise ValueError(f"--base-url: the {display_name(backend)} backend takes no URL")
+    if config.kind.has("model") and not args.model:
+        raise ValueError(f"--model is required for the {display_name(backend)} backend")
+    return config

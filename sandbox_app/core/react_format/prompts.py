@@ -1,0 +1,67 @@
+"""System prompts: a user-editable template with ``{tools}`` and ``{format}`` filled per dialect.
+
+The default template and each dialect's format text follow well-known ReAct prompts; the
+format text and tool line live in the dialect's spec
+(:mod:`sandbox_app.core.react_format.dialects`), next
+to the call forms the parser reads, so a run asks for exactly the syntax it will parse.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from sandbox_app.core.react_format.dialects import Dialect, spec
+from sandbox_app.core.react_format.native_tools import NATIVE_FORMAT, tool_lines
+from sandbox_app.core.tools import Tool
+
+PLACEHOLDERS = ("tools", "format")
+_PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+DEFAULT_TEMPLATE = (
+    "You are a helpful assistant that solves problems step by step with tools.\n"
+    "Facts and numbers must come from the tools, not from memory.\n\n"
+    "Available tools:\n{tools}\n\n{format}"
+)
+
+
+class PromptError(ValueError):
+    """A template the engine cannot fill, with a message that says how to fix it."""
+
+
+def render_tools(tools: Iterable[Tool], dialect: Dialect) -> str:
+    line = spec(dialect).tool_line
+    rendered = [
+        line.format(
+            name=t.name, Name=t.name.capitalize(), hint=t.input_hint, description=t.description
+        )
+        for t in tools
+    ]
+    return "\n".join(rendered) if rendered else "(no tools are enabled)"
+
+
+def unknown_placeholders(template: str) -> list[str]:
+    """Placeholders other than ``{tools}`` and ``{format}``; JSON braces are not placeholders."""
+    found = [m.group(1) for m in _PLACEHOLDER.finditer(template)]
+    return sorted({name for name in found if name not in PLACEHOLDERS})
+
+
+def render_prompt(
+    template: str, tools: Iterable[Tool], dialect: Dialect, *, native: bool = False
+) -> str:
+    """Fill the template. Raises :class:`PromptError` naming any unknown placeholder.
+
+    ``native``: the model calls tools through the API (core/react_format/native_tools.py), so
+    {format}
+    asks for tool calls instead of the dialect's Action lines."""
+    unknown = unknown_placeholders(template)
+    if unknown:
+        names = ", ".join("{" + n + "}" for n in unknown)
+        raise PromptError(
+            f"Unknown placeholder {names} in the system prompt; use {{tools}} and {{format}}."
+        )
+    if native:
+        values = {"tools": tool_lines(tools), "format": NATIVE_FORMAT}
+    else:
+        values = {"tools": render_tools(tools, dialect), "format": spec(dialect).format}
+    return _PLACEHOLDER.sub(lambda m: values[m.group(1)], template)

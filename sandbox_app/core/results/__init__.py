@@ -1,0 +1,2 @@
+"""What runs show and are judged by: verdicts, evaluation, comparison, presentation of events,
+exports."""

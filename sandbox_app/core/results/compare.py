@@ -1,0 +1,132 @@
+"""Compare ReAct runs across models: per-lane summaries, repeat statistics and cost.
+
+One table row per lane: the window's table and every export (exports.py) use the same rows,
+so an export says exactly what the window shows. Prices are what the user entered per model,
+per million tokens; a model without a price shows "—", never a guess. Thinking tokens are
+output tokens (servers count them in completion_tokens), so the cost includes them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from sandbox_app.core.results.verdict import COULD_NOT_CHECK, matches, verdict
+from sandbox_app.core.running.events import RunFinished
+from sandbox_app.core.running.records import RunHistory
+from sandbox_app.core.scenarios.scenario import Expected
+from sandbox_app.core.untrusted.file_reader import ReadError, check, parse_setting
+
+MIN_LANES, MAX_LANES = 2, 4  # a comparison needs two; four still fit beside the editor
+COLUMNS = (
+    "Lane",
+    "Model",
+    "Status",
+    "Final answer",
+    "Correct",
+    "Pass rate",
+    "Steps",
+    "Tool calls",
+    "Format errors",
+    "Cuts",
+    "Tokens in",
+    "Tokens out",
+    "Thinking tokens",
+    "Thinking time",
+    "First token",
+    "Time",
+    "Tokens/s",
+    "Cost",
+)
+
+
+@dataclass(frozen=True)
+class Price:
+    input_per_million: float
+    output_per_million: float
+
+    def cost(self, tokens_in: int, tokens_out: int) -> float:
+        return (tokens_in * self.input_per_million + tokens_out * self.output_per_million) / 1e6
+
+
+def stored_prices(value: object) -> dict[str, Price]:
+    """The price table as the window stores it (JSON: model → [input, output]); anything
+    malformed is dropped, never guessed."""
+    try:
+        data = parse_setting(value, "the saved prices")
+        table = check(data, dict[str, tuple[float, ...]], "prices")
+    except ReadError:
+        return {}
+    return {
+        model: Price(*pair) for model, pair in table.items() if len(pair) == 2 and min(pair) >= 0
+    }
+
+
+@dataclass
+class LaneRecord:
+    """Everything one lane did: the record of each repeat (bounded, see records.py)."""
+
+    lane: str
+    model: str
+    history: RunHistory = field(default_factory=RunHistory)
+    running: bool = False
+
+    @property
+    def runs(self) -> list[RunFinished]:
+        """Each finished repeat's final event, oldest first."""
+        return self.history.finished
+
+    def summary(self, expected: Expected | None, price: Price | None) -> dict[str, str]:
+        """The table row: the latest run, plus pass rate and ranges over all repeats."""
+        row = dict.fromkeys(COLUMNS, "—")
+        row["Lane"], row["Model"] = self.lane, self.model
+        if not self.runs:
+            row["Status"] = "running" if self.running else "—"
+            return row
+        last = self.runs[-1]
+        m = last.metrics
+        approx = "~" if m.estimated else ""
+        row["Status"] = last.status + (" …" if self.running else "")
+        if m.cuts_by_limit:
+            row["Status"] += " · cut at Max tokens"
+        row["Final answer"] = last.answer or "—"
+        found = verdict(last.answer, expected)
+        shown: dict[object, str] = {None: "—", True: "yes", False: "no"}
+        row["Correct"] = shown.get(found, COULD_NOT_CHECK)
+        row["Pass rate"] = self._pass_rate(expected)
+        row["Steps"] = self._spread([len(r.metrics.steps) for r in self.runs], "{:.0f}")
+        row["Tool calls"] = str(m.tool_calls)
+        row["Format errors"] = str(m.format_errors)
+        row["Cuts"] = str(m.fabrications_cut)
+        row["Tokens in"] = f"{approx}{m.tokens_in:,}"
+        row["Tokens out"] = f"{approx}{m.tokens_out:,}"  # thinking included, as servers count
+        if m.reasoning_tokens:
+            row["Thinking tokens"] = f"{'~' if m.reasoning_estimated else ''}{m.reasoning_tokens:,}"
+        if m.thinking_s is not None:
+            row["Thinking time"] = f"{m.thinking_s:.1f} s"
+        row["First token"] = f"{m.ttft_s * 1000:.0f} ms" if m.ttft_s is not None else "—"
+        row["Time"] = self._spread([r.metrics.wall_s for r in self.runs], "{:.2f} s")
+        generating = m.wall_s - m.tool_s
+        row["Tokens/s"] = f"{m.tokens_out / generating:.0f}" if generating > 0 else "—"
+        if price is not None:
+            row["Cost"] = f"{approx}${price.cost(m.tokens_in, m.tokens_out):.4f}"
+        return row
+
+    def pass_rate(self, expected: Expected | None) -> float | None:
+        if expected is None or not self.runs:
+            return None
+        return sum(bool(matches(r.answer, expected)) for r in self.runs) / len(self.runs)
+
+    def _pass_rate(self, expected: Expected | None) -> str:
+        rate = self.pass_rate(expected)
+        if rate is None:
+            return "—"
+        passed = round(rate * len(self.runs))
+        return f"{rate:.0%} ({passed}/{len(self.runs)})"
+
+    def _spread(self, values: list[float], fmt: str) -> str:
+        """One value, or "mean (min–max)" over repeats."""
+        if len(values) == 1:
+            return fmt.format(values[0])
+        from statistics import mean  # with fractions and decimal: not before the first frame
+
+        return f"{fmt.format(mean(values))} ({fmt.format(min(values))}–{fmt.format(max(values))})"

@@ -1,0 +1,149 @@
+"""An evaluation's results as a grid (cases × lanes) and a self-contained HTML report.
+
+The grid is what the window's results view and every export show: each cell is a case's
+runs on a lane, "pass", "fail" or "k/N" with repeats; the report adds the per-lane summary
+(pass rate with its 95 % Wilson interval) and, for every failed run, its answer and why.
+Model text is escaped, never interpreted: a reply holding ``<script>`` stays text.
+"""
+
+from __future__ import annotations
+
+import csv
+import html
+import io
+import json
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from sandbox_app.core.results.evaluation import RunKey, key_of, summarise
+from sandbox_app.core.untrusted.markdown import inline
+
+
+def latest_results(results: Iterable[dict[str, Any]]) -> dict[RunKey, dict[str, Any]]:
+    latest: dict[RunKey, dict[str, Any]] = {}
+    for result in results:
+        latest[key_of(result)] = result
+    return latest
+
+
+def grid(
+    questions: Sequence[str], lanes: Sequence[str], results: Iterable[dict[str, Any]]
+) -> list[list[str]]:
+    """One row per case: its number, its question, then one cell per lane."""
+    cells: dict[tuple[int, str], list[bool]] = {}
+    for key, result in sorted(latest_results(results).items()):
+        cells.setdefault((key.case, key.lane), []).append(bool(result["passed"]))
+    rows = []
+    for case, question in enumerate(questions):
+        row = [str(case + 1), question]
+        row += [cell_text(cells.get((case, lane), [])) for lane in lanes]
+        rows.append(row)
+    return rows
+
+
+def cell_text(passes: Sequence[bool]) -> str:
+    """A cell of the grid: "—" (not run), "pass", "fail", or "k/N" passed with repeats."""
+    if not passes:
+        return "—"
+    if len(passes) == 1:
+        return "pass" if passes[0] else "fail"
+    return f"{sum(passes)}/{len(passes)}"
+
+
+def cell_failed(text: str) -> bool:
+    """Whether a cell holds a failed run: "fail", or "k/N" with k < N."""
+    passed, _, total = text.partition("/")
+    return text == "fail" or (bool(total) and passed != total)
+
+
+def to_html(
+    title: str,
+    questions: Sequence[str],
+    lanes: Sequence[str],
+    results: Sequence[dict[str, Any]],
+) -> str:
+    """A report that opens in any browser, offline: no scripts, no external files."""
+    e = html.escape
+    latest = latest_results(results)
+    parts = [
+        "<!doctype html><html><head><meta charset='utf-8'>",
+        f"<title>{e(title)}: evaluation</title><style>{_STYLE}</style></head><body>",
+        f"<h1>{e(title)}</h1><h2>Summary</h2><table><tr><th>Lane</th><th>Pass rate</th>"
+        "<th>95% interval</th><th>Steps</th><th>Tool calls</th><th>Format errors</th>"
+        "<th>Tokens in / out</th><th>Thinking tokens</th><th>Latency p50 / p95</th></tr>",
+    ]
+    for s in summarise(results, lanes):
+        low, high = s.interval
+        parts.append(
+            f"<tr><td>{e(s.lane)}</td><td>{s.pass_rate:.0%} ({s.passed}/{s.runs})</td>"
+            f"<td>{low:.0%}–{high:.0%}</td><td>{s.mean_steps:.1f}</td><td>{s.tool_calls}</td>"
+            f"<td>{s.format_errors}</td><td>{s.tokens_in:,} / {s.tokens_out:,}</td>"
+            f"<td>{s.thinking_tokens:,}</td>"
+            f"<td>{s.latency_p50_s:.2f} s / {s.latency_p95_s:.2f} s</td></tr>"
+        )
+    parts.append("</table><h2>Cases</h2><table><tr><th>#</th><th>Question</th>")
+    parts += [f"<th>{e(lane)}</th>" for lane in lanes]
+    parts.append("</tr>")
+    for row in grid(questions, lanes, results):
+        case = int(row[0]) - 1
+        parts.append(f"<tr><td>{row[0]}</td><td>{e(row[1])}</td>")
+        for lane, cell in zip(lanes, row[2:], strict=True):
+            answers = [
+                str(r.get("answer"))
+                for k, r in sorted(latest.items())
+                if (k.case, k.lane) == (case, lane)
+            ]
+            css = "" if cell == "—" else "fail" if cell_failed(cell) else "pass"
+            parts.append(f"<td class='{css}' title='{e('; '.join(answers))}'>{e(cell)}</td>")
+        parts.append("</tr>")
+    parts.append("</table><h2>Failed runs</h2><ul>")
+    for key, result in sorted(latest.items()):
+        if not result["passed"]:
+            parts.append(
+                f"<li>case {key.case + 1}, {e(key.lane)}, repeat {key.repeat + 1}: "
+                f"answered {e(repr(result.get('answer')))}, expected "
+                f"{e(repr(result.get('expected')))} ({e(str(result.get('status')))}"
+                f"{': ' + e(str(result.get('reason'))) if result.get('reason') else ''})</li>"
+            )
+    parts.append("</ul></body></html>\n")
+    return "".join(parts)
+
+
+_STYLE = (
+    "body{font-family:system-ui,sans-serif;margin:2em;color:#202124}"
+    "table{border-collapse:collapse;margin-bottom:1.5em}"
+    "td,th{border:1px solid #dadce0;padding:4px 8px;text-align:left}"
+    "th{background:#f1f3f4}.pass{background:#e6f4ea}.fail{background:#fce8e6}"
+)
+
+
+# The test set's other formats (core/results/exports.py's TEST_SET_FORMATS lists them all):
+# ``results``
+# are each run's latest result, as the results file holds it.
+
+
+def results_markdown(
+    questions: Sequence[str], labels: Sequence[str], results: Sequence[dict[str, Any]]
+) -> str:
+    """Each lane's summary line, then the grid as a table (cells are literal text)."""
+    header, rows = ["#", "Question", *labels], grid(questions, labels, results)
+    lines = ["| " + " | ".join(inline(c) for c in header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(inline(c) for c in row) + " |" for row in rows]
+    summary = [s.row() for s in summarise(results, labels)]
+    return "\n".join([*summary, "", *lines]) + "\n"
+
+
+def results_csv(
+    questions: Sequence[str], labels: Sequence[str], results: Sequence[dict[str, Any]]
+) -> str:
+    """The grid: a header row, then one row per case."""
+    out = io.StringIO()
+    rows = grid(questions, labels, results)
+    csv.writer(out, lineterminator="\n").writerows([["#", "Question", *labels], *rows])
+    return out.getvalue()
+
+
+def results_json(runs: Iterable[tuple[dict[str, Any], list[dict[str, Any]]]]) -> str:
+    """Every run: its result (verdict, metrics) with its full event trace as dicts."""
+    documents = [{**result, "events": events} for result, events in runs]
+    return json.dumps(documents, ensure_ascii=False, indent=1)

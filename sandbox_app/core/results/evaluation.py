@@ -1,0 +1,310 @@
+"""Evaluating a test set: which runs a plan holds, what a results file already has, and the
+per-lane summary with a pass rate you can trust (a 95 % Wilson interval).
+
+A run is one lane × one case × one repeat, identified by its :class:`RunKey`; a results file
+is one JSON line per finished run (see ``eval_command.py``), so a killed process loses no
+finished run and a resumed one skips what is done.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from sandbox_app.core.running.metrics import plural
+from sandbox_app.core.untrusted.file_reader import (
+    ReadError,
+    check,
+    display_name,
+    iter_lines,
+    json_line,
+    shown,
+)
+
+Z_95 = 1.959963984540054  # the normal quantile for a two-sided 95 % interval
+
+
+@dataclass(frozen=True, order=True)
+class RunKey:
+    lane: str
+    case: int  # index in the test set
+    repeat: int  # 0-based
+
+
+def plan(lanes: Sequence[str], cases: int, repeats: int) -> list[RunKey]:
+    """Every run, case by case, so early results already cover every lane."""
+    return list(iter_plan(lanes, cases, repeats))
+
+
+def iter_plan(lanes: Sequence[str], cases: int, repeats: int) -> Plan:
+    """:func:`plan` one run at a time: a large test set × repeats is never held at once."""
+    return Plan(tuple(lanes), cases, repeats)
+
+
+@dataclass(frozen=True)
+class Plan(Collection[RunKey]):
+    """Every run of an evaluation, in :func:`plan`'s order, without a list of them: its
+    length and whether it holds a run are arithmetic, its runs made one at a time."""
+
+    lanes: tuple[str, ...]
+    cases: int
+    repeats: int
+
+    def __len__(self) -> int:
+        return len(self.lanes) * self.cases * self.repeats
+
+    def __contains__(self, key: object) -> bool:
+        return (
+            isinstance(key, RunKey)
+            and key.lane in self.lanes
+            and 0 <= key.case < self.cases
+            and 0 <= key.repeat < self.repeats
+        )
+
+    def __iter__(self) -> Iterator[RunKey]:
+        for case in range(self.cases):
+            for repeat in range(self.repeats):
+                for lane in self.lanes:
+                    yield RunKey(lane, case, repeat)
+
+
+MAX_RESULTS_BYTES = 1 << 30  # 1 GiB: 10,000 cases x 4 lanes of full traces fit
+
+
+@dataclass(frozen=True)
+class ResultsFile:
+    """What a results file holds for a resumed evaluation: the runs to count, and how many
+    lines were not (``damaged``: unreadable or of the wrong shape; ``outside``: runs this
+    evaluation does not plan, such as a case since removed)."""
+
+    results: list[dict[str, Any]]
+    damaged: int = 0
+    outside: int = 0
+
+    def notice(self, name: str) -> str:
+        """One line saying what was left out, or ""."""
+        parts = []
+        if self.damaged:
+            parts.append(f"{plural(self.damaged, 'damaged line')} skipped, not counted")
+        if self.outside:
+            parts.append(
+                f"{plural(self.outside, 'result')} for runs this evaluation does not have "
+                "(a case, lane or repeat no longer in it) left out"
+            )
+        return f"{name}: {'; '.join(parts)}." if parts else ""
+
+
+def read_results(path: Path, planned: Collection[RunKey] | None = None) -> list[dict[str, Any]]:
+    """The finished runs in a results file (see :func:`results_file`)."""
+    return results_file(path, planned).results
+
+
+def results_file(path: Path, planned: Collection[RunKey] | None = None) -> ResultsFile:
+    """Read a results file line by line: a line cut short by a kill (even inside a
+    character), one that is not a result or whose fields have the wrong types is skipped and
+    counted as damaged; with ``planned``, a run it does not hold is left out. A file that
+    cannot be read at all (not a regular file, too large) is a :class:`ReadError`."""
+    if not os.path.lexists(path):
+        return ResultsFile([])
+    name = display_name(path)
+    results: list[dict[str, Any]] = []
+    damaged = outside = 0
+    for number, raw in enumerate(iter_lines(path, MAX_RESULTS_BYTES, "a results file"), 1):
+        if not raw.strip():
+            continue
+        try:
+            result = checked_result(json_line(raw, f"{name} line {number}", "a result"))
+        except ReadError:
+            damaged += 1
+            continue
+        if planned is not None and key_of(result) not in planned:
+            outside += 1
+            continue
+        results.append(result)
+    return ResultsFile(results, damaged, outside)
+
+
+_RESULT_FIELDS: dict[str, Any] = {"lane": str, "case": int, "repeat": int, "passed": bool}
+_METRIC_FIELDS: dict[str, Any] = {
+    "steps": list[Any] | None,
+    "tool_calls": int | None,
+    "format_errors": int | None,
+    "tokens_in": int | None,
+    "tokens_out": int | None,
+    "reasoning_tokens": int | None,
+    "wall_s": float | None,
+}
+
+
+def checked_result(item: Any) -> dict[str, Any]:
+    """``item`` if it is a result whose counted fields have their types (``"passed": "no"``
+    is not a pass, ``"case": "x"`` not a case); else a ReadError naming the field."""
+    if not isinstance(item, dict):
+        raise ReadError(f"a result must be an object (got {shown(item)}).")
+    for key, kind in _RESULT_FIELDS.items():
+        if key not in item:
+            raise ReadError(f'"{key}" is missing.')
+        check(item[key], kind, key)
+    if item["case"] < 0 or item["repeat"] < 0:
+        raise ReadError('"case" and "repeat" must be at least 0.')
+    metrics = check(item.get("metrics"), dict[str, Any] | None, "metrics") or {}
+    for key, kind in _METRIC_FIELDS.items():
+        check(metrics.get(key), kind, f"metrics.{key}")
+    return item
+
+
+def key_of(result: dict[str, Any]) -> RunKey:
+    return RunKey(str(result["lane"]), int(result["case"]), int(result["repeat"]))
+
+
+def still_to_run(
+    planned: Iterable[RunKey], done: Iterable[dict[str, Any]], only_failed: bool = False
+) -> list[RunKey]:
+    """What a resumed evaluation runs: what is not done yet, or (``only_failed``) the runs
+    whose latest result failed."""
+    latest = {key_of(result): bool(result["passed"]) for result in done}
+    if only_failed:
+        return [key for key in planned if latest.get(key) is False]
+    return [key for key in planned if key not in latest]
+
+
+def pending(
+    planned: Iterable[RunKey], done: Iterable[dict[str, Any]], only_failed: bool = False
+) -> Iterator[RunKey]:
+    """:func:`still_to_run` one run at a time (to feed a runner from :func:`iter_plan`)."""
+    latest = {key_of(result): bool(result["passed"]) for result in done}
+    for key in planned:
+        if (latest.get(key) is False) if only_failed else (key not in latest):
+            yield key
+
+
+def count_pending(planned: Plan, done: Iterable[dict[str, Any]], only_failed: bool = False) -> int:
+    """How many runs :func:`pending` gives for ``planned``, without going through them."""
+    latest = {key_of(result): bool(result["passed"]) for result in done}
+    in_plan = [passed for key, passed in latest.items() if key in planned]
+    if only_failed:
+        return in_plan.count(False)
+    return len(planned) - len(in_plan)
+
+
+def wilson(passed: int, total: int, z: float = Z_95) -> tuple[float, float]:
+    """The Wilson score interval of a pass rate: sound for small N and for 0 % or 100 %."""
+    if total == 0:
+        return (0.0, 1.0)
+    p = passed / total
+    denominator = 1 + z * z / total
+    centre = (p + z * z / (2 * total)) / denominator
+    half = z * math.sqrt(p * (1 - p) / total + z * z / (4 * total * total)) / denominator
+    return (max(0.0, centre - half), min(1.0, centre + half))
+
+
+@dataclass(frozen=True)
+class LaneSummary:
+    lane: str
+    runs: int
+    passed: int
+    mean_steps: float
+    tool_calls: int
+    format_errors: int
+    tokens_in: int
+    tokens_out: int
+    thinking_tokens: int
+    latency_p50_s: float
+    latency_p95_s: float
+
+    @property
+    def pass_rate(self) -> float:
+        return self.passed / self.runs if self.runs else 0.0
+
+    @property
+    def interval(self) -> tuple[float, float]:
+        return wilson(self.passed, self.runs)
+
+    def row(self) -> str:
+        low, high = self.interval
+        return (
+            f"{self.lane}: {self.pass_rate:.0%} ({self.passed}/{self.runs}, 95% CI "
+            f"{low:.0%}–{high:.0%}) · {self.mean_steps:.1f} steps · "
+            f"{self.tool_calls} tool calls · {self.format_errors} format errors · tokens "
+            f"{self.tokens_in:,} in / {self.tokens_out:,} out"
+            + (f" · thinking {self.thinking_tokens:,}" if self.thinking_tokens else "")
+            + f" · p50 {self.latency_p50_s:.2f} s · p95 {self.latency_p95_s:.2f} s"
+        )
+
+
+def summarise(results: Iterable[dict[str, Any]], lanes: Sequence[str]) -> list[LaneSummary]:
+    """One summary per lane, from each run's latest result."""
+    return summarise_latest({key_of(result): result for result in results}, lanes)
+
+
+def summarise_latest(
+    latest: Mapping[RunKey, dict[str, Any]], lanes: Sequence[str]
+) -> list[LaneSummary]:
+    """:func:`summarise` of results already keyed by run."""
+    tallies = {lane: LaneTally() for lane in lanes}
+    for key, result in latest.items():
+        tally = tallies.get(key.lane)
+        if tally is not None:
+            tally.add(result)
+    return [tally.summary(lane) for lane, tally in tallies.items()]
+
+
+@dataclass
+class LaneTally:
+    """A lane's running sums, so a window showing thousands of runs adds each as it ends
+    (and takes back one a re-run replaces) instead of reading them all again."""
+
+    runs: int = 0
+    passed: int = 0
+    steps: int = 0
+    tool_calls: int = 0
+    format_errors: int = 0
+    tokens_in: int = 0
+    tokens_out: int = 0
+    thinking: int = 0
+    walls: list[float] = field(default_factory=list)
+
+    def add(self, result: dict[str, Any], sign: int = 1) -> None:
+        m = result.get("metrics") or {}
+        self.runs += sign
+        self.passed += sign * bool(result["passed"])
+        self.steps += sign * len(m.get("steps") or ())
+        self.tool_calls += sign * int(m.get("tool_calls") or 0)
+        self.format_errors += sign * int(m.get("format_errors") or 0)
+        self.tokens_in += sign * int(m.get("tokens_in") or 0)
+        self.tokens_out += sign * int(m.get("tokens_out") or 0)
+        self.thinking += sign * int(m.get("reasoning_tokens") or 0)
+        wall = float(m.get("wall_s") or 0.0)
+        if sign > 0:
+            self.walls.append(wall)
+        else:
+            self.walls.remove(wall)
+
+    def remove(self, result: dict[str, Any]) -> None:
+        self.add(result, -1)
+
+    def summary(self, lane: str) -> LaneSummary:
+        walls = sorted(self.walls)
+        return LaneSummary(
+            lane,
+            self.runs,
+            self.passed,
+            self.steps / self.runs if self.runs else 0.0,
+            self.tool_calls,
+            self.format_errors,
+            self.tokens_in,
+            self.tokens_out,
+            self.thinking,
+            _percentile(walls, 50),
+            _percentile(walls, 95),
+        )
+
+
+def _percentile(ordered: list[float], p: float) -> float:
+    if not ordered:
+        return 0.0
+    return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]

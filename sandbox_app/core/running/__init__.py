@@ -1,0 +1,2 @@
+"""A run: the backend protocol, the engine, its events, records and recordings, stepping, forks,
+metrics."""

@@ -1,0 +1,107 @@
+"""What a model backend is (a protocol and its value types), where the engine can import it.
+
+Backends implement it (backends/), the engine consumes it (core/running/engine.py); living in core,
+it keeps every dependency pointing one way: backends → core, never core → backends.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+# A chat message as the API takes it: role and content, and with native tool calling an
+# assistant's "tool_calls" or a tool result's "tool_call_id" (core/react_format/native_tools.py).
+Message = dict[str, Any]
+ToolSchema = dict[str, Any]  # one entry of the API's "tools": {"type": "function", …}
+
+
+@dataclass(frozen=True)
+class ToolCallPiece:
+    """One streamed fragment of a native tool call (``delta.tool_calls[i]``): only ``index`` is
+    always there; ``id`` and ``name`` come once, ``arguments`` in JSON fragments to join."""
+
+    index: int
+    id: str = ""
+    name: str = ""
+    arguments: str = ""
+
+
+@dataclass(frozen=True)
+class Usage:
+    prompt_tokens: int
+    completion_tokens: int  # servers count the reasoning tokens in here too
+    reasoning_tokens: int | None = None  # usage.completion_tokens_details, when reported
+    # A count the server sent out of range or not a whole number: clamped, and shown as an
+    # estimate (~), never as the server's word.
+    doubtful: bool = False
+
+
+@dataclass(frozen=True)
+class Delta:
+    """One piece of a streamed reply: text, reasoning, the server's usage report, the finish
+    reason, or a notice for the trace."""
+
+    # The reply's content: may still hold inline <think> tags (core/react_format/thinking.py).
+    text: str = ""
+    usage: Usage | None = None
+    notice: str = ""  # e.g. "Rate limited (429): retrying in 2 s (1 of 3)"
+    chunks: int = 1  # how many of the server's chunks the text came in (merged when relayed)
+    # The model's thinking, from a reasoning field (reasoning_content / reasoning).
+    reasoning: str = ""
+    finish_reason: str | None = None  # "stop", "length", … as the server reported it
+    # When the request went out (time.perf_counter()), for a time to first token that does
+    # not include the client's own start-up; sent once, before any text.
+    sent_at: float | None = None
+    tool_calls: tuple[ToolCallPiece, ...] = ()  # native tool calling only
+    # The request as it went out (its JSON body, never a key), sent once with ``sent_at``:
+    # what the request inspector shows.
+    request: dict[str, Any] | None = None
+
+    @property
+    def plain(self) -> bool:
+        """Only text or only reasoning: a piece the relay may merge with its neighbours."""
+        return (
+            self.usage is None
+            and not self.notice
+            and self.finish_reason is None
+            and self.sent_at is None
+            and self.request is None
+            and not self.tool_calls
+            and not (self.text and self.reasoning)
+        )
+
+
+@dataclass(frozen=True)
+class StreamParams:
+    model: str = ""
+    temperature: float | None = 0.0
+    max_tokens: int = 512
+    top_p: float | None = None
+    seed: int | None = None
+    stop: tuple[str, ...] = ()
+    # "minimal", "low", "medium", "high"…; None sends nothing (the server's default).
+    reasoning_effort: str | None = None
+    # Native tool calling: the tools the model may call, sent as the API's "tools"; empty
+    # for a ReAct text prompt.
+    tools: tuple[ToolSchema, ...] = ()
+    # Lane settings sent as they are (core/scenarios/lane_settings.py ``request_key``).
+    extra: tuple[tuple[str, Any], ...] = ()
+
+
+class BackendError(Exception):
+    """A failure the user can act on, in one line ("Cannot connect to … — is Ollama running?")."""
+
+
+class Backend(Protocol):
+    label: str
+
+    def stream(
+        self, messages: Sequence[Message], params: StreamParams
+    ) -> AsyncGenerator[Delta, None]:
+        """Stream one reply. Raises :class:`BackendError`; text already yielded stays valid."""
+        ...
+
+    async def list_models(self) -> list[str]: ...
+
+    async def aclose(self) -> None: ...

@@ -1,0 +1,359 @@
+"""The ReAct loop: stream a turn, cut fabricated observations, run the tool, repeat to an answer.
+
+A plain hand-written ReAct loop is the shape: a system prompt and the question, then per step the
+model's text as the assistant message and ``Observation: <result>`` as the next user message,
+until a final answer or the step limit. On top of it: streaming with a client-side cut at the
+Observation label, one corrective observation for a reply in no format, approval for tools
+with side effects, budgets, metrics, and native tool calling as the same loop with the calls
+and results in the API's own messages (native_tools.py).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Callable, Collection, Sequence
+from dataclasses import replace
+from typing import Protocol
+
+from sandbox_app.core.react_format.dialects import Dialect, spec
+from sandbox_app.core.react_format.native_tools import (
+    NATIVE_CORRECTION,
+    assistant_message,
+    call_input,
+    finish_answer,
+    message_text,
+    tool_message,
+    tool_schema,
+    unparsed_call,
+)
+from sandbox_app.core.react_format.parser import correction_for, parse_kept
+from sandbox_app.core.react_format.prompts import DEFAULT_TEMPLATE, PromptError, render_prompt
+from sandbox_app.core.react_format.turn_reader import TurnOutcome, TurnReader, ask_again
+from sandbox_app.core.running.backend import Backend, BackendError, Message, StreamParams
+from sandbox_app.core.running.events import (
+    ActionParsed,
+    Edited,
+    Event,
+    FinalAnswer,
+    FormatError,
+    Notice,
+    Observation,
+    RunFinished,
+    RunStarted,
+    Status,
+    StepFinished,
+    StepStarted,
+)
+from sandbox_app.core.running.metrics import RunTally, StepMetrics, estimate_tokens
+from sandbox_app.core.running.model_traits import traits_for
+from sandbox_app.core.running.stepping import Pause, PauseFn
+from sandbox_app.core.scenarios.scenario import Scenario
+from sandbox_app.core.tools import Approver, Tool, ToolResult, ToolRouter, tools_for
+
+MAX_STEPS_MESSAGE = "Reached max steps without final answer"  # as plain ReAct loops word it
+# Stop generating where the model would start writing its own observation. "\nObservation "
+# also covers the numbered ("Observation 2:") and tool-tagged ("Observation (search):") forms.
+STOP_SEQUENCES = ("\nObservation:", "\nObservation ")
+
+
+class ReactEngine:
+    """One run of one scenario against one backend. Iterate :meth:`run` for its events.
+
+    Cancelling the task that iterates :meth:`run` stops the run: the backend stream closes on
+    the way out, and :meth:`stopped` gives the ``RunFinished`` event describing it.
+    """
+
+    def __init__(
+        self,
+        scenario: Scenario,
+        backend: Backend,
+        *,
+        model: str = "",
+        approve: Approver | None = None,
+        token_budget: int | None = None,
+        tools: list[Tool] | None = None,
+        trusted: Collection[str] = (),
+        history: Sequence[Message] = (),
+        prefix: Sequence[Event] = (),
+        only_step: int | None = None,
+        pause: PauseFn | None = None,
+    ) -> None:
+        """``history`` and ``prefix``: a fork (core/running/fork.py): the conversation so far
+        (system
+        prompt and question first) and the events of the steps it holds, shown as they were;
+        the run goes on live from the step after them."""
+        self.history, self.prefix = list(history), list(prefix)
+        self.only_step = only_step  # a rerun: this step's turn, then the end
+        self.pause = pause  # step-through (core/running/stepping.py)
+        self.scenario = scenario
+        self.backend = backend
+        self.model = model
+        self.token_budget = token_budget
+        self.tools = (
+            tools
+            if tools is not None
+            else tools_for(scenario.enabled_tools, scenario.documents, scenario.custom_tools)
+        )
+        # ``trusted``: side-effecting tools the user let run unasked (tools/policy.py).
+        self.router = ToolRouter(
+            self.tools, approve=approve, policies=scenario.policies, trusted=trusted
+        )
+        self.messages: list[Message] = []
+        self.answer: str | None = None
+        self._tally = RunTally()
+        self._tool_seconds = 0.0  # this step's tool time
+        self._dialect: Dialect = scenario.prompt_dialect
+        self.native = scenario.model.tool_calling == "native"
+        self._traits = traits_for(backend.label, model)
+
+    def system_prompt(self) -> str:
+        """The rendered system prompt; raises PromptError for an unknown placeholder."""
+        template = self.scenario.system_prompt or DEFAULT_TEMPLATE
+        return render_prompt(template, self.tools, self._dialect, native=self.native)
+
+    def stopped(self) -> RunFinished:
+        return RunFinished("stopped", "Stopped by the user.", None, self._tally.snapshot())
+
+    async def run(self) -> AsyncIterator[Event]:
+        s = self.scenario
+        self._tally = RunTally()
+        try:
+            system = self.history[0]["content"] if self.history else self.system_prompt()
+        except PromptError as err:
+            yield self._finish("failed", str(err))
+            return
+        self.messages = list(self.history) or [
+            {"role": "system", "content": system},
+            {"role": "user", "content": s.question},
+        ]
+        yield RunStarted(system, s.question, s.max_steps, self.backend.label, self.model)
+        for event in self.prefix:  # a fork's steps so far, as they were
+            if isinstance(event, StepFinished):
+                self._tally.steps.append(event.metrics)
+            yield event
+        for step in range(len(self._tally.steps) + 1, s.max_steps + 1):
+            yield StepStarted(step)
+            step_started = time.perf_counter()
+            self._tool_seconds = 0.0
+            params = self._params()
+            earlier: list[TurnOutcome] = []  # requests of this step asked again
+            while True:
+                reader = TurnReader(step, self._traits, s.parse_dialect, native=self.native)
+                try:
+                    async for event in reader.read(self.backend, self.messages, params):
+                        yield event
+                except BackendError as err:
+                    yield reader.exchange()
+                    yield self._record_step(step, step_started, reader.out, earlier)
+                    yield self._finish("failed", str(err))
+                    return
+                yield reader.exchange()
+                auto = self.scenario.model.max_tokens is None
+                again = ask_again(params, reader.out, len(earlier), self._traits, auto)
+                if again is None:
+                    break
+                params, notice = again
+                earlier.append(reader.out)
+                yield Notice(step, notice)
+            outcome = reader.out
+            if outcome.turn.dropped:
+                self._tally.fabrications_cut += 1
+            turn = outcome.turn
+            # Never acted on, never a format error: a reply cut short may stop inside an
+            # action's input, an answer, or thinking that never said it was thinking.
+            failure = _cut_by_limit(params.max_tokens, outcome) if outcome.cut_by_limit else None
+            if self.native and not outcome.tool_calls:
+                failure = failure or unparsed_call(outcome.content)
+            if failure is not None:
+                yield self._record_step(step, step_started, outcome, earlier)
+                yield self._finish("failed", failure)
+                return
+            finish = finish_answer(outcome.tool_calls, self.router.resolve)
+            if finish is not None:  # native: a call to the finish tool
+                turn = replace(turn, kind="answer", answer=finish)
+            if step == self.only_step and turn.kind != "answer":
+                yield self._record_step(step, step_started, outcome, earlier)
+                yield self._finish("stopped", f"Reran step {step}: its action was not run.")
+                return
+            if self.pause is not None and turn.kind == "action" and not self.native:
+                edited = await self.pause(Pause("turn", step, turn.kept.strip()))
+                if edited.strip() != turn.kept.strip():  # parsed again, as if written so
+                    turn = parse_kept(edited.strip(), "", s.parse_dialect)
+                    yield Edited(step, "turn", edited.strip())
+            if turn.kind == "answer":
+                self.answer = turn.answer
+                yield FinalAnswer(step, turn.answer, was_thought=self.native and finish is None)
+                yield self._record_step(step, step_started, outcome, earlier)
+                yield self._finish("answered", "")
+                return
+            if outcome.tool_calls:
+                self.messages.append(assistant_message(outcome.content, outcome.tool_calls))
+                for call in outcome.tool_calls:
+                    tool_input, refused = call_input(self.router.resolve(call.name), call)
+                    yield (action := self._action(step, call.name, tool_input))
+                    yield (observation := await self._observe(action, refused))
+                    self.messages.append(tool_message(call, observation.text))
+                    async for event in self._paused_after(observation):
+                        yield event
+            elif turn.kind == "action":
+                # Only the content goes back: the thinking is the model's scratch pad (README).
+                self.messages.append({"role": "assistant", "content": turn.kept.strip()})
+                yield (action := self._action(step, turn.tool, turn.input))
+                yield (observation := await self._observe(action, None))
+                self.messages.append({"role": "user", "content": observation.message})
+                async for event in self._paused_after(observation):
+                    yield event
+            else:
+                self.messages.append({"role": "assistant", "content": turn.kept.strip()})
+                self._tally.format_errors += 1
+                correction = (
+                    NATIVE_CORRECTION
+                    if self.native
+                    else correction_for(turn, self._dialect, self.router.resolve)
+                )
+                message = self._observation(step, "", correction)
+                self.messages.append({"role": "user", "content": message})
+                yield FormatError(step, message)
+            yield self._record_step(step, step_started, outcome, earlier)
+            spent = sum(m.tokens_in + m.tokens_out for m in self._tally.steps)
+            if self.token_budget is not None and spent >= self.token_budget:
+                yield self._finish(
+                    "failed", f"Token budget of {self.token_budget:,} used up after step {step}."
+                )
+                return
+        yield self._finish("max_steps", MAX_STEPS_MESSAGE)
+
+    async def _paused_after(self, observation: Observation) -> AsyncIterator[Event]:
+        """Step-through: the observation may be edited before the model reads it."""
+        if self.pause is None:
+            return
+        pause = Pause("observation", observation.step, observation.text)
+        edited = await self.pause(pause)
+        if edited != observation.text:
+            last = self.messages[-1]
+            native = last["role"] == "tool"
+            tool = observation.tool
+            shown = self._observation(pause.step, tool, edited)  # as the Observation showed
+            last["content"] = edited if native else shown
+            yield Edited(pause.step, "observation", shown)
+
+    def _action(self, step: int, name: str, tool_input: str) -> ActionParsed:
+        # "Web Search" for web_search: shown and labelled by its registered name.
+        known = self.router.resolve(name)
+        return ActionParsed(step, known.name if known is not None else name, tool_input)
+
+    async def _observe(self, action: ActionParsed, refused: str | None) -> Observation:
+        """Run the call through the router (approval, limits). ``refused``: the error for a
+        call that could not be read (native arguments that are not JSON)."""
+        tool = action.tool
+        if refused is not None:
+            result = ToolResult(refused, True)
+        else:
+            result = await self.router.run_tool(tool, action.input)
+        self._tally.tool_calls += 1
+        self._tool_seconds += result.seconds
+        message = self._observation(action.step, tool, result.text)
+        return Observation(action.step, tool, result.text, result.error, message)
+
+    def _params(self) -> StreamParams:
+        m = self.scenario.model
+        traits = self._traits
+        return StreamParams(
+            model=self.model,
+            temperature=m.temperature,
+            max_tokens=m.max_tokens or traits.auto_max_tokens(),
+            top_p=m.top_p,
+            seed=m.seed,
+            # A model that thinks gets no server-side stop: servers may apply it to the raw
+            # text, thinking included. The client-side cut still guards its content.
+            # Native tool calling has no Observation label to stop at.
+            stop=() if traits.thinks or self.native else STOP_SEQUENCES,
+            reasoning_effort=m.reasoning_effort,
+            tools=tuple(tool_schema(t) for t in self.tools) if self.native else (),
+            extra=m.request_extras(),
+        )
+
+    def _observation(self, step: int, tool: str, text: str) -> str:
+        """The user message carrying a tool's result (or, with no tool, a correction)."""
+        dialect = spec(self._dialect)
+        label = dialect.tool_observation_label if tool else dialect.observation_label
+        return f"{label.format(step=step, tool=tool)} {text}"
+
+    def _record_step(
+        self,
+        step: int,
+        started: float,
+        out: TurnOutcome,
+        earlier: list[TurnOutcome],
+    ) -> StepFinished:
+        tokens_in = tokens_out = reasoning_tokens = 0
+        estimated = reasoning_estimated = False
+        for request in (*earlier, out):  # a request asked again was paid for too
+            reasoning = request.reasoning_text
+            if request.usage is not None:
+                tokens_in += request.usage.prompt_tokens
+                tokens_out += request.usage.completion_tokens
+                estimated = estimated or request.usage.doubtful  # clamped: shown with ~
+            else:
+                tokens_in += sum(estimate_tokens(message_text(m)) for m in self.messages)
+                tokens_out += estimate_tokens(request.received) + estimate_tokens(reasoning)
+                estimated = True
+            reported = request.usage.reasoning_tokens if request.usage is not None else None
+            if reported is not None:
+                reasoning_tokens += reported
+            elif reasoning:
+                reasoning_tokens += estimate_tokens(reasoning)
+                reasoning_estimated = True
+        metrics = StepMetrics(
+            step,
+            out.ttft_s,
+            time.perf_counter() - started,
+            tokens_in,
+            tokens_out,
+            estimated,
+            self._tool_seconds,
+            out.tokens_saved,
+            reasoning_tokens=reasoning_tokens,
+            reasoning_estimated=reasoning_estimated,
+            thinking_s=out.thinking_s,
+            cut_by_limit=out.cut_by_limit,
+        )
+        self._tally.steps.append(metrics)
+        return StepFinished(step, metrics)
+
+    def _finish(self, status: Status, reason: str) -> RunFinished:
+        return RunFinished(status, reason, self.answer, self._tally.snapshot())
+
+
+def _cut_by_limit(max_tokens: int, outcome: TurnOutcome) -> str:
+    where = " inside the thinking (it used the whole budget)" if outcome.ended_in_thinking else ""
+    return f"Cut at Max tokens ({max_tokens:,}){where}: raise Max tokens."
+
+
+class Runnable(Protocol):
+    """What :func:`drive` runs: the engine, or a recording played back
+    (core/running/recording.py)."""
+
+    def run(self) -> AsyncIterator[Event]: ...
+
+    def stopped(self) -> RunFinished: ...
+
+
+async def drive(engine: Runnable, emit: Callable[[Event], None]) -> RunFinished:
+    """Run ``engine`` to the end, handing every event to ``emit``.
+
+    A cancelled run still ends with a ``RunFinished("stopped")`` event, then the cancellation
+    propagates so the caller's task ends as cancelled.
+    """
+    finished: RunFinished | None = None
+    try:
+        async for event in engine.run():
+            emit(event)
+            if isinstance(event, RunFinished):
+                finished = event
+    except asyncio.CancelledError:
+        emit(engine.stopped())
+        raise
+    assert finished is not None  # run() always ends with RunFinished
+    return finished

@@ -1,0 +1,198 @@
+"""The immutable events a run emits; the window and the CLI draw the same stream."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any, Literal
+
+from sandbox_app.core.running.metrics import RunMetrics, StepMetrics
+
+Status = Literal["answered", "max_steps", "stopped", "failed"]
+
+
+@dataclass(frozen=True)
+class RunStarted:
+    system_prompt: str
+    question: str
+    max_steps: int
+    backend: str
+    model: str
+
+
+@dataclass(frozen=True)
+class StepStarted:
+    step: int
+
+
+@dataclass(frozen=True)
+class TokenDelta:
+    """Text the model itself wrote (a fabricated observation never arrives as a TokenDelta)."""
+
+    step: int
+    text: str
+
+
+@dataclass(frozen=True)
+class ReasoningDelta:
+    """The model's thinking (a reasoning field or a ``<think>`` block), streamed.
+
+    Shown, counted and exported; never parsed for actions or answers, never cut, never sent
+    back to the model.
+    """
+
+    step: int
+    text: str
+
+
+@dataclass(frozen=True)
+class ThinkingReclassified:
+    """The model text streamed so far in this step was thinking after all: the reply closed a
+    ``</think>`` it never opened (a template that opens the block itself). ``text`` is that
+    text; from here on it counts as reasoning, as if it had come as ReasoningDelta."""
+
+    step: int
+    text: str
+
+
+@dataclass(frozen=True)
+class FabricationCut:
+    """Text the model wrote from its own ``Observation`` label onward; cut, never used."""
+
+    step: int
+    text: str
+
+
+@dataclass(frozen=True)
+class ActionParsed:
+    step: int
+    tool: str
+    input: str
+
+
+@dataclass(frozen=True)
+class Observation:
+    """A tool's result: data, never parsed as model output. ``message`` is the labelled line
+    the model reads (native tool calling sends ``text`` in a tool message; the trace shows
+    ``message`` either way)."""
+
+    step: int
+    tool: str
+    text: str
+    error: bool
+    message: str
+
+
+@dataclass(frozen=True)
+class FormatError:
+    """The reply had no action and no answer; ``message`` is the correction sent to the model."""
+
+    step: int
+    message: str
+
+
+@dataclass(frozen=True)
+class Notice:
+    """Something the user should see in the trace that is not model text (e.g. a retry)."""
+
+    step: int
+    text: str
+
+
+@dataclass(frozen=True)
+class Edited:
+    """Step-through: the user rewrote the step's turn (``point`` "turn") or its observation
+    ("observation") before it was used; ``text`` is what ran instead, as the trace shows it
+    (the turn's text, or the observation's labelled line). The original stays in the events
+    before this one."""
+
+    step: int
+    point: str
+    text: str
+
+
+@dataclass(frozen=True)
+class FinalAnswer:
+    step: int
+    text: str
+    # Native tool calling: the reply streamed as the step's Thought and ended with no tool
+    # call, so it was the answer; the trace relabels that line.
+    was_thought: bool = False
+
+
+@dataclass(frozen=True)
+class Exchange:
+    """One request of a step and its reply, for the request inspector (never drawn): the body
+    as sent (no key), the reply as it streamed before any parsing or cut, and its timing in
+    seconds from the request's send (None when it never came)."""
+
+    step: int
+    request: dict[str, Any]
+    reply: str
+    reasoning: str
+    finish_reason: str | None
+    usage: dict[str, Any] | None
+    first_token_s: float | None
+    last_token_s: float | None
+
+
+@dataclass(frozen=True)
+class StepFinished:
+    step: int
+    metrics: StepMetrics
+
+
+@dataclass(frozen=True)
+class RunFinished:
+    status: Status
+    reason: str
+    answer: str | None
+    metrics: RunMetrics
+
+
+Event = (
+    RunStarted
+    | StepStarted
+    | TokenDelta
+    | ReasoningDelta
+    | ThinkingReclassified
+    | FabricationCut
+    | ActionParsed
+    | Observation
+    | FormatError
+    | Notice
+    | Edited
+    | FinalAnswer
+    | Exchange
+    | StepFinished
+    | RunFinished
+)
+
+
+def event_to_dict(event: Event) -> dict[str, Any]:
+    """A JSON-ready dict with the event's type name, for ``--json`` and exports."""
+    data = asdict(event)
+    if isinstance(event, RunFinished | StepFinished):
+        data["metrics"] = metrics_to_dict(event.metrics)
+    return {"type": type(event).__name__, **data}
+
+
+_RUN_TOTALS = (
+    "tokens_in",
+    "tokens_out",
+    "estimated",
+    "ttft_s",
+    "tool_s",
+    "tokens_saved",
+    "reasoning_tokens",
+    "reasoning_estimated",
+    "thinking_s",
+    "cuts_by_limit",
+)
+
+
+def metrics_to_dict(metrics: RunMetrics | StepMetrics) -> dict[str, Any]:
+    data = asdict(metrics)
+    if isinstance(metrics, RunMetrics):
+        for name in _RUN_TOTALS:
+            data[name] = getattr(metrics, name)
+    return data

@@ -1,0 +1,111 @@
+"""Scenarios: the unit users save, share and load (prompt, question, tools, limits, script).
+
+The types live here (the lane and run settings' ranges in lane_settings.py); reading and
+writing files is scenario_file.py.
+A scenario never holds an API key.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal
+
+from sandbox_app.core.react_format.dialects import Dialect
+
+# The lane and run settings and their ranges live in lane_settings.py (one rule for the file,
+# the command line and the window); named here too, beside the types that hold them.
+from sandbox_app.core.scenarios.lane_settings import MAX_STEPS_RANGE as MAX_STEPS_RANGE
+from sandbox_app.core.scenarios.lane_settings import MAX_TOKENS_RANGE as MAX_TOKENS_RANGE
+from sandbox_app.core.scenarios.lane_settings import REASONING_EFFORTS as REASONING_EFFORTS
+from sandbox_app.core.scenarios.lane_settings import TEMPERATURE_RANGE as TEMPERATURE_RANGE
+from sandbox_app.core.scenarios.lane_settings import TOOL_CALLING as TOOL_CALLING
+from sandbox_app.core.scenarios.lane_settings import LaneSettings as LaneSettings
+from sandbox_app.core.scenarios.lane_settings import ToolCalling as ToolCalling
+from sandbox_app.core.tools import BRIGHTGRID_DOCUMENTS
+from sandbox_app.core.tools.mcp_server import McpServerSpec
+from sandbox_app.core.tools.mock import MockToolSpec
+from sandbox_app.core.tools.policy import Policy
+
+DialectChoice = Dialect | Literal["auto"]
+MatchRule = Literal["exact", "contains", "number", "regex"]
+MATCH_RULES: tuple[MatchRule, ...] = ("exact", "contains", "number", "regex")
+
+
+@dataclass(frozen=True)
+class Expected:
+    answer: str
+    match: MatchRule = "contains"
+    tolerance: float = 1e-9  # for "number": how far the answer may be from the expected value
+
+
+@dataclass(frozen=True)
+class EvalCase:
+    """One case of a scenario's test set (core/scenarios/test_set.py): a question and its expected
+    answer,
+    optionally its own search documents and, for the offline model, its own replies."""
+
+    question: str
+    expected: Expected
+    documents: tuple[str, ...] | None = None  # None: the scenario's
+    replies: tuple[str, ...] = ()  # the scripted model's replies for this case
+
+
+@dataclass(frozen=True)
+class LaneConfig:
+    """One model in a comparison. Never holds an API key (that stays in the keyring/env)."""
+
+    # A backend id (backends/registry.py: "scripted", "ollama", …, "custom"); files written
+    # before ids hold display labels ("Scripted (offline)", "Custom URL"), still understood.
+    backend: str = "scripted"
+    base_url: str = ""
+    model: str = ""
+    # Every lane setting (core/scenarios/lane_settings.py): temperature, max tokens, tool calling…
+    settings: LaneSettings = field(default_factory=LaneSettings)
+
+
+@dataclass(frozen=True)
+class Script:
+    """Replies for the offline scripted model: written sample replies played in a model's place."""
+
+    replies: tuple[str, ...] = ()
+    tokens_per_second: float = 40.0  # looks live; 0 streams instantly
+    ignore_stop: bool = False  # behave like a server that ignores stop sequences
+    # The question these replies answer: asked another, the offline model says it has no
+    # replies for it rather than answer with another question's script. "" (scripts built in
+    # code): any question.
+    question: str = ""
+
+
+@dataclass(frozen=True)
+class Scenario:
+    title: str = "Untitled"
+    question: str = ""
+    description: str = ""
+    dialect: DialectChoice = "bracket"
+    system_prompt: str | None = None  # None: the default template
+    enabled_tools: tuple[str, ...] = ("calculator", "search")
+    documents: tuple[str, ...] = BRIGHTGRID_DOCUMENTS
+    custom_tools: tuple[MockToolSpec, ...] = ()  # the scenario's own (core/tools/mock.py)
+    # Each tool's policy by name (core/tools/policy.py); a tool not named has its default.
+    policies: Mapping[str, Policy] = field(default_factory=dict)
+    mcp_servers: tuple[McpServerSpec, ...] = ()  # their tools are listed when connected
+    max_steps: int = 5
+    # The lane settings a run from the Run tab, `run` or `eval` uses (a lane has its own).
+    model: LaneSettings = field(default_factory=LaneSettings)
+    expected: Expected | None = None
+    script: Script = field(default_factory=Script)
+    lanes: tuple[LaneConfig, ...] = ()
+    test_set: tuple[EvalCase, ...] = ()
+
+    @property
+    def prompt_dialect(self) -> Dialect:
+        """The dialect whose format the prompt asks for ("auto" parses any, asks for bracket)."""
+        return "bracket" if self.dialect == "auto" else self.dialect
+
+    @property
+    def parse_dialect(self) -> Dialect | None:
+        return None if self.dialect == "auto" else self.dialect
+
+    def with_changes(self, **changes: Any) -> Scenario:
+        return replace(self, **changes)

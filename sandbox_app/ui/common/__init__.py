@@ -1,0 +1,1 @@
+"""Small pieces every view uses: plain text, fitting, the theme, a choice delegate."""

@@ -1,0 +1,1 @@
+"""The comparison: lanes side by side, the table, exports, prices, the test set."""

@@ -1,0 +1,154 @@
+"""The test set editor: the scenario's cases as an editable table, plus CSV/JSONL import.
+
+Each row is a case's question, expected answer and match rule (the tolerance and a case's own
+documents and scripted replies are kept as they are; the file holds them). OK checks every
+row by the scenario file's own rules (core/scenarios/test_set.py) and says what is wrong in one
+line,
+naming the row, instead of closing.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (
+    QDialog,
+    QDialogButtonBox,
+    QFileDialog,
+    QHBoxLayout,
+    QHeaderView,
+    QPushButton,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from sandbox_app.core.scenarios.scenario import MATCH_RULES, EvalCase, Expected
+from sandbox_app.core.scenarios.scenario_fields import ScenarioError
+from sandbox_app.core.scenarios.test_set import cases_from_list, cases_to_list, import_file
+from sandbox_app.ui.common.choice_delegate import ChoiceDelegate
+from sandbox_app.ui.common.plain import plain_label
+
+QUESTION, ANSWER, MATCH = range(3)
+KEPT = Qt.ItemDataRole.UserRole  # on a row's question: the case as the file has it
+
+
+class TestSetEditor(QDialog):
+    """Edit ``cases``; after Accept, :meth:`cases` holds the checked result."""
+
+    __test__ = False  # a widget, not a pytest class
+
+    def __init__(self, cases: tuple[EvalCase, ...], parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Test set")
+        self.resize(760, 480)
+        self.table = QTableWidget(0, 3)
+        self.table.setHorizontalHeaderLabels(["Question", "Expected answer", "Match"])
+        self.table.setItemDelegateForColumn(MATCH, ChoiceDelegate(MATCH_RULES, self.table))
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(QUESTION, QHeaderView.ResizeMode.Stretch)
+        header.setDefaultSectionSize(160)
+        self.add_button = QPushButton("Add case")
+        self.remove_button = QPushButton("Remove")
+        self.import_button = QPushButton("Import CSV or JSONL…")
+        self.message = plain_label()
+        self.message.setWordWrap(True)
+        buttons = QDialogButtonBox(
+            QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
+        )
+        row = QHBoxLayout()
+        for button in (self.add_button, self.remove_button, self.import_button):
+            row.addWidget(button)
+        row.addStretch(1)
+        layout = QVBoxLayout(self)
+        layout.addLayout(row)
+        layout.addWidget(self.table, 1)
+        layout.addWidget(self.message)
+        layout.addWidget(buttons)
+        self.add_button.clicked.connect(self.add_case)
+        self.remove_button.clicked.connect(self._on_remove_button_clicked)
+        self.import_button.clicked.connect(self._on_import_button_clicked)
+        buttons.accepted.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+        self._checked: tuple[EvalCase, ...] = cases
+        self._append(cases)
+
+    def cases(self) -> tuple[EvalCase, ...]:
+        return self._checked
+
+    def add_case(self) -> None:
+        self._append((EvalCase("", Expected("")),))
+        last = self.table.rowCount() - 1
+        self.table.setCurrentCell(last, QUESTION)
+        self.table.editItem(self._cell(last, QUESTION))
+
+    def import_file(self, path: Path) -> bool:
+        """Add the cases of a CSV or JSONL file; False (and one line why) if it cannot."""
+        try:
+            imported = import_file(path)
+        except ScenarioError as err:  # one line naming the file (and the row)
+            self.message.setText(f"⚠ {err}")
+            return False
+        self._append(imported)
+        self.message.setText(f"Imported {len(imported)} cases from {path.name}.")
+        return True
+
+    def accept(self) -> None:
+        try:
+            self._checked = cases_from_list(self._rows())
+        except ScenarioError as err:
+            # "test_set[2].question is empty" → the row number the user sees.
+            self.message.setText(f"⚠ {_row_named(str(err))}")
+            return
+        super().accept()
+
+    def _rows(self) -> list[dict[str, Any]]:
+        rows = []
+        for row in range(self.table.rowCount()):
+            kept: EvalCase = self._cell(row, QUESTION).data(KEPT)
+            expected = {
+                "answer": self._cell(row, ANSWER).text().strip(),
+                "match": self._cell(row, MATCH).text(),
+                "tolerance": kept.expected.tolerance,
+            }
+            (item,) = cases_to_list((kept,))
+            rows.append(item | {"question": self._cell(row, QUESTION).text(), "expected": expected})
+        return rows
+
+    def _cell(self, row: int, column: int) -> QTableWidgetItem:
+        item = self.table.item(row, column)
+        assert item is not None  # every cell is made by _append
+        return item
+
+    def _append(self, cases: tuple[EvalCase, ...]) -> None:
+        for case in cases:
+            row = self.table.rowCount()
+            self.table.insertRow(row)
+            question = QTableWidgetItem(case.question)
+            question.setData(KEPT, case)
+            self.table.setItem(row, QUESTION, question)
+            self.table.setItem(row, ANSWER, QTableWidgetItem(case.expected.answer))
+            self.table.setItem(row, MATCH, QTableWidgetItem(case.expected.match))
+
+    def _on_remove_button_clicked(self) -> None:
+        for row in sorted({i.row() for i in self.table.selectedIndexes()}, reverse=True):
+            self.table.removeRow(row)
+
+    def _on_import_button_clicked(self) -> None:
+        name, _ = QFileDialog.getOpenFileName(
+            self, "Import test cases", "", "Test cases (*.csv *.jsonl *.json);;All files (*)"
+        )
+        if name:
+            self.import_file(Path(name))
+
+
+def _row_named(message: str) -> str:
+    """``"test_set[2].question" is empty.`` → ``Row 3: "question" is empty.``"""
+    if message.startswith('"test_set['):
+        number, _, rest = message[len('"test_set[') :].partition("].")
+        if number.isdigit():
+            return f'Row {int(number) + 1}: "{rest}'
+    return message

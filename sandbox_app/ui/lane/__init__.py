@@ -1,0 +1,1 @@
+"""A lane: the model panel, the run pane and its controls, stepping, the lane runner."""

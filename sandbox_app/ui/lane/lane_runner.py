@@ -1,0 +1,85 @@
+"""One lane's runs, written once for the Run tab and every compare lane: the model panel's
+backend and settings over the workspace's scenario, run in the lane's pane through
+application/run_builder.py, with who approves, the fork and step-through wiring and the key
+confirmation in one place.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from sandbox_app.application.backend_choice import BackendChoice
+from sandbox_app.core.running.fork import ForkPoint
+from sandbox_app.core.scenarios.scenario import Scenario
+from sandbox_app.ui.lane.backend_panel import BackendPanel
+from sandbox_app.ui.lane.key_confirmation import KeyConfirmation
+from sandbox_app.ui.lane.run_pane import RunPane
+from sandbox_app.ui.window.workspace_signals import QtWorkspace
+
+
+class LaneRunner:
+    """Starts a lane's runs. ``name`` names the lane in approval dialogs ("" on the Run tab);
+    ``pace`` is the offline model's pace (View → Pace), asked at each start; ``confirm``
+    asks before a key goes to a server a scenario file named (None: nothing to confirm);
+    ``before`` runs first (a lane showing a recording goes back to its own settings);
+    ``started`` hears of each choice a run was started with."""
+
+    def __init__(
+        self,
+        name: str,
+        panel: BackendPanel,
+        pane: RunPane,
+        workspace: QtWorkspace,
+        pace: Callable[[Scenario], Scenario],
+        confirm: KeyConfirmation | None = None,
+        before: Callable[[], None] = lambda: None,
+        started: Callable[[BackendChoice], None] = lambda _choice: None,
+    ) -> None:
+        self.name, self.panel, self.pane, self.workspace = name, panel, pane, workspace
+        self.pace, self.confirm, self.before, self.started = pace, confirm, before, started
+        # A fork, or a step-through's next step, stays in the lane it was asked in.
+        pane.forkRequested.connect(lambda point: self.run(1, point))
+        pane.stepRequested.connect(lambda: self.run(1))
+
+    def run(self, repeats: int = 1, fork: ForkPoint | None = None) -> None:
+        if self.pane.running:
+            self.pane.stepper.run_to_end()  # Run at a pause: on to the end
+            return
+        self.before()
+        if self.confirm is None:
+            self._run_now(repeats, fork)
+            return
+
+        def go() -> None:
+            if not self.pane.running:  # the answer may come after another start
+                self._run_now(repeats, fork)
+
+        self.confirm.then([self.panel.choice().config], self.name, go)
+
+    def _run_now(self, repeats: int, fork: ForkPoint | None) -> None:
+        model, name, parent = self.workspace.model, self.name, self.pane.window()
+
+        # The dialogs' module loads when first asked for: not on the first frame's path.
+        async def approve(tool: str, input: str) -> bool:
+            from sandbox_app.ui.tools.approval import ask_approval
+
+            return await ask_approval(parent, tool, input, name)
+
+        async def ask(tool: str, input: str) -> str | None:
+            from sandbox_app.ui.tools.approval import ask_observation
+
+            return await ask_observation(parent, tool, input, name)
+
+        choice = self.panel.choice()
+        spec = choice.spec(
+            self.pace(model.scenario),
+            sources=model.sources,
+            extra_tools=model.extra_tools,
+            approve=approve,
+            ask=ask,
+            trusted=frozenset(model.trusted),
+            fork=fork,
+            pause=self.pane.stepper.pause,
+        )
+        self.started(choice)
+        self.pane.run(spec, choice.server_name, repeats)

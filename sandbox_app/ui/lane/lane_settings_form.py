@@ -1,0 +1,104 @@
+"""The model panel's rows for the lane settings, built from core/scenarios/lane_settings.py's
+registry:
+a new setting with a label gets its row here without touching the panel.
+
+A number is a spin box, a whole number one too (None shown as the setting's ``none_text`` at
+the bottom of the range: "Auto"), a choice a combo box (None as its first item). A setting
+without a label has no row; its value is the one last shown, so a lane keeps it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from PySide6.QtCore import QObject, Signal
+from PySide6.QtWidgets import QComboBox, QDoubleSpinBox, QFormLayout, QSpinBox, QWidget
+
+from sandbox_app.core.scenarios.lane_settings import SETTINGS, LaneSettings, Setting
+from sandbox_app.ui.common.plain import tip
+
+# The spin boxes' widest range: a setting's own may be wider (a seed's is 64-bit), Qt's not.
+_QT_INT = (-(2**31), 2**31 - 1)
+
+
+class LaneSettingsForm(QObject):
+    """Signals:
+    changed(): a setting was edited (not when :meth:`show` sets them).
+    """
+
+    changed = Signal()
+
+    def __init__(self, form: QFormLayout, parent: QWidget) -> None:
+        super().__init__(parent)
+        self._shown = LaneSettings()
+        self.widgets: dict[str, QWidget] = {}
+        for setting in SETTINGS.values():
+            if setting.label:
+                widget = _widget_for(setting, lambda *_: self.changed.emit())
+                widget.setToolTip(tip(setting.help[:1].upper() + setting.help[1:]))
+                self.widgets[setting.name] = widget
+                form.addRow(setting.label, widget)
+
+    def values(self) -> LaneSettings:
+        return self._shown.replace(
+            **{name: _read(SETTINGS[name], w) for name, w in self.widgets.items()}
+        )
+
+    def show(self, settings: LaneSettings) -> None:
+        self._shown = settings
+        for name, widget in self.widgets.items():
+            widget.blockSignals(True)
+            try:
+                _write(SETTINGS[name], widget, settings[name])
+            finally:
+                widget.blockSignals(False)
+        self.changed.emit()
+
+
+def _widget_for(setting: Setting, changed: Callable[..., None]) -> QWidget:
+    rule = setting.rule
+    if rule.kind == "choice":
+        combo = QComboBox()
+        if rule.nullable:
+            combo.addItem(setting.none_text or "Default", None)
+        texts = dict(setting.choice_texts)
+        for choice in rule.choices:
+            combo.addItem(texts.get(choice, choice), choice)
+        combo.currentIndexChanged.connect(changed)
+        return combo
+    if rule.kind == "number":
+        spin = QDoubleSpinBox()
+        spin.setRange(max(rule.low, -1e9), min(rule.high, 1e9))
+        spin.setSingleStep(0.1)
+        spin.valueChanged.connect(changed)
+        return spin
+    whole = QSpinBox()
+    low, high = max(int(rule.low), _QT_INT[0] + 1), min(int(rule.high), _QT_INT[1])
+    if rule.nullable:  # one below the range reads as None: "Auto"
+        whole.setRange(low - 1, high)
+        whole.setSpecialValueText(setting.none_text or "Default")
+    else:
+        whole.setRange(low, high)
+    whole.valueChanged.connect(changed)
+    return whole
+
+
+def _read(setting: Setting, widget: QWidget) -> Any:
+    if isinstance(widget, QComboBox):
+        return widget.currentData()
+    if isinstance(widget, QSpinBox):
+        value = widget.value()
+        return None if setting.rule.nullable and value == widget.minimum() else value
+    assert isinstance(widget, QDoubleSpinBox)
+    return widget.value()
+
+
+def _write(setting: Setting, widget: QWidget, value: Any) -> None:
+    if isinstance(widget, QComboBox):
+        widget.setCurrentIndex(max(0, widget.findData(value)))
+    elif isinstance(widget, QSpinBox):
+        widget.setValue(widget.minimum() if value is None else int(value))
+    elif isinstance(widget, QDoubleSpinBox):
+        # None (the server's own) shows as the default: what the box sends once touched.
+        widget.setValue(float(value if value is not None else setting.default or 0.0))

@@ -1,0 +1,165 @@
+"""One model's column in the comparison: its model settings above a RunPane.
+
+The run part is the same RunPane as the Run tab; a lane adds only its title, its own backend
+settings (each lane may use another server, model, temperature) and Copy / Remove.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QToolButton, QVBoxLayout, QWidget
+
+from sandbox_app.backends.keys import KeyStore, UrlSource
+from sandbox_app.core.results.compare import LaneRecord
+from sandbox_app.core.running.recording import RecordedLane
+from sandbox_app.core.scenarios.scenario import LaneConfig, Scenario
+from sandbox_app.ui.common.fitting import hold_height_for_width
+from sandbox_app.ui.common.plain import plain_label
+from sandbox_app.ui.lane.backend_panel import BackendPanel
+from sandbox_app.ui.lane.lane_runner import LaneRunner
+from sandbox_app.ui.lane.run_controller import RunController
+from sandbox_app.ui.lane.run_pane import RunPane
+from sandbox_app.ui.trace.trace_view import TraceView
+
+
+class LaneWidget(QFrame):
+    """A lane's settings and its runs.
+
+    Signals:
+        removeRequested(): the user asked to remove this lane.
+        duplicateRequested(): the user asked for a copy of this lane.
+        configChanged(): the user changed this lane's model settings.
+    """
+
+    removeRequested = Signal()
+    duplicateRequested = Signal()
+    configChanged = Signal()
+    # Starts its runs (ui/lane/lane_runner.py, as the Run tab's); set by the view that places
+    # the lane, which knows the workspace and who confirms keys.
+    runner: LaneRunner
+
+    def __init__(self, name: str, keys: KeyStore, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setFrameShape(QFrame.Shape.StyledPanel)
+        self.name = name
+        self.backend_panel = BackendPanel(keys)
+        self.pane = RunPane(answer_scale=1.15)
+        self.record = LaneRecord(name, "", self.pane.history)
+        self._config = LaneConfig()
+        self._applying = False  # set_config at work: its widget changes are not user edits
+        # Showing a played recording's settings, which are not the scenario's (compare_view).
+        self.shows_recording = False
+        self.title = plain_label(name)  # a lane's name may come from a file
+        font = self.title.font()
+        font.setBold(True)
+        self.title.setFont(font)
+        self.model_label = plain_label()
+        # Long model names must not widen the lane; they wrap rather than being cut.
+        self.model_label.setMinimumWidth(40)
+        self.model_label.setWordWrap(True)
+        # Short labels (full words in the tooltips): four lanes must fit beside the editor.
+        self.settings_button = QToolButton()
+        self.settings_button.setText("Settings")
+        self.settings_button.setCheckable(True)
+        self.settings_button.setToolTip("Show or hide this lane's model settings")
+        self.duplicate_button = QToolButton()
+        self.duplicate_button.setText("Copy")
+        self.duplicate_button.setToolTip("Duplicate this lane")
+        self.remove_button = QToolButton()
+        self.remove_button.setText("✕")
+        self.remove_button.setToolTip("Remove this lane")
+        title_row = QHBoxLayout()
+        title_row.addWidget(self.title)
+        title_row.addWidget(self.model_label, 1)
+        title_row.addWidget(self.duplicate_button)
+        title_row.addWidget(self.remove_button)
+        self.pane.controls.insertWidget(0, self.settings_button)
+        # A lane's status ("Done after 3 of 5 steps") gets a line of its own, under its
+        # buttons: beside them, three lanes in a 1200-px window cut it to "Don".
+        step_label = self.pane.step_label
+        self.pane.controls.removeWidget(step_label)
+        self.pane.controls.addStretch(1)
+        # One line, not wrapped: a wrapped label makes the pane's minimum its full preferred
+        # height (Qt's height-for-width), which squeezed the settings above it.
+        step_label.setWordWrap(False)
+        pane_layout = self.pane.layout()
+        if isinstance(pane_layout, QVBoxLayout):
+            pane_layout.insertWidget(1, step_label)
+        layout = QVBoxLayout(self)
+        layout.addLayout(title_row)
+        # The trace gives way, never the settings' rows; the lane strip scrolls (fitting.py).
+        hold_height_for_width(self.backend_panel, whole=True)
+        hold_height_for_width(self)
+        layout.addWidget(self.backend_panel)
+        layout.addWidget(self.pane, 1)
+        self.settings_button.toggled.connect(self.backend_panel.setVisible)
+        self.backend_panel.changed.connect(self._on_backend_panel_changed)
+        self.settings_button.setChecked(True)
+        self._on_backend_panel_changed()
+        self.remove_button.clicked.connect(self.removeRequested)
+        self.duplicate_button.clicked.connect(self.duplicateRequested)
+        self.pane.runningChanged.connect(self._on_pane_running_changed)
+
+    # The run part, by the names the compare view and tests use.
+    @property
+    def controller(self) -> RunController:
+        return self.pane.controller
+
+    @property
+    def trace(self) -> TraceView:
+        return self.pane.trace
+
+    @property
+    def status(self) -> QLabel:
+        """How the lane's last run ended (answer status line)."""
+        return self.pane.answer_status
+
+    def config(self) -> LaneConfig:
+        return self._config
+
+    def set_config(self, config: LaneConfig, source: UrlSource = "file") -> None:
+        """Show a lane's settings; ``source``: where its base URL came from (keys.py)."""
+        self._applying = True
+        try:
+            self.backend_panel.select(config.backend, config.base_url, config.model, source)
+            self.backend_panel.set_sampling(config.settings)
+        finally:
+            self._applying = False
+        self._config = replace(config, backend=self.backend_panel.backend_id())
+        # A configured lane gives its height to the trace; Settings shows the form again.
+        self.settings_button.setChecked(not config.model)
+
+    def _config_from_widgets(self) -> LaneConfig:
+        choice = self.backend_panel.choice()
+        return LaneConfig(
+            self.backend_panel.backend_id(),
+            choice.base_url,
+            choice.model if choice.config.kind.has("model") else "",
+            choice.settings,
+        )
+
+    def _on_backend_panel_changed(self) -> None:
+        choice = self.backend_panel.choice()
+        where = self.backend_panel.preset_combo.currentText()
+        mode = " · native tool calls" if choice.settings.tool_calling == "native" else ""
+        self.model_label.setText(f"{where} · {choice.model or 'no model chosen'}{mode}")
+        if self._applying:
+            return
+        config = self._config_from_widgets()
+        if config != self._config:
+            self._config = config
+            self.configChanged.emit()
+
+    def show_recording(self, recorded: RecordedLane, scenario: Scenario, speed: float) -> None:
+        """Play a recorded lane here; its settings are shown, not the scenario's (compare_view
+        gives the lane back to the scenario when it is edited or run)."""
+        self.shows_recording = True
+        self.record.model = recorded.settings.model
+        self.pane.replay(recorded, scenario, speed)
+
+    def _on_pane_running_changed(self, running: bool) -> None:
+        self.record.running = running
+        for widget in (self.backend_panel, self.duplicate_button, self.remove_button):
+            widget.setEnabled(not running)

@@ -1,0 +1,79 @@
+"""What a run pane does with one step of the run on screen: the trace's right-click menu
+(Inspect its request, Copy it as text, Fork from it, Rerun it) and the work behind each."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING, Protocol
+
+from PySide6.QtCore import QPoint
+from PySide6.QtWidgets import QApplication, QMenu
+
+from sandbox_app.core.results.run_export import step_text
+from sandbox_app.core.running.fork import ForkPoint, exchanges_of, fork_point
+from sandbox_app.ui.lane.inspector import RequestInspector
+
+if TYPE_CHECKING:
+    from sandbox_app.core.running.records import RunRecord
+    from sandbox_app.ui.trace.trace_view import TraceView
+
+
+class StepPane(Protocol):
+    """What the step menu needs of a run pane (run_pane.RunPane is one): named here, so this
+    module never imports the pane that imports it."""
+
+    inspector: RequestInspector | None
+
+    @property
+    def trace(self) -> TraceView: ...
+
+    @property
+    def running(self) -> bool: ...
+
+    def shown_record(self) -> RunRecord | None: ...
+
+    def step_at(self, block_number: int) -> int: ...
+
+    def fork(self, step: int, rerun: bool = False) -> bool: ...
+
+
+def inspect(pane: StepPane, step: int) -> RequestInspector | None:
+    record = pane.shown_record()
+    exchanges = exchanges_of(record.events, step) if record else []
+    if record is None or not exchanges:
+        return None
+    settings = record.settings
+    trace = pane.trace  # the dialog's parent: it closes with the pane the trace is in
+    pane.inspector = RequestInspector(step, exchanges, settings.backend, settings.base_url, trace)
+    pane.inspector.open()
+    return pane.inspector
+
+
+def fork_at(pane: StepPane, step: int, rerun: bool) -> ForkPoint | None:
+    """Where a fork from step ``step`` (or a rerun of it) starts; None when it cannot."""
+    record = pane.shown_record()
+    at = step - 1 if rerun else step
+    point = fork_point(record.events, at) if record and not pane.running else None
+    if point is None:
+        return None
+    return replace(point, only_step=step) if rerun else point
+
+
+def popup(pane: StepPane, pos: QPoint) -> None:
+    trace = pane.trace
+    step = pane.step_at(trace.cursorForPosition(pos).block().blockNumber())
+    record = pane.shown_record()
+    if step == 0 or record is None:
+        return
+    menu = QMenu(trace)
+    action = menu.addAction(f"Inspect step {step}'s request…")
+    action.setEnabled(bool(exchanges_of(record.events, step)))
+    action.triggered.connect(lambda: inspect(pane, step))
+    copy = menu.addAction(f"Copy step {step} as text")
+    copy.triggered.connect(lambda: QApplication.clipboard().setText(step_text(record, step)))
+    for text, rerun in ((f"Fork from step {step}", False), (f"Rerun step {step}", True)):
+        action = menu.addAction(text)
+        at = step - 1 if rerun else step
+        action.setEnabled(not pane.running and fork_point(record.events, at) is not None)
+        action.triggered.connect(lambda _=False, r=rerun: pane.fork(step, r))
+    menu.popup(trace.viewport().mapToGlobal(pos))

@@ -1,0 +1,1 @@
+"""The tools: toggles and policies, your own tools, MCP servers, approval dialogs."""

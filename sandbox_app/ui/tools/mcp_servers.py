@@ -1,0 +1,297 @@
+"""MCP servers in the window: the scenario's list of servers, and their connections.
+
+:class:`McpSources` holds the connections (backends/mcp_tools.py) for the whole window: the
+main view and every lane run with the tools of the servers connected now. A server starts or
+is reached only when the user presses **Connect**, which shows its command line or URL: a
+scenario never starts a program by being opened. :class:`McpServersDialog` edits the list
+(saved in the scenario, never with a secret: ``secret_env`` names variables the keyring or
+the environment fills) and connects.
+
+A connection that ends by itself (its server died) says so in its status at once, even with
+the dialog open: the connection tells :class:`McpSources` from the network loop's thread through
+a queued signal. Its tools stay, failing at once with that line, until **Reconnect**.
+
+A server's read-only hints are its own claims: its tools ask before running until the user
+ticks "Trust this server's read-only hints" for it. That trust lasts for the session and is
+never read from or written to a file (a scenario cannot vouch for the server it names).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shlex
+from contextlib import suppress
+from dataclasses import replace
+
+from PySide6.QtCore import QEvent, QObject, QSignalBlocker, Qt, Signal
+from PySide6.QtGui import QKeyEvent
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QDoubleSpinBox,
+    QLineEdit,
+    QPlainTextEdit,
+    QPushButton,
+    QWidget,
+)
+
+from sandbox_app.backends.keys import KeyStore
+from sandbox_app.backends.mcp_tools import McpConnection, McpError, McpTool
+from sandbox_app.core.scenarios.custom_tools import mcp_servers_from_list, mcp_servers_to_list
+from sandbox_app.core.scenarios.scenario_fields import ScenarioError
+from sandbox_app.core.tools import TOOL_NAMES
+from sandbox_app.core.tools.mcp_server import McpServerSpec
+from sandbox_app.ui.common.plain import plain_label
+from sandbox_app.ui.window.drafts_dialog import DraftsDialog
+from sandbox_app.ui.window.workspace_signals import QtWorkspace
+
+RECONNECT = "reconnect it in MCP servers…"
+
+
+class McpSources(QObject):
+    """The window's MCP connections; ``changed`` when one connects, fails, ends or closes."""
+
+    changed = Signal()
+    _ended = Signal(object)  # a connection whose session ended by itself, from any thread
+
+    def __init__(self, workspace: QtWorkspace, keys: KeyStore) -> None:
+        super().__init__(workspace)
+        self.workspace = workspace
+        self.keys = keys
+        self.status: dict[str, str] = {}  # server name → one line
+        self._connections: dict[str, McpConnection] = {}
+        self._tools: dict[str, list[McpTool]] = {}
+        self._pending: dict[str, McpConnection] = {}
+        self._closed = False
+        self.trusted_hints: set[str] = set()  # servers whose read-only hints are believed
+        self._ended.connect(self._on_ended, Qt.ConnectionType.QueuedConnection)
+
+    def trust_hints(self, name: str, trusted: bool) -> None:
+        """Believe (or stop believing) server ``name``'s read-only hints, for this session."""
+        if trusted:
+            self.trusted_hints.add(name)
+        else:
+            self.trusted_hints.discard(name)
+        connection = self._connections.get(name)
+        if connection is not None:
+            connection.trust_hints = trusted
+        for tool in self._tools.get(name, []):
+            tool.read_only = trusted and tool.hinted_read_only
+        self._publish()
+
+    def connecting(self, name: str) -> bool:
+        return name in self._pending
+
+    def gone(self, name: str) -> bool:
+        """Server ``name`` was connected and its session has ended by itself."""
+        connection = self._connections.get(name)
+        return connection is not None and connection.gone
+
+    async def connect_server(self, spec: McpServerSpec) -> None:
+        """(Re)connect ``spec``; its tools join the runs' tools, or its status says why not.
+        A second Connect while one is under way is ignored (one process a server)."""
+        if spec.name in self._pending:
+            return
+        trusted = spec.name in self.trusted_hints
+        self._pending[spec.name] = connection = McpConnection(
+            spec, self.keys, trust_hints=trusted, on_end=self._tell_ended, reconnect_hint=RECONNECT
+        )
+        try:
+            await self.drop_server(spec.name, quiet=True)
+            self.status[spec.name] = "connecting…"
+            self.changed.emit()
+            s = self.workspace.model.scenario
+            others = [t.name for name, ts in self._tools.items() for t in ts]
+            taken = (*TOOL_NAMES, *(c.name for c in s.custom_tools), *others)
+            try:
+                tools = await connection.connect(taken)
+            except McpError as err:
+                self.status[spec.name] = f"⚠ {err}"
+            else:
+                self._connections[spec.name] = connection
+                self._tools[spec.name] = tools
+                lines = [f"connected: {len(tools)} tools", *connection.skipped, *connection.renamed]
+                # (gone already: it ended before its queued signal could find it here)
+                gone = connection.gone
+                self.status[spec.name] = f"⚠ {connection.ended}" if gone else "\n".join(lines)
+        finally:
+            del self._pending[spec.name]
+            if self._closed:  # the window closed while this was connecting
+                await self.drop_server(spec.name, quiet=True)
+        self._publish()
+
+    async def keep_only(self, names: set[str]) -> None:
+        """Close the connections of servers no longer in the list (removed or renamed)."""
+        for name in [n for n in self._connections if n not in names]:
+            await self.drop_server(name, quiet=True)
+        self._publish()
+
+    async def drop_server(self, name: str, *, quiet: bool = False) -> None:
+        connection = self._connections.pop(name, None)
+        self._tools.pop(name, None)
+        if connection is not None:
+            await connection.close()
+        self.status.pop(name, None)
+        if not quiet:
+            self._publish()
+
+    async def close_all(self) -> None:
+        self._closed = True  # a connect under way closes itself when it ends
+        for name in list(self._connections):
+            await self.drop_server(name, quiet=True)
+        self._publish()
+
+    def _tell_ended(self, connection: McpConnection) -> None:
+        """On the network loop's thread: the signal takes it to this object's thread."""
+        with suppress(RuntimeError):  # the window (and this object) is already gone
+            self._ended.emit(connection)
+
+    def _on_ended(self, connection: McpConnection) -> None:
+        name = connection.spec.name
+        if self._connections.get(name) is connection:  # not one replaced since
+            self.status[name] = f"⚠ {connection.ended}"
+            self.changed.emit()
+
+    def _publish(self) -> None:
+        self.workspace.model.set_sources([t for tools in self._tools.values() for t in tools])
+        self.changed.emit()
+
+
+class McpServersDialog(DraftsDialog[McpServerSpec]):
+    """The scenario's MCP servers: add, edit, remove, connect. OK saves the list."""
+
+    def __init__(self, sources: McpSources, parent: QWidget | None = None) -> None:
+        specs = sources.workspace.model.scenario.mcp_servers
+        super().__init__("MCP servers", specs, "Add server", parent)
+        self.resize(760, 420)
+        self.sources = sources
+        self.server_list = self.item_list
+        self.where_edit = QLineEdit()
+        self.where_edit.setPlaceholderText(
+            "python my_server.py --flag   or   http://127.0.0.1:8000/mcp"
+        )
+        self.env_edit = QPlainTextEdit()
+        self.env_edit.setPlaceholderText("NAME=value, one per line (no secrets here)")
+        self.env_edit.setFixedHeight(self.fontMetrics().lineSpacing() * 3 + 12)
+        # A variable never holds a tab: Tab and Shift+Tab move on, as in any form, and so do
+        # Ctrl+Tab and Ctrl+Shift+Tab (the way out of the template, which keeps Tab).
+        self.env_edit.installEventFilter(self)
+        self.secrets_edit = QLineEdit()
+        self.secrets_edit.setPlaceholderText("GITHUB_TOKEN, …: from the keyring or the environment")
+        self.timeout_spin = QDoubleSpinBox()
+        self.timeout_spin.setRange(0.5, 300.0)
+        self.timeout_spin.setSuffix(" s per call")
+        self.connect_button = QPushButton("Connect")
+        self.connect_button.setToolTip("Start the command (or reach the URL) and list its tools")
+        self.trust_box = QCheckBox("Trust this server's read-only hints")
+        self.trust_box.setToolTip(
+            "Its tools marked read-only run without asking (for this session only)"
+        )
+        self.status = plain_label()
+        self.status.setWordWrap(True)
+        form = self.form_layout
+        form.addRow("Command or URL", self.where_edit)
+        form.addRow("Environment", self.env_edit)
+        form.addRow("Secrets", self.secrets_edit)
+        form.addRow("Timeout", self.timeout_spin)
+        form.addRow("", self.trust_box)
+        form.addRow(self.connect_button, self.status)
+        self.add_button.clicked.connect(self.add_server)
+        self.connect_button.clicked.connect(self._on_connect_button_clicked)
+        self.trust_box.toggled.connect(self._on_trust_box_toggled)
+        sources.changed.connect(self._show_status)
+        self.connecting: asyncio.Task[None] | None = None
+        self.pruning: asyncio.Task[None] | None = None  # closing removed servers, after OK
+        self.fill()
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if watched is self.env_edit and event.type() == QEvent.Type.KeyPress:
+            assert isinstance(event, QKeyEvent)
+            if event.key() in (Qt.Key.Key_Tab, Qt.Key.Key_Backtab):
+                shift = event.modifiers() & Qt.KeyboardModifier.ShiftModifier
+                self.focusNextPrevChild(event.key() == Qt.Key.Key_Tab and not shift)
+                return True
+        return super().eventFilter(watched, event)
+
+    def add_server(self) -> None:
+        self.add_draft(McpServerSpec(self.free_name("server"), command="python"))
+
+    def checked(self) -> tuple[McpServerSpec, ...]:
+        """The drafts by the scenario file's rules; ScenarioError names what is wrong."""
+        self.keep_form()
+        return mcp_servers_from_list(mcp_servers_to_list(self.drafts))
+
+    def accept(self) -> None:
+        try:
+            specs = self.checked()
+        except ScenarioError as err:
+            self.message.setText(f"⚠ {err}")
+            return
+        self.sources.workspace.update(self, mcp_servers=specs)
+        self.pruning = asyncio.ensure_future(self.sources.keep_only({s.name for s in specs}))
+        super().accept()
+
+    def connect_current(self) -> asyncio.Task[None] | None:
+        """Connect the server the form shows (checked first); the task, to wait on in tests."""
+        try:
+            specs = self.checked()
+        except ScenarioError as err:
+            self.message.setText(f"⚠ {err}")
+            return None
+        if self.shown is None:
+            return None
+        self.message.setText("")
+        self.connecting = asyncio.ensure_future(self.sources.connect_server(specs[self.shown]))
+        return self.connecting
+
+    # ---- the form ---------------------------------------------------------------------
+
+    def show_draft(self, draft: McpServerSpec | None) -> None:
+        spec = draft or McpServerSpec("")
+        self.name_edit.setText(spec.name)
+        self.where_edit.setText(
+            spec.url or (shlex.join((spec.command, *spec.args)) if spec.command else "")
+        )
+        self.env_edit.setPlainText("\n".join(f"{k}={v}" for k, v in spec.env.items()))
+        self.secrets_edit.setText(", ".join(spec.secret_env))
+        self.timeout_spin.setValue(spec.timeout_s)
+        with QSignalBlocker(self.trust_box):
+            self.trust_box.setChecked(spec.name in self.sources.trusted_hints)
+        self._show_status()
+
+    def form_draft(self, draft: McpServerSpec) -> McpServerSpec:
+        where = self.where_edit.text().strip()
+        words = [] if where.startswith(("http://", "https://")) else _split(where)
+        env = dict(
+            line.split("=", 1) for line in self.env_edit.toPlainText().splitlines() if "=" in line
+        )
+        secrets = tuple(s.strip() for s in self.secrets_edit.text().split(",") if s.strip())
+        return replace(
+            draft,
+            name=self.name_edit.text().strip(),
+            command=words[0] if words else "",
+            args=tuple(words[1:]),
+            url=where if not words else "",
+            env={k.strip(): v.strip() for k, v in env.items()},
+            secret_env=secrets,
+            timeout_s=self.timeout_spin.value(),
+        )
+
+    def _show_status(self) -> None:
+        name = self.drafts[self.shown].name if self.shown is not None else ""
+        self.status.setText(self.sources.status.get(name, "not connected"))
+        self.connect_button.setEnabled(not self.sources.connecting(name))
+        self.connect_button.setText("Reconnect" if self.sources.gone(name) else "Connect")
+
+    def _on_connect_button_clicked(self) -> None:
+        self.connect_current()
+
+    def _on_trust_box_toggled(self, trusted: bool) -> None:
+        if self.shown is not None:
+            self.sources.trust_hints(self.drafts[self.shown].name, trusted)
+
+
+def _split(command_line: str) -> list[str]:
+    try:
+        return shlex.split(command_line)
+    except ValueError:  # an unclosed quote: the file's rules will say what is wrong
+        return command_line.split()

@@ -1,0 +1,1 @@
+"""The trace view: blocks, highlighting, thinking regions."""

@@ -1,0 +1,1 @@
+"""The window: layout and wiring, menus, files, recordings, presenter, start-up."""

@@ -1,0 +1,201 @@
+"""Start the Qt application on a qasync event loop and show the main window."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import sys
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import suppress
+
+import qasync
+from PySide6.QtCore import QEvent, QObject, QSettings, QTimer
+from PySide6.QtGui import QIcon
+from PySide6.QtWidgets import QApplication, QWidget
+
+import sandbox_app
+from sandbox_app import APP_ID
+from sandbox_app.backends.keys import KeyStore
+from sandbox_app.core.scenarios.scenario_file import scenarios_dir
+from sandbox_app.ui.window import gc_policy
+from sandbox_app.ui.window.main_window import MainWindow
+
+log = logging.getLogger(__name__)
+GIL_SWITCH_INTERVAL_S = 0.001
+ORGANIZATION = "ReAct Sandbox"
+APPLICATION = "ReAct Sandbox"
+# A window that is never painted (started minimised, no screen) still gets its warm-up.
+FIRST_FRAME_FALLBACK_MS = 3000
+
+
+def use_a_utf8_locale() -> None:
+    """Under the C locale (no LANG: a service, a bare container, the frozen bundle, whose
+    Python does not coerce the locale as the interpreter does) Qt prints four lines of warning
+    and switches to C.UTF-8 anyway. Switch first, quietly, unless LC_ALL says otherwise."""
+    import locale
+
+    if os.environ.get("LC_ALL") or "UTF" in locale.nl_langinfo(locale.CODESET).upper():
+        return
+    for name in ("C.UTF-8", "C.utf8", "en_US.UTF-8"):
+        try:
+            locale.setlocale(locale.LC_CTYPE, name)
+        except locale.Error:
+            continue
+        os.environ["LC_CTYPE"] = name  # Qt reads the environment again when it starts
+        return
+
+
+def prepare_loop(loop: asyncio.AbstractEventLoop) -> None:
+    """Set up what asyncio's own run_forever does and qasync's does not.
+
+    * Blocking helpers (DNS lookups, the search index) run on plain Python threads: qasync's
+      default executor starts ten QThreads per loop, and nothing run there needs Qt.
+    * Async generators abandoned mid-iteration (an HTTP stream cut short) are finalised as
+      tasks on this loop. Without these hooks Python closes them from the garbage collector,
+      outside any task, and the HTTP library's cleanup fails with "not in async context".
+    * The GUI thread shares the GIL with the network thread (backends/network_loop.py), which
+      reads thousands of chunks a second; by default a thread waits up to 5 ms for the GIL,
+      a third of a frame, several times a frame. 1 ms keeps the window's frames on time.
+    """
+    loop.set_default_executor(ThreadPoolExecutor(max_workers=4, thread_name_prefix="sandbox"))
+    sys.setswitchinterval(GIL_SWITCH_INTERVAL_S)
+    if isinstance(loop, asyncio.BaseEventLoop):
+        sys.set_asyncgen_hooks(
+            firstiter=loop._asyncgen_firstiter_hook,  # type: ignore[attr-defined]
+            finalizer=loop._asyncgen_finalizer_hook,  # type: ignore[attr-defined]
+        )
+
+
+async def _main(window: MainWindow, scenario: str | None = None) -> int:
+    prepare_loop(asyncio.get_running_loop())
+    closed = asyncio.Event()
+    app = QApplication.instance()
+    assert isinstance(app, QApplication)
+    app.lastWindowClosed.connect(closed.set)
+    warm_up: list[asyncio.Future[None]] = []
+
+    def after_first_frame() -> None:
+        # The guard, the key status's keyring look-up and the SDK's import would each delay
+        # the frame; the guard comes before the first thread (the warm-up's or a run's).
+        if closed.is_set():
+            return
+        import_before_threads()
+        # Read from the installed metadata (importlib.metadata: ~20 ms); nothing shows it sooner.
+        app.setApplicationVersion(sandbox_app.__version__)
+        window.keys.keyring_open = True
+        window.backend_panel.show_key_status()
+        warm_up.append(asyncio.get_running_loop().run_in_executor(None, import_heavy_modules))
+        warm_up[0].add_done_callback(lambda _: gc_policy.settle_after_start())
+
+    first_frame = FirstFrame(window, after_first_frame)
+    # A run started before the first paint (a script can) gets the guard before its thread.
+    window.run_pane.runningChanged.connect(lambda _running: first_frame.now())
+    window.show()
+    if scenario:
+        # Shown first: edits kept from last time are offered (save, discard or keep editing)
+        # in a dialog over the window before the named file replaces them.
+        window.files.open_from_command_line(scenario)
+    await closed.wait()
+    # The window is gone; end the runs (if any) and close their streams before the loop
+    # stops, so nothing is left pending when the process exits.
+    await window.shutdown()
+    for work in warm_up:
+        await work
+    return 0
+
+
+class FirstFrame(QObject):
+    """Calls ``then`` once, when ``window``'s first frame is on screen.
+
+    A top-level widget's first Paint event comes with the window's first expose (so on the
+    offscreen platform and under X11); ``then`` is queued behind it, so it runs once that
+    paint is done and flushed. A zero timer at ``show()`` would not do: X11's expose arrives
+    a round trip later, after such a timer.
+    """
+
+    def __init__(self, window: QWidget, then: Callable[[], None]) -> None:
+        super().__init__(window)
+        self._then: Callable[[], None] | None = then
+        window.installEventFilter(self)
+        QTimer.singleShot(FIRST_FRAME_FALLBACK_MS, self, self.now)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.Paint:
+            watched.removeEventFilter(self)
+            QTimer.singleShot(0, self, self.now)
+        return False
+
+    def now(self) -> None:
+        """Call ``then`` now if it has not been called yet."""
+        then, self._then = self._then, None
+        if then is not None:
+            then()
+
+
+def import_heavy_modules() -> None:
+    """Import the model SDK and the search library off the GUI thread while the user reads.
+
+    Both are imported lazily so the window opens fast; doing it here, in the background,
+    keeps their second or so of import time from freezing the first run that needs them.
+    It starts after the window's first frame (:class:`FirstFrame`): begun at ``show()``, its
+    imports took the GIL from the first paint.
+    """
+    try:
+        import bm25s  # noqa: F401
+
+        from sandbox_app.backends.openai_compat import warm_up
+
+        warm_up()
+    except Exception:  # best effort: the first run would only be slower, so never fail here
+        log.exception("background warm-up failed")
+
+
+def import_before_threads() -> None:
+    """Import, while no other thread runs, a module that is unsafe to import next to one.
+
+    PySide6's import hook (GIL builds) inspects each newly imported module for PySide use;
+    meanwhile it sets ``builtins.__import__`` back to the plain import, process-wide, so that
+    imports made by the inspection are not inspected. The inspection asks
+    ``hasattr(module, "__wrapped__")``, which a pydantic module answers by importing
+    ``pydantic._internal._validators``, which imports pydantic modules in turn. If another
+    thread ends its own inspection meanwhile, it puts the hook back early: the nested imports
+    are inspected too, reach the half-imported ``_validators``, and the SDK's import fails with
+    "cannot import name 'import_string' from partially initialized module
+    'pydantic._internal._validators'". The first run then failed with "Cannot use the base
+    URL …" (the app test: about 1 run in 10 under load), or the warm-up did. Once
+    ``_validators`` is imported the nested imports find it and nothing recurses. ~30 ms, so
+    it waits for the first frame, or a run started before it (``_main``): either comes before
+    any other thread.
+    """
+    with suppress(ImportError):  # the SDK's dependency, not ours: without it, nothing to guard
+        import pydantic._internal._validators  # noqa: F401
+
+
+def app_icon() -> QIcon | None:
+    """The application icon, from the package's resources (also inside a frozen bundle)."""
+    path = scenarios_dir().parent / "icons" / f"{APP_ID}.svg"
+    return QIcon(str(path)) if path.is_file() else None
+
+
+def run_app(scenario: str | None = None) -> int:
+    existing = QApplication.instance()
+    use_a_utf8_locale()
+    app = existing if isinstance(existing, QApplication) else QApplication(sys.argv)
+    app.setOrganizationName(ORGANIZATION)
+    app.setApplicationName(APPLICATION)
+    # The window is matched to its desktop file and icon by this (Wayland's app id).
+    app.setDesktopFileName(APP_ID)
+    icon = app_icon()
+    if icon is not None:
+        app.setWindowIcon(icon)
+    # qasync drives asyncio from Qt's event loop: runs stream while the window stays live.
+    app.setQuitOnLastWindowClosed(False)  # _main decides when to stop, after cleanup
+    # Built before the loop starts: construction is synchronous Qt work, not an asyncio step.
+    # The keyring waits for the first frame (after_first_frame in _main).
+    window = MainWindow(QSettings(ORGANIZATION, APPLICATION), KeyStore(keyring_open=False))
+    try:
+        return int(qasync.run(_main(window, scenario)))
+    except asyncio.CancelledError:
+        return 0

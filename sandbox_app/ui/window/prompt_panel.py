@@ -1,0 +1,113 @@
+"""The prompt editor: the system prompt template, its rendered form, and the question.
+
+It edits the workspace's ``system_prompt`` and ``question`` and redraws the rendered prompt
+whenever anything it depends on changes (template, tools, documents, dialect).
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QEvent, QObject, QSignalBlocker, Qt
+from PySide6.QtGui import QFontDatabase, QKeyEvent
+from PySide6.QtWidgets import QPlainTextEdit, QTabWidget, QVBoxLayout, QWidget
+
+from sandbox_app.core.react_format.prompts import DEFAULT_TEMPLATE, PromptError, render_prompt
+from sandbox_app.core.scenarios.workspace import Change
+from sandbox_app.ui.common.plain import plain_label, rich_label
+from sandbox_app.ui.trace.highlighter import LabelHighlighter
+from sandbox_app.ui.window.workspace_signals import QtWorkspace
+
+_RENDERED_FROM = ("system_prompt", "enabled_tools", "documents", "dialect")
+
+
+class PromptPanel(QWidget):
+    """Template (editable, labels highlighted) beside the rendered prompt (read-only)."""
+
+    def __init__(self, workspace: QtWorkspace, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.workspace = workspace
+        mono = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
+        self.template_edit = QPlainTextEdit()
+        self.template_edit.setFont(mono)
+        self.template_edit.setPlaceholderText("System prompt; {tools} and {format} are filled in.")
+        self.template_highlighter = LabelHighlighter(self.template_edit.document(), self.palette())
+        self.rendered_view = QPlainTextEdit()
+        self.rendered_view.setFont(mono)
+        self.rendered_view.setReadOnly(True)
+        self.rendered_highlighter = LabelHighlighter(self.rendered_view.document(), self.palette())
+        self.tabs = QTabWidget()
+        self.tabs.addTab(self.template_edit, "Template")
+        self.tabs.addTab(self.rendered_view, "Rendered prompt")
+        self.prompt_error = plain_label()
+        self.prompt_error.setObjectName("promptError")
+        self.prompt_error.setWordWrap(True)
+        self.prompt_error.hide()
+        self.question_edit = QPlainTextEdit()
+        self.question_edit.setPlaceholderText("The question the model must answer")
+        self.question_edit.setFixedHeight(self.fontMetrics().lineSpacing() * 4)
+        # A question never needs a tab character: Tab moves on, as in any form.
+        self.question_edit.setTabChangesFocus(True)
+        # The template keeps Tab for indenting examples; Ctrl+Tab and Ctrl+Shift+Tab leave it.
+        self.template_edit.installEventFilter(self)
+
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(rich_label("<b>System prompt</b>"))
+        layout.addWidget(self.tabs, 1)
+        layout.addWidget(self.prompt_error)
+        layout.addWidget(rich_label("<b>Question</b>"))
+        layout.addWidget(self.question_edit)
+        self.template_edit.textChanged.connect(self._on_template_edit_text_changed)
+        self.question_edit.textChanged.connect(self._on_question_edit_text_changed)
+        workspace.changed.connect(self._on_workspace_changed)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if watched is self.template_edit and event.type() == QEvent.Type.KeyPress:
+            assert isinstance(event, QKeyEvent)
+            ctrl = event.modifiers() & Qt.KeyboardModifier.ControlModifier
+            if ctrl and event.key() in (Qt.Key.Key_Tab, Qt.Key.Key_Backtab):
+                forward = event.key() == Qt.Key.Key_Tab and not (
+                    event.modifiers() & Qt.KeyboardModifier.ShiftModifier
+                )
+                self.focusNextPrevChild(forward)
+                return True
+        return super().eventFilter(watched, event)
+
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.PaletteChange:  # the system switched light/dark
+            self.template_highlighter.set_palette(self.palette())
+            self.rendered_highlighter.set_palette(self.palette())
+
+    def _on_workspace_changed(self, change: Change) -> None:
+        scenario = self.workspace.model.scenario
+        if change.loaded:
+            with QSignalBlocker(self.template_edit), QSignalBlocker(self.question_edit):
+                self.template_edit.setPlainText(scenario.system_prompt or DEFAULT_TEMPLATE)
+                self.question_edit.setPlainText(scenario.question)
+        if change.touches(*_RENDERED_FROM):
+            template = scenario.system_prompt or DEFAULT_TEMPLATE
+            tools = self.workspace.model.tools()
+            try:
+                self.show_rendered(render_prompt(template, tools, scenario.prompt_dialect))
+            except PromptError as err:
+                self.show_rendered("", str(err))
+
+    def _on_template_edit_text_changed(self) -> None:
+        template = self.template()
+        self.workspace.update(
+            self, system_prompt=None if template == DEFAULT_TEMPLATE else template
+        )
+
+    def _on_question_edit_text_changed(self) -> None:
+        self.workspace.update(self, question=self.question())
+
+    def template(self) -> str:
+        return self.template_edit.toPlainText()
+
+    def question(self) -> str:
+        return self.question_edit.toPlainText().strip()
+
+    def show_rendered(self, text: str, error: str = "") -> None:
+        self.rendered_view.setPlainText(text)
+        self.prompt_error.setText(f"⚠ {error}")
+        self.prompt_error.setVisible(bool(error))
