@@ -38,7 +38,7 @@ class BackendChoice:
     def spec(self, scenario: Scenario, **run: Any) -> RunSpec:
         """A run of ``scenario`` with this backend and these settings; ``run``: the rest of
         :class:`RunSpec` (tools' sources, who approves, a fork, a pause…)."""
-        lane = scenario.with_changes(model=self.settings)
+        lane = scenario.with_changes(model=self.settings.over(scenario.model))
         return RunSpec(lane, self.config, self.keys, **run)
 
     def create(self, scenario: Scenario) -> Backend:

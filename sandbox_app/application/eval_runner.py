@@ -1,7 +1,7 @@
 """Running a test set: lane × case × repeat on the same engine, each server's requests capped.
 
 Shared by ``react-sandbox eval`` (eval_command.py) and the window's test-set panel
-(ui/test_set_panel.py): both hand it the runs to make and get each finished run back, as a
+(ui/compare/eval_panel.py): both hand it the runs to make and get each finished run back, as a
 JSON-ready result (case, lane, repeat, status, answer, passed, metrics, events) and its
 record, through ``on_result``.
 """
@@ -118,7 +118,7 @@ class EvalRunner:
     async def _one(self, lane: EvalLane, key: RunKey) -> tuple[dict[str, Any], RunRecord]:
         case = self.scenario.test_set[key.case]
         scenario = scenario_for_case(self.scenario, case)
-        scenario = scenario.with_changes(model=lane.settings)
+        scenario = scenario.with_changes(model=lane.settings.over(scenario.model))
         if not lane.config.kind.server:  # made per run: the offline model replays the case's own
             backend = make_backend(lane.config, scenario, self.keys)
         else:  # one client per server lane: its connections are reused run after run

@@ -16,7 +16,7 @@ from sandbox_app.core.running.fork import ForkPoint
 from sandbox_app.core.running.records import RunSettings
 from sandbox_app.core.running.stepping import PauseFn
 from sandbox_app.core.scenarios.scenario import Scenario
-from sandbox_app.core.tools import Approver, Tool, tools_for
+from sandbox_app.core.tools import Approver, Tool
 from sandbox_app.core.tools.mock import AskUser
 
 
@@ -42,11 +42,7 @@ class RunSpec:
     token_budget: int | None = None
 
     def tools(self) -> list[Tool]:
-        s = self.scenario
-        made = tools_for(
-            s.enabled_tools, s.documents, s.custom_tools, ask=self.ask, sources=self.sources
-        )
-        return [*made, *self.extra_tools]
+        return self.scenario.tools(self.ask, self.sources, self.extra_tools)
 
     def record_settings(self) -> RunSettings:
         """What a run record keeps of how the run was made (never the key)."""

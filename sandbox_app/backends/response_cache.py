@@ -43,7 +43,10 @@ class CachedBackend:
         self.hits = 0
 
     def key(self, messages: Sequence[Message], params: StreamParams) -> str:
-        request = {"salt": self.salt, "messages": list(messages), "params": asdict(params)}
+        described = asdict(params)
+        if not described["extra"]:  # as keys were before lane settings could add to a request
+            del described["extra"]
+        request = {"salt": self.salt, "messages": list(messages), "params": described}
         encoded = json.dumps(request, sort_keys=True, ensure_ascii=False).encode()
         return hashlib.sha256(encoded).hexdigest()
 

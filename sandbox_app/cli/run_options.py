@@ -119,7 +119,8 @@ def add_setting_flags(p: argparse.ArgumentParser) -> None:
     """A flag per lane setting (core/scenarios/lane_settings.py): --temperature, --max-tokens, …"""
     for setting in SETTINGS.values():
         # A choice keeps argparse's own check (exit 2, the choices listed in --help).
-        choices = setting.rule.choices or None
+        rule = setting.rule
+        choices = (*rule.choices, *(["auto"] if rule.nullable else [])) if rule.choices else None
         p.add_argument(setting.flag, dest=setting.name, choices=choices, help=setting.help)
 
 

@@ -40,6 +40,17 @@ def fake_setting() -> Iterator[Setting]:
     unregister(FAKE.name)
 
 
+ANSWER = "Thought: I know it.\nAnswer: 4"
+
+
+def _one_case(tmp_path: Path, **changes: object) -> Path:
+    """The test-set example cut to its first case, with ``changes``, saved."""
+    example = load_scenario(scenarios_dir() / "test_set.json")
+    scenario = example.with_changes(test_set=example.test_set[:1], **changes)
+    save_scenario(scenario, tmp_path / "one.json")
+    return tmp_path / "one.json"
+
+
 def test_the_scenario_file_keeps_a_new_setting_for_the_scenario_and_each_lane(
     fake_setting: Setting, tmp_path: Path
 ) -> None:
@@ -86,16 +97,42 @@ def test_a_setting_with_a_request_key_reaches_the_server_only_when_set(
     capsys.readouterr()
 
 
-def test_eval_lanes_take_it_as_an_option(
-    fake_setting: Setting, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+def test_eval_lanes_take_it_as_an_option_and_send_it(
+    fake_server: FakeOpenAIServer,
+    fake_setting: Setting,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
-    lane = _lane_from_spec("ollama:qwen3:8b,fake_level=5", 60, LaneSettings())
-    assert lane.settings["fake_level"] == 5
-    test_set = str(scenarios_dir() / "test_set.json")
+    fake_server.set_model("m", ModelScript(replies=(ANSWER,)))
+    test_set = str(_one_case(tmp_path))
     out = str(tmp_path / "r.jsonl")
     assert main(["eval", test_set, "--lane", "scripted,fake_level=0", "--out", out]) == 1
     assert "--lane option fake_level must be from 1 to 9 (got 0)" in capsys.readouterr().err
-    assert main(["eval", test_set, "--lane", "scripted,fake_level=2", "--out", out]) == 0
+    lane = f"{fake_server.base_url}:m,fake_level=5"
+    assert main(["eval", test_set, "--lane", lane, "--out", out]) == 0
+    assert [r["fake_level"] for r in fake_server.requests] == [5]
+
+
+def test_a_lane_has_the_scenarios_unshown_settings_unless_it_names_them(
+    fake_server: FakeOpenAIServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # top_p and seed have no row in the model panel: a lane that does not name them runs
+    # with the scenario's; one that names its own seed runs with that.
+    fake_server.set_model("m", ModelScript(replies=(ANSWER,)))
+    url = fake_server.base_url
+    path = _one_case(
+        tmp_path,
+        model=LaneSettings(seed=42, top_p=0.5),
+        lanes=(
+            LaneConfig("custom", url, "m"),
+            LaneConfig("custom", url, "m", LaneSettings(seed=7)),
+        ),
+    )
+    lanes = load_scenario(path).lanes
+    assert [lane.settings.given().get("seed") for lane in lanes] == [None, 7]
+    assert main(["eval", str(path), "--out", str(tmp_path / "r.jsonl")]) == 0
+    sent = sorted((r["seed"], r["top_p"]) for r in fake_server.requests)
+    assert sent == [(7, 0.5), (42, 0.5)]
 
 
 def test_without_it_the_flag_and_option_are_unknown(capsys: pytest.CaptureFixture[str]) -> None:

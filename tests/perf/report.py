@@ -13,7 +13,7 @@ NOTES = """
 - **The first frame comes before the SDKs**: at the window's first paint a fresh process now
   holds none of openai, pydantic, httpx, anyio, mcp, keyring, bm25s, numpy, Stemmer or regex
   (before: bm25s, numpy, regex and pydantic, plus keyring after a session with a server).
-  The warm-up thread (the SDK, bm25s) starts after the first paint (`ui/app.FirstFrame`):
+  The warm-up thread (the SDK, bm25s) starts after the first paint (`ui/window/app.FirstFrame`):
   begun at `show()`, its imports took the GIL from that paint. The pydantic import guard
   (~30 ms) waits for the same moment, or for a run started before it; `regex` is imported
   when a pattern is first compiled; the key status asks the keyring after the first frame

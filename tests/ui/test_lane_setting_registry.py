@@ -9,10 +9,17 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from PySide6.QtWidgets import QFormLayout, QLabel, QSpinBox
+from PySide6.QtWidgets import QDoubleSpinBox, QFormLayout, QLabel, QSpinBox
 from pytestqt.qtbot import QtBot
 
-from sandbox_app.core.scenarios.lane_settings import Rule, Setting, register, unregister
+from sandbox_app.backends.keys import KeyStore
+from sandbox_app.core.scenarios.lane_settings import (
+    LaneSettings,
+    Rule,
+    Setting,
+    register,
+    unregister,
+)
 from sandbox_app.ui.lane.backend_panel import BackendPanel
 from sandbox_app.ui.window.main_window import MainWindow
 
@@ -58,3 +65,17 @@ def test_the_panel_shows_a_new_setting_and_the_run_and_file_keep_it(
     lane = window.compare.lanes[0]
     _row(lane.backend_panel).setValue(2)
     assert window.workspace.model.scenario.lanes[0].settings["fake_level"] == 2
+
+
+def test_the_panel_gives_back_what_it_was_shown_until_edited(qtbot: QtBot) -> None:
+    # A spin box holds neither None (the server's own temperature) nor 0.333 (two
+    # decimals): shown and read back unedited, the settings are what the file said.
+    panel = BackendPanel(KeyStore())
+    qtbot.addWidget(panel)
+    for shown in (LaneSettings(temperature=None), LaneSettings(temperature=0.333, seed=9)):
+        panel.set_sampling(shown)
+        assert panel.choice().settings == shown
+    spin = panel.settings_form.widgets["temperature"]
+    assert isinstance(spin, QDoubleSpinBox)
+    spin.setValue(0.7)
+    assert panel.choice().settings.temperature == 0.7

@@ -4,7 +4,7 @@
 :class:`Role` from the one vocabulary every front end styles by (the window's trace view, the
 terminal, the Markdown and HTML exports, Copy trace). A front end keeps only its table from
 role to style (Qt formats, ANSI colours, CSS classes), keyed by these names;
-``tests/core/test_presentation.py`` fails when a role has no style in one of them.
+``tests/ui/test_presentation.py`` fails when a role has no style in one of them.
 
 The contract of the pieces:
 

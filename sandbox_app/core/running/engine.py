@@ -49,7 +49,7 @@ from sandbox_app.core.running.metrics import RunTally, StepMetrics, estimate_tok
 from sandbox_app.core.running.model_traits import traits_for
 from sandbox_app.core.running.stepping import Pause, PauseFn
 from sandbox_app.core.scenarios.scenario import Scenario
-from sandbox_app.core.tools import Approver, Tool, ToolResult, ToolRouter, tools_for
+from sandbox_app.core.tools import Approver, Tool, ToolResult, ToolRouter
 
 MAX_STEPS_MESSAGE = "Reached max steps without final answer"  # as plain ReAct loops word it
 # Stop generating where the model would start writing its own observation. "\nObservation "
@@ -90,11 +90,7 @@ class ReactEngine:
         self.backend = backend
         self.model = model
         self.token_budget = token_budget
-        self.tools = (
-            tools
-            if tools is not None
-            else tools_for(scenario.enabled_tools, scenario.documents, scenario.custom_tools)
-        )
+        self.tools = tools if tools is not None else scenario.tools()
         # ``trusted``: side-effecting tools the user let run unasked (tools/policy.py).
         self.router = ToolRouter(
             self.tools, approve=approve, policies=scenario.policies, trusted=trusted

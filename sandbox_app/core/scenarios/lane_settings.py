@@ -257,6 +257,14 @@ class LaneSettings(Mapping[str, Any]):
     def to_dict(self) -> dict[str, Any]:
         return dict(self.items())
 
+    def given(self) -> dict[str, Any]:
+        """The settings given a value (in code, a file or a flag), not left to a default."""
+        return dict(self._values)
+
+    def over(self, base: LaneSettings) -> LaneSettings:
+        """``base`` with the settings given here: a lane's own over the scenario's."""
+        return base.replace(**self._values)
+
     def request_extras(self) -> tuple[tuple[str, Any], ...]:
         """What the settings with a ``request_key`` add to a request (those set only)."""
         return tuple(

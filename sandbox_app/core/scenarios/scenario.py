@@ -7,7 +7,7 @@ A scenario never holds an API key.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
@@ -18,13 +18,14 @@ from sandbox_app.core.react_format.dialects import Dialect
 from sandbox_app.core.scenarios.lane_settings import MAX_STEPS_RANGE as MAX_STEPS_RANGE
 from sandbox_app.core.scenarios.lane_settings import MAX_TOKENS_RANGE as MAX_TOKENS_RANGE
 from sandbox_app.core.scenarios.lane_settings import REASONING_EFFORTS as REASONING_EFFORTS
+from sandbox_app.core.scenarios.lane_settings import SETTINGS
 from sandbox_app.core.scenarios.lane_settings import TEMPERATURE_RANGE as TEMPERATURE_RANGE
 from sandbox_app.core.scenarios.lane_settings import TOOL_CALLING as TOOL_CALLING
 from sandbox_app.core.scenarios.lane_settings import LaneSettings as LaneSettings
 from sandbox_app.core.scenarios.lane_settings import ToolCalling as ToolCalling
-from sandbox_app.core.tools import BRIGHTGRID_DOCUMENTS
+from sandbox_app.core.tools import BRIGHTGRID_DOCUMENTS, Tool, tools_for
 from sandbox_app.core.tools.mcp_server import McpServerSpec
-from sandbox_app.core.tools.mock import MockToolSpec
+from sandbox_app.core.tools.mock import AskUser, MockToolSpec
 from sandbox_app.core.tools.policy import Policy
 
 DialectChoice = Dialect | Literal["auto"]
@@ -60,8 +61,15 @@ class LaneConfig:
     backend: str = "scripted"
     base_url: str = ""
     model: str = ""
-    # Every lane setting (core/scenarios/lane_settings.py): temperature, max tokens, tool calling…
+    # Every lane setting (core/scenarios/lane_settings.py): temperature, max tokens, tool
+    # calling… A lane has each one its panel shows (not given: the default); one the panel
+    # does not show (top_p, seed) is the scenario's unless the lane names it.
     settings: LaneSettings = field(default_factory=LaneSettings)
+
+    def __post_init__(self) -> None:
+        shown = {name: s.default for name, s in SETTINGS.items() if s.label}
+        settings = LaneSettings(**shown).replace(**self.settings.given())
+        object.__setattr__(self, "settings", settings)
 
 
 @dataclass(frozen=True)
@@ -106,6 +114,17 @@ class Scenario:
     @property
     def parse_dialect(self) -> Dialect | None:
         return None if self.dialect == "auto" else self.dialect
+
+    def tools(
+        self, ask: AskUser | None = None, sources: Sequence[Tool] = (), extra: Sequence[Tool] = ()
+    ) -> list[Tool]:
+        """The tools a run of this scenario has: its enabled ones (built-ins, its own, plugins'
+        and ``sources``', the connected MCP servers'), then ``extra`` (offered to every run);
+        ``ask`` answers its ask-me tools' calls."""
+        made = tools_for(
+            self.enabled_tools, self.documents, self.custom_tools, ask=ask, sources=sources
+        )
+        return [*made, *extra]
 
     def with_changes(self, **changes: Any) -> Scenario:
         return replace(self, **changes)

@@ -156,7 +156,7 @@ def scenario_to_dict(s: Scenario) -> dict[str, Any]:
                 "backend": lane.backend,
                 "base_url": lane.base_url,
                 "model": lane.model,
-                **lane.settings.to_dict(),
+                **lane.settings.given(),
             }
             for lane in s.lanes
         ],

@@ -18,7 +18,7 @@ from sandbox_app.core.react_format.prompts import DEFAULT_TEMPLATE
 from sandbox_app.core.results.compare import MIN_LANES, Price
 from sandbox_app.core.scenarios.document import KeptEdits, ScenarioDocument
 from sandbox_app.core.scenarios.scenario import LaneConfig, Scenario
-from sandbox_app.core.tools import TOOL_NAMES, Tool, tools_for
+from sandbox_app.core.tools import TOOL_NAMES, Tool
 from sandbox_app.core.tools.mock import AskUser
 
 
@@ -97,11 +97,7 @@ class Workspace:
     def tools(self, scenario: Scenario | None = None, ask: AskUser | None = None) -> list[Tool]:
         """The tools a run of ``scenario`` (default: the one being edited) may use; ``ask``
         answers the calls of its ask-me tools."""
-        s = scenario or self.scenario
-        return [
-            *tools_for(s.enabled_tools, s.documents, s.custom_tools, ask=ask, sources=self.sources),
-            *self.extra_tools,
-        ]
+        return (scenario or self.scenario).tools(ask, self.sources, self.extra_tools)
 
     def set_sources(self, tools: list[Tool]) -> None:
         """The tools connected MCP servers offer now (the tool toggles redraw)."""

@@ -212,6 +212,7 @@ class CompareView(QWidget):
 
     def _drop(self, lane: LaneWidget) -> None:
         self.lanes.remove(lane)
+        lane.runner.dropped = True
         lane.backend_panel.abandon()  # a Refresh still waiting must not outlive its widgets
         self.strip.remove(lane)
         lane.deleteLater()

@@ -37,6 +37,7 @@ class LaneRunner:
     ) -> None:
         self.name, self.panel, self.pane, self.workspace = name, panel, pane, workspace
         self.pace, self.confirm, self.before, self.started = pace, confirm, before, started
+        self.dropped = False  # the lane was removed: a start still waiting on a dialog is not
         # A fork, or a step-through's next step, stays in the lane it was asked in.
         pane.forkRequested.connect(lambda point: self.run(1, point))
         pane.stepRequested.connect(lambda: self.run(1))
@@ -51,7 +52,7 @@ class LaneRunner:
             return
 
         def go() -> None:
-            if not self.pane.running:  # the answer may come after another start
+            if not (self.dropped or self.pane.running):  # it may come after another start
                 self._run_now(repeats, fork)
 
         self.confirm.then([self.panel.choice().config], self.name, go)

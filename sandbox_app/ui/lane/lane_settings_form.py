@@ -24,7 +24,7 @@ _QT_INT = (-(2**31), 2**31 - 1)
 
 class LaneSettingsForm(QObject):
     """Signals:
-    changed(): a setting was edited (not when :meth:`show` sets them).
+    changed(): a setting was edited, or :meth:`show` set them all (once).
     """
 
     changed = Signal()
@@ -32,6 +32,7 @@ class LaneSettingsForm(QObject):
     def __init__(self, form: QFormLayout, parent: QWidget) -> None:
         super().__init__(parent)
         self._shown = LaneSettings()
+        self._written: dict[str, Any] = {}  # what show() put in each widget, as it reads
         self.widgets: dict[str, QWidget] = {}
         for setting in SETTINGS.values():
             if setting.label:
@@ -41,9 +42,15 @@ class LaneSettingsForm(QObject):
                 form.addRow(setting.label, widget)
 
     def values(self) -> LaneSettings:
-        return self._shown.replace(
-            **{name: _read(SETTINGS[name], w) for name, w in self.widgets.items()}
-        )
+        """The settings shown; one whose widget was not edited is the value :meth:`show` was
+        given, as it was: a spin box cannot hold None (the server's own temperature) nor
+        0.333 (it shows two decimals), and neither may become something else unasked."""
+        edited = {}
+        for name, widget in self.widgets.items():
+            value = _read(SETTINGS[name], widget)
+            if name not in self._written or value != self._written[name]:
+                edited[name] = value
+        return self._shown.replace(**edited)
 
     def show(self, settings: LaneSettings) -> None:
         self._shown = settings
@@ -53,6 +60,7 @@ class LaneSettingsForm(QObject):
                 _write(SETTINGS[name], widget, settings[name])
             finally:
                 widget.blockSignals(False)
+            self._written[name] = _read(SETTINGS[name], widget)
         self.changed.emit()
 
 
