@@ -39,7 +39,8 @@ LATER = (
     "sandbox_app.ui.window.about",
     "sandbox_app.ui.tools.approval",
 )
-# Imported before the window's first thread (ui/window/app.import_before_threads), not before its frame.
+# Imported before the window's first thread (ui/window/app.import_before_threads), not
+# before its frame.
 GUARD = "pydantic"
 
 

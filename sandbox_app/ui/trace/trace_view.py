@@ -86,7 +86,8 @@ class TraceView(TraceBlocks):
                 self.append_text(role, text)
 
     def _redraw(self, role: Role, text: str, edit: Edit) -> None:
-        """What a piece asks of a view that redraws what it wrote (core/results/presentation.Edit)."""
+        """What a piece asks of a view that redraws what it wrote
+        (core/results/presentation.Edit)."""
         if edit is Edit.REDRAW:
             self._rewrite_model_text(role, text)
         elif edit is Edit.STRIKE:
