@@ -13,9 +13,10 @@ from collections.abc import Callable, Sequence
 from contextlib import suppress
 from dataclasses import replace
 
+from sandbox_app.application.mcp_set import McpSet, own_tool_names
 from sandbox_app.application.run_builder import RunSpec, build_run
 from sandbox_app.backends.keys import KeyStore
-from sandbox_app.backends.mcp_tools import McpConnection, McpError
+from sandbox_app.backends.mcp_tools import McpError
 from sandbox_app.backends.presets import preset_for_url
 from sandbox_app.backends.registry import (
     SCRIPTED,
@@ -47,7 +48,7 @@ from sandbox_app.core.running.engine import ReactEngine, drive
 from sandbox_app.core.running.events import Event, RunFinished
 from sandbox_app.core.running.records import RunRecord
 from sandbox_app.core.scenarios.scenario_fields import ScenarioError
-from sandbox_app.core.tools import TOOL_NAMES, Tool
+from sandbox_app.core.tools import Tool
 from sandbox_app.core.tools.mcp_server import McpServerSpec
 from sandbox_app.core.tools.policy import allow, refused_line
 
@@ -115,7 +116,7 @@ def run_command(argv: list[str]) -> int:
         return engines[-1]
 
     try:
-        own = (*TOOL_NAMES, *(c.name for c in scenario.custom_tools))
+        own = own_tool_names(scenario)
         run = _run(make_engine, scenario.mcp_servers, own, backend, emit, waiting)
         finished = asyncio.run(run)
     except KeyboardInterrupt:  # Ctrl+C: asyncio.run cancelled the run, then re-raised this
@@ -141,15 +142,12 @@ async def _run(
 ) -> RunFinished:
     """Connect the MCP servers, then drive the run; meanwhile ``waiting`` (fed the events by
     ``emit``) watches the clock."""
-    connections = [McpConnection(spec) for spec in servers]
+    # The window's connection set: a name already taken is offered as SERVER_NAME, and each
+    # skipped or renamed tool is said once, as the window says it.
+    connected = McpSet(on_notice=lambda notice: print(f"react-sandbox: {notice}", file=sys.stderr))
     watcher = None
     try:
-        sources: list[Tool] = []
-        for connection in connections:  # a name already taken is offered as SERVER_NAME
-            sources += await connection.connect((*taken, *(t.name for t in sources)))
-            for notice in (*connection.skipped, *connection.renamed):  # said once, as the window
-                print(f"react-sandbox: {notice}", file=sys.stderr)
-        engine = make_engine(sources)
+        engine = make_engine(await connected.connect_all(servers, taken))
         watcher = asyncio.create_task(waiting.watch()) if waiting is not None else None
         return await drive(engine, emit)
     finally:
@@ -158,8 +156,7 @@ async def _run(
             with suppress(asyncio.CancelledError):
                 await watcher
         await backend.aclose()
-        for connection in connections:
-            await connection.close()
+        await connected.close_all()
 
 
 def _backend_config(args: argparse.Namespace) -> BackendConfig:

@@ -1,15 +1,18 @@
 """MCP servers in the window: the scenario's list of servers, and their connections.
 
-:class:`McpSources` holds the connections (backends/mcp_tools.py) for the whole window: the
+:class:`McpSources` holds the MCP connections for the whole window: the
 main view and every lane run with the tools of the servers connected now. A server starts or
 is reached only when the user presses **Connect**, which shows its command line or URL: a
 scenario never starts a program by being opened. :class:`McpServersDialog` edits the list
 (saved in the scenario, never with a secret: ``secret_env`` names variables the keyring or
 the environment fills) and connects.
 
-A connection that ends by itself (its server died) says so in its status at once, even with
-the dialog open: the connection tells :class:`McpSources` from the network loop's thread through
-a queued signal. Its tools stay, failing at once with that line, until **Reconnect**.
+The connections themselves, their status lines and trusted hints are the application's
+:class:`~sandbox_app.application.mcp_set.McpSet` (the command line's ``run --mcp`` uses the same);
+:class:`McpSources` adds the signals and publishes the tools to the workspace. A connection that
+ends by itself (its server died) says so in its status at once, even with the dialog open: the
+set's ``on_end`` comes from the network loop's thread and a queued signal brings it here. Its
+tools stay, failing at once with that line, until **Reconnect**.
 
 A server's read-only hints are its own claims: its tools ask before running until the user
 ticks "Trust this server's read-only hints" for it. That trust lasts for the session and is
@@ -34,11 +37,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from sandbox_app.application.mcp_set import McpSet, own_tool_names
 from sandbox_app.backends.keys import KeyStore
-from sandbox_app.backends.mcp_tools import McpConnection, McpError, McpTool
+from sandbox_app.backends.mcp_tools import McpConnection
 from sandbox_app.core.scenarios.custom_tools import mcp_servers_from_list, mcp_servers_to_list
 from sandbox_app.core.scenarios.scenario_fields import ScenarioError
-from sandbox_app.core.tools import TOOL_NAMES
 from sandbox_app.core.tools.mcp_server import McpServerSpec
 from sandbox_app.ui.common.plain import plain_label
 from sandbox_app.ui.window.drafts_dialog import DraftsDialog
@@ -48,7 +51,8 @@ RECONNECT = "reconnect it in MCP servers…"
 
 
 class McpSources(QObject):
-    """The window's MCP connections; ``changed`` when one connects, fails, ends or closes."""
+    """The window's MCP connections: a thin Qt layer over the application's :class:`McpSet`.
+    ``changed`` when one connects, fails, ends or closes; its tools go to the workspace."""
 
     changed = Signal()
     _ended = Signal(object)  # a connection whose session ended by itself, from any thread
@@ -57,88 +61,38 @@ class McpSources(QObject):
         super().__init__(workspace)
         self.workspace = workspace
         self.keys = keys
-        self.status: dict[str, str] = {}  # server name → one line
-        self._connections: dict[str, McpConnection] = {}
-        self._tools: dict[str, list[McpTool]] = {}
-        self._pending: dict[str, McpConnection] = {}
-        self._closed = False
-        self.trusted_hints: set[str] = set()  # servers whose read-only hints are believed
+        self.set = McpSet(
+            keys, on_change=self._on_change, on_end=self._tell_ended, reconnect_hint=RECONNECT
+        )
+        self.status = self.set.status  # server name → one line
+        self.trusted_hints = self.set.trusted_hints  # servers whose read-only hints are believed
         self._ended.connect(self._on_ended, Qt.ConnectionType.QueuedConnection)
 
     def trust_hints(self, name: str, trusted: bool) -> None:
         """Believe (or stop believing) server ``name``'s read-only hints, for this session."""
-        if trusted:
-            self.trusted_hints.add(name)
-        else:
-            self.trusted_hints.discard(name)
-        connection = self._connections.get(name)
-        if connection is not None:
-            connection.trust_hints = trusted
-        for tool in self._tools.get(name, []):
-            tool.read_only = trusted and tool.hinted_read_only
-        self._publish()
+        self.set.trust_hints(name, trusted)
 
     def connecting(self, name: str) -> bool:
-        return name in self._pending
+        return self.set.connecting(name)
 
     def gone(self, name: str) -> bool:
         """Server ``name`` was connected and its session has ended by itself."""
-        connection = self._connections.get(name)
-        return connection is not None and connection.gone
+        return self.set.gone(name)
 
     async def connect_server(self, spec: McpServerSpec) -> None:
         """(Re)connect ``spec``; its tools join the runs' tools, or its status says why not.
         A second Connect while one is under way is ignored (one process a server)."""
-        if spec.name in self._pending:
-            return
-        trusted = spec.name in self.trusted_hints
-        self._pending[spec.name] = connection = McpConnection(
-            spec, self.keys, trust_hints=trusted, on_end=self._tell_ended, reconnect_hint=RECONNECT
-        )
-        try:
-            await self.drop_server(spec.name, quiet=True)
-            self.status[spec.name] = "connecting…"
-            self.changed.emit()
-            s = self.workspace.model.scenario
-            others = [t.name for name, ts in self._tools.items() for t in ts]
-            taken = (*TOOL_NAMES, *(c.name for c in s.custom_tools), *others)
-            try:
-                tools = await connection.connect(taken)
-            except McpError as err:
-                self.status[spec.name] = f"⚠ {err}"
-            else:
-                self._connections[spec.name] = connection
-                self._tools[spec.name] = tools
-                lines = [f"connected: {len(tools)} tools", *connection.skipped, *connection.renamed]
-                # (gone already: it ended before its queued signal could find it here)
-                gone = connection.gone
-                self.status[spec.name] = f"⚠ {connection.ended}" if gone else "\n".join(lines)
-        finally:
-            del self._pending[spec.name]
-            if self._closed:  # the window closed while this was connecting
-                await self.drop_server(spec.name, quiet=True)
-        self._publish()
+        await self.set.connect_server(spec, own_tool_names(self.workspace.model.scenario))
 
     async def keep_only(self, names: set[str]) -> None:
         """Close the connections of servers no longer in the list (removed or renamed)."""
-        for name in [n for n in self._connections if n not in names]:
-            await self.drop_server(name, quiet=True)
-        self._publish()
+        await self.set.keep_only(names)
 
     async def drop_server(self, name: str, *, quiet: bool = False) -> None:
-        connection = self._connections.pop(name, None)
-        self._tools.pop(name, None)
-        if connection is not None:
-            await connection.close()
-        self.status.pop(name, None)
-        if not quiet:
-            self._publish()
+        await self.set.drop_server(name, quiet=quiet)
 
     async def close_all(self) -> None:
-        self._closed = True  # a connect under way closes itself when it ends
-        for name in list(self._connections):
-            await self.drop_server(name, quiet=True)
-        self._publish()
+        await self.set.close_all()
 
     def _tell_ended(self, connection: McpConnection) -> None:
         """On the network loop's thread: the signal takes it to this object's thread."""
@@ -146,13 +100,11 @@ class McpSources(QObject):
             self._ended.emit(connection)
 
     def _on_ended(self, connection: McpConnection) -> None:
-        name = connection.spec.name
-        if self._connections.get(name) is connection:  # not one replaced since
-            self.status[name] = f"⚠ {connection.ended}"
-            self.changed.emit()
+        self.set.ended(connection)
 
-    def _publish(self) -> None:
-        self.workspace.model.set_sources([t for tools in self._tools.values() for t in tools])
+    def _on_change(self, tools_changed: bool) -> None:
+        if tools_changed:  # the toggles redraw with the tools offered now
+            self.workspace.model.set_sources(list(self.set.tools))
         self.changed.emit()
 
 
