@@ -67,6 +67,7 @@ def test_diff_lanes_marks_the_first_step_where_two_scripts_part(
 
     qtbot.mouseClick(compare.diff_button, Qt.MouseButton.LeftButton)
     dialog = open_dialog(qtbot, compare)
+    assert compare.message.text() == ""
     assert dialog.summary.text() == (
         "First difference at step 2: action input (20 * 12 * 7 · 20 * 12 * 6)"
     )

@@ -266,6 +266,7 @@ class CompareView(QWidget):
         if len(runs) < 2:
             self.message.setText("Diff lanes needs two lanes that have run.")
             return None
+        self.message.setText("")
         return open_diff(runs, 0, 1, self)
 
     def stop_all(self) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QEvent, Qt
 from PySide6.QtGui import QColor, QFontDatabase, QTextBlockFormat, QTextCharFormat, QTextCursor
 from PySide6.QtWidgets import (
     QComboBox,
@@ -109,6 +109,12 @@ class TraceDiffDialog(QDialog):
         if self.marked_block is not None:
             block = self.sides[0].document().findBlockByNumber(self.marked_block)
             self.sides[0].verticalScrollBar().setValue(block.firstLineNumber())
+
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        drawn = getattr(self, "diff", None) is not None  # not while it is being made
+        if drawn and event.type() == QEvent.Type.PaletteChange:  # light/dark: new formats
+            self.show_diff()
 
     def side_text(self, side: int) -> str:
         """What one side shows, as text (0: left, 1: right)."""
