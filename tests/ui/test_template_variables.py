@@ -10,6 +10,7 @@ from pytestqt.qtbot import QtBot
 
 from sandbox_app.core.scenarios.scenario import EvalCase, Expected, LaneConfig, Scenario
 from sandbox_app.core.scenarios.scenario_file import load_scenario
+from sandbox_app.ui.compare.test_set_editor import ANSWER, TestSetEditor
 from sandbox_app.ui.window.main_window import MainWindow
 from tests.fakeserver import FakeOpenAIServer, ModelScript
 
@@ -101,3 +102,15 @@ def test_the_windows_test_set_sends_each_cases_variables(
     grid = panel.grid
     questions = [grid.item(row, 0).text() for row in range(grid.rowCount())]  # type: ignore[union-attr]
     assert questions == ["Capital of France?", "Capital of Japan?"]  # as asked, apart
+
+
+def test_editing_a_case_in_the_table_keeps_its_variables(qtbot: QtBot) -> None:
+    case = EvalCase("Capital of {{country}}?", Expected("Paris"), variables={"country": "France"})
+    editor = TestSetEditor((case,))
+    qtbot.addWidget(editor)
+    answer = editor.table.item(0, ANSWER)
+    assert answer is not None
+    answer.setText("paris")
+    editor.accept()
+    (edited,) = editor.cases()
+    assert (edited.expected.answer, edited.variables) == ("paris", {"country": "France"})
