@@ -211,3 +211,21 @@ def test_the_panels_lines_round_trip_and_a_bad_line_is_named() -> None:
         parse_lines("a = 1\na = 2")
     with pytest.raises(VariableError, match=r"^Variables, line 1: write name = value\.$"):
         parse_lines("just text")
+
+
+def test_the_offline_model_answers_its_question_with_the_variables_filled(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Its replies answer the question as asked: "Capital of Italy?", not the template.
+    path = write(
+        tmp_path / "offline.json",
+        {
+            "version": 1,
+            "question": "Capital of {{country}}?",
+            "variables": {"country": "Italy"},
+            "script": {"tokens_per_second": 0, "replies": ["Answer: Rome"]},
+        },
+    )
+    assert main(["run", path, "--json"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert (document["answer"], document["settings"]["question"]) == ("Rome", "Capital of Italy?")
