@@ -139,7 +139,7 @@ class EvalRunner:
             "lane": key.lane,
             "case": key.case,
             "repeat": key.repeat,
-            "question": case.question,
+            "question": scenario.asked_question,  # as asked: its {{variables}} filled
             "expected": case.expected.answer,
             "passed": bool(matches(finished.answer, case.expected)),
             **{k: document[k] for k in ("status", "answer", "reason", "metrics", "events")},

@@ -54,7 +54,7 @@ class RunSpec:
             settings=s.model,
             dialect=s.dialect,
             max_steps=s.max_steps,
-            question=s.question,
+            question=s.asked_question,  # as asked: its {{variables}} filled
         )
 
 
