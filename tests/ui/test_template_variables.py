@@ -60,6 +60,7 @@ def test_a_run_with_an_undefined_variable_is_refused_in_the_run_pane(
     qtbot.waitUntil(lambda: status.isVisibleTo(window.run_pane), timeout=10000)
     assert "Undefined variable {{product}} in the question" in status.text()
     assert fake_server.requests == []
+    qtbot.waitUntil(lambda: not window.run_pane.running, timeout=10000)  # then Run again
     # Defined in the box, the same run goes out with it filled.
     window.prompt_panel.variables_edit.setPlainText("product = Pro")
     window.start_run()
