@@ -15,6 +15,7 @@ from sandbox_app.core.running.engine import ReactEngine
 from sandbox_app.core.running.fork import ForkPoint
 from sandbox_app.core.running.records import RunSettings
 from sandbox_app.core.running.stepping import PauseFn
+from sandbox_app.core.scenarios.prompt_versions import PromptVersion, version_of
 from sandbox_app.core.scenarios.scenario import Scenario
 from sandbox_app.core.tools import Approver, Tool
 from sandbox_app.core.tools.mock import AskUser
@@ -44,6 +45,11 @@ class RunSpec:
     def tools(self) -> list[Tool]:
         return self.scenario.tools(self.ask, self.sources, self.extra_tools)
 
+    def prompt_version(self) -> PromptVersion:
+        """What the run's model is told apart from the question (its lane's tool calling
+        included: ``scenario.model`` is the run's settings)."""
+        return version_of(self.scenario, self.tools())
+
     def record_settings(self) -> RunSettings:
         """What a run record keeps of how the run was made (never the key)."""
         s = self.scenario
@@ -55,6 +61,7 @@ class RunSpec:
             dialect=s.dialect,
             max_steps=s.max_steps,
             question=s.question,
+            prompt_version=self.prompt_version().id,
         )
 
 
