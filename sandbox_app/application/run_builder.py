@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from sandbox_app.backends.keys import KeyStore
 from sandbox_app.backends.registry import BackendConfig, make_backend
@@ -45,6 +46,7 @@ class RunSpec:
     def tools(self) -> list[Tool]:
         return self.scenario.tools(self.ask, self.sources, self.extra_tools)
 
+    @cached_property  # made once: the record and the window's history both ask
     def prompt_version(self) -> PromptVersion:
         """What the run's model is told apart from the question (its lane's tool calling
         included: ``scenario.model`` is the run's settings)."""
@@ -61,7 +63,7 @@ class RunSpec:
             dialect=s.dialect,
             max_steps=s.max_steps,
             question=s.question,
-            prompt_version=self.prompt_version().id,
+            prompt_version=self.prompt_version.id,
         )
 
 

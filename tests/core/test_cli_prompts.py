@@ -31,8 +31,8 @@ def with_two_versions(base: Scenario, tmp_path: Path) -> tuple[Path, str, str]:
     first = base.with_changes(system_prompt=FIRST)
     second = base.with_changes(system_prompt=SECOND, dialect="paren")
     second = second.with_changes(enabled_tools=("calculator",))
-    v1 = RunSpec(first, config_for(SCRIPTED)).prompt_version()
-    v2 = RunSpec(second, config_for(SCRIPTED)).prompt_version()
+    v1 = RunSpec(first, config_for(SCRIPTED)).prompt_version
+    v2 = RunSpec(second, config_for(SCRIPTED)).prompt_version
     history = record(record((), v1, T0, runs=3), v2, T0 + timedelta(hours=1))
     history = (replace(history[0], name="plain", starred=True), history[1])
     path = tmp_path / "versions.json"

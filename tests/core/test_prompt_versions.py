@@ -47,7 +47,7 @@ def version(template: str = "Solve it.\n{tools}\n{format}", **changes: object) -
 
 
 def spec_version(scenario: Scenario) -> PromptVersion:
-    return RunSpec(scenario, config_for(SCRIPTED)).prompt_version()
+    return RunSpec(scenario, config_for(SCRIPTED)).prompt_version
 
 
 # ---- the version and its id ------------------------------------------------------------------

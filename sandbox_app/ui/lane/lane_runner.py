@@ -88,7 +88,7 @@ class LaneRunner:
         self.pane.run(spec, choice.server_name, repeats)
         # The version this run is told joins the scenario's history (one that differs from
         # the last is added; the same one counts these runs): it is saved with the file.
-        history = record(model.scenario.prompt_history, spec.prompt_version(), _now(), repeats)
+        history = record(model.scenario.prompt_history, spec.prompt_version, _now(), repeats)
         self.workspace.update(prompt_history=history)
 
 
