@@ -144,7 +144,7 @@ class EvalRunner:
             "lane": key.lane,
             "case": key.case,
             "repeat": key.repeat,
-            "question": case.question,
+            "question": scenario.asked_question,  # as asked: its {{variables}} filled
             "expected": case.expected.answer,
             "passed": bool(matches(finished.answer, case.expected)),
             "prompt_version": version,  # results of two versions stay told apart

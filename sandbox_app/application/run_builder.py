@@ -62,7 +62,7 @@ class RunSpec:
             settings=s.model,
             dialect=s.dialect,
             max_steps=s.max_steps,
-            question=s.question,
+            question=s.asked_question,  # as asked: its {{variables}} filled
             prompt_version=self.prompt_version.id,
         )
 

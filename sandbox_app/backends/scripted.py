@@ -14,6 +14,7 @@ import json
 import re
 import time
 from collections.abc import AsyncGenerator, Sequence
+from dataclasses import replace
 
 from sandbox_app.backends.kinds import BackendConfig, BackendKind
 from sandbox_app.core.react_format.parser import parse_turn
@@ -116,7 +117,10 @@ def _cut_at_stop(text: str, stops: Sequence[str]) -> str:
 
 
 def make(_config: BackendConfig, scenario: Scenario, _key: str) -> Backend:
-    return ScriptedBackend(scenario.script, scenario.question)
+    # The question as asked: its {{variables}} filled, in the script's question as in the run's.
+    script = scenario.script
+    asked = replace(script, question=scenario.fill(script.question))
+    return ScriptedBackend(asked, scenario.asked_question)
 
 
 KIND = BackendKind(

@@ -55,6 +55,7 @@ from sandbox_app.core.results.exports import TEST_SET_FORMATS, EvalResults
 from sandbox_app.core.scenarios.lane_settings import LaneSettings, parse_option
 from sandbox_app.core.scenarios.scenario import Scenario
 from sandbox_app.core.scenarios.scenario_fields import ScenarioError
+from sandbox_app.core.scenarios.test_set import asked_questions, undefined_in_cases
 from sandbox_app.core.tools.policy import allow, refused_line
 from sandbox_app.core.untrusted.file_reader import ReadError, display_name
 
@@ -145,6 +146,8 @@ def eval_command(argv: list[str], out: TextIO | None = None, progress: TextIO | 
         unknown = [name for name in args.allow if name not in scenario.enabled_tools]
         if unknown:
             raise ValueError(f"--allow {unknown[0]}: no such tool is enabled in this scenario")
+        if undefined := undefined_in_cases(scenario):  # before the first run, not in each
+            raise ValueError(undefined)
         lanes = _lanes(args, scenario)
         minimum = _rate(args.min_pass_rate)
         results_path = Path(args.out or Path(args.scenario).with_suffix(".results.jsonl").name)
@@ -203,7 +206,7 @@ def eval_command(argv: list[str], out: TextIO | None = None, progress: TextIO | 
     rows = (visible(s.row()) + version_note(everything, s.lane) for s in summaries)
     out.write("\n" + "\n".join(rows) + "\n")
     if args.report:
-        questions = [case.question for case in scenario.test_set]
+        questions = asked_questions(scenario)
         results = EvalResults(scenario.title, questions, labels, [(r, None) for r in everything])
         try:  # checked before the runs; a disk that filled up since is still one line
             TEST_SET_FORMATS.exporter("html").save(results, Path(args.report))

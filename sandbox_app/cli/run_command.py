@@ -66,6 +66,8 @@ def run_command(argv: list[str]) -> int:
     try:
         check_flags(args)
         scenario = run_scenario(args)
+        if undefined := scenario.undefined_variables():  # refused before anything starts
+            raise ValueError(undefined)
         config, keys = _backend_config(args), KeyStore()
     except (ScenarioError, ValueError, KeyError) as err:
         say(f"react-sandbox: {err}")

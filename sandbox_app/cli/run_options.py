@@ -16,6 +16,7 @@ from sandbox_app.backends.keys import CUSTOM_KEY_ENV
 from sandbox_app.cli.cli_io import RUN_EXIT_CODES, STDIN, question_from, scenario_from
 from sandbox_app.cli.prompt_choice import with_version
 from sandbox_app.core.react_format.dialects import DIALECTS
+from sandbox_app.core.react_format.variables import parse_assignment
 from sandbox_app.core.scenarios.lane_settings import SETTINGS, LaneSettings, parse_option
 from sandbox_app.core.scenarios.scenario import Scenario
 from sandbox_app.core.scenarios.scenario_file import default_scenario
@@ -82,6 +83,13 @@ def run_parser() -> argparse.ArgumentParser:
     )
     add_setting_flags(p)
     p.add_argument(
+        "--var",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="give the template variable {{NAME}} this value, over the scenario's (repeatable)",
+    )
+    p.add_argument(
         "--allow",
         action="append",
         default=[],
@@ -117,6 +125,9 @@ def run_scenario(args: argparse.Namespace) -> Scenario:
         scenario = scenario.with_changes(enabled_tools=args.tools)
     if args.dialect:
         scenario = scenario.with_changes(dialect=args.dialect)
+    if args.var:  # over the scenario's own; a bad one is one line naming it
+        given = dict(parse_assignment(text) for text in args.var)
+        scenario = scenario.with_changes(variables={**scenario.variables, **given})
     model = settings_from_flags(args, scenario.model)
     unknown = [name for name in args.allow if name not in scenario.enabled_tools]
     if unknown:

@@ -1,4 +1,5 @@
-"""System prompts: a user-editable template with ``{tools}`` and ``{format}`` filled per dialect.
+"""System prompts: a user-editable template with ``{tools}`` and ``{format}`` filled per dialect,
+and ``{{name}}`` variables from the scenario (core/react_format/variables.py).
 
 The default template and each dialect's format text follow well-known ReAct prompts; the
 format text and tool line live in the dialect's spec
@@ -9,14 +10,18 @@ to the call forms the parser reads, so a run asks for exactly the syntax it will
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from sandbox_app.core.react_format.dialects import Dialect, spec
 from sandbox_app.core.react_format.native_tools import NATIVE_FORMAT, tool_lines
+from sandbox_app.core.react_format.variables import VARIABLE, undefined_line
 from sandbox_app.core.tools import Tool
 
 PLACEHOLDERS = ("tools", "format")
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+# One pass over both kinds, a {{variable}} tried first (else its inner {name} would be read as
+# a placeholder), so no filled-in value is read again.
+_EITHER = re.compile(VARIABLE + r"|" + _PLACEHOLDER.pattern)
 
 DEFAULT_TEMPLATE = (
     "You are a helpful assistant that solves problems step by step with tools.\n"
@@ -42,14 +47,22 @@ def render_tools(tools: Iterable[Tool], dialect: Dialect) -> str:
 
 def unknown_placeholders(template: str) -> list[str]:
     """Placeholders other than ``{tools}`` and ``{format}``; JSON braces are not placeholders."""
-    found = [m.group(1) for m in _PLACEHOLDER.finditer(template)]
+    found = [m.group(2) for m in _EITHER.finditer(template) if m.group(2)]
     return sorted({name for name in found if name not in PLACEHOLDERS})
 
 
 def render_prompt(
-    template: str, tools: Iterable[Tool], dialect: Dialect, *, native: bool = False
+    template: str,
+    tools: Iterable[Tool],
+    dialect: Dialect,
+    *,
+    native: bool = False,
+    variables: Mapping[str, str] | None = None,
+    keep_undefined: bool = False,
 ) -> str:
-    """Fill the template. Raises :class:`PromptError` naming any unknown placeholder.
+    """Fill the template. Raises :class:`PromptError` naming any unknown placeholder or, unless
+    ``keep_undefined`` (the prompt panel's view: left as written, flagged beside it), any
+    undefined ``{{variable}}``.
 
     ``native``: the model calls tools through the API (core/react_format/native_tools.py), so
     {format}
@@ -60,8 +73,18 @@ def render_prompt(
         raise PromptError(
             f"Unknown placeholder {names} in the system prompt; use {{tools}} and {{format}}."
         )
+    variables = variables or {}
+    undefined = undefined_line(variables, {"the system prompt": template})
+    if undefined and not keep_undefined:
+        raise PromptError(undefined)
     if native:
         values = {"tools": tool_lines(tools), "format": NATIVE_FORMAT}
     else:
         values = {"tools": render_tools(tools, dialect), "format": spec(dialect).format}
-    return _PLACEHOLDER.sub(lambda m: values[m.group(1)], template)
+
+    def filled(m: re.Match[str]) -> str:
+        if m.group(1):
+            return variables.get(m.group(1), m.group(0))
+        return values[m.group(2)]
+
+    return _EITHER.sub(filled, template)

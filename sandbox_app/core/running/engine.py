@@ -80,9 +80,8 @@ class ReactEngine:
         pause: PauseFn | None = None,
     ) -> None:
         """``history`` and ``prefix``: a fork (core/running/fork.py): the conversation so far
-        (system
-        prompt and question first) and the events of the steps it holds, shown as they were;
-        the run goes on live from the step after them."""
+        (system prompt and question first) and the events of the steps it holds, shown as they
+        were; the run goes on live from the step after them."""
         self.history, self.prefix = list(history), list(prefix)
         self.only_step = only_step  # a rerun: this step's turn, then the end
         self.pause = pause  # step-through (core/running/stepping.py)
@@ -104,9 +103,15 @@ class ReactEngine:
         self._traits = traits_for(backend.label, model)
 
     def system_prompt(self) -> str:
-        """The rendered system prompt; raises PromptError for an unknown placeholder."""
-        template = self.scenario.system_prompt or DEFAULT_TEMPLATE
-        return render_prompt(template, self.tools, self._dialect, native=self.native)
+        """The rendered system prompt; raises PromptError for an unknown placeholder or an
+        undefined {{variable}}: the run is refused before anything is sent."""
+        s = self.scenario
+        if undefined := s.undefined_variables():  # in the template or the question
+            raise PromptError(undefined)
+        template = s.system_prompt or DEFAULT_TEMPLATE
+        return render_prompt(
+            template, self.tools, self._dialect, native=self.native, variables=s.variables
+        )
 
     def stopped(self) -> RunFinished:
         return RunFinished("stopped", "Stopped by the user.", None, self._tally.snapshot())
@@ -121,9 +126,9 @@ class ReactEngine:
             return
         self.messages = list(self.history) or [
             {"role": "system", "content": system},
-            {"role": "user", "content": s.question},
+            {"role": "user", "content": s.asked_question},
         ]
-        yield RunStarted(system, s.question, s.max_steps, self.backend.label, self.model)
+        yield RunStarted(system, s.asked_question, s.max_steps, self.backend.label, self.model)
         for event in self.prefix:  # a fork's steps so far, as they were
             if isinstance(event, StepFinished):
                 self._tally.steps.append(event.metrics)

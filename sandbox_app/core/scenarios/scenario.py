@@ -13,6 +13,7 @@ from typing import Any, Literal, cast
 
 from sandbox_app.core.react_format.dialects import Dialect
 from sandbox_app.core.react_format.prompts import DEFAULT_TEMPLATE
+from sandbox_app.core.react_format.variables import fill, undefined_line
 
 # The lane and run settings and their ranges live in lane_settings.py (one rule for the file,
 # the command line and the window); named here too, beside the types that hold them.
@@ -52,6 +53,8 @@ class EvalCase:
     expected: Expected
     documents: tuple[str, ...] | None = None  # None: the scenario's
     replies: tuple[str, ...] = ()  # the scripted model's replies for this case
+    # Its own {{name}} values (core/react_format/variables.py), over the scenario's.
+    variables: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -107,8 +110,26 @@ class Scenario:
     script: Script = field(default_factory=Script)
     lanes: tuple[LaneConfig, ...] = ()
     test_set: tuple[EvalCase, ...] = ()
+    # {{name}} → text in the template and the question (core/react_format/variables.py).
+    variables: Mapping[str, str] = field(default_factory=dict)
     # The prompt versions run with it, most recently used last (core/scenarios/prompt_versions.py).
     prompt_history: History = ()
+
+    def fill(self, text: str) -> str:
+        """``text`` with this scenario's variables filled (an undefined one left as written)."""
+        return fill(text, self.variables)
+
+    @property
+    def asked_question(self) -> str:
+        """The question as the model is asked it: its variables filled."""
+        return self.fill(self.question)
+
+    def undefined_variables(self) -> str | None:
+        """One line naming a ``{{variable}}`` the template or question uses that nothing
+        defines (a run refuses with it); None when there is none."""
+        template = self.system_prompt or DEFAULT_TEMPLATE
+        texts = {"the system prompt": template, "the question": self.question}
+        return undefined_line(self.variables, texts)
 
     @property
     def prompt_dialect(self) -> Dialect:

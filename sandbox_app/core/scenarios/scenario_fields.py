@@ -7,6 +7,7 @@ import json
 import math
 from typing import Any
 
+from sandbox_app.core.react_format.variables import VariableError, checked
 from sandbox_app.core.scenarios.lane_settings import LaneSettings, SettingError, check
 from sandbox_app.core.scenarios.scenario import MATCH_RULES, Expected
 from sandbox_app.core.untrusted import safe_regex
@@ -88,6 +89,14 @@ class Fields:
             return check(key, self._data.get(key, default), f'"{self._prefix}{key}"')
         except SettingError as err:
             raise ScenarioError(str(err)) from None
+
+    def variables(self) -> dict[str, str]:
+        """Its ``variables`` object ({{name}} → text) by the one rule for them
+        (core/react_format/variables.py); absent: none."""
+        try:
+            return checked(self.get("variables", dict, {}))
+        except VariableError as err:
+            raise ScenarioError(f'"{self._prefix}variables": {err}.') from None
 
     def _check_range(self, key: str, value: float, bounds: tuple[float, float]) -> None:
         low, high = bounds

@@ -5,7 +5,8 @@ A case is a question with an expected answer (the scenario's rules: exact, conta
 regex), optionally its own search documents and its own scripted replies (so the offline
 model can answer every case). Import maps columns by header: ``question``, ``answer`` (or
 ``expected``), ``match``, ``tolerance``, ``documents`` (one per line, or `` | ``-separated in
-CSV), ``replies`` (JSONL only); a bad row is one line naming it.
+CSV), ``replies`` (JSONL only); every other column is one of the case's ``{{variables}}``
+(core/react_format/variables.py). A bad row is one line naming it.
 """
 
 from __future__ import annotations
@@ -45,6 +46,8 @@ def cases_to_list(cases: tuple[EvalCase, ...]) -> list[dict[str, Any]]:
             item["documents"] = list(case.documents)
         if case.replies:
             item["replies"] = list(case.replies)
+        if case.variables:
+            item["variables"] = dict(case.variables)
         out.append(item)
     return out
 
@@ -70,6 +73,7 @@ def _case(data: Any, where: str) -> EvalCase:
         expected,
         tuple(documents) if documents is not None else None,
         tuple(fields.strings("replies", [])),
+        fields.variables(),
     )
 
 
@@ -88,7 +92,24 @@ def scenario_for_case(scenario: Scenario, case: EvalCase) -> Scenario:
         expected=case.expected,
         documents=case.documents if case.documents is not None else scenario.documents,
         script=script,
+        variables={**scenario.variables, **case.variables},  # the case's own win
     )
+
+
+def asked_questions(scenario: Scenario) -> list[str]:
+    """Each case's question as asked (its ``{{variables}}`` filled): the rows of a test set's
+    grid and report, so two cases of one template stay apart."""
+    return [scenario_for_case(scenario, case).asked_question for case in scenario.test_set]
+
+
+def undefined_in_cases(scenario: Scenario) -> str | None:
+    """One line naming the first case whose run would refuse an undefined ``{{variable}}``
+    (``eval`` checks every case before the first run); None when none would."""
+    for number, case in enumerate(scenario.test_set, start=1):
+        problem = scenario_for_case(scenario, case).undefined_variables()
+        if problem:
+            return f"case {number}: {problem}"
+    return None
 
 
 MAX_IMPORT_BYTES = 50 * 1024 * 1024
@@ -134,7 +155,7 @@ def _csv_rows(text: str) -> list[tuple[int, dict[str, Any]]]:
         reading = 2
         for i, raw in enumerate(reader, start=2):  # row 1 is the header
             reading = i + 1
-            row: dict[str, Any] = {k.strip().lower(): (v or "") for k, v in raw.items() if k}
+            row: dict[str, Any] = {_key(k): (v or "") for k, v in raw.items() if k}
             if "documents" in row:
                 row["documents"] = [d.strip() for d in row["documents"].split("|") if d.strip()]
             rows.append((i, row))
@@ -156,7 +177,7 @@ def _jsonl_rows(text: str) -> list[tuple[int, dict[str, Any]]]:
             raise ScenarioError(f"row {i}: not a JSON object.") from None
         if not isinstance(row, dict):
             raise ScenarioError(f"row {i}: not a JSON object.")
-        rows.append((i, {str(k).lower(): v for k, v in row.items()}))
+        rows.append((i, {_key(str(k)): v for k, v in row.items()}))
     return rows
 
 
@@ -178,4 +199,26 @@ def _normalised(row: dict[str, Any]) -> dict[str, Any]:
     for key in ("documents", "replies"):
         if key in row:
             case[key] = row[key]
+    # Every other column is a {{variable}} of the case; an empty CSV cell (or a JSON null)
+    # gives none, so the scenario's value holds there.
+    variables = row.get("variables")
+    variables = dict(variables) if isinstance(variables, dict) else {}
+    for key, value in row.items():
+        if key not in _COLUMNS and value not in ("", None):
+            variables[key] = value
+    if variables:
+        case["variables"] = variables
     return case
+
+
+# The columns an import reads as the case itself (any case: "Question"); every other one is a
+# variable, its name kept as written ({{City}} is not {{city}}).
+_COLUMNS = (
+    *("question", "answer", "expected", "match", "tolerance"),
+    *("documents", "replies", "variables"),
+)
+
+
+def _key(header: str) -> str:
+    name = header.strip()
+    return name.lower() if name.lower() in _COLUMNS else name

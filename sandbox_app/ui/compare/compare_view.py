@@ -39,6 +39,7 @@ from sandbox_app.ui.compare.price_dialog import PriceDialog
 from sandbox_app.ui.lane.key_confirmation import KeyConfirmation
 from sandbox_app.ui.lane.lane_runner import LaneRunner
 from sandbox_app.ui.lane.lane_widget import LaneWidget
+from sandbox_app.ui.trace.trace_diff_dialog import TraceDiffDialog, open_diff
 from sandbox_app.ui.window.workspace_signals import QtWorkspace
 
 
@@ -72,6 +73,8 @@ class CompareView(QWidget):
         self.repeat_spin.setPrefix("Repeat ")
         self.repeat_spin.setSuffix("×")
         self.repeat_spin.setToolTip("Run each lane N times: one run proves little")
+        self.diff_button = tool_button("Diff lanes…")
+        self.diff_button.setToolTip("Two lanes' runs side by side, step by step, where they part")
         self.prices_button = tool_button("Prices…")
         self.prices_button.setToolTip("Dollars per million tokens, per model, for the Cost column")
         self.message = plain_label()
@@ -104,6 +107,8 @@ class CompareView(QWidget):
         self.results_tabs = QTabWidget()  # one run's comparison, or the whole test set
         self.results_tabs.addTab(self.table, "Comparison")
         self.results_tabs.addTab(scrolling(self.eval_panel), "Test set")
+        # Beside the results' tabs, not in the toolbar: that must fit an 800-px screen.
+        self.results_tabs.setCornerWidget(self.diff_button)
         vertical = QSplitter(Qt.Orientation.Vertical)
         vertical.addWidget(self.strip)
         vertical.addWidget(self.results_tabs)
@@ -118,6 +123,7 @@ class CompareView(QWidget):
         self.run_button.clicked.connect(self.run_all)
         self.stop_button.clicked.connect(self.stop_all)
         self.prices_button.clicked.connect(self._on_prices_button_clicked)
+        self.diff_button.clicked.connect(self.diff_lanes)
         workspace.changed.connect(self._on_workspace_changed)
         self._show_lanes(workspace.model.scenario.lanes)
 
@@ -249,6 +255,19 @@ class CompareView(QWidget):
         lane = next((lane for lane in self.lanes if label.startswith(f"{lane.name} · ")), None)
         if lane is not None:
             lane.pane.show_record(record, title)
+
+    def diff_lanes(self) -> TraceDiffDialog | None:
+        """The lanes' runs on screen side by side (the first two first): a trace diff."""
+        runs = [
+            (f"{lane.name} · {record.settings.model or record.settings.backend}", record)
+            for lane in self.lanes
+            if (record := lane.pane.shown_record()) is not None
+        ]
+        if len(runs) < 2:
+            self.message.setText("Diff lanes needs two lanes that have run.")
+            return None
+        self.message.setText("")
+        return open_diff(runs, 0, 1, self)
 
     def stop_all(self) -> None:
         for lane in self.lanes:

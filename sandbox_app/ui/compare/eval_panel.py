@@ -43,6 +43,7 @@ from sandbox_app.core.results.evaluation import (
 from sandbox_app.core.results.exports import TEST_SET_FORMATS, EvalResults
 from sandbox_app.core.running.records import RunRecord
 from sandbox_app.core.scenarios.scenario import EvalCase, Scenario
+from sandbox_app.core.scenarios.test_set import asked_questions
 from sandbox_app.core.tools import Tool
 from sandbox_app.ui.common.plain import plain_label, tip
 from sandbox_app.ui.compare.test_set_editor import TestSetEditor
@@ -207,7 +208,7 @@ class EvalPanel(QWidget):
     def exported(self) -> EvalResults:
         """The results as their exports read them (core/results/exports.py's TEST_SET_FORMATS)."""
         scenario = self._scenario()
-        questions = [case.question for case in scenario.test_set]
+        questions = asked_questions(scenario)
         return EvalResults(scenario.title, questions, self._labels, list(self.results.values()))
 
     def export_text(self, kind: str) -> str:
@@ -260,7 +261,7 @@ class EvalPanel(QWidget):
 
     def _draw(self) -> None:
         """The whole grid, when a run starts (a case's cell is redrawn as its runs end)."""
-        questions = [case.question for case in self._scenario().test_set]
+        questions = asked_questions(self._scenario())
         self._cells.clear()
         for key, (result, _) in sorted(self.results.items()):
             self._cells.setdefault((key.case, key.lane), {})[key.repeat] = result

@@ -1,5 +1,6 @@
 """What a run pane does with one step of the run on screen: the trace's right-click menu
-(Inspect its request, Copy it as text, Fork from it, Rerun it) and the work behind each."""
+(Inspect its request, Copy it as text, Fork from it, Rerun it, Compare with another kept run)
+and the work behind each."""
 
 from __future__ import annotations
 
@@ -7,14 +8,15 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Protocol
 
 from PySide6.QtCore import QPoint
-from PySide6.QtWidgets import QApplication, QMenu
+from PySide6.QtWidgets import QApplication, QComboBox, QMenu
 
 from sandbox_app.core.results.run_export import step_text
 from sandbox_app.core.running.fork import ForkPoint, exchanges_of, fork_point
 from sandbox_app.ui.lane.inspector import RequestInspector
+from sandbox_app.ui.trace.trace_diff_dialog import TraceDiffDialog, open_diff
 
 if TYPE_CHECKING:
-    from sandbox_app.core.running.records import RunRecord
+    from sandbox_app.core.running.records import RunHistory, RunRecord
     from sandbox_app.ui.trace.trace_view import TraceView
 
 
@@ -23,6 +25,8 @@ class StepPane(Protocol):
     module never imports the pane that imports it."""
 
     inspector: RequestInspector | None
+    history: RunHistory  # the runs kept here, in the run picker's order
+    run_picker: QComboBox
 
     @property
     def trace(self) -> TraceView: ...
@@ -59,13 +63,44 @@ def fork_at(pane: StepPane, step: int, rerun: bool) -> ForkPoint | None:
     return replace(point, only_step=step) if rerun else point
 
 
+def compare_with(pane: StepPane, other: int) -> TraceDiffDialog | None:
+    """The run on screen beside kept run ``other`` (ui/trace/trace_diff_dialog.py)."""
+    picker, history = pane.run_picker, pane.history
+    runs = [(picker.itemText(i), history[i]) for i in range(min(picker.count(), len(history)))]
+    shown = picker.currentIndex()
+    if not (0 <= shown < len(runs) and 0 <= other < len(runs)):
+        return None
+    return open_diff(runs, shown, other, pane.trace)
+
+
 def popup(pane: StepPane, pos: QPoint) -> None:
+    menu = menu_at(pane, pos)
+    if menu is not None:
+        menu.popup(pane.trace.viewport().mapToGlobal(pos))
+
+
+def menu_at(pane: StepPane, pos: QPoint) -> QMenu | None:
+    """The right-click menu for the trace's point ``pos`` (None before any run)."""
     trace = pane.trace
     step = pane.step_at(trace.cursorForPosition(pos).block().blockNumber())
     record = pane.shown_record()
-    if step == 0 or record is None:
-        return
+    if record is None:
+        return None
     menu = QMenu(trace)
+    if step:
+        _step_actions(menu, pane, step, record)
+        menu.addSeparator()
+    compare = menu.addMenu("Compare with")  # another run kept here: a trace diff
+    shown = pane.run_picker.currentIndex()
+    for index in range(pane.run_picker.count()):
+        if index != shown:
+            item = compare.addAction(pane.run_picker.itemText(index))
+            item.triggered.connect(lambda _=False, i=index: compare_with(pane, i))
+    compare.setEnabled(not compare.isEmpty())
+    return menu
+
+
+def _step_actions(menu: QMenu, pane: StepPane, step: int, record: RunRecord) -> None:
     action = menu.addAction(f"Inspect step {step}'s request…")
     action.setEnabled(bool(exchanges_of(record.events, step)))
     action.triggered.connect(lambda: inspect(pane, step))
@@ -76,4 +111,3 @@ def popup(pane: StepPane, pos: QPoint) -> None:
         at = step - 1 if rerun else step
         action.setEnabled(not pane.running and fork_point(record.events, at) is not None)
         action.triggered.connect(lambda _=False, r=rerun: pane.fork(step, r))
-    menu.popup(trace.viewport().mapToGlobal(pos))

@@ -1,1 +1,1 @@
-"""The trace view: blocks, highlighting, thinking regions."""
+"""The trace view: blocks, highlighting, thinking regions; the trace diff of two runs."""

@@ -1,7 +1,10 @@
-"""The prompt editor: the system prompt template, its rendered form, and the question.
+"""The prompt editor: the system prompt template, its rendered form, the question and the
+template variables.
 
-It edits the workspace's ``system_prompt`` and ``question`` and redraws the rendered prompt
-whenever anything it depends on changes (template, tools, documents, dialect).
+It edits the workspace's ``system_prompt``, ``question`` and ``variables`` (a ``name = value``
+line each: core/react_format/variables.py) and redraws the rendered prompt whenever anything it
+depends on changes (template, tools, documents, dialect, variables); a ``{{name}}`` nothing
+defines is flagged under it, as a run would refuse it.
 """
 
 from __future__ import annotations
@@ -11,12 +14,14 @@ from PySide6.QtGui import QFontDatabase, QKeyEvent
 from PySide6.QtWidgets import QPlainTextEdit, QTabWidget, QVBoxLayout, QWidget
 
 from sandbox_app.core.react_format.prompts import DEFAULT_TEMPLATE, PromptError, render_prompt
+from sandbox_app.core.react_format.variables import VariableError, format_lines, parse_lines
 from sandbox_app.core.scenarios.workspace import Change
 from sandbox_app.ui.common.plain import plain_label, rich_label
 from sandbox_app.ui.trace.highlighter import LabelHighlighter
 from sandbox_app.ui.window.workspace_signals import QtWorkspace
 
-_RENDERED_FROM = ("system_prompt", "enabled_tools", "documents", "dialect")
+# The question too: an undefined {{variable}} in it is flagged under the rendered prompt.
+_RENDERED_FROM = ("system_prompt", "enabled_tools", "documents", "dialect", "variables", "question")
 
 
 class PromptPanel(QWidget):
@@ -46,6 +51,17 @@ class PromptPanel(QWidget):
         self.question_edit.setFixedHeight(self.fontMetrics().lineSpacing() * 4)
         # A question never needs a tab character: Tab moves on, as in any form.
         self.question_edit.setTabChangesFocus(True)
+        self.variables_edit = QPlainTextEdit()
+        self.variables_edit.setPlaceholderText(
+            "name = value, one a line: {{name}} in the prompt or the question becomes the value "
+            "(\\n for a line break)"
+        )
+        self.variables_edit.setFixedHeight(self.fontMetrics().lineSpacing() * 4)
+        self.variables_edit.setTabChangesFocus(True)
+        self.variables_error = plain_label()  # a bad line: said here, the variables kept
+        self.variables_error.setObjectName("variablesError")
+        self.variables_error.setWordWrap(True)
+        self.variables_error.hide()
         # The template keeps Tab for indenting examples; Ctrl+Tab and Ctrl+Shift+Tab leave it.
         self.template_edit.installEventFilter(self)
 
@@ -56,8 +72,12 @@ class PromptPanel(QWidget):
         layout.addWidget(self.prompt_error)
         layout.addWidget(rich_label("<b>Question</b>"))
         layout.addWidget(self.question_edit)
+        layout.addWidget(rich_label("<b>Variables</b>"))
+        layout.addWidget(self.variables_edit)
+        layout.addWidget(self.variables_error)
         self.template_edit.textChanged.connect(self._on_template_edit_text_changed)
         self.question_edit.textChanged.connect(self._on_question_edit_text_changed)
+        self.variables_edit.textChanged.connect(self._on_variables_edit_text_changed)
         workspace.changed.connect(self._on_workspace_changed)
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
@@ -84,13 +104,21 @@ class PromptPanel(QWidget):
             with QSignalBlocker(self.template_edit), QSignalBlocker(self.question_edit):
                 self.template_edit.setPlainText(scenario.system_prompt or DEFAULT_TEMPLATE)
                 self.question_edit.setPlainText(scenario.question)
+            with QSignalBlocker(self.variables_edit):
+                self.variables_edit.setPlainText(format_lines(scenario.variables))
+            self.variables_error.hide()
         if change.touches(*_RENDERED_FROM):
             template = scenario.system_prompt or DEFAULT_TEMPLATE
             tools = self.workspace.model.tools()
-            try:
-                self.show_rendered(render_prompt(template, tools, scenario.prompt_dialect))
+            values = scenario.variables
+            try:  # filled; an undefined {{name}} left as written, and named under it
+                text = render_prompt(
+                    template, tools, scenario.prompt_dialect, variables=values, keep_undefined=True
+                )
             except PromptError as err:
                 self.show_rendered("", str(err))
+            else:
+                self.show_rendered(text, scenario.undefined_variables() or "")
 
     def _on_template_edit_text_changed(self) -> None:
         template = self.template()
@@ -100,6 +128,16 @@ class PromptPanel(QWidget):
 
     def _on_question_edit_text_changed(self) -> None:
         self.workspace.update(self, question=self.question())
+
+    def _on_variables_edit_text_changed(self) -> None:
+        try:
+            values = parse_lines(self.variables_edit.toPlainText())
+        except VariableError as err:  # the scenario keeps the variables it had
+            self.variables_error.setText(f"⚠ {err}")
+            self.variables_error.show()
+            return
+        self.variables_error.hide()
+        self.workspace.update(self, variables=values)
 
     def template(self) -> str:
         return self.template_edit.toPlainText()
