@@ -23,8 +23,9 @@ from sandbox_app.core.results.exports import run_document
 from sandbox_app.core.results.verdict import matches
 from sandbox_app.core.running.backend import Backend
 from sandbox_app.core.running.engine import drive
-from sandbox_app.core.running.records import RunRecord
+from sandbox_app.core.running.records import RunRecord, RunSettings
 from sandbox_app.core.scenarios.lane_settings import LaneSettings
+from sandbox_app.core.scenarios.prompt_versions import PromptVersion, version_of
 from sandbox_app.core.scenarios.scenario import Scenario
 from sandbox_app.core.scenarios.test_set import scenario_for_case
 from sandbox_app.core.tools import Tool
@@ -38,6 +39,7 @@ class EvalLane:
     label: str
     config: BackendConfig
     settings: LaneSettings
+    prompt: PromptVersion | None = None  # `eval --prompt`: this version, not the scenario's
 
 
 def lane_label(name: str, settings: LaneSettings) -> str:
@@ -119,6 +121,8 @@ class EvalRunner:
         case = self.scenario.test_set[key.case]
         scenario = scenario_for_case(self.scenario, case)
         scenario = scenario.with_changes(model=lane.settings.over(scenario.model))
+        if lane.prompt is not None:
+            scenario = scenario.with_prompt(lane.prompt)
         if not lane.config.kind.server:  # made per run: the offline model replays the case's own
             backend = make_backend(lane.config, scenario, self.keys)
         else:  # one client per server lane: its connections are reused run after run
@@ -131,7 +135,8 @@ class EvalRunner:
             backend = CachedBackend(backend, self.cache, salt)
         spec = RunSpec(scenario, lane.config, self.keys, self.sources, trusted=self.trusted)
         engine, _ = build_run(spec, backend)
-        record = RunRecord()
+        version = version_of(scenario, engine.tools).id  # what the model was told, by id
+        record = RunRecord(RunSettings(prompt_version=version))
         record.scenario = scenario  # the case's: its expected answer judges the run shown
         finished = await drive(engine, lambda event: record.add([event]))
         document = run_document(record, events=self.with_events)
@@ -142,6 +147,7 @@ class EvalRunner:
             "question": scenario.asked_question,  # as asked: its {{variables}} filled
             "expected": case.expected.answer,
             "passed": bool(matches(finished.answer, case.expected)),
+            "prompt_version": version,  # results of two versions stay told apart
             **{k: document[k] for k in ("status", "answer", "reason", "metrics", "events")},
         }
         return result, record

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from sandbox_app.backends.keys import KeyStore
 from sandbox_app.backends.registry import BackendConfig, make_backend
@@ -15,6 +16,7 @@ from sandbox_app.core.running.engine import ReactEngine
 from sandbox_app.core.running.fork import ForkPoint
 from sandbox_app.core.running.records import RunSettings
 from sandbox_app.core.running.stepping import PauseFn
+from sandbox_app.core.scenarios.prompt_versions import PromptVersion, version_of
 from sandbox_app.core.scenarios.scenario import Scenario
 from sandbox_app.core.tools import Approver, Tool
 from sandbox_app.core.tools.mock import AskUser
@@ -44,6 +46,12 @@ class RunSpec:
     def tools(self) -> list[Tool]:
         return self.scenario.tools(self.ask, self.sources, self.extra_tools)
 
+    @cached_property  # made once: the record and the window's history both ask
+    def prompt_version(self) -> PromptVersion:
+        """What the run's model is told apart from the question (its lane's tool calling
+        included: ``scenario.model`` is the run's settings)."""
+        return version_of(self.scenario, self.tools())
+
     def record_settings(self) -> RunSettings:
         """What a run record keeps of how the run was made (never the key)."""
         s = self.scenario
@@ -55,6 +63,7 @@ class RunSpec:
             dialect=s.dialect,
             max_steps=s.max_steps,
             question=s.asked_question,  # as asked: its {{variables}} filled
+            prompt_version=self.prompt_version.id,
         )
 
 

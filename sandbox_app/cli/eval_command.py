@@ -40,6 +40,7 @@ from sandbox_app.cli.cli_io import (
     scenario_from,
 )
 from sandbox_app.cli.eval_outputs import cache_problem, check_writable
+from sandbox_app.cli.prompt_choice import lanes_by_version, version_note
 from sandbox_app.cli.terminal import say, visible
 from sandbox_app.core.results.evaluation import (
     ResultsFile,
@@ -85,6 +86,14 @@ def parser() -> argparse.ArgumentParser:
         help="scripted, BACKEND:MODEL (ollama:llama3) or URL:MODEL, then ,key=value options "
         "(temperature, max_tokens, reasoning_effort, tool_calling=native); repeatable. "
         "Default: the scenario's lanes",
+    )
+    p.add_argument(
+        "--prompt",
+        action="append",
+        default=[],
+        metavar="VERSION",
+        help="run this prompt version (id prefix or name: `react-sandbox prompts list`) in "
+        "every lane; repeatable: each version × each lane",
     )
     p.add_argument("--repeat", default="1", help="runs per case and lane, 1-1000 (default 1)")
     p.add_argument("--concurrency", default="4", help="requests at once per server, 1-64")
@@ -194,7 +203,8 @@ def eval_command(argv: list[str], out: TextIO | None = None, progress: TextIO | 
     asyncio.run(runner.run_all(todo))
     everything = [*done, *runner.results]
     summaries = summarise(everything, labels)
-    out.write("\n" + "\n".join(visible(s.row()) for s in summaries) + "\n")
+    rows = (visible(s.row()) + version_note(everything, s.lane) for s in summaries)
+    out.write("\n" + "\n".join(rows) + "\n")
     if args.report:
         questions = asked_questions(scenario)
         results = EvalResults(scenario.title, questions, labels, [(r, None) for r in everything])
@@ -300,6 +310,7 @@ def _lanes(args: argparse.Namespace, scenario: Scenario) -> list[EvalLane]:
         ]
     else:
         lanes = [EvalLane(SCRIPTED, config_for(SCRIPTED), scenario.model)]
+    lanes = lanes_by_version(lanes, scenario, args.prompt)
     seen: dict[str, int] = {}
     unique = []
     for lane in lanes:  # two lanes of one model stay apart in the results

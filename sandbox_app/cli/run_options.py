@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 from sandbox_app.backends.keys import CUSTOM_KEY_ENV
 from sandbox_app.cli.cli_io import RUN_EXIT_CODES, STDIN, question_from, scenario_from
+from sandbox_app.cli.prompt_choice import with_version
 from sandbox_app.core.react_format.dialects import DIALECTS
 from sandbox_app.core.react_format.variables import parse_assignment
 from sandbox_app.core.scenarios.lane_settings import SETTINGS, LaneSettings, parse_option
@@ -60,6 +61,13 @@ def run_parser() -> argparse.ArgumentParser:
         "--base-url", help="any OpenAI-compatible server, e.g. http://localhost:11434/v1"
     )
     p.add_argument("--model", default="", help="model name on the server")
+    p.add_argument(
+        "--prompt",
+        metavar="VERSION",
+        help="run with this version of the scenario's prompt (id prefix or name: `react-sandbox "
+        "prompts list`): its template, dialect, tool-calling mode and tools; flags such as "
+        "--dialect still change it",
+    )
     p.add_argument("--max-steps", help="1-50")
     p.add_argument(
         "--tools",
@@ -105,6 +113,7 @@ def run_scenario(args: argparse.Namespace) -> Scenario:
     if args.scenario == STDIN and args.question == STDIN:
         raise ValueError("the scenario and --question cannot both be - (one standard input)")
     scenario = scenario_from(args.scenario) if args.scenario else default_scenario()
+    scenario = with_version(scenario, args.prompt)  # first: the flags below change it
     if args.question:
         scenario = scenario.with_changes(question=question_from(args.question))
     if args.max_steps is not None:

@@ -46,6 +46,9 @@ class RunSettings:
     dialect: str = ""
     max_steps: int = 0
     question: str = ""
+    # The prompt version the run was told (core/scenarios/prompt_versions.py: its full id);
+    # "" in records made before versions were kept.
+    prompt_version: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         """Flat, as files have always held it: the lane settings beside the model's name."""
@@ -57,6 +60,7 @@ class RunSettings:
             "dialect": self.dialect,
             "max_steps": self.max_steps,
             "question": self.question,
+            "prompt_version": self.prompt_version,
         }
 
     @classmethod

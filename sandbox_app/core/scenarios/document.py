@@ -89,7 +89,9 @@ class ScenarioDocument:
         return self.path is None or self.path.resolve().parent == scenarios_dir().resolve()
 
     def is_modified(self, current: Scenario) -> bool:
-        return current != self.saved
+        """Whether the user changed anything. The prompt history is not an edit: a Run alone
+        never asks to be saved (the history rides with the next Save or kept edits)."""
+        return current.with_changes(prompt_history=self.saved.prompt_history) != self.saved
 
     def save(self, current: Scenario, path: Path | None = None) -> None:
         """Write ``current`` to ``path`` (Save as) or to the document's own file.

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from sandbox_app.core.react_format.dialects import Dialect
 from sandbox_app.core.react_format.prompts import DEFAULT_TEMPLATE
@@ -25,6 +25,7 @@ from sandbox_app.core.scenarios.lane_settings import TEMPERATURE_RANGE as TEMPER
 from sandbox_app.core.scenarios.lane_settings import TOOL_CALLING as TOOL_CALLING
 from sandbox_app.core.scenarios.lane_settings import LaneSettings as LaneSettings
 from sandbox_app.core.scenarios.lane_settings import ToolCalling as ToolCalling
+from sandbox_app.core.scenarios.prompt_versions import History, PromptVersion
 from sandbox_app.core.tools import BRIGHTGRID_DOCUMENTS, Tool, tools_for
 from sandbox_app.core.tools.mcp_server import McpServerSpec
 from sandbox_app.core.tools.mock import AskUser, MockToolSpec
@@ -111,6 +112,8 @@ class Scenario:
     test_set: tuple[EvalCase, ...] = ()
     # {{name}} → text in the template and the question (core/react_format/variables.py).
     variables: Mapping[str, str] = field(default_factory=dict)
+    # The prompt versions run with it, most recently used last (core/scenarios/prompt_versions.py).
+    prompt_history: History = ()
 
     def fill(self, text: str) -> str:
         """``text`` with this scenario's variables filled (an undefined one left as written)."""
@@ -147,6 +150,31 @@ class Scenario:
             self.enabled_tools, self.documents, self.custom_tools, ask=ask, sources=sources
         )
         return [*made, *extra]
+
+    def with_prompt(self, version: PromptVersion) -> Scenario:
+        """This scenario told what ``version`` says: its template, dialect, tool-calling mode
+        and tools (the scenario's own tools take its descriptions and hints back; a built-in's
+        words are the app's). A tool the scenario no longer has is left to the caller to
+        refuse (core/tools.tool_names says which it could have)."""
+        words = {t.name: t for t in version.tools}
+        custom = tuple(
+            replace(
+                spec,
+                description=words[spec.name].description,
+                input_hint=words[spec.name].input_hint,
+            )
+            if spec.name in words
+            else spec
+            for spec in self.custom_tools
+        )
+        return replace(
+            self,
+            system_prompt=None if version.template == DEFAULT_TEMPLATE else version.template,
+            dialect=cast(DialectChoice, version.dialect),
+            enabled_tools=version.tool_names,
+            custom_tools=custom,
+            model=self.model.replace(tool_calling=version.tool_calling),
+        )
 
     def with_changes(self, **changes: Any) -> Scenario:
         return replace(self, **changes)

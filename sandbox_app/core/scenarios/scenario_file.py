@@ -25,6 +25,8 @@ from sandbox_app.core.scenarios.custom_tools import (
     mcp_servers_to_list,
     policies_from_dict,
 )
+from sandbox_app.core.scenarios.prompt_history_file import KEY as HISTORY_KEY
+from sandbox_app.core.scenarios.prompt_history_file import history_from_list, history_to_list
 from sandbox_app.core.scenarios.scenario import LaneConfig, Scenario, Script
 from sandbox_app.core.scenarios.scenario_fields import Fields, ScenarioError, read_expected
 from sandbox_app.core.scenarios.test_set import cases_from_list, cases_to_list
@@ -163,6 +165,8 @@ def scenario_to_dict(s: Scenario) -> dict[str, Any]:
         "test_set": cases_to_list(s.test_set),
         # Written only when there are some: a scenario without keeps the file it always had.
         **({"variables": dict(s.variables)} if s.variables else {}),
+        # Only when there is one: a file run nowhere yet is written as it always was.
+        **({HISTORY_KEY: history_to_list(s.prompt_history)} if s.prompt_history else {}),
     }
 
 
@@ -214,6 +218,7 @@ def scenario_from_dict(data: Any) -> Scenario:
         lanes=_lanes(d.get("lanes", list, [])),
         test_set=cases_from_list(d.get("test_set", list, [])),
         variables=d.variables(),
+        prompt_history=history_from_list(d.get(HISTORY_KEY, list, [])),
     )
 
 

@@ -7,9 +7,11 @@ confirmation in one place.
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import UTC, datetime
 
 from sandbox_app.application.backend_choice import BackendChoice
 from sandbox_app.core.running.fork import ForkPoint
+from sandbox_app.core.scenarios.prompt_versions import record
 from sandbox_app.core.scenarios.scenario import Scenario
 from sandbox_app.ui.lane.backend_panel import BackendPanel
 from sandbox_app.ui.lane.key_confirmation import KeyConfirmation
@@ -84,3 +86,11 @@ class LaneRunner:
         )
         self.started(choice)
         self.pane.run(spec, choice.server_name, repeats)
+        # The version this run is told joins the scenario's history (one that differs from
+        # the last is added; the same one counts these runs): it is saved with the file.
+        history = record(model.scenario.prompt_history, spec.prompt_version, _now(), repeats)
+        self.workspace.update(prompt_history=history)
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
