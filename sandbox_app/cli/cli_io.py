@@ -2,7 +2,8 @@
 in ``--help``), ``-`` for standard input, and a reader that went away (``| head``).
 
 Exit codes: 0 answered (``eval``: done), 1 an error, 2 a usage error (argparse's own), 3
-stopped, 4 a lane below ``eval --min-pass-rate``, 5 max steps reached without an answer. Each
+stopped, 4 a lane below ``eval --min-pass-rate``, 5 max steps reached without an answer, 6
+stopped on a loop (Stop on loops). Each
 means one thing, so a script can tell "the model ran out of steps" from "I typed a flag wrong".
 """
 
@@ -28,13 +29,15 @@ EXIT_USAGE = 2  # argparse exits with it on an unknown option or a bad choice
 EXIT_STOPPED = 3
 EXIT_BELOW_PASS_RATE = 4
 EXIT_MAX_STEPS = 5
+EXIT_LOOP = 6
 
 RUN_EXIT_CODES = f"""exit codes:
   {EXIT_ANSWERED}  answered
   {EXIT_ERROR}  an error: a bad option or file, a server's error, the token budget used up
   {EXIT_USAGE}  a usage error: an unknown option, a missing value, an invalid choice
   {EXIT_STOPPED}  stopped (Ctrl+C)
-  {EXIT_MAX_STEPS}  max steps reached without a final answer"""
+  {EXIT_MAX_STEPS}  max steps reached without a final answer
+  {EXIT_LOOP}  stopped on a loop: the model repeated an action (--stop-on-loops)"""
 
 EVAL_EXIT_CODES = f"""exit codes:
   {EXIT_ANSWERED}  every planned run done (failed cases included)

@@ -1,6 +1,6 @@
 """``react-sandbox run``: one scenario, headless, its trace printed as the window draws it.
 
-Exit codes (cli_io.py): 0 answered, 1 error, 2 usage, 3 stopped, 5 max steps.
+Exit codes (cli_io.py): 0 answered, 1 error, 2 usage, 3 stopped, 5 max steps, 6 a loop.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from sandbox_app.backends.registry import (
 from sandbox_app.cli.cli_io import (
     EXIT_ANSWERED,
     EXIT_ERROR,
+    EXIT_LOOP,
     EXIT_MAX_STEPS,
     EXIT_STOPPED,
 )
@@ -57,6 +58,7 @@ EXIT_CODES = {
     "failed": EXIT_ERROR,
     "max_steps": EXIT_MAX_STEPS,
     "stopped": EXIT_STOPPED,
+    "loop": EXIT_LOOP,
 }
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import textwrap
 from collections.abc import Sequence
+from typing import Any
 
 from sandbox_app.backends.keys import CUSTOM_KEY_ENV
 from sandbox_app.cli.cli_io import RUN_EXIT_CODES, STDIN, question_from, scenario_from
@@ -138,8 +139,17 @@ def run_scenario(args: argparse.Namespace) -> Scenario:
 def add_setting_flags(p: argparse.ArgumentParser) -> None:
     """A flag per lane setting (core/scenarios/lane_settings.py): --temperature, --max-tokens, …"""
     for setting in SETTINGS.values():
-        # A choice keeps argparse's own check (exit 2, the choices listed in --help).
         rule = setting.rule
+        if rule.kind == "switch":  # --stop-on-loops, and --no-stop-on-loops for a file's true
+            p.add_argument(
+                setting.flag,
+                dest=setting.name,
+                action=argparse.BooleanOptionalAction,
+                default=None,
+                help=setting.help,
+            )
+            continue
+        # A choice keeps argparse's own check (exit 2, the choices listed in --help).
         choices = (*rule.choices, *(["auto"] if rule.nullable else [])) if rule.choices else None
         p.add_argument(setting.flag, dest=setting.name, choices=choices, help=setting.help)
 
@@ -148,11 +158,18 @@ def settings_from_flags(args: argparse.Namespace, base: LaneSettings) -> LaneSet
     """``base`` with the settings the flags gave, each by its rule ("auto" is None: the
     scenario's number is dropped); one line naming the flag for a bad value."""
     given = {
-        name: parse_option(name, getattr(args, name), setting.flag)
+        name: _flag_value(args, name)
         for name, setting in SETTINGS.items()
         if getattr(args, name, None) is not None
     }
     return base.replace(**given)
+
+
+def _flag_value(args: argparse.Namespace, name: str) -> Any:
+    setting, value = SETTINGS[name], getattr(args, name)
+    if isinstance(value, bool):  # a switch's flag: argparse already made it true or false
+        return setting.rule.check(value, setting.flag)
+    return parse_option(name, value, setting.flag)
 
 
 class UnknownTool(ValueError):

@@ -50,7 +50,17 @@ def test_max_steps_and_a_usage_error_have_different_exit_codes() -> None:
 @pytest.mark.parametrize(
     ("command", "codes"),
     [
-        ("run", ["0  answered", "1  an error", "2  a usage error", "3  stopped", "5  max steps"]),
+        (
+            "run",
+            [
+                "0  answered",
+                "1  an error",
+                "2  a usage error",
+                "3  stopped",
+                "5  max steps",
+                "6  stopped on a loop",
+            ],
+        ),
         ("eval", ["0  every planned run done", "1  an error", "2  a usage error", "4  a lane"]),
     ],
 )

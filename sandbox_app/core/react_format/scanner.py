@@ -10,6 +10,11 @@ Every line is judged once, with bounded work, so feeding is linear in the reply'
 whatever the chunk sizes; ``parse_turn`` uses the same scanner on the whole text, which is why
 streamed and whole parsing agree. What counts as an Observation label is decided by the
 shared label grammar in :mod:`sandbox_app.core.react_format.dialects`.
+
+The same guard cuts a degenerate reply: one that says the same line over and over (a small
+model stuck in a repetition loop) is cut once the line has come :data:`REPEATED_LINES` times in
+a row (blank lines between them do not break the run), and the stream closes as it does for an
+invented observation.
 """
 
 from __future__ import annotations
@@ -17,6 +22,10 @@ from __future__ import annotations
 from enum import Enum
 
 from sandbox_app.core.react_format.dialects import LABEL_LINE, label_of, observation_prefix
+
+# The same non-empty line this many times in a row is degenerate generation, not a list: a
+# reply rarely repeats a line word for word even twice.
+REPEATED_LINES = 8
 
 
 class _Verdict(Enum):
@@ -49,9 +58,15 @@ class TurnScanner:
         self._held = ""  # the start of the current line while it may still be an Observation label
         self._line_is_text = False  # the current line was already judged to be model text
         self._cut = False
+        self._line: list[str] = []  # the current line, for the repetition count
+        self._last_line = ""  # the last non-empty line (stripped)
+        self._repeats = 0  # how many times in a row it came
+        self.repeated: str | None = None  # the line a degenerate reply repeated (then cut)
 
     @property
     def observation_started(self) -> bool:
+        """The reply was cut: at an invented observation, or (``repeated``) at a line said
+        :data:`REPEATED_LINES` times."""
         return self._cut
 
     @property
@@ -79,6 +94,7 @@ class TurnScanner:
             piece = delta[pos:end]
             if self._line_is_text:
                 released.append(piece)
+                self._line.append(piece)
             else:
                 line = self._held + piece
                 verdict = _judge(line, complete=newline != -1)
@@ -92,13 +108,30 @@ class TurnScanner:
                 else:
                     self._held = ""
                     released.append(line)
+                    self._line.append(line)
                     self._line_is_text = True
             if newline != -1:
                 self._line_is_text = False
+                if self._repeating("".join(self._line)):
+                    self._dropped.append(delta[end:])
+                    break
             pos = end
         text = "".join(released)
         self._kept.append(text)
         return text
+
+    def _repeating(self, line: str) -> bool:
+        """Count a whole line; True (and cut) when it makes a degenerate run."""
+        self._line.clear()
+        line = line.strip()
+        if not line:
+            return False
+        self._repeats = self._repeats + 1 if line == self._last_line else 1
+        self._last_line = line
+        if self._repeats < REPEATED_LINES:
+            return False
+        self._cut, self.repeated = True, line
+        return True
 
     def finish(self) -> str:
         """End of stream: release the held line, unless it is a fragment like ``Observ``."""

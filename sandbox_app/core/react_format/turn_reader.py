@@ -29,6 +29,7 @@ from sandbox_app.core.react_format.native_tools import (
     NativeCall,
 )
 from sandbox_app.core.react_format.parser import Turn, TurnScanner, parse_kept
+from sandbox_app.core.react_format.scanner import REPEATED_LINES
 from sandbox_app.core.react_format.thinking import ThinkSplitter
 from sandbox_app.core.running.backend import (
     Backend,
@@ -44,6 +45,7 @@ from sandbox_app.core.running.events import (
     FabricationCut,
     Notice,
     ReasoningDelta,
+    RepetitionCut,
     ThinkingReclassified,
     TokenDelta,
 )
@@ -74,6 +76,7 @@ class TurnOutcome:
     # Read as starting inside thinking (a pre-opened template), it never closed the block.
     unclosed_preopened: bool = False
     tool_calls: list[NativeCall] = field(default_factory=list)  # native tool calling only
+    repeated: str | None = None  # a degenerate reply's line, said over and over: cut there
 
     @property
     def content(self) -> str:
@@ -188,6 +191,7 @@ class TurnReader:
             else:
                 out.turn = parse_kept(scanner.kept, scanner.dropped, self.dialect)
                 out.received = scanner.kept + scanner.dropped
+                out.repeated = scanner.repeated
             began = self._first_reasoning_at
             out.ended_in_thinking = self._splitter.inside or (
                 began is not None and self._first_content_at is None
@@ -203,7 +207,9 @@ class TurnReader:
             yield event
         if tail:
             yield TokenDelta(self.step, tail)
-        if scanner.dropped:
+        if scanner.repeated is not None:
+            yield RepetitionCut(self.step, scanner.repeated, REPEATED_LINES, scanner.dropped)
+        elif scanner.dropped:
             yield FabricationCut(self.step, scanner.dropped)
 
     def exchange(self) -> Exchange:
@@ -315,7 +321,7 @@ def ask_again(
     was learnt holds for the model's later steps (core/running/model_traits.py); ``auto``: Max
     tokens
     is Auto."""
-    if asked_again >= 2 or out.turn.dropped:
+    if asked_again >= 2 or out.turn.dropped or out.repeated:
         return None
     if out.unclosed_preopened and not out.cut_by_limit:
         # Read as starting inside thinking, it closed none: this time it did not think.

@@ -28,6 +28,7 @@ COLUMNS = (
     "Tool calls",
     "Format errors",
     "Cuts",
+    "Loops",
     "Tokens in",
     "Tokens out",
     "Thinking tokens",
@@ -97,6 +98,7 @@ class LaneRecord:
         row["Tool calls"] = str(m.tool_calls)
         row["Format errors"] = str(m.format_errors)
         row["Cuts"] = str(m.fabrications_cut)
+        row["Loops"] = str(m.loops)  # repeated actions noticed, degenerate replies cut
         row["Tokens in"] = f"{approx}{m.tokens_in:,}"
         row["Tokens out"] = f"{approx}{m.tokens_out:,}"  # thinking included, as servers count
         if m.reasoning_tokens:

@@ -69,7 +69,7 @@ def to_html(
         "<!doctype html><html><head><meta charset='utf-8'>",
         f"<title>{e(title)}: evaluation</title><style>{_STYLE}</style></head><body>",
         f"<h1>{e(title)}</h1><h2>Summary</h2><table><tr><th>Lane</th><th>Pass rate</th>"
-        "<th>95% interval</th><th>Steps</th><th>Tool calls</th><th>Format errors</th>"
+        "<th>95% interval</th><th>Steps</th><th>Tool calls</th><th>Format errors</th><th>Loops</th>"
         "<th>Tokens in / out</th><th>Thinking tokens</th><th>Latency p50 / p95</th></tr>",
     ]
     for s in summarise(results, lanes):
@@ -77,7 +77,8 @@ def to_html(
         parts.append(
             f"<tr><td>{e(s.lane)}</td><td>{s.pass_rate:.0%} ({s.passed}/{s.runs})</td>"
             f"<td>{low:.0%}–{high:.0%}</td><td>{s.mean_steps:.1f}</td><td>{s.tool_calls}</td>"
-            f"<td>{s.format_errors}</td><td>{s.tokens_in:,} / {s.tokens_out:,}</td>"
+            f"<td>{s.format_errors}</td><td>{s.loops}</td>"
+            f"<td>{s.tokens_in:,} / {s.tokens_out:,}</td>"
             f"<td>{s.thinking_tokens:,}</td>"
             f"<td>{s.latency_p50_s:.2f} s / {s.latency_p95_s:.2f} s</td></tr>"
         )

@@ -133,6 +133,7 @@ _METRIC_FIELDS: dict[str, Any] = {
     "steps": list[Any] | None,
     "tool_calls": int | None,
     "format_errors": int | None,
+    "loops": int | None,
     "tokens_in": int | None,
     "tokens_out": int | None,
     "reasoning_tokens": int | None,
@@ -210,6 +211,7 @@ class LaneSummary:
     mean_steps: float
     tool_calls: int
     format_errors: int
+    loops: int  # the model repeating itself (core/running/loops.py), over all runs
     tokens_in: int
     tokens_out: int
     thinking_tokens: int
@@ -229,7 +231,9 @@ class LaneSummary:
         return (
             f"{self.lane}: {self.pass_rate:.0%} ({self.passed}/{self.runs}, 95% CI "
             f"{low:.0%}–{high:.0%}) · {self.mean_steps:.1f} steps · "
-            f"{self.tool_calls} tool calls · {self.format_errors} format errors · tokens "
+            f"{self.tool_calls} tool calls · {self.format_errors} format errors · "
+            + (f"{plural(self.loops, 'loop')} · " if self.loops else "")
+            + "tokens "
             f"{self.tokens_in:,} in / {self.tokens_out:,} out"
             + (f" · thinking {self.thinking_tokens:,}" if self.thinking_tokens else "")
             + f" · p50 {self.latency_p50_s:.2f} s · p95 {self.latency_p95_s:.2f} s"
@@ -263,6 +267,7 @@ class LaneTally:
     steps: int = 0
     tool_calls: int = 0
     format_errors: int = 0
+    loops: int = 0
     tokens_in: int = 0
     tokens_out: int = 0
     thinking: int = 0
@@ -275,6 +280,7 @@ class LaneTally:
         self.steps += sign * len(m.get("steps") or ())
         self.tool_calls += sign * int(m.get("tool_calls") or 0)
         self.format_errors += sign * int(m.get("format_errors") or 0)
+        self.loops += sign * int(m.get("loops") or 0)  # results written before loops: none
         self.tokens_in += sign * int(m.get("tokens_in") or 0)
         self.tokens_out += sign * int(m.get("tokens_out") or 0)
         self.thinking += sign * int(m.get("reasoning_tokens") or 0)
@@ -296,6 +302,7 @@ class LaneTally:
             self.steps / self.runs if self.runs else 0.0,
             self.tool_calls,
             self.format_errors,
+            self.loops,
             self.tokens_in,
             self.tokens_out,
             self.thinking,

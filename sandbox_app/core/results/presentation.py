@@ -35,9 +35,11 @@ from sandbox_app.core.running.events import (
     FabricationCut,
     FinalAnswer,
     FormatError,
+    LoopNoticed,
     Notice,
     Observation,
     ReasoningDelta,
+    RepetitionCut,
     RunFinished,
     StepFinished,
     StepStarted,
@@ -70,6 +72,9 @@ STREAMED = (Role.MODEL, Role.THINKING)  # roles whose pieces may end mid-line
 
 THINKING_HEADING = "Thinking (never acted on)"
 CUT_NOTE = "✂ The model wrote its own observation: cut, never sent back, never used."
+REPETITION_NOTE = (
+    "✂ The model said the same line {times} times in a row: cut there, the rest never used."
+)
 RECLASSIFIED_NOTE = "the text above was the model's thinking: never used"
 
 
@@ -136,9 +141,14 @@ class Presentation:
             return [_line(Role.ERROR if event.error else Role.OBSERVATION, event.message)]
         if isinstance(event, FabricationCut):
             return [_line(Role.DROPPED, event.text.rstrip()), _line(Role.NOTICE, CUT_NOTE)]
+        if isinstance(event, RepetitionCut):
+            note = _line(Role.NOTICE, REPETITION_NOTE.format(times=event.times))
+            return (
+                [_line(Role.DROPPED, event.text.rstrip()), note] if event.text.strip() else [note]
+            )
         if isinstance(event, FormatError):
             return [_line(Role.ERROR, event.message)]
-        if isinstance(event, Notice):
+        if isinstance(event, Notice | LoopNoticed):
             return [_line(Role.NOTICE, event.text)]
         if isinstance(event, Edited):  # the original stays above, struck where it can be
             role = Role.MODEL if event.point == "turn" else Role.OBSERVATION

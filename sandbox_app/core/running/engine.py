@@ -19,10 +19,10 @@ from typing import Protocol
 from sandbox_app.core.react_format.dialects import Dialect, spec
 from sandbox_app.core.react_format.native_tools import (
     NATIVE_CORRECTION,
+    NativeCall,
     assistant_message,
     call_input,
     finish_answer,
-    message_text,
     tool_message,
     tool_schema,
     unparsed_call,
@@ -45,8 +45,10 @@ from sandbox_app.core.running.events import (
     StepFinished,
     StepStarted,
 )
-from sandbox_app.core.running.metrics import RunTally, StepMetrics, estimate_tokens
+from sandbox_app.core.running.loops import LoopWatch
+from sandbox_app.core.running.metrics import RunTally
 from sandbox_app.core.running.model_traits import traits_for
+from sandbox_app.core.running.step_metrics import step_metrics
 from sandbox_app.core.running.stepping import Pause, PauseFn
 from sandbox_app.core.scenarios.scenario import Scenario
 from sandbox_app.core.tools import Approver, Tool, ToolResult, ToolRouter
@@ -97,6 +99,7 @@ class ReactEngine:
         self.messages: list[Message] = []
         self.answer: str | None = None
         self._tally = RunTally()
+        self._loops = LoopWatch()  # the actions so far (core/running/loops.py)
         self._tool_seconds = 0.0  # this step's tool time
         self._dialect: Dialect = scenario.prompt_dialect
         self.native = scenario.model.tool_calling == "native"
@@ -119,6 +122,7 @@ class ReactEngine:
     async def run(self) -> AsyncIterator[Event]:
         s = self.scenario
         self._tally = RunTally()
+        self._loops = LoopWatch(stop=s.model.stop_on_loops)
         try:
             system = self.history[0]["content"] if self.history else self.system_prompt()
         except PromptError as err:
@@ -158,7 +162,9 @@ class ReactEngine:
                 earlier.append(reader.out)
                 yield Notice(step, notice)
             outcome = reader.out
-            if outcome.turn.dropped:
+            if outcome.repeated is not None:  # a degenerate reply cut: the model looping too
+                self._tally.loops += 1
+            elif outcome.turn.dropped:
                 self._tally.fabrications_cut += 1
             turn = outcome.turn
             # Never acted on, never a format error: a reply cut short may stop inside an
@@ -192,18 +198,12 @@ class ReactEngine:
                 self.messages.append(assistant_message(outcome.content, outcome.tool_calls))
                 for call in outcome.tool_calls:
                     tool_input, refused = call_input(self.router.resolve(call.name), call)
-                    yield (action := self._action(step, call.name, tool_input))
-                    yield (observation := await self._observe(action, refused))
-                    self.messages.append(tool_message(call, observation.text))
-                    async for event in self._paused_after(observation):
+                    async for event in self._act(step, call.name, tool_input, refused, call):
                         yield event
             elif turn.kind == "action":
                 # Only the content goes back: the thinking is the model's scratch pad (README).
                 self.messages.append({"role": "assistant", "content": turn.kept.strip()})
-                yield (action := self._action(step, turn.tool, turn.input))
-                yield (observation := await self._observe(action, None))
-                self.messages.append({"role": "user", "content": observation.message})
-                async for event in self._paused_after(observation):
+                async for event in self._act(step, turn.tool, turn.input, None, None):
                     yield event
             else:
                 self.messages.append({"role": "assistant", "content": turn.kept.strip()})
@@ -217,6 +217,10 @@ class ReactEngine:
                 self.messages.append({"role": "user", "content": message})
                 yield FormatError(step, message)
             yield self._record_step(step, step_started, outcome, earlier)
+            if (loop := self._loops.stopped_on) is not None:  # its action was not run
+                what = loop.text.removeprefix("loop: ")
+                yield self._finish("loop", f"{what} (Stop on loops: not run again).")
+                return
             spent = sum(m.tokens_in + m.tokens_out for m in self._tally.steps)
             if self.token_budget is not None and spent >= self.token_budget:
                 yield self._finish(
@@ -239,14 +243,33 @@ class ReactEngine:
             last["content"] = edited if native else shown
             yield Edited(pause.step, "observation", shown)
 
-    def _action(self, step: int, name: str, tool_input: str) -> ActionParsed:
+    async def _act(
+        self, step: int, name: str, tool_input: str, refused: str | None, call: NativeCall | None
+    ) -> AsyncIterator[Event]:
+        """One action: shown, watched for a loop, run (unless the run stops on the loop), its
+        observation sent back. ``refused``: the error for a native call that could not be read
+        (arguments that are not JSON)."""
+        if self._loops.ended():  # a later call of a native reply that looped
+            return
         # "Web Search" for web_search: shown and labelled by its registered name.
         known = self.router.resolve(name)
-        return ActionParsed(step, known.name if known is not None else name, tool_input)
+        yield (action := ActionParsed(step, known.name if known else name, tool_input))
+        loop = self._loops.see(action)
+        if loop is not None:
+            self._tally.loops += 1
+            yield loop
+            if self._loops.ended():  # Stop on loops
+                return
+        yield (observation := await self._observe(action, refused))
+        if call is not None:
+            self.messages.append(tool_message(call, observation.text))
+        else:
+            self.messages.append({"role": "user", "content": observation.message})
+        async for event in self._paused_after(observation):
+            yield event
 
     async def _observe(self, action: ActionParsed, refused: str | None) -> Observation:
-        """Run the call through the router (approval, limits). ``refused``: the error for a
-        call that could not be read (native arguments that are not JSON)."""
+        """Run the call through the router (approval, limits)."""
         tool = action.tool
         if refused is not None:
             result = ToolResult(refused, True)
@@ -282,44 +305,10 @@ class ReactEngine:
         return f"{label.format(step=step, tool=tool)} {text}"
 
     def _record_step(
-        self,
-        step: int,
-        started: float,
-        out: TurnOutcome,
-        earlier: list[TurnOutcome],
+        self, step: int, started: float, out: TurnOutcome, earlier: list[TurnOutcome]
     ) -> StepFinished:
-        tokens_in = tokens_out = reasoning_tokens = 0
-        estimated = reasoning_estimated = False
-        for request in (*earlier, out):  # a request asked again was paid for too
-            reasoning = request.reasoning_text
-            if request.usage is not None:
-                tokens_in += request.usage.prompt_tokens
-                tokens_out += request.usage.completion_tokens
-                estimated = estimated or request.usage.doubtful  # clamped: shown with ~
-            else:
-                tokens_in += sum(estimate_tokens(message_text(m)) for m in self.messages)
-                tokens_out += estimate_tokens(request.received) + estimate_tokens(reasoning)
-                estimated = True
-            reported = request.usage.reasoning_tokens if request.usage is not None else None
-            if reported is not None:
-                reasoning_tokens += reported
-            elif reasoning:
-                reasoning_tokens += estimate_tokens(reasoning)
-                reasoning_estimated = True
-        metrics = StepMetrics(
-            step,
-            out.ttft_s,
-            time.perf_counter() - started,
-            tokens_in,
-            tokens_out,
-            estimated,
-            self._tool_seconds,
-            out.tokens_saved,
-            reasoning_tokens=reasoning_tokens,
-            reasoning_estimated=reasoning_estimated,
-            thinking_s=out.thinking_s,
-            cut_by_limit=out.cut_by_limit,
-        )
+        wall_s = time.perf_counter() - started
+        metrics = step_metrics(step, wall_s, self._tool_seconds, (*earlier, out), self.messages)
         self._tally.steps.append(metrics)
         return StepFinished(step, metrics)
 

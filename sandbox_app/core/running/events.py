@@ -7,7 +7,8 @@ from typing import Any, Literal
 
 from sandbox_app.core.running.metrics import RunMetrics, StepMetrics
 
-Status = Literal["answered", "max_steps", "stopped", "failed"]
+# "loop": the model repeated itself and the lane said Stop on loops (core/running/loops.py).
+Status = Literal["answered", "max_steps", "stopped", "failed", "loop"]
 
 
 @dataclass(frozen=True)
@@ -63,6 +64,17 @@ class FabricationCut:
 
 
 @dataclass(frozen=True)
+class RepetitionCut:
+    """The reply said the same line ``times`` times in a row (degenerate generation): cut
+    there, the stream closed; ``text`` is what it wrote after (never used)."""
+
+    step: int
+    line: str
+    times: int
+    text: str
+
+
+@dataclass(frozen=True)
 class ActionParsed:
     step: int
     tool: str
@@ -96,6 +108,19 @@ class Notice:
 
     step: int
     text: str
+
+
+@dataclass(frozen=True)
+class LoopNoticed:
+    """The model repeated an action (core/running/loops.py): ``action`` (``search[x]``) for
+    the ``times``-th time, or, with ``other``, in turn with that one (A, B, A, B). ``text`` is
+    the trace's line."""
+
+    step: int
+    text: str
+    action: str
+    times: int
+    other: str = ""
 
 
 @dataclass(frozen=True)
@@ -156,10 +181,12 @@ Event = (
     | ReasoningDelta
     | ThinkingReclassified
     | FabricationCut
+    | RepetitionCut
     | ActionParsed
     | Observation
     | FormatError
     | Notice
+    | LoopNoticed
     | Edited
     | FinalAnswer
     | Exchange

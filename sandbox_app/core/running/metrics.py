@@ -37,6 +37,9 @@ class RunMetrics:
     tool_calls: int = 0
     format_errors: int = 0
     fabrications_cut: int = 0
+    # The model repeating itself: an action noticed as a loop (core/running/loops.py), or a
+    # reply cut for saying the same line over and over.
+    loops: int = 0
 
     @property
     def tokens_in(self) -> int:
@@ -96,6 +99,7 @@ class RunMetrics:
             f"{plural(len(self.steps), 'step')} · {plural(self.tool_calls, 'tool call')} · "
             f"tokens {approx}{self.tokens_in} in / {approx}{self.tokens_out} out · "
             + (f"{thinking} · " if thinking else "")
+            + (f"{plural(self.loops, 'loop')} · " if self.loops else "")
             + f"first token {ttft} · {self.wall_s:.2f} s"
         )
 
@@ -126,6 +130,7 @@ class RunTally:
     tool_calls: int = 0
     format_errors: int = 0
     fabrications_cut: int = 0
+    loops: int = 0
 
     def snapshot(self) -> RunMetrics:
         return RunMetrics(
@@ -134,4 +139,5 @@ class RunTally:
             self.tool_calls,
             self.format_errors,
             self.fabrications_cut,
+            self.loops,
         )

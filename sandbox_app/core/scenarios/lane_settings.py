@@ -9,62 +9,26 @@ the engine and the servers can take: finite, in range, of the right type.
 
 from __future__ import annotations
 
-import json
-import math
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal, cast
+from typing import Any, cast
 
 from sandbox_app.core.running.model_traits import PLAIN_MAX_TOKENS, THINKING_MAX_TOKENS
 
-TEMPERATURE_RANGE = (0.0, 2.0)  # what OpenAI-compatible servers accept
-MAX_TOKENS_RANGE = (1, 200_000)
-MAX_STEPS_RANGE = (1, 50)
-# A day: longer is never meant, and a huge number overflows the event loop's timers.
-TIMEOUT_RANGE = (0.0, 86_400.0)
-# Repeats of one case on one lane: enough to estimate a pass rate to a point, and a typo
-# (an extra zero or five) is refused instead of planning a run that never ends.
-REPEAT_RANGE = (1, 1_000)
-CONCURRENCY_RANGE = (1, 64)  # requests at once per server (as the window's spin box)
-TOKEN_BUDGET_RANGE = (1, 1_000_000_000)
-# How hard a reasoning model thinks (OpenAI's reasoning_effort, also read by Ollama, llama.cpp,
-# DeepSeek and OpenRouter); None sends nothing: the server's default.
-REASONING_EFFORTS = ("none", "minimal", "low", "medium", "high")
-# How the model calls tools: "react" writes Action lines the prompt asks for; "native" uses
-# the API's tool calling (core/react_format/native_tools.py).
-ToolCalling = Literal["react", "native"]
-TOOL_CALLING: tuple[ToolCalling, ...] = ("react", "native")
-
-
-class SettingError(ValueError):
-    """A lane or run option that cannot be used; one line naming the option as written."""
-
-
-@dataclass(frozen=True)
-class Rule:
-    kind: Literal["number", "whole", "choice"]
-    low: float = 0.0
-    high: float = math.inf
-    above_low: bool = False  # the low end itself is refused (a timeout of 0 s)
-    nullable: bool = False  # null / None means "the default" (auto, the server's)
-    choices: tuple[str, ...] = ()
-
-    def wants(self) -> str:
-        if self.kind == "choice":
-            if self.choices == TOOL_CALLING:
-                return '"react" or "native"'
-            return f"one of {', '.join(self.choices)}" + (" or null" if self.nullable else "")
-        if self.above_low:
-            return f"above {_shown(self.low)} and at most {_shown(self.high)}"
-        return f"from {_shown(self.low)} to {_shown(self.high)}"
-
-
-def _shown(number: float) -> str:
-    """200000 and 0.5, as written (not 1e+09 nor 200000.0); a huge or tiny one as 1e+300."""
-    if float(number).is_integer() and abs(number) < 1e15:
-        return str(int(number))
-    return f"{number:g}"
-
+# The rules and ranges live in setting_rules.py; named here too (``X as X``) for the modules
+# that read them beside the settings.
+from sandbox_app.core.scenarios.setting_rules import CONCURRENCY_RANGE as CONCURRENCY_RANGE
+from sandbox_app.core.scenarios.setting_rules import MAX_STEPS_RANGE as MAX_STEPS_RANGE
+from sandbox_app.core.scenarios.setting_rules import MAX_TOKENS_RANGE as MAX_TOKENS_RANGE
+from sandbox_app.core.scenarios.setting_rules import REASONING_EFFORTS as REASONING_EFFORTS
+from sandbox_app.core.scenarios.setting_rules import REPEAT_RANGE as REPEAT_RANGE
+from sandbox_app.core.scenarios.setting_rules import TEMPERATURE_RANGE as TEMPERATURE_RANGE
+from sandbox_app.core.scenarios.setting_rules import TIMEOUT_RANGE as TIMEOUT_RANGE
+from sandbox_app.core.scenarios.setting_rules import TOKEN_BUDGET_RANGE as TOKEN_BUDGET_RANGE
+from sandbox_app.core.scenarios.setting_rules import TOOL_CALLING as TOOL_CALLING
+from sandbox_app.core.scenarios.setting_rules import Rule as Rule
+from sandbox_app.core.scenarios.setting_rules import SettingError as SettingError
+from sandbox_app.core.scenarios.setting_rules import ToolCalling as ToolCalling
 
 # The options of a whole run or evaluation (not of one lane): the command line's flags and
 # the scenario file's "max_steps". The lane settings' rules are in SETTINGS, below.
@@ -79,46 +43,18 @@ RULES: dict[str, Rule] = {
 
 def check(name: str, value: Any, label: str | None = None) -> Any:
     """``value`` if option ``name`` may have it (a typed value: JSON's or a flag's)."""
-    rule, label = _rule_for(name), label or name
+    rule = _rule_for(name)
     if rule is None:
         raise KeyError(name)
-    shown = json.dumps(value)[:40]  # NaN, null, "text": as a JSON reader wrote it
-    if value is None and rule.nullable:
-        return None
-    if rule.kind == "choice":
-        if not isinstance(value, str):
-            raise SettingError(f"{label} must be text (got {shown}).")
-        if value not in rule.choices:
-            raise SettingError(f"{label} must be {rule.wants()} (got {shown}).")
-        return value
-    # bool is an int in Python; "max_tokens": true is still wrong. NaN and infinity are
-    # numbers to Python's json and float(), never a setting anyone means.
-    if rule.kind == "whole" and (isinstance(value, bool) or not isinstance(value, int)):
-        raise SettingError(f"{label} must be a whole number (got {shown}).")
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        raise SettingError(f"{label} must be a number (got {shown}).")
-    if not rule.low <= value <= rule.high or (rule.above_low and value == rule.low):
-        raise SettingError(f"{label} must be {rule.wants()} (got {_shown(value)}).")
-    return float(value) if rule.kind == "number" else value
+    return rule.check(value, label or name)
 
 
 def parse_option(name: str, text: str, label: str | None = None) -> Any:
-    """Option ``name`` from command-line ``text`` ("0.7", "auto", "native"), checked."""
+    """Option ``name`` from command-line ``text`` ("0.7", "auto", "native", "yes"), checked."""
     rule, label = _rule_for(name), label or name
     if rule is None:
         raise SettingError(f"{label}: unknown option; known: {', '.join([*RULES, *SETTINGS])}.")
-    word = text.strip()
-    if rule.nullable and word.lower() in ("auto", "default"):  # the server's own, or Auto
-        return None
-    if rule.kind == "choice":
-        return check(name, word, label)
-    try:
-        value: float = int(word) if rule.kind == "whole" else float(word)
-    except ValueError:
-        kind = "a number" if rule.kind == "number" else "a whole number"
-        kind = f"auto or {kind}" if rule.nullable and rule.kind == "whole" else kind
-        raise SettingError(f"{label} must be {kind} {rule.wants()} (got {word[:40]!r}).") from None
-    return check(name, value, label)
+    return rule.parse(text, label)
 
 
 # ---- the lane settings: one registry, read by every front end ---------------------------
@@ -241,6 +177,10 @@ class LaneSettings(Mapping[str, Any]):
     def tool_calling(self) -> ToolCalling:
         return cast(ToolCalling, self["tool_calling"])
 
+    @property
+    def stop_on_loops(self) -> bool:
+        return bool(self["stop_on_loops"])
+
     @classmethod
     def from_dict(
         cls, data: Mapping[str, Any], where: str = "", base: LaneSettings | None = None
@@ -328,6 +268,18 @@ register(
         "react: the prompt asks for Action lines (default); native: the tools go to the API "
         "as JSON schemas and the model answers with tool calls (the server must support them)",
         choice_texts=(("react", "ReAct text"), ("native", "Native tool calls")),
+    )
+)
+# The engine's own, never sent: a loop is always noticed (core/running/loops.py); this
+# decides whether it also ends the run.
+register(
+    Setting(
+        "stop_on_loops",
+        Rule("switch"),
+        False,
+        "Stop on loops",
+        "end the run with status loop when the model repeats itself: the same action a 3rd "
+        "time, or two actions in turn (A, B, A, B); off by default (the loop is still noticed)",
     )
 )
 # Sent when set, never shown in the panel: for a reproducible comparison from a file or flag.

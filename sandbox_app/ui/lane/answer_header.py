@@ -26,6 +26,7 @@ OUTCOMES = {
     "max_steps": "■ Max steps reached",
     "stopped": "■ Stopped",
     "failed": "✖ Failed",
+    "loop": "■ Stopped on a loop",
 }
 
 

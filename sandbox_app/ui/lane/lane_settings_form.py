@@ -3,7 +3,8 @@ registry:
 a new setting with a label gets its row here without touching the panel.
 
 A number is a spin box, a whole number one too (None shown as the setting's ``none_text`` at
-the bottom of the range: "Auto"), a choice a combo box (None as its first item). A setting
+the bottom of the range: "Auto"), a choice a combo box (None as its first item), a switch a
+check box. A setting
 without a label has no row; its value is the one last shown, so a lane keeps it.
 """
 
@@ -13,7 +14,14 @@ from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import QObject, Signal
-from PySide6.QtWidgets import QComboBox, QDoubleSpinBox, QFormLayout, QSpinBox, QWidget
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QDoubleSpinBox,
+    QFormLayout,
+    QSpinBox,
+    QWidget,
+)
 
 from sandbox_app.core.scenarios.lane_settings import SETTINGS, LaneSettings, Setting
 from sandbox_app.ui.common.plain import tip
@@ -66,6 +74,10 @@ class LaneSettingsForm(QObject):
 
 def _widget_for(setting: Setting, changed: Callable[..., None]) -> QWidget:
     rule = setting.rule
+    if rule.kind == "switch":
+        box = QCheckBox()
+        box.toggled.connect(changed)
+        return box
     if rule.kind == "choice":
         combo = QComboBox()
         if rule.nullable:
@@ -93,6 +105,8 @@ def _widget_for(setting: Setting, changed: Callable[..., None]) -> QWidget:
 
 
 def _read(setting: Setting, widget: QWidget) -> Any:
+    if isinstance(widget, QCheckBox):
+        return widget.isChecked()
     if isinstance(widget, QComboBox):
         return widget.currentData()
     if isinstance(widget, QSpinBox):
@@ -103,7 +117,9 @@ def _read(setting: Setting, widget: QWidget) -> Any:
 
 
 def _write(setting: Setting, widget: QWidget, value: Any) -> None:
-    if isinstance(widget, QComboBox):
+    if isinstance(widget, QCheckBox):
+        widget.setChecked(bool(value))
+    elif isinstance(widget, QComboBox):
         widget.setCurrentIndex(max(0, widget.findData(value)))
     elif isinstance(widget, QSpinBox):
         widget.setValue(widget.minimum() if value is None else int(value))

@@ -24,7 +24,9 @@ from sandbox_app.core.running.events import (
     Event,
     FabricationCut,
     FormatError,
+    LoopNoticed,
     Observation,
+    RepetitionCut,
     RunFinished,
     StepFinished,
     StepStarted,
@@ -100,7 +102,7 @@ class RunPane(QWidget):
         self._replaying = False
         self._fork_of: ForkOrigin | None = None  # where the run being started comes from
         self.metrics_text = ""  # what metricsChanged said last: the run on screen's figures
-        self._counts = [0, 0, 0]  # live: tool calls, format errors, fabrications cut
+        self._counts = [0, 0, 0, 0]  # live: tool calls, format errors, cuts, loops
         self._record: RunRecord | None = None  # the run streaming now
         self._max_steps = 0
         self._step = 0
@@ -267,7 +269,7 @@ class RunPane(QWidget):
         self.header.hide()
         self._step = 0
         self._step_metrics.clear()
-        self._counts = [0, 0, 0]
+        self._counts = [0, 0, 0, 0]
         self._say_metrics("")
         self._started = time.perf_counter()
         self.progress.setRange(0, self._max_steps)
@@ -299,7 +301,7 @@ class RunPane(QWidget):
             self.step_label.setText(f"Step {event.step} of {self._max_steps}")
             self.progress.setValue(event.step)
         else:  # counted as they come, as the engine counts them for its final figures
-            kinds = (Observation, FormatError, FabricationCut)
+            kinds = (Observation, FormatError, FabricationCut, LoopNoticed | RepetitionCut)
             for i, kind in enumerate(kinds):
                 self._counts[i] += isinstance(event, kind)
         if isinstance(event, StepFinished):
@@ -328,7 +330,7 @@ class RunPane(QWidget):
         of = f"{steps} of {most}"
         if rerun is not None and event.status == "stopped":
             self.step_label.setText(f"Reran step {steps}")
-        elif event.status in ("stopped", "failed"):
+        elif event.status in ("stopped", "failed", "loop"):  # "Loop at step 3 of 8"
             self.step_label.setText(f"{event.status.capitalize()} at step {of}")
         else:
             self.step_label.setText(f"Done after {of} steps")
