@@ -89,8 +89,11 @@ class ScenarioDocument:
         return self.path is None or self.path.resolve().parent == scenarios_dir().resolve()
 
     def is_modified(self, current: Scenario) -> bool:
-        """Whether the user changed anything. The prompt history is not an edit: a Run alone
-        never asks to be saved (the history rides with the next Save or kept edits)."""
+        """Whether the user changed anything. The prompt history's runs are not an edit: a
+        Run alone never asks to be saved (the history rides with the next Save or kept
+        edits); a version named, noted or starred is the user's, and is."""
+        if _annotations(current) != _annotations(self.saved):
+            return True
         return current.with_changes(prompt_history=self.saved.prompt_history) != self.saved
 
     def save(self, current: Scenario, path: Path | None = None) -> None:
@@ -129,3 +132,12 @@ class ScenarioDocument:
                 f"the file can no longer be opened ({err})"
             )
             return cls(kept.baseline), notice
+
+
+def _annotations(scenario: Scenario) -> dict[str, tuple[str, str, bool]]:
+    """What the user wrote on the history's versions: name, note and star by id."""
+    return {
+        e.id: (e.name, e.note, e.starred)
+        for e in scenario.prompt_history
+        if e.name or e.note or e.starred
+    }

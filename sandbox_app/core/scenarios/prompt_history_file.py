@@ -39,6 +39,8 @@ def history_to_list(history: History) -> list[dict[str, Any]]:
             "note": entry.note,
             "starred": entry.starred,
             "runs": entry.runs,
+            "checked": entry.checked,
+            "passed": entry.passed,
             **entry.version.to_dict(),
         }
         for entry in history
@@ -82,6 +84,10 @@ def _entry(data: Any, index: int) -> PromptEntry:
             "the entry was edited by hand"
         )
     first = _time(e, "time", where)
+    checked = e.whole("checked", 0, (0, 2**53))
+    passed = e.whole("passed", 0, (0, 2**53))
+    if passed > checked:
+        raise ScenarioError(f'"{where}.passed" is {passed}, more than the {checked} checked.')
     return PromptEntry(
         version,
         time=first,
@@ -90,6 +96,8 @@ def _entry(data: Any, index: int) -> PromptEntry:
         note=e.get("note", str, ""),
         starred=e.get("starred", bool, False),
         runs=e.whole("runs", 0, (0, 2**53)),
+        checked=checked,
+        passed=passed,
     )
 
 

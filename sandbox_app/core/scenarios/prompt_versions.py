@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from datetime import datetime
 from functools import cached_property
@@ -116,6 +116,10 @@ class PromptEntry:
     note: str = ""
     starred: bool = False
     runs: int = 0  # runs made with it (a Repeat of N counts N)
+    # Runs with an expected answer that gave one, and how many of those were right: the pass
+    # rate measured with these words (a stopped run, or one with nothing to check, is neither).
+    checked: int = 0
+    passed: int = 0
 
     @property
     def id(self) -> str:
@@ -124,6 +128,10 @@ class PromptEntry:
     @property
     def short(self) -> str:
         return self.version.short
+
+    @property
+    def pass_rate(self) -> float | None:
+        return self.passed / self.checked if self.checked else None
 
     @property
     def label(self) -> str:
@@ -147,6 +155,23 @@ def record(history: History, version: PromptVersion, now: datetime, runs: int = 
     else:
         entry = replace(earlier, runs=earlier.runs + runs, last_used=now)
     return capped((*rest, entry))
+
+
+def graded(history: History, version_id: str, passed: bool) -> History:
+    """``history`` with one checked answer of version ``version_id`` counted (a version no
+    longer in the history, dropped by the cap, is left out)."""
+    return edited(
+        history,
+        version_id,
+        lambda e: replace(e, checked=e.checked + 1, passed=e.passed + int(passed)),
+    )
+
+
+def edited(
+    history: History, version_id: str, change: Callable[[PromptEntry], PromptEntry]
+) -> History:
+    """``history`` with the entry of ``version_id`` changed (named, starred, noted, graded)."""
+    return tuple(change(e) if e.id == version_id else e for e in history)
 
 
 def capped(history: History, limit: int = MAX_HISTORY) -> History:

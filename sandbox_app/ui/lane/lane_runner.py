@@ -10,9 +10,11 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 
 from sandbox_app.application.backend_choice import BackendChoice
+from sandbox_app.core.results.verdict import matches
+from sandbox_app.core.running.events import RunFinished
 from sandbox_app.core.running.fork import ForkPoint
-from sandbox_app.core.scenarios.prompt_versions import record
-from sandbox_app.core.scenarios.scenario import Scenario
+from sandbox_app.core.scenarios.prompt_versions import graded, record
+from sandbox_app.core.scenarios.scenario import Expected, Scenario
 from sandbox_app.ui.lane.backend_panel import BackendPanel
 from sandbox_app.ui.lane.key_confirmation import KeyConfirmation
 from sandbox_app.ui.lane.run_pane import RunPane
@@ -43,6 +45,9 @@ class LaneRunner:
         # A fork, or a step-through's next step, stays in the lane it was asked in.
         pane.forkRequested.connect(lambda point: self.run(1, point))
         pane.stepRequested.connect(lambda: self.run(1))
+        # The version and expected answer of the runs going now: each answer is graded for it.
+        self._grading: tuple[str, Expected | None] = ("", None)
+        pane.runFinished.connect(self._grade)
 
     def run(self, repeats: int = 1, fork: ForkPoint | None = None) -> None:
         if self.pane.running:
@@ -85,10 +90,20 @@ class LaneRunner:
             pause=self.pane.stepper.pause,
         )
         self.started(choice)
+        self._grading = (spec.prompt_version.id, spec.scenario.expected)
         self.pane.run(spec, choice.server_name, repeats)
         # The version this run is told joins the scenario's history (one that differs from
         # the last is added; the same one counts these runs): it is saved with the file.
         history = record(model.scenario.prompt_history, spec.prompt_version, _now(), repeats)
+        self.workspace.update(prompt_history=history)
+
+    def _grade(self, event: RunFinished) -> None:
+        """An answer checked against the expected one counts for the version's pass rate."""
+        version_id, expected = self._grading
+        passed = matches(event.answer, expected) if event.answer is not None else None
+        if passed is None or not version_id:
+            return
+        history = graded(self.workspace.model.scenario.prompt_history, version_id, passed)
         self.workspace.update(prompt_history=history)
 
 

@@ -153,9 +153,14 @@ class ToolPanel(QWidget):
         self.documents_edit.setEnabled("search" in s.enabled_tools)
 
     def _on_workspace_changed(self, change: Change) -> None:
-        if change.touches("custom_tools", "policies", "sources") and change.source is not self:
+        # enabled_tools and dialect too: a restored prompt version sets them from elsewhere.
+        theirs = change.source is not self
+        if change.touches("custom_tools", "policies", "sources", "enabled_tools") and theirs:
             self._build_rows()
         if not change.loaded:
+            if change.touches("dialect") and theirs:
+                with QSignalBlocker(self.dialect_combo):
+                    self.dialect_combo.setCurrentText(self.workspace.model.scenario.dialect)
             return
         s = self.workspace.model.scenario
         widgets = [self.documents_edit, self.max_steps_slider, self.dialect_combo]

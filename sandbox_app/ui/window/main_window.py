@@ -231,6 +231,8 @@ class MainWindow(QMainWindow):
             self.setWindowTitle(f"ReAct Sandbox — {self.workspace.model.document.title}")
         if change.loaded:
             self.run_pane.reset()  # the last scenario's runs are not this one's
+        # Loaded, or set elsewhere (a restored prompt version's tool-calling mode): shown.
+        if change.loaded or (change.touches("model") and change.source is not self.backend_panel):
             model = self.workspace.model.scenario.model
             self._applying = True
             try:
@@ -280,6 +282,12 @@ class MainWindow(QMainWindow):
     def _collect_if_idle(self) -> None:
         if not self._anything_running():
             gc_policy.collect_while_idle()
+
+    def undo_edit(self) -> None:
+        self.prompt_panel.undo()
+
+    def redo_edit(self) -> None:
+        self.prompt_panel.redo()
 
     def copy_trace(self) -> None:
         """The latest run of the Run tab, as text (core/results/exports.py)."""

@@ -41,6 +41,10 @@ class MenuTargets(RunTab, Protocol):
 
     def copy_trace(self) -> None: ...
 
+    def undo_edit(self) -> None: ...
+
+    def redo_edit(self) -> None: ...
+
 
 def build_menus(window: QMainWindow, does: MenuTargets) -> tuple[QAction, QAction]:
     """Every menu of ``window``, each entry wired to the part of ``does`` that does it;
@@ -70,6 +74,11 @@ def build_menus(window: QMainWindow, does: MenuTargets) -> tuple[QAction, QActio
     file_menu.addSeparator()
     add(window, file_menu, "&Quit", QKeySequence.StandardKey.Quit, window.close)
     edit_menu = window.menuBar().addMenu("&Edit")
+    # The prompt template's edits, a restored version among them (a text field with the
+    # focus takes these keys for its own undo first).
+    add(window, edit_menu, "&Undo", QKeySequence.StandardKey.Undo, does.undo_edit)
+    add(window, edit_menu, "&Redo", QKeySequence.StandardKey.Redo, does.redo_edit)
+    edit_menu.addSeparator()
     add(window, edit_menu, "&Copy trace", "Ctrl+Shift+C", does.copy_trace)
 
     view = window.menuBar().addMenu("&View")

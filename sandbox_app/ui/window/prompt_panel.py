@@ -1,5 +1,5 @@
-"""The prompt editor: the system prompt template, its rendered form, the question and the
-template variables.
+"""The prompt editor: the system prompt template, its rendered form, its versions, the question
+and the template variables.
 
 It edits the workspace's ``system_prompt``, ``question`` and ``variables`` (a ``name = value``
 line each: core/react_format/variables.py) and redraws the rendered prompt whenever anything it
@@ -18,6 +18,8 @@ from sandbox_app.core.react_format.variables import VariableError, format_lines,
 from sandbox_app.core.scenarios.workspace import Change
 from sandbox_app.ui.common.plain import plain_label, rich_label
 from sandbox_app.ui.trace.highlighter import LabelHighlighter
+from sandbox_app.ui.window.prompt_restore import PromptRestore
+from sandbox_app.ui.window.versions_panel import VersionsPanel
 from sandbox_app.ui.window.workspace_signals import QtWorkspace
 
 # The question too: an undefined {{variable}} in it is flagged under the rendered prompt.
@@ -42,6 +44,10 @@ class PromptPanel(QWidget):
         self.tabs = QTabWidget()
         self.tabs.addTab(self.template_edit, "Template")
         self.tabs.addTab(self.rendered_view, "Rendered prompt")
+        # The history beside the editor: a version restored is an edit of the template's.
+        self.restorer = PromptRestore(self.template_edit, workspace)
+        self.versions = VersionsPanel(workspace, self.restorer)
+        self.tabs.addTab(self.versions, "Versions")
         self.prompt_error = plain_label()
         self.prompt_error.setObjectName("promptError")
         self.prompt_error.setWordWrap(True)
@@ -138,6 +144,13 @@ class PromptPanel(QWidget):
             return
         self.variables_error.hide()
         self.workspace.update(self, variables=values)
+
+    def undo(self) -> None:
+        """Edit → Undo: the template's last edit (a restored version is one)."""
+        self.template_edit.undo()
+
+    def redo(self) -> None:
+        self.template_edit.redo()
 
     def template(self) -> str:
         return self.template_edit.toPlainText()

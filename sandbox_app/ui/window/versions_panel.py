@@ -1,0 +1,270 @@
+"""The Versions tab beside the template: the scenario's prompt history
+(core/scenarios/prompt_versions.py), newest first, each with its name or short id, when it
+was first run, how many runs used it and the pass rate its checked answers give; **Diff** of
+two (or of one and the editor), **Restore** into the editor (ui/window/prompt_restore.py:
+one edit, undone by Edit → Undo), **Name…** (and a note) and **Star** (a starred version is
+never dropped from the history).
+
+Names and notes can come from a file: the list shows them as one line of printable text and
+the note's tooltip through ``tip``; the diff is drawn as plain text (version_diff_view.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QFont
+from PySide6.QtWidgets import (
+    QDialog,
+    QDialogButtonBox,
+    QFormLayout,
+    QHBoxLayout,
+    QLineEdit,
+    QMessageBox,
+    QPlainTextEdit,
+    QSplitter,
+    QTreeWidget,
+    QTreeWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from sandbox_app.core.scenarios.prompt_diff import diff_versions
+from sandbox_app.core.scenarios.prompt_versions import (
+    PromptEntry,
+    PromptVersion,
+    edited,
+    version_of,
+)
+from sandbox_app.core.scenarios.workspace import Change
+from sandbox_app.core.tools.outside import clean_description
+from sandbox_app.ui.common.fitting import tool_button
+from sandbox_app.ui.common.plain import message_box, plain_label, tip
+from sandbox_app.ui.window.prompt_restore import PromptRestore
+from sandbox_app.ui.window.version_diff_view import VersionDiffView
+from sandbox_app.ui.window.workspace_signals import QtWorkspace
+
+COLUMNS = ("★", "Version", "First run", "Runs", "Pass")
+MAX_NAME = 60  # characters: a name is a label in a list, not a note
+# What the model is told: the editor's current version changes when any of these does.
+_PROMPT_FIELDS = ("system_prompt", "dialect", "enabled_tools", "custom_tools", "model", "sources")
+
+
+def shown(text: str, limit: int = MAX_NAME) -> str:
+    """A name from a file as one line of printable text (control and bidi characters out)."""
+    return clean_description(text, limit)
+
+
+class VersionsPanel(QWidget):
+    """The history as a list with its four actions; ``restorer`` puts a version in the
+    editor."""
+
+    def __init__(
+        self, workspace: QtWorkspace, restorer: PromptRestore, parent: QWidget | None = None
+    ) -> None:
+        super().__init__(parent)
+        self.workspace, self.restorer = workspace, restorer
+        self.confirm_dialog: QMessageBox | None = None
+        self.name_dialog: QDialog | None = None
+        self.list = QTreeWidget()
+        self.list.setHeaderLabels(list(COLUMNS))
+        self.list.setRootIsDecorated(False)
+        self.list.setSelectionMode(QTreeWidget.SelectionMode.ExtendedSelection)
+        self.list.setToolTip("Select one version to restore, name or star; two to diff")
+        self.diff_button = tool_button("Diff")
+        self.diff_button.setToolTip("What changed: two selected versions, or one and the editor")
+        self.restore_button = tool_button("Restore")
+        self.restore_button.setToolTip("Put the selected version in the editor (Edit → Undo)")
+        self.name_button = tool_button("Name…")
+        self.name_button.setToolTip("Name the selected version and write a note")
+        self.star_button = tool_button("Star")
+        self.star_button.setToolTip("Star or unstar: a starred version is always kept")
+        self.notice = plain_label()
+        self.notice.setWordWrap(True)
+        self.diff_view = VersionDiffView()
+        buttons = QHBoxLayout()
+        for button in (self.diff_button, self.restore_button, self.name_button, self.star_button):
+            buttons.addWidget(button)
+        buttons.addStretch(1)
+        top = QWidget()
+        top_layout = QVBoxLayout(top)
+        top_layout.setContentsMargins(0, 0, 0, 0)
+        top_layout.addWidget(self.list, 1)
+        top_layout.addLayout(buttons)
+        top_layout.addWidget(self.notice)
+        split = QSplitter(Qt.Orientation.Vertical)
+        split.addWidget(top)
+        split.addWidget(self.diff_view)
+        split.setStretchFactor(1, 1)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(split)
+        self.diff_button.clicked.connect(self.diff)
+        self.restore_button.clicked.connect(self.restore)
+        self.name_button.clicked.connect(self.ask_name)
+        self.star_button.clicked.connect(self.toggle_star)
+        self.list.itemSelectionChanged.connect(self._on_selection_changed)
+        workspace.changed.connect(self._on_workspace_changed)
+        self._refresh()
+
+    # ---- the list ------------------------------------------------------------------------
+
+    def entries(self) -> tuple[PromptEntry, ...]:
+        """The history, newest (most recently used) first, as the list shows it."""
+        return tuple(reversed(self.workspace.model.scenario.prompt_history))
+
+    def selected(self) -> list[PromptEntry]:
+        """The selected versions, oldest first (a diff reads older → newer)."""
+        rows = sorted(self.list.indexOfTopLevelItem(i) for i in self.list.selectedItems())
+        entries = self.entries()
+        return [entries[r] for r in reversed(rows) if 0 <= r < len(entries)]
+
+    def select(self, *ids: str) -> None:
+        """Select the versions of these ids (tests, and the selection kept on a redraw)."""
+        for row, entry in enumerate(self.entries()):
+            item = self.list.topLevelItem(row)
+            if item is not None:
+                item.setSelected(entry.id in ids)
+
+    def editor_version(self) -> PromptVersion:
+        model = self.workspace.model
+        return version_of(model.scenario, model.tools())
+
+    def _on_workspace_changed(self, change: Change) -> None:
+        if change.touches("prompt_history", *_PROMPT_FIELDS):
+            self._refresh()
+        if change.loaded:
+            self.diff_view.show_note("")
+            self.notice.clear()
+
+    def _refresh(self) -> None:
+        kept = {e.id for e in self.selected()}
+        current = self.editor_version().id
+        self.list.clear()
+        for entry in self.entries():
+            item = QTreeWidgetItem(self.list, _row(entry))
+            if entry.note:
+                item.setToolTip(1, tip(entry.note))
+            if entry.id == current:  # what the editor holds now
+                font = QFont(item.font(1))
+                font.setBold(True)
+                item.setFont(1, font)
+        for column in (0, 3, 4):
+            self.list.resizeColumnToContents(column)
+        self.select(*kept)
+        self._on_selection_changed()
+
+    def _on_selection_changed(self) -> None:
+        n = len(self.list.selectedItems())
+        self.diff_button.setEnabled(n in (1, 2))
+        for button in (self.restore_button, self.name_button, self.star_button):
+            button.setEnabled(n == 1)
+
+    # ---- the actions ---------------------------------------------------------------------
+
+    def diff(self) -> None:
+        chosen = self.selected()
+        if len(chosen) == 2:
+            old, new = chosen
+            self.diff_view.show_diff(
+                f"{shown(old.label)} → {shown(new.label)}", diff_versions(old.version, new.version)
+            )
+        elif len(chosen) == 1:
+            title = f"{shown(chosen[0].label)} → the editor"
+            self.diff_view.show_diff(title, diff_versions(chosen[0].version, self.editor_version()))
+        else:
+            self.notice.setText("Select two versions to diff (or one, to diff with the editor).")
+
+    def restore(self) -> None:
+        chosen = self.selected()
+        if len(chosen) != 1:
+            self.notice.setText("Select one version to restore.")
+            return
+        entry = chosen[0]
+        current = self.editor_version()
+        if current.id == entry.id:
+            self.notice.setText(f"The editor already holds {shown(entry.label)}.")
+            return
+        if self._unkept(current):
+            self._ask_then_restore(entry)
+        else:
+            self._restore(entry)
+
+    def _unkept(self, current: PromptVersion) -> bool:
+        """The editor holds words no version and no save holds: Restore would bury them."""
+        model = self.workspace.model
+        if any(e.id == current.id for e in model.scenario.prompt_history):
+            return False
+        saved = model.document.saved
+        return version_of(saved, model.tools(saved)).id != current.id
+
+    def _ask_then_restore(self, entry: PromptEntry) -> None:
+        buttons = QMessageBox.StandardButton
+        dialog = self.confirm_dialog = message_box(
+            QMessageBox.Icon.Question,
+            "Replace the prompt?",
+            f"The editor's prompt has edits that are in no version and not saved. Restore "
+            f"{shown(entry.label)} over them? (Edit → Undo brings them back.)",
+            buttons.Yes | buttons.Cancel,
+            self,
+        )
+        dialog.setDefaultButton(buttons.Cancel)
+
+        def on_finished(_: int) -> None:
+            if dialog.standardButton(dialog.clickedButton()) == buttons.Yes:
+                self._restore(entry)
+
+        dialog.finished.connect(on_finished)
+        dialog.open()
+
+    def _restore(self, entry: PromptEntry) -> None:
+        problem = self.restorer.restore(entry.version)
+        self.notice.setText(
+            problem or f"Restored {shown(entry.label)}: Edit → Undo (Ctrl+Z) takes it back."
+        )
+
+    def toggle_star(self) -> None:
+        chosen = self.selected()
+        if len(chosen) == 1:
+            self._edit(chosen[0], starred=not chosen[0].starred)
+
+    def ask_name(self) -> None:
+        chosen = self.selected()
+        if len(chosen) != 1:
+            return
+        entry = chosen[0]
+        dialog = self.name_dialog = QDialog(self)
+        dialog.setWindowTitle(f"Name version {entry.short}")
+        name = QLineEdit(entry.name)
+        name.setMaxLength(MAX_NAME)
+        name.setObjectName("versionName")
+        note = QPlainTextEdit(entry.note)
+        note.setObjectName("versionNote")
+        note.setTabChangesFocus(True)
+        box = QDialogButtonBox(
+            QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
+        )
+        form = QFormLayout(dialog)
+        form.addRow("Name", name)
+        form.addRow("Note", note)
+        form.addRow(box)
+        box.accepted.connect(dialog.accept)
+        box.rejected.connect(dialog.reject)
+        dialog.accepted.connect(
+            lambda: self._edit(entry, name=shown(name.text()), note=note.toPlainText().strip())
+        )
+        dialog.open()
+
+    def _edit(self, entry: PromptEntry, **changes: object) -> None:
+        history = self.workspace.model.scenario.prompt_history
+        changed = edited(history, entry.id, lambda e: replace(e, **changes))  # type: ignore[arg-type]
+        self.workspace.update(self, prompt_history=changed)
+
+
+def _row(entry: PromptEntry) -> list[str]:
+    rate = entry.pass_rate
+    passed = "—" if rate is None else f"{entry.passed}/{entry.checked} ({rate:.0%})"
+    when = entry.time.astimezone().strftime("%Y-%m-%d %H:%M")
+    label = shown(entry.name) if entry.name else entry.short
+    return ["★" if entry.starred else "", label, when, str(entry.runs), passed]
