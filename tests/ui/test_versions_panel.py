@@ -204,8 +204,9 @@ def test_a_hostile_name_and_template_show_as_text(qtbot: QtBot, window: MainWind
     panel.select(first.id, second.id)
     click(qtbot, panel.diff_button)
     # The markup as its characters, struck through, never read as HTML.
-    assert hostile in panel.diff_view.toPlainText()
-    assert panel.diff_view.marked("removed")[0] == "<h1>Big</h1><a"
+    removed = panel.diff_view.marked("removed")
+    assert removed == ["<h1>Big</h1><a", "href='https://evil.invalid/x'>click</a>"]
+    assert panel.diff_view.marked("added") == ["plain", "words"]
     panel.select(first.id)
     click(qtbot, panel.restore_button)
     assert window.prompt_panel.template().endswith(hostile)
