@@ -248,3 +248,35 @@ def test_at_1440_by_900_four_lanes_and_the_compare_toolbar_fit(
     for button in (compare.run_button, compare.prices_button, compare.export_button):
         assert fully_shown(button), button.text()
     assert window.grab().save(str(shots / "compare-1440x900.png"))
+
+
+def test_screenshot_of_the_versions_panel(qtbot: QtBot, window: MainWindow, shots: Path) -> None:
+    from sandbox_app.core.react_format.prompts import DEFAULT_TEMPLATE
+
+    window.resize(1280, 800)
+    window.set_scenario(fast("brightgrid", tokens_per_second=0))
+    panel = window.prompt_panel
+    for ending in ("Answer briefly.", "Search before you answer, then answer briefly in dollars."):
+        panel.template_edit.setPlainText(DEFAULT_TEMPLATE + "\n" + ending)
+        qtbot.mouseClick(window.run_button, Qt.MouseButton.LeftButton)
+        qtbot.waitUntil(lambda: window.controller.running, timeout=2000)
+        qtbot.waitUntil(lambda: not window.controller.running, timeout=15000)
+    versions = panel.versions
+    panel.tabs.setCurrentWidget(versions)
+    first, second = window.workspace.model.scenario.prompt_history
+    versions.select(first.id)
+    versions.name_button.click()
+    dialog = versions.name_dialog
+    assert dialog is not None
+    qtbot.waitUntil(dialog.isVisible, timeout=2000)
+    from PySide6.QtWidgets import QLineEdit
+
+    name = dialog.findChild(QLineEdit, "versionName")
+    assert name is not None
+    name.setText("brief")
+    dialog.accept()
+    versions.star_button.click()
+    versions.select(first.id, second.id)
+    versions.diff_button.click()
+    assert versions.diff_view.marked("added")[-1].endswith("in dollars.")
+    save_and_check(window, shots / "versions.png")

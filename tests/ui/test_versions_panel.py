@@ -57,9 +57,7 @@ def click(qtbot: QtBot, button: object) -> None:
 def press_undo(window: MainWindow, redo: bool = False) -> None:
     """Edit → Undo (or Redo), as its key reaches the menu's action."""
     key = QKeySequence.StandardKey.Redo if redo else QKeySequence.StandardKey.Undo
-    action = next(
-        a for a in window.findChildren(QAction) if a.shortcut() == QKeySequence(key)
-    )
+    action = next(a for a in window.findChildren(QAction) if a.shortcut() == QKeySequence(key))
     action.trigger()
 
 
@@ -129,9 +127,7 @@ def test_restore_brings_the_first_back_and_undo_the_second(
     assert window.prompt_panel.template() == FIRST
 
 
-def test_restore_asks_before_burying_unsaved_words(
-    qtbot: QtBot, window: MainWindow
-) -> None:
+def test_restore_asks_before_burying_unsaved_words(qtbot: QtBot, window: MainWindow) -> None:
     panel = two_versions(qtbot, window)
     unsaved = SECOND + " Draft words no run has seen."
     window.prompt_panel.template_edit.setPlainText(unsaved)
@@ -159,7 +155,8 @@ def name_it(qtbot: QtBot, panel: VersionsPanel, name: str, note: str) -> None:
     qtbot.waitUntil(dialog.isVisible, timeout=2000)
     name_edit = dialog.findChild(QLineEdit, "versionName")
     note_edit = dialog.findChild(QPlainTextEdit, "versionNote")
-    assert name_edit is not None and note_edit is not None
+    assert name_edit is not None
+    assert note_edit is not None
     name_edit.setText(name)
     note_edit.setPlainText(note)
     dialog.accept()

@@ -43,15 +43,27 @@ class VersionDiffView(QPlainTextEdit):
         for line in diff.named:
             cursor.insertText("\n• ", plain)
             cursor.insertText(line, bold)
+        first_change = -1
         for part in diff.changed_parts:
-            self._part(cursor, part, bold)
+            at = self._part(cursor, part, bold)
+            first_change = at if first_change < 0 else first_change
         self.moveCursor(QTextCursor.MoveOperation.Start)
+        if first_change >= 0:  # a long template: its first change in view, not its top
+            shown = QTextCursor(self.document())
+            shown.setPosition(first_change)
+            self.setTextCursor(shown)
+            self.ensureCursorVisible()
 
-    def _part(self, cursor: QTextCursor, part: PartDiff, bold: QTextCharFormat) -> None:
+    def _part(self, cursor: QTextCursor, part: PartDiff, bold: QTextCharFormat) -> int:
+        """Draws ``part``; returns where its first change starts."""
         cursor.insertText(f"\n\n{part.label}\n", bold)
         formats = self._formats()
+        first = -1
         for piece in part.pieces:
+            if piece.op != "same" and first < 0:
+                first = cursor.position()
             cursor.insertText(piece.text, formats[piece.op])
+        return first
 
     def _formats(self) -> dict[Op, QTextCharFormat]:
         styles = styles_for(self.palette())

@@ -97,6 +97,7 @@ class VersionsPanel(QWidget):
         split.addWidget(top)
         split.addWidget(self.diff_view)
         split.setStretchFactor(1, 1)
+        split.setSizes([140, 260])  # the diff is what is read; the list scrolls
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(split)
