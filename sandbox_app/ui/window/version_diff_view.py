@@ -58,11 +58,17 @@ class VersionDiffView(QPlainTextEdit):
         """Draws ``part``; returns where its first change starts."""
         cursor.insertText(f"\n\n{part.label}\n", bold)
         formats = self._formats()
-        first = -1
+        first, last = -1, ""
         for piece in part.pieces:
             if piece.op != "same" and first < 0:
                 first = cursor.position()
+            # A removed word right before an added one (or the other way) would read as one
+            # word ("AnswerSearch"): a plain space between them, in neither's style.
+            turned = {last, piece.op} == {"removed", "added"}
+            if turned and piece.text[:1] > " ":
+                cursor.insertText(" ", formats["same"])
             cursor.insertText(piece.text, formats[piece.op])
+            last = piece.op if not piece.text[-1:].isspace() else ""
         return first
 
     def _formats(self) -> dict[Op, QTextCharFormat]:
