@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 
 from sandbox_app.application.backend_choice import BackendChoice
 from sandbox_app.core.running.fork import ForkPoint
-from sandbox_app.core.scenarios.prompt_versions import record
+from sandbox_app.core.scenarios.prompt_versions import VersionError, record
 from sandbox_app.core.scenarios.scenario import Scenario
 from sandbox_app.ui.lane.backend_panel import BackendPanel
 from sandbox_app.ui.lane.key_confirmation import KeyConfirmation
@@ -74,16 +74,20 @@ class LaneRunner:
             return await ask_observation(parent, tool, input, name)
 
         choice = self.panel.choice()
-        spec = choice.spec(
-            self.pace(model.scenario),
-            sources=model.sources,
-            extra_tools=model.extra_tools,
-            approve=approve,
-            ask=ask,
-            trusted=frozenset(model.trusted),
-            fork=fork,
-            pause=self.pane.stepper.pause,
-        )
+        try:
+            spec = choice.spec(
+                self.pace(model.scenario),
+                sources=model.sources,
+                extra_tools=model.extra_tools,
+                approve=approve,
+                ask=ask,
+                trusted=frozenset(model.trusted),
+                fork=fork,
+                pause=self.pane.stepper.pause,
+            )
+        except VersionError as err:  # a pinned version the history no longer has
+            self.pane.step_label.setText(f"⚠ Not run: {err}")
+            return
         self.started(choice)
         self.pane.run(spec, choice.server_name, repeats)
         # The version this run is told joins the scenario's history (one that differs from

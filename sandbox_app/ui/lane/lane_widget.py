@@ -44,7 +44,7 @@ class LaneWidget(QFrame):
         super().__init__(parent)
         self.setFrameShape(QFrame.Shape.StyledPanel)
         self.name = name
-        self.backend_panel = BackendPanel(keys)
+        self.backend_panel = BackendPanel(keys, lane=True)
         self.pane = RunPane(answer_scale=1.15)
         self.record = LaneRecord(name, "", self.pane.history)
         self._config = LaneConfig()
