@@ -37,8 +37,10 @@ class BackendChoice:
 
     def spec(self, scenario: Scenario, **run: Any) -> RunSpec:
         """A run of ``scenario`` with this backend and these settings; ``run``: the rest of
-        :class:`RunSpec` (tools' sources, who approves, a fork, a pause…)."""
-        lane = scenario.with_changes(model=self.settings.over(scenario.model))
+        :class:`RunSpec` (tools' sources, who approves, a fork, a pause…). A lane's pinned
+        prompt version and its own dialect, tools and max steps are applied here
+        (Scenario.with_lane); a pinned version the history lacks raises VersionError."""
+        lane = scenario.with_lane(self.settings.over(scenario.model))
         return RunSpec(lane, self.config, self.keys, **run)
 
     def create(self, scenario: Scenario) -> Backend:

@@ -25,7 +25,7 @@ from sandbox_app.core.running.backend import Backend
 from sandbox_app.core.running.engine import drive
 from sandbox_app.core.running.records import RunRecord, RunSettings
 from sandbox_app.core.scenarios.lane_settings import LaneSettings
-from sandbox_app.core.scenarios.prompt_versions import PromptVersion, version_of
+from sandbox_app.core.scenarios.prompt_versions import PromptVersion, VersionError, version_of
 from sandbox_app.core.scenarios.scenario import Scenario
 from sandbox_app.core.scenarios.test_set import scenario_for_case
 from sandbox_app.core.tools import Tool
@@ -45,6 +45,17 @@ class EvalLane:
 def lane_label(name: str, settings: LaneSettings) -> str:
     """A lane's column title: a native-tools lane says so (it is often the same model)."""
     return name + (" (native tools)" if settings.tool_calling == "native" else "")
+
+
+def unpinned(scenario: Scenario, lanes: Iterable[EvalLane]) -> str | None:
+    """One line for the first lane pinned to a prompt version the scenario's history lacks
+    (every run of it would fail alike: said once, before any runs); None when all are found."""
+    for lane in lanes:
+        try:
+            scenario.with_lane(lane.settings.over(scenario.model))
+        except VersionError as err:
+            return f"{lane.label}: {err}"
+    return None
 
 
 def declined(scenario: Scenario, trusted: frozenset[str]) -> str | None:
@@ -120,7 +131,7 @@ class EvalRunner:
     async def _one(self, lane: EvalLane, key: RunKey) -> tuple[dict[str, Any], RunRecord]:
         case = self.scenario.test_set[key.case]
         scenario = scenario_for_case(self.scenario, case)
-        scenario = scenario.with_changes(model=lane.settings.over(scenario.model))
+        scenario = scenario.with_lane(lane.settings.over(scenario.model))  # checked before
         if lane.prompt is not None:
             scenario = scenario.with_prompt(lane.prompt)
         if not lane.config.kind.server:  # made per run: the offline model replays the case's own

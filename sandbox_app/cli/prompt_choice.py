@@ -9,7 +9,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from typing import Any
 
-from sandbox_app.application.eval_runner import EvalLane
+from sandbox_app.application.eval_runner import EvalLane, unpinned
 from sandbox_app.core.scenarios.prompt_versions import SHORT_ID, PromptEntry, VersionError, find
 from sandbox_app.core.scenarios.scenario import Scenario
 from sandbox_app.core.tools import tool_names
@@ -46,7 +46,10 @@ def lanes_by_version(
 ) -> list[EvalLane]:
     """``eval --prompt A --prompt B``: each version × each lane, titled ``LANE @ VERSION``
     (its name, else its short id). A version's tool-calling mode is part of what the model
-    is told, so it is the lane's for that version."""
+    is told, so it is the lane's for that version. A lane pinned to a version the history
+    lacks (a file's ``lanes[i].prompt``, ``--lane …,prompt=``) is refused: one line."""
+    if missing := unpinned(scenario, lanes):
+        raise ValueError(missing)
     if not refs:
         return list(lanes)
     entries = [pick(scenario, ref) for ref in refs]

@@ -139,6 +139,8 @@ def run_scenario(args: argparse.Namespace) -> Scenario:
 def add_setting_flags(p: argparse.ArgumentParser) -> None:
     """A flag per lane setting (core/scenarios/lane_settings.py): --temperature, --max-tokens, …"""
     for setting in SETTINGS.values():
+        if setting.lane_only:  # run has --prompt, --dialect, --tools and --max-steps itself
+            continue
         rule = setting.rule
         if rule.kind == "switch":  # --stop-on-loops, and --no-stop-on-loops for a file's true
             p.add_argument(
@@ -160,7 +162,7 @@ def settings_from_flags(args: argparse.Namespace, base: LaneSettings) -> LaneSet
     given = {
         name: _flag_value(args, name)
         for name, setting in SETTINGS.items()
-        if getattr(args, name, None) is not None
+        if not setting.lane_only and getattr(args, name, None) is not None
     }
     return base.replace(**given)
 

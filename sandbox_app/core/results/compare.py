@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from sandbox_app.core.results.verdict import COULD_NOT_CHECK, matches, verdict
 from sandbox_app.core.running.events import RunFinished
 from sandbox_app.core.running.records import RunHistory
+from sandbox_app.core.scenarios.prompt_versions import SHORT_ID
 from sandbox_app.core.scenarios.scenario import Expected
 from sandbox_app.core.untrusted.file_reader import ReadError, check, parse_setting
 
@@ -20,6 +21,7 @@ MIN_LANES, MAX_LANES = 2, 4  # a comparison needs two; four still fit beside the
 COLUMNS = (
     "Lane",
     "Model",
+    "Prompt",  # the prompt version the lane's latest run was told (its short id)
     "Status",
     "Final answer",
     "Correct",
@@ -80,6 +82,9 @@ class LaneRecord:
         """The table row: the latest run, plus pass rate and ranges over all repeats."""
         row = dict.fromkeys(COLUMNS, "—")
         row["Lane"], row["Model"] = self.lane, self.model
+        latest = self.history.latest
+        if latest is not None and latest.settings.prompt_version:
+            row["Prompt"] = latest.settings.prompt_version[:SHORT_ID]
         if not self.runs:
             row["Status"] = "running" if self.running else "—"
             return row

@@ -56,7 +56,7 @@ class RunSettings:
             "backend": self.backend,
             "base_url": self.base_url,
             "model": self.model,
-            **self.settings.to_dict(),
+            **self.settings.to_dict(lane=False),  # a lane's own: applied, so dialect etc.
             "dialect": self.dialect,
             "max_steps": self.max_steps,
             "question": self.question,
@@ -68,7 +68,7 @@ class RunSettings:
         """What :meth:`to_dict` wrote, each field checked; ReadError names the bad one."""
         plain = typed(cls, data, where)  # "settings" is never a key of the flat form
         try:
-            return replace(plain, settings=LaneSettings.from_dict(data, where))
+            return replace(plain, settings=LaneSettings.from_dict(data, where, lane=False))
         except SettingError as err:
             raise ReadError(str(err)) from None
 

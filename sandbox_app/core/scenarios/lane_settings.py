@@ -10,10 +10,20 @@ the engine and the servers can take: finite, in range, of the right type.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
 from typing import Any, cast
 
+from sandbox_app.core.react_format.dialects import DIALECTS
 from sandbox_app.core.running.model_traits import PLAIN_MAX_TOKENS, THINKING_MAX_TOKENS
+
+# The registry and the checks by name live in setting_registry.py; named here, where the
+# settings are registered, for the modules that read them.
+from sandbox_app.core.scenarios.setting_registry import RULES as RULES
+from sandbox_app.core.scenarios.setting_registry import SETTINGS as SETTINGS
+from sandbox_app.core.scenarios.setting_registry import Setting as Setting
+from sandbox_app.core.scenarios.setting_registry import check as check
+from sandbox_app.core.scenarios.setting_registry import parse_option as parse_option
+from sandbox_app.core.scenarios.setting_registry import register as register
+from sandbox_app.core.scenarios.setting_registry import unregister as unregister
 
 # The rules and ranges live in setting_rules.py; named here too (``X as X``) for the modules
 # that read them beside the settings.
@@ -29,85 +39,6 @@ from sandbox_app.core.scenarios.setting_rules import TOOL_CALLING as TOOL_CALLIN
 from sandbox_app.core.scenarios.setting_rules import Rule as Rule
 from sandbox_app.core.scenarios.setting_rules import SettingError as SettingError
 from sandbox_app.core.scenarios.setting_rules import ToolCalling as ToolCalling
-
-# The options of a whole run or evaluation (not of one lane): the command line's flags and
-# the scenario file's "max_steps". The lane settings' rules are in SETTINGS, below.
-RULES: dict[str, Rule] = {
-    "timeout": Rule("number", *TIMEOUT_RANGE, above_low=True),
-    "repeat": Rule("whole", *REPEAT_RANGE),
-    "concurrency": Rule("whole", *CONCURRENCY_RANGE),
-    "max_steps": Rule("whole", *MAX_STEPS_RANGE),
-    "token_budget": Rule("whole", *TOKEN_BUDGET_RANGE),
-}
-
-
-def check(name: str, value: Any, label: str | None = None) -> Any:
-    """``value`` if option ``name`` may have it (a typed value: JSON's or a flag's)."""
-    rule = _rule_for(name)
-    if rule is None:
-        raise KeyError(name)
-    return rule.check(value, label or name)
-
-
-def parse_option(name: str, text: str, label: str | None = None) -> Any:
-    """Option ``name`` from command-line ``text`` ("0.7", "auto", "native", "yes"), checked."""
-    rule, label = _rule_for(name), label or name
-    if rule is None:
-        raise SettingError(f"{label}: unknown option; known: {', '.join([*RULES, *SETTINGS])}.")
-    return rule.parse(text, label)
-
-
-# ---- the lane settings: one registry, read by every front end ---------------------------
-
-
-@dataclass(frozen=True)
-class Setting:
-    """One lane setting: what a compare lane, the model panel, a scenario file's ``"model"``
-    and ``lanes[i]``, ``run``'s flags and ``eval --lane name=value`` can set, by one rule.
-
-    ``name`` is the file's key and the ``--lane`` option; the flag is ``--`` + it with
-    dashes. A setting with a ``label`` gets a row in the model panel
-    (ui/lane/lane_settings_form.py);
-    one without is set by files and the command line only.
-    """
-
-    name: str
-    rule: Rule
-    default: Any
-    label: str = ""
-    help: str = ""
-    none_text: str = ""  # what None is called where it is shown: "Auto", "Server default"
-    choice_texts: tuple[tuple[str, str], ...] = ()  # a choice's value → the panel's words
-    # The request body's key for it: set, its value is sent as it is (the six below are
-    # sent by backends/request_body.py's own rules, which know which models refuse what).
-    request_key: str = ""
-
-    @property
-    def flag(self) -> str:
-        return "--" + self.name.replace("_", "-")
-
-
-# Every lane setting, in the order the panel shows them. A new one is one register() call
-# (and, if servers are sent it, a line in backends/request_body.py); the file, the flags,
-# `eval --lane` and the panel read it from here.
-SETTINGS: dict[str, Setting] = {}
-
-
-def register(setting: Setting) -> Setting:
-    if setting.name in SETTINGS or setting.name in RULES:
-        raise ValueError(f"lane setting {setting.name!r} is registered twice")
-    SETTINGS[setting.name] = setting
-    return setting
-
-
-def unregister(name: str) -> None:
-    """Take a setting out again (a test's own, once it is done)."""
-    SETTINGS.pop(name, None)
-
-
-def _rule_for(name: str) -> Rule | None:
-    setting = SETTINGS.get(name)
-    return setting.rule if setting is not None else RULES.get(name)
 
 
 class LaneSettings(Mapping[str, Any]):
@@ -181,21 +112,51 @@ class LaneSettings(Mapping[str, Any]):
     def stop_on_loops(self) -> bool:
         return bool(self["stop_on_loops"])
 
+    # A lane's own changes to the scenario (None: the scenario's, the editor's prompt).
+    @property
+    def prompt(self) -> str | None:
+        return cast("str | None", self["prompt"])
+
+    @property
+    def dialect(self) -> str | None:
+        return cast("str | None", self["dialect"])
+
+    @property
+    def enabled_tools(self) -> tuple[str, ...] | None:
+        return cast("tuple[str, ...] | None", self["enabled_tools"])
+
+    @property
+    def max_steps(self) -> int | None:
+        return cast("int | None", self["max_steps"])
+
     @classmethod
     def from_dict(
-        cls, data: Mapping[str, Any], where: str = "", base: LaneSettings | None = None
+        cls,
+        data: Mapping[str, Any],
+        where: str = "",
+        base: LaneSettings | None = None,
+        lane: bool = True,
     ) -> LaneSettings:
         """The settings ``data`` holds, checked; the others are ``base``'s (default: the
-        defaults). ``where`` names the object in errors as a file's path: ``"lanes[0]"``."""
+        defaults). ``where`` names the object in errors as a file's path: ``"lanes[0]"``.
+        ``lane`` False (a scenario's "model", a record): the lane-only settings are not read
+        (there "dialect" and "max_steps" are the scenario's own)."""
         read = {
-            name: check(name, data[name], f'"{where}.{name}"' if where else name)
-            for name in SETTINGS
-            if name in data
+            name: setting.rule.check(data[name], f'"{where}.{name}"' if where else name)
+            for name, setting in SETTINGS.items()
+            if name in data and (lane or not setting.lane_only)
         }
         return (base or cls()).replace(**read)
 
-    def to_dict(self) -> dict[str, Any]:
-        return dict(self.items())
+    def to_dict(self, lane: bool = True) -> dict[str, Any]:
+        """Every setting; ``lane`` False: not the lane-only ones (see :meth:`from_dict`)."""
+        return {k: v for k, v in self.items() if lane or not SETTINGS[k].lane_only}
+
+    def without_lane_changes(self) -> LaneSettings:
+        """These settings with the lane-only ones back to their defaults: what is left once
+        they are applied to the scenario (Scenario.with_lane)."""
+        kept = {k: v for k, v in self._values.items() if not SETTINGS[k].lane_only}
+        return LaneSettings(**kept)
 
     def given(self) -> dict[str, Any]:
         """The settings given a value (in code, a file or a flag), not left to a default."""
@@ -224,7 +185,7 @@ class LaneSettings(Mapping[str, Any]):
                 + ", ".join(names[:-1])
                 + f" or {names[-1]}"
             )
-        return name, parse_option(name, text, label)
+        return name, SETTINGS[name].rule.parse(text, label or name)
 
 
 register(
@@ -292,5 +253,54 @@ register(
         Rule("whole", -(2**63), 2**63 - 1, nullable=True),
         None,
         help="sampling seed, for servers that honour one",
+    )
+)
+# A lane's own changes to the scenario, for prompt variants side by side (lane_only: see
+# Setting). The prompt is a version of the scenario's history (core/scenarios/prompt_versions.py)
+# named by id or name; the lane's panel offers the history's versions.
+register(
+    Setting(
+        "prompt",
+        Rule("text", nullable=True),
+        None,
+        "Prompt",
+        "the prompt version this lane runs: the editor's (default) or one of the scenario's "
+        "history, by id or name; a pinned version brings its template, dialect, tools and "
+        "tool-calling mode",
+        none_text="The editor",
+        lane_only=True,
+    )
+)
+register(
+    Setting(
+        "dialect",
+        Rule("choice", nullable=True, choices=("auto", *DIALECTS)),
+        None,
+        "Dialect",
+        "the action format this lane asks for and parses (default: the scenario's)",
+        none_text="The scenario's",
+        lane_only=True,
+    )
+)
+register(
+    Setting(
+        "enabled_tools",
+        Rule("names", nullable=True),
+        None,
+        "Tools",
+        "the tools this lane enables, by name (default: the scenario's); 'none' for none",
+        none_text="The scenario's",
+        lane_only=True,
+    )
+)
+register(
+    Setting(
+        "max_steps",
+        Rule("whole", *MAX_STEPS_RANGE, nullable=True),
+        None,
+        "Max steps",
+        "steps this lane may take, 1-50 (default: the scenario's)",
+        none_text="The scenario's",
+        lane_only=True,
     )
 )

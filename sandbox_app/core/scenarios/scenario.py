@@ -25,7 +25,7 @@ from sandbox_app.core.scenarios.lane_settings import TEMPERATURE_RANGE as TEMPER
 from sandbox_app.core.scenarios.lane_settings import TOOL_CALLING as TOOL_CALLING
 from sandbox_app.core.scenarios.lane_settings import LaneSettings as LaneSettings
 from sandbox_app.core.scenarios.lane_settings import ToolCalling as ToolCalling
-from sandbox_app.core.scenarios.prompt_versions import History, PromptVersion
+from sandbox_app.core.scenarios.prompt_versions import History, PromptVersion, find
 from sandbox_app.core.tools import BRIGHTGRID_DOCUMENTS, Tool, tools_for
 from sandbox_app.core.tools.mcp_server import McpServerSpec
 from sandbox_app.core.tools.mock import AskUser, MockToolSpec
@@ -175,6 +175,26 @@ class Scenario:
             custom_tools=custom,
             model=self.model.replace(tool_calling=version.tool_calling),
         )
+
+    def with_lane(self, settings: LaneSettings) -> Scenario:
+        """This scenario as a lane with ``settings`` runs it: a pinned prompt version first
+        (:meth:`with_prompt`), then the lane's own dialect, tools and max steps; its ``model``
+        the settings left (the lane-only ones applied, so never kept twice). A pinned version
+        the history lacks raises VersionError: one line naming it and what the history has."""
+        scenario = replace(self, model=settings.without_lane_changes())
+        if settings.prompt is not None:  # its tool-calling mode too: part of what it says
+            scenario = scenario.with_prompt(scenario.pinned(settings))
+        tools = settings.enabled_tools
+        return replace(
+            scenario,
+            dialect=cast(DialectChoice, settings.dialect or scenario.dialect),
+            enabled_tools=scenario.enabled_tools if tools is None else tools,
+            max_steps=settings.max_steps or scenario.max_steps,
+        )
+
+    def pinned(self, settings: LaneSettings) -> PromptVersion:
+        """The version a lane's ``prompt`` setting names in the history (VersionError if none)."""
+        return find(self.prompt_history, settings.prompt or "").version
 
     def with_changes(self, **changes: Any) -> Scenario:
         return replace(self, **changes)

@@ -75,11 +75,11 @@ class Fields:
         self._check_range(key, value, bounds)
         return value
 
-    def lane_settings(self, base: LaneSettings | None = None) -> LaneSettings:
+    def lane_settings(self, base: LaneSettings | None = None, lane: bool = True) -> LaneSettings:
         """The lane settings this object holds, by the rules every front end shares; the
-        others are ``base``'s."""
+        others are ``base``'s. ``lane`` False (the scenario's "model"): not the lane-only."""
         try:
-            return LaneSettings.from_dict(self._data, self._prefix.rstrip("."), base)
+            return LaneSettings.from_dict(self._data, self._prefix.rstrip("."), base, lane)
         except SettingError as err:
             raise ScenarioError(str(err)) from None
 

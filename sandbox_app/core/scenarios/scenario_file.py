@@ -25,6 +25,7 @@ from sandbox_app.core.scenarios.custom_tools import (
     mcp_servers_to_list,
     policies_from_dict,
 )
+from sandbox_app.core.scenarios.lane_settings import SETTINGS
 from sandbox_app.core.scenarios.prompt_history_file import KEY as HISTORY_KEY
 from sandbox_app.core.scenarios.prompt_history_file import history_from_list, history_to_list
 from sandbox_app.core.scenarios.scenario import LaneConfig, Scenario, Script
@@ -139,7 +140,7 @@ def scenario_to_dict(s: Scenario) -> dict[str, Any]:
             "mcp": mcp_servers_to_list(s.mcp_servers),
         },
         "max_steps": s.max_steps,
-        "model": s.model.to_dict(),
+        "model": s.model.to_dict(lane=False),  # a lane's own changes are only a lane's
         "expected": None
         if s.expected is None
         else {
@@ -158,7 +159,7 @@ def scenario_to_dict(s: Scenario) -> dict[str, Any]:
                 "backend": lane.backend,
                 "base_url": lane.base_url,
                 "model": lane.model,
-                **lane.settings.given(),
+                **_lane_settings(lane),
             }
             for lane in s.lanes
         ],
@@ -204,7 +205,7 @@ def scenario_from_dict(data: Any) -> Scenario:
         policies=policies_from_dict(tools.get("policies", dict, {})),
         mcp_servers=mcp,
         max_steps=max_steps,
-        model=model.lane_settings(),
+        model=model.lane_settings(lane=False),
         expected=read_expected(d.get("expected", dict, None)),
         script=Script(
             replies=tuple(script.strings("replies", [])),
@@ -220,6 +221,14 @@ def scenario_from_dict(data: Any) -> Scenario:
         variables=d.variables(),
         prompt_history=history_from_list(d.get(HISTORY_KEY, list, [])),
     )
+
+
+def _lane_settings(lane: LaneConfig) -> dict[str, Any]:
+    """A lane's settings as its file entry holds them: a lane-only one (its prompt version,
+    dialect, tools, max steps) only when the lane has its own, so a lane that runs the
+    scenario's is written as it always was."""
+    given = lane.settings.given()
+    return {k: v for k, v in given.items() if v is not None or not SETTINGS[k].lane_only}
 
 
 def _lanes(items: list[Any]) -> tuple[LaneConfig, ...]:

@@ -1,13 +1,15 @@
 """What a setting's value may be: one :class:`Rule` per kind (a number in a range, a whole
-number, one of some choices, a yes/no switch), and its check of a typed value (JSON's) or of
-text (a flag's, an ``eval --lane`` option's), each failing with one line naming the option as
-the user wrote it. Which option has which rule is core/scenarios/lane_settings.py's registry.
+number, one of some choices, a yes/no switch, a line of text, a list of names), and its check
+of a typed value (JSON's) or of text (a flag's, an ``eval --lane`` option's), each failing
+with one line naming the option as the user wrote it. Which option has which rule is
+core/scenarios/lane_settings.py's registry.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -31,6 +33,11 @@ TOOL_CALLING: tuple[ToolCalling, ...] = ("react", "native")
 # A switch as the command line may spell it (`eval --lane …,stop_on_loops=yes`); a file says
 # JSON's true or false, never a word, so a typo there is not read as "off".
 SWITCH_WORDS = {"true": True, "yes": True, "on": True, "false": False, "no": False, "off": False}
+# A text setting's longest value (a prompt version's id or name): a line, never a document.
+MAX_TEXT = 200
+# What separates names written as text (`eval --lane …,enabled_tools=calculator+search`: the
+# comma already separates the lane's options there).
+_NAME_SEPARATORS = re.compile(r"[\s,;+]+")
 
 
 class SettingError(ValueError):
@@ -39,7 +46,7 @@ class SettingError(ValueError):
 
 @dataclass(frozen=True)
 class Rule:
-    kind: Literal["number", "whole", "choice", "switch"]
+    kind: Literal["number", "whole", "choice", "switch", "text", "names"]
     low: float = 0.0
     high: float = math.inf
     above_low: bool = False  # the low end itself is refused (a timeout of 0 s)
@@ -49,6 +56,10 @@ class Rule:
     def wants(self) -> str:
         if self.kind == "switch":
             return "true or false"
+        if self.kind == "text":
+            return f"text of one line, at most {MAX_TEXT} characters"
+        if self.kind == "names":
+            return "a list of names"
         if self.kind == "choice":
             if self.choices == TOOL_CALLING:
                 return '"react" or "native"'
@@ -66,6 +77,10 @@ class Rule:
             if not isinstance(value, bool):
                 raise SettingError(f"{label} must be true or false (got {shown}).")
             return value
+        if self.kind == "text":
+            return self._text(value, label, shown)
+        if self.kind == "names":
+            return self._names(value, label, shown)
         if self.kind == "choice":
             if not isinstance(value, str):
                 raise SettingError(f"{label} must be text (got {shown}).")
@@ -84,6 +99,23 @@ class Rule:
             raise SettingError(f"{label} must be {self.wants()} (got {_shown(value)}).")
         return float(value) if self.kind == "number" else value
 
+    def _text(self, value: Any, label: str, shown: str) -> str:
+        if not isinstance(value, str):
+            raise SettingError(f"{label} must be text (got {shown}).")
+        line = value.strip()
+        if not line or "\n" in line or len(line) > MAX_TEXT:
+            raise SettingError(f"{label} must be {self.wants()} (got {shown}).")
+        return line
+
+    def _names(self, value: Any, label: str, shown: str) -> tuple[str, ...]:
+        # A file's JSON list, or a tuple made in code; each name a line of text.
+        if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
+            raise SettingError(f"{label} must be a list of names (got {shown}).")
+        names = tuple(dict.fromkeys(v.strip() for v in value if v.strip()))
+        if any(len(name) > MAX_TEXT or "\n" in name for name in names):
+            raise SettingError(f"{label} must be {self.wants()} (got {shown}).")
+        return names
+
     def parse(self, text: str, label: str) -> Any:
         """The value command-line ``text`` ("0.7", "auto", "native", "yes") means, checked."""
         word = text.strip()
@@ -94,8 +126,11 @@ class Rule:
                 words = "/".join(SWITCH_WORDS)
                 raise SettingError(f"{label} must be one of {words} (got {word[:40]!r}).")
             return SWITCH_WORDS[word.lower()]
-        if self.kind == "choice":
+        if self.kind == "choice" or self.kind == "text":
             return self.check(word, label)
+        if self.kind == "names":  # "calculator+search", "calculator search"; "none": no tools
+            names = [] if word.lower() == "none" else _NAME_SEPARATORS.split(word)
+            return self.check(names, label)
         try:
             value: float = int(word) if self.kind == "whole" else float(word)
         except ValueError:

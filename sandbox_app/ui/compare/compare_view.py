@@ -20,13 +20,13 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from sandbox_app.application.eval_runner import EvalLane, lane_label
+from sandbox_app.application.eval_runner import EvalLane
 from sandbox_app.backends.keys import KeyStore, UrlSource
 from sandbox_app.core.results.compare import MAX_LANES, MIN_LANES, Price
 from sandbox_app.core.results.exports import Comparison
 from sandbox_app.core.running.events import Event, RunFinished, StepFinished
 from sandbox_app.core.running.recording import Recording
-from sandbox_app.core.running.records import RunRecord, RunSettings
+from sandbox_app.core.running.records import RunSettings
 from sandbox_app.core.scenarios.scenario import Expected, LaneConfig, Scenario
 from sandbox_app.core.scenarios.workspace import Change
 from sandbox_app.ui.common.fitting import scrolling, tool_button
@@ -35,7 +35,8 @@ from sandbox_app.ui.compare.compare_exports import ComparisonExports
 from sandbox_app.ui.compare.comparison_table import ComparisonTable
 from sandbox_app.ui.compare.eval_panel import EvalPanel
 from sandbox_app.ui.compare.lane_strip import LaneStrip
-from sandbox_app.ui.compare.price_dialog import PriceDialog
+from sandbox_app.ui.compare.lane_variants import LaneVariants, MatrixDialog, show_cell
+from sandbox_app.ui.compare.price_dialog import open_prices
 from sandbox_app.ui.lane.key_confirmation import KeyConfirmation
 from sandbox_app.ui.lane.lane_runner import LaneRunner
 from sandbox_app.ui.lane.lane_widget import LaneWidget
@@ -79,13 +80,17 @@ class CompareView(QWidget):
         self.prices_button.setToolTip("Dollars per million tokens, per model, for the Cost column")
         self.message = plain_label()
         self.message.setWordWrap(True)
+        self.matrix_button = tool_button("Matrix…")
+        self.matrix_button.setToolTip("Prompt versions × models: a lane for each pair")
+        self.variants = LaneVariants(keys, self.set_lanes, self.message)
         self.exports = ComparisonExports(
             self, self.exported, lambda: self.eval_panel.exported(), self.message
         )
         self.export_button = self.exports.button
         toolbar = QHBoxLayout()
-        for widget in (self.add_button, self.run_button, self.stop_button, self.repeat_spin):
+        for widget in (self.add_button, self.matrix_button, self.run_button, self.stop_button):
             toolbar.addWidget(widget)
+        toolbar.addWidget(self.repeat_spin)
         toolbar.addWidget(self.message, 1)
         toolbar.addWidget(self.prices_button)
         toolbar.addWidget(self.export_button)
@@ -102,7 +107,9 @@ class CompareView(QWidget):
             lambda: self.workspace.model.sources,
             confirm=self.key_confirmation.then,
         )
-        self.eval_panel.traceRequested.connect(self._show_recorded_trace)
+        self.eval_panel.traceRequested.connect(
+            lambda label, record, title: show_cell(self.lanes, label, record, title)
+        )
         self.eval_panel.runningChanged.connect(self._on_lane_running_changed)
         self.results_tabs = QTabWidget()  # one run's comparison, or the whole test set
         self.results_tabs.addTab(self.table, "Comparison")
@@ -124,6 +131,7 @@ class CompareView(QWidget):
         self.stop_button.clicked.connect(self.stop_all)
         self.prices_button.clicked.connect(self._on_prices_button_clicked)
         self.diff_button.clicked.connect(self.diff_lanes)
+        self.matrix_button.clicked.connect(self.open_matrix)
         workspace.changed.connect(self._on_workspace_changed)
         self._show_lanes(workspace.model.scenario.lanes)
 
@@ -155,6 +163,8 @@ class CompareView(QWidget):
     def _on_workspace_changed(self, change: Change) -> None:
         if change.loaded:
             self._show_lanes(self.workspace.model.scenario.lanes)
+        if change.touches("prompt_history"):  # the lanes' Prompt boxes offer its versions
+            self.variants.offer(self.lanes, self.workspace.model.scenario.prompt_history)
         elif change.touches("prices", "expected"):
             self.refresh_table()
 
@@ -203,6 +213,7 @@ class CompareView(QWidget):
         )
         self.lanes.append(lane)
         self.strip.add(lane)
+        self.variants.offer([lane], self.workspace.model.scenario.prompt_history)
         return lane
 
     def _on_lane_edited(self, lane: LaneWidget) -> None:
@@ -241,20 +252,14 @@ class CompareView(QWidget):
         self.refresh_table()
 
     def eval_lanes(self) -> list[EvalLane]:
-        """Each lane as the test-set runner takes it: its server, model and settings."""
-        out = []
+        """The lanes and a matrix's further pairs, as the test-set runner takes them."""
         for lane in self.lanes:
             self._leave_recording(lane)
-            choice = lane.backend_panel.choice()
-            label = lane_label(f"{lane.name} · {choice.model}", choice.settings)
-            out.append(EvalLane(label, choice.config, choice.settings))
-        return out
+        return self.variants.eval_lanes(self.lanes)
 
-    def _show_recorded_trace(self, label: str, record: RunRecord, title: str) -> None:
-        """A test-set cell's run, kept and shown by its lane's pane like any of its runs."""
-        lane = next((lane for lane in self.lanes if label.startswith(f"{lane.name} · ")), None)
-        if lane is not None:
-            lane.pane.show_record(record, title)
+    def open_matrix(self) -> MatrixDialog:
+        scenario = self.workspace.model.scenario
+        return self.variants.open_matrix(scenario.prompt_history, self.lane_configs(), self)
 
     def diff_lanes(self) -> TraceDiffDialog | None:
         """The lanes' runs on screen side by side (the first two first): a trace diff."""
@@ -341,11 +346,8 @@ class CompareView(QWidget):
         return Comparison(scenario.title, scenario.question, records, self.rows())
 
     def _on_prices_button_clicked(self) -> None:
-        dialog = PriceDialog(
-            self.prices, [lane.backend_panel.choice().model for lane in self.lanes], self
-        )
-        dialog.accepted.connect(lambda: self.set_prices(dialog.prices()))
-        dialog.open()
+        models = [lane.backend_panel.choice().model for lane in self.lanes]
+        open_prices(self.prices, models, self, self.set_prices)
 
     def set_prices(self, prices: dict[str, Price]) -> None:
         self.workspace.model.set_prices(prices)

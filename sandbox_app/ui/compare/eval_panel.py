@@ -28,7 +28,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from sandbox_app.application.eval_runner import EvalLane, EvalRunner
+from sandbox_app.application.eval_runner import EvalLane, EvalRunner, unpinned
 from sandbox_app.backends.keys import KeyStore
 from sandbox_app.backends.network_loop import background_loop, call_until_ended
 from sandbox_app.backends.registry import BackendConfig
@@ -157,6 +157,9 @@ class EvalPanel(QWidget):
             self.status.setText("This scenario has no test set." if not scenario.test_set else "")
             return
         lanes = self._lanes()
+        if missing := unpinned(scenario, lanes):  # every run of that lane would fail alike
+            self.status.setText(missing)
+            return
         labels = [lane.label for lane in lanes]
         if which == "all" or labels != self._labels:
             self.results.clear()

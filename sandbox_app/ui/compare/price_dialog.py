@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
@@ -64,3 +66,13 @@ class PriceDialog(QDialog):
             if texts[0]:
                 result[texts[0]] = price
         return result
+
+
+def open_prices(
+    prices: dict[str, Price], models: list[str], parent: QWidget, done: Callable[..., None]
+) -> PriceDialog:
+    """The dialog, open, for the prices and the lanes' models; ``done`` gets the new table."""
+    dialog = PriceDialog(prices, models, parent)
+    dialog.accepted.connect(lambda: done(dialog.prices()))
+    dialog.open()
+    return dialog

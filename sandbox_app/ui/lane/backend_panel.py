@@ -48,7 +48,7 @@ class BackendPanel(QWidget):
 
     changed = Signal()
 
-    def __init__(self, keys: KeyStore, parent: QWidget | None = None) -> None:
+    def __init__(self, keys: KeyStore, parent: QWidget | None = None, lane: bool = False) -> None:
         super().__init__(parent)
         self.keys = keys
         self._file_url: str | None = None  # the base URL as a scenario file named it
@@ -94,7 +94,8 @@ class BackendPanel(QWidget):
         form.addRow("", self.key_status)
         form.addRow("Model", model_row)
         form.addRow("", self.models_status)
-        self.settings_form = LaneSettingsForm(form, self)  # a row per lane setting
+        # A row per lane setting (a compare lane's, ``lane``, also its prompt, dialect…).
+        self.settings_form = LaneSettingsForm(form, self, lane)
         form.addRow("Timeout", self.timeout_spin)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)

@@ -13,7 +13,7 @@ from sandbox_app.application.backend_choice import BackendChoice
 from sandbox_app.core.results.verdict import matches
 from sandbox_app.core.running.events import RunFinished
 from sandbox_app.core.running.fork import ForkPoint
-from sandbox_app.core.scenarios.prompt_versions import graded, record
+from sandbox_app.core.scenarios.prompt_versions import VersionError, graded, record
 from sandbox_app.core.scenarios.scenario import Expected, Scenario
 from sandbox_app.ui.lane.backend_panel import BackendPanel
 from sandbox_app.ui.lane.key_confirmation import KeyConfirmation
@@ -79,16 +79,20 @@ class LaneRunner:
             return await ask_observation(parent, tool, input, name)
 
         choice = self.panel.choice()
-        spec = choice.spec(
-            self.pace(model.scenario),
-            sources=model.sources,
-            extra_tools=model.extra_tools,
-            approve=approve,
-            ask=ask,
-            trusted=frozenset(model.trusted),
-            fork=fork,
-            pause=self.pane.stepper.pause,
-        )
+        try:
+            spec = choice.spec(
+                self.pace(model.scenario),
+                sources=model.sources,
+                extra_tools=model.extra_tools,
+                approve=approve,
+                ask=ask,
+                trusted=frozenset(model.trusted),
+                fork=fork,
+                pause=self.pane.stepper.pause,
+            )
+        except VersionError as err:  # a pinned version the history no longer has
+            self.pane.step_label.setText(f"⚠ Not run: {err}")
+            return
         self.started(choice)
         self._grading = (spec.prompt_version.id, spec.scenario.expected)
         self.pane.run(spec, choice.server_name, repeats)

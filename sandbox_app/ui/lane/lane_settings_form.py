@@ -4,13 +4,16 @@ a new setting with a label gets its row here without touching the panel.
 
 A number is a spin box, a whole number one too (None shown as the setting's ``none_text`` at
 the bottom of the range: "Auto"), a choice a combo box (None as its first item), a switch a
-check box. A setting
-without a label has no row; its value is the one last shown, so a lane keeps it.
+check box, a text an editable combo box (None as its first item; the choices it offers are
+given by :meth:`LaneSettingsForm.offer`: a lane's prompt versions, from the scenario's
+history), a list of names a line edit ("none" for none). A setting
+without a label has no row, nor has a lane-only one outside a compare lane; its value is the
+one last shown, so a lane keeps it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from PySide6.QtCore import QObject, Signal
@@ -19,11 +22,12 @@ from PySide6.QtWidgets import (
     QComboBox,
     QDoubleSpinBox,
     QFormLayout,
+    QLineEdit,
     QSpinBox,
     QWidget,
 )
 
-from sandbox_app.core.scenarios.lane_settings import SETTINGS, LaneSettings, Setting
+from sandbox_app.core.scenarios.lane_settings import SETTINGS, LaneSettings, Setting, SettingError
 from sandbox_app.ui.common.plain import tip
 
 # The spin boxes' widest range: a setting's own may be wider (a seed's is 64-bit), Qt's not.
@@ -37,13 +41,14 @@ class LaneSettingsForm(QObject):
 
     changed = Signal()
 
-    def __init__(self, form: QFormLayout, parent: QWidget) -> None:
+    def __init__(self, form: QFormLayout, parent: QWidget, lane: bool = False) -> None:
+        """``lane``: a compare lane's form, with the lane-only rows (prompt, dialect…)."""
         super().__init__(parent)
         self._shown = LaneSettings()
         self._written: dict[str, Any] = {}  # what show() put in each widget, as it reads
         self.widgets: dict[str, QWidget] = {}
         for setting in SETTINGS.values():
-            if setting.label:
+            if setting.label and (lane or not setting.lane_only):
                 widget = _widget_for(setting, lambda *_: self.changed.emit())
                 widget.setToolTip(tip(setting.help[:1].upper() + setting.help[1:]))
                 self.widgets[setting.name] = widget
@@ -71,6 +76,23 @@ class LaneSettingsForm(QObject):
             self._written[name] = _read(SETTINGS[name], widget)
         self.changed.emit()
 
+    def offer(self, name: str, choices: Sequence[tuple[str, str]]) -> None:
+        """The values text setting ``name``'s box offers, as (words shown, value): a lane's
+        prompt versions. What it shows stays (a value no longer offered stays as typed)."""
+        combo = self.widgets.get(name)
+        if not isinstance(combo, QComboBox):
+            return
+        value = _read(SETTINGS[name], combo)
+        combo.blockSignals(True)
+        try:
+            while combo.count() > 1:  # the first item is None's: "The editor"
+                combo.removeItem(1)
+            for text, data in choices:
+                combo.addItem(text, data)
+            _write(SETTINGS[name], combo, value)
+        finally:
+            combo.blockSignals(False)
+
 
 def _widget_for(setting: Setting, changed: Callable[..., None]) -> QWidget:
     rule = setting.rule
@@ -78,6 +100,18 @@ def _widget_for(setting: Setting, changed: Callable[..., None]) -> QWidget:
         box = QCheckBox()
         box.toggled.connect(changed)
         return box
+    if rule.kind == "text":
+        text = QComboBox()
+        text.setEditable(True)  # a version by id or name, typed, as a file may name it
+        text.addItem(setting.none_text or "Default", None)
+        text.currentIndexChanged.connect(changed)
+        text.editTextChanged.connect(changed)
+        return text
+    if rule.kind == "names":
+        names = QLineEdit()
+        names.setPlaceholderText(setting.none_text or "Default")
+        names.textChanged.connect(changed)
+        return names
     if rule.kind == "choice":
         combo = QComboBox()
         if rule.nullable:
@@ -107,8 +141,19 @@ def _widget_for(setting: Setting, changed: Callable[..., None]) -> QWidget:
 def _read(setting: Setting, widget: QWidget) -> Any:
     if isinstance(widget, QCheckBox):
         return widget.isChecked()
+    if isinstance(widget, QComboBox) and widget.isEditable():  # text: an item, or as typed
+        typed = widget.currentText().strip()
+        found = widget.findText(typed)
+        return widget.itemData(found) if found >= 0 else typed or None
     if isinstance(widget, QComboBox):
         return widget.currentData()
+    if isinstance(widget, QLineEdit):  # names: blank is the default's
+        if not widget.text().strip():
+            return None
+        try:
+            return setting.rule.parse(widget.text(), setting.name)
+        except SettingError:  # a name too long: the default's, as a blank box
+            return None
     if isinstance(widget, QSpinBox):
         value = widget.value()
         return None if setting.rule.nullable and value == widget.minimum() else value
@@ -119,8 +164,16 @@ def _read(setting: Setting, widget: QWidget) -> Any:
 def _write(setting: Setting, widget: QWidget, value: Any) -> None:
     if isinstance(widget, QCheckBox):
         widget.setChecked(bool(value))
+    elif isinstance(widget, QComboBox) and widget.isEditable():
+        found = widget.findData(value)
+        if value is None or found >= 0:
+            widget.setCurrentIndex(max(0, found))
+        else:  # a value not offered (a version the history lacks): shown as written
+            widget.setEditText(str(value))
     elif isinstance(widget, QComboBox):
         widget.setCurrentIndex(max(0, widget.findData(value)))
+    elif isinstance(widget, QLineEdit):
+        widget.setText("" if value is None else ", ".join(value) or "none")
     elif isinstance(widget, QSpinBox):
         widget.setValue(widget.minimum() if value is None else int(value))
     elif isinstance(widget, QDoubleSpinBox):

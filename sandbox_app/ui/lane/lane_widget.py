@@ -44,7 +44,7 @@ class LaneWidget(QFrame):
         super().__init__(parent)
         self.setFrameShape(QFrame.Shape.StyledPanel)
         self.name = name
-        self.backend_panel = BackendPanel(keys)
+        self.backend_panel = BackendPanel(keys, lane=True)
         self.pane = RunPane(answer_scale=1.15)
         self.record = LaneRecord(name, "", self.pane.history)
         self._config = LaneConfig()
@@ -56,6 +56,9 @@ class LaneWidget(QFrame):
         font.setBold(True)
         self.title.setFont(font)
         self.model_label = plain_label()
+        # Which prompt version the lane's run on screen was told (its record's short id).
+        self.prompt_label = plain_label()
+        self.prompt_label.setObjectName("lanePrompt")
         # Long model names must not widen the lane; they wrap rather than being cut.
         self.model_label.setMinimumWidth(40)
         self.model_label.setWordWrap(True)
@@ -73,6 +76,7 @@ class LaneWidget(QFrame):
         title_row = QHBoxLayout()
         title_row.addWidget(self.title)
         title_row.addWidget(self.model_label, 1)
+        title_row.addWidget(self.prompt_label)
         title_row.addWidget(self.duplicate_button)
         title_row.addWidget(self.remove_button)
         self.pane.controls.insertWidget(0, self.settings_button)
@@ -144,7 +148,9 @@ class LaneWidget(QFrame):
         choice = self.backend_panel.choice()
         where = self.backend_panel.preset_combo.currentText()
         mode = " · native tool calls" if choice.settings.tool_calling == "native" else ""
-        self.model_label.setText(f"{where} · {choice.model or 'no model chosen'}{mode}")
+        pin = choice.settings.prompt
+        pinned = f" · prompt {pin[:8]}" if pin else ""  # the editor's: said after a run
+        self.model_label.setText(f"{where} · {choice.model or 'no model chosen'}{mode}{pinned}")
         if self._applying:
             return
         config = self._config_from_widgets()
@@ -161,5 +167,8 @@ class LaneWidget(QFrame):
 
     def _on_pane_running_changed(self, running: bool) -> None:
         self.record.running = running
+        shown = self.pane.shown_record()
+        version = shown.settings.prompt_version if shown is not None else ""
+        self.prompt_label.setText(f"ran prompt {version[:8]}" if version else "")
         for widget in (self.backend_panel, self.duplicate_button, self.remove_button):
             widget.setEnabled(not running)
