@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import QEvent, QObject
 from PySide6.QtGui import QResizeEvent
-from PySide6.QtWidgets import QScrollArea, QToolButton, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QScrollArea, QToolButton, QWidget
 
 # A widget property: its font is this many times the application's (unzoomed) font; the
 # answers' larger type says so, since its size at zoom 1 cannot be read once zoomed (zoom:
@@ -58,3 +58,13 @@ def hold_height_for_width(widget: QWidget, *, whole: bool = False) -> None:
     needed and the rows overlapped. Held as an explicit minimum, every layout around the
     widget respects it, and a scroll area scrolls instead."""
     widget.installEventFilter(_HeightHolder(widget, whole))
+
+
+def side_by_side(*widgets: QWidget) -> QWidget:
+    """Widgets in a row, as one widget (a tab bar's corner takes one)."""
+    row = QWidget()
+    layout = QHBoxLayout(row)
+    layout.setContentsMargins(0, 0, 0, 0)
+    for widget in widgets:
+        layout.addWidget(widget)
+    return row

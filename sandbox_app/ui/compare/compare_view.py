@@ -29,7 +29,7 @@ from sandbox_app.core.running.recording import Recording
 from sandbox_app.core.running.records import RunSettings
 from sandbox_app.core.scenarios.scenario import Expected, LaneConfig, Scenario
 from sandbox_app.core.scenarios.workspace import Change
-from sandbox_app.ui.common.fitting import scrolling, tool_button
+from sandbox_app.ui.common.fitting import scrolling, side_by_side, tool_button
 from sandbox_app.ui.common.plain import plain_label
 from sandbox_app.ui.compare.compare_exports import ComparisonExports
 from sandbox_app.ui.compare.comparison_table import ComparisonTable
@@ -88,7 +88,7 @@ class CompareView(QWidget):
         )
         self.export_button = self.exports.button
         toolbar = QHBoxLayout()
-        for widget in (self.add_button, self.matrix_button, self.run_button, self.stop_button):
+        for widget in (self.add_button, self.run_button, self.stop_button):
             toolbar.addWidget(widget)
         toolbar.addWidget(self.repeat_spin)
         toolbar.addWidget(self.message, 1)
@@ -115,7 +115,7 @@ class CompareView(QWidget):
         self.results_tabs.addTab(self.table, "Comparison")
         self.results_tabs.addTab(scrolling(self.eval_panel), "Test set")
         # Beside the results' tabs, not in the toolbar: that must fit an 800-px screen.
-        self.results_tabs.setCornerWidget(self.diff_button)
+        self.results_tabs.setCornerWidget(side_by_side(self.matrix_button, self.diff_button))
         vertical = QSplitter(Qt.Orientation.Vertical)
         vertical.addWidget(self.strip)
         vertical.addWidget(self.results_tabs)

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
     QFormLayout,
     QLineEdit,
     QSpinBox,
+    QToolButton,
     QWidget,
 )
 
@@ -47,12 +48,30 @@ class LaneSettingsForm(QObject):
         self._shown = LaneSettings()
         self._written: dict[str, Any] = {}  # what show() put in each widget, as it reads
         self.widgets: dict[str, QWidget] = {}
+        self._form = form
+        # A lane's own prompt, dialect, tools and steps fold under one "Prompt & limits" row:
+        # four lanes must keep their traces in view at 1440×900 (tests/ui/test_screenshot).
+        self.more_button = QToolButton()
+        self.more_button.setText("Prompt & limits")
+        self.more_button.setCheckable(True)
+        self.more_button.setArrowType(Qt.ArrowType.RightArrow)
+        self.more_button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        self.more_button.toggled.connect(self._unfold)
         for setting in SETTINGS.values():
             if setting.label and (lane or not setting.lane_only):
+                if setting.lane_only and not any(SETTINGS[n].lane_only for n in self.widgets):
+                    form.addRow("", self.more_button)
                 widget = _widget_for(setting, lambda *_: self.changed.emit())
                 widget.setToolTip(tip(setting.help[:1].upper() + setting.help[1:]))
                 self.widgets[setting.name] = widget
                 form.addRow(setting.label, widget)
+        self._unfold(False)
+
+    def _unfold(self, on: bool) -> None:
+        self.more_button.setArrowType(Qt.ArrowType.DownArrow if on else Qt.ArrowType.RightArrow)
+        for name, widget in self.widgets.items():
+            if SETTINGS[name].lane_only:
+                self._form.setRowVisible(widget, on)
 
     def values(self) -> LaneSettings:
         """The settings shown; one whose widget was not edited is the value :meth:`show` was
@@ -74,6 +93,11 @@ class LaneSettingsForm(QObject):
             finally:
                 widget.blockSignals(False)
             self._written[name] = _read(SETTINGS[name], widget)
+        # A lane with a prompt, dialect, tools or steps of its own shows them.
+        own = [
+            n for n in self.widgets if SETTINGS[n].lane_only and settings[n] != SETTINGS[n].default
+        ]
+        self.more_button.setChecked(bool(own) or self.more_button.isChecked())
         self.changed.emit()
 
     def offer(self, name: str, choices: Sequence[tuple[str, str]]) -> None:
@@ -94,6 +118,14 @@ class LaneSettingsForm(QObject):
             combo.blockSignals(False)
 
 
+def _narrow(combo: QComboBox) -> QComboBox:
+    """A box as narrow as a lane needs, not as wide as its longest entry ("The editor's
+    prompt", a version's name): four lanes must fit an 800-pixel screen (tests/ui/test_fit)."""
+    combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+    combo.setMinimumContentsLength(8)
+    return combo
+
+
 def _widget_for(setting: Setting, changed: Callable[..., None]) -> QWidget:
     rule = setting.rule
     if rule.kind == "switch":
@@ -101,7 +133,7 @@ def _widget_for(setting: Setting, changed: Callable[..., None]) -> QWidget:
         box.toggled.connect(changed)
         return box
     if rule.kind == "text":
-        text = QComboBox()
+        text = _narrow(QComboBox())
         text.setEditable(True)  # a version by id or name, typed, as a file may name it
         text.addItem(setting.none_text or "Default", None)
         text.currentIndexChanged.connect(changed)
@@ -113,7 +145,7 @@ def _widget_for(setting: Setting, changed: Callable[..., None]) -> QWidget:
         names.textChanged.connect(changed)
         return names
     if rule.kind == "choice":
-        combo = QComboBox()
+        combo = _narrow(QComboBox())
         if rule.nullable:
             combo.addItem(setting.none_text or "Default", None)
         texts = dict(setting.choice_texts)
