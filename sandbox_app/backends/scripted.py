@@ -2,7 +2,8 @@
 
 The whole loop runs "without a model" on sample replies while the tools stay real, streaming
 at a human-readable pace so a workshop sees the trace grow. The replies answer one question
-(``Script.question``): asked another, it says so instead of replaying them.
+(``Script.question``): asked another, it says so instead of replaying them. Replies written
+for one prompt version (``Script.by_prompt``) are played when the run is told that version.
 Asked with tools (native tool calling), it plays the same replies as a tool-calling model
 would send them: the thought as content, the action as a streamed tool call.
 """
@@ -27,6 +28,7 @@ from sandbox_app.core.running.backend import (
     ToolCallPiece,
     Usage,
 )
+from sandbox_app.core.scenarios.prompt_versions import version_of
 from sandbox_app.core.scenarios.scenario import Scenario, Script
 
 _TOKEN = re.compile(r"\s*[\w$]+|\s*[^\w\s]|\s+")
@@ -119,8 +121,21 @@ def _cut_at_stop(text: str, stops: Sequence[str]) -> str:
 def make(_config: BackendConfig, scenario: Scenario, _key: str) -> Backend:
     # The question as asked: its {{variables}} filled, in the script's question as in the run's.
     script = scenario.script
-    asked = replace(script, question=scenario.fill(script.question))
+    asked = replace(
+        script, question=scenario.fill(script.question), replies=_replies(scenario), by_prompt=()
+    )
     return ScriptedBackend(asked, scenario.asked_question)
+
+
+def _replies(scenario: Scenario) -> tuple[str, ...]:
+    """The replies written for the prompt version this run is told (``scenario`` is the run's
+    own: a lane's pinned version already applied), found by its id or its name in the history."""
+    script = scenario.script
+    if not script.by_prompt:  # most scripts: no tools made just to find the version
+        return script.replies
+    version = version_of(scenario, scenario.tools())
+    entry = next((e for e in scenario.prompt_history if e.id == version.id), None)
+    return script.replies_for(version.id, entry.name if entry else "")
 
 
 KIND = BackendKind(

@@ -159,14 +159,35 @@ def test_nothing_to_record_before_a_run(window: MainWindow, tmp_path: Path) -> N
     assert not (tmp_path / "none.json").exists()
 
 
+SHIPPED = recordings_dir() / "brightgrid_two_models.json"
+VARIANTS = recordings_dir() / "prompt_variants_two_versions.json"
+
+
 def test_the_shipped_recording_plays_offline(qtbot: QtBot, window: MainWindow) -> None:
-    (path,) = sorted(recordings_dir().glob("*.json"))
+    path = SHIPPED
     recording = load_recording(path)
     assert len(recording.lanes) == 2
     window.recordings.set_speed(AT_ONCE)
     assert window.recordings.play(path)
     qtbot.waitUntil(lambda: not window.compare.running, timeout=20000)
     assert [r["Correct"] for r in window.compare.rows()] == ["yes", "no"]
+
+
+def test_the_prompt_variants_recording_plays_two_versions_one_right(
+    qtbot: QtBot, window: MainWindow
+) -> None:
+    brief, grounded = load_recording(VARIANTS).scenario.prompt_history
+    window.recordings.set_speed(AT_ONCE)
+    assert window.recordings.play(VARIANTS)
+    qtbot.waitUntil(lambda: not window.compare.running, timeout=20000)
+    rows = window.compare.rows()
+    assert [r["Prompt"] for r in rows] == [brief.short, grounded.short]
+    assert [r["Correct"] for r in rows] == ["no", "yes"]
+    answers = [lane.record.runs[-1].answer for lane in window.compare.lanes]
+    assert answers == ["About $2,160 per year", "$2,592 per year"]
+    traces = [blocks(lane.trace) for lane in window.compare.lanes]
+    assert not any("search[" in text for text, _ in traces[0])  # the brief one guessed
+    assert any("calculator[18 * 12 * 12]" in text for text, _ in traces[1])
 
 
 def test_playing_a_recording_never_changes_the_scenario(
@@ -179,7 +200,7 @@ def test_playing_a_recording_never_changes_the_scenario(
     window.compare.set_lanes(lanes)
     assert window.files.save_to(tmp_path / "mine.json")
     assert not window.modified
-    (path,) = sorted(recordings_dir().glob("*.json"))
+    path = SHIPPED
     window.recordings.set_speed(AT_ONCE)
     assert window.recordings.play(path)
     qtbot.waitUntil(lambda: not window.compare.running, timeout=20000)

@@ -280,3 +280,20 @@ def test_screenshot_of_the_versions_panel(qtbot: QtBot, window: MainWindow, shot
     versions.diff_button.click()
     assert versions.diff_view.marked("added")[-1].endswith("in dollars.")
     save_and_check(window, shots / "versions.png")
+
+
+def test_screenshot_of_two_prompt_variants(qtbot: QtBot, window: MainWindow, shots: Path) -> None:
+    window.resize(1280, 800)
+    window.set_scenario(fast("prompt_variants", tokens_per_second=0))
+    brief, grounded = window.workspace.model.scenario.prompt_history
+    compare = window.compare
+    assert [lane.config().settings.prompt for lane in compare.lanes] == ["brief", "grounded"]
+    window.prompt_panel.tabs.setCurrentWidget(window.prompt_panel.versions)
+    window.tabs.setCurrentWidget(compare)
+    qtbot.mouseClick(compare.run_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: len(compare.lanes[1].record.runs) == 1, timeout=15000)
+    qtbot.waitUntil(lambda: not compare.running, timeout=15000)
+    rows = compare.rows()
+    assert [row["Prompt"] for row in rows] == [brief.short, grounded.short]
+    assert [row["Correct"] for row in rows] == ["no", "yes"]
+    save_and_check(window, shots / "variants.png")

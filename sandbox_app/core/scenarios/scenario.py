@@ -78,6 +78,19 @@ class LaneConfig:
 
 
 @dataclass(frozen=True)
+class PromptReplies:
+    """The offline model's replies for one prompt version, named by the version's name in the
+    history or by (the start of) its id."""
+
+    prompt: str
+    replies: tuple[str, ...]
+
+    def names(self, version_id: str, name: str) -> bool:
+        wanted = self.prompt.strip().casefold()
+        return bool(wanted) and (wanted == name.casefold() or version_id.startswith(wanted))
+
+
+@dataclass(frozen=True)
 class Script:
     """Replies for the offline scripted model: written sample replies played in a model's place."""
 
@@ -88,6 +101,15 @@ class Script:
     # replies for it rather than answer with another question's script. "" (scripts built in
     # code): any question.
     question: str = ""
+    # Replies written for particular prompt versions (a workshop shows how the wording changes
+    # what the model does); a version none of them names plays ``replies``.
+    by_prompt: tuple[PromptReplies, ...] = ()
+
+    def replies_for(self, version_id: str, name: str = "") -> tuple[str, ...]:
+        """The replies for the version with ``version_id`` (and ``name`` in the history): the
+        first entry naming it, else the default ``replies``."""
+        mine = next((p for p in self.by_prompt if p.names(version_id, name)), None)
+        return self.replies if mine is None else mine.replies
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,7 @@ from sandbox_app.core.scenarios.custom_tools import (
 from sandbox_app.core.scenarios.lane_settings import SETTINGS
 from sandbox_app.core.scenarios.prompt_history_file import KEY as HISTORY_KEY
 from sandbox_app.core.scenarios.prompt_history_file import history_from_list, history_to_list
-from sandbox_app.core.scenarios.scenario import LaneConfig, Scenario, Script
+from sandbox_app.core.scenarios.scenario import LaneConfig, PromptReplies, Scenario, Script
 from sandbox_app.core.scenarios.scenario_fields import Fields, ScenarioError, read_expected
 from sandbox_app.core.scenarios.test_set import cases_from_list, cases_to_list
 from sandbox_app.core.tools import BRIGHTGRID_DOCUMENTS, TOOL_NAMES
@@ -153,6 +153,8 @@ def scenario_to_dict(s: Scenario) -> dict[str, Any]:
             "ignore_stop": s.script.ignore_stop,
             "replies": list(s.script.replies),
             **({"question": s.script.question} if s.script.question != s.question else {}),
+            # Only when there are some: a script without is written as it always was.
+            **({"by_prompt": _by_prompt_to_list(s.script)} if s.script.by_prompt else {}),
         },
         "lanes": [
             {
@@ -215,12 +217,33 @@ def scenario_from_dict(data: Any) -> Scenario:
             # Written only when it differs; absent, the replies answer the file's own question
             # ("" written: replies for any question, as scripts built in code).
             question=script.get("question", str, d.get("question", str, "")),
+            by_prompt=_by_prompt(script.get("by_prompt", list, [])),
         ),
         lanes=_lanes(d.get("lanes", list, [])),
         test_set=cases_from_list(d.get("test_set", list, [])),
         variables=d.variables(),
         prompt_history=history_from_list(d.get(HISTORY_KEY, list, [])),
     )
+
+
+def _by_prompt_to_list(script: Script) -> list[dict[str, Any]]:
+    return [{"prompt": p.prompt, "replies": list(p.replies)} for p in script.by_prompt]
+
+
+def _by_prompt(items: list[Any]) -> tuple[PromptReplies, ...]:
+    """``script.by_prompt``: replies for a prompt version named by its name or id (start)."""
+    made: list[PromptReplies] = []
+    for i, item in enumerate(items):
+        entry = Fields(item, f"script.by_prompt[{i}]")
+        prompt = entry.get("prompt", str, "").strip()
+        if not prompt:
+            raise ScenarioError(
+                f'"script.by_prompt[{i}].prompt" must name a prompt version (its name or id).'
+            )
+        if any(p.prompt.casefold() == prompt.casefold() for p in made):
+            raise ScenarioError(f'"script.by_prompt[{i}].prompt" names {prompt!r} twice.')
+        made.append(PromptReplies(prompt, tuple(entry.strings("replies", []))))
+    return tuple(made)
 
 
 def _lane_settings(lane: LaneConfig) -> dict[str, Any]:

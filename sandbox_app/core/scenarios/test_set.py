@@ -82,7 +82,7 @@ def scenario_for_case(scenario: Scenario, case: EvalCase) -> Scenario:
     # A case with replies of its own answers its own question; one without keeps the
     # scenario's script, which answers another question: the offline model says so.
     script = (
-        replace(scenario.script, replies=case.replies, question=case.question)
+        replace(scenario.script, replies=case.replies, question=case.question, by_prompt=())
         if case.replies
         else scenario.script
     )
