@@ -52,7 +52,7 @@ class LaneSettingsForm(QObject):
         # A lane's own prompt, dialect, tools and steps fold under one "Prompt & limits" row:
         # four lanes must keep their traces in view at 1440×900 (tests/ui/test_screenshot).
         self.more_button = QToolButton()
-        self.more_button.setText("Prompt & limits")
+        self.more_button.setText("Prompt && limits")  # &&: a literal &, not a mnemonic
         self.more_button.setCheckable(True)
         self.more_button.setArrowType(Qt.ArrowType.RightArrow)
         self.more_button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
