@@ -44,13 +44,17 @@ class RunSpec:
     token_budget: int | None = None
 
     def tools(self) -> list[Tool]:
+        return self._tools
+
+    @cached_property  # made once a spec: its version and each of its repeats use these
+    def _tools(self) -> list[Tool]:
         return self.scenario.tools(self.ask, self.sources, self.extra_tools)
 
     @cached_property  # made once: the record and the window's history both ask
     def prompt_version(self) -> PromptVersion:
         """What the run's model is told apart from the question (its lane's tool calling
         included: ``scenario.model`` is the run's settings)."""
-        return version_of(self.scenario, self.tools())
+        return version_of(self.scenario, self._tools)
 
     def record_settings(self) -> RunSettings:
         """What a run record keeps of how the run was made (never the key)."""
