@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from PySide6.QtWidgets import QDoubleSpinBox, QFormLayout, QLabel, QSpinBox
+from PySide6.QtWidgets import QDoubleSpinBox, QSpinBox
 from pytestqt.qtbot import QtBot
 
 from sandbox_app.backends.keys import KeyStore
@@ -22,6 +22,7 @@ from sandbox_app.core.scenarios.lane_settings import (
 )
 from sandbox_app.ui.lane.backend_panel import BackendPanel
 from sandbox_app.ui.window.main_window import MainWindow
+from tests.ui.form_rows import setting_row
 
 FAKE = Setting("fake_level", Rule("whole", 1, 9, nullable=True), None, "Fake level", "a test's")
 
@@ -34,14 +35,7 @@ def fake_setting() -> Iterator[Setting]:
 
 
 def _row(panel: BackendPanel) -> QSpinBox:
-    widget = panel.settings_form.widgets["fake_level"]
-    assert isinstance(widget, QSpinBox)
-    form = widget.parentWidget().findChild(QFormLayout)
-    assert isinstance(form, QFormLayout)
-    label = form.labelForField(widget)
-    assert isinstance(label, QLabel)
-    assert label.text() == "Fake level"
-    return widget
+    return setting_row(panel, "fake_level", "Fake level", QSpinBox)
 
 
 def test_the_panel_shows_a_new_setting_and_the_run_and_file_keep_it(

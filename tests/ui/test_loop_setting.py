@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
-from PySide6.QtWidgets import QCheckBox, QFormLayout, QLabel
+from PySide6.QtWidgets import QCheckBox
 from pytestqt.qtbot import QtBot
 
 from sandbox_app.backends.keys import KeyStore
@@ -17,17 +17,11 @@ from sandbox_app.core.scenarios.lane_settings import LaneSettings
 from sandbox_app.core.scenarios.scenario_file import load_scenario, scenarios_dir
 from sandbox_app.ui.lane.backend_panel import BackendPanel
 from sandbox_app.ui.window.main_window import MainWindow
+from tests.ui.form_rows import setting_row
 
 
 def _box(panel: BackendPanel) -> QCheckBox:
-    box = panel.settings_form.widgets["stop_on_loops"]
-    assert isinstance(box, QCheckBox)
-    form = box.parentWidget().findChild(QFormLayout)
-    assert isinstance(form, QFormLayout)
-    label = form.labelForField(box)
-    assert isinstance(label, QLabel)
-    assert label.text() == "Stop on loops"
-    return box
+    return setting_row(panel, "stop_on_loops", "Stop on loops", QCheckBox)
 
 
 def test_the_check_box_stops_a_looping_run_and_the_file_keeps_it(
