@@ -69,6 +69,9 @@ class BackendKind:
     fixed_model: str = ""  # the model of a kind without a "model" field
     about: str = ""  # one line for its panel where a key's status would be
     who: str = ""  # who a run waits for when it is not a server (a server: its host)
+    # The kind-specific lane settings it reads (core/scenarios/kind_settings.py): its panel
+    # shows their rows; it ignores the others' values.
+    settings: frozenset[str] = frozenset()
 
     def __repr__(self) -> str:  # a config's repr names its kind, not every callable
         return f"BackendKind({self.id!r})"

@@ -54,4 +54,5 @@ KIND = BackendKind(
     choices=tuple(Choice(p.id, p.name, p.base_url) for p in (*PRESETS, CUSTOM)),
     account=account,
     key_home=key_home,
+    settings=frozenset({"context_window"}),
 )

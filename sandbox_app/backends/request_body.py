@@ -13,7 +13,7 @@ import re
 from collections.abc import Sequence, Set
 from typing import Any
 
-from sandbox_app.core.running.backend import Message, StreamParams
+from sandbox_app.core.running.backend import PROVIDER, Message, StreamParams
 from sandbox_app.core.running.model_traits import is_openai_reasoning_model
 
 # Parameters a request may do without, and what goes instead ("" for nothing).
@@ -54,7 +54,9 @@ def request_body(
     reasoning_model = is_openai_reasoning_model(params.model)
     request: dict[str, Any] = {
         "model": params.model,
-        "messages": list(messages),
+        # A reply's provider data (PROVIDER) is never sent as it is: what a server requires
+        # back is written into the message by the passback rules, by name.
+        "messages": [_sendable(message) for message in messages],
         "stream": True,
         "stream_options": {"include_usage": True},
     }
@@ -80,6 +82,12 @@ def request_body(
     for name in refused:
         request.pop(name, None)
     return request
+
+
+def _sendable(message: Message) -> Message:
+    if PROVIDER not in message:
+        return message
+    return {k: v for k, v in message.items() if k != PROVIDER}
 
 
 # The keys request_body writes by its own rules, each a keyword the SDK's create() takes; any

@@ -16,8 +16,9 @@ import json
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import Any
 
-from sandbox_app.core.running.backend import Message, ToolCallPiece, ToolSchema
+from sandbox_app.core.running.backend import PROVIDER, Message, ToolCallPiece, ToolSchema
 from sandbox_app.core.tools import Tool
 
 # The prompt's {format} in native mode: what the ReAct format asks for, in API terms.
@@ -198,8 +199,12 @@ def message_text(message: Message) -> str:
     return (message.get("content") or "") + "".join(c["function"]["arguments"] for c in calls)
 
 
-def assistant_message(content: str, calls: list[NativeCall]) -> Message:
-    return {
+def assistant_message(
+    content: str, calls: list[NativeCall], carry: dict[str, Any] | None = None
+) -> Message:
+    """The reply sent back with its calls; ``carry``: what its backend said must come back
+    with it (core/running/backend.py PROVIDER), under that key."""
+    message: Message = {
         "role": "assistant",
         "content": content or None,
         "tool_calls": [
@@ -211,6 +216,9 @@ def assistant_message(content: str, calls: list[NativeCall]) -> Message:
             for call in calls
         ],
     }
+    if carry:
+        message[PROVIDER] = dict(carry)
+    return message
 
 
 def tool_message(call: NativeCall, text: str) -> Message:

@@ -77,6 +77,8 @@ class TurnOutcome:
     unclosed_preopened: bool = False
     tool_calls: list[NativeCall] = field(default_factory=list)  # native tool calling only
     repeated: str | None = None  # a degenerate reply's line, said over and over: cut there
+    # What the backend said must go back with this reply (Delta.carry), merged in order.
+    carry: dict[str, Any] = field(default_factory=dict)
 
     @property
     def content(self) -> str:
@@ -135,6 +137,8 @@ class TurnReader:
                         out.usage = delta.usage
                     if delta.finish_reason is not None:
                         out.finish_reason = delta.finish_reason
+                    if delta.carry:
+                        out.carry.update(delta.carry)
                     if delta.tool_calls:
                         # Arguments count against the limit too: a server that ignores
                         # max_tokens could otherwise stream a call without end.

@@ -12,7 +12,12 @@ from typing import Any, Protocol
 
 # A chat message as the API takes it: role and content, and with native tool calling an
 # assistant's "tool_calls" or a tool result's "tool_call_id" (core/react_format/native_tools.py).
+# An assistant message may also hold PROVIDER: what the backend that wrote the reply said
+# must come back with it in a tool-calling turn (Delta.carry: signed thinking blocks,
+# reasoning items, thought signatures, reasoning_content). It is the backend's own business:
+# each backend reads back what it put there and never sends the key itself.
 Message = dict[str, Any]
+PROVIDER = "provider"
 ToolSchema = dict[str, Any]  # one entry of the API's "tools": {"type": "function", …}
 
 
@@ -35,6 +40,9 @@ class Usage:
     # A count the server sent out of range or not a whole number: clamped, and shown as an
     # estimate (~), never as the server's word.
     doubtful: bool = False
+    # Prompt tokens read from / written to the provider's prompt cache, when it says.
+    cache_read_tokens: int | None = None
+    cache_write_tokens: int | None = None
 
 
 @dataclass(frozen=True)
@@ -57,6 +65,10 @@ class Delta:
     # The request as it went out (its JSON body, never a key), sent once with ``sent_at``:
     # what the request inspector shows.
     request: dict[str, Any] | None = None
+    # What must go back with this reply when the conversation continues in a tool-calling
+    # turn (see PROVIDER): merged into the assistant message the engine sends back. Opaque
+    # to the engine; the backend that yields it reads it back.
+    carry: dict[str, Any] | None = None
 
     @property
     def plain(self) -> bool:
@@ -68,6 +80,7 @@ class Delta:
             and self.sent_at is None
             and self.request is None
             and not self.tool_calls
+            and self.carry is None
             and not (self.text and self.reasoning)
         )
 
@@ -87,6 +100,12 @@ class StreamParams:
     tools: tuple[ToolSchema, ...] = ()
     # Lane settings sent as they are (core/scenarios/lane_settings.py ``request_key``).
     extra: tuple[tuple[str, Any], ...] = ()
+    # Settings only some backend kinds take (core/scenarios/kind_settings.py); None: the
+    # kind's or server's default. Each kind reads the ones it declares and ignores the rest.
+    context_window: int | None = None  # tokens the server should hold (Ollama's num_ctx)
+    thinking_budget: int | None = None  # tokens the model may think (Anthropic, Gemini)
+    think: str | None = None  # "off", "on", "low", "medium", "high" (Ollama's think)
+    keep_alive: str | None = None  # how long the server keeps the model loaded ("5m", "-1")
 
 
 class BackendError(Exception):

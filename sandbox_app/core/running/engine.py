@@ -195,7 +195,9 @@ class ReactEngine:
                 yield self._finish("answered", "")
                 return
             if outcome.tool_calls:
-                self.messages.append(assistant_message(outcome.content, outcome.tool_calls))
+                self.messages.append(
+                    assistant_message(outcome.content, outcome.tool_calls, outcome.carry)
+                )
                 for call in outcome.tool_calls:
                     tool_input, refused = call_input(self.router.resolve(call.name), call)
                     async for event in self._act(step, call.name, tool_input, refused, call):
@@ -296,6 +298,10 @@ class ReactEngine:
             reasoning_effort=m.reasoning_effort,
             tools=tuple(tool_schema(t) for t in self.tools) if self.native else (),
             extra=m.request_extras(),
+            context_window=m.context_window,
+            thinking_budget=m.thinking_budget,
+            think=m.think,
+            keep_alive=m.keep_alive,
         )
 
     def _observation(self, step: int, tool: str, text: str) -> str:

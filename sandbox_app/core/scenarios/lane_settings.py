@@ -112,6 +112,23 @@ class LaneSettings(Mapping[str, Any]):
     def stop_on_loops(self) -> bool:
         return bool(self["stop_on_loops"])
 
+    # Taken by some backend kinds only (core/scenarios/kind_settings.py).
+    @property
+    def context_window(self) -> int | None:
+        return cast("int | None", self["context_window"])
+
+    @property
+    def thinking_budget(self) -> int | None:
+        return cast("int | None", self["thinking_budget"])
+
+    @property
+    def think(self) -> str | None:
+        return cast("str | None", self["think"])
+
+    @property
+    def keep_alive(self) -> str | None:
+        return cast("str | None", self["keep_alive"])
+
     # A lane's own changes to the scenario (None: the scenario's, the editor's prompt).
     @property
     def prompt(self) -> str | None:
@@ -304,3 +321,6 @@ register(
         lane_only=True,
     )
 )
+
+# The settings only some backend kinds take, after the general ones above.
+from sandbox_app.core.scenarios import kind_settings as kind_settings  # noqa: E402

@@ -77,6 +77,9 @@ class Setting:
     # nor `run`'s setting flags; the run is built with them applied (Scenario.with_lane), and
     # its record keeps what they made (dialect, max_steps, prompt_version), not them.
     lane_only: bool = False
+    # Taken by some backend kinds only (core/scenarios/kind_settings.py): the panel shows its
+    # row for a kind that names it in ``BackendKind.settings``; other kinds ignore its value.
+    kind_specific: bool = False
 
     @property
     def flag(self) -> str:

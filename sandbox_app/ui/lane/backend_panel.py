@@ -227,6 +227,7 @@ class BackendPanel(QWidget):
         kind = self.kind()
         for name, widget in self._fields().items():  # what the kind declares, enabled
             widget.setEnabled(kind.has(name))
+        self.settings_form.show_kind(kind.settings)
         own_url = kind.choice(self.backend_id()).base_url
         if not kind.has("base_url"):
             self.base_url_edit.clear()

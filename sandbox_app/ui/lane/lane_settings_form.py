@@ -57,7 +57,8 @@ class LaneSettingsForm(QObject):
         self.more_button.setArrowType(Qt.ArrowType.RightArrow)
         self.more_button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
         self.more_button.toggled.connect(self._unfold)
-        for setting in SETTINGS.values():
+        # The lane-only ones last, under their fold (a kind's own are registered after them).
+        for setting in sorted(SETTINGS.values(), key=lambda s: s.lane_only):
             if setting.label and (lane or not setting.lane_only):
                 if setting.lane_only and not any(SETTINGS[n].lane_only for n in self.widgets):
                     form.addRow("", self.more_button)
@@ -66,6 +67,13 @@ class LaneSettingsForm(QObject):
                 self.widgets[setting.name] = widget
                 form.addRow(setting.label, widget)
         self._unfold(False)
+
+    def show_kind(self, taken: frozenset[str]) -> None:
+        """Show the rows of the kind-specific settings the chosen backend kind ``taken``s,
+        hide the others' (their values stay, for a kind that takes them)."""
+        for name, widget in self.widgets.items():
+            if SETTINGS[name].kind_specific:
+                self._form.setRowVisible(widget, name in taken)
 
     def _unfold(self, on: bool) -> None:
         self.more_button.setArrowType(Qt.ArrowType.DownArrow if on else Qt.ArrowType.RightArrow)
