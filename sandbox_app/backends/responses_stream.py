@@ -139,6 +139,11 @@ class ResponseEvents:
         self.ended = True
         response = event.get("response")
         response = response if isinstance(response, dict) else {}
+        early: list[Delta] = []
+        output = response.get("output")
+        if not self._items and isinstance(output, list):  # a server that sent no item events
+            for item in output:
+                early += self._item_done({"item": item})
         finish = "stop"
         if event.get("type") == "response.incomplete":
             details = response.get("incomplete_details")
@@ -146,16 +151,14 @@ class ResponseEvents:
             finish = INCOMPLETE_REASONS.get(reason, reason or "incomplete")
         elif self._calls:
             finish = "tool_calls"
-        output = response.get("output")
-        if not self._items and isinstance(output, list):  # a server that sent no item events
-            self._items = [item for item in output if isinstance(item, dict)]
         usage = response.get("usage")
         return [
+            *early,
             Delta(
                 usage=usage_of(usage) if isinstance(usage, dict) else None,
                 finish_reason=finish,
                 carry=self._carry(),
-            )
+            ),
         ]
 
     def _carry(self) -> dict[str, Any] | None:

@@ -16,7 +16,7 @@ import pytest
 from sandbox_app.backends.keys import CUSTOM_KEY_ENV, KeyStore
 from sandbox_app.backends.registry import config_for, key_notice, make_backend
 from sandbox_app.cli.main import main
-from sandbox_app.core.running.backend import Backend, Delta, Message, StreamParams
+from sandbox_app.core.running.backend import Backend, Delta, Message, StreamParams, ToolCallPiece
 from sandbox_app.core.running.events import (
     ActionParsed,
     Event,
@@ -339,3 +339,29 @@ def test_run_backend_responses_runs_against_a_url(
     out = capsys.readouterr().out
     assert "$1,680 per year" in out
     assert len(responses_server.requests) == 3
+
+
+def test_a_call_sent_whole_at_its_end_and_an_output_only_in_the_last_event_are_read() -> None:
+    from sandbox_app.backends.responses_stream import CARRY_KEY, ResponseEvents
+
+    events = ResponseEvents()
+    call = {
+        "type": "function_call",
+        "id": "fc_1",
+        "call_id": "c1",
+        "name": "search",
+        "arguments": '{"query": "x"}',
+    }
+    (piece,) = events.feed(json.dumps({"type": "response.output_item.done", "item": call}))
+    assert piece.tool_calls[0] == ToolCallPiece(0, "c1", "search", '{"query": "x"}')
+    # No reasoning item event came: the output listed in response.completed is carried.
+    reasoning = {"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "e"}
+    done = {"type": "response.completed", "response": {"output": [reasoning, call]}}
+    fresh = ResponseEvents()
+    called, end = fresh.feed(json.dumps(done))
+    assert called.tool_calls == piece.tool_calls
+    assert end.finish_reason == "tool_calls"
+    assert end.carry == {
+        CARRY_KEY: [reasoning, {"type": "function_call", "id": "fc_1", "call_id": "c1"}]
+    }
+    assert events.feed(json.dumps({"type": "response.new_kind_of_event"})) == []
