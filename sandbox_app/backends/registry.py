@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from sandbox_app.backends import openai_kind, responses_kind, scripted
+from sandbox_app.backends import gemini_kind, openai_kind, responses_kind, scripted
 from sandbox_app.backends.keys import CUSTOM_KEY_ENV, KeyDecision, KeyStore, UrlSource, host_of
 from sandbox_app.backends.kinds import BackendConfig, BackendKind
 from sandbox_app.backends.presets import CUSTOM, ServerConfig
@@ -25,6 +25,7 @@ _BUILT_IN: tuple[BackendKind, ...] = (
     scripted.KIND,
     openai_kind.KIND,  # its presets are its choices (presets.py)
     responses_kind.KIND,
+    gemini_kind.KIND,
 )
 
 SCRIPTED = scripted.KIND.id
