@@ -35,9 +35,13 @@ REPLACEMENTS = {
     "parallel_tool_calls": "",
 }
 # "Unsupported parameter: 'stop' is not supported…", "Unsupported value: 'temperature' does
-# not support 0…"; other servers word it "… 'stop' is not supported".
+# not support 0…"; other servers word it "… 'stop' is not supported"; a server checking its
+# body with pydantic lists "[{'type': 'extra_forbidden', 'loc': ('body',
+# 'max_completion_tokens'), 'msg': 'Extra inputs are not permitted', …}]" (voideditor/void#128).
 _NAMED = re.compile(
-    r"['\"`](\w+)['\"`][^.]{0,40}\bnot supported|unsupported \w+: ['\"`](\w+)", re.IGNORECASE
+    r"['\"`](\w+)['\"`][^.]{0,40}\bnot supported|unsupported \w+: ['\"`](\w+)"
+    r"|extra_forbidden['\"], ['\"]loc['\"]: \(['\"]body['\"], ['\"](\w+)['\"]\)",
+    re.IGNORECASE,
 )
 
 UNSUPPORTED_CODES = ("unsupported_parameter", "unsupported_value")  # OpenAI's codes for these 400s
@@ -149,7 +153,7 @@ def refused_parameter(err: Exception, request: dict[str, Any]) -> str | None:
             return None
         param = None  # named by the wording, not by a field about some other problem
     if not isinstance(param, str) or param not in request:
-        param = (found.group(1) or found.group(2)) if found else None
+        param = next((g for g in found.groups() if g), None) if found else None
     if param in REPLACEMENTS and param in request:
         return param
     return None
@@ -204,7 +208,15 @@ def effort_notice(refused: str, instead: str, model: str) -> str:
 
 
 def error_message(err: Exception) -> str:
-    """A 400's message as the server wrote it (the SDK keeps the error object as ``body``;
-    a body that is a list, as Gemini's OpenAI-compatible endpoint sends, is in the text)."""
+    """A 400's message as the server wrote it. The SDK keeps the error object as ``body``;
+    Gemini's OpenAI-compatible endpoint sends a list of them, OpenRouter the upstream's own
+    error in ``metadata.raw`` under its "Provider returned error"."""
     body = getattr(err, "body", None)
-    return str((body.get("message") if isinstance(body, dict) else None) or err)
+    if isinstance(body, list) and body and isinstance(body[0], dict):
+        body = body[0].get("error", body[0])
+    if not isinstance(body, dict) or not isinstance(body.get("message"), str):
+        return str(err)
+    metadata = body.get("metadata")
+    raw = metadata.get("raw") if isinstance(metadata, dict) else None
+    message: str = body["message"]
+    return message + (f": {raw}" if isinstance(raw, str) else "")
