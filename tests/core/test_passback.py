@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from sandbox_app.backends.openai_compat import OpenAICompatBackend
+from sandbox_app.backends.passback import Gathered, passed_back, preset_fields, required_field
 from sandbox_app.backends.presets import CUSTOM, Preset, ServerConfig, preset_with_id
 from sandbox_app.core.running.backend import PROVIDER
 from sandbox_app.core.running.events import (
@@ -22,7 +23,7 @@ from sandbox_app.core.running.events import (
 )
 from sandbox_app.core.running.fork import as_json, exchanges_of
 from sandbox_app.core.scenarios.scenario import Scenario
-from tests.fake_passback import signature
+from tests.fake_passback import GEMINI_MISSING, signature
 from tests.fakeserver import FakeOpenAIServer, ModelScript
 from tests.helpers import builtin, finished, of_type, replies_of, run_events
 
@@ -215,3 +216,73 @@ def test_the_exchange_is_what_the_server_received(fake_server: FakeOpenAIServer)
         (exchange,) = exchanges_of(events, step)
         assert isinstance(exchange, Exchange)
         assert exchange.request["messages"] == received["messages"]
+
+
+@pytest.mark.parametrize(
+    ("message", "field"),
+    [
+        # DeepSeek, as quoted in Dais-Project/Dais#61 (with backticks) and
+        # JohnnyZ93/oai-compatible-copilot#215 (without).
+        ("The `reasoning_content` in the thinking mode must be passed back to the API.",
+         "reasoning_content"),
+        ("The reasoning_content in the thinking mode must be passed back to the API.",
+         "reasoning_content"),
+        # Kimi through SiliconFlow (hAcKlyc/MyAgents#69) and Moonshot (bytedance/deer-flow#3043).
+        ("thinking is enabled but reasoning_content is missing in assistant tool call message "
+         "at index 6", "reasoning_content"),
+        (GEMINI_MISSING.format(name="search", position=2), "thought_signature"),
+        # Not a passback: a limit, a refused parameter, another field's wording.
+        ("max_tokens is too large: 200000.", None),
+        ("Unsupported parameter: 'stop' is not supported with this model.", None),
+        ("Invalid value for reasoning_content: expected a string.", None),
+    ],
+)  # fmt: skip
+def test_the_400s_that_teach_a_rule(message: str, field: str | None) -> None:
+    assert required_field(message) == field
+
+
+def test_streamed_details_and_signatures_are_gathered_whole() -> None:
+    gathered = Gathered()
+    piece = {"type": "reasoning.text", "format": "unknown", "index": 0}
+    gathered.add({"reasoning": "Twenty ", "reasoning_details": [piece | {"text": "Twenty "}]},
+                 "Twenty ")  # fmt: skip
+    gathered.add({"reasoning": "a month", "reasoning_details": [piece | {"text": "a month"}]},
+                 "a month")  # fmt: skip
+    gathered.add({"reasoning_details": [piece | {"signature": "s1"}]}, "")
+    extra = {"google": {"thought_signature": "t1"}}
+    gathered.add({"tool_calls": [{"index": 0, "id": "c1", "extra_content": extra}]}, "")
+    carry = gathered.carry()
+    assert carry is not None
+    message = {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "s"}}],
+        PROVIDER: carry,
+    }
+    sent = passed_back(message, {"reasoning_details", "thought_signature"})
+    assert sent["reasoning_details"] == [piece | {"text": "Twenty a month", "signature": "s1"}]
+    assert sent["tool_calls"][0]["extra_content"] == extra
+    assert PROVIDER not in sent
+    assert "reasoning" not in sent
+    assert passed_back(message, set()) == {k: v for k, v in message.items() if k != PROVIDER}
+    assert Gathered().carry() is None
+
+
+@pytest.mark.parametrize(
+    ("preset", "host", "model", "fields"),
+    [
+        ("custom", "api.deepseek.com", "deepseek-chat", {"reasoning_content"}),
+        ("custom", "api.moonshot.ai", "kimi-k2-thinking", {"reasoning_content"}),
+        ("custom", "api.together.xyz", "moonshotai/Kimi-K2-Thinking", {"reasoning_content"}),
+        ("custom", "generativelanguage.googleapis.com", "gemini-3-pro-preview",
+         {"thought_signature"}),
+        ("openrouter", "openrouter.ai", "google/gemini-3-pro-preview", {"reasoning_details"}),
+        ("vllm", "localhost:8000", "deepseek-ai/DeepSeek-V3.2", {"reasoning"}),
+        # A local server's model family says nothing about what that server reads.
+        ("ollama", "localhost:11434", "deepseek-r1:8b", set()),
+        ("openai", "api.openai.com", "gpt-5", set()),
+        ("custom", "127.0.0.1:8080", "qwen3-8b", set()),
+    ],
+)  # fmt: skip
+def test_the_preset_rules(preset: str, host: str, model: str, fields: set[str]) -> None:
+    assert preset_fields(preset, host, model) == fields
