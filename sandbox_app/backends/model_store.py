@@ -36,6 +36,17 @@ class PullProgress:
         return min(max(self.completed / self.total, 0.0), 1.0)
 
 
+def size_text(size: int | None) -> str:
+    """Bytes as people read a download: "5.2 GB", "387 MB"."""
+    if not size:
+        return ""
+    if size >= 1e9:
+        return f"{size / 1e9:.1f} GB"
+    if size >= 1e6:
+        return f"{size / 1e6:.0f} MB"
+    return f"{size / 1e3:.0f} KB"
+
+
 @runtime_checkable
 class ModelStore(Protocol):
     @property

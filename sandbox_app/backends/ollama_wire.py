@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from sandbox_app.backends.errors import NO_TOOLS, sentence
+from sandbox_app.backends.model_store import size_text
 from sandbox_app.core.running.backend import (
     BackendError,
     Delta,
@@ -204,17 +205,6 @@ def broke(host: str, chunks: int, what: str) -> BackendError:
 
 
 # ---- the model list ------------------------------------------------------------------
-
-
-def size_text(size: int | None) -> str:
-    """Bytes as people read a download: "5.2 GB", "387 MB"."""
-    if not size:
-        return ""
-    if size >= 1e9:
-        return f"{size / 1e9:.1f} GB"
-    if size >= 1e6:
-        return f"{size / 1e6:.0f} MB"
-    return f"{size / 1e3:.0f} KB"
 
 
 def model_note(size: int | None, loaded: bool) -> str:
