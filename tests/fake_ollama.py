@@ -57,6 +57,8 @@ class Model:
     size: int = 5_225_376_047
     loaded: bool = False
     capabilities: tuple[str, ...] = ("completion", "tools", "thinking")
+    # (status, message): /api/chat answers {"error": message} with that status instead.
+    fails: tuple[int, str] | None = None
 
 
 @dataclass
@@ -68,6 +70,7 @@ class FakeOllama:
     hold_pull: bool = False
     pull_closed: threading.Event = field(default_factory=threading.Event)
     _requests: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    authorizations: list[str] = field(default_factory=list)  # each request's header, if any
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _port: int = 0
     _loop: asyncio.AbstractEventLoop | None = None
@@ -142,6 +145,8 @@ class FakeOllama:
         body = await request.json() if request.can_read_body else {}
         with self._lock:
             self._requests.append((request.path, body))
+            if "Authorization" in request.headers:
+                self.authorizations.append(request.headers["Authorization"])
         return body
 
     async def _chat(self, request: web.Request) -> web.StreamResponse:
@@ -151,6 +156,9 @@ class FakeOllama:
         if model is None:
             error = {"error": f'model "{name}" not found, try pulling it first'}
             return web.json_response(error, status=404)
+        if model.fails is not None:
+            status, message = model.fails
+            return web.json_response({"error": message}, status=status)
         turns = sum(1 for m in body.get("messages", []) if m.get("role") == "assistant")
         reply = model.replies[min(turns, len(model.replies) - 1)]
         model.loaded = True

@@ -132,6 +132,39 @@ def test_a_missing_model_says_to_pull_it(fake_ollama: FakeOllama) -> None:
     )
 
 
+@pytest.mark.parametrize(
+    ("fails", "line"),
+    [
+        (
+            (500, "llama runner process has terminated: exit status 2"),
+            "Ollama at {host} failed (500): llama runner process has terminated: exit status 2.",
+        ),
+        (
+            (400, "registry.ollama.ai/library/gemma:2b does not support tools"),
+            "m cannot take native tool calls on Ollama (registry.ollama.ai/library/gemma:2b "
+            "does not support tools): set Tool calls to ReAct text for it.",
+        ),
+    ],
+)
+def test_an_error_status_is_one_line(
+    fake_ollama: FakeOllama, fails: tuple[int, str], line: str
+) -> None:
+    fake_ollama.models["m"] = Model([], fails=fails)
+    done = finished(run_events(scenario("native"), backend(fake_ollama), model="m"))
+    assert done.reason == line.format(host=fake_ollama.host)
+
+
+def test_the_librarys_own_key_variable_goes_to_no_server(
+    fake_ollama: FakeOllama, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The library would send OLLAMA_API_KEY to any host; this kind takes no key.
+    monkeypatch.setenv("OLLAMA_API_KEY", "sk-secret")
+    fake_ollama.models["m"] = Model([Reply("Answer: 4")])
+    assert finished(run_events(scenario(), backend(fake_ollama), model="m")).answer == "4"
+    assert fake_ollama.requests()
+    assert fake_ollama.authorizations == []
+
+
 def test_a_server_that_is_not_running_is_one_line() -> None:
     with socket.socket() as sock:  # a port nothing listens on
         sock.bind(("127.0.0.1", 0))
