@@ -53,6 +53,7 @@ def test_the_ids_are_the_scripted_model_each_preset_and_custom() -> None:
         "custom",
         "responses",
         "gemini",
+        "ollama-native",
     )
 
 
@@ -89,6 +90,7 @@ def test_display_names_are_what_the_window_shows() -> None:
         "Custom URL",
         "OpenAI Responses API",
         "Google Gemini",
+        "Ollama (native API)",
     ]
 
 
@@ -153,8 +155,12 @@ def test_a_preset_url_still_finds_its_preset_and_any_other_is_custom() -> None:
 
 def test_the_scenario_readers_label_migration_agrees_with_the_registry() -> None:
     # core cannot import the registry, so it migrates old labels by rule: check the rule.
-    # Only the kinds that existed before ids (a later kind's files were written with ids).
     from sandbox_app.core.scenarios.scenario_file import _backend_id
 
-    for choice in (*scripted.KIND.backends, *openai_kind.KIND.backends):
-        assert _backend_id(display_name(choice.id)) == choice.id
+    # Files held labels only before ids: the kinds there were then (the scripted model, the
+    # presets, custom). A kind added since was only ever written by its id.
+    labelled = {scripted.KIND, openai_kind.KIND}
+    for backend in backend_ids():
+        if config_for(backend).kind in labelled:
+            assert _backend_id(display_name(backend)) == backend
+        assert _backend_id(backend) == backend
