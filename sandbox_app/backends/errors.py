@@ -37,6 +37,8 @@ def sentence(text: str) -> str:
 def short(err: BaseException) -> str:
     """The first line of an error's message, without the SDK's JSON dump, at most 160 chars."""
     body = getattr(err, "body", None)  # the SDK's APIError keeps the server's JSON here
+    if isinstance(body, list) and body:  # Gemini's OpenAI-compatible endpoint: a list of them
+        body = body[0]
     if isinstance(body, dict):
         inner = body.get("error", body)
         message = inner.get("message") if isinstance(inner, dict) else None

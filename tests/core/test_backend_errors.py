@@ -164,3 +164,14 @@ def test_an_exception_merely_named_like_a_timeout_is_not_read_as_one() -> None:
     line = str(errors.stream_broke(ReadTimeout("slow"), BROKEN, 0))
     assert "(slow.)" in line
     assert "no data" not in line
+
+
+def test_a_list_shaped_error_body_gives_the_servers_message() -> None:
+    # Gemini's OpenAI-compatible endpoint answers a 400 with a JSON list of errors; the line
+    # must be its message, not "Error code: 400" (tests/fake_passback.py's gemini mode).
+    err = Exception("Error code: 400")
+    err.body = [  # type: ignore[attr-defined]
+        {"error": {"code": 400, "message": "Function call is missing a thought_signature.",
+                   "status": "INVALID_ARGUMENT"}}
+    ]  # fmt: skip
+    assert errors.short(err) == "Function call is missing a thought_signature."

@@ -80,6 +80,7 @@ class BackendPanel(QWidget):
         self.models_status.setObjectName("modelsStatus")
         self.models_status.setWordWrap(True)
         self.pull_bar = PullBar(self.choice)  # a kind with "pull" (Ollama's own API)
+        self.pull_bar.pulled.connect(lambda _model: self._on_refresh_button_clicked())
         self.timeout_spin = QDoubleSpinBox()
         self.timeout_spin.setRange(0.5, 600.0)
         self.timeout_spin.setValue(60.0)

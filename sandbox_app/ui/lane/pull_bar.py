@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 
+from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QHBoxLayout, QProgressBar, QPushButton, QVBoxLayout, QWidget
 
 from sandbox_app.application.backend_choice import BackendChoice
@@ -20,6 +21,9 @@ STEPS = 1000  # the bar's range: a fraction in thousandths
 
 
 class PullBar(QWidget):
+    # The model pulled: the panel lists the server's models again, the new one among them.
+    pulled = Signal(str)
+
     """The Pull button, its progress bar and status line."""
 
     def __init__(self, choice: Callable[[], BackendChoice], parent: QWidget | None = None) -> None:
@@ -98,6 +102,8 @@ class PullBar(QWidget):
         self.bar.hide()
         self.bar.setValue(0)
         self.status.setText(status)
+        if status == f"Pulled {model}.":
+            self.pulled.emit(model)
 
     def _show(self, model: str, progress: PullProgress) -> None:
         fraction = progress.fraction
