@@ -87,6 +87,7 @@ class AnthropicBackend:
         self.label = "Anthropic" if config.preset is ANTHROPIC else config.host
         self._client: anthropic.AsyncAnthropic | None = None
         self._client_lock = asyncio.Lock()
+        self._told: set[str] = set()  # adjustments already said: once per backend, not per step
 
     async def _get_client(self) -> anthropic.AsyncAnthropic:
         if self.config.needs_key and not self.config.api_key:
@@ -138,7 +139,9 @@ class AnthropicBackend:
 
         body, notes = request_body(messages, params, params.prompt_cache)
         for note in notes:
-            yield Delta(notice=note)
+            if note not in self._told:
+                self._told.add(note)
+                yield Delta(notice=note)
         # The fields the SDK requires by name; the rest as they are, through extra_body.
         required = ("model", "max_tokens", "messages", "stream")
         extra = {k: v for k, v in body.items() if k not in required}
