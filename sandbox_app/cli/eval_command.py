@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import re
 import sys
 import textwrap
 import time
@@ -25,10 +24,8 @@ from typing import Any, TextIO
 
 from sandbox_app.application.eval_runner import EvalLane, EvalRunner, declined, lane_label
 from sandbox_app.backends.keys import KeyStore
-from sandbox_app.backends.presets import preset_for_url
 from sandbox_app.backends.registry import (
     SCRIPTED,
-    backend_id,
     config_for,
     key_notice,
 )
@@ -40,6 +37,7 @@ from sandbox_app.cli.cli_io import (
     scenario_from,
 )
 from sandbox_app.cli.eval_outputs import cache_problem, check_writable
+from sandbox_app.cli.lane_spec import lane_from_spec
 from sandbox_app.cli.prompt_choice import lanes_by_version, version_note
 from sandbox_app.cli.terminal import say, visible
 from sandbox_app.core.results.evaluation import (
@@ -52,15 +50,14 @@ from sandbox_app.core.results.evaluation import (
     summarise,
 )
 from sandbox_app.core.results.exports import TEST_SET_FORMATS, EvalResults
-from sandbox_app.core.scenarios.lane_settings import LaneSettings, parse_option
+from sandbox_app.core.scenarios.lane_settings import parse_option
 from sandbox_app.core.scenarios.scenario import Scenario
 from sandbox_app.core.scenarios.scenario_fields import ScenarioError
 from sandbox_app.core.scenarios.test_set import asked_questions, undefined_in_cases
 from sandbox_app.core.tools.policy import allow, refused_line
 from sandbox_app.core.untrusted.file_reader import ReadError, display_name
 
-# "http://localhost:11434/v1:qwen3:8b": the URL ends where its path meets the first colon.
-_URL_LANE = re.compile(r"^(https?://[^/\s]+(?:/[^:\s]*)?):(.+)$")
+_lane_from_spec = lane_from_spec  # where --lane was read before lane_spec.py (tests import it)
 
 
 def parser() -> argparse.ArgumentParser:
@@ -83,7 +80,8 @@ def parser() -> argparse.ArgumentParser:
         "--lane",
         action="append",
         default=[],
-        help="scripted, BACKEND:MODEL (ollama:llama3) or URL:MODEL, then ,key=value options "
+        help="scripted, BACKEND:MODEL (ollama:llama3), URL:MODEL or BACKEND:URL:MODEL "
+        "(anthropic:http://127.0.0.1:8123:claude-x), then ,key=value options "
         "(temperature, max_tokens, reasoning_effort, tool_calling=native); repeatable. "
         "Default: the scenario's lanes",
     )
@@ -292,7 +290,7 @@ class _Runner:
 
 def _lanes(args: argparse.Namespace, scenario: Scenario) -> list[EvalLane]:
     if args.lane:
-        lanes = [_lane_from_spec(spec, args.timeout, scenario.model) for spec in args.lane]
+        lanes = [lane_from_spec(spec, args.timeout, scenario.model) for spec in args.lane]
     elif scenario.lanes:
         lanes = [
             EvalLane(
@@ -319,29 +317,6 @@ def _lanes(args: argparse.Namespace, scenario: Scenario) -> list[EvalLane]:
         label = titled if seen[titled] == 1 else f"{titled}#{seen[titled]}"
         unique.append(replace(lane, label=label))
     return unique
-
-
-def _lane_from_spec(spec: str, timeout: float, base: LaneSettings) -> EvalLane:
-    """A --lane: its options over the scenario's lane settings, ``base``."""
-    head, *pairs = spec.split(",")
-    options = base.replace(**dict(_option(pair) for pair in pairs))
-    url = _URL_LANE.match(head)
-    if url is not None:
-        base_url, model = url.groups()
-        config = config_for(preset_for_url(base_url).id, base_url, model, timeout)
-    else:  # a backend id: "scripted", "ollama:llama3", a registered kind's "echo:m"
-        backend, _, model = head.partition(":")
-        config = config_for(backend_id(backend), "", model, timeout)
-        if config.kind.has("model") and not model:
-            raise ValueError(f"--lane {spec!r}: write BACKEND:MODEL or URL:MODEL")
-    return EvalLane(head, config, options)
-
-
-def _option(pair: str) -> tuple[str, Any]:
-    """One ``key=value`` of a --lane, by the rules the scenario file's lanes are read with."""
-    name, _, value = pair.partition("=")
-    name = name.strip().replace("-", "_")
-    return LaneSettings.parse_option(name, value, f"--lane option {name}")
 
 
 def _rate(text: str | None) -> float | None:

@@ -51,6 +51,7 @@ def test_the_ids_are_the_scripted_model_each_preset_and_custom() -> None:
         "fireworks",
         "cerebras",
         "custom",
+        "anthropic",
         "responses",
         "gemini",
         "ollama-native",
@@ -88,6 +89,7 @@ def test_display_names_are_what_the_window_shows() -> None:
         "Fireworks",
         "Cerebras",
         "Custom URL",
+        "Anthropic (Claude)",
         "OpenAI Responses API",
         "Google Gemini",
         "Ollama (native API)",
@@ -101,7 +103,7 @@ def test_legacy_labels_normalise_to_ids_ignoring_case(label: str, expected: str)
     assert backend_id(f"  {label.lower()}\n") == expected
 
 
-@pytest.mark.parametrize("label", ["", "Scripted offline", "lm-studio", "Anthropic", "Custom\nURL"])
+@pytest.mark.parametrize("label", ["", "Scripted offline", "lm-studio", "Acme AI", "Custom\nURL"])
 def test_an_unknown_label_is_a_one_line_value_error(label: str) -> None:
     with pytest.raises(
         ValueError, match=r"^unknown backend .*; known: scripted, openai, "

@@ -65,3 +65,4 @@ def test_a_kind_removed_is_no_longer_listed(make_window: Callable[..., MainWindo
     combo = make_window().backend_panel.preset_combo
     assert combo.findData("echo") == -1
     assert combo.itemData(combo.count() - 1) == backend_ids()[-1]  # the last kind still there
+    assert "Echo" not in [combo.itemText(i) for i in range(combo.count())]

@@ -106,6 +106,7 @@ class StreamParams:
     thinking_budget: int | None = None  # tokens the model may think (Anthropic, Gemini)
     think: str | None = None  # "off", "on", "low", "medium", "high" (Ollama's think)
     keep_alive: str | None = None  # how long the server keeps the model loaded ("5m", "-1")
+    prompt_cache: bool = False  # mark the system prompt for the provider's prompt cache
 
 
 class BackendError(Exception):

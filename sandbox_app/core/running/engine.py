@@ -302,6 +302,7 @@ class ReactEngine:
             thinking_budget=m.thinking_budget,
             think=m.think,
             keep_alive=m.keep_alive,
+            prompt_cache=m.prompt_cache,
         )
 
     def _observation(self, step: int, tool: str, text: str) -> str:

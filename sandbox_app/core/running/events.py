@@ -214,6 +214,8 @@ _RUN_TOTALS = (
     "reasoning_estimated",
     "thinking_s",
     "cuts_by_limit",
+    "cache_read_tokens",
+    "cache_write_tokens",
 )
 
 

@@ -28,6 +28,10 @@ class StepMetrics:
     reasoning_estimated: bool = False
     thinking_s: float | None = None
     cut_by_limit: bool = False  # the server stopped the reply at max tokens
+    # Prompt tokens read from / written to the provider's prompt cache (part of tokens_in),
+    # as the server reported them; 0 when it did not say.
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
 
 
 @dataclass(frozen=True)
@@ -77,6 +81,14 @@ class RunMetrics:
     def thinking_s(self) -> float | None:
         times = [s.thinking_s for s in self.steps if s.thinking_s is not None]
         return sum(times) if times else None
+
+    @property
+    def cache_read_tokens(self) -> int:
+        return sum(s.cache_read_tokens for s in self.steps)
+
+    @property
+    def cache_write_tokens(self) -> int:
+        return sum(s.cache_write_tokens for s in self.steps)
 
     @property
     def cuts_by_limit(self) -> int:

@@ -21,7 +21,7 @@ def step_metrics(
     """``requests``: each request of the step, the one it kept last (a request asked again
     was paid for too); ``messages``: the conversation, for an estimate of what was sent."""
     last = requests[-1]
-    tokens_in = tokens_out = reasoning_tokens = 0
+    tokens_in = tokens_out = reasoning_tokens = cache_read = cache_write = 0
     estimated = reasoning_estimated = False
     for request in requests:
         reasoning = request.reasoning_text
@@ -29,6 +29,8 @@ def step_metrics(
             tokens_in += request.usage.prompt_tokens
             tokens_out += request.usage.completion_tokens
             estimated = estimated or request.usage.doubtful  # clamped: shown with ~
+            cache_read += request.usage.cache_read_tokens or 0
+            cache_write += request.usage.cache_write_tokens or 0
         else:
             tokens_in += sum(estimate_tokens(message_text(m)) for m in messages)
             tokens_out += estimate_tokens(request.received) + estimate_tokens(reasoning)
@@ -52,4 +54,6 @@ def step_metrics(
         reasoning_estimated=reasoning_estimated,
         thinking_s=last.thinking_s,
         cut_by_limit=last.cut_by_limit,
+        cache_read_tokens=cache_read,
+        cache_write_tokens=cache_write,
     )

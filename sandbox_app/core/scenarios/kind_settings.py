@@ -62,3 +62,14 @@ register(
         kind_specific=True,
     )
 )
+register(
+    Setting(
+        "prompt_cache",
+        Rule("switch"),
+        False,
+        "Prompt cache",
+        "mark the system prompt for the provider's prompt cache (Anthropic's cache_control): "
+        "later requests read it back cheaper, the first writes it; off by default",
+        kind_specific=True,
+    )
+)

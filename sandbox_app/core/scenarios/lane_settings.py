@@ -129,6 +129,10 @@ class LaneSettings(Mapping[str, Any]):
     def keep_alive(self) -> str | None:
         return cast("str | None", self["keep_alive"])
 
+    @property
+    def prompt_cache(self) -> bool:
+        return bool(self["prompt_cache"])
+
     # A lane's own changes to the scenario (None: the scenario's, the editor's prompt).
     @property
     def prompt(self) -> str | None:

@@ -1,0 +1,274 @@
+"""The Anthropic Messages API's shapes: the engine's messages → a request body, and the stream's
+events → :class:`Delta`s. Plain functions on dicts, no SDK: the SDK sends the request, these
+read the SSE payloads (the SDK's pydantic object per event would cost most of a chunk's time,
+as sse.py found for Chat Completions).
+
+What goes back, and why: with extended thinking on, the API refuses a tool-result turn whose
+assistant message does not start with the thinking block(s) it wrote, signature unchanged
+(its "Preserving thinking blocks" rule). The decoder keeps those blocks whole and hands them
+on as ``Delta.carry``; the engine stores them in the assistant message (PROVIDER), and
+:func:`request_body` puts them first in that message again. Text ReAct sends content only.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from sandbox_app.core.running.backend import (
+    PROVIDER,
+    BackendError,
+    Delta,
+    Message,
+    StreamParams,
+    ToolCallPiece,
+    Usage,
+)
+
+CARRY_KEY = "anthropic"  # under PROVIDER: the reply's thinking blocks, as the API sent them
+MIN_BUDGET = 1024  # the API's smallest thinking budget
+# reasoning_effort, for a lane that sets no thinking budget: tokens of thinking.
+EFFORT_BUDGETS = {"minimal": 1024, "low": 2048, "medium": 8192, "high": 16384, "xhigh": 32000}
+FINISH = {"end_turn": "stop", "stop_sequence": "stop", "tool_use": "tool_calls"}
+FINISH |= {"max_tokens": "length", "model_context_window_exceeded": "length"}
+
+
+def thinking_budget(params: StreamParams) -> int | None:
+    """Tokens of thinking to ask for: the lane's budget, else its reasoning effort's; 0 = off,
+    None = the model's default (nothing sent)."""
+    if params.thinking_budget is not None:
+        return params.thinking_budget
+    if params.reasoning_effort == "none":
+        return 0
+    return EFFORT_BUDGETS.get(params.reasoning_effort or "")
+
+
+def request_body(
+    messages: Sequence[Message], params: StreamParams, cache_system: bool = False
+) -> tuple[dict[str, Any], list[str]]:
+    """The JSON body of a streaming ``POST /v1/messages``, and notices for what was changed
+    to make it acceptable (a budget raised to the minimum, max_tokens raised above it)."""
+    notes: list[str] = []
+    system = [m["content"] for m in messages if m["role"] == "system" and m.get("content")]
+    body: dict[str, Any] = {
+        "model": params.model,
+        "max_tokens": params.max_tokens,
+        "messages": conversation(messages),
+        "stream": True,
+    }
+    if system:
+        text = "\n\n".join(system)
+        if cache_system:  # cached from the first request on; read back by the next ones
+            cached = {"type": "text", "text": text, "cache_control": {"type": "ephemeral"}}
+            body["system"] = [cached]
+        else:
+            body["system"] = text
+    budget = thinking_budget(params)
+    if budget:
+        if budget < MIN_BUDGET:
+            notes.append(f"Thinking budget raised to {MIN_BUDGET:,} tokens, the API's minimum.")
+            budget = MIN_BUDGET
+        if params.max_tokens <= budget:  # the budget is part of max_tokens
+            body["max_tokens"] = budget + params.max_tokens
+            notes.append(
+                f"Max tokens raised to {body['max_tokens']:,}: Anthropic counts the thinking "
+                f"budget ({budget:,}) inside it."
+            )
+        body["thinking"] = {"type": "enabled", "budget_tokens": budget}
+    elif budget == 0:
+        body["thinking"] = {"type": "disabled"}
+    if not budget:  # with thinking on the API takes no temperature but 1, and no top_p
+        if params.temperature is not None:
+            body["temperature"] = params.temperature
+        if params.top_p is not None:
+            body["top_p"] = params.top_p
+    stops = [s for s in params.stop if s.strip()]  # the API refuses whitespace-only ones
+    if stops:
+        body["stop_sequences"] = stops
+    if params.tools:
+        body["tools"] = [tool(schema) for schema in params.tools]
+    body.update(params.extra)
+    return body, notes
+
+
+def tool(schema: dict[str, Any]) -> dict[str, Any]:
+    """An OpenAI-shaped ``{"type": "function", "function": {…}}`` as Anthropic's tool."""
+    function = schema.get("function", schema)
+    return {
+        "name": function["name"],
+        "description": function.get("description", ""),
+        "input_schema": function.get("parameters") or {"type": "object", "properties": {}},
+    }
+
+
+def conversation(messages: Sequence[Message]) -> list[dict[str, Any]]:
+    """The user and assistant turns: tool results become ``tool_result`` blocks of a user
+    turn, an assistant's calls ``tool_use`` blocks after its carried thinking; turns of one
+    role in a row are joined (the API alternates them)."""
+    turns: list[dict[str, Any]] = []
+    for message in messages:
+        role = message["role"]
+        if role == "system":
+            continue
+        if role == "tool":
+            role = "user"
+            blocks = [
+                {
+                    "type": "tool_result",
+                    "tool_use_id": message.get("tool_call_id", ""),
+                    "content": message.get("content") or "",
+                }
+            ]
+        elif role == "assistant" and message.get("tool_calls"):
+            blocks = _assistant_blocks(message)
+        else:
+            text = message.get("content") or ""
+            blocks = [{"type": "text", "text": text}] if text else []
+        if not blocks:
+            continue
+        if turns and turns[-1]["role"] == role:
+            turns[-1]["content"].extend(blocks)
+        else:
+            turns.append({"role": role, "content": blocks})
+    # A turn of one text block goes as a plain string, as people write it.
+    for turn in turns:
+        content = turn["content"]
+        if len(content) == 1 and content[0]["type"] == "text":
+            turn["content"] = content[0]["text"]
+    return turns
+
+
+def _assistant_blocks(message: Message) -> list[dict[str, Any]]:
+    carried = (message.get(PROVIDER) or {}).get(CARRY_KEY) or []
+    blocks: list[dict[str, Any]] = [dict(block) for block in carried]  # first, unchanged
+    if message.get("content"):
+        blocks.append({"type": "text", "text": message["content"]})
+    for call in message["tool_calls"]:
+        function = call["function"]
+        try:
+            arguments = json.loads(function.get("arguments") or "{}")
+        except ValueError:
+            arguments = None
+        if not isinstance(arguments, dict):  # the API takes an object only
+            arguments = {"input": function.get("arguments") or ""}
+        blocks.append(
+            {"type": "tool_use", "id": call["id"], "name": function["name"], "input": arguments}
+        )
+    return blocks
+
+
+@dataclass
+class StreamDecoder:
+    """One reply's events → deltas, keeping its thinking blocks (with their signatures) for
+    the carry and the usage the stream reports at its start and end."""
+
+    blocks: dict[int, dict[str, Any]] = field(default_factory=dict)  # thinking, by index
+    usage: dict[str, int] = field(default_factory=dict)
+    stop_reason: str | None = None
+    ended: bool = False
+
+    def decode(self, event: dict[str, Any]) -> list[Delta]:
+        kind = event.get("type")
+        if kind == "content_block_delta":
+            return self._delta(event["index"], event["delta"])
+        if kind == "content_block_start":
+            return self._start(event["index"], event["content_block"])
+        if kind == "message_start":
+            self._count(event["message"].get("usage"))
+        elif kind == "message_delta":
+            self._count(event.get("usage"))
+            self.stop_reason = event["delta"].get("stop_reason") or self.stop_reason
+        elif kind == "message_stop":
+            return self.finish()
+        elif kind == "error":
+            error = event.get("error") or {}
+            raise StreamFailed(str(error.get("type", "error")), str(error.get("message", "")))
+        return []  # ping, content_block_stop, and any event a newer API adds
+
+    def _start(self, index: int, block: dict[str, Any]) -> list[Delta]:
+        kind = block.get("type")
+        if kind == "tool_use":
+            return [Delta(tool_calls=(ToolCallPiece(index, block["id"], block["name"]),))]
+        if kind == "thinking":
+            self.blocks[index] = {"type": "thinking", "thinking": "", "signature": ""}
+            return [Delta(reasoning=block["thinking"])] if block.get("thinking") else []
+        if kind == "redacted_thinking":  # encrypted: nothing to show, but it goes back
+            self.blocks[index] = dict(block)
+            return [Delta(reasoning="[thinking redacted by the provider]\n")]
+        if kind == "text" and block.get("text"):
+            return [Delta(text=block["text"])]
+        return []
+
+    def _delta(self, index: int, delta: dict[str, Any]) -> list[Delta]:
+        kind = delta.get("type")
+        if kind == "text_delta":
+            return [Delta(text=delta["text"])]
+        if kind == "thinking_delta":
+            block = self.blocks.get(index)
+            if block is not None:
+                block["thinking"] += delta["thinking"]
+            return [Delta(reasoning=delta["thinking"])]
+        if kind == "signature_delta":
+            block = self.blocks.get(index)
+            if block is not None:
+                block["signature"] += delta["signature"]
+            return []
+        if kind == "input_json_delta":
+            return [Delta(tool_calls=(ToolCallPiece(index, arguments=delta["partial_json"]),))]
+        return []
+
+    def _count(self, usage: dict[str, Any] | None) -> None:
+        for name, value in (usage or {}).items():
+            if isinstance(value, int) and not isinstance(value, bool):
+                self.usage[name] = value
+
+    def finish(self) -> list[Delta]:
+        """The reply's end (message_stop, or a stream that ended without one): its usage,
+        finish reason and thinking blocks; a refusal raised as the step's failure."""
+        if self.ended:
+            return []
+        self.ended = True
+        out: list[Delta] = []
+        reason = self.stop_reason
+        if reason == "refusal":
+            raise BackendError(
+                "The model refused to answer (stop_reason refusal): its safety rules stopped "
+                "the reply; rephrase the question or the prompt."
+            )
+        if reason == "pause_turn":
+            notice = "The server paused a long turn (pause_turn); the reply so far is taken."
+            out.append(Delta(notice=notice))
+        carry = {CARRY_KEY: [self.blocks[i] for i in sorted(self.blocks)]} if self.blocks else None
+        out.append(
+            Delta(
+                usage=self._usage(),
+                finish_reason=FINISH.get(reason or "", reason),
+                carry=carry,
+            )
+        )
+        return out
+
+    def _usage(self) -> Usage | None:
+        if not self.usage:
+            return None
+        read = self.usage.get("cache_read_input_tokens")
+        written = self.usage.get("cache_creation_input_tokens")
+        # Anthropic's input_tokens leave the cached part out; prompt_tokens count all of it,
+        # as OpenAI's do.
+        prompt = self.usage.get("input_tokens", 0) + (read or 0) + (written or 0)
+        return Usage(
+            prompt,
+            self.usage.get("output_tokens", 0),
+            cache_read_tokens=read,
+            cache_write_tokens=written,
+        )
+
+
+class StreamFailed(Exception):
+    """The stream's ``error`` event: its type ("overloaded_error") and message."""
+
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(f"{kind}: {message}" if message else kind)
+        self.kind = kind

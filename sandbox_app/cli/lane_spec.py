@@ -1,0 +1,54 @@
+"""``eval --lane SPEC``: a lane written on the command line, as a backend config and settings.
+
+``scripted``, ``BACKEND:MODEL`` (``ollama:qwen3:8b``), ``URL:MODEL`` (an OpenAI-compatible
+server, its preset found by URL) or ``BACKEND:URL:MODEL`` (any kind with a URL:
+``anthropic:http://127.0.0.1:8123:claude-x``), then ``,key=value`` lane settings read by the
+rules the scenario file's lanes are read with. A lane given here is the user's own: its URL
+gets a key by the key rule as if typed.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from sandbox_app.application.eval_runner import EvalLane
+from sandbox_app.backends.presets import preset_for_url
+from sandbox_app.backends.registry import backend_id, config_for
+from sandbox_app.core.scenarios.lane_settings import LaneSettings
+
+# "http://localhost:11434/v1:qwen3:8b": the URL ends where its path meets the first colon.
+_URL_LANE = re.compile(r"^(https?://[^/\s]+(?:/[^:\s]*)?):(.+)$")
+# "anthropic:http://127.0.0.1:8123:claude-x": a backend id, then a URL whose port (digits)
+# is told from the model that follows it, so the model may hold colons too.
+_KIND_URL_LANE = re.compile(r"^([\w.-]+):(https?://[^/:\s]+(?::\d+)?(?:/[^:\s]*)?):(.+)$")
+
+
+def lane_from_spec(spec: str, timeout: float, base: LaneSettings) -> EvalLane:
+    """A --lane: its options over the scenario's lane settings, ``base``. Raises ValueError
+    (one line) for an unknown backend, a missing model or a URL given to a kind without one."""
+    head, *pairs = spec.split(",")
+    options = base.replace(**dict(_option(pair) for pair in pairs))
+    url = _URL_LANE.match(head)
+    kind_url = _KIND_URL_LANE.match(head)
+    if kind_url is not None:  # any kind with a URL field
+        backend, base_url, model = kind_url.groups()
+        config = config_for(backend_id(backend), base_url, model, timeout)
+        if not config.kind.has("base_url"):
+            raise ValueError(f"--lane {spec!r}: {backend} takes no URL; write {backend}:MODEL")
+    elif url is not None:
+        base_url, model = url.groups()
+        config = config_for(preset_for_url(base_url).id, base_url, model, timeout)
+    else:  # a backend id: "scripted", "ollama:llama3", a registered kind's "echo:m"
+        backend, _, model = head.partition(":")
+        config = config_for(backend_id(backend), "", model, timeout)
+        if config.kind.has("model") and not model:
+            raise ValueError(f"--lane {spec!r}: write BACKEND:MODEL or URL:MODEL")
+    return EvalLane(head, config, options)
+
+
+def _option(pair: str) -> tuple[str, Any]:
+    """One ``key=value`` of a --lane, by the rules the scenario file's lanes are read with."""
+    name, _, value = pair.partition("=")
+    name = name.strip().replace("-", "_")
+    return LaneSettings.parse_option(name, value, f"--lane option {name}")

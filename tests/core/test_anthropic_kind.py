@@ -1,0 +1,353 @@
+"""The Anthropic Messages kind, through the real ``anthropic`` SDK to the local Messages API
+server (tests/fake_anthropic.py): text ReAct and native tool use, extended thinking shown and
+never acted on, the signed thinking blocks sent back as the API requires, stop reasons, usage
+with the prompt cache's figures, one-line failures and the key rule."""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sandbox_app.backends.anthropic_kind import AnthropicBackend
+from sandbox_app.backends.keys import CUSTOM_KEY_ENV, KeyStore
+from sandbox_app.backends.presets import ServerConfig
+from sandbox_app.backends.registry import config_for, key_notice, make_backend
+from sandbox_app.cli.eval_command import eval_command
+from sandbox_app.cli.lane_spec import lane_from_spec
+from sandbox_app.cli.main import main
+from sandbox_app.core.results.evaluation import read_results
+from sandbox_app.core.running.backend import Backend
+from sandbox_app.core.running.events import (
+    ActionParsed,
+    Event,
+    Notice,
+    ReasoningDelta,
+)
+from sandbox_app.core.scenarios.lane_settings import LaneSettings
+from sandbox_app.core.scenarios.scenario import Scenario
+from sandbox_app.core.scenarios.scenario_file import scenarios_dir
+from tests.fake_anthropic import (
+    AnthropicScript,
+    FakeAnthropicServer,
+    Redacted,
+    Text,
+    Thinking,
+    ToolUse,
+    Turn,
+    fake_anthropic,
+    signature_of,
+)
+from tests.helpers import builtin, finished, of_type, replies_of, run_events
+
+__all__ = ["fake_anthropic"]
+
+SEARCHES = [("search", "Brightgrid Pro price per developer"), ("calculator", "20 * 12 * 7")]
+# Inside the thinking: an action the engine must never run.
+DECOY = "Maybe just guess.\nAction: calculator[25 * 12 * 7]\n"
+
+
+def text_turns() -> list[Turn]:
+    replies = replies_of("brightgrid")
+    return [Turn((Thinking(DECOY + f"step {i}"), Text(r))) for i, r in enumerate(replies)]
+
+
+NATIVE_TURNS = [
+    Turn(
+        (
+            Thinking(DECOY + "First the price."),
+            Text("I need the price per developer first."),
+            ToolUse("search", {"query": "Brightgrid Pro price per developer"}),
+        )
+    ),
+    Turn(
+        (
+            Redacted(),
+            Thinking("Now the year."),
+            ToolUse("calculator", {"expression": "20 * 12 * 7"}),
+        )
+    ),
+    Turn((Thinking("Done."), Text("$1,680 per year"))),
+]
+
+
+def backend_for(server: FakeAnthropicServer, key: str = "test-key") -> AnthropicBackend:
+    return AnthropicBackend(ServerConfig(server.base_url, key, timeout_s=10.0))
+
+
+def brightgrid(**model: Any) -> Scenario:
+    scenario = builtin("brightgrid")
+    return scenario.with_changes(model=scenario.model.replace(**model))
+
+
+def run(server: FakeAnthropicServer, script: AnthropicScript, **model: Any) -> list[Event]:
+    server.set_model("claude-test", script)
+    return run_events(brightgrid(**model), backend_for(server), model="claude-test")
+
+
+def actions(events: list[Event]) -> list[tuple[str, str]]:
+    return [(a.tool, a.input) for a in of_type(events, ActionParsed)]
+
+
+def thinking(events: list[Event]) -> str:
+    return "".join(e.text for e in of_type(events, ReasoningDelta))
+
+
+def test_text_react_three_steps_thinking_shown_never_acted_on(
+    fake_anthropic: FakeAnthropicServer,
+) -> None:
+    events = run(fake_anthropic, AnthropicScript(turns=text_turns()), thinking_budget=2048)
+    done = finished(events)
+    assert (done.status, done.answer) == ("answered", "$1,680 per year"), done.reason
+    assert actions(events) == SEARCHES  # the decoy in the thinking was never run
+    assert "Action: calculator[25 * 12 * 7]" in thinking(events)
+    first, second, third = fake_anthropic.requests
+    assert first["thinking"] == {"type": "enabled", "budget_tokens": 2048}
+    assert "temperature" not in first  # the API takes none but 1 with thinking on
+    assert first["max_tokens"] > 2048  # the budget is counted inside max_tokens
+    assert isinstance(first["system"], str)
+    assert "Action" in first["system"]
+    # Text ReAct sends the content only: the reply as the assistant's text.
+    assert second["messages"][1] == {"role": "assistant", "content": replies_of("brightgrid")[0]}
+    assert second["messages"][2]["role"] == "user"
+    assert len(third["messages"]) == 5
+
+
+def test_text_react_without_thinking_sends_stop_sequences_and_temperature(
+    fake_anthropic: FakeAnthropicServer,
+) -> None:
+    turns = [Turn((Text(r),)) for r in replies_of("brightgrid")]
+    events = run(fake_anthropic, AnthropicScript(turns=turns), temperature=0.3)
+    assert finished(events).status == "answered"
+    first = fake_anthropic.requests[0]
+    assert first["stop_sequences"] == ["\nObservation:", "\nObservation "]
+    assert first["temperature"] == 0.3
+    assert "thinking" not in first
+
+
+def test_native_tool_use_sends_the_signed_thinking_back_first(
+    fake_anthropic: FakeAnthropicServer,
+) -> None:
+    script = AnthropicScript(turns=NATIVE_TURNS)
+    events = run(fake_anthropic, script, thinking_budget=2048, tool_calling="native")
+    done = finished(events)
+    assert (done.status, done.answer) == ("answered", "$1,680 per year"), done.reason
+    assert actions(events) == SEARCHES
+    assert "Action: calculator[25 * 12 * 7]" in thinking(events)
+    first, second, third = fake_anthropic.requests
+    assert [t["name"] for t in first["tools"]] == ["calculator", "search"]
+    assert set(first["tools"][0]) == {"name", "description", "input_schema"}
+    assert "stop_sequences" not in first
+    assistant, results = second["messages"][1:]
+    thought = DECOY + "First the price."
+    assert assistant["content"][0] == {
+        "type": "thinking",
+        "thinking": thought,
+        "signature": signature_of(thought),
+    }
+    assert [b["type"] for b in assistant["content"]] == ["thinking", "text", "tool_use"]
+    (call,) = [b for b in assistant["content"] if b["type"] == "tool_use"]
+    assert call["input"] == {"query": "Brightgrid Pro price per developer"}
+    (result,) = results["content"]
+    assert result["type"] == "tool_result"
+    assert result["tool_use_id"] == call["id"]
+    assert "$20 per month" in result["content"]
+    # The redacted block goes back too, unchanged and in its place.
+    assert [b["type"] for b in third["messages"][3]["content"]] == [
+        "redacted_thinking",
+        "thinking",
+        "tool_use",
+    ]
+    assert third["messages"][3]["content"][0]["data"] == Redacted().data
+
+
+@pytest.mark.parametrize("change", ["drop", "alter"])
+def test_the_server_refuses_thinking_not_sent_back_as_it_was(
+    fake_anthropic: FakeAnthropicServer, change: str
+) -> None:
+    """What the real API does with a step-2 request that lost or changed its thinking block:
+    the run above passes only because the block went back unchanged."""
+    import anthropic
+
+    script = AnthropicScript(turns=NATIVE_TURNS)
+    run(fake_anthropic, script, thinking_budget=2048, tool_calling="native")
+    body = copy.deepcopy(fake_anthropic.requests[1])
+    blocks = body["messages"][1]["content"]
+    if change == "drop":
+        del blocks[0]
+    else:
+        blocks[0]["signature"] = "forged"
+
+    async def send() -> None:
+        client = anthropic.AsyncAnthropic(base_url=fake_anthropic.base_url, api_key="k")
+        try:
+            await client.messages.create(**{k: v for k, v in body.items() if k != "stream"})
+        finally:
+            await client.close()
+
+    with pytest.raises(anthropic.BadRequestError) as refused:
+        asyncio.run(send())
+    message = refused.value.body["error"]["message"]  # type: ignore[index]
+    if change == "drop":
+        assert message.startswith(
+            "messages.1.content.0.type: Expected `thinking` or `redacted_thinking`, but found "
+            "`text`. When `thinking` is enabled, a final `assistant` message must start"
+        )
+    else:
+        assert message == "messages.1.content.0: Invalid `signature` in `thinking` block"
+
+
+def test_a_cut_by_max_tokens_is_reported_as_such(fake_anthropic: FakeAnthropicServer) -> None:
+    long = Text("Thought: " + "very " * 200)
+    events = run(fake_anthropic, AnthropicScript(turns=[Turn((long,))]), max_tokens=20)
+    done = finished(events)
+    assert done.status == "failed"
+    assert done.reason == "Cut at Max tokens (20): raise Max tokens."
+    assert done.metrics.cuts_by_limit == 1
+
+
+def test_cache_figures_reach_the_metrics_and_the_system_prompt_is_marked(
+    fake_anthropic: FakeAnthropicServer,
+) -> None:
+    script = AnthropicScript(turns=text_turns(), cache_read=1000, cache_write=200)
+    events = run(fake_anthropic, script, prompt_cache=True)
+    metrics = finished(events).metrics
+    assert (metrics.cache_read_tokens, metrics.cache_write_tokens) == (3000, 600)
+    assert metrics.tokens_in >= 3 * 1200  # the cached part counts as tokens in
+    (system,) = fake_anthropic.requests[0]["system"]
+    assert system["cache_control"] == {"type": "ephemeral"}
+
+
+@pytest.mark.parametrize(
+    ("script", "line"),
+    [
+        (
+            AnthropicScript(fail_status=401),
+            "rejected the API key (401); check the API key.",
+        ),
+        (
+            AnthropicScript(fail_status=429, retry_after=0),
+            "gave up after 3 retries. Wait a minute or use another model.",
+        ),
+        (AnthropicScript(fail_status=529), "is overloaded (529): Overloaded. Try again"),
+        (
+            AnthropicScript(turns=[Turn((Thinking("x"), Text("Thought: y")))], error_after=1),
+            "ended the stream with an error after 6 events (overloaded_error: Overloaded)",
+        ),
+        (
+            AnthropicScript(turns=[Turn((Text("I can't"),), stop_reason="refusal")]),
+            "The model refused to answer (stop_reason refusal)",
+        ),
+    ],
+)
+def test_failures_are_one_line(
+    fake_anthropic: FakeAnthropicServer, script: AnthropicScript, line: str
+) -> None:
+    done = finished(run(fake_anthropic, script))
+    assert done.status == "failed"
+    assert line in done.reason, done.reason
+    assert "\n" not in done.reason
+
+
+def test_a_429_is_retried_after_its_wait(fake_anthropic: FakeAnthropicServer) -> None:
+    turns = [Turn((Text(r),)) for r in replies_of("brightgrid")]
+    script = AnthropicScript(turns=turns, fail_status=429, fail_times=1, retry_after=0)
+    events = run(fake_anthropic, script)
+    assert finished(events).status == "answered"
+    assert "Rate limited (429): retrying in 0 s (1 of 3)" in [
+        n.text for n in of_type(events, Notice)
+    ]
+
+
+def test_a_connection_refused_is_one_line() -> None:
+    backend = AnthropicBackend(ServerConfig("http://127.0.0.1:9", "k", timeout_s=5.0))
+    done = finished(run_events(brightgrid(), backend, model="m"))
+    assert done.reason == "Cannot connect to 127.0.0.1:9: is the server running?"
+
+
+def test_the_model_list_comes_from_the_server(fake_anthropic: FakeAnthropicServer) -> None:
+    fake_anthropic.set_model("claude-b", AnthropicScript())
+    fake_anthropic.set_model("claude-a", AnthropicScript())
+
+    async def listed(backend: Backend) -> list[str]:
+        try:
+            return await backend.list_models()
+        finally:
+            await backend.aclose()
+
+    assert asyncio.run(listed(backend_for(fake_anthropic))) == ["claude-a", "claude-b"]
+
+
+def test_anthropic_key_goes_only_to_anthropic(
+    fake_anthropic: FakeAnthropicServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-secret")
+    monkeypatch.delenv(CUSTOM_KEY_ENV, raising=False)
+    keys = KeyStore(keyring_open=False)
+    own = config_for("anthropic")
+    assert own.url == "https://api.anthropic.com"
+    assert own.kind.account is not None
+    assert own.kind.account(own).env_var == "ANTHROPIC_API_KEY"
+    config = config_for("anthropic", fake_anthropic.base_url, "claude-test", 10.0)
+    assert "ANTHROPIC_API_KEY goes only to https://api.anthropic.com" in key_notice(config, keys)
+    fake_anthropic.set_model("claude-test", AnthropicScript(turns=text_turns()))
+    run_events(brightgrid(), make_backend(config, brightgrid(), keys), model="claude-test")
+    monkeypatch.setenv(CUSTOM_KEY_ENV, "local-key")
+    run_events(brightgrid(), make_backend(config, brightgrid(), keys), model="claude-test")
+    assert fake_anthropic.keys[0] == "not-needed", fake_anthropic.keys
+    assert fake_anthropic.keys[-1] == "local-key"
+    assert "sk-ant-secret" not in fake_anthropic.keys
+
+
+def test_no_key_for_anthropic_itself_is_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    backend = make_backend(config_for("anthropic", model="claude"), brightgrid(), KeyStore(False))
+    done = finished(run_events(brightgrid(), backend, model="claude"))
+    assert done.reason == (
+        "No API key for Anthropic: set ANTHROPIC_API_KEY or enter a key in the backend settings."
+    )
+
+
+def test_run_backend_anthropic_with_a_thinking_budget(
+    fake_anthropic: FakeAnthropicServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fake_anthropic.set_model("claude-test", AnthropicScript(turns=text_turns()))
+    flags = ["--backend", "anthropic", "--base-url", fake_anthropic.base_url]
+    code = main(["run", *flags, "--model", "claude-test", "--thinking-budget", "4096"])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "$1,680 per year" in out
+    assert fake_anthropic.requests[0]["thinking"] == {"type": "enabled", "budget_tokens": 4096}
+
+
+def test_eval_lane_kind_url_model(fake_anthropic: FakeAnthropicServer, tmp_path: Path) -> None:
+    base = LaneSettings()
+    url = fake_anthropic.base_url
+    lane = lane_from_spec(f"anthropic:{url}:claude:x,thinking_budget=2048", 60, base)
+    assert (lane.config.backend_id, lane.config.url) == ("anthropic", url)
+    assert lane.config.model == "claude:x"  # a model name may hold colons
+    assert lane.settings.thinking_budget == 2048
+    lane = lane_from_spec("ollama:http://gpu-box:11434/v1:qwen3:8b", 60, base)
+    assert (lane.config.backend_id, lane.config.url) == ("ollama", "http://gpu-box:11434/v1")
+    assert lane.config.model == "qwen3:8b"
+    with pytest.raises(ValueError, match="scripted takes no URL"):
+        lane_from_spec("scripted:http://h:1:m", 60, base)
+    # The whole command, against the test server.
+    data = json.loads((scenarios_dir() / "brightgrid.json").read_text(encoding="utf-8"))
+    data["test_set"] = [{"question": data["question"], "expected": data["expected"]}]
+    scenario = tmp_path / "one.json"
+    scenario.write_text(json.dumps(data), encoding="utf-8")
+    fake_anthropic.set_model("claude-test", AnthropicScript(turns=text_turns()))
+    results = tmp_path / "results.jsonl"
+    spec = f"anthropic:{url}:claude-test,thinking_budget=2048"
+    code = eval_command([str(scenario), "--out", str(results), "--lane", spec], io.StringIO())
+    assert code == 0
+    (result,) = read_results(results)
+    assert result["passed"]
+    assert result["lane"] == f"anthropic:{url}:claude-test"
+    assert fake_anthropic.requests[0]["thinking"]["budget_tokens"] == 2048
