@@ -24,6 +24,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from sandbox_app.core.react_format.dialects import Dialect
 from sandbox_app.core.react_format.parser import TurnScanner, parse_kept, parse_turn
 from sandbox_app.core.running.events import ActionParsed, FinalAnswer, Observation
 from sandbox_app.core.tools import ToolRouter, builtin_tools
@@ -524,6 +525,13 @@ def test_keywords_reach_a_string_tool_as_written(case: Case) -> None:
 
     asyncio.run(ToolRouter([Text()]).run_tool(t.tool, t.input))
     assert got == [case.input]
+
+
+def test_xml_calls_belong_to_the_action_input_form_like_json_calls() -> None:
+    assert parse_turn(DALLAS, dialect="action_input").tool == "get_current_weather"
+    others: tuple[Dialect, ...] = ("bracket", "paren", "paper")
+    for dialect in others:
+        assert parse_turn(DALLAS, dialect=dialect).kind == "none"
 
 
 def test_one_parameter_gives_a_one_input_tool_its_value() -> None:
