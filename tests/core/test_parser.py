@@ -137,8 +137,9 @@ def test_decorated_and_numbered_observation_labels_are_cut() -> None:
 
 def test_first_directive_wins() -> None:
     assert parse_turn("Action: calculator[1+1]\nAnswer: 3").kind == "action"
+    # An answer is the end: what follows it is part of it, never an action.
     t = parse_turn("Answer: 3\nAction: calculator[1+1]")
-    assert (t.kind, t.answer) == ("answer", "3")
+    assert (t.kind, t.answer) == ("answer", "3\nAction: calculator[1+1]")
     two = parse_turn("Action: search[a]\nAction: calculator[1+1]")
     assert (two.tool, two.input) == ("search", "a")
 
@@ -252,6 +253,12 @@ HEAVY_REPLIES: dict[str, Callable[[int], str]] = {
     "unclosed tool call": lambda n: "<tool_call>{" + '{"name": ' * (100 * n),
     "open braces": lambda n: "{" * (1000 * n),
     "many-word lines": lambda n: ("Action: " + "ab_ " * 250 + "(\n") * n,
+    # Qwen3-Coder XML: parameters never closed, names never closed, a tag that only repeats.
+    "unclosed xml parameters": lambda n: (
+        "<tool_call>\n<function=f>\n" + "<parameter=a>x\n" * (70 * n)
+    ),
+    "unclosed xml names": lambda n: "Thought: x\n" + "<function=<parameter=" * (50 * n),
+    "xml value of closings": lambda n: "<function=f><parameter=a>" + "</function" * (100 * n),
 }
 
 
@@ -299,6 +306,12 @@ LABELISH = st.sampled_from(
         '{"name": "search", "arguments": {"q": "x"}}',
         '"arguments": {}}',
         "()",
+        "<function=",
+        "<parameter=",
+        "</parameter>",
+        ">",
+        "搜索",
+        'city="Paris", ',
     ]
 )
 REPLIES = st.lists(st.one_of(LABELISH, st.text(max_size=12)), max_size=30).map("".join)

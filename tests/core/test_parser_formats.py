@@ -72,8 +72,8 @@ def peer_summary() -> str:
 def test_peer_suite_summary() -> None:
     """Every case either passes as LangChain expects or differs for a stated reason."""
     summary = peer_summary()
-    assert summary.startswith("23 of 26 LangChain cases pass as LangChain expects; 3 differ")
-    assert summary.count("\n") == 3
+    assert summary.startswith("22 of 26 LangChain cases pass as LangChain expects; 4 differ")
+    assert summary.count("\n") == 4
 
 
 # --- Tool names written differently from the registered name -----------------------------

@@ -18,6 +18,7 @@ JSON is only ever read with :func:`json.loads`; nothing the model wrote is evalu
 from __future__ import annotations
 
 import json
+import unicodedata
 from dataclasses import dataclass
 from typing import Any
 
@@ -50,8 +51,10 @@ class ActionObject:
 
 def name_key(name: str) -> str:
     """The form two spellings of one tool name share: ``Web Search``, ``web-search``, ``webSearch``
-    and ``web_search`` all give ``websearch``."""
-    return "".join(name.casefold().replace("-", " ").replace("_", " ").split())
+    and ``web_search`` all give ``websearch``; ``Météo`` and ``météo`` give ``météo``."""
+    # NFKC first: "météo" typed with a combining accent, or in full-width letters, is one name.
+    folded = unicodedata.normalize("NFKC", name).casefold()
+    return "".join(folded.replace("-", " ").replace("_", " ").split())
 
 
 def plain_input(input: str) -> str:

@@ -10,16 +10,25 @@ Dialects (auto-detected unless one is chosen):
   :mod:`sandbox_app.core.react_format.action_objects`)
 * ``paper`` — ``Thought 2: …`` / ``Action 2: Search[…]`` / ``Action 5: Finish[…]``
 
+Qwen3-Coder's XML calls (``<tool_call><function=NAME><parameter=KEY>value</parameter>…``,
+:mod:`sandbox_app.core.react_format.xml_calls`) belong to the ``action_input`` form, like the
+JSON objects.
+
 What each dialect accepts, and the grammar of a label line, live in
 :mod:`sandbox_app.core.react_format.dialects`.
 
 The first directive wins, labels count only at the start of a line, and everything from a
-fabricated ``Observation`` label onward is cut by :class:`TurnScanner` before parsing. Every
+fabricated ``Observation`` label onward is cut by :class:`TurnScanner` before parsing. A final
+answer is the end: everything after ``Final Answer:`` is the answer, later labels, JSON action
+blobs and tool calls included, and nothing in it is ever run. Every
 step works within one label's segment of the text, so parsing is linear in the text's length.
 
 A label's value may start on a later line (``Action:`` ⏎ ``Terminal``). Tool names are
-reported as written, lower-cased, and may be a few words (``Action: Web Search``); the router
-matches them to an enabled tool (``web_search``). ``tool()`` calls a tool with no input.
+reported as written, lower-cased, and may be a few words (``Action: Web Search``) in any script
+(``Action: 搜索[东京]``, ``Action: météo``: letters, digits, ``_``, ``-``, ``.``); the router
+matches them to an enabled tool (``web_search``). ``tool()`` calls a tool with no input. An
+input is reported as written: keywords (``city="Paris"``) become an object only for a tool
+that takes one, in the router (:mod:`sandbox_app.core.react_format.object_inputs`).
 """
 
 from __future__ import annotations
@@ -39,12 +48,21 @@ from sandbox_app.core.react_format.action_objects import (
 )
 from sandbox_app.core.react_format.dialects import LABEL_LINE, Dialect, Label, label_of, spec
 from sandbox_app.core.react_format.scanner import TurnScanner
+from sandbox_app.core.react_format.xml_calls import FUNCTION, find_xml_call, read_xml_call
 from sandbox_app.core.tools.router import INPUT_TOO_LONG
 
 __all__ = ["Turn", "TurnScanner", "Unclosed", "parse_turn"]
 
 Kind = Literal["action", "answer", "none"]
-_WORD = r"[A-Za-z_][\w.\-]{0,63}"
+# A name in any script: a letter or "_", then letters, digits, "_", ".", "-" and the combining
+# marks some scripts write inside words (Devanagari's vowel signs, decomposed accents), which
+# Python's \w leaves out. No mark can start a name, so no two parts overlap.
+_MARKS = (
+    "\u0300-\u036f\u0483-\u0489\u0591-\u05c7\u0610-\u061a\u064b-\u065f\u0670"
+    "\u06d6-\u06ed\u0900-\u0dff\u0e31-\u0e3a\u0e47-\u0e4e\u1ab0-\u1aff\u1dc0-\u1dff"
+    "\u20d0-\u20ff\ufe20-\ufe2f"
+)
+_WORD = r"[^\W\d][\w.\-" + _MARKS + r"]{0,63}"
 # A tool name of up to four words ("Web Search"). Words and the spaces between them are
 # disjoint character sets, so the pattern cannot backtrack badly.
 _NAME = r"(" + _WORD + r"(?:[ \t]" + _WORD + r"){0,3})"
@@ -52,7 +70,7 @@ _CALL = re.compile(_NAME + r"[ \t]*([\[(])")
 _BARE_NAME = re.compile(_NAME + r"[ \t*_`]*$")
 _NO_ACTION = {"none", "n/a", "na", "null", "nothing", "no action"}
 _ANSWER_NAMES = {"finish", "finalanswer", "answer"}  # compared by name_key
-_OBJECT_START = ("{", "<tool_call>")
+_OBJECT_START = ("{", "<tool_call>", FUNCTION)
 _OPENERS = {"[": "]", "(": ")"}
 
 
@@ -96,6 +114,7 @@ class _Segment:
     label: Label  # never an observation: see _segments
     numbered: bool
     body: str  # from after the label to the next label line
+    start: int  # where the body starts in the text
 
 
 def parse_turn(text: str, dialect: Dialect | None = None) -> Turn:
@@ -118,7 +137,8 @@ def parse_kept(kept: str, dropped: str, dialect: Dialect | None = None) -> Turn:
             continue
         found: Turn | None = None
         if seg.label == "answer":
-            answer = seg.body.strip()
+            # Everything after it: a later "Action:" or JSON call is part of the answer, never run.
+            answer = kept[seg.start :].strip()
             if answer:
                 found = Turn("answer", answer=answer, dialect=dialect)
         elif seg.label == "action":
@@ -130,8 +150,8 @@ def parse_kept(kept: str, dropped: str, dialect: Dialect | None = None) -> Turn:
                 found = action
         if found is not None:
             return _with(found, thought, kept, dropped)
-    if _form_allowed("action_input", dialect):  # a JSON tool call anywhere in the text
-        blob = _object_turn(find_action_object(kept), dialect)
+    if _form_allowed("action_input", dialect):  # a JSON or XML tool call anywhere in the text
+        blob = _object_turn(_written_call(kept), dialect)
         if blob is not None:
             return _with(blob, thought, kept, dropped)
     return Turn("none", thought=thought, kept=kept, dropped=dropped, unclosed=unclosed)
@@ -139,7 +159,7 @@ def parse_kept(kept: str, dropped: str, dialect: Dialect | None = None) -> Turn:
 
 def _prose(body: str) -> str:
     """A thought without a JSON blob or code fence that follows it on later lines."""
-    blob = re.search(r"^[ \t]*(?:```|\{|<tool_call>)", body, re.MULTILINE)
+    blob = re.search(r"^[ \t]*(?:```|\{)|<tool_call>|<function=", body, re.MULTILINE)
     return (body[: blob.start()] if blob else body).strip()
 
 
@@ -157,7 +177,7 @@ def _segments(text: str) -> list[_Segment]:
     segments = []
     for i, (label, m) in enumerate(found):
         end = found[i + 1][1].start() if i + 1 < len(found) else len(text)
-        segments.append(_Segment(label, m.group("num") is not None, text[m.end() : end]))
+        segments.append(_Segment(label, m.group("num") is not None, text[m.end() : end], m.end()))
     return segments
 
 
@@ -169,7 +189,8 @@ def _action(
         text = _unfence(text)
     body = text.lstrip(" \t\r\n`*")
     if body.startswith(_OBJECT_START):
-        return _object_turn(read_action_object(body), dialect)
+        found = read_xml_call(body) if _xml_first(body) else read_action_object(body)
+        return _object_turn(found, dialect)
     call = _CALL.match(body)
     if call is not None:
         name, opener = call.group(1).lower(), call.group(2)
@@ -200,6 +221,17 @@ def _action(
         if inner is not None:
             arg = "{" + inner + "}"
     return _directive(bare.group(1).lower(), arg.strip(), "action_input")
+
+
+def _written_call(text: str) -> ActionObject | None:
+    """A tool call written as Qwen3-Coder XML (unambiguous, so tried first) or as JSON."""
+    xml = find_xml_call(text) if FUNCTION in text else None
+    return xml if xml is not None else find_action_object(text)
+
+
+def _xml_first(body: str) -> bool:
+    """``<function=…`` or ``<tool_call>`` then ``<function=…``: Qwen3-Coder's XML, not JSON."""
+    return body.removeprefix("<tool_call>").lstrip().startswith(FUNCTION)
 
 
 def _form_allowed(form: Dialect, dialect: Dialect | None) -> bool:

@@ -15,6 +15,7 @@ from collections.abc import Awaitable, Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 
 from sandbox_app.core.react_format.action_objects import name_key, plain_input
+from sandbox_app.core.react_format.object_inputs import object_input
 from sandbox_app.core.tools.base import Tool
 from sandbox_app.core.tools.policy import Policy, denied, effective_policy
 
@@ -85,9 +86,11 @@ class ToolRouter:
             # A tool may set its own limit (an MCP server's timeout, a mock's latency) or none
             # (ask me: a person answers when they answer).
             async with asyncio.timeout(getattr(tool, "timeout_s", self.timeout)):
-                # A tool that reads a JSON object itself (MCP's) gets the input as written.
-                own = isinstance(getattr(tool, "parameters", None), dict)
-                text = await tool.run(input if own else plain_input(input))
+                # A tool that reads a JSON object itself (MCP's) gets an object: keywords
+                # (city="Paris") read as one, values typed by its schema (object_inputs.py).
+                schema = getattr(tool, "parameters", None)
+                given = object_input(input, schema) if isinstance(schema, dict) else None
+                text = await tool.run(plain_input(input) if given is None else given)
         except TimeoutError:
             return "Error: tool timed out"
         except Exception as err:  # a tool bug must reach the model as one line, not a crash
