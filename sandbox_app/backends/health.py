@@ -15,12 +15,14 @@ on the network loop, off the GUI thread.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from sandbox_app.backends import network_loop
 from sandbox_app.backends.http_library import http_library, tls_context
+from sandbox_app.backends.kinds import BackendConfig
 from sandbox_app.backends.server_probes import (
     SERVER_NAMES,
     Answer,
@@ -30,7 +32,9 @@ from sandbox_app.backends.server_probes import (
     ServerKind,
     identify,
 )
-from sandbox_app.core.running.context_estimate import ContextNeed
+from sandbox_app.core.running.context_estimate import ContextNeed, scenario_context_need
+from sandbox_app.core.scenarios.scenario import Scenario
+from sandbox_app.core.tools import Tool
 
 PROBE_TIMEOUT_S = 3.0  # a local server answers these in milliseconds; a stuck one is news
 MAX_BODY = 4_000_000  # bytes read of one answer (a model list with templates is ~100 kB)
@@ -127,23 +131,10 @@ def host_port(base_url: str) -> tuple[str, int | None]:
 
 
 async def check_in_background(
-    base_url: str,
-    model: str,
-    needed_context: ContextNeed | None = None,
-    *,
-    native_tools: bool = False,
-    sent_context: int | None = None,
+    config: BackendConfig, scenario: Scenario, tools: Sequence[Tool]
 ) -> Health:
-    """:func:`check` on the network loop, awaited from any other (the window's)."""
-    return await network_loop.call(
-        check(
-            base_url,
-            model,
-            needed_context,
-            native_tools=native_tools,
-            sent_context=sent_context,
-        )
-    )
+    """:func:`check_run` on the network loop, awaited from any other (the window's)."""
+    return await network_loop.call(check_run(config, scenario, tools))
 
 
 async def check(
@@ -339,3 +330,18 @@ def _context_findings(
         )
         return [Finding("warn", line)]
     return [Finding("ok", f"The {served:,}-token context fits: {needs}")]
+
+
+async def check_run(config: BackendConfig, scenario: Scenario, tools: Sequence[Tool]) -> Health:
+    """The check for a run of ``scenario`` (its lane settings applied) with ``tools`` against
+    ``config``'s server: what the window's Check and ``doctor`` both ask, so they say the
+    same lines."""
+    settings = scenario.model
+    sends_context = "context_window" in config.kind.settings  # the kind sends it (num_ctx)
+    return await check(
+        config.url,
+        config.model,
+        scenario_context_need(scenario, tools),
+        native_tools=settings.tool_calling == "native",
+        sent_context=settings.context_window if sends_context else None,
+    )
