@@ -131,7 +131,7 @@ def host_port(base_url: str) -> tuple[str, int | None]:
 
 
 async def check_in_background(
-    config: BackendConfig, scenario: Scenario, tools: Sequence[Tool]
+    config: BackendConfig, scenario: Scenario | None, tools: Sequence[Tool] = ()
 ) -> Health:
     """:func:`check_run` on the network loop, awaited from any other (the window's)."""
     return await network_loop.call(check_run(config, scenario, tools))
@@ -332,10 +332,14 @@ def _context_findings(
     return [Finding("ok", f"The {served:,}-token context fits: {needs}")]
 
 
-async def check_run(config: BackendConfig, scenario: Scenario, tools: Sequence[Tool]) -> Health:
+async def check_run(
+    config: BackendConfig, scenario: Scenario | None, tools: Sequence[Tool] = ()
+) -> Health:
     """The check for a run of ``scenario`` (its lane settings applied) with ``tools`` against
     ``config``'s server: what the window's Check and ``doctor`` both ask, so they say the
-    same lines."""
+    same lines. No scenario: the server and model only, no context need."""
+    if scenario is None:
+        return await check(config.url, config.model)
     settings = scenario.model
     sends_context = "context_window" in config.kind.settings  # the kind sends it (num_ctx)
     return await check(
