@@ -189,9 +189,8 @@ def test_the_need_grows_with_steps_and_max_tokens() -> None:
     five = context_need("You are…" * 100, "What?", 5, 512)
     longer = context_need("You are…" * 100, "What?", 5, 2048)
     assert one.tokens < five.tokens < longer.tokens
-    assert five.suggested_window >= five.tokens and five.suggested_window & (
-        five.suggested_window - 1
-    ) == 0
+    assert five.suggested_window >= five.tokens
+    assert five.suggested_window & (five.suggested_window - 1) == 0  # a power of two
 
 
 # ---- react-sandbox doctor --------------------------------------------------------------------
@@ -217,12 +216,14 @@ def test_doctor_exits_1_when_it_cannot(capsys: pytest.CaptureFixture[str]) -> No
     code = main(["doctor", "--base-url", nothing_listening(), "--model", "qwen3:8b"])
     out = capsys.readouterr().out.splitlines()
     assert code == 1
-    assert len(out) == 1 and out[0].startswith("✗ Nothing answers at 127.0.0.1:")
+    assert len(out) == 1
+    assert out[0].startswith("✗ Nothing answers at 127.0.0.1:")
 
 
 def test_doctor_refuses_a_backend_that_is_no_server(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["doctor", "--backend", "scripted"]) == 1
-    assert capsys.readouterr().err == "react-sandbox: doctor checks a server; 'scripted' is not one\n"
+    refused = "react-sandbox: doctor checks a server; 'scripted' is not one\n"
+    assert capsys.readouterr().err == refused
 
 
 def test_doctor_is_listed_in_help(capsys: pytest.CaptureFixture[str]) -> None:

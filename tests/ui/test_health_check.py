@@ -76,9 +76,9 @@ def test_the_window_says_what_doctor_says(
         pass  # no click: the automatic check of a local server
     shown = window.backend_panel.health_line.lines()
     assert any("this scenario needs about" in line for line in shown), shown
+    url = fake_ollama_health.base_url
     doctor = subprocess.run(
-        [sys.executable, "-m", "sandbox_app", "doctor", "--base-url", fake_ollama_health.base_url]
-        + ["--model", "qwen3:8b"],
+        [sys.executable, "-m", "sandbox_app", "doctor", "--base-url", url, "--model", "qwen3:8b"],
         capture_output=True,
         timeout=120,
         check=False,
