@@ -36,6 +36,8 @@ from typing import Any, Literal
 import pytest
 from aiohttp import web
 
+from tests import fake_passback
+from tests.fake_passback import PassbackMode
 from tests.fake_tool_calls import (
     ToolCallStyle,
     call_deltas,
@@ -224,6 +226,10 @@ class ModelScript:
     # The streamed reply's usage object, sent as it is instead of the counted one (a server
     # that reports nonsense: negative, huge or non-numeric counts).
     usage: dict[str, Any] | None = None
+    # A server that requires a reply's reasoning back in a tool-calling turn and answers 400
+    # without it (tests/fake_passback.py: "deepseek", "kimi", "gemini", "openrouter"); a
+    # tool-calling reply's leading <think> block streams in that server's shape.
+    passback: PassbackMode | None = None
 
 
 _ERROR_KINDS: dict[int, tuple[str, str | None]] = {
@@ -721,6 +727,11 @@ class FakeOpenAIServer:
                 param="messages",
             )
 
+        refused = fake_passback.refusal(script.passback, messages) if script.passback else None
+        if refused is not None:
+            self._bump("errors")
+            return refused
+
         step = sum(1 for m in messages if isinstance(m, dict) and m.get("role") == "assistant")
         replies = script.replies
         if body.get("tools") and script.native_replies is not None:
@@ -787,11 +798,19 @@ class FakeOpenAIServer:
         assert script.tool_call_style is not None
         content, calls = split_calls(reply)
         deltas: list[dict[str, Any]] = [{"role": "assistant", "content": ""}]
+        span = _find_thinking(content) if script.passback else None
+        if span is not None and script.passback is not None:
+            thinking = script.tokenizer(content[span[0] : span[1]])
+            deltas += fake_passback.thinking_deltas(script.passback, thinking)
+            content = content[span[2] :]
         deltas += [{"content": token} for token in script.tokenizer(content)]
         with self._lock:
             self._ids += 1
             first_id = self._ids * 16
-        deltas += call_deltas(script.tool_call_style, calls, script.tokenizer, first_id)
+        pieces = call_deltas(script.tool_call_style, calls, script.tokenizer, first_id)
+        if script.passback is not None:
+            pieces = fake_passback.sign_calls(script.passback, pieces)
+        deltas += pieces
         completion_id = self._next_id()
         head = {"id": completion_id, "object": "chat.completion.chunk", "model": model}
         interval = 1.0 / script.rate if script.rate else 0.0

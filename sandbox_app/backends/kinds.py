@@ -23,9 +23,18 @@ if TYPE_CHECKING:
     from sandbox_app.core.scenarios.scenario import Scenario
 
 # What a model panel may ask for. "models": the server can list its models (Refresh);
-# "key": an API key field (a kind declaring it gives ``account``).
-Field = Literal["base_url", "key", "model", "models", "timeout", "temperature"]
-FIELDS: tuple[Field, ...] = ("base_url", "key", "model", "models", "timeout", "temperature")
+# "key": an API key field (a kind declaring it gives ``account``). "pull": the server can
+# fetch a model it lacks (Pull; its backend is a model_store.ModelStore).
+Field = Literal["base_url", "key", "model", "models", "timeout", "temperature", "pull"]
+FIELDS: tuple[Field, ...] = (
+    "base_url",
+    "key",
+    "model",
+    "models",
+    "timeout",
+    "temperature",
+    "pull",
+)
 
 
 @dataclass(frozen=True)

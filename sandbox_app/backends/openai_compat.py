@@ -17,12 +17,16 @@ from collections.abc import AsyncGenerator, Sequence
 from contextlib import aclosing
 from typing import TYPE_CHECKING, Any
 
-from sandbox_app.backends import errors, network_loop
+from sandbox_app.backends import errors, network_loop, passback
 from sandbox_app.backends.http_library import tls_context
 from sandbox_app.backends.presets import CUSTOM, ServerConfig
 from sandbox_app.backends.request_body import (
+    ModelFacts,
+    effort_notice,
+    error_message,
+    facts_for,
+    nearest_effort,
     refusal_notice,
-    refused_by,
     refused_parameter,
     request_body,
     sdk_arguments,
@@ -121,8 +125,16 @@ class OpenAICompatBackend:
         import openai  # already imported by _get_client's worker thread: instant here
 
         host = self.config.host
-        refused = refused_by(self.config.base_url, params.model)
-        request = request_body(messages, params, refused)
+        facts = facts_for(self.config.base_url, params.model)
+        preset = passback.preset_fields(self.config.preset.id, host, params.model)
+
+        def body() -> dict[str, Any]:
+            fields = preset | facts.passback
+            return request_body(
+                messages, params, facts.refused, efforts=facts.efforts, passback_fields=fields
+            )
+
+        request = body()
         rate_limited = 0
         while True:
             # The SDK sends the request, checks the status and raises its typed errors; the
@@ -147,13 +159,14 @@ class OpenAICompatBackend:
                 )
                 await asyncio.sleep(wait)
             except openai.BadRequestError as err:
-                # Each parameter is given up at most once, so this ends.
-                param = refused_parameter(err, request)
-                if param is None or param in refused:
+                # Each fact is learnt at most once, and a retry must change the request, so
+                # this ends.
+                notice = _learn(err, request, facts, params)
+                retry = body() if notice else request
+                if retry == request:
                     raise await self._explain(err, params) from None
-                refused.add(param)
-                request = request_body(messages, params, refused)
-                yield Delta(notice=refusal_notice(param, params.model))
+                request = retry
+                yield Delta(notice=notice)
             except openai.APIError as err:
                 raise await self._explain(err, params) from None
         # When the request went out (stamped by the HTTP client's hook): the time to first
@@ -162,6 +175,8 @@ class OpenAICompatBackend:
             sent_at=response.http_response.request.extensions.get("sent_at"), request=request
         )
         chunks = 0
+        # What the reply may have to send back in a tool-calling turn (passback.py).
+        gathered = passback.Gathered() if params.tools else None
         try:
             # A web UI's address answers 200 with its page: without this check its lines,
             # none starting with "data:", would read as an empty reply, step after step.
@@ -181,10 +196,13 @@ class OpenAICompatBackend:
                         continue
                     if data == DONE:
                         break
-                    delta = decode_chunk(data)
+                    delta = decode_chunk(data, gathered)
                     if delta.text:
                         chunks += 1
                     yield delta
+            carry = gathered.carry() if gathered is not None else None
+            if carry is not None:
+                yield Delta(carry=carry)
         except BackendError:
             raise
         except Exception as err:  # any transport or decoding failure mid-stream
@@ -216,6 +234,30 @@ class OpenAICompatBackend:
             if model not in models:
                 return errors.unknown_model(host, model, models)
         return errors.translate(err, self.config, model)
+
+
+def _learn(err: Exception, request: dict[str, Any], facts: ModelFacts, params: StreamParams) -> str:
+    """What a 400 teaches about the model, kept in ``facts``, as the trace's notice; "" when
+    it teaches nothing new (the 400 is then the user's to read)."""
+    model = params.model
+    required = passback.required_field(error_message(err))
+    if required is not None:
+        if required in facts.passback:
+            return ""
+        facts.passback.add(required)
+        return passback.learned_notice(required, model)
+    effort = nearest_effort(err, request)
+    asked = params.reasoning_effort
+    if effort is not None and asked is not None:
+        if asked in facts.efforts:  # retried once with the nearest: not again
+            return ""
+        facts.efforts[asked] = effort
+        return effort_notice(asked, effort, model)
+    param = refused_parameter(err, request)
+    if param is None or param in facts.refused:
+        return ""
+    facts.refused.add(param)
+    return refusal_notice(param, model, facts.refused)
 
 
 def _new_client(config: ServerConfig) -> openai.AsyncOpenAI:

@@ -20,6 +20,8 @@ class Preset:
     hint: str = "is the server running?"
 
 
+_NETWORK = "check your network."
+
 PRESETS: tuple[Preset, ...] = (
     Preset(
         "openai", "OpenAI", "https://api.openai.com/v1", "OPENAI_API_KEY", "check your network."
@@ -44,6 +46,19 @@ PRESETS: tuple[Preset, ...] = (
         "check your network.",
     ),
     Preset("groq", "Groq", "https://api.groq.com/openai/v1", "GROQ_API_KEY", "check your network."),
+    # Hosted OpenAI-compatible APIs, each URL and key variable as its provider's docs give them.
+    Preset("deepseek", "DeepSeek", "https://api.deepseek.com/v1", "DEEPSEEK_API_KEY", _NETWORK),
+    Preset("mistral", "Mistral", "https://api.mistral.ai/v1", "MISTRAL_API_KEY", _NETWORK),
+    Preset("xai", "xAI", "https://api.x.ai/v1", "XAI_API_KEY", _NETWORK),
+    Preset("together", "Together", "https://api.together.xyz/v1", "TOGETHER_API_KEY", _NETWORK),
+    Preset(
+        "fireworks",
+        "Fireworks",
+        "https://api.fireworks.ai/inference/v1",
+        "FIREWORKS_API_KEY",
+        _NETWORK,
+    ),
+    Preset("cerebras", "Cerebras", "https://api.cerebras.ai/v1", "CEREBRAS_API_KEY", _NETWORK),
 )
 # Any URL that is not a preset's: no key of a preset's, no server-specific hint. Compared by
 # identity (``preset is CUSTOM``) where a custom server is worded differently.

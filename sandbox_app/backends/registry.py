@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from sandbox_app.backends import openai_kind, scripted
+from sandbox_app.backends import gemini_kind, ollama_kind, openai_kind, responses_kind, scripted
 from sandbox_app.backends.keys import CUSTOM_KEY_ENV, KeyDecision, KeyStore, UrlSource, host_of
 from sandbox_app.backends.kinds import BackendConfig, BackendKind
 from sandbox_app.backends.presets import CUSTOM, ServerConfig
@@ -24,6 +24,9 @@ __all__ = ["BackendConfig", "BackendKind"]  # what callers used to import from h
 _BUILT_IN: tuple[BackendKind, ...] = (
     scripted.KIND,
     openai_kind.KIND,  # its presets are its choices (presets.py)
+    responses_kind.KIND,
+    gemini_kind.KIND,
+    ollama_kind.KIND,  # Ollama's own API (num_ctx, think, keep_alive, Pull)
 )
 
 SCRIPTED = scripted.KIND.id

@@ -17,6 +17,7 @@ from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any
 
 from sandbox_app.backends.errors import sentence
+from sandbox_app.backends.passback import Gathered
 from sandbox_app.core.running.backend import BackendError, Delta, ToolCallPiece, Usage
 
 # Reading a stream: a chunk that was already buffered comes back in well under this; one that
@@ -76,8 +77,9 @@ def sse_data(line: str) -> str | None:
     return line[5:].strip()
 
 
-def decode_chunk(data: str) -> Delta:
-    """One SSE data payload → text and/or usage.
+def decode_chunk(data: str, gathered: Gathered | None = None) -> Delta:
+    """One SSE data payload → text and/or usage; ``gathered`` (native tool calling only) also
+    keeps what the reply may have to send back (passback.py).
 
     Raises BackendError when the server reports an error in the stream, ValueError for a
     payload that is not a JSON object (UnicodeDecodeError, also a ValueError, comes earlier,
@@ -104,12 +106,16 @@ def decode_chunk(data: str) -> Delta:
             # The first field that holds text: reasoning_content (llama.cpp, vLLM < 0.11,
             # LM Studio, DeepSeek), then reasoning (vLLM >= 0.11, Ollama, OpenRouter, whose
             # reasoning_details repeat the same text). null, "" and missing are alike.
+            found = ""
             for name in REASONING_FIELDS:
                 reasoning = delta.get(name)
                 if isinstance(reasoning, str) and reasoning:
                     thinking.append(reasoning)
+                    found = reasoning
                     break
             calls += _tool_calls(delta.get("tool_calls"))
+            if gathered is not None:
+                gathered.add(delta, found)
         reason = choice.get("finish_reason")
         if isinstance(reason, str):
             finish_reason = reason

@@ -83,7 +83,8 @@ def test_run_backend_names_every_known_id_when_it_knows_none(
     assert main(["run", "--backend", "nope", "--model", "m"]) == 1
     err = capsys.readouterr().err.strip()
     assert err.startswith("react-sandbox: unknown backend 'nope'; known: scripted, openai, ")
-    assert err.endswith("custom, echo")
+    assert err.endswith(f"known: {', '.join(backend_ids())}")  # the built-in kinds', then echo
+    assert err.endswith(", echo")
     assert "\n" not in err
 
 

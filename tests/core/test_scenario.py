@@ -192,7 +192,7 @@ NONSENSE_VALUES = {
     '"lanes": [{"temperature": NaN}]': '"lanes[0].temperature" must be a number (got NaN)',
     '"lanes": [{}, {}, {}, {}, {}]': '"lanes" holds 5 lanes; a comparison has at most 4.',
     '"model": {"reasoning_effort": "extreme"}': (
-        '"model.reasoning_effort" must be one of none, minimal, low, medium, high or null'
+        '"model.reasoning_effort" must be one of none, minimal, low, medium, high, xhigh or null'
     ),
     '"lanes": [{"reasoning_effort": 3}]': '"lanes[0].reasoning_effort" must be text (got 3)',
     '"lanes": [{"tool_calling": "json"}]': (

@@ -25,7 +25,7 @@ CONCURRENCY_RANGE = (1, 64)  # requests at once per server (as the window's spin
 TOKEN_BUDGET_RANGE = (1, 1_000_000_000)
 # How hard a reasoning model thinks (OpenAI's reasoning_effort, also read by Ollama, llama.cpp,
 # DeepSeek and OpenRouter); None sends nothing: the server's default.
-REASONING_EFFORTS = ("none", "minimal", "low", "medium", "high")
+REASONING_EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh")
 # How the model calls tools: "react" writes Action lines the prompt asks for; "native" uses
 # the API's tool calling (core/react_format/native_tools.py).
 ToolCalling = Literal["react", "native"]

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Mapping
 
-from PySide6.QtCore import QTimer, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QComboBox,
     QDoubleSpinBox,
@@ -21,6 +22,7 @@ from PySide6.QtWidgets import (
 from sandbox_app.application.backend_choice import BackendChoice
 from sandbox_app.backends.keys import KeyStore, UrlSource, host_of
 from sandbox_app.backends.kinds import BackendConfig, BackendKind, Field
+from sandbox_app.backends.model_store import ModelStore
 from sandbox_app.backends.registry import (
     SCRIPTED,
     backend_id,
@@ -31,10 +33,11 @@ from sandbox_app.backends.registry import (
 from sandbox_app.core.running.backend import BackendError
 from sandbox_app.core.scenarios.lane_settings import LaneSettings
 from sandbox_app.core.scenarios.scenario import Scenario
-from sandbox_app.ui.common.plain import plain_label, rich_label
+from sandbox_app.ui.common.plain import plain_label, rich_label, tip
 from sandbox_app.ui.lane.health_line import HealthLine
 from sandbox_app.ui.lane.key_field import KeyField
 from sandbox_app.ui.lane.lane_settings_form import LaneSettingsForm
+from sandbox_app.ui.lane.pull_bar import PullBar
 from sandbox_app.ui.lane.server_memory import ServerMemory
 
 REFRESH_TIP = "Ask the server for its models (/v1/models)"
@@ -77,6 +80,7 @@ class BackendPanel(QWidget):
         self.models_status = plain_label()
         self.models_status.setObjectName("modelsStatus")
         self.models_status.setWordWrap(True)
+        self.pull_bar = PullBar(self.choice)  # a kind with "pull" (Ollama's own API)
         self.timeout_spin = QDoubleSpinBox()
         self.timeout_spin.setRange(0.5, 600.0)
         self.timeout_spin.setValue(60.0)
@@ -98,6 +102,7 @@ class BackendPanel(QWidget):
         form.addRow("Model", model_row)
         form.addRow("", self.models_status)
         form.addRow("", self.health_line)
+        form.addRow("", self.pull_bar)
         # A row per lane setting (a compare lane's, ``lane``, also its prompt, dialect…).
         self.settings_form = LaneSettingsForm(form, self, lane)
         form.addRow("Timeout", self.timeout_spin)
@@ -184,8 +189,10 @@ class BackendPanel(QWidget):
         self._asking_timer.start()
         status = ""
         models: list[str] = []
+        notes: Mapping[str, str] = {}  # a model store's sizes, what is loaded
         try:
             models = await backend.list_models()
+            notes = backend.model_notes if isinstance(backend, ModelStore) else {}
             status = f"{len(models)} models on {choice.base_url}."
         except asyncio.CancelledError:
             status = "Cancelled: the server had not answered."
@@ -201,6 +208,10 @@ class BackendPanel(QWidget):
             self.refresh_button.setToolTip(REFRESH_TIP)
             if models:
                 self._set_models(models, status)
+                for index, name in enumerate(models):  # "qwen3:8b — 5.2 GB, loaded"
+                    if notes.get(name):
+                        note = tip(f"{name} — {notes[name]}")
+                        self.model_combo.setItemData(index, note, Qt.ItemDataRole.ToolTipRole)
             else:
                 self.models_status.setText(status)
         return models
@@ -209,6 +220,7 @@ class BackendPanel(QWidget):
         """The panel is about to be deleted (a removed lane): stop asking for models."""
         self._abandoned = True
         self.health_line.cancel()
+        self.pull_bar.abandon()
         if self._refresh_task is not None:
             self._refresh_task.cancel()
 
@@ -261,6 +273,7 @@ class BackendPanel(QWidget):
             "models": self.refresh_button,
             "timeout": self.timeout_spin,
             "temperature": self.settings_form.widgets["temperature"],
+            "pull": self.pull_bar,
         }
 
     # ---- keys: one rule (backends/keys.py), shown as it applies (ui/lane/key_field.py) --------

@@ -1,0 +1,192 @@
+"""Ollama's own API as a backend kind ("ollama-native"), through the official ``ollama`` library.
+
+Why not only the OpenAI-compatible preset ("ollama"): Ollama's /v1 endpoint ignores
+``num_ctx`` (a run silently loses the start of its prompt when the default context is small),
+takes no ``think`` and no ``keep_alive``. Its own /api/chat takes all three. The model list
+(/api/tags with /api/ps) says each model's size and whether it is loaded, and a missing model
+can be pulled from the panel (model_store.py).
+
+The library is imported on first use (start-up time), its ``AsyncClient`` built on a worker
+thread and used only on the background loop of network_loop.py.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncGenerator, AsyncIterator, Sequence
+from contextlib import aclosing
+from typing import TYPE_CHECKING, Any
+
+from sandbox_app.backends import network_loop, ollama_wire
+from sandbox_app.backends.keys import host_of
+from sandbox_app.backends.kinds import BackendConfig, BackendKind
+from sandbox_app.backends.model_store import PullProgress, relayed
+from sandbox_app.core.running.backend import Backend, BackendError, Delta, Message, StreamParams
+from sandbox_app.core.scenarios.scenario import Scenario
+
+if TYPE_CHECKING:
+    import ollama
+
+
+class OllamaBackend:
+    """Streams /api/chat from one Ollama server; lists and pulls its models."""
+
+    def __init__(self, base_url: str, timeout_s: float = 60.0) -> None:
+        self.base_url = ollama_wire.host_url(base_url)
+        self.host = host_of(self.base_url)
+        self.label = f"Ollama {self.host}"
+        self.timeout_s = timeout_s
+        self.model_notes: dict[str, str] = {}
+        self._client: ollama.AsyncClient | None = None
+        self._client_lock = asyncio.Lock()
+
+    # The client and its connections live on the network loop: the public methods hand
+    # their work to it, the private ones run there.
+
+    async def aclose(self) -> None:
+        await network_loop.call(self._aclose())
+
+    async def list_models(self) -> list[str]:
+        return await network_loop.call(self._list_models())
+
+    def stream(
+        self, messages: Sequence[Message], params: StreamParams
+    ) -> AsyncGenerator[Delta, None]:
+        snapshot = list(messages)  # read on the network thread while the caller goes on
+        return network_loop.relay_stream(lambda: self._stream(snapshot, params))
+
+    def pull(self, model: str) -> AsyncIterator[PullProgress]:
+        return relayed(lambda: self._pull(model))
+
+    async def _get_client(self) -> ollama.AsyncClient:
+        async with self._client_lock:  # concurrent runs of one backend (eval) share it
+            if self._client is None:
+                try:
+                    # Importing the library and loading certificates: not on the GUI thread.
+                    self._client = await asyncio.to_thread(
+                        _new_client, self.base_url, self.timeout_s
+                    )
+                except Exception as err:  # a URL the HTTP library cannot use
+                    raise BackendError(
+                        f"Cannot use the base URL {self.base_url!r}: {err}"
+                    ) from None
+            return self._client
+
+    async def _aclose(self) -> None:
+        if self._client is not None:
+            await self._client.close()  # type: ignore[no-untyped-call]  # the library's
+            self._client = None
+
+    async def _list_models(self) -> list[str]:
+        client = await self._get_client()
+        try:
+            listed = await client.list()
+        except Exception as err:
+            raise self._failure(err, "") from None
+        try:  # which are loaded is a nicety: a server without /api/ps still lists
+            loaded = {entry.model for entry in (await client.ps()).models}
+        except Exception:
+            loaded = set()
+        notes = {
+            entry.model: ollama_wire.model_note(entry.size, entry.model in loaded)
+            for entry in listed.models
+            if entry.model
+        }
+        self.model_notes = notes
+        return sorted(notes)
+
+    async def _stream(
+        self, messages: Sequence[Message], params: StreamParams
+    ) -> AsyncGenerator[Delta, None]:
+        client = await self._get_client()
+        request = ollama_wire.chat_request(messages, params)
+        reader = ollama_wire.ChunkReader()
+        try:
+            # The library sends the request on the first read of what chat() returns.
+            chunks = await client.chat(**request)
+            yield Delta(sent_at=time.perf_counter(), request=request)
+            async with aclosing(chunks) as stream:  # closing it closes the HTTP stream
+                async for chunk in stream:
+                    for delta in reader.read(chunk):
+                        yield delta
+        except BackendError:
+            raise
+        except Exception as err:
+            failure = self._failure(err, params.model)
+            if reader.chunks and not _is_status(err):
+                failure = ollama_wire.broke(self.host, reader.chunks, str(failure))
+            raise failure from None
+
+    async def _pull(self, model: str) -> AsyncGenerator[PullProgress, None]:
+        client = await self._get_client()
+        try:
+            progress: Any = await client.pull(model, stream=True)  # an async generator
+            async with aclosing(progress) as stream:  # closing it stops the download
+                async for line in stream:
+                    yield PullProgress(line.status or "", line.completed, line.total)
+        except Exception as err:
+            raise self._failure(err, model, pulling=True) from None
+
+    def _failure(self, err: Exception, model: str, pulling: bool = False) -> BackendError:
+        """The one line for what the library or its HTTP client raised."""
+        import httpx
+        import ollama
+
+        if isinstance(err, ollama.ResponseError):
+            if pulling:  # a missing model is what Pull is for: the server's words then
+                detail = str(err.error).strip().splitlines()[0][:160] if err.error else "failed"
+                return BackendError(f"Ollama at {self.host} could not pull {model!r}: {detail}")
+            return ollama_wire.refused(err.status_code, str(err.error), self.host, model)
+        if isinstance(err, httpx.TimeoutException | TimeoutError):
+            return ollama_wire.timed_out(self.host, self.timeout_s)
+        if isinstance(err, ConnectionError | httpx.ConnectError):
+            return ollama_wire.unreachable(self.host)
+        if isinstance(err, httpx.TransportError):
+            return BackendError(f"The connection to {self.host} was lost.")
+        if isinstance(err, ValueError):  # a line that is not JSON, or not Ollama's shape
+            return BackendError(
+                f"{self.host} answered with something that is not Ollama's API — check the "
+                "base URL (Ollama's own, e.g. http://localhost:11434)."
+            )
+        return BackendError(f"Request to {self.host} failed: {type(err).__name__}: {err}")
+
+
+def _is_status(err: Exception) -> bool:
+    import ollama
+
+    return isinstance(err, ollama.ResponseError) and err.status_code > 0
+
+
+def _new_client(base_url: str, timeout_s: float) -> ollama.AsyncClient:
+    import ollama
+
+    from sandbox_app.backends.http_library import tls_context
+
+    return ollama.AsyncClient(
+        host=base_url,
+        timeout=timeout_s,
+        verify=tls_context(),
+        event_hooks={"request": [_without_key]},
+    )
+
+
+async def _without_key(request: Any) -> None:
+    """The library adds OLLAMA_API_KEY to every request, to any host: this kind takes no key,
+    and the one key rule (keys.py) sends a key only where it belongs."""
+    request.headers.pop("authorization", None)
+
+
+def make(config: BackendConfig, _scenario: Scenario, key: str) -> Backend:
+    return OllamaBackend(config.url, config.timeout_s)
+
+
+KIND = BackendKind(
+    "ollama-native",
+    "Ollama (native API)",
+    make,
+    fields=frozenset({"base_url", "model", "models", "timeout", "temperature", "pull"}),
+    server=True,
+    base_url=ollama_wire.DEFAULT_URL,
+    settings=frozenset({"context_window", "think", "keep_alive"}),
+)

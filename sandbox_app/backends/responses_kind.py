@@ -1,0 +1,138 @@
+"""The OpenAI Responses API kind: ``POST /v1/responses`` through the ``openai`` SDK.
+
+OpenAI's reasoning models show their reasoning (its summaries) only through this API; Chat
+Completions gives their token count alone. LM Studio, Ollama and vLLM serve ``/v1/responses``
+too (vLLM streams its raw reasoning as ``response.reasoning_text.delta``). The request is
+built by responses_input.py (stateless: ``store: false``, reasoning items sent back with
+their encrypted content — why, there), the stream read by responses_stream.py.
+
+The backend is the OpenAI-compatible one with another stream: the client (built on a
+worker thread, living on the network loop), the model list (``client.models.list``), the
+errors as one line (errors.py) and the 429 retry are the same. Its key is OpenAI's by the
+one key rule (keys.py): ``OPENAI_API_KEY`` goes only to api.openai.com; any other URL gets
+the custom key or one typed for it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncGenerator, Sequence
+from contextlib import aclosing
+
+from sandbox_app.backends import errors, responses_input
+from sandbox_app.backends.keys import KeyAccount, account_for, on_own_host
+from sandbox_app.backends.kinds import BackendConfig, BackendKind, KeyHome
+from sandbox_app.backends.openai_compat import MAX_RETRIES, OpenAICompatBackend, retry_after
+from sandbox_app.backends.openai_kind import effective_preset
+from sandbox_app.backends.presets import ServerConfig, preset_with_id
+from sandbox_app.backends.request_body import refusal_notice, refused_by, refused_parameter
+from sandbox_app.backends.responses_stream import ResponseEvents
+from sandbox_app.backends.sse import DONE, gathered_reads, sse_data, sse_lines
+from sandbox_app.core.running.backend import Backend, BackendError, Delta, Message, StreamParams
+from sandbox_app.core.scenarios.scenario import Scenario
+
+OPENAI = preset_with_id("openai")  # whose key and URL this kind's own are
+# What a server may refuse and the request can do without (a local model's sampling).
+DROPPABLE = frozenset({"temperature", "top_p"})
+
+
+def account(config: BackendConfig) -> KeyAccount:
+    return account_for(effective_preset(OPENAI, config.url), config.url)
+
+
+def key_home(config: BackendConfig) -> KeyHome | None:
+    """OpenAI's key, when the URL is another server's (LM Studio, vLLM, a proxy)."""
+    if on_own_host(OPENAI, config.url):
+        return None
+    assert OPENAI.key_env is not None
+    return KeyHome(OPENAI.name, OPENAI.key_env, OPENAI.base_url)
+
+
+def make(config: BackendConfig, _scenario: Scenario, key: str) -> Backend:
+    url = config.url
+    return ResponsesBackend(ServerConfig(url, key, effective_preset(OPENAI, url), config.timeout_s))
+
+
+class ResponsesBackend(OpenAICompatBackend):
+    """Streams responses from one server; everything but the stream is the compatible one's."""
+
+    async def _stream(
+        self, messages: Sequence[Message], params: StreamParams
+    ) -> AsyncGenerator[Delta, None]:
+        client = await self._get_client()
+        # The SDK loads its responses module on first use (~0.1 s): not on the network loop.
+        responses = await asyncio.to_thread(lambda: client.responses)
+        import openai  # already imported by _get_client's worker thread: instant here
+
+        host = self.config.host
+        refused = refused_by(self.config.base_url, params.model)
+        body = responses_input.request(messages, params, refused)
+        rate_limited = 0
+        while True:
+            # The SDK sends the request and raises its typed errors; the events are decoded
+            # by responses_stream.py from the SSE lines, not by the SDK's event objects.
+            opened = responses.with_streaming_response.create(**responses_input.sdk_arguments(body))
+            try:
+                response = await opened.__aenter__()
+                break
+            except openai.RateLimitError as err:
+                final = errors.out_of_quota(err, host)
+                if final is None and rate_limited == MAX_RETRIES:
+                    final = errors.gave_up(host, MAX_RETRIES)
+                if final is not None:
+                    raise final from None
+                wait = retry_after(err, default=2.0**rate_limited)
+                rate_limited += 1
+                yield Delta(
+                    notice=f"Rate limited (429): retrying in {wait:g} s "
+                    f"({rate_limited} of {MAX_RETRIES})"
+                )
+                await asyncio.sleep(wait)
+            except openai.BadRequestError as err:
+                param = refused_parameter(err, body)  # each given up once, so this ends
+                if param not in DROPPABLE or param in refused:
+                    raise await self._explain(err, params) from None
+                refused.add(param)
+                body = responses_input.request(messages, params, refused)
+                yield Delta(notice=refusal_notice(param, params.model))
+            except openai.APIError as err:
+                raise await self._explain(err, params) from None
+        yield Delta(sent_at=response.http_response.request.extensions.get("sent_at"), request=body)
+        events = ResponseEvents()
+        try:
+            media_type = errors.media_type(response.http_response.headers)
+            if media_type and media_type != "text/event-stream" and not media_type.endswith("json"):
+                raise errors.not_an_api(host, media_type)
+            async with (
+                aclosing(response.http_response.aiter_bytes()) as raw,
+                aclosing(gathered_reads(raw)) as reads,
+                aclosing(sse_lines(reads)) as lines,
+            ):
+                async for line in lines:
+                    data = sse_data(line)
+                    if data is None:
+                        continue
+                    if data == DONE:  # not OpenAI's, but some compatible servers end so
+                        break
+                    for delta in events.feed(data):
+                        yield delta
+                    if events.ended:
+                        break
+        except BackendError:
+            raise
+        except Exception as err:  # any transport or decoding failure mid-stream
+            raise errors.stream_broke(err, self.config, events.chunks) from None
+        finally:
+            await opened.__aexit__(None, None, None)
+
+
+KIND = BackendKind(
+    "responses",
+    "OpenAI Responses API",
+    make,
+    fields=frozenset({"base_url", "key", "model", "models", "timeout", "temperature"}),
+    server=True,
+    base_url=OPENAI.base_url,
+    account=account,
+    key_home=key_home,
+)

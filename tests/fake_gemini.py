@@ -1,0 +1,211 @@
+"""A small, real Gemini API server for tests: what ``google-genai`` talks to.
+
+Answers ``POST /v1beta/models/{model}:streamGenerateContent?alt=sse`` (the path the SDK
+builds from a custom ``base_url``; the key comes in the ``x-goog-api-key`` header) and
+``GET /v1beta/models``. Chunks are shaped as the Gemini API documents them (Gemini API docs:
+"Generating content" / streaming, "Gemini thinking" and "Thought signatures",
+ai.google.dev/gemini-api/docs): ``data: {json}`` events of ``candidates[0].content.parts``
+with ``text``, thought summaries as ``{"text": …, "thought": true}``, ``functionCall`` parts
+carrying a ``thoughtSignature``; ``usageMetadata`` (``promptTokenCount``,
+``candidatesTokenCount``, ``thoughtsTokenCount``, ``cachedContentTokenCount``) and the
+``finishReason`` on the last chunk.
+
+Like Gemini 3, it refuses (400 INVALID_ARGUMENT) a request that sends a model's function
+call back without the signature it came with, and one whose signature was altered. Errors
+have Google's shape: ``{"error": {"code", "message", "status"}}``.
+
+    with FakeGeminiServer() as server:
+        server.replies["m"] = [Reply([thought("…"), text("…")])]
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+from aiohttp import web
+
+MISSING_SIGNATURE = (
+    "Function call is missing a thought_signature in functionCall parts. This is required "
+    "for tools to work correctly, and missing thought_signature may lead to degraded model "
+    "performance. Additional data, function call `default_api:{name}` , position {position}."
+)
+STATUS = {400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED", 403: "PERMISSION_DENIED"}
+STATUS |= {404: "NOT_FOUND", 429: "RESOURCE_EXHAUSTED", 500: "INTERNAL"}
+
+
+def text(words: str) -> dict[str, Any]:
+    return {"text": words}
+
+
+def thought(words: str) -> dict[str, Any]:
+    return {"text": words, "thought": True}
+
+
+def function_call(name: str, signature: str, **args: Any) -> dict[str, Any]:
+    return {"functionCall": {"name": name, "args": args}, "thoughtSignature": signature}
+
+
+@dataclass
+class Reply:
+    """One model turn: its parts in order (text parts are streamed a few words a chunk)."""
+
+    parts: list[dict[str, Any]]
+    finish: str = "STOP"
+
+
+@dataclass
+class FakeGeminiServer:
+    # Replies per model, chosen by how many model turns the request already holds.
+    replies: dict[str, list[Reply]] = field(default_factory=dict)
+    requests: list[dict[str, Any]] = field(default_factory=list)  # bodies received
+    keys: list[str] = field(default_factory=list)  # x-goog-api-key of each request
+    fail: tuple[int, str] | None = None  # answer every request with this status and message
+
+    def __post_init__(self) -> None:
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._runner: web.AppRunner | None = None
+        self._thread: threading.Thread | None = None
+        self._port = 0
+        self._issued: set[str] = set()  # signatures sent: one sent back must be one of these
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self._port}"
+
+    # ---- lifecycle -------------------------------------------------------------------
+    def start(self) -> FakeGeminiServer:
+        sock = socket.socket()
+        sock.bind(("127.0.0.1", 0))
+        self._port = sock.getsockname()[1]
+        ready = threading.Event()
+        self._loop = asyncio.new_event_loop()
+
+        async def serve() -> None:
+            app = web.Application()
+            app.router.add_get("/v1beta/models", self._models)
+            app.router.add_post("/v1beta/models/{call}", self._generate)
+            self._runner = web.AppRunner(app)
+            await self._runner.setup()
+            await web.SockSite(self._runner, sock).start()
+
+        def main() -> None:
+            assert self._loop is not None
+            self._loop.run_until_complete(serve())
+            ready.set()
+            self._loop.run_forever()
+
+        self._thread = threading.Thread(target=main, name="FakeGemini", daemon=True)
+        self._thread.start()
+        if not ready.wait(10):
+            raise RuntimeError("FakeGeminiServer did not start")
+        return self
+
+    def stop(self) -> None:
+        loop, runner = self._loop, self._runner
+        if loop is None or runner is None or self._thread is None:
+            return
+        asyncio.run_coroutine_threadsafe(runner.cleanup(), loop).result(10)
+        loop.call_soon_threadsafe(loop.stop)
+        self._thread.join(10)
+        loop.close()
+
+    def __enter__(self) -> FakeGeminiServer:
+        return self.start()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+    # ---- handlers --------------------------------------------------------------------
+    async def _models(self, request: web.Request) -> web.Response:
+        self.keys.append(request.headers.get("x-goog-api-key", ""))
+        if self.fail is not None:
+            return error(*self.fail)
+        models = [{"name": f"models/{name}", "displayName": name} for name in self.replies]
+        return web.json_response({"models": models})
+
+    async def _generate(self, request: web.Request) -> web.StreamResponse:
+        self.keys.append(request.headers.get("x-goog-api-key", ""))
+        model, _, method = request.match_info["call"].partition(":")
+        if method != "streamGenerateContent" or request.query.get("alt") != "sse":
+            return error(404, f"Method {method} is not served here.")
+        body = await request.json()
+        self.requests.append(body)
+        if self.fail is not None:
+            return error(*self.fail)
+        if model not in self.replies:
+            return error(404, f"models/{model} is not found for API version v1beta.")
+        refused = self._check_signatures(body)
+        if refused is not None:
+            return refused
+        turn = sum(1 for c in body.get("contents", []) if c.get("role") == "model")
+        script = self.replies[model]
+        if turn >= len(script):
+            return error(400, "The script has no reply for this turn.")
+        reply = script[turn]
+        stream = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+        await stream.prepare(request)
+        for chunk in self._chunks(reply, body):
+            await stream.write(b"data: " + json.dumps(chunk).encode() + b"\r\n\r\n")
+        await stream.write_eof()
+        return stream
+
+    def _check_signatures(self, body: dict[str, Any]) -> web.Response | None:
+        for content in body.get("contents", []):
+            if content.get("role") != "model":
+                continue
+            for position, part in enumerate(content.get("parts", []), start=1):
+                if "functionCall" not in part:
+                    continue
+                signature = part.get("thoughtSignature")
+                if not signature:
+                    name = part["functionCall"].get("name", "")
+                    return error(400, MISSING_SIGNATURE.format(name=name, position=position))
+                if signature not in self._issued:
+                    return error(400, "Corrupted thought signature.")
+        return None
+
+    def _chunks(self, reply: Reply, body: dict[str, Any]) -> Iterator[dict[str, Any]]:
+        prompt = len(json.dumps(body.get("contents", []))) // 4 + 1
+        counts = {"thoughts": 0, "candidates": 0}
+        pieces: list[dict[str, Any]] = []
+        for part in reply.parts:
+            if "thoughtSignature" in part:
+                self._issued.add(part["thoughtSignature"])
+            if "text" not in part:
+                pieces.append(part)
+                continue
+            words = part["text"].split(" ")
+            for i in range(0, len(words), 3):
+                piece = dict(
+                    part, text=" ".join(words[i : i + 3]) + (" " if i + 3 < len(words) else "")
+                )
+                pieces.append(piece)
+        for index, piece in enumerate(pieces):
+            counts["thoughts" if piece.get("thought") else "candidates"] += 1
+            candidate: dict[str, Any] = {"content": {"role": "model", "parts": [piece]}, "index": 0}
+            usage = {"promptTokenCount": prompt, "candidatesTokenCount": counts["candidates"]}
+            if index == len(pieces) - 1:
+                candidate["finishReason"] = reply.finish
+                usage |= {"thoughtsTokenCount": counts["thoughts"], "cachedContentTokenCount": 2}
+                usage["totalTokenCount"] = prompt + counts["thoughts"] + counts["candidates"]
+            yield {"candidates": [candidate], "usageMetadata": usage, "modelVersion": "fake"}
+
+
+def error(code: int, message: str) -> web.Response:
+    status = STATUS.get(code, "UNKNOWN")
+    return web.json_response(
+        {"error": {"code": code, "message": message, "status": status}}, status=code
+    )
+
+
+@pytest.fixture
+def gemini_server() -> Iterator[FakeGeminiServer]:
+    with FakeGeminiServer() as server:
+        yield server
