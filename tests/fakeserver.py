@@ -606,6 +606,7 @@ class FakeOpenAIServer:
         app.router.add_post("/v1/chat/completions", self._handle_chat)
         # Not OpenAI: lets a benchmark read the counters of a server in another process.
         app.router.add_get("/_stats", self._handle_stats)
+        self._add_routes(app)
         # handler_cancellation: a client hanging up cancels its handler (e.g. a stall).
         runner = web.AppRunner(
             app, access_log=None, handler_cancellation=True, shutdown_timeout=2.0
@@ -623,6 +624,9 @@ class FakeOpenAIServer:
             raise
         self._runner = runner
         self._port = sock.getsockname()[1]
+
+    def _add_routes(self, app: web.Application) -> None:
+        """A subclass's own endpoints (tests/fake_local_servers.py: each local server's)."""
 
     async def _shutdown(self) -> None:
         self._stopping = True

@@ -34,6 +34,7 @@ from sandbox_app.core.running.backend import BackendError
 from sandbox_app.core.scenarios.lane_settings import LaneSettings
 from sandbox_app.core.scenarios.scenario import Scenario
 from sandbox_app.ui.common.plain import plain_label, rich_label, tip
+from sandbox_app.ui.lane.health_line import HealthLine
 from sandbox_app.ui.lane.key_field import KeyField
 from sandbox_app.ui.lane.lane_settings_form import LaneSettingsForm
 from sandbox_app.ui.lane.pull_bar import PullBar
@@ -90,6 +91,8 @@ class BackendPanel(QWidget):
         model_row = QHBoxLayout()
         model_row.addWidget(self.model_combo, 1)
         model_row.addWidget(self.refresh_button)
+        self.health_line = HealthLine(self)  # Check, and the findings under the model row
+        model_row.addWidget(self.health_line.button)
         form = QFormLayout()
         # In a narrow compare lane or a small window, labels go above their fields.
         form.setRowWrapPolicy(QFormLayout.RowWrapPolicy.WrapLongRows)
@@ -99,6 +102,7 @@ class BackendPanel(QWidget):
         form.addRow("", self.key_status)
         form.addRow("Model", model_row)
         form.addRow("", self.models_status)
+        form.addRow("", self.health_line)
         form.addRow("", self.pull_bar)
         # A row per lane setting (a compare lane's, ``lane``, also its prompt, dialect…).
         self.settings_form = LaneSettingsForm(form, self, lane)
@@ -117,6 +121,7 @@ class BackendPanel(QWidget):
             self.settings_form.changed,
         ):
             signal.connect(self.changed)
+        self.changed.connect(self._on_changed)
         self._on_preset_combo_changed()
 
     # ---- reading and writing the settings ---------------------------------------------
@@ -215,6 +220,7 @@ class BackendPanel(QWidget):
     def abandon(self) -> None:
         """The panel is about to be deleted (a removed lane): stop asking for models."""
         self._abandoned = True
+        self.health_line.cancel()
         self.pull_bar.abandon()
         if self._refresh_task is not None:
             self._refresh_task.cancel()
@@ -256,6 +262,9 @@ class BackendPanel(QWidget):
             self._set_models([kind.fixed_model], "")
         self._update_key_account(backend_changed=True)
         self.changed.emit()
+
+    def _on_changed(self) -> None:
+        self.health_line.chosen(self.choice().config)  # a local server is checked by itself
 
     def _fields(self) -> dict[Field, QWidget]:
         return {

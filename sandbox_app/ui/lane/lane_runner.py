@@ -15,6 +15,7 @@ from sandbox_app.core.running.events import RunFinished
 from sandbox_app.core.running.fork import ForkPoint
 from sandbox_app.core.scenarios.prompt_versions import VersionError, graded, record
 from sandbox_app.core.scenarios.scenario import Expected, Scenario
+from sandbox_app.core.tools import Tool
 from sandbox_app.ui.lane.backend_panel import BackendPanel
 from sandbox_app.ui.lane.key_confirmation import KeyConfirmation
 from sandbox_app.ui.lane.run_pane import RunPane
@@ -48,6 +49,18 @@ class LaneRunner:
         # The version and expected answer of the runs going now: each answer is graded for it.
         self._grading: tuple[str, Expected | None] = ("", None)
         pane.runFinished.connect(self._grade)
+        panel.health_line.subject = self._health_subject  # the context this lane's run needs
+
+    def _health_subject(self) -> tuple[Scenario, list[Tool]]:
+        """The scenario a run in this lane would have (its settings applied) and its tools."""
+        model = self.workspace.model
+        try:
+            spec = self.panel.choice().spec(
+                model.scenario, sources=model.sources, extra_tools=model.extra_tools
+            )
+        except VersionError:  # a pinned version the history lacks: the run says so itself
+            return model.scenario, model.tools()
+        return spec.scenario, spec.tools()
 
     def run(self, repeats: int = 1, fork: ForkPoint | None = None) -> None:
         if self.pane.running:
