@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from sandbox_app.core.react_format.native_tools import message_text
 from sandbox_app.core.react_format.turn_reader import TurnOutcome
 from sandbox_app.core.running.backend import Message
+from sandbox_app.core.running.context_meter import prompt_estimate
 from sandbox_app.core.running.metrics import StepMetrics, estimate_tokens
 
 
@@ -30,7 +30,7 @@ def step_metrics(
             tokens_out += request.usage.completion_tokens
             estimated = estimated or request.usage.doubtful  # clamped: shown with ~
         else:
-            tokens_in += sum(estimate_tokens(message_text(m)) for m in messages)
+            tokens_in += prompt_estimate(messages)
             tokens_out += estimate_tokens(request.received) + estimate_tokens(reasoning)
             estimated = True
         reported = request.usage.reasoning_tokens if request.usage is not None else None
@@ -52,4 +52,12 @@ def step_metrics(
         reasoning_estimated=reasoning_estimated,
         thinking_s=last.thinking_s,
         cut_by_limit=last.cut_by_limit,
+        cache_read_tokens=_cache_read(requests),
     )
+
+
+def _cache_read(requests: Sequence[TurnOutcome]) -> int | None:
+    """The step's prompt tokens read from the provider's cache; None when no request said."""
+    said = [r.usage.cache_read_tokens for r in requests if r.usage is not None]
+    counts = [count for count in said if count is not None]
+    return sum(counts) if counts else None
