@@ -5,13 +5,17 @@ the trace and counted in the comparison table. Servers through the real SDK over
 from __future__ import annotations
 
 import asyncio
+import io
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from sandbox_app.application.run_builder import RunSpec, build_run
 from sandbox_app.backends.registry import config_for
+from sandbox_app.cli.eval_command import eval_command
 from sandbox_app.core.results.compare import LaneRecord
+from sandbox_app.core.results.evaluation import read_results
 from sandbox_app.core.results.presentation import Role
 from sandbox_app.core.results.trace_text import lines
 from sandbox_app.core.running.context_meter import ESTIMATE_MARGIN, prompt_estimate
@@ -28,6 +32,7 @@ from sandbox_app.core.running.events import (
 from sandbox_app.core.running.metrics import RunMetrics, StepMetrics
 from sandbox_app.core.running.records import RunHistory
 from sandbox_app.core.scenarios.scenario import Scenario
+from sandbox_app.core.scenarios.scenario_file import scenarios_dir
 from tests.fakeserver import FakeOpenAIServer, ModelScript, tokenize
 from tests.helpers import (
     builtin,
@@ -169,3 +174,19 @@ def test_a_served_context_is_the_window_when_the_lane_sets_none() -> None:
     assert windows(builtin("brightgrid")) == {8192}
     # The lane's own Context wins over what the server was found to serve.
     assert windows(with_window(builtin("brightgrid"), 4096)) == {4096}
+
+
+def test_eval_counts_the_prompt_cuts_of_each_lane(
+    tmp_path: Path, fake_server: FakeOpenAIServer
+) -> None:
+    fake_server.set_model("m", ModelScript(replies=["Answer: 42"], cycle=True, context_length=60))
+    results = tmp_path / "results.jsonl"
+    out = io.StringIO()
+    lane = f"{fake_server.base_url}:m"  # no window: caught by a count under the estimate
+    eval_command(
+        [str(scenarios_dir() / "test_set.json"), "--out", str(results), "--lane", lane], out
+    )
+    written = read_results(results)
+    assert written
+    assert all(r["metrics"]["truncations"] == 1 for r in written)  # type: ignore[index]
+    assert f"{len(written)} prompt cuts" in out.getvalue()
