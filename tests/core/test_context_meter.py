@@ -143,8 +143,9 @@ def test_a_request_that_will_not_fit_is_said_before_it_is_sent() -> None:
     assert events.index(notice) < sent  # said before the request went out
     # A prompt that fits but leaves no room for the reply's Max tokens.
     roomy = with_window(builtin("brightgrid"), notice.prompt_tokens + 100, max_tokens=512)
-    said = of_type(run_events(roomy, scripted(roomy)), ContextWontFit)[0].text
-    assert "its reply may take 512 more" in said
+    said = [n.text for n in of_type(run_events(roomy, scripted(roomy)), ContextWontFit)]
+    assert len(said) == 1  # the same every step after: said once a run
+    assert "its reply may take 512 more" in said[0]
 
 
 def test_no_window_shows_the_prompt_size_alone() -> None:

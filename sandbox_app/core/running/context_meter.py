@@ -57,6 +57,7 @@ class ContextMeter:
     def __init__(self, window: int | None) -> None:
         self.window = window
         self._steps: dict[int, tuple[int, bool, bool]] = {}  # step → tokens, estimated, cut
+        self._said_reply_room = False  # that Max tokens may not fit: said once a run
 
     def before(self, step: int, messages: Sequence[Message], params: StreamParams) -> list[Event]:
         """A notice when the prompt and the reply's Max tokens will not fit in the window."""
@@ -67,7 +68,10 @@ class ContextMeter:
         said = f"step {step}'s prompt is about {prompt:,} tokens"
         if prompt > window:
             text = f"{said}; the context window is {window:,}: the server will cut it or refuse"
+        elif self._said_reply_room:  # the same every step after: said once
+            return []
         else:
+            self._said_reply_room = True
             text = (
                 f"{said} and its reply may take {max_tokens:,} more; the context window is "
                 f"{window:,}: the server may cut the prompt or the reply"
