@@ -3,7 +3,9 @@ and the opt-in ``latency`` marker."""
 
 from __future__ import annotations
 
+import gc
 import os
+from collections.abc import Iterator
 
 # Window tests render offscreen; set before Qt is imported anywhere.
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -56,6 +58,18 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if "latency" in item.keywords:
             item.add_marker(skip)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
+    """After a window test, once pytest has let go of its fixtures' values (the window among
+    them), collect their garbage here, on the GUI thread: left to Python's automatic
+    collector, it would run in a later test on whichever thread allocates, the test server's
+    or the network loop's, and a Qt object destroyed there aborts the process ("Timers cannot
+    be stopped from another thread", then a segmentation fault)."""
+    yield
+    if "qtbot" in getattr(item, "fixturenames", ()):
+        gc.collect()
 
 
 _fault_cases = {"passed": 0, "failed": 0}

@@ -230,6 +230,13 @@ class ModelScript:
     # without it (tests/fake_passback.py: "deepseek", "kimi", "gemini", "openrouter"); a
     # tool-calling reply's leading <think> block streams in that server's shape.
     passback: PassbackMode | None = None
+    # ---- a small context window (the context meter, core/running/context_meter.py) ---
+    # A server whose context holds this many tokens (``tokenize``'s): a longer prompt is cut
+    # silently, keeping only the last messages that fit, and its prompt_tokens is the window
+    # itself, as Ollama reports prompt_eval_count == num_ctx when it truncated (Ollama's
+    # server/prompt.go drops the oldest messages; llm/server.go reports the evaluated count).
+    # The messages it kept are in FakeOpenAIServer.kept. None: no limit.
+    context_length: int | None = None
 
 
 _ERROR_KINDS: dict[int, tuple[str, str | None]] = {
@@ -289,6 +296,23 @@ def _error_response(
             str(int(retry_after)) if float(retry_after).is_integer() else str(retry_after)
         )
     return web.json_response(body, status=status, headers=headers)
+
+
+def _message_tokens(message: Any) -> int:
+    content = message.get("content") if isinstance(message, dict) else None
+    return len(tokenize(content)) if isinstance(content, str) else 0
+
+
+def _cut_to_context(messages: list[Any], limit: int) -> list[Any]:
+    """The last messages whose tokens fit in ``limit`` (ModelScript.context_length)."""
+    kept: list[Any] = []
+    room = limit
+    for message in reversed(messages):
+        room -= _message_tokens(message)
+        if room < 0:
+            break
+        kept.insert(0, message)
+    return kept
 
 
 def _prompt_tokens(messages: list[Any]) -> int:
@@ -455,6 +479,8 @@ class FakeOpenAIServer:
         self._stats: dict[str, int] = {}
         self._reset_stats()
         self._ids = 0
+        # What a server with a small context kept of each prompt (ModelScript.context_length).
+        self.kept: list[list[Any]] = []
         self._port: int | None = None
         self._thread: threading.Thread | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -503,6 +529,7 @@ class FakeOpenAIServer:
             self._conversations.clear()
             self._requests.clear()
             self._reset_stats()
+            self.kept.clear()
 
     def wait_for_stat(self, name: str, at_least: int, timeout: float = 5.0) -> StatWait:
         """Block until ``stats[name] >= at_least``, at most ``timeout`` seconds.
@@ -772,6 +799,12 @@ class FakeOpenAIServer:
         )
 
         prompt_tokens = _prompt_tokens(messages)
+        if script.context_length is not None:  # a small context: cut silently, as Ollama does
+            kept = _cut_to_context(messages, script.context_length)
+            with self._lock:
+                self.kept.append(kept)
+            counted = sum(_message_tokens(m) for m in messages)
+            prompt_tokens = script.context_length if len(kept) < len(messages) else counted
         transport = request.transport
         if transport is not None:
             self._active.add(transport)

@@ -42,6 +42,9 @@ class RunSpec:
     fork: ForkPoint | None = None  # go on from a kept run's step (core/running/fork.py)
     pause: PauseFn | None = None  # step-through (core/running/stepping.py)
     token_budget: int | None = None
+    # The context window the server was found to serve (a health check): the context meter's
+    # window when the lane sets no Context (core/running/context_meter.py).
+    served_context: int | None = None
 
     def tools(self) -> list[Tool]:
         return self._tools
@@ -91,5 +94,6 @@ def build_run(spec: RunSpec, backend: Backend | None = None) -> tuple[ReactEngin
         prefix=fork.prefix if fork else (),
         only_step=fork.only_step if fork else None,
         pause=spec.pause,
+        served_context=spec.served_context,
     )
     return engine, backend

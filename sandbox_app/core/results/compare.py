@@ -2,8 +2,10 @@
 
 One table row per lane: the window's table and every export (exports.py) use the same rows,
 so an export says exactly what the window shows. Prices are what the user entered per model,
-per million tokens; a model without a price shows "—", never a guess. Thinking tokens are
-output tokens (servers count them in completion_tokens), so the cost includes them.
+per million tokens; a model without a price shows "—", never a guess, and so does a figure a
+backend kind does not report (cache reads, a prompt count): a dash, never a made-up 0.
+Thinking tokens are output tokens (servers count them in completion_tokens), so the cost
+includes them.
 """
 
 from __future__ import annotations
@@ -33,6 +35,9 @@ COLUMNS = (
     "Loops",
     "Tokens in",
     "Tokens out",
+    "Cache read",  # prompt tokens read from the provider's cache, when it says
+    "Peak context",  # the fullest step's prompt against the context window (context_meter)
+    "Prompt cut",  # steps whose prompt the server cut silently
     "Thinking tokens",
     "Thinking time",
     "First token",
@@ -106,6 +111,11 @@ class LaneRecord:
         row["Loops"] = str(m.loops)  # repeated actions noticed, degenerate replies cut
         row["Tokens in"] = f"{approx}{m.tokens_in:,}"
         row["Tokens out"] = f"{approx}{m.tokens_out:,}"  # thinking included, as servers count
+        if m.cache_read_tokens is not None:
+            row["Cache read"] = f"{m.cache_read_tokens:,}"
+        row["Peak context"] = m.peak_context() or "—"
+        if m.truncations is not None:  # a server that never counted the prompt: a dash
+            row["Prompt cut"] = str(m.truncations)
         if m.reasoning_tokens:
             row["Thinking tokens"] = f"{'~' if m.reasoning_estimated else ''}{m.reasoning_tokens:,}"
         if m.thinking_s is not None:

@@ -134,6 +134,7 @@ _METRIC_FIELDS: dict[str, Any] = {
     "tool_calls": int | None,
     "format_errors": int | None,
     "loops": int | None,
+    "truncations": int | None,
     "tokens_in": int | None,
     "tokens_out": int | None,
     "reasoning_tokens": int | None,
@@ -217,6 +218,8 @@ class LaneSummary:
     thinking_tokens: int
     latency_p50_s: float
     latency_p95_s: float
+    # Steps whose prompt the server cut silently (core/running/context_meter.py), all runs.
+    prompt_cuts: int = 0
 
     @property
     def pass_rate(self) -> float:
@@ -233,6 +236,7 @@ class LaneSummary:
             f"{low:.0%}–{high:.0%}) · {self.mean_steps:.1f} steps · "
             f"{self.tool_calls} tool calls · {self.format_errors} format errors · "
             + (f"{plural(self.loops, 'loop')} · " if self.loops else "")
+            + (f"{plural(self.prompt_cuts, 'prompt cut')} · " if self.prompt_cuts else "")
             + "tokens "
             f"{self.tokens_in:,} in / {self.tokens_out:,} out"
             + (f" · thinking {self.thinking_tokens:,}" if self.thinking_tokens else "")
@@ -268,6 +272,7 @@ class LaneTally:
     tool_calls: int = 0
     format_errors: int = 0
     loops: int = 0
+    prompt_cuts: int = 0
     tokens_in: int = 0
     tokens_out: int = 0
     thinking: int = 0
@@ -281,6 +286,7 @@ class LaneTally:
         self.tool_calls += sign * int(m.get("tool_calls") or 0)
         self.format_errors += sign * int(m.get("format_errors") or 0)
         self.loops += sign * int(m.get("loops") or 0)  # results written before loops: none
+        self.prompt_cuts += sign * int(m.get("truncations") or 0)  # None: not counted
         self.tokens_in += sign * int(m.get("tokens_in") or 0)
         self.tokens_out += sign * int(m.get("tokens_out") or 0)
         self.thinking += sign * int(m.get("reasoning_tokens") or 0)
@@ -308,6 +314,7 @@ class LaneTally:
             self.thinking,
             _percentile(walls, 50),
             _percentile(walls, 95),
+            self.prompt_cuts,
         )
 
 

@@ -14,9 +14,10 @@ The contract of the pieces:
 - The model's own lines are styled by their ReAct label (:class:`LineStyles`); an unlabelled
   line continues the label of the model line above it.
 - A piece's ``edit`` says where it applies. A view that can redraw what it wrote (the window)
-  takes ``REDRAW``, ``STRIKE`` and ``END_THINKING``; a text that only grows (a terminal, a
-  file, a copy) takes ``TEXT_ONLY`` instead: the answer and figures the window shows outside
-  the trace, the note that stands in for a redraw. ``APPEND`` is for every front end.
+  takes ``REDRAW``, ``STRIKE``, ``END_THINKING`` and ``HEADER``; a text that only grows (a
+  terminal, a file, a copy) takes ``TEXT_ONLY`` instead: the answer and figures the window
+  shows outside the trace, the note that stands in for a redraw (the context meter's line
+  for the header a window rewrites). ``APPEND`` is for every front end.
 
 Where there is no colour (a pipe, a copy, a Markdown fence), core/results/trace_text.py marks the
 roles that need it (thinking lines, notices, dropped text).
@@ -30,6 +31,8 @@ from typing import NamedTuple
 from sandbox_app.core.react_format.dialects import LABEL_ROLES, LabelRole, label_role
 from sandbox_app.core.react_format.native_tools import ANSWER_LABEL
 from sandbox_app.core.running.events import (
+    ContextMeasured,
+    ContextWontFit,
     Edited,
     Event,
     FabricationCut,
@@ -38,6 +41,7 @@ from sandbox_app.core.running.events import (
     LoopNoticed,
     Notice,
     Observation,
+    PromptTruncated,
     ReasoningDelta,
     RepetitionCut,
     RunFinished,
@@ -86,6 +90,7 @@ class Edit(Enum):
     REDRAW = "redraw"  # this step's model text so far is really this piece
     STRIKE = "strike"  # no text: what an edit replaced (the piece's role: MODEL, OBSERVATION)
     END_THINKING = "end thinking"  # no text: a live thinking region ends here
+    HEADER = "header"  # the step's ── Step n ── line now reads this piece's text
 
 
 class Piece(NamedTuple):
@@ -136,7 +141,7 @@ class Presentation:
             )
             return [*heading, Piece(Role.THINKING, event.text)]
         if isinstance(event, StepStarted):
-            return [_line(Role.STEP, f"── Step {event.step} ──")]
+            return [_line(Role.STEP, step_header(f"Step {event.step}"))]
         if isinstance(event, Observation):
             return [_line(Role.ERROR if event.error else Role.OBSERVATION, event.message)]
         if isinstance(event, FabricationCut):
@@ -148,8 +153,13 @@ class Presentation:
             )
         if isinstance(event, FormatError):
             return [_line(Role.ERROR, event.message)]
-        if isinstance(event, Notice | LoopNoticed):
+        if isinstance(event, Notice | LoopNoticed | ContextWontFit | PromptTruncated):
             return [_line(Role.NOTICE, event.text)]
+        if isinstance(event, ContextMeasured):  # the context meter, in the step's header
+            return [
+                Piece(Role.STEP, step_header(event.text) + "\n", Edit.HEADER),
+                Piece(Role.NOTICE, event.text + "\n", Edit.TEXT_ONLY),
+            ]
         if isinstance(event, Edited):  # the original stays above, struck where it can be
             role = Role.MODEL if event.point == "turn" else Role.OBSERVATION
             said = _line(Role.NOTICE, edited_heading(event.point))
@@ -168,6 +178,11 @@ class Presentation:
         if isinstance(event, RunFinished):
             return [_END_THINKING, *_finish(event)]
         return []
+
+
+def step_header(text: str) -> str:
+    """``── Step 3 ──``; with the meter, ``── Step 3 · prompt 812 / 4,096 tokens (20%) ──``."""
+    return f"── {text} ──"
 
 
 def _line(role: Role, text: str) -> Piece:

@@ -31,6 +31,7 @@ from sandbox_app.core.react_format.parser import correction_for, parse_kept
 from sandbox_app.core.react_format.prompts import DEFAULT_TEMPLATE, PromptError, render_prompt
 from sandbox_app.core.react_format.turn_reader import TurnOutcome, TurnReader, ask_again
 from sandbox_app.core.running.backend import Backend, BackendError, Message, StreamParams
+from sandbox_app.core.running.context_meter import ContextMeter
 from sandbox_app.core.running.events import (
     ActionParsed,
     Edited,
@@ -80,16 +81,15 @@ class ReactEngine:
         prefix: Sequence[Event] = (),
         only_step: int | None = None,
         pause: PauseFn | None = None,
+        served_context: int | None = None,
     ) -> None:
         """``history`` and ``prefix``: a fork (core/running/fork.py): the conversation so far
         (system prompt and question first) and the events of the steps it holds, shown as they
-        were; the run goes on live from the step after them."""
+        were; the run goes on from the step after them. ``served_context``: the server's window."""
         self.history, self.prefix = list(history), list(prefix)
         self.only_step = only_step  # a rerun: this step's turn, then the end
         self.pause = pause  # step-through (core/running/stepping.py)
-        self.scenario = scenario
-        self.backend = backend
-        self.model = model
+        self.scenario, self.backend, self.model = scenario, backend, model
         self.token_budget = token_budget
         self.tools = tools if tools is not None else scenario.tools()
         # ``trusted``: side-effecting tools the user let run unasked (tools/policy.py).
@@ -104,6 +104,7 @@ class ReactEngine:
         self._dialect: Dialect = scenario.prompt_dialect
         self.native = scenario.model.tool_calling == "native"
         self._traits = traits_for(backend.label, model)
+        self._meter = ContextMeter(scenario.model.context_window or served_context)
 
     def system_prompt(self) -> str:
         """The rendered system prompt; raises PromptError for an unknown placeholder or an
@@ -138,10 +139,11 @@ class ReactEngine:
                 self._tally.steps.append(event.metrics)
             yield event
         for step in range(len(self._tally.steps) + 1, s.max_steps + 1):
-            yield StepStarted(step)
             step_started = time.perf_counter()
             self._tool_seconds = 0.0
             params = self._params()
+            for event in (StepStarted(step), *self._meter.before(step, self.messages, params)):
+                yield event
             earlier: list[TurnOutcome] = []  # requests of this step asked again
             while True:
                 reader = TurnReader(step, self._traits, s.parse_dialect, native=self.native)
@@ -162,6 +164,8 @@ class ReactEngine:
                 earlier.append(reader.out)
                 yield Notice(step, notice)
             outcome = reader.out
+            for event in self._meter.after(step, self.messages, outcome.usage):
+                yield event
             if outcome.repeated is not None:  # a degenerate reply cut: the model looping too
                 self._tally.loops += 1
             elif outcome.turn.dropped:
@@ -316,7 +320,7 @@ class ReactEngine:
     ) -> StepFinished:
         wall_s = time.perf_counter() - started
         metrics = step_metrics(step, wall_s, self._tool_seconds, (*earlier, out), self.messages)
-        self._tally.steps.append(metrics)
+        self._tally.steps.append(metrics := self._meter.fill(metrics))  # with its context
         return StepFinished(step, metrics)
 
     def _finish(self, status: Status, reason: str) -> RunFinished:

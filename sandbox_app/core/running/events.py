@@ -124,6 +124,43 @@ class LoopNoticed:
 
 
 @dataclass(frozen=True)
+class ContextMeasured:
+    """The context meter (core/running/context_meter.py): the step's prompt as the server
+    counted it (``estimated``: as the app estimated it, the server said nothing) against the
+    context window (None: not known). ``text`` is the step's header as it now reads."""
+
+    step: int
+    prompt_tokens: int
+    window: int | None
+    estimated: bool
+    text: str
+
+
+@dataclass(frozen=True)
+class ContextWontFit:
+    """Before the request: the estimated prompt and the reply's Max tokens exceed the window."""
+
+    step: int
+    prompt_tokens: int
+    max_tokens: int
+    window: int
+    text: str
+
+
+@dataclass(frozen=True)
+class PromptTruncated:
+    """The server counted fewer prompt tokens than were sent (or exactly its window, as
+    Ollama does when it cut): it dropped the start of the conversation. ``unseen`` names
+    what the model did not see ("the system prompt and the question")."""
+
+    step: int
+    sent_tokens: int  # estimated
+    kept_tokens: int  # as the server counted
+    unseen: str
+    text: str
+
+
+@dataclass(frozen=True)
 class Edited:
     """Step-through: the user rewrote the step's turn (``point`` "turn") or its observation
     ("observation") before it was used; ``text`` is what ran instead, as the trace shows it
@@ -187,6 +224,9 @@ Event = (
     | FormatError
     | Notice
     | LoopNoticed
+    | ContextMeasured
+    | ContextWontFit
+    | PromptTruncated
     | Edited
     | FinalAnswer
     | Exchange
@@ -216,6 +256,9 @@ _RUN_TOTALS = (
     "cuts_by_limit",
     "cache_read_tokens",
     "cache_write_tokens",
+    "peak_prompt_tokens",
+    "peak_context_share",
+    "truncations",
 )
 
 

@@ -28,10 +28,17 @@ class StepMetrics:
     reasoning_estimated: bool = False
     thinking_s: float | None = None
     cut_by_limit: bool = False  # the server stopped the reply at max tokens
+    # The context meter (core/running/context_meter.py): the prompt of the step's last
+    # request (the server's count, else estimated), the window it had to fit, and whether the
+    # server cut it without saying so.
+    prompt_tokens: int = 0
+    prompt_estimated: bool = True
+    context_window: int | None = None
+    truncated: bool = False
     # Prompt tokens read from / written to the provider's prompt cache (part of tokens_in),
-    # as the server reported them; 0 when it did not say.
-    cache_read_tokens: int = 0
-    cache_write_tokens: int = 0
+    # as the server reported them; None when it did not say (never a made-up 0).
+    cache_read_tokens: int | None = None
+    cache_write_tokens: int | None = None
 
 
 @dataclass(frozen=True)
@@ -83,16 +90,49 @@ class RunMetrics:
         return sum(times) if times else None
 
     @property
-    def cache_read_tokens(self) -> int:
-        return sum(s.cache_read_tokens for s in self.steps)
-
-    @property
-    def cache_write_tokens(self) -> int:
-        return sum(s.cache_write_tokens for s in self.steps)
-
-    @property
     def cuts_by_limit(self) -> int:
         return sum(s.cut_by_limit for s in self.steps)
+
+    @property
+    def cache_read_tokens(self) -> int | None:
+        """Prompt tokens read from the provider's cache; None when no step's server said."""
+        counts = [s.cache_read_tokens for s in self.steps if s.cache_read_tokens is not None]
+        return sum(counts) if counts else None
+
+    @property
+    def cache_write_tokens(self) -> int | None:
+        """Prompt tokens written to the provider's cache; None when no step's server said."""
+        counts = [s.cache_write_tokens for s in self.steps if s.cache_write_tokens is not None]
+        return sum(counts) if counts else None
+
+    @property
+    def peak_prompt_tokens(self) -> int | None:
+        return max((s.prompt_tokens for s in self.steps if s.prompt_tokens), default=None)
+
+    @property
+    def peak_context_share(self) -> float | None:
+        """The fullest step's prompt as a share of its context window; None: no window."""
+        shares = [s.prompt_tokens / s.context_window for s in self.steps if s.context_window]
+        return max(shares, default=None)
+
+    @property
+    def truncations(self) -> int | None:
+        """Steps whose prompt the server cut; None when no step's server counted the prompt
+        (without its count a cut cannot be seen: never a made-up 0)."""
+        if all(s.prompt_estimated for s in self.steps):
+            return None
+        return sum(s.truncated for s in self.steps)
+
+    def peak_context(self) -> str:
+        """``83% of 4,096``, ``3,412 tokens`` with no window known, ``~`` when estimated."""
+        peak = max(self.steps, key=_fullness, default=None)
+        if peak is None or not peak.prompt_tokens:
+            return ""
+        approx = "~" if peak.prompt_estimated else ""
+        if peak.context_window:
+            share = peak.prompt_tokens / peak.context_window
+            return f"{approx}{share:.0%} of {peak.context_window:,}"
+        return f"{approx}{peak.prompt_tokens:,} tokens"
 
     def thinking_summary(self) -> str:
         """``thinking ~410 tokens in 3.2 s``, or "" for a run that did not think."""
@@ -114,6 +154,12 @@ class RunMetrics:
             + (f"{plural(self.loops, 'loop')} · " if self.loops else "")
             + f"first token {ttft} · {self.wall_s:.2f} s"
         )
+
+
+def _fullness(step: StepMetrics) -> tuple[float, int]:
+    """How full a step's context was: by share of its window, else by size."""
+    share = step.prompt_tokens / step.context_window if step.context_window else 0.0
+    return share, step.prompt_tokens
 
 
 def plural(count: int, noun: str) -> str:

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from sandbox_app.core.react_format.native_tools import message_text
 from sandbox_app.core.react_format.turn_reader import TurnOutcome
 from sandbox_app.core.running.backend import Message
+from sandbox_app.core.running.context_meter import prompt_estimate
 from sandbox_app.core.running.metrics import StepMetrics, estimate_tokens
 
 
@@ -21,7 +21,7 @@ def step_metrics(
     """``requests``: each request of the step, the one it kept last (a request asked again
     was paid for too); ``messages``: the conversation, for an estimate of what was sent."""
     last = requests[-1]
-    tokens_in = tokens_out = reasoning_tokens = cache_read = cache_write = 0
+    tokens_in = tokens_out = reasoning_tokens = 0
     estimated = reasoning_estimated = False
     for request in requests:
         reasoning = request.reasoning_text
@@ -29,10 +29,8 @@ def step_metrics(
             tokens_in += request.usage.prompt_tokens
             tokens_out += request.usage.completion_tokens
             estimated = estimated or request.usage.doubtful  # clamped: shown with ~
-            cache_read += request.usage.cache_read_tokens or 0
-            cache_write += request.usage.cache_write_tokens or 0
         else:
-            tokens_in += sum(estimate_tokens(message_text(m)) for m in messages)
+            tokens_in += prompt_estimate(messages)
             tokens_out += estimate_tokens(request.received) + estimate_tokens(reasoning)
             estimated = True
         reported = request.usage.reasoning_tokens if request.usage is not None else None
@@ -54,6 +52,14 @@ def step_metrics(
         reasoning_estimated=reasoning_estimated,
         thinking_s=last.thinking_s,
         cut_by_limit=last.cut_by_limit,
-        cache_read_tokens=cache_read,
-        cache_write_tokens=cache_write,
+        cache_read_tokens=_cache(requests, "cache_read_tokens"),
+        cache_write_tokens=_cache(requests, "cache_write_tokens"),
     )
+
+
+def _cache(requests: Sequence[TurnOutcome], which: str) -> int | None:
+    """The step's prompt tokens read from (or written to) the provider's cache; None when no
+    request said."""
+    said = [getattr(r.usage, which) for r in requests if r.usage is not None]
+    counts = [count for count in said if count is not None]
+    return sum(counts) if counts else None

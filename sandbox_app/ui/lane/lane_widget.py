@@ -12,6 +12,7 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QToolButton, QVBoxLayout, QWidget
 
 from sandbox_app.backends.keys import KeyStore, UrlSource
+from sandbox_app.backends.kinds import BackendConfig
 from sandbox_app.core.results.compare import LaneRecord
 from sandbox_app.core.running.recording import RecordedLane
 from sandbox_app.core.scenarios.scenario import LaneConfig, Scenario
@@ -146,7 +147,7 @@ class LaneWidget(QFrame):
 
     def _on_backend_panel_changed(self) -> None:
         choice = self.backend_panel.choice()
-        where = self.backend_panel.preset_combo.currentText()
+        where = kind_caption(choice.config)
         mode = " · native tool calls" if choice.settings.tool_calling == "native" else ""
         pin = choice.settings.prompt
         pinned = f" · prompt {pin[:8]}" if pin else ""  # the editor's: said after a run
@@ -172,3 +173,12 @@ class LaneWidget(QFrame):
         self.prompt_label.setText(f"ran prompt {version[:8]}" if version else "")
         for widget in (self.backend_panel, self.duplicate_button, self.remove_button):
             widget.setEnabled(not running)
+
+
+def kind_caption(config: BackendConfig) -> str:
+    """Which backend and of which kind, for a lane's header: a kind of its own by its name
+    ("Anthropic", "Ollama (native)"), a preset of a kind with many beside its kind's name
+    ("Ollama (OpenAI-compatible server)"), so two lanes on one server say which API each uses."""
+    kind = config.kind
+    name = kind.choice(config.backend).name
+    return name if not kind.choices or name == kind.name else f"{name} ({kind.name})"

@@ -12,13 +12,21 @@ moves on (ui/trace/thinking_regions.py).
 
 from __future__ import annotations
 
+import re
 import time
 
 from PySide6.QtCore import QEvent, Signal
 from PySide6.QtGui import QFontDatabase, QMouseEvent, QTextCursor
 from PySide6.QtWidgets import QPlainTextEdit, QWidget
 
-from sandbox_app.core.results.presentation import CUT_NOTE, STREAMED, Edit, Presentation, Role
+from sandbox_app.core.results.presentation import (
+    CUT_NOTE,
+    STREAMED,
+    Edit,
+    Presentation,
+    Role,
+    step_header,
+)
 from sandbox_app.core.running.events import Event, StepFinished
 from sandbox_app.ui.lane.frames import Phase, frame_clock
 from sandbox_app.ui.lane.trace_queue import END_OF_THINKING, Pending, merged, take_frame
@@ -95,6 +103,8 @@ class TraceView(TraceBlocks):
             self._strike_original(role)
         elif edit is Edit.END_THINKING:
             self._end_thinking_later()
+        elif edit is Edit.HEADER:
+            self._rewrite_step_header(text.rstrip("\n"))
         # TEXT_ONLY: the answer header and the status bar say it, or a redraw did.
 
     def append_text(self, role: Role, text: str) -> None:
@@ -108,7 +118,7 @@ class TraceView(TraceBlocks):
         self.append_text(role, text + "\n")
 
     def add_step(self, step: int) -> None:
-        self.append_line(Role.STEP, f"── Step {step} ──")
+        self.append_line(Role.STEP, step_header(f"Step {step}"))
 
     def clear_trace(self) -> None:
         self._pending.clear()
@@ -285,6 +295,16 @@ class TraceView(TraceBlocks):
             self._line_break_due = first > 0
         self.append_text(role, text)
 
+    def _rewrite_step_header(self, line: str) -> None:
+        """The context meter: the step's separator line now says its prompt's size."""
+        self.flush_all()
+        block_number = self._steps.get(_step_number(line))
+        if block_number is None:  # dropped from the top with the text under it
+            return
+        cursor = QTextCursor(self.document().findBlockByNumber(block_number))
+        cursor.movePosition(QTextCursor.MoveOperation.EndOfBlock, QTextCursor.MoveMode.KeepAnchor)
+        cursor.insertText(line)
+
     # ---- following the end ------------------------------------------------------------
 
     def _on_scrollbar_value_changed(self, value: int) -> None:
@@ -312,5 +332,6 @@ class TraceView(TraceBlocks):
 
 
 def _step_number(separator: str) -> int:
-    digits = "".join(ch for ch in separator if ch.isdigit())
-    return int(digits) if digits else 0
+    """The step a ``── Step n …`` line heads (the meter's figures after it are not it)."""
+    found = re.search(r"Step (\d+)", separator)
+    return int(found.group(1)) if found else 0
