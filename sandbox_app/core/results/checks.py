@@ -65,3 +65,9 @@ def failure_lines(checks: Sequence[CheckResult]) -> list[str]:
         + (f" — {check.detail}" if check.detail else "")
         for check in failed(checks)
     ]
+
+
+def described(result: dict[str, Any]) -> str:
+    """A run in one line for a grid cell's tooltip or a report: its answer, then each check
+    that did not pass ("1680 · ✗ tool used: search — never called")."""
+    return " · ".join([str(result.get("answer")), *failure_lines(checks_of(result))])

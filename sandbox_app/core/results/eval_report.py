@@ -15,6 +15,7 @@ import json
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from sandbox_app.core.results.checks import checks_of, failure_lines
 from sandbox_app.core.results.evaluation import RunKey, key_of, summarise
 from sandbox_app.core.untrusted.markdown import inline
 
@@ -104,7 +105,9 @@ def to_html(
                 f"<li>case {key.case + 1}, {e(key.lane)}, repeat {key.repeat + 1}: "
                 f"answered {e(repr(result.get('answer')))}, expected "
                 f"{e(repr(result.get('expected')))} ({e(str(result.get('status')))}"
-                f"{': ' + e(str(result.get('reason'))) if result.get('reason') else ''})</li>"
+                f"{': ' + e(str(result.get('reason'))) if result.get('reason') else ''})"
+                + "".join(f"<br>{e(line)}" for line in failure_lines(checks_of(result)))
+                + "</li>"
             )
     parts.append("</ul></body></html>\n")
     return "".join(parts)

@@ -32,6 +32,7 @@ from sandbox_app.application.eval_runner import EvalLane, EvalRunner, unpinned
 from sandbox_app.backends.keys import KeyStore
 from sandbox_app.backends.network_loop import background_loop, call_until_ended
 from sandbox_app.backends.registry import BackendConfig
+from sandbox_app.core.results.checks import described
 from sandbox_app.core.results.eval_report import cell_failed, cell_text
 from sandbox_app.core.results.evaluation import (
     LaneTally,
@@ -290,7 +291,8 @@ class EvalPanel(QWidget):
         passed = [bool(runs[repeat]["passed"]) for repeat in sorted(runs)]
         text = cell_text(passed)
         item = QTableWidgetItem(text)
-        item.setToolTip(tip("; ".join(str(runs[repeat].get("answer")) for repeat in sorted(runs))))
+        # Each repeat's answer and the checks it failed: why the cell is red.
+        item.setToolTip(tip("\n".join(described(runs[repeat]) for repeat in sorted(runs))))
         if passed:
             item.setBackground(FAIL if cell_failed(text) else PASS)
         self.grid.setItem(case, column + 1, item)
