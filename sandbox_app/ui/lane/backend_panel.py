@@ -144,7 +144,8 @@ class BackendPanel(QWidget):
             self.key_field.typed() if kind.has("key") else "",
             "file" if self._file_url == base_url else "user",
         )
-        return BackendChoice(config, self.settings_form.values(), self.keys)
+        served = self.health_line.served_context(config)
+        return BackendChoice(config, self.settings_form.values(), self.keys, served)
 
     def select(
         self, backend: str, base_url: str = "", model: str = "", source: UrlSource = "user"
