@@ -16,8 +16,8 @@ from collections.abc import Callable, Sequence
 from contextlib import suppress
 from urllib.parse import urlsplit
 
-from PySide6.QtCore import QTimer, Signal
-from PySide6.QtWidgets import QPushButton, QVBoxLayout, QWidget
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtWidgets import QHBoxLayout, QPushButton, QWidget
 
 from sandbox_app.backends.health import Health, check_in_background
 from sandbox_app.backends.keys import host_of
@@ -67,9 +67,11 @@ class HealthLine(QWidget):
         self.label.setObjectName("healthLine")
         self.label.setWordWrap(True)
         self.label.hide()
-        layout = QVBoxLayout(self)
+        # Check beside its findings, not in the model row: four compare lanes must fit 1440 px.
+        layout = QHBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(self.label)
+        layout.addWidget(self.button, 0, Qt.AlignmentFlag.AlignTop)
+        layout.addWidget(self.label, 1)
         self._config: BackendConfig | None = None
         self._task: asyncio.Task[None] | None = None
         self._found: tuple[tuple[str, str, str], Health] | None = None  # the last check's
