@@ -5,8 +5,9 @@ A case is a question with an expected answer (the scenario's rules: exact, conta
 regex), optionally its own search documents and its own scripted replies (so the offline
 model can answer every case). Import maps columns by header: ``question``, ``answer`` (or
 ``expected``), ``match``, ``tolerance``, ``documents`` (one per line, or `` | ``-separated in
-CSV), ``replies`` (JSONL only); every other column is one of the case's ``{{variables}}``
-(core/react_format/variables.py). A bad row is one line naming it.
+CSV), ``replies`` (JSONL only), ``rubric`` (what a judge grades the answer by) and
+``judge_replies`` (the offline judge's verdicts, JSONL only); every other column is one of
+the case's ``{{variables}}`` (core/react_format/variables.py). A bad row is one line naming it.
 """
 
 from __future__ import annotations
@@ -48,6 +49,10 @@ def cases_to_list(cases: tuple[EvalCase, ...]) -> list[dict[str, Any]]:
             item["replies"] = list(case.replies)
         if case.variables:
             item["variables"] = dict(case.variables)
+        if case.rubric:  # judged answers: only when the case has its own
+            item["rubric"] = case.rubric
+        if case.judge_replies:
+            item["judge_replies"] = list(case.judge_replies)
         out.append(item)
     return out
 
@@ -74,6 +79,8 @@ def _case(data: Any, where: str) -> EvalCase:
         tuple(documents) if documents is not None else None,
         tuple(fields.strings("replies", [])),
         fields.variables(),
+        rubric=fields.get("rubric", str, "").strip(),
+        judge_replies=tuple(fields.strings("judge_replies", [])),
     )
 
 
@@ -196,7 +203,7 @@ def _normalised(row: dict[str, Any]) -> dict[str, Any]:
     if expected.get("match") not in MATCH_RULES:
         raise ScenarioError(f'"match" must be one of {", ".join(MATCH_RULES)}.')
     case = {"question": row.get("question", ""), "expected": expected}
-    for key in ("documents", "replies"):
+    for key in ("documents", "replies", "rubric", "judge_replies"):
         if key in row:
             case[key] = row[key]
     # Every other column is a {{variable}} of the case; an empty CSV cell (or a JSON null)
@@ -216,6 +223,7 @@ def _normalised(row: dict[str, Any]) -> dict[str, Any]:
 _COLUMNS = (
     *("question", "answer", "expected", "match", "tolerance"),
     *("documents", "replies", "variables"),
+    *("rubric", "judge_replies"),  # judged answers: the case's rubric, the offline verdicts
 )
 
 
