@@ -74,7 +74,6 @@ class Judge:
         )
         self.structured = self.config.kind.id == openai_kind.KIND.id
         self._server: Backend | None = None
-        self.requests = 0  # asked of the backend (a cache hit included)
 
     async def grade(self, values: Mapping[str, str], own_replies: Sequence[str] = ()) -> Judged:
         """Judge one answer (``values``: question, answer, expected, rubric) ``repeats`` times;
@@ -138,7 +137,6 @@ class Judge:
         if self.cache is not None:  # keyed by the whole request, and the judge's repeat
             salt = f"judge|{self.config.url}|{self.config.model}|judge repeat {repeat}"
             backend = CachedBackend(backend, self.cache, salt)
-        self.requests += 1
         text: list[str] = []
         tokens = (0, 0)
         async with aclosing(backend.stream(messages, params)) as stream:
