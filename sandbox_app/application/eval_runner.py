@@ -14,11 +14,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from sandbox_app.application.judge import Judge, judge_values
 from sandbox_app.application.run_builder import RunSpec, build_run
-from sandbox_app.backends.keys import KeyStore, host_of
+from sandbox_app.backends.keys import KeyStore, UrlSource, host_of
 from sandbox_app.backends.registry import SCRIPTED, BackendConfig, config_for, make_backend
 from sandbox_app.backends.response_cache import CachedBackend
-from sandbox_app.core.results.checks import overall
+from sandbox_app.core.results.checks import CheckResult, overall
 from sandbox_app.core.results.compare import Price
 from sandbox_app.core.results.evaluation import RunKey
 from sandbox_app.core.results.exports import run_document
@@ -27,9 +28,10 @@ from sandbox_app.core.results.verdict import matches
 from sandbox_app.core.running.backend import Backend
 from sandbox_app.core.running.engine import drive
 from sandbox_app.core.running.records import RunRecord, RunSettings
+from sandbox_app.core.scenarios.judge_spec import JudgeSpec
 from sandbox_app.core.scenarios.lane_settings import LaneSettings
 from sandbox_app.core.scenarios.prompt_versions import PromptVersion, VersionError, version_of
-from sandbox_app.core.scenarios.scenario import Scenario
+from sandbox_app.core.scenarios.scenario import EvalCase, Scenario
 from sandbox_app.core.scenarios.test_set import scenario_for_case
 from sandbox_app.core.tools import Tool
 from sandbox_app.core.tools.policy import asking
@@ -91,6 +93,7 @@ class EvalRunner:
         sources: Sequence[Tool] = (),
         trusted: Collection[str] = (),
         prices: Mapping[str, Price] | None = None,
+        judge_url_source: UrlSource = "file",
     ) -> None:
         self.scenario = scenario
         self.lanes = {lane.label: lane for lane in lanes}
@@ -105,6 +108,10 @@ class EvalRunner:
         self.trusted = frozenset(trusted)  # tools the user let run unasked (eval's --allow)
         self.prices = dict(prices or {})  # by model: what a "max_cost" check is checked with
         self._servers: dict[str, Backend] = {}
+        # The judge of judged answers, made at the first rubric (application/judge.py); a
+        # URL the scenario file names gets a key only as a lane's would (keys.py).
+        self.judge_url_source: UrlSource = judge_url_source
+        self._judge: Judge | None = None
         self._slots: dict[str, asyncio.Semaphore] = {}
 
     async def run_all(self, todo: Iterable[RunKey]) -> None:
@@ -120,6 +127,9 @@ class EvalRunner:
             for backend in self._servers.values():
                 await backend.aclose()
             self._servers.clear()
+            if self._judge is not None:
+                await self._judge.aclose()
+                self._judge = None
 
     async def _work(self, keys: Iterator[RunKey]) -> None:
         for key in keys:  # one iterator shared by every worker: each key is taken once
@@ -168,9 +178,31 @@ class EvalRunner:
             "repeat": key.repeat,
             "question": scenario.asked_question,  # as asked: its {{variables}} filled
             "expected": case.expected.answer,
-            "passed": overall(answer_ok, checks),
             "prompt_version": version,  # results of two versions stay told apart
             **{k: document[k] for k in ("status", "answer", "reason", "metrics", "events")},
-            "checks": [check.to_dict() for check in checks],
         }
+        # Judged answers (application/judge.py): a rubric graded by the judge model.
+        checks += await self._judged(case, result)
+        result["checks"] = [check.to_dict() for check in checks]
+        result["passed"] = overall(answer_ok, checks)
         return result, record
+
+    async def _judged(self, case: EvalCase, result: dict[str, Any]) -> list[CheckResult]:
+        """The judge's check of this run's answer when its case (or the scenario) has a
+        rubric, its tokens and cost kept as the result's ``"judge"``; none without one."""
+        rubric = case.rubric or self.scenario.rubric
+        if not rubric:
+            return []
+        answer = result["answer"]
+        if not answer:  # nothing to grade, and no judge paid to say so
+            return [CheckResult("judge", False, "no answer to judge")]
+        if self._judge is None:
+            spec = self.scenario.judge or JudgeSpec()
+            try:
+                self._judge = Judge(spec, self.keys, self.cache, self.judge_url_source)
+            except ValueError as err:  # an unknown backend id: every run unjudged, said why
+                return [CheckResult("judge", None, f"unjudged — {err}")]
+        values = judge_values(result["question"], answer, result["expected"], rubric)
+        judged = await self._judge.grade(values, case.judge_replies)
+        result["judge"] = judged.usage()
+        return [judged.check]

@@ -121,7 +121,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--trust-file-lanes",
         action="store_true",
-        help="send keys to the servers the scenario's lanes name, as if given with --lane "
+        help="send keys to the servers the scenario's lanes (and judge) name, as if given "
+        "with --lane "
         "(without it, a URL from the file gets no key: a file may not decide where keys go)",
     )
     return p
@@ -245,6 +246,7 @@ class _Runner:
             cache=cache,
             keys=keys,
             trusted=trusted,
+            judge_url_source="user" if args.trust_file_lanes else "file",  # the judge's URL too
         )
         self._file: TextIO | None = None
         self._started = time.monotonic()

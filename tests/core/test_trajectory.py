@@ -281,7 +281,8 @@ def test_the_built_in_test_set_catches_a_right_answer_reached_by_guessing(
     assert guess["answer"] == "$2,160 per year"  # the right number: the answer check passes
     assert guess["expected"] == "2160"
     assert guess["passed"] is False  # its path does not: it never searched
-    failed = {c["name"]: c["detail"] for c in guess["checks"] if not c["passed"]}
+    path = [c for c in guess["checks"] if c["name"] != "judge"]  # the judge has its own tests
+    failed = {c["name"]: c["detail"] for c in path if not c["passed"]}
     assert failed == {
         "tool used: search": "search never called",
         "tool order: search → calculator": "search never called",

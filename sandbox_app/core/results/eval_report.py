@@ -15,7 +15,7 @@ import json
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from sandbox_app.core.results.checks import checks_of, failure_lines
+from sandbox_app.core.results.checks import checks_of, described, failure_lines
 from sandbox_app.core.results.evaluation import RunKey, key_of, summarise
 from sandbox_app.core.untrusted.markdown import inline
 
@@ -71,7 +71,8 @@ def to_html(
         f"<title>{e(title)}: evaluation</title><style>{_STYLE}</style></head><body>",
         f"<h1>{e(title)}</h1><h2>Summary</h2><table><tr><th>Lane</th><th>Pass rate</th>"
         "<th>95% interval</th><th>Steps</th><th>Tool calls</th><th>Format errors</th><th>Loops</th>"
-        "<th>Tokens in / out</th><th>Thinking tokens</th><th>Latency p50 / p95</th></tr>",
+        "<th>Tokens in / out</th><th>Thinking tokens</th><th>Latency p50 / p95</th>"
+        "<th>Judge</th></tr>",
     ]
     for s in summarise(results, lanes):
         low, high = s.interval
@@ -81,7 +82,8 @@ def to_html(
             f"<td>{s.format_errors}</td><td>{s.loops}</td>"
             f"<td>{s.tokens_in:,} / {s.tokens_out:,}</td>"
             f"<td>{s.thinking_tokens:,}</td>"
-            f"<td>{s.latency_p50_s:.2f} s / {s.latency_p95_s:.2f} s</td></tr>"
+            f"<td>{s.latency_p50_s:.2f} s / {s.latency_p95_s:.2f} s</td>"
+            f"<td>{e(s.judge_words()) if s.judge_tokens else '—'}</td></tr>"
         )
     parts.append("</table><h2>Cases</h2><table><tr><th>#</th><th>Question</th>")
     parts += [f"<th>{e(lane)}</th>" for lane in lanes]
@@ -90,10 +92,8 @@ def to_html(
         case = int(row[0]) - 1
         parts.append(f"<tr><td>{row[0]}</td><td>{e(row[1])}</td>")
         for lane, cell in zip(lanes, row[2:], strict=True):
-            answers = [
-                str(r.get("answer"))
-                for k, r in sorted(latest.items())
-                if (k.case, k.lane) == (case, lane)
+            answers = [  # each repeat's answer and why it was judged so (checks.described)
+                described(r) for k, r in sorted(latest.items()) if (k.case, k.lane) == (case, lane)
             ]
             css = "" if cell == "—" else "fail" if cell_failed(cell) else "pass"
             parts.append(f"<td class='{css}' title='{e('; '.join(answers))}'>{e(cell)}</td>")

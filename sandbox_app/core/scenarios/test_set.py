@@ -6,8 +6,10 @@ regex), optionally its own search documents and its own scripted replies (so the
 model can answer every case). Import maps columns by header: ``question``, ``answer`` (or
 ``expected``), ``match``, ``tolerance``, ``documents`` (one per line, or `` | ``-separated in
 CSV), ``replies`` (JSONL only), the trajectory checks (``checks``, a JSON object, and the
-columns ``tools_called``, ``order``, ``never``, ``max_steps``); every other column is one of
-the case's ``{{variables}}`` (core/react_format/variables.py). A bad row is one line naming it.
+columns ``tools_called``, ``order``, ``never``, ``max_steps``), ``rubric`` (what a judge
+grades the answer by) and ``judge_replies`` (the offline judge's verdicts, JSONL only); every
+other column is one of the case's ``{{variables}}`` (core/react_format/variables.py). A bad
+row is one line naming it.
 """
 
 from __future__ import annotations
@@ -51,6 +53,10 @@ def cases_to_list(cases: tuple[EvalCase, ...]) -> list[dict[str, Any]]:
             item["variables"] = dict(case.variables)
         if not case.checks.empty:
             item["checks"] = case.checks.to_dict()
+        if case.rubric:  # judged answers: only when the case has its own
+            item["rubric"] = case.rubric
+        if case.judge_replies:
+            item["judge_replies"] = list(case.judge_replies)
         out.append(item)
     return out
 
@@ -78,6 +84,8 @@ def _case(data: Any, where: str) -> EvalCase:
         tuple(fields.strings("replies", [])),
         fields.variables(),
         fields.checks(),
+        rubric=fields.get("rubric", str, "").strip(),
+        judge_replies=tuple(fields.strings("judge_replies", [])),
     )
 
 
@@ -200,7 +208,7 @@ def _normalised(row: dict[str, Any]) -> dict[str, Any]:
     if expected.get("match") not in MATCH_RULES:
         raise ScenarioError(f'"match" must be one of {", ".join(MATCH_RULES)}.')
     case = {"question": row.get("question", ""), "expected": expected}
-    for key in ("documents", "replies"):
+    for key in ("documents", "replies", "rubric", "judge_replies"):
         if key in row:
             case[key] = row[key]
     checks = _checks(row)
@@ -259,6 +267,7 @@ _COLUMNS = (
     *("question", "answer", "expected", "match", "tolerance"),
     *("documents", "replies", "variables"),
     *("checks", "tools_called", "order", "never", "max_steps"),  # trajectory checks
+    *("rubric", "judge_replies"),  # judged answers: the case's rubric, the offline verdicts
 )
 
 

@@ -103,7 +103,7 @@ class CompareView(QWidget):
             self.eval_lanes,
             self.repeat_spin.value,
             keys,
-            lambda cases: self.workspace.update(self, test_set=cases),
+            lambda **changes: self.workspace.update(self, **changes),
             lambda: self.workspace.model.sources,
             confirm=self.key_confirmation.then,
             prices=lambda: self.prices,

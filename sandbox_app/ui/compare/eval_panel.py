@@ -44,6 +44,7 @@ from sandbox_app.core.results.evaluation import (
 )
 from sandbox_app.core.results.exports import TEST_SET_FORMATS, EvalResults
 from sandbox_app.core.running.records import RunRecord
+from sandbox_app.core.scenarios.judge_spec import JudgeSpec
 from sandbox_app.core.scenarios.scenario import EvalCase, Scenario
 from sandbox_app.core.scenarios.test_set import asked_questions
 from sandbox_app.core.tools import Tool
@@ -70,7 +71,7 @@ class EvalPanel(QWidget):
         lanes: Callable[[], list[EvalLane]],
         repeats: Callable[[], int],
         keys: KeyStore,
-        write_cases: Callable[[tuple[EvalCase, ...]], None],
+        write_cases: Callable[..., None],  # the scenario's fields the editor changed
         sources: Callable[[], list[Tool]] = list,
         parent: QWidget | None = None,
         confirm: Confirm = lambda _configs, _where, go: go(),
@@ -339,13 +340,18 @@ class EvalPanel(QWidget):
 
     def edit_cases(self) -> TestSetEditor:
         """Open the editor (not modal: runs in other tabs go on); OK writes the cases."""
-        editor = self.editor = TestSetEditor(self._scenario().test_set, self)
-        editor.accepted.connect(lambda: self._cases_edited(editor.cases()))
+        scenario = self._scenario()
+        editor = self.editor = TestSetEditor(
+            scenario.test_set, self, scenario.rubric, scenario.judge
+        )
+        editor.accepted.connect(lambda: self._cases_edited(editor.cases(), *editor.judging()))
         editor.open()
         return editor
 
-    def _cases_edited(self, cases: tuple[EvalCase, ...]) -> None:
-        self._write_cases(cases)
+    def _cases_edited(
+        self, cases: tuple[EvalCase, ...], rubric: str = "", judge: JudgeSpec | None = None
+    ) -> None:
+        self._write_cases(test_set=cases, rubric=rubric, judge=judge)
         self.results.clear()  # keyed by case number: an edited set starts afresh
         self._draw()
         self.status.setText(f"{len(cases)} cases")
