@@ -87,7 +87,7 @@ def _answer(store: HistoryStore, args: argparse.Namespace) -> tuple[Any, list[st
         "compared": diff.compared,
         "only_a": diff.only_first,
         "only_b": diff.only_second,
-        "flips": [_flip_dict(f, questions) for f in diff.flips],
+        "flips": [_flip_dict(f, questions) for f in (*diff.broke, *diff.fixed)],
     }
     return document, _diff(diff, questions)
 

@@ -73,12 +73,11 @@ class HistoryActions(QObject):
         return self.grid(title, labels, runs)
 
     def open_view(self) -> HistoryView:
-        """View → History…: past evaluations (one window, raised when open already)."""
+        """View → History…: past evaluations (one window, refreshed when open already)."""
         from sandbox_app.ui.history.history_view import HistoryView
 
         if self.view is None:
             self.view = HistoryView(self, self.window)
         self.view.refresh()
         self.view.show()
-        self.view.raise_()
         return self.view
