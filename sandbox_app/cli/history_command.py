@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 from typing import Any, TextIO
 
 from sandbox_app.cli.eval_history import add_db_option, history_at
@@ -49,8 +50,8 @@ def parser() -> argparse.ArgumentParser:
 def history_command(argv: list[str], out: TextIO | None = None) -> int:
     out = out or sys.stdout
     args = parser().parse_args(argv)
-    path = default_path() if args.db is None else None
-    if path is not None and not path.exists():  # nothing stored yet: not made by a look
+    path = Path(args.db) if args.db else default_path()
+    if not path.exists():  # nothing stored there yet: a look makes no file
         say(f"react-sandbox history: no history yet ({path})")
         return 0 if args.command == "list" else 1
     history = history_at(args.db, "history")

@@ -193,6 +193,9 @@ def test_diff_lists_exactly_the_runs_that_flipped(
         (3, "pass", "fail"),
         (1, "fail", "pass"),
     ]
+    nowhere = tmp_path / "none.sqlite3"
+    code, _, err = cli("history", "list", "--db", str(nowhere), capsys=capsys)
+    assert (code, err.count("\n"), nowhere.exists()) == (0, 1, False)  # a look makes no file
     code, _, err = cli("history", "show", "7", "--db", db, capsys=capsys)
     assert code == 1
     assert err.count("\n") == 1
