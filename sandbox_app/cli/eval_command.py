@@ -18,17 +18,13 @@ import sys
 import textwrap
 import time
 from collections.abc import Iterable
-from dataclasses import replace
 from pathlib import Path
 from typing import Any, TextIO
 
-from sandbox_app.application.eval_runner import EvalLane, EvalRunner, declined, lane_label
+from sandbox_app.application.eval_runner import EvalLane, EvalRunner, declined
+from sandbox_app.application.history import EvaluationLog
 from sandbox_app.backends.keys import KeyStore
-from sandbox_app.backends.registry import (
-    SCRIPTED,
-    config_for,
-    key_notice,
-)
+from sandbox_app.backends.registry import key_notice
 from sandbox_app.cli.cli_io import (
     EVAL_EXIT_CODES,
     EXIT_BELOW_PASS_RATE,
@@ -36,9 +32,10 @@ from sandbox_app.cli.cli_io import (
     STDIN_NAME,
     scenario_from,
 )
+from sandbox_app.cli.eval_history import add_db_option, eval_log
 from sandbox_app.cli.eval_outputs import cache_problem, check_writable
-from sandbox_app.cli.lane_spec import lane_from_spec
-from sandbox_app.cli.prompt_choice import lanes_by_version, version_note
+from sandbox_app.cli.lane_spec import eval_lanes, lane_from_spec
+from sandbox_app.cli.prompt_choice import version_note
 from sandbox_app.cli.terminal import say, visible
 from sandbox_app.core.results.checks import described
 from sandbox_app.core.results.evaluation import (
@@ -51,6 +48,7 @@ from sandbox_app.core.results.evaluation import (
     summarise,
 )
 from sandbox_app.core.results.exports import TEST_SET_FORMATS, EvalResults
+from sandbox_app.core.running.records import RunRecord
 from sandbox_app.core.scenarios.lane_settings import parse_option
 from sandbox_app.core.scenarios.scenario import Scenario
 from sandbox_app.core.scenarios.scenario_fields import ScenarioError
@@ -125,6 +123,7 @@ def parser() -> argparse.ArgumentParser:
         "with --lane "
         "(without it, a URL from the file gets no key: a file may not decide where keys go)",
     )
+    add_db_option(p)
     return p
 
 
@@ -148,7 +147,7 @@ def eval_command(argv: list[str], out: TextIO | None = None, progress: TextIO | 
             raise ValueError(f"--allow {unknown[0]}: no such tool is enabled in this scenario")
         if undefined := undefined_in_cases(scenario):  # before the first run, not in each
             raise ValueError(undefined)
-        lanes = _lanes(args, scenario)
+        lanes = eval_lanes(args, scenario)
         minimum = _rate(args.min_pass_rate)
         results_path = Path(args.out or Path(args.scenario).with_suffix(".results.jsonl").name)
         # Every file the evaluation writes is checked before the first run, not after the last.
@@ -198,9 +197,11 @@ def eval_command(argv: list[str], out: TextIO | None = None, progress: TextIO | 
         say(f"react-sandbox eval: {notice}")
     done = found.results
     todo = pending(planned, done, args.only_failed)
+    log = eval_log(args, scenario, lanes, results_path, done if resume else [])
     runner = _Runner(scenario, lanes, args, results_path, progress, keys, cache, allowance.trusted)
-    runner.total = count_pending(planned, done, args.only_failed)
+    runner.total, runner.log = count_pending(planned, done, args.only_failed), log
     asyncio.run(runner.run_all(todo))
+    log.finish()
     everything = [*done, *runner.results]
     summaries = summarise(everything, labels)
     rows = (visible(s.row()) + version_note(everything, s.lane) for s in summaries)
@@ -253,6 +254,7 @@ class _Runner:
         self.total = 0  # the runs to make, for the progress
         self._failed = 0  # counted as they come: a sum over all results a run is quadratic
         self._live = out.isatty()
+        self.log: EvaluationLog | None = None  # the history database's side (eval_history.py)
 
     async def run_all(self, todo: Iterable[RunKey]) -> None:
         with self.path.open("a", encoding="utf-8") as self._file:
@@ -260,11 +262,13 @@ class _Runner:
         if self._live:
             self.out.write("\n")
 
-    def _finished(self, result: dict[str, Any], _record: object) -> None:
+    def _finished(self, result: dict[str, Any], record: RunRecord) -> None:
         assert self._file is not None
         # One whole line, flushed: a kill after this loses nothing of this run.
         self._file.write(json.dumps(result, ensure_ascii=False) + "\n")
         self._file.flush()
+        if self.log is not None:  # its row, in its own transaction (a resume adds one lost)
+            self.log.add(result, record)
         # Kept for the summary and the report, which never read the events (the file has them).
         self.results.append({k: v for k, v in result.items() if k != "events"})
         self._failed += not result["passed"]
@@ -290,37 +294,6 @@ class _Runner:
             )
             self.out.write(visible(line) + "\n")  # the answer and lane are others' words
         self.out.flush()
-
-
-def _lanes(args: argparse.Namespace, scenario: Scenario) -> list[EvalLane]:
-    if args.lane:
-        lanes = [lane_from_spec(spec, args.timeout, scenario.model) for spec in args.lane]
-    elif scenario.lanes:
-        lanes = [
-            EvalLane(
-                f"{lane.backend}:{lane.model}" if lane.model else lane.backend,
-                config_for(
-                    lane.backend,
-                    lane.base_url,
-                    lane.model,
-                    args.timeout,
-                    url_source="user" if args.trust_file_lanes else "file",
-                ),
-                lane.settings,
-            )
-            for lane in scenario.lanes
-        ]
-    else:
-        lanes = [EvalLane(SCRIPTED, config_for(SCRIPTED), scenario.model)]
-    lanes = lanes_by_version(lanes, scenario, args.prompt)
-    seen: dict[str, int] = {}
-    unique = []
-    for lane in lanes:  # two lanes of one model stay apart in the results
-        titled = lane_label(lane.label, lane.settings)
-        seen[titled] = seen.get(titled, 0) + 1
-        label = titled if seen[titled] == 1 else f"{titled}#{seen[titled]}"
-        unique.append(replace(lane, label=label))
-    return unique
 
 
 def _rate(text: str | None) -> float | None:

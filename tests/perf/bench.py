@@ -607,6 +607,52 @@ async def scale_of_a_test_set(window: Any, base_url: str, cases: int) -> dict[st
     }
 
 
+def history_diff(cases: int) -> dict[str, float]:
+    """``react-sandbox history diff A B`` of two evaluations of ``cases`` cases × 2 lanes,
+    about 5 % of the runs flipped, as the command runs it (open, diff, the flips' questions,
+    JSON out); the database filled a result a transaction, as an evaluation writes it."""
+    import io
+
+    from sandbox_app.cli.history_command import history_command
+    from sandbox_app.core.results.history_db import HistoryStore
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "history.sqlite3"
+        store = HistoryStore(path)
+        events = [{"type": "Notice", "text": THOUGHT * 20}]  # a trace's worth of bytes
+        started = time.perf_counter()
+        for number in range(2):
+            lanes = {"a": "model-a", "b": "model-b"}
+            evaluation = store.begin_evaluation("bench", "", lanes, cases, 1, "eval")
+            for case in range(cases):
+                for lane in lanes:
+                    passed = (case % 20 != 0) if number else True  # 5 % flip in the second
+                    result = {
+                        "lane": lane,
+                        "case": case,
+                        "repeat": 0,
+                        "passed": passed,
+                        "question": f"question {case}",
+                        "answer": "42",
+                        "metrics": {},
+                    }
+                    store.add_result(evaluation, result, events, lanes[lane])
+        written = time.perf_counter() - started
+        store.close()
+        out = io.StringIO()
+        started = time.perf_counter()
+        code = history_command(["diff", "1", "2", "--db", str(path), "--json"], out)
+        elapsed = time.perf_counter() - started
+        assert code == 0
+        assert len(json.loads(out.getvalue())["flips"]) == cases // 20 * 2
+        return {
+            "history_diff_s": elapsed,
+            "history_diff_runs": float(cases * 2),
+            "history_rows_per_s": cases * 4 / written,
+            "history_mb_per_1000_runs": path.stat().st_size / 1e6 / (cases * 4 / 1000),
+        }
+
+
 # ---- putting it together -------------------------------------------------------------------
 
 
@@ -700,6 +746,7 @@ def main() -> None:
     app = QApplication.instance() or QApplication(sys.argv)
     app.setQuitOnLastWindowClosed(False)
     figures.update(qasync.run(in_app_measurements(args.quick)))
+    figures.update(history_diff(1000 if args.quick else 10_000))
     figures.update(latency_tests())
     print(json.dumps(figures, indent=1, default=float))
     if args.write:

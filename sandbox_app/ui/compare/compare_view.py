@@ -211,6 +211,7 @@ class CompareView(QWidget):
             confirm=self.key_confirmation,
             before=lambda: self._leave_recording(lane),
             started=lambda choice: setattr(lane.record, "model", choice.model),
+            run_log=lambda: self.eval_panel.history.source(),  # the window sets it
         )
         self.lanes.append(lane)
         self.strip.add(lane)

@@ -50,6 +50,7 @@ from sandbox_app.core.scenarios.test_set import asked_questions
 from sandbox_app.core.tools import Tool
 from sandbox_app.ui.common.plain import plain_label, tip
 from sandbox_app.ui.compare.test_set_editor import TestSetEditor
+from sandbox_app.ui.history.eval_history import EvalHistory, Run
 from sandbox_app.ui.lane.frames import Phase, frame_clock
 
 PASS, FAIL = QColor("#e6f4ea"), QColor("#fce8e6")
@@ -96,6 +97,7 @@ class EvalPanel(QWidget):
         self._done = 0
         self._dirty: set[tuple[int, int]] = set()
         self._summary_drawn = 0.0  # when the summary was last drawn (perf_counter)
+        self.history = EvalHistory()  # each run stored as it ends; past evaluations shown
         self.edit_button = QPushButton("Edit cases…")
         self.edit_button.setToolTip("Add, change or import (CSV, JSONL) the scenario's cases")
         self.run_button = QPushButton("Run test set")
@@ -172,9 +174,11 @@ class EvalPanel(QWidget):
         done = [result for result, _ in self.results.values()]
         todo = planned if which == "all" else still_to_run(planned, done, which == "failed")
         gui = asyncio.get_running_loop()
+        store = self.history.start(scenario, lanes, self._repeats(), fresh=which == "all")
 
         def deliver(result: dict[str, Any], record: RunRecord) -> None:
-            # Called on the evaluation thread: handed to this loop, in order.
+            # Called on the evaluation thread: stored there, then handed to this loop, in order.
+            store(result, record)
             gui.call_soon_threadsafe(self._finished, result, record)
 
         runner = EvalRunner(
@@ -258,6 +262,7 @@ class EvalPanel(QWidget):
     def _ended(self) -> None:
         # Not kept: a finished task holds its event loop, which must not outlive its thread.
         self._task = None
+        self.history.finish()
         self._draw_changes()
         self._running = False
         self._update_buttons()
@@ -322,6 +327,10 @@ class EvalPanel(QWidget):
             return
         key, (_, record) = ([r for r in runs if not r[1][0]["passed"]] or runs)[-1]
         self.traceRequested.emit(lane, record, f"Test set: case {row + 1}, repeat {key.repeat + 1}")
+
+    def show_evaluation(self, title: str, labels: list[str], runs: Sequence[Run]) -> bool:
+        """A past evaluation from the history in the grid (ui/history/eval_history.py)."""
+        return self.history.show(self, title, labels, runs)
 
     def _update_buttons(self) -> None:
         running = self.running

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 from sandbox_app.application.backend_choice import BackendChoice
 from sandbox_app.core.results.verdict import matches
@@ -22,13 +23,17 @@ from sandbox_app.ui.lane.key_confirmation import KeyConfirmation
 from sandbox_app.ui.lane.run_pane import RunPane
 from sandbox_app.ui.window.workspace_signals import QtWorkspace
 
+if TYPE_CHECKING:
+    from sandbox_app.application.history import History
+
 
 class LaneRunner:
     """Starts a lane's runs. ``name`` names the lane in approval dialogs ("" on the Run tab);
     ``pace`` is the offline model's pace (View → Pace), asked at each start; ``confirm``
     asks before a key goes to a server a scenario file named (None: nothing to confirm);
     ``before`` runs first (a lane showing a recording goes back to its own settings);
-    ``started`` hears of each choice a run was started with."""
+    ``started`` hears of each choice a run was started with; ``run_log`` is the history
+    database each finished run is stored in (ui/history/history_actions.py; None: none)."""
 
     def __init__(
         self,
@@ -40,9 +45,11 @@ class LaneRunner:
         confirm: KeyConfirmation | None = None,
         before: Callable[[], None] = lambda: None,
         started: Callable[[BackendChoice], None] = lambda _choice: None,
+        run_log: Callable[[], History | None] = lambda: None,
     ) -> None:
         self.name, self.panel, self.pane, self.workspace = name, panel, pane, workspace
         self.pace, self.confirm, self.before, self.started = pace, confirm, before, started
+        self.run_log = run_log
         self.dropped = False  # the lane was removed: a start still waiting on a dialog is not
         # A fork, or a step-through's next step, stays in the lane it was asked in.
         pane.forkRequested.connect(lambda point: self.run(1, point))
@@ -121,6 +128,9 @@ class LaneRunner:
         """An answer checked against the expected one counts for the version's pass rate."""
         version_id, expected = self._grading
         passed = matches(event.answer, expected) if event.answer is not None else None
+        record, log = self.pane.history.latest, self.run_log()
+        if log is not None and record is not None and not record.replayed:
+            log.run_finished(self.name or "Run tab", record, passed)  # with its document
         if passed is None or not version_id:
             return
         history = graded(self.workspace.model.scenario.prompt_history, version_id, passed)

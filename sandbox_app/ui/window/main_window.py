@@ -37,6 +37,7 @@ from sandbox_app.core.scenarios.workspace import Change, Workspace
 from sandbox_app.core.tools import Tool
 from sandbox_app.core.tools.plugins import installed
 from sandbox_app.ui.common.plain import plain_label
+from sandbox_app.ui.history.history_actions import HistoryActions
 from sandbox_app.ui.lane.backend_panel import BackendPanel
 from sandbox_app.ui.lane.lane_runner import LaneRunner
 from sandbox_app.ui.lane.run_controller import RunController
@@ -54,6 +55,7 @@ from sandbox_app.ui.window.workspace_signals import QtWorkspace
 
 if TYPE_CHECKING:  # imported when first built (the approvals and exports: first used)
     from sandbox_app.ui.compare.compare_view import CompareView
+    from sandbox_app.ui.history.eval_history import Run
 
 
 class MainWindow(QMainWindow):
@@ -71,6 +73,8 @@ class MainWindow(QMainWindow):
         self.workspace = QtWorkspace(Workspace(extra_tools or []), self)
         self.workspace.model.prices = stored_prices(settings.value("prices", "{}"))
         self.files = FileActions(self, self.workspace, settings, self.statusBar())
+        self.history = HistoryActions(self, settings, self.statusBar())  # opened when used
+        self.history.grid = lambda *past: self._show_past(*past)
         self.prompt_panel = PromptPanel(self.workspace)
         self.tool_panel = ToolPanel(self.workspace, self.keys)
         self.backend_panel = BackendPanel(self.keys)
@@ -93,6 +97,7 @@ class MainWindow(QMainWindow):
             self.workspace,
             pace=self.recordings.paced,
             before=self.recordings.leave,
+            run_log=self.history.current,
         )
         self.run_pane.metricsChanged.connect(self._on_run_pane_metrics_changed)
         self._restore_settings()
@@ -185,6 +190,7 @@ class MainWindow(QMainWindow):
 
             self._compare = CompareView(self.workspace, self.keys)
             self._compare.pace = self.recordings.paced
+            self._compare.eval_panel.history.source = self.history.current
             self._compare.runningChanged.connect(self._on_any_running_changed)
             current, stand_in = self.tabs.currentIndex(), self.tabs.widget(1)
             with QSignalBlocker(self.tabs):
@@ -194,6 +200,12 @@ class MainWindow(QMainWindow):
                 self.tabs.insertTab(1, self._compare, "Compare models")
                 self.tabs.setCurrentIndex(current)
         return self._compare
+
+    def _show_past(self, title: str, labels: list[str], runs: list[Run]) -> bool:
+        """History's Open in grid: a past evaluation in the Test set tab."""
+        self.tabs.setCurrentWidget(self.compare)
+        self.compare.results_tabs.setCurrentIndex(1)  # shown first: its showEvent redraws
+        return self.compare.eval_panel.show_evaluation(title, labels, runs)
 
     def _on_tabs_current_changed(self, index: int) -> None:
         if index == 1:

@@ -15,6 +15,7 @@ from sandbox_app.ui.window.recordings import SPEEDS
 from sandbox_app.ui.window.run_tabs import RunTab
 
 if TYPE_CHECKING:
+    from sandbox_app.ui.history.history_actions import HistoryActions
     from sandbox_app.ui.window.file_actions import FileActions
     from sandbox_app.ui.window.presenter import Presenter
     from sandbox_app.ui.window.recordings import RecordingActions
@@ -38,6 +39,9 @@ class MenuTargets(RunTab, Protocol):
 
     @property
     def run_tabs(self) -> RunTabs: ...
+
+    @property
+    def history(self) -> HistoryActions: ...
 
     def copy_trace(self) -> None: ...
 
@@ -100,6 +104,8 @@ def build_menus(window: QMainWindow, does: MenuTargets) -> tuple[QAction, QActio
     one_lane.setToolTip("Each lane full width, chosen by its tab, above the comparison table")
     one_lane.toggled.connect(tabs.set_one_lane)
     presenter.one_lane_action = one_lane
+    view.addSeparator()
+    add(window, view, "&History…", "Ctrl+Shift+H", does.history.open_view)
     pace = view.addMenu("&Pace (recordings, offline model)")
     group = QActionGroup(window)
     for label, speed in SPEEDS:
