@@ -38,6 +38,7 @@ from sandbox_app.cli.cli_io import (
 )
 from sandbox_app.cli.eval_outputs import cache_problem, check_writable
 from sandbox_app.cli.lane_spec import lane_from_spec
+from sandbox_app.cli.otel_options import OtlpOut, add_otlp_options
 from sandbox_app.cli.prompt_choice import lanes_by_version, version_note
 from sandbox_app.cli.terminal import say, visible
 from sandbox_app.core.results.evaluation import (
@@ -50,6 +51,7 @@ from sandbox_app.core.results.evaluation import (
     summarise,
 )
 from sandbox_app.core.results.exports import TEST_SET_FORMATS, EvalResults
+from sandbox_app.core.running.records import RunRecord
 from sandbox_app.core.scenarios.lane_settings import parse_option
 from sandbox_app.core.scenarios.scenario import Scenario
 from sandbox_app.core.scenarios.scenario_fields import ScenarioError
@@ -123,6 +125,7 @@ def parser() -> argparse.ArgumentParser:
         help="send keys to the servers the scenario's lanes name, as if given with --lane "
         "(without it, a URL from the file gets no key: a file may not decide where keys go)",
     )
+    add_otlp_options(p)  # --otlp, --otlp-file: the runs as OpenTelemetry traces
     return p
 
 
@@ -163,6 +166,7 @@ def eval_command(argv: list[str], out: TextIO | None = None, progress: TextIO | 
                 "--report",
                 others={**scenario_path, "the results file": results_path},
             )
+        otlp = OtlpOut(args, {**scenario_path, "the results file": results_path})
     except (ScenarioError, ValueError, KeyError) as err:
         say(f"react-sandbox eval: {err}")
         return 1
@@ -197,8 +201,9 @@ def eval_command(argv: list[str], out: TextIO | None = None, progress: TextIO | 
     done = found.results
     todo = pending(planned, done, args.only_failed)
     runner = _Runner(scenario, lanes, args, results_path, progress, keys, cache, allowance.trusted)
-    runner.total = count_pending(planned, done, args.only_failed)
+    runner.total, runner.otlp = count_pending(planned, done, args.only_failed), otlp
     asyncio.run(runner.run_all(todo))
+    otlp.send_evaluation(progress, scenario.title)
     everything = [*done, *runner.results]
     summaries = summarise(everything, labels)
     rows = (visible(s.row()) + version_note(everything, s.lane) for s in summaries)
@@ -250,6 +255,7 @@ class _Runner:
         self.total = 0  # the runs to make, for the progress
         self._failed = 0  # counted as they come: a sum over all results a run is quadratic
         self._live = out.isatty()
+        self.otlp: OtlpOut | None = None  # the runs' traces, sent when all are done
 
     async def run_all(self, todo: Iterable[RunKey]) -> None:
         with self.path.open("a", encoding="utf-8") as self._file:
@@ -257,8 +263,10 @@ class _Runner:
         if self._live:
             self.out.write("\n")
 
-    def _finished(self, result: dict[str, Any], _record: object) -> None:
+    def _finished(self, result: dict[str, Any], record: RunRecord) -> None:
         assert self._file is not None
+        if self.otlp:
+            self.otlp.add_result(result, record, self.runner.scenario.title)
         # One whole line, flushed: a kill after this loses nothing of this run.
         self._file.write(json.dumps(result, ensure_ascii=False) + "\n")
         self._file.flush()
