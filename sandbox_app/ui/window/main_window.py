@@ -46,6 +46,7 @@ from sandbox_app.ui.trace.trace_view import TraceView
 from sandbox_app.ui.window import gc_policy
 from sandbox_app.ui.window.file_actions import FileActions
 from sandbox_app.ui.window.menus import build_menus
+from sandbox_app.ui.window.otel_out import OtelOut
 from sandbox_app.ui.window.presenter import Presenter
 from sandbox_app.ui.window.prompt_panel import PromptPanel
 from sandbox_app.ui.window.recordings import RecordingActions
@@ -71,6 +72,7 @@ class MainWindow(QMainWindow):
         self.workspace = QtWorkspace(Workspace(extra_tools or []), self)
         self.workspace.model.prices = stored_prices(settings.value("prices", "{}"))
         self.files = FileActions(self, self.workspace, settings, self.statusBar())
+        self.otel = OtelOut(settings, self.keys, self.statusBar())  # File → Export as OTel, live
         self.prompt_panel = PromptPanel(self.workspace)
         self.tool_panel = ToolPanel(self.workspace, self.keys)
         self.backend_panel = BackendPanel(self.keys)
@@ -270,6 +272,9 @@ class MainWindow(QMainWindow):
     def _on_any_running_changed(self, _running: bool) -> None:
         """While anything runs, the controls that would change the run are locked."""
         running = self._anything_running()
+        if running:  # live mode follows every pane that runs (the lanes come and go)
+            lanes = self._compare.lanes if self._compare is not None else []
+            self.otel.follow([(self.run_pane, ""), *((lane.pane, lane.name) for lane in lanes)])
         for widget in (self.prompt_panel, self.tool_panel, self.backend_panel, self.run_button):
             widget.setEnabled(not running)
         if self._compare is not None:
@@ -338,6 +343,7 @@ class MainWindow(QMainWindow):
 
     def closeEvent(self, event: QCloseEvent) -> None:
         self.save_settings()
+        self.otel.close()  # live mode's queue sent off the GUI thread
         self.presenter.release()
         self.controller.stop()  # the app awaits shutdown() before the loop ends
         if self._compare is not None:
