@@ -55,7 +55,9 @@ class OtlpReceiver:
         ready = threading.Event()
 
         def main() -> None:
-            loop = asyncio.new_event_loop()
+            # Not new_event_loop(): under qasync (the benchmark) the policy's loop is Qt's.
+            loop = asyncio.SelectorEventLoop()
+            asyncio.set_event_loop(loop)
             self._loop = loop
 
             async def setup() -> None:
