@@ -56,8 +56,9 @@ class OtlpTarget:
 
 
 def endpoint_url(text: str) -> str:
-    """An OTLP/HTTP traces URL from what a person types: ``localhost:4318`` and
-    ``http://host:6006`` get ``/v1/traces``; a ValueError (one line) for anything else."""
+    """An OTLP/HTTP traces URL from what a person types: ``localhost:4318``,
+    ``http://host:6006`` and Langfuse's ``…/api/public/otel`` get ``/v1/traces`` (a path that
+    ends in ``/traces`` is kept); a ValueError (one line) for anything else."""
     text = text.strip()
     if text and "://" not in text:
         text = "http://" + text
@@ -68,7 +69,7 @@ def endpoint_url(text: str) -> str:
         parts.port  # noqa: B018 - raises on "host:notaport"
     except ValueError:
         raise ValueError(f"{text}: the port is not a number") from None
-    return text if parts.path.rstrip("/") else text.rstrip("/") + TRACES_PATH
+    return text if parts.path.rstrip("/").endswith("/traces") else text.rstrip("/") + TRACES_PATH
 
 
 def parse_header(text: str) -> tuple[str, str]:

@@ -16,10 +16,13 @@ import pytest
 from google.protobuf import json_format
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
-from sandbox_app.application.otel_export import OtlpTarget, export, file_contents
+from sandbox_app.application.otel_export import OtlpTarget, endpoint_url, export, file_contents
 from sandbox_app.application.otel_live import LiveExport
 from sandbox_app.cli.main import main
+from sandbox_app.core.results.compare import LaneRecord
+from sandbox_app.core.results.exports import Comparison, EvalResults
 from sandbox_app.core.results.otel_attributes import Tags, group_span, run_spans
+from sandbox_app.core.results.otel_subjects import comparison_spans, evaluation_spans
 from sandbox_app.core.running.engine import ReactEngine, drive
 from sandbox_app.core.running.events import Event, Exchange
 from sandbox_app.core.running.records import RunRecord, RunSettings
@@ -295,3 +298,39 @@ def test_live_export_to_nowhere_says_one_line(tmp_path: Path) -> None:
     live.close()
     assert len(problems) == 1
     assert problems[0].startswith("OpenTelemetry: could not send")
+
+
+@pytest.mark.parametrize(
+    ("typed", "url"),
+    [
+        ("localhost:4318", "http://localhost:4318/v1/traces"),
+        ("http://127.0.0.1:6006/", "http://127.0.0.1:6006/v1/traces"),
+        (
+            "https://cloud.example/api/public/otel",
+            "https://cloud.example/api/public/otel/v1/traces",
+        ),
+        ("https://h/custom/traces", "https://h/custom/traces"),
+    ],
+)
+def test_an_endpoint_as_typed_becomes_its_traces_url(typed: str, url: str) -> None:
+    assert endpoint_url(typed) == url
+
+
+def test_a_test_sets_cells_are_one_trace_tagged_with_lane_case_repeat_and_verdict() -> None:
+    record = brightgrid_run()
+    runs = [
+        ({"lane": "A", "case": 0, "repeat": 1, "passed": True, "prompt_version": "v1"}, record),
+        ({"lane": "A", "case": 1, "repeat": 0, "passed": False}, None),  # no record: left out
+    ]
+    plans = evaluation_spans(EvalResults("Brightgrid", ["q"], ["A"], runs), content=False)
+    spans = spans_of(read_back(file_contents(plans)))
+    agent = next(attrs(s) for s in spans if s.name.startswith("invoke_agent"))
+    assert len(spans) == 7
+    assert (agent["react_sandbox.lane"], agent["react_sandbox.case"]) == ("A", 0)
+    assert (agent["react_sandbox.repeat"], agent["react_sandbox.passed"]) == (1, True)
+    lanes = [LaneRecord("B", "m")]
+    lanes[0].history.add(record)
+    compare = comparison_spans(Comparison("Brightgrid", "q", lanes, [{}]), content=False)
+    assert compare[0].name == "compare Brightgrid"
+    assert compare[0].children[0].attributes["react_sandbox.lane"] == "B"
+    assert comparison_spans(Comparison("T", "q", [LaneRecord("C", "m")], [{}]), content=False) == []
