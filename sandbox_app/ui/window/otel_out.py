@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Callable, Iterable, Sequence
+from functools import partial
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, QSettings, Signal
@@ -143,6 +144,12 @@ class OtelOut(QObject):
             if id(pane) not in self._followed:
                 self._followed[id(pane)] = lane
                 pane.controller.engineEvents.connect(self._on_events_of(pane))
+                # A removed lane's pane goes: its id may be a new pane's, to be followed too.
+                pane.destroyed.connect(partial(self._forget, id(pane)))
+
+    def _forget(self, key: int, *_: object) -> None:
+        self._followed.pop(key, None)
+        self._runs.pop(key, None)
 
     def _on_events_of(self, pane: RunPane) -> Callable[[list[Event]], None]:
         def on_events(events: list[Event]) -> None:
