@@ -9,7 +9,7 @@ record, through ``on_result``.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -18,8 +18,11 @@ from sandbox_app.application.run_builder import RunSpec, build_run
 from sandbox_app.backends.keys import KeyStore, host_of
 from sandbox_app.backends.registry import SCRIPTED, BackendConfig, config_for, make_backend
 from sandbox_app.backends.response_cache import CachedBackend
+from sandbox_app.core.results.checks import overall
+from sandbox_app.core.results.compare import Price
 from sandbox_app.core.results.evaluation import RunKey
 from sandbox_app.core.results.exports import run_document
+from sandbox_app.core.results.trajectory import trajectory_checks
 from sandbox_app.core.results.verdict import matches
 from sandbox_app.core.running.backend import Backend
 from sandbox_app.core.running.engine import drive
@@ -87,6 +90,7 @@ class EvalRunner:
         with_events: bool = True,
         sources: Sequence[Tool] = (),
         trusted: Collection[str] = (),
+        prices: Mapping[str, Price] | None = None,
     ) -> None:
         self.scenario = scenario
         self.lanes = {lane.label: lane for lane in lanes}
@@ -99,6 +103,7 @@ class EvalRunner:
         self.with_events = with_events
         self.sources = sources  # connected MCP servers' tools
         self.trusted = frozenset(trusted)  # tools the user let run unasked (eval's --allow)
+        self.prices = dict(prices or {})  # by model: what a "max_cost" check is checked with
         self._servers: dict[str, Backend] = {}
         self._slots: dict[str, asyncio.Semaphore] = {}
 
@@ -152,14 +157,21 @@ class EvalRunner:
         record.scenario = scenario  # the case's: its expected answer judges the run shown
         finished = await drive(engine, lambda event: record.add([event]))
         document = run_document(record, events=self.with_events)
+        answer_ok = bool(matches(finished.answer, case.expected))
+        # Trajectory checks (core/results/trajectory.py): the path, the case's over the
+        # scenario's defaults.
+        path = case.checks.over(self.scenario.checks)
+        price = self.prices.get(lane.config.model)
+        checks = trajectory_checks(path, record.events, finished.metrics, price, lane.config.model)
         result = {
             "lane": key.lane,
             "case": key.case,
             "repeat": key.repeat,
             "question": scenario.asked_question,  # as asked: its {{variables}} filled
             "expected": case.expected.answer,
-            "passed": bool(matches(finished.answer, case.expected)),
+            "passed": overall(answer_ok, checks),
             "prompt_version": version,  # results of two versions stay told apart
             **{k: document[k] for k in ("status", "answer", "reason", "metrics", "events")},
+            "checks": [check.to_dict() for check in checks],
         }
         return result, record

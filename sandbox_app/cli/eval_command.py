@@ -41,6 +41,7 @@ from sandbox_app.cli.lane_spec import lane_from_spec
 from sandbox_app.cli.otel_options import OtlpOut, add_otlp_options
 from sandbox_app.cli.prompt_choice import lanes_by_version, version_note
 from sandbox_app.cli.terminal import say, visible
+from sandbox_app.core.results.checks import described
 from sandbox_app.core.results.evaluation import (
     ResultsFile,
     RunKey,
@@ -287,7 +288,8 @@ class _Runner:
                 f"{failed} failed · ~{left:.0f} s left\033[K"
             )
         else:
-            verdict = "passed" if result["passed"] else f"FAILED ({result['answer']!r})"
+            # The answer, then each check that did not pass (a right answer on a wrong path).
+            verdict = "passed" if result["passed"] else f"FAILED ({described(result)})"
             line = (
                 f"{count}/{total} {result['lane']} case {result['case'] + 1} repeat "
                 f"{result['repeat'] + 1}: {verdict}"

@@ -134,7 +134,19 @@ def results_markdown(
     lines = ["| " + " | ".join(inline(c) for c in header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(inline(c) for c in row) + " |" for row in rows]
     summary = [s.row() for s in summarise(results, labels)]
-    return "\n".join([*summary, "", *lines]) + "\n"
+    return "\n".join([*summary, "", *lines, *_failed_checks(results)]) + "\n"
+
+
+def _failed_checks(results: Sequence[dict[str, Any]]) -> list[str]:
+    """The runs whose checks did not all pass, each with them (a right answer reached by the
+    wrong path is a failed cell: this says why); none when every check passed."""
+    lines = []
+    for key, result in sorted(latest_results(results).items()):
+        failures = failure_lines(checks_of(result))
+        if failures:
+            where = f"case {key.case + 1}, {key.lane}, repeat {key.repeat + 1}"
+            lines.append(f"- {inline(where)}: " + "; ".join(inline(f) for f in failures))
+    return ["", "Failed checks:", "", *lines] if lines else []
 
 
 def results_csv(

@@ -26,6 +26,7 @@ from sandbox_app.core.scenarios.lane_settings import TOOL_CALLING as TOOL_CALLIN
 from sandbox_app.core.scenarios.lane_settings import LaneSettings as LaneSettings
 from sandbox_app.core.scenarios.lane_settings import ToolCalling as ToolCalling
 from sandbox_app.core.scenarios.prompt_versions import History, PromptVersion, find
+from sandbox_app.core.scenarios.trajectory_spec import TrajectorySpec
 from sandbox_app.core.tools import BRIGHTGRID_DOCUMENTS, Tool, tools_for
 from sandbox_app.core.tools.mcp_server import McpServerSpec
 from sandbox_app.core.tools.mock import AskUser, MockToolSpec
@@ -55,6 +56,8 @@ class EvalCase:
     replies: tuple[str, ...] = ()  # the scripted model's replies for this case
     # Its own {{name}} values (core/react_format/variables.py), over the scenario's.
     variables: Mapping[str, str] = field(default_factory=dict)
+    # Its trajectory checks (core/scenarios/trajectory_spec.py), over the scenario's.
+    checks: TrajectorySpec = field(default_factory=TrajectorySpec)
 
 
 @dataclass(frozen=True)
@@ -132,6 +135,8 @@ class Scenario:
     script: Script = field(default_factory=Script)
     lanes: tuple[LaneConfig, ...] = ()
     test_set: tuple[EvalCase, ...] = ()
+    # The test set's default trajectory checks (a case's own are over them).
+    checks: TrajectorySpec = field(default_factory=TrajectorySpec)
     # {{name}} → text in the template and the question (core/react_format/variables.py).
     variables: Mapping[str, str] = field(default_factory=dict)
     # The prompt versions run with it, most recently used last (core/scenarios/prompt_versions.py).

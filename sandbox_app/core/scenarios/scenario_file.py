@@ -166,6 +166,8 @@ def scenario_to_dict(s: Scenario) -> dict[str, Any]:
             for lane in s.lanes
         ],
         "test_set": cases_to_list(s.test_set),
+        # The test set's default trajectory checks, only when there are some.
+        **({"checks": s.checks.to_dict()} if not s.checks.empty else {}),
         # Written only when there are some: a scenario without keeps the file it always had.
         **({"variables": dict(s.variables)} if s.variables else {}),
         # Only when there is one: a file run nowhere yet is written as it always was.
@@ -221,6 +223,7 @@ def scenario_from_dict(data: Any) -> Scenario:
         ),
         lanes=_lanes(d.get("lanes", list, [])),
         test_set=cases_from_list(d.get("test_set", list, [])),
+        checks=d.checks(),
         variables=d.variables(),
         prompt_history=history_from_list(d.get(HISTORY_KEY, list, [])),
     )

@@ -106,6 +106,7 @@ class CompareView(QWidget):
             lambda cases: self.workspace.update(self, test_set=cases),
             lambda: self.workspace.model.sources,
             confirm=self.key_confirmation.then,
+            prices=lambda: self.prices,
         )
         self.eval_panel.traceRequested.connect(
             lambda label, record, title: show_cell(self.lanes, label, record, title)

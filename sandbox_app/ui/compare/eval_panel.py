@@ -33,6 +33,7 @@ from sandbox_app.backends.keys import KeyStore
 from sandbox_app.backends.network_loop import background_loop, call_until_ended
 from sandbox_app.backends.registry import BackendConfig
 from sandbox_app.core.results.checks import described
+from sandbox_app.core.results.compare import Price
 from sandbox_app.core.results.eval_report import cell_failed, cell_text
 from sandbox_app.core.results.evaluation import (
     LaneTally,
@@ -73,13 +74,14 @@ class EvalPanel(QWidget):
         sources: Callable[[], list[Tool]] = list,
         parent: QWidget | None = None,
         confirm: Confirm = lambda _configs, _where, go: go(),
+        prices: Callable[[], dict[str, Price]] = dict,  # by model: a "max_cost" check's
     ) -> None:
         super().__init__(parent)
         # Asks whether servers the scenario file named may get a key, then starts (keys.py).
         self._confirm = confirm
         self._scenario, self._lanes, self._repeats = scenario, lanes, repeats
         self._write_cases = write_cases
-        self._sources = sources  # the tools of the MCP servers connected now
+        self._sources, self._prices = sources, prices  # sources: MCP servers' tools now
         self.editor: TestSetEditor | None = None
         self._keys = keys
         self.results: dict[RunKey, tuple[dict[str, Any], RunRecord]] = {}
@@ -182,6 +184,7 @@ class EvalPanel(QWidget):
             keys=self._keys,
             with_events=False,
             sources=self._sources(),
+            prices=self._prices(),
         )
         self.progress.setRange(0, len(todo))
         self.progress.setValue(0)

@@ -1,10 +1,11 @@
 """The test set editor: the scenario's cases as an editable table, plus CSV/JSONL import.
 
-Each row is a case's question, expected answer and match rule (the tolerance and a case's own
-documents and scripted replies are kept as they are; the file holds them). OK checks every
-row by the scenario file's own rules (core/scenarios/test_set.py) and says what is wrong in one
-line,
-naming the row, instead of closing.
+Each row is a case's question, expected answer and match rule, and its trajectory checks:
+tools called (in the order given), order, tools never called and max steps (an empty cell:
+the scenario's default); the tolerance, a case's own documents, scripted replies and other
+checks are kept as they are (the file holds them). OK checks every row by the scenario file's
+own rules (core/scenarios/test_set.py) and says what is wrong in one line, naming the row,
+instead of closing.
 """
 
 from __future__ import annotations
@@ -29,10 +30,12 @@ from PySide6.QtWidgets import (
 from sandbox_app.core.scenarios.scenario import MATCH_RULES, EvalCase, Expected
 from sandbox_app.core.scenarios.scenario_fields import ScenarioError
 from sandbox_app.core.scenarios.test_set import cases_from_list, cases_to_list, import_file
+from sandbox_app.core.scenarios.trajectory_spec import ORDERS
 from sandbox_app.ui.common.choice_delegate import ChoiceDelegate
-from sandbox_app.ui.common.plain import plain_label
+from sandbox_app.ui.common.plain import plain_label, tip
 
-QUESTION, ANSWER, MATCH = range(3)
+QUESTION, ANSWER, MATCH, TOOLS, ORDER, NEVER, STEPS = range(7)
+HEADERS = ["Question", "Expected answer", "Match", "Tools called", "Order", "Never", "Max steps"]
 KEPT = Qt.ItemDataRole.UserRole  # on a row's question: the case as the file has it
 
 
@@ -44,10 +47,15 @@ class TestSetEditor(QDialog):
     def __init__(self, cases: tuple[EvalCase, ...], parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle("Test set")
-        self.resize(760, 480)
-        self.table = QTableWidget(0, 3)
-        self.table.setHorizontalHeaderLabels(["Question", "Expected answer", "Match"])
+        self.resize(1000, 480)
+        self.table = QTableWidget(0, len(HEADERS))
+        self.table.setHorizontalHeaderLabels(HEADERS)
         self.table.setItemDelegateForColumn(MATCH, ChoiceDelegate(MATCH_RULES, self.table))
+        self.table.setItemDelegateForColumn(ORDER, ChoiceDelegate(("", *ORDERS), self.table))
+        for column, text in _TIPS.items():
+            header_item = self.table.horizontalHeaderItem(column)
+            assert header_item is not None  # made by setHorizontalHeaderLabels
+            header_item.setToolTip(tip(text))
         header = self.table.horizontalHeader()
         header.setSectionResizeMode(QUESTION, QHeaderView.ResizeMode.Stretch)
         header.setDefaultSectionSize(160)
@@ -115,8 +123,22 @@ class TestSetEditor(QDialog):
                 "tolerance": kept.expected.tolerance,
             }
             (item,) = cases_to_list((kept,))
-            rows.append(item | {"question": self._cell(row, QUESTION).text(), "expected": expected})
+            item |= {"question": self._cell(row, QUESTION).text(), "expected": expected}
+            checks = self._checks(row, dict(item.get("checks", {})))
+            item.pop("checks", None)
+            rows.append(item | ({"checks": checks} if checks else {}))
         return rows
+
+    def _checks(self, row: int, checks: dict[str, Any]) -> dict[str, Any]:
+        """The case's checks with the row's cells over them (an empty cell: none said)."""
+        for column, key in ((TOOLS, "tools_called"), (NEVER, "never")):
+            names = [n.strip() for n in self._cell(row, column).text().split(",") if n.strip()]
+            checks[key] = names or None
+        checks["order"] = self._cell(row, ORDER).text().strip() or None
+        steps = self._cell(row, STEPS).text().strip()
+        # Not a number: left as text, for the file's rule to refuse in one line.
+        checks["max_steps"] = (int(steps) if steps.isdigit() else steps) if steps else None
+        return {key: value for key, value in checks.items() if value is not None}
 
     def _cell(self, row: int, column: int) -> QTableWidgetItem:
         item = self.table.item(row, column)
@@ -132,6 +154,15 @@ class TestSetEditor(QDialog):
             self.table.setItem(row, QUESTION, question)
             self.table.setItem(row, ANSWER, QTableWidgetItem(case.expected.answer))
             self.table.setItem(row, MATCH, QTableWidgetItem(case.expected.match))
+            checks = case.checks
+            cells = {
+                TOOLS: ", ".join(checks.tools_called or ()),
+                ORDER: checks.order or "",
+                NEVER: ", ".join(checks.never or ()),
+                STEPS: "" if checks.max_steps is None else str(checks.max_steps),
+            }
+            for column, text in cells.items():
+                self.table.setItem(row, column, QTableWidgetItem(text))
 
     def _on_remove_button_clicked(self) -> None:
         for row in sorted({i.row() for i in self.table.selectedIndexes()}, reverse=True):
@@ -143,6 +174,14 @@ class TestSetEditor(QDialog):
         )
         if name:
             self.import_file(Path(name))
+
+
+_TIPS = {
+    TOOLS: "Tools the run must call, separated by commas (empty: the scenario's default)",
+    ORDER: "any: each called at least once · in_order: in this order · exact: exactly these",
+    NEVER: "Tools the run must never call, separated by commas",
+    STEPS: "The most steps the run may take",
+}
 
 
 def _row_named(message: str) -> str:

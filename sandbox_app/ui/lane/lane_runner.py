@@ -16,6 +16,7 @@ from sandbox_app.core.running.fork import ForkPoint
 from sandbox_app.core.scenarios.prompt_versions import VersionError, graded, record
 from sandbox_app.core.scenarios.scenario import Expected, Scenario
 from sandbox_app.core.tools import Tool
+from sandbox_app.ui.lane.add_to_test_set import open_add_to_test_set
 from sandbox_app.ui.lane.backend_panel import BackendPanel
 from sandbox_app.ui.lane.key_confirmation import KeyConfirmation
 from sandbox_app.ui.lane.run_pane import RunPane
@@ -49,6 +50,8 @@ class LaneRunner:
         # The version and expected answer of the runs going now: each answer is graded for it.
         self._grading: tuple[str, Expected | None] = ("", None)
         pane.runFinished.connect(self._grade)
+        # The trace's menu: Add to test set… makes a case of a run shown here.
+        pane.add_case = lambda record: open_add_to_test_set(record, workspace, pane)
         panel.health_line.subject = self._health_subject  # the context this lane's run needs
 
     def _health_subject(self) -> tuple[Scenario, list[Tool]]:
