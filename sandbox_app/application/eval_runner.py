@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +27,7 @@ from sandbox_app.core.results.trajectory import trajectory_checks
 from sandbox_app.core.results.verdict import matches
 from sandbox_app.core.running.backend import Backend
 from sandbox_app.core.running.engine import drive
-from sandbox_app.core.running.records import RunRecord, RunSettings
+from sandbox_app.core.running.records import RunRecord
 from sandbox_app.core.scenarios.judge_spec import JudgeSpec
 from sandbox_app.core.scenarios.lane_settings import LaneSettings
 from sandbox_app.core.scenarios.prompt_versions import PromptVersion, VersionError, version_of
@@ -162,7 +162,8 @@ class EvalRunner:
         spec = RunSpec(scenario, lane.config, self.keys, self.sources, trusted=self.trusted)
         engine, _ = build_run(spec, backend)
         version = version_of(scenario, engine.tools).id  # what the model was told, by id
-        record = RunRecord(RunSettings(prompt_version=version))
+        # The lane's backend, model and settings kept too: an export names them (OpenTelemetry).
+        record = RunRecord(replace(spec.record_settings(), prompt_version=version))
         record.scenario = scenario  # the case's: its expected answer judges the run shown
         finished = await drive(engine, lambda event: record.add([event]))
         document = run_document(record, events=self.with_events)

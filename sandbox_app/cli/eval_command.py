@@ -35,6 +35,7 @@ from sandbox_app.cli.cli_io import (
 from sandbox_app.cli.eval_history import add_db_option, eval_log
 from sandbox_app.cli.eval_outputs import cache_problem, check_writable
 from sandbox_app.cli.lane_spec import eval_lanes, lane_from_spec
+from sandbox_app.cli.otel_options import OtlpOut, add_otlp_options
 from sandbox_app.cli.prompt_choice import version_note
 from sandbox_app.cli.terminal import say, visible
 from sandbox_app.core.results.checks import described
@@ -124,6 +125,7 @@ def parser() -> argparse.ArgumentParser:
         "(without it, a URL from the file gets no key: a file may not decide where keys go)",
     )
     add_db_option(p)
+    add_otlp_options(p)  # --otlp, --otlp-file: the runs as OpenTelemetry traces
     return p
 
 
@@ -164,6 +166,7 @@ def eval_command(argv: list[str], out: TextIO | None = None, progress: TextIO | 
                 "--report",
                 others={**scenario_path, "the results file": results_path},
             )
+        otlp = OtlpOut(args, {**scenario_path, "the results file": results_path})
     except (ScenarioError, ValueError, KeyError) as err:
         say(f"react-sandbox eval: {err}")
         return 1
@@ -200,8 +203,10 @@ def eval_command(argv: list[str], out: TextIO | None = None, progress: TextIO | 
     log = eval_log(args, scenario, lanes, results_path, done if resume else [])
     runner = _Runner(scenario, lanes, args, results_path, progress, keys, cache, allowance.trusted)
     runner.total, runner.log = count_pending(planned, done, args.only_failed), log
+    runner.otlp = otlp
     asyncio.run(runner.run_all(todo))
     log.finish()
+    otlp.send_evaluation(progress, scenario.title)
     everything = [*done, *runner.results]
     summaries = summarise(everything, labels)
     rows = (visible(s.row()) + version_note(everything, s.lane) for s in summaries)
@@ -255,6 +260,7 @@ class _Runner:
         self._failed = 0  # counted as they come: a sum over all results a run is quadratic
         self._live = out.isatty()
         self.log: EvaluationLog | None = None  # the history database's side (eval_history.py)
+        self.otlp: OtlpOut | None = None  # the runs' traces, sent when all are done
 
     async def run_all(self, todo: Iterable[RunKey]) -> None:
         with self.path.open("a", encoding="utf-8") as self._file:
@@ -264,6 +270,8 @@ class _Runner:
 
     def _finished(self, result: dict[str, Any], record: RunRecord) -> None:
         assert self._file is not None
+        if self.otlp:
+            self.otlp.add_result(result, record, self.runner.scenario.title)
         # One whole line, flushed: a kill after this loses nothing of this run.
         self._file.write(json.dumps(result, ensure_ascii=False) + "\n")
         self._file.flush()

@@ -307,6 +307,26 @@ async def four_lanes_lag(window: Any, base_url: str, prefix: str = "lane") -> di
     }
 
 
+async def four_lanes_lag_live_otel(window: Any, base_url: str) -> dict[str, float]:
+    """The four lanes' lag with live OpenTelemetry export on (issue 28): every run's spans
+    sent while the lanes stream, to a local OTLP/HTTP receiver (tests/otlp_receiver.py)."""
+    from tests.otlp_receiver import OtlpReceiver
+
+    receiver = OtlpReceiver().start()
+    try:
+        window.otel.keep(receiver.endpoint, {}, False, True)
+        figures = await four_lanes_lag(window, base_url)
+        window.otel.set_live(False)
+        await wait_for(lambda: len(receiver.spans()) >= 4, seconds=30)
+    finally:
+        receiver.stop()
+    return {
+        "lag_p99_ms_live_otel": figures["lag_p99_ms"],
+        "lag_max_ms_live_otel": figures["lag_max_ms"],
+        "otel_spans_received": float(len(receiver.spans())),
+    }
+
+
 async def end_to_end_tps(window: Any, base_url: str) -> float:
     """One lane, unthrottled server: tokens/s from the socket, through the SDK, into the pane."""
     panel = window.backend_panel
@@ -708,6 +728,7 @@ async def in_app_measurements(quick: bool) -> dict[str, Any]:
         results.update({f"{name}_thinking": value for name, value in thinking.items()})
         results["render_tps_max_thinking"] = await render_tps_max(200_000 // scale, True)
         results.update(await scale_of_a_test_set(window, base_url, 1000 // scale))
+        results.update(await four_lanes_lag_live_otel(window, base_url))
         await window.shutdown()
         window.close()
     return results

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QByteArray, QSettings, QSignalBlocker, Qt, QTimer
 from PySide6.QtGui import QCloseEvent, QKeySequence
@@ -47,6 +47,7 @@ from sandbox_app.ui.trace.trace_view import TraceView
 from sandbox_app.ui.window import gc_policy
 from sandbox_app.ui.window.file_actions import FileActions
 from sandbox_app.ui.window.menus import build_menus
+from sandbox_app.ui.window.otel_out import OtelOut
 from sandbox_app.ui.window.presenter import Presenter
 from sandbox_app.ui.window.prompt_panel import PromptPanel
 from sandbox_app.ui.window.recordings import RecordingActions
@@ -55,7 +56,6 @@ from sandbox_app.ui.window.workspace_signals import QtWorkspace
 
 if TYPE_CHECKING:  # imported when first built (the approvals and exports: first used)
     from sandbox_app.ui.compare.compare_view import CompareView
-    from sandbox_app.ui.history.eval_history import Run
 
 
 class MainWindow(QMainWindow):
@@ -74,7 +74,8 @@ class MainWindow(QMainWindow):
         self.workspace.model.prices = stored_prices(settings.value("prices", "{}"))
         self.files = FileActions(self, self.workspace, settings, self.statusBar())
         self.history = HistoryActions(self, settings, self.statusBar())  # opened when used
-        self.history.grid = lambda *past: self._show_past(*past)
+        self.history.grid = self._show_past
+        self.otel = OtelOut(settings, self.keys, self.statusBar())  # File → Export as OTel, live
         self.prompt_panel = PromptPanel(self.workspace)
         self.tool_panel = ToolPanel(self.workspace, self.keys)
         self.backend_panel = BackendPanel(self.keys)
@@ -201,11 +202,10 @@ class MainWindow(QMainWindow):
                 self.tabs.setCurrentIndex(current)
         return self._compare
 
-    def _show_past(self, title: str, labels: list[str], runs: list[Run]) -> bool:
-        """History's Open in grid: a past evaluation in the Test set tab."""
+    def _show_past(self, *evaluation: Any) -> bool:  # History's Open in grid: the Test set tab
         self.tabs.setCurrentWidget(self.compare)
         self.compare.results_tabs.setCurrentIndex(1)  # shown first: its showEvent redraws
-        return self.compare.eval_panel.show_evaluation(title, labels, runs)
+        return self.compare.eval_panel.show_evaluation(*evaluation)
 
     def _on_tabs_current_changed(self, index: int) -> None:
         if index == 1:
@@ -282,6 +282,9 @@ class MainWindow(QMainWindow):
     def _on_any_running_changed(self, _running: bool) -> None:
         """While anything runs, the controls that would change the run are locked."""
         running = self._anything_running()
+        if running:  # live mode follows every pane that runs (the lanes come and go)
+            lanes = self._compare.lanes if self._compare is not None else []
+            self.otel.follow([(self.run_pane, ""), *((lane.pane, lane.name) for lane in lanes)])
         for widget in (self.prompt_panel, self.tool_panel, self.backend_panel, self.run_button):
             widget.setEnabled(not running)
         if self._compare is not None:
@@ -311,10 +314,8 @@ class MainWindow(QMainWindow):
     # ---- settings ------------------------------------------------------------------------
 
     def _restore_settings(self) -> None:
-        geometry = self.settings.value("geometry")
-        if isinstance(geometry, QByteArray):
-            self.restoreGeometry(geometry)
-        else:
+        geometry = self.settings.value("geometry")  # none, or one Qt cannot read: the default
+        if not (isinstance(geometry, QByteArray) and self.restoreGeometry(geometry)):
             self.resize(1200, 800)
         self.files.restore()
         self.backend_panel.memory.load_setting(self.settings.value("backend/remembered"))
@@ -350,6 +351,7 @@ class MainWindow(QMainWindow):
 
     def closeEvent(self, event: QCloseEvent) -> None:
         self.save_settings()
+        self.otel.close()  # live mode's queue sent off the GUI thread
         self.presenter.release()
         self.controller.stop()  # the app awaits shutdown() before the loop ends
         if self._compare is not None:

@@ -17,6 +17,7 @@ from sandbox_app.ui.window.run_tabs import RunTab
 if TYPE_CHECKING:
     from sandbox_app.ui.history.history_actions import HistoryActions
     from sandbox_app.ui.window.file_actions import FileActions
+    from sandbox_app.ui.window.otel_out import OtelOut
     from sandbox_app.ui.window.presenter import Presenter
     from sandbox_app.ui.window.recordings import RecordingActions
     from sandbox_app.ui.window.run_tabs import RunTabs
@@ -42,6 +43,9 @@ class MenuTargets(RunTab, Protocol):
 
     @property
     def history(self) -> HistoryActions: ...
+
+    @property
+    def otel(self) -> OtelOut: ...
 
     def copy_trace(self) -> None: ...
 
@@ -75,6 +79,13 @@ def build_menus(window: QMainWindow, does: MenuTargets) -> tuple[QAction, QActio
     # Ctrl+Alt+S: AltGr+S types a letter on some layouts).
     add(window, file_menu, "Save re&cording…", "Ctrl+Shift+R", recordings.save_dialog)
     add(window, file_menu, "&Export run…", "Ctrl+E", lambda: _export_run(does))
+    otel = file_menu.addMenu("Export as Open&Telemetry")  # Phoenix, Langfuse, any OTLP endpoint
+    for subject, label in (
+        ("run", "&Run…"),
+        ("comparison", "&Comparison…"),
+        ("test set", "&Test set results…"),
+    ):
+        otel.addAction(label).triggered.connect(lambda _=False, s=subject: _export_otel(does, s))
     file_menu.addSeparator()
     add(window, file_menu, "&Quit", QKeySequence.StandardKey.Quit, window.close)
     edit_menu = window.menuBar().addMenu("&Edit")
@@ -132,6 +143,12 @@ def _export_run(tab: RunTab) -> None:
     from sandbox_app.ui.window.run_exports import export_run_dialog
 
     export_run_dialog(tab)
+
+
+def _export_otel(does: MenuTargets, subject: str) -> None:
+    from sandbox_app.ui.window.otel_dialog import open_otel_dialog
+
+    open_otel_dialog(does, does, subject)
 
 
 def _about(window: QWidget) -> None:
