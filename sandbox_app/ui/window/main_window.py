@@ -50,6 +50,7 @@ from sandbox_app.ui.window.presenter import Presenter
 from sandbox_app.ui.window.prompt_panel import PromptPanel
 from sandbox_app.ui.window.recordings import RecordingActions
 from sandbox_app.ui.window.run_tabs import RunTabs
+from sandbox_app.ui.window.trace_opening import TraceActions
 from sandbox_app.ui.window.workspace_signals import QtWorkspace
 
 if TYPE_CHECKING:  # imported when first built (the approvals and exports: first used)
@@ -79,6 +80,7 @@ class MainWindow(QMainWindow):
         self._applying = False  # filling widgets from a loaded scenario: not user edits
         self._build_layout()
         self.recordings = RecordingActions(self)
+        self.traces = TraceActions(self)
         self.presenter = Presenter(self, self.editors, self)
         self.show_thinking_action, self.presenter_action = build_menus(self, self)
         if self.presenter.zoom != 1.0:

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from sandbox_app.ui.window.presenter import Presenter
     from sandbox_app.ui.window.recordings import RecordingActions
     from sandbox_app.ui.window.run_tabs import RunTabs
+    from sandbox_app.ui.window.trace_opening import TraceActions
 
 Keys = QKeySequence | QKeySequence.StandardKey | str | list[QKeySequence]
 
@@ -32,6 +33,9 @@ class MenuTargets(RunTab, Protocol):
 
     @property
     def recordings(self) -> RecordingActions: ...
+
+    @property
+    def traces(self) -> TraceActions: ...
 
     @property
     def presenter(self) -> Presenter: ...
@@ -70,6 +74,7 @@ def build_menus(window: QMainWindow, does: MenuTargets) -> tuple[QAction, QActio
     # Not Ctrl+Shift+S: that is Save as…, and two actions on one key do neither (nor
     # Ctrl+Alt+S: AltGr+S types a letter on some layouts).
     add(window, file_menu, "Save re&cording…", "Ctrl+Shift+R", recordings.save_dialog)
+    add(window, file_menu, "Open &trace…", "", does.traces.open_dialog)
     add(window, file_menu, "&Export run…", "Ctrl+E", lambda: _export_run(does))
     file_menu.addSeparator()
     add(window, file_menu, "&Quit", QKeySequence.StandardKey.Quit, window.close)
