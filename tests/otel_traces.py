@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import openai
-from google.protobuf import json_format
+from google.protobuf import json_format  # type: ignore[import-untyped]
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
@@ -103,7 +103,7 @@ def _instrumented(kind: Instrumentation) -> Iterator[tuple[TracerProvider, InMem
         # without both, this instrumentation records no message content on spans.
         os.environ["OTEL_SEMCONV_STABILITY_OPT_IN"] = "gen_ai_latest_experimental"
         os.environ["OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"] = "span_only"
-        instrumentor = GenAI()
+        instrumentor = GenAI()  # type: ignore[no-untyped-call]
         instrumentor.instrument(tracer_provider=provider)
     try:
         yield provider, exporter
@@ -168,14 +168,14 @@ def _native(client: openai.OpenAI, tracer: Any) -> str:
         {"role": "user", "content": QUESTION},
     ]
     for _ in range(5):
-        stream = client.chat.completions.create(
+        stream = client.chat.completions.create(  # type: ignore[call-overload]
             model=MODEL,
             messages=messages,
             tools=TOOLS,
             stream=True,
             stream_options={"include_usage": True},
         )
-        text, calls = "", {}
+        text, calls = "", dict[int, dict[str, str]]()
         for chunk in stream:
             for choice in chunk.choices:
                 text += choice.delta.content or ""
