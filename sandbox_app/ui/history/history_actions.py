@@ -42,13 +42,19 @@ class HistoryActions(QObject):
 
     said = Signal(str)
 
-    def __init__(self, window: QWidget, settings: QSettings, status: QStatusBar) -> None:
+    def __init__(
+        self,
+        window: QWidget,
+        settings: QSettings,
+        status: QStatusBar,
+        grid: ShowInGrid | None = None,
+    ) -> None:
         super().__init__(window)
         self.window, self.settings = window, settings
         self._history: History | None = None
         self.view: HistoryView | None = None
-        # A past evaluation into the Test set grid (the window sets it: it owns the tab).
-        self.grid: ShowInGrid = lambda _title, _labels, _runs: False
+        # A past evaluation into the Test set grid (the window's: it owns the tab).
+        self.grid: ShowInGrid = grid or (lambda _title, _labels, _runs: False)
         self.said.connect(lambda line: status.showMessage(line, 15000))
 
     def current(self) -> History:

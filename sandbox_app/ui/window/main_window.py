@@ -52,6 +52,7 @@ from sandbox_app.ui.window.presenter import Presenter
 from sandbox_app.ui.window.prompt_panel import PromptPanel
 from sandbox_app.ui.window.recordings import RecordingActions
 from sandbox_app.ui.window.run_tabs import RunTabs
+from sandbox_app.ui.window.trace_opening import TraceActions
 from sandbox_app.ui.window.workspace_signals import QtWorkspace
 
 if TYPE_CHECKING:  # imported when first built (the approvals and exports: first used)
@@ -73,8 +74,7 @@ class MainWindow(QMainWindow):
         self.workspace = QtWorkspace(Workspace(extra_tools or []), self)
         self.workspace.model.prices = stored_prices(settings.value("prices", "{}"))
         self.files = FileActions(self, self.workspace, settings, self.statusBar())
-        self.history = HistoryActions(self, settings, self.statusBar())  # opened when used
-        self.history.grid = self._show_past
+        self.history = HistoryActions(self, settings, self.statusBar(), self._show_past)
         self.otel = OtelOut(settings, self.keys, self.statusBar())  # File → Export as OTel, live
         self.prompt_panel = PromptPanel(self.workspace)
         self.tool_panel = ToolPanel(self.workspace, self.keys)
@@ -84,6 +84,7 @@ class MainWindow(QMainWindow):
         self._applying = False  # filling widgets from a loaded scenario: not user edits
         self._build_layout()
         self.recordings = RecordingActions(self)
+        self.traces = TraceActions(self)
         self.presenter = Presenter(self, self.editors, self)
         self.show_thinking_action, self.presenter_action = build_menus(self, self)
         if self.presenter.zoom != 1.0:

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from sandbox_app.ui.window.presenter import Presenter
     from sandbox_app.ui.window.recordings import RecordingActions
     from sandbox_app.ui.window.run_tabs import RunTabs
+    from sandbox_app.ui.window.trace_opening import TraceActions
 
 Keys = QKeySequence | QKeySequence.StandardKey | str | list[QKeySequence]
 
@@ -34,6 +35,9 @@ class MenuTargets(RunTab, Protocol):
 
     @property
     def recordings(self) -> RecordingActions: ...
+
+    @property
+    def traces(self) -> TraceActions: ...
 
     @property
     def presenter(self) -> Presenter: ...
@@ -78,6 +82,7 @@ def build_menus(window: QMainWindow, does: MenuTargets) -> tuple[QAction, QActio
     # Not Ctrl+Shift+S: that is Save as…, and two actions on one key do neither (nor
     # Ctrl+Alt+S: AltGr+S types a letter on some layouts).
     add(window, file_menu, "Save re&cording…", "Ctrl+Shift+R", recordings.save_dialog)
+    add(window, file_menu, "Open &trace…", "", does.traces.open_dialog)
     add(window, file_menu, "&Export run…", "Ctrl+E", lambda: _export_run(does))
     otel = file_menu.addMenu("Export as Open&Telemetry")  # Phoenix, Langfuse, any OTLP endpoint
     for subject, label in (
