@@ -48,7 +48,12 @@ def chat_content(ask: Exchange, thinking: str) -> Attributes:
     reply_parts: list[dict[str, Any]] = []
     if ask.reasoning or thinking:
         reply_parts.append({"type": "reasoning", "content": ask.reasoning or thinking})
-    reply_parts.append({"type": "text", "content": ask.reply})
+    if ask.content or not ask.calls:
+        reply_parts.append({"type": "text", "content": ask.content})
+    reply_parts += [
+        {"type": "tool_call", "id": c.id, "name": c.name, "arguments": c.arguments}
+        for c in ask.calls
+    ]
     attrs: Attributes = {
         "gen_ai.input.messages": json.dumps(
             [{"role": m.get("role", ""), "parts": _parts(m)} for m in rest], ensure_ascii=False
@@ -72,7 +77,12 @@ def chat_content(ask: Exchange, thinking: str) -> Attributes:
         if isinstance(text, str):
             attrs[f"llm.input_messages.{i}.message.content"] = text
     attrs["llm.output_messages.0.message.role"] = "assistant"
-    attrs["llm.output_messages.0.message.content"] = ask.reply
+    attrs["llm.output_messages.0.message.content"] = ask.content
+    for j, call in enumerate(ask.calls):  # OpenInference's tool calls of the reply
+        made = f"llm.output_messages.0.message.tool_calls.{j}.tool_call"
+        attrs[f"{made}.id"] = call.id
+        attrs[f"{made}.function.name"] = call.name
+        attrs[f"{made}.function.arguments"] = call.arguments
     return attrs
 
 
