@@ -393,3 +393,51 @@ def test_screenshot_of_a_local_server_checked_and_metered(
     assert "the server cut the prompt to 200 tokens" in window.trace.plain_text(), text[:400]
     window.trace.scroll_to_step(1)
     save_and_check(window, shots / "local.png")
+
+
+def test_screenshot_of_a_regression_comparison(
+    qtbot: QtBot, window: MainWindow, shots: Path
+) -> None:
+    """Two evaluations a prompt version apart: Compare with… lists the runs that flipped, and
+    one flipped run's two traces side by side."""
+    from tests.ui.test_history_view import run_test_set
+
+    window.resize(1280, 800)
+    run_test_set(qtbot, window, "brief")
+    run_test_set(qtbot, window, "grounded")
+    view = window.history.open_view()
+    view.select(1, 2)
+    qtbot.mouseClick(view.compare_button, Qt.MouseButton.LeftButton)
+    flips = view.flips
+    assert flips is not None
+    assert len(flips.rows()) == 4
+    flips.resize(1000, 420)
+    flips.table.selectRow(0)
+    assert flips.grab().save(str(shots / "history.png"))
+    assert QImage(str(shots / "history.png")).width() >= 900
+    flips.close()
+    view.close()
+
+
+def test_screenshot_of_an_imported_trace_forked(
+    qtbot: QtBot, window: MainWindow, fake_server: FakeOpenAIServer, tmp_path: Path, shots: Path
+) -> None:
+    """A trace an OpenInference-instrumented agent wrote, opened and forked from step 1 live."""
+    from sandbox_app.ui.window.recordings import SPEEDS
+    from tests import otel_traces
+
+    window.resize(1280, 800)
+    spans = otel_traces.run_agent(fake_server, "native", "openinference")
+    fake_server.reset()
+    path = otel_traces.write_json(spans, tmp_path / "agent.otlp.json")
+    window.recordings.set_speed(dict(SPEEDS)["At once"])
+    assert window.traces.open(path)
+    pane = window.run_pane
+    qtbot.waitUntil(lambda: (r := pane.shown_record()) is not None and r.done, timeout=10000)
+    otel_traces.serve(fake_server)
+    window.backend_panel.select("custom", fake_server.base_url, otel_traces.MODEL)
+    assert pane.fork(1)
+    qtbot.waitUntil(lambda: pane.running, timeout=2000)
+    qtbot.waitUntil(lambda: not pane.running, timeout=20000)
+    assert "── forked from Run 1 at step 1 ──" in pane.trace.plain_text()
+    save_and_check(window, shots / "trace-fork.png")
