@@ -35,6 +35,8 @@ from typing import Any
 import pytest
 from aiohttp import web
 
+from tests.pacing import Pace
+
 # The API's words for a tool-result turn sent back without its thinking block (as quoted in
 # many agent frameworks' bug reports, e.g. deepset-ai/haystack-core-integrations#2146).
 MISSING_THINKING = (
@@ -99,6 +101,8 @@ class AnthropicScript:
     cache_write: int = 0
     # Characters per text/thinking delta event.
     piece: int = 5
+    # Delta events per second (None: as fast as the loop writes them); benchmarks pace lanes.
+    rate: float | None = None
 
 
 _ERROR_TYPES = {
@@ -252,12 +256,13 @@ class FakeAnthropicServer:
         stop_reason = turn.stop_reason or (
             "tool_use" if any(isinstance(b, ToolUse) for b in turn.blocks) else "end_turn"
         )
+        pace = Pace(script.rate)
         for index, block in enumerate(turn.blocks):
             if index == script.error_after:
                 error = {"type": "overloaded_error", "message": "Overloaded"}
                 await response.write(_event("error", {"type": "error", "error": error}))
                 return response
-            sent, cut = await self._block(response, index, block, budget - out_tokens, script)
+            sent, cut = await self._block(response, index, block, budget - out_tokens, script, pace)
             out_tokens += sent
             if cut:
                 stop_reason = "max_tokens"
@@ -278,10 +283,13 @@ class FakeAnthropicServer:
         block: Block,
         budget: int,
         script: AnthropicScript,
+        pace: Pace | None = None,
     ) -> tuple[int, bool]:
         """Stream one content block; (tokens it cost, whether max_tokens cut it)."""
 
         async def delta(payload: dict[str, Any]) -> None:
+            if pace is not None:
+                await pace()
             await response.write(
                 _event(
                     "content_block_delta",

@@ -31,6 +31,8 @@ from typing import Any
 import pytest
 from aiohttp import web
 
+from tests.pacing import Pace
+
 MISSING_SIGNATURE = (
     "Function call is missing a thought_signature in functionCall parts. This is required "
     "for tools to work correctly, and missing thought_signature may lead to degraded model "
@@ -54,10 +56,12 @@ def function_call(name: str, signature: str, **args: Any) -> dict[str, Any]:
 
 @dataclass
 class Reply:
-    """One model turn: its parts in order (text parts are streamed a few words a chunk)."""
+    """One model turn: its parts in order (text parts are streamed ``words`` words a chunk)."""
 
     parts: list[dict[str, Any]]
     finish: str = "STOP"
+    words: int = 3  # words a text chunk carries
+    rate: float | None = None  # chunks per second (None: as fast as the loop writes them)
 
 
 @dataclass
@@ -151,7 +155,9 @@ class FakeGeminiServer:
         reply = script[turn]
         stream = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
         await stream.prepare(request)
+        pace = Pace(reply.rate)
         for chunk in self._chunks(reply, body):
+            await pace()
             await stream.write(b"data: " + json.dumps(chunk).encode() + b"\r\n\r\n")
         await stream.write_eof()
         return stream
@@ -181,10 +187,10 @@ class FakeGeminiServer:
             if "text" not in part:
                 pieces.append(part)
                 continue
-            words = part["text"].split(" ")
-            for i in range(0, len(words), 3):
+            words, n = part["text"].split(" "), reply.words
+            for i in range(0, len(words), n):
                 piece = dict(
-                    part, text=" ".join(words[i : i + 3]) + (" " if i + 3 < len(words) else "")
+                    part, text=" ".join(words[i : i + n]) + (" " if i + n < len(words) else "")
                 )
                 pieces.append(piece)
         for index, piece in enumerate(pieces):

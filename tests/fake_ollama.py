@@ -35,6 +35,8 @@ from typing import Any
 import pytest
 from aiohttp import web
 
+from tests.pacing import Pace
+
 STAMP = "2025-05-10T08:06:48.639712648-07:00"
 DIGEST = "a2af6cc3eb7fa8be8504abaf9b04e88f17a119ec3f04a3addf55f92841195f5a"
 
@@ -47,6 +49,7 @@ class Reply:
     thinking: str = ""
     tool_calls: tuple[tuple[str, dict[str, Any]], ...] = ()
     done_reason: str = "stop"
+    rate: float | None = None  # chunks per second (None: as fast as the loop writes them)
 
 
 @dataclass
@@ -166,7 +169,10 @@ class FakeOllama:
         await response.prepare(request)
         chunks = 0
 
+        pace = Pace(reply.rate)
+
         async def send(message: dict[str, Any], **final: Any) -> None:
+            await pace()
             line = {"model": name, "created_at": STAMP, "message": message, "done": bool(final)}
             await response.write((json.dumps(line | final) + "\n").encode())
 

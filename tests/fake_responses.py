@@ -38,6 +38,7 @@ import pytest
 from aiohttp import web
 
 from tests.fakeserver import tokenize
+from tests.pacing import Pace
 
 End = Literal["completed", "incomplete", "failed", "error"]
 MISSING_REASONING = (
@@ -69,6 +70,8 @@ class Mode:
     # Reasoning items carry encrypted content when asked (OpenAI); False: never (vLLM's raw
     # reasoning, whose items hold their text instead).
     encrypts: bool = True
+    # Delta events per second (None: as fast as the loop writes them); benchmarks pace lanes.
+    rate: float | None = None
 
 
 class FakeResponsesServer:
@@ -184,7 +187,10 @@ class FakeResponsesServer:
         encrypted = mode.encrypts and "reasoning.encrypted_content" in (body.get("include") or ())
         response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
         await response.prepare(request)
+        pace = Pace(mode.rate)
         for event in self._events(mode.replies[turn - 1], body, encrypted):
+            if event["type"].endswith(".delta"):
+                await pace()
             await response.write(f"event: {event['type']}\ndata: {json.dumps(event)}\n\n".encode())
         await response.write_eof()
         return response

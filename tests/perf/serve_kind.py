@@ -1,0 +1,103 @@
+"""Run one backend kind's test server in its own process, for the per-kind benchmark.
+
+    python -m tests.perf.serve_kind KIND spec.json
+
+KIND is a backend id: ``custom`` (the OpenAI-compatible server, thinking in vLLM's
+``reasoning`` field), ``anthropic``, ``responses``, ``gemini`` or ``ollama-native``. The spec
+gives each model the same reply in each kind's own shape::
+
+    {"m": {"thinking": "…", "text": "…", "rate": 2000, "turns": 5}}
+
+``thinking`` streams as the kind's thinking (a thinking block, a reasoning summary, thought
+parts, Ollama's ``thinking``), then ``text`` as its text, one token-sized piece an event,
+``rate`` pieces a second (null: as fast as the server writes); the same reply answers each of
+the first ``turns`` requests of a run. Prints the base URL on one line, then serves until
+standard input closes, like tests/perf/serve.py.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from tests.fakeserver import tokenize
+
+KINDS = ("custom", "anthropic", "responses", "gemini", "ollama-native")
+
+
+@contextmanager
+def serving(kind: str, spec: dict[str, dict[str, Any]]) -> Iterator[str]:
+    """The kind's test server with ``spec``'s models, started; yields its base URL."""
+    if kind == "custom":
+        from tests.fakeserver import FakeOpenAIServer, ModelScript
+
+        with FakeOpenAIServer() as server:
+            for name, m in spec.items():
+                reply = f"<think>{m['thinking']}</think>{m['text']}"
+                script = ModelScript(
+                    replies=[reply], rate=m["rate"], cycle=True, reasoning_field="reasoning"
+                )
+                server.set_model(name, script)
+            yield server.base_url
+    elif kind == "anthropic":
+        from tests.fake_anthropic import AnthropicScript, FakeAnthropicServer, Text, Thinking, Turn
+
+        anthropic = FakeAnthropicServer().start()
+        try:
+            for name, m in spec.items():
+                turn = Turn((Thinking(m["thinking"]), Text(m["text"])))
+                # Four characters a delta: about one of tokenize()'s tokens, as the others send.
+                script = AnthropicScript([turn] * m["turns"], piece=4, rate=m["rate"])
+                anthropic.set_model(name, script)
+            yield anthropic.base_url
+        finally:
+            anthropic.stop()
+    elif kind == "responses":
+        from tests.fake_responses import FakeResponsesServer, Reply
+
+        with FakeResponsesServer() as responses:
+            for name, m in spec.items():
+                reasoning = len(tokenize(m["thinking"]))
+                reply = Reply(m["text"], summary=(m["thinking"],), reasoning_tokens=reasoning)
+                responses.set_replies(name, [reply] * m["turns"], rate=m["rate"])
+            yield responses.base_url
+    elif kind == "gemini":
+        from tests.fake_gemini import FakeGeminiServer, text, thought
+        from tests.fake_gemini import Reply as GeminiReply
+
+        with FakeGeminiServer() as gemini:
+            for name, m in spec.items():
+                parts = [thought(m["thinking"]), text(m["text"])]
+                gemini.replies[name] = [GeminiReply(parts, words=1, rate=m["rate"])] * m["turns"]
+            yield gemini.base_url
+    elif kind == "ollama-native":
+        from tests.fake_ollama import FakeOllama, Model
+        from tests.fake_ollama import Reply as OllamaReply
+
+        ollama = FakeOllama()
+        for name, m in spec.items():
+            reply = OllamaReply(m["text"], m["thinking"], rate=m["rate"])
+            ollama.models[name] = Model([reply], loaded=True)
+        ollama.start()
+        try:
+            yield ollama.url
+        finally:
+            ollama.stop()
+    else:
+        raise SystemExit(f"serve_kind: unknown kind {kind!r} (one of {', '.join(KINDS)})")
+
+
+def main() -> None:
+    kind, spec_path = sys.argv[1], sys.argv[2]
+    with open(spec_path, encoding="utf-8") as file:
+        spec = json.load(file)
+    with serving(kind, spec) as base_url:
+        print(base_url, flush=True)
+        sys.stdin.read()
+
+
+if __name__ == "__main__":
+    main()
