@@ -33,3 +33,17 @@ def test_the_figures_are_written_again_and_the_sections_under_them_kept(tmp_path
     assert f"| `{TARGETS[0][0]}` | 7.00 |" in text
     write_results(_figures(8.0), path)  # again: the notes once, not twice
     assert path.read_text(encoding="utf-8").count("## Start-up") == 1
+
+
+def test_the_per_kind_figures_get_their_rows_and_targets_when_measured(tmp_path: Path) -> None:
+    from tests.perf.report import KIND_TARGETS
+
+    path = tmp_path / "RESULTS.md"
+    write_results(_figures(7.0), path)  # a run without them: no per-kind rows
+    assert "kind_tps_gemini" not in path.read_text(encoding="utf-8")
+    figures = _figures(7.0) | {name: 30_000.0 for name, _, _ in KIND_TARGETS}
+    write_results(figures | {"kind_tps_gemini": 3_000.0}, path)
+    text = path.read_text(encoding="utf-8")
+    assert "| `kind_tps_gemini` | 3,000.00 | ≥ 20,000 | **missed** |" in text
+    assert "| `kind_tps_anthropic` | 30,000.00 | ≥ 20,000 | met |" in text
+    assert "| `kind_lag_p99_ms_responses` | 30,000.00 | ≤ 16 | **missed** |" in text

@@ -2,6 +2,7 @@
 
     uv run python -m tests.perf.bench            # full run (several minutes)
     uv run python -m tests.perf.bench --quick    # smaller sizes, for a smoke check
+    uv run python -m tests.perf.bench --kinds    # only the per-backend-kind figures
 
 Runs offscreen against the test server in its own process (one token per SSE chunk). Not part
 of the test command: timings belong in a benchmark, not in pass/fail tests. Results go to
@@ -756,7 +757,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="smaller sizes, same figures")
     parser.add_argument("--write", action="store_true", help="write tests/perf/RESULTS.md")
+    parser.add_argument("--kinds", action="store_true", help="only the per-kind figures")
     args = parser.parse_args()
+    if args.kinds:  # kinds_bench.py's figures alone: printed, never written over the table
+        if args.write:
+            parser.error("--write needs the full run, not --kinds alone")
+        from tests.perf.kinds_bench import run
+
+        print(json.dumps(run(args.quick), indent=1))
+        return
     figures: dict[str, Any] = {"cpu_count": os.cpu_count(), "quick": args.quick}
     figures.update(startup(3 if args.quick else 5))
     figures["idle_cpu_pct"] = probe("app", idle_seconds=3.0)["idle_cpu_pct"]
@@ -769,6 +778,9 @@ def main() -> None:
     figures.update(qasync.run(in_app_measurements(args.quick)))
     figures.update(history_diff(1000 if args.quick else 10_000))
     figures.update(latency_tests())
+    from tests.perf import kinds_bench  # it imports this module's helpers: imported here
+
+    figures.update(kinds_bench.run(args.quick))
     print(json.dumps(figures, indent=1, default=float))
     if args.write:
         from tests.perf.report import write_results

@@ -60,7 +60,8 @@ def reply(n_tokens: int, long_line: bool = True) -> dict[str, str]:
     an answer so the run is one step (the actions are renamed: no tool runs)."""
     thoughts = THINKING_TEXT * max(1, (n_tokens // 2) // len(tokens_of(THINKING_TEXT)))
     text = model_reply(n_tokens // 2) if long_line else THOUGHT * max(1, n_tokens // 40)
-    return {"thinking": thoughts, "text": text.replace("Action:", "Next:") + "\nFinal Answer: done\n"}
+    text = text.replace("Action:", "Next:") + "\nFinal Answer: done\n"
+    return {"thinking": thoughts, "text": text}
 
 
 @contextmanager
