@@ -1,0 +1,106 @@
+"""A results file read as a stream: an evaluation of 100,000 runs is never held in memory.
+
+What a resumed evaluation needs up front is each run's latest verdict (:func:`scan`: a
+``RunKey → passed`` map and which line holds it, a few dozen bytes a run); what its summary,
+report and JUnit file need after is each run's latest result, one at a time
+(:func:`iter_latest`: the file read again, only the latest line of each run parsed into a
+dict kept). The rules for a line are :func:`evaluation.results_file`'s: a damaged line is
+skipped and counted, a run the plan does not hold is left out and counted.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Collection, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from sandbox_app.core.results.evaluation import (
+    MAX_RESULTS_BYTES,
+    LaneTally,
+    ResultsFile,
+    RunKey,
+    checked_result,
+    key_of,
+)
+from sandbox_app.core.untrusted.file_reader import ReadError, display_name, iter_lines, json_line
+
+
+@dataclass
+class Scan:
+    """A results file's runs by key: the latest verdict of each (``latest``) and the line that
+    holds it (``lines``, 1-based), without the results themselves; ``damaged`` and
+    ``outside`` as :class:`ResultsFile` counts them."""
+
+    latest: dict[RunKey, bool] = field(default_factory=dict)
+    lines: dict[RunKey, int] = field(default_factory=dict)
+    damaged: int = 0
+    outside: int = 0
+
+    def notice(self, name: str) -> str:
+        """One line saying what was left out, or ""."""
+        return ResultsFile([], self.damaged, self.outside).notice(name)
+
+
+def scan(path: Path, planned: Collection[RunKey] | None = None) -> Scan:
+    """Each run's latest verdict in ``path`` (nothing if there is no file); a file that
+    cannot be read at all is a :class:`ReadError`."""
+    found = Scan()
+    for number, result in _results(path, planned, found):
+        key = key_of(result)
+        found.latest[key] = bool(result["passed"])
+        found.lines[key] = number
+    return found
+
+
+def iter_latest(
+    path: Path, planned: Collection[RunKey] | None = None, found: Scan | None = None
+) -> Iterator[dict[str, Any]]:
+    """Each run's latest result in ``path``, in the file's order, one at a time (``found``:
+    a scan of the file as it is now, or it is scanned first)."""
+    found = found if found is not None else scan(path, planned)
+    wanted = set(found.lines.values())
+    for number, result in _results(path, planned, Scan()):
+        if number in wanted:
+            yield result
+
+
+def tally_latest(
+    path: Path,
+    lanes: Collection[str],
+    found: Scan,
+    leave_out: Callable[[RunKey], bool] = lambda _key: False,
+) -> dict[str, LaneTally]:
+    """Each lane's tally of the latest results ``found`` in ``path``, but those
+    ``leave_out`` names (the runs about to be made again: their new result counts instead)."""
+    tallies = {lane: LaneTally() for lane in lanes}
+    if not found.lines:
+        return tallies
+    for result in iter_latest(path, None, found):
+        key = key_of(result)
+        if key.lane in tallies and key in found.lines and not leave_out(key):
+            tallies[key.lane].add(result)
+    return tallies
+
+
+def _results(
+    path: Path, planned: Collection[RunKey] | None, counts: Scan
+) -> Iterator[tuple[int, dict[str, Any]]]:
+    """``(line number, result)`` for each readable result of a planned run; the rest counted
+    in ``counts`` (damaged, outside)."""
+    if not os.path.lexists(path):
+        return
+    name = display_name(path)
+    for number, raw in enumerate(iter_lines(path, MAX_RESULTS_BYTES, "a results file"), 1):
+        if not raw.strip():
+            continue
+        try:
+            result = checked_result(json_line(raw, f"{name} line {number}", "a result"))
+        except ReadError:
+            counts.damaged += 1
+            continue
+        if planned is not None and key_of(result) not in planned:
+            counts.outside += 1
+            continue
+        yield number, result
