@@ -48,6 +48,8 @@ class EvalRuns:
 
     async def run_all(self, runner: EvalRunner, todo: Iterable[RunKey]) -> None:
         with self.path.open("a", encoding="utf-8") as self._file:
+            if _cut_short(self.path):  # a kill mid-line: the next result starts a line of its own
+                self._file.write("\n")
             await runner.run_all(todo)
         if self._live:
             self.out.write("\n")
@@ -88,3 +90,12 @@ class EvalRuns:
             )
             self.out.write(visible(line) + "\n")  # the answer and lane are others' words
         self.out.flush()
+
+
+def _cut_short(path: Path) -> bool:
+    """Whether ``path``'s last line has no line end (a process killed while writing it)."""
+    with path.open("rb") as file:
+        if file.seek(0, 2) == 0:
+            return False
+        file.seek(-1, 2)
+        return file.read(1) != b"\n"

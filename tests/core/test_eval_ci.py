@@ -16,6 +16,7 @@ import xmlschema
 
 from sandbox_app.cli.cli_io import EXIT_USAGE
 from sandbox_app.cli.eval_command import eval_command, parser
+from sandbox_app.core.results.evaluation import read_results
 from sandbox_app.core.running.records import RunRecord
 from sandbox_app.core.scenarios.scenario_file import load_scenario, save_scenario, scenarios_dir
 
@@ -199,3 +200,24 @@ def test_two_thousand_runs_keep_no_result_in_memory(tmp_path: Path) -> None:
     assert "scripted: 92% (917/1000" in out.getvalue()
     assert alive["results"] < 50, alive  # at most the runs in flight
     assert alive["records"] < 50, alive
+
+
+def test_a_rerun_replaces_its_run_in_the_summary_and_the_junit(
+    tmp_path: Path, junit_schema: xmlschema.XMLSchema, capsys: pytest.CaptureFixture[str]
+) -> None:
+    results, junit = tmp_path / "results.jsonl", tmp_path / "junit.xml"
+    assert eval_command([str(EXAMPLE), "--out", str(results)]) == 0
+    with results.open("a", encoding="utf-8") as file:
+        file.write('{"lane": "scripted", "case": 2, "repe')  # a line cut short by a kill
+    capsys.readouterr()
+    code = eval_command(
+        [str(EXAMPLE), "--out", str(results), "--only-failed", "--junit", str(junit)]
+    )
+    out = capsys.readouterr().out
+    assert code == 0
+    rerun = read_results(results)[-1]  # on a line of its own, not glued to the cut one
+    assert (rerun["case"], len(read_results(results))) == (11, 13)
+    assert "scripted: 92% (11/12," in out  # its new result counted, the old one not
+    junit_schema.validate(str(junit))
+    (suite,) = ElementTree.parse(junit).getroot().findall("testsuite")
+    assert (suite.get("tests"), suite.get("failures")) == ("12", "1")
