@@ -83,6 +83,9 @@ def to_html(
             f"<td>{s.thinking_tokens:,}</td>"
             f"<td>{s.latency_p50_s:.2f} s / {s.latency_p95_s:.2f} s</td></tr>"
         )
+    answers: dict[tuple[int, str], list[str]] = {}  # each cell's, gathered once (not per cell)
+    for key, result in sorted(latest.items()):
+        answers.setdefault((key.case, key.lane), []).append(str(result.get("answer")))
     parts.append("</table><h2>Cases</h2><table><tr><th>#</th><th>Question</th>")
     parts += [f"<th>{e(lane)}</th>" for lane in lanes]
     parts.append("</tr>")
@@ -90,13 +93,9 @@ def to_html(
         case = int(row[0]) - 1
         parts.append(f"<tr><td>{row[0]}</td><td>{e(row[1])}</td>")
         for lane, cell in zip(lanes, row[2:], strict=True):
-            answers = [
-                str(r.get("answer"))
-                for k, r in sorted(latest.items())
-                if (k.case, k.lane) == (case, lane)
-            ]
             css = "" if cell == "—" else "fail" if cell_failed(cell) else "pass"
-            parts.append(f"<td class='{css}' title='{e('; '.join(answers))}'>{e(cell)}</td>")
+            title = e("; ".join(answers.get((case, lane), [])))
+            parts.append(f"<td class='{css}' title='{title}'>{e(cell)}</td>")
         parts.append("</tr>")
     parts.append("</table><h2>Failed runs</h2><ul>")
     for key, result in sorted(latest.items()):
