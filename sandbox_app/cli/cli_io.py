@@ -41,8 +41,7 @@ RUN_EXIT_CODES = f"""exit codes:
 
 EVAL_EXIT_CODES = f"""exit codes:
   {EXIT_ANSWERED}  every planned run done (failed cases included)
-  {EXIT_ERROR}  an error: a bad option or file, an output (--out, --report, --junit) that
-     cannot be written
+  {EXIT_ERROR}  an error: a bad option or file, an output that cannot be written
   {EXIT_USAGE}  a usage error: an unknown option, a missing value, an invalid choice
   {EXIT_BELOW_PASS_RATE}  a lane passed less than --min-pass-rate"""
 
