@@ -6,6 +6,7 @@ from __future__ import annotations
 import gc
 import os
 from collections.abc import Iterator
+from pathlib import Path
 
 # Window tests render offscreen; set before Qt is imported anywhere.
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -41,6 +42,15 @@ def _nothing_learnt_about_models() -> None:
 
     forget_all()
     forget_refusals()
+
+
+@pytest.fixture(autouse=True)
+def _history_in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The history database of the CLI (and of commands run in subprocesses) goes to the
+    test's own folder, never the user's data folder."""
+    from sandbox_app.core.results.history_schema import DATA_ENV
+
+    monkeypatch.setenv(DATA_ENV, str(tmp_path / "app-data"))
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -21,6 +21,9 @@ class BackendChoice:
     config: BackendConfig
     settings: LaneSettings = field(default_factory=LaneSettings)
     keys: KeyStore = field(default_factory=KeyStore, compare=False, repr=False)
+    # The context window the server was found to serve (the panel's health check): the
+    # context meter's window when the lane sets no Context of its own.
+    served_context: int | None = field(default=None, compare=False)
 
     @property
     def model(self) -> str:
@@ -41,6 +44,7 @@ class BackendChoice:
         prompt version and its own dialect, tools and max steps are applied here
         (Scenario.with_lane); a pinned version the history lacks raises VersionError."""
         lane = scenario.with_lane(self.settings.over(scenario.model))
+        run.setdefault("served_context", self.served_context)
         return RunSpec(lane, self.config, self.keys, **run)
 
     def create(self, scenario: Scenario) -> Backend:

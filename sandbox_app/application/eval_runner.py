@@ -9,24 +9,29 @@ record, through ``on_result``.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from sandbox_app.application.judge import Judge, judge_values
 from sandbox_app.application.run_builder import RunSpec, build_run
-from sandbox_app.backends.keys import KeyStore, host_of
+from sandbox_app.backends.keys import KeyStore, UrlSource, host_of
 from sandbox_app.backends.registry import SCRIPTED, BackendConfig, config_for, make_backend
 from sandbox_app.backends.response_cache import CachedBackend
+from sandbox_app.core.results.checks import CheckResult, overall
+from sandbox_app.core.results.compare import Price
 from sandbox_app.core.results.evaluation import RunKey
 from sandbox_app.core.results.exports import run_document
+from sandbox_app.core.results.trajectory import trajectory_checks
 from sandbox_app.core.results.verdict import matches
 from sandbox_app.core.running.backend import Backend
 from sandbox_app.core.running.engine import drive
-from sandbox_app.core.running.records import RunRecord, RunSettings
+from sandbox_app.core.running.records import RunRecord
+from sandbox_app.core.scenarios.judge_spec import JudgeSpec
 from sandbox_app.core.scenarios.lane_settings import LaneSettings
 from sandbox_app.core.scenarios.prompt_versions import PromptVersion, VersionError, version_of
-from sandbox_app.core.scenarios.scenario import Scenario
+from sandbox_app.core.scenarios.scenario import EvalCase, Scenario
 from sandbox_app.core.scenarios.test_set import scenario_for_case
 from sandbox_app.core.tools import Tool
 from sandbox_app.core.tools.policy import asking
@@ -87,6 +92,8 @@ class EvalRunner:
         with_events: bool = True,
         sources: Sequence[Tool] = (),
         trusted: Collection[str] = (),
+        prices: Mapping[str, Price] | None = None,
+        judge_url_source: UrlSource = "file",
     ) -> None:
         self.scenario = scenario
         self.lanes = {lane.label: lane for lane in lanes}
@@ -99,7 +106,12 @@ class EvalRunner:
         self.with_events = with_events
         self.sources = sources  # connected MCP servers' tools
         self.trusted = frozenset(trusted)  # tools the user let run unasked (eval's --allow)
+        self.prices = dict(prices or {})  # by model: what a "max_cost" check is checked with
         self._servers: dict[str, Backend] = {}
+        # The judge of judged answers, made at the first rubric (application/judge.py); a
+        # URL the scenario file names gets a key only as a lane's would (keys.py).
+        self.judge_url_source: UrlSource = judge_url_source
+        self._judge: Judge | None = None
         self._slots: dict[str, asyncio.Semaphore] = {}
 
     async def run_all(self, todo: Iterable[RunKey]) -> None:
@@ -115,6 +127,9 @@ class EvalRunner:
             for backend in self._servers.values():
                 await backend.aclose()
             self._servers.clear()
+            if self._judge is not None:
+                await self._judge.aclose()
+                self._judge = None
 
     async def _work(self, keys: Iterator[RunKey]) -> None:
         for key in keys:  # one iterator shared by every worker: each key is taken once
@@ -147,18 +162,48 @@ class EvalRunner:
         spec = RunSpec(scenario, lane.config, self.keys, self.sources, trusted=self.trusted)
         engine, _ = build_run(spec, backend)
         version = version_of(scenario, engine.tools).id  # what the model was told, by id
-        record = RunRecord(RunSettings(prompt_version=version))
+        # The lane's backend, model and settings kept too: an export names them (OpenTelemetry).
+        record = RunRecord(replace(spec.record_settings(), prompt_version=version))
         record.scenario = scenario  # the case's: its expected answer judges the run shown
         finished = await drive(engine, lambda event: record.add([event]))
         document = run_document(record, events=self.with_events)
+        answer_ok = bool(matches(finished.answer, case.expected))
+        # Trajectory checks (core/results/trajectory.py): the path, the case's over the
+        # scenario's defaults.
+        path = case.checks.over(self.scenario.checks)
+        price = self.prices.get(lane.config.model)
+        checks = trajectory_checks(path, record.events, finished.metrics, price, lane.config.model)
         result = {
             "lane": key.lane,
             "case": key.case,
             "repeat": key.repeat,
             "question": scenario.asked_question,  # as asked: its {{variables}} filled
             "expected": case.expected.answer,
-            "passed": bool(matches(finished.answer, case.expected)),
             "prompt_version": version,  # results of two versions stay told apart
             **{k: document[k] for k in ("status", "answer", "reason", "metrics", "events")},
         }
+        # Judged answers (application/judge.py): a rubric graded by the judge model.
+        checks += await self._judged(case, result)
+        result["checks"] = [check.to_dict() for check in checks]
+        result["passed"] = overall(answer_ok, checks)
         return result, record
+
+    async def _judged(self, case: EvalCase, result: dict[str, Any]) -> list[CheckResult]:
+        """The judge's check of this run's answer when its case (or the scenario) has a
+        rubric, its tokens and cost kept as the result's ``"judge"``; none without one."""
+        rubric = case.rubric or self.scenario.rubric
+        if not rubric:
+            return []
+        answer = result["answer"]
+        if not answer:  # nothing to grade, and no judge paid to say so
+            return [CheckResult("judge", False, "no answer to judge")]
+        if self._judge is None:
+            spec = self.scenario.judge or JudgeSpec()
+            try:
+                self._judge = Judge(spec, self.keys, self.cache, self.judge_url_source)
+            except ValueError as err:  # an unknown backend id: every run unjudged, said why
+                return [CheckResult("judge", None, f"unjudged — {err}")]
+        values = judge_values(result["question"], answer, result["expected"], rubric)
+        judged = await self._judge.grade(values, case.judge_replies)
+        result["judge"] = judged.usage()
+        return [judged.check]

@@ -12,6 +12,7 @@ from functools import cached_property
 from sandbox_app.backends.keys import KeyStore
 from sandbox_app.backends.registry import BackendConfig, make_backend
 from sandbox_app.core.running.backend import Backend
+from sandbox_app.core.running.context_meter import ServedContext
 from sandbox_app.core.running.engine import ReactEngine
 from sandbox_app.core.running.fork import ForkPoint
 from sandbox_app.core.running.records import RunSettings
@@ -94,6 +95,6 @@ def build_run(spec: RunSpec, backend: Backend | None = None) -> tuple[ReactEngin
         prefix=fork.prefix if fork else (),
         only_step=fork.only_step if fork else None,
         pause=spec.pause,
-        served_context=spec.served_context,
+        served=ServedContext(spec.served_context, spec.backend.kind.cuts_silently),
     )
     return engine, backend

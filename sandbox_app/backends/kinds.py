@@ -81,6 +81,10 @@ class BackendKind:
     # The kind-specific lane settings it reads (core/scenarios/kind_settings.py): its panel
     # shows their rows; it ignores the others' values.
     settings: frozenset[str] = frozenset()
+    # It may drop the start of a prompt longer than its context without saying so (a local
+    # server): the context meter then judges its prompt counts by size. A provider's own API
+    # answers an error instead, and counts with its own tokenizer.
+    cuts_silently: bool = False
 
     def __repr__(self) -> str:  # a config's repr names its kind, not every callable
         return f"BackendKind({self.id!r})"

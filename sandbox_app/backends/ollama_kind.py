@@ -189,4 +189,5 @@ KIND = BackendKind(
     server=True,
     base_url=ollama_wire.DEFAULT_URL,
     settings=frozenset({"context_window", "think", "keep_alive"}),
+    cuts_silently=True,  # num_ctx smaller than the prompt: its start is dropped, unsaid
 )

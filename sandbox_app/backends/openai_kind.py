@@ -55,4 +55,5 @@ KIND = BackendKind(
     account=account,
     key_home=key_home,
     settings=frozenset({"context_window"}),
+    cuts_silently=True,
 )

@@ -171,12 +171,20 @@ def _usage(usage: dict[str, Any]) -> Usage:
     prompt, doubtful_in = _count(usage.get("prompt_tokens"))
     completion, doubtful_out = _count(usage.get("completion_tokens"))
     thought, doubtful_thought = _count(reasoning)
+    # The prompt tokens the server read from its cache: OpenAI's and most servers'
+    # prompt_tokens_details.cached_tokens, else DeepSeek's own prompt_cache_hit_tokens.
+    prompt_details = usage.get("prompt_tokens_details")
+    cached_value = prompt_details.get("cached_tokens") if isinstance(prompt_details, dict) else None
+    if cached_value is None:
+        cached_value = usage.get("prompt_cache_hit_tokens")
+    cached, doubtful_cached = _count(cached_value)
     return Usage(
         prompt,
         completion,
         # 0 from a model that cannot think says nothing: treated as not reported.
         thought if thought > 0 else None,
-        doubtful=doubtful_in or doubtful_out or doubtful_thought,
+        doubtful=doubtful_in or doubtful_out or doubtful_thought or doubtful_cached,
+        cache_read_tokens=None if cached_value is None else cached,
     )
 
 

@@ -17,17 +17,12 @@ import argparse
 import asyncio
 import sys
 import textwrap
-from dataclasses import replace
 from pathlib import Path
 from typing import TextIO
 
-from sandbox_app.application.eval_runner import EvalLane, EvalRunner, declined, lane_label
+from sandbox_app.application.eval_runner import EvalRunner, declined
 from sandbox_app.backends.keys import KeyStore
-from sandbox_app.backends.registry import (
-    SCRIPTED,
-    config_for,
-    key_notice,
-)
+from sandbox_app.backends.registry import key_notice
 from sandbox_app.cli.cli_io import (
     EVAL_EXIT_CODES,
     EXIT_BELOW_PASS_RATE,
@@ -35,15 +30,15 @@ from sandbox_app.cli.cli_io import (
     STDIN_NAME,
     scenario_from,
 )
+from sandbox_app.cli.eval_history import add_db_option, eval_log
 from sandbox_app.cli.eval_outputs import Finish, cache_problem, check_writable, finish
 from sandbox_app.cli.eval_runs import EvalRuns
-from sandbox_app.cli.lane_spec import lane_from_spec
-from sandbox_app.cli.prompt_choice import lanes_by_version
+from sandbox_app.cli.lane_spec import eval_lanes, lane_from_spec
+from sandbox_app.cli.otel_options import OtlpOut, add_otlp_options
 from sandbox_app.cli.terminal import say
 from sandbox_app.core.results.evaluation import count_pending, iter_plan, pending
-from sandbox_app.core.results.result_stream import Scan, scan, tally_latest
+from sandbox_app.core.results.result_stream import Scan, iter_latest, scan, tally_latest
 from sandbox_app.core.scenarios.lane_settings import parse_option
-from sandbox_app.core.scenarios.scenario import Scenario
 from sandbox_app.core.scenarios.scenario_fields import ScenarioError
 from sandbox_app.core.scenarios.test_set import asked_questions, undefined_in_cases
 from sandbox_app.core.tools.policy import allow, refused_line
@@ -125,9 +120,12 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--trust-file-lanes",
         action="store_true",
-        help="send keys to the servers the scenario's lanes name, as if given with --lane "
+        help="send keys to the servers the scenario's lanes (and judge) name, as if given "
+        "with --lane "
         "(without it, a URL from the file gets no key: a file may not decide where keys go)",
     )
+    add_db_option(p)
+    add_otlp_options(p)  # --otlp, --otlp-file: the runs as OpenTelemetry traces
     return p
 
 
@@ -151,7 +149,7 @@ def eval_command(argv: list[str], out: TextIO | None = None, progress: TextIO | 
             raise ValueError(f"--allow {unknown[0]}: no such tool is enabled in this scenario")
         if undefined := undefined_in_cases(scenario):  # before the first run, not in each
             raise ValueError(undefined)
-        lanes = _lanes(args, scenario)
+        lanes = eval_lanes(args, scenario)
         minimum = _rate(args.min_pass_rate)
         results_path = Path(args.out or Path(args.scenario).with_suffix(".results.jsonl").name)
         # Every file the evaluation writes is checked before the first run, not after the last.
@@ -168,6 +166,7 @@ def eval_command(argv: list[str], out: TextIO | None = None, progress: TextIO | 
                 if args.report and option == "--junit":
                     others["the --report file"] = Path(args.report)
                 check_writable(Path(given), option, others=others)
+        otlp = OtlpOut(args, {**scenario_path, "the results file": results_path})
     except (ScenarioError, ValueError, KeyError) as err:
         say(f"react-sandbox eval: {err}")
         return 1
@@ -203,7 +202,13 @@ def eval_command(argv: list[str], out: TextIO | None = None, progress: TextIO | 
         return 1
     if notice := found.notice(display_name(results_path)):
         say(f"react-sandbox eval: {notice}")
-    runs = EvalRuns(results_path, progress, tallies)
+    # The history database gets the earlier runs it lacks (a resume), read as a stream.
+    earlier = iter_latest(results_path, planned, found) if resume else iter([])
+    log = eval_log(args, scenario, lanes, results_path, earlier)
+    # Each result is handed on, in this order, after its line is written (eval_runs.py).
+    title = scenario.title
+    hand_on = [lambda result, record: otlp.add_result(result, record, title), log.add]
+    runs = EvalRuns(results_path, progress, tallies, also=hand_on)
     runner = EvalRunner(
         scenario,
         lanes,
@@ -212,9 +217,12 @@ def eval_command(argv: list[str], out: TextIO | None = None, progress: TextIO | 
         cache=cache,
         keys=keys,
         trusted=allowance.trusted,
+        judge_url_source="user" if args.trust_file_lanes else "file",  # the judge's URL too
     )
     runs.total = count_pending(planned, found.latest, args.only_failed)
     asyncio.run(runs.run_all(runner, pending(planned, found.latest, args.only_failed)))
+    log.finish()
+    otlp.send_evaluation(progress, scenario.title)
     outputs = Finish(
         scenario.title,
         asked_questions(scenario),
@@ -227,37 +235,6 @@ def eval_command(argv: list[str], out: TextIO | None = None, progress: TextIO | 
         minimum=minimum,
     )
     return finish(outputs, runs.tallies, out)
-
-
-def _lanes(args: argparse.Namespace, scenario: Scenario) -> list[EvalLane]:
-    if args.lane:
-        lanes = [lane_from_spec(spec, args.timeout, scenario.model) for spec in args.lane]
-    elif scenario.lanes:
-        lanes = [
-            EvalLane(
-                f"{lane.backend}:{lane.model}" if lane.model else lane.backend,
-                config_for(
-                    lane.backend,
-                    lane.base_url,
-                    lane.model,
-                    args.timeout,
-                    url_source="user" if args.trust_file_lanes else "file",
-                ),
-                lane.settings,
-            )
-            for lane in scenario.lanes
-        ]
-    else:
-        lanes = [EvalLane(SCRIPTED, config_for(SCRIPTED), scenario.model)]
-    lanes = lanes_by_version(lanes, scenario, args.prompt)
-    seen: dict[str, int] = {}
-    unique = []
-    for lane in lanes:  # two lanes of one model stay apart in the results
-        titled = lane_label(lane.label, lane.settings)
-        seen[titled] = seen.get(titled, 0) + 1
-        label = titled if seen[titled] == 1 else f"{titled}#{seen[titled]}"
-        unique.append(replace(lane, label=label))
-    return unique
 
 
 def _rate(text: str | None) -> float | None:

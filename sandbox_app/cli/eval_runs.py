@@ -6,7 +6,7 @@ report and the JUnit file from reading the results file again (core/results/resu
 
 :meth:`EvalRuns.finished` is the one place a result is handed on: the results file first
 (flushed: a kill after it loses nothing of the run), then each of ``also`` (a store of past
-evaluations plugs in there), then the tally and the progress.
+evaluations and the OpenTelemetry export plug in there), then the tally and the progress.
 """
 
 from __future__ import annotations
@@ -19,9 +19,11 @@ from typing import Any, TextIO
 
 from sandbox_app.application.eval_runner import EvalRunner
 from sandbox_app.cli.terminal import visible
+from sandbox_app.core.results.checks import described
 from sandbox_app.core.results.evaluation import LaneSummary, LaneTally, RunKey
+from sandbox_app.core.running.records import RunRecord
 
-OnResult = Callable[[dict[str, Any]], None]
+OnResult = Callable[[dict[str, Any], RunRecord], None]
 
 
 class EvalRuns:
@@ -54,15 +56,15 @@ class EvalRuns:
         if self._live:
             self.out.write("\n")
 
-    def finished(self, result: dict[str, Any], _record: object) -> None:
+    def finished(self, result: dict[str, Any], record: RunRecord) -> None:
         """A run has ended: written, handed on, counted. Neither ``result`` nor its record is
         kept past this call (the runner drops them too)."""
         assert self._file is not None
         # One whole line, flushed: a kill after this loses nothing of this run.
         self._file.write(json.dumps(result, ensure_ascii=False) + "\n")
         self._file.flush()
-        for hand_on in self.also:
-            hand_on(result)
+        for hand_on in self.also:  # the history database's row, the OpenTelemetry export…
+            hand_on(result, record)
         self.tallies.setdefault(result["lane"], LaneTally()).add(result)
         self.count += 1
         self._failed += not result["passed"]
@@ -83,7 +85,8 @@ class EvalRuns:
                 f"{failed} failed · ~{left:.0f} s left\033[K"
             )
         else:
-            verdict = "passed" if result["passed"] else f"FAILED ({result['answer']!r})"
+            # The answer, then each check that did not pass (a right answer on a wrong path).
+            verdict = "passed" if result["passed"] else f"FAILED ({described(result)})"
             line = (
                 f"{count}/{total} {result['lane']} case {result['case'] + 1} repeat "
                 f"{result['repeat'] + 1}: {verdict}"

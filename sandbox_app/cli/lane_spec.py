@@ -9,13 +9,17 @@ gets a key by the key rule as if typed.
 
 from __future__ import annotations
 
+import argparse
 import re
+from dataclasses import replace
 from typing import Any
 
-from sandbox_app.application.eval_runner import EvalLane
+from sandbox_app.application.eval_runner import EvalLane, lane_label
 from sandbox_app.backends.presets import preset_for_url
-from sandbox_app.backends.registry import backend_id, config_for
+from sandbox_app.backends.registry import SCRIPTED, backend_id, config_for
+from sandbox_app.cli.prompt_choice import lanes_by_version
 from sandbox_app.core.scenarios.lane_settings import LaneSettings
+from sandbox_app.core.scenarios.scenario import Scenario
 
 # "http://localhost:11434/v1:qwen3:8b": the URL ends where its path meets the first colon.
 _URL_LANE = re.compile(r"^(https?://[^/\s]+(?:/[^:\s]*)?):(.+)$")
@@ -52,3 +56,36 @@ def _option(pair: str) -> tuple[str, Any]:
     name, _, value = pair.partition("=")
     name = name.strip().replace("-", "_")
     return LaneSettings.parse_option(name, value, f"--lane option {name}")
+
+
+def eval_lanes(args: argparse.Namespace, scenario: Scenario) -> list[EvalLane]:
+    """``eval``'s lanes: --lane's, else the scenario file's, else the offline model; each
+    --prompt version × each; a label given twice numbered (two lanes of one model)."""
+    if args.lane:
+        lanes = [lane_from_spec(spec, args.timeout, scenario.model) for spec in args.lane]
+    elif scenario.lanes:
+        lanes = [
+            EvalLane(
+                f"{lane.backend}:{lane.model}" if lane.model else lane.backend,
+                config_for(
+                    lane.backend,
+                    lane.base_url,
+                    lane.model,
+                    args.timeout,
+                    url_source="user" if args.trust_file_lanes else "file",
+                ),
+                lane.settings,
+            )
+            for lane in scenario.lanes
+        ]
+    else:
+        lanes = [EvalLane(SCRIPTED, config_for(SCRIPTED), scenario.model)]
+    lanes = lanes_by_version(lanes, scenario, args.prompt)
+    seen: dict[str, int] = {}
+    unique = []
+    for lane in lanes:  # two lanes of one model stay apart in the results
+        titled = lane_label(lane.label, lane.settings)
+        seen[titled] = seen.get(titled, 0) + 1
+        label = titled if seen[titled] == 1 else f"{titled}#{seen[titled]}"
+        unique.append(replace(lane, label=label))
+    return unique

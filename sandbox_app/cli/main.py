@@ -15,7 +15,7 @@ import sys
 
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
-    if args[:1] in (["run"], ["eval"], ["prompts"], ["doctor"]):
+    if args[:1] in (["run"], ["eval"], ["prompts"], ["doctor"], ["history"], ["open-trace"]):
         return _headless(args[0], args[1:])
     options = _window_parser().parse_args(args)
     if options.self_test:
@@ -43,10 +43,18 @@ def _headless(command: str, argv: list[str]) -> int:
             from sandbox_app.cli.prompts_command import prompts_command
 
             return prompts_command(argv)
+        if command == "open-trace":
+            from sandbox_app.cli.open_trace_command import open_trace_command
+
+            return open_trace_command(argv)
         if command == "doctor":
             from sandbox_app.cli.doctor_command import doctor_command
 
             return doctor_command(argv)
+        if command == "history":
+            from sandbox_app.cli.history_command import history_command
+
+            return history_command(argv)
         from sandbox_app.cli.eval_command import eval_command
 
         return eval_command(argv)
@@ -61,7 +69,9 @@ def _window_parser() -> argparse.ArgumentParser:
         epilog="Headless: react-sandbox run [SCENARIO] … (see react-sandbox run --help); a "
         "test set: react-sandbox eval SCENARIO … (see react-sandbox eval --help); prompt "
         "versions: react-sandbox prompts list|show|diff … FILE; a local server's health: "
-        "react-sandbox doctor --base-url URL [--model M] (see react-sandbox doctor --help).",
+        "react-sandbox doctor --base-url URL [--model M] (see react-sandbox doctor --help); "
+        "past evaluations: react-sandbox history list|show ID|diff A B; a trace from "
+        "elsewhere: react-sandbox open-trace FILE [--fork-from K] (see its --help).",
     )
     parser.add_argument("scenario", nargs="?", help="scenario file to open in the window")
     parser.add_argument("--version", action=_Version)

@@ -34,6 +34,7 @@ from sandbox_app.cli.cli_io import (
     EXIT_MAX_STEPS,
     EXIT_STOPPED,
 )
+from sandbox_app.cli.otel_options import OtlpOut
 from sandbox_app.cli.run_options import (
     UnknownTool,
     check_flags,
@@ -44,6 +45,7 @@ from sandbox_app.cli.run_options import (
 from sandbox_app.cli.terminal import TracePrinter, WaitingNotice, json_visible, say
 from sandbox_app.cli.terminal_person import TerminalPerson
 from sandbox_app.core.results.exports import run_document
+from sandbox_app.core.results.otel_attributes import Tags
 from sandbox_app.core.running.backend import Backend
 from sandbox_app.core.running.engine import ReactEngine, drive
 from sandbox_app.core.running.events import Event, RunFinished
@@ -67,6 +69,7 @@ def run_command(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     try:
         check_flags(args)
+        otlp = OtlpOut(args)  # checked before the run: a bad endpoint or file runs nothing
         scenario = run_scenario(args)
         if undefined := scenario.undefined_variables():  # refused before anything starts
             raise ValueError(undefined)
@@ -128,9 +131,12 @@ def run_command(argv: list[str]) -> int:
     except (McpError, UnknownTool) as err:
         say(f"react-sandbox: {err}")
         return 1
+    if record.finished is None:  # Ctrl+C before the engine could say so
+        record.add([finished])
+    if otlp:  # after the trace, on stderr; never the exit code: the run's result stands
+        otlp.add(record, Tags(scenario.title, record.settings.prompt_version))
+        otlp.send(sys.stderr)
     if args.json:
-        if record.finished is None:  # Ctrl+C before the engine could say so
-            record.add([finished])
         document = json.dumps(run_document(record), ensure_ascii=False, indent=1)
         print(json_visible(document))  # the same document, with no character a terminal obeys
     return EXIT_CODES[finished.status]

@@ -15,6 +15,7 @@ from typing import Any
 
 from sandbox_app.backends.keys import CUSTOM_KEY_ENV
 from sandbox_app.cli.cli_io import RUN_EXIT_CODES, STDIN, question_from, scenario_from
+from sandbox_app.cli.otel_options import add_otlp_options
 from sandbox_app.cli.prompt_choice import with_version
 from sandbox_app.core.react_format.dialects import DIALECTS
 from sandbox_app.core.react_format.variables import parse_assignment
@@ -107,6 +108,7 @@ def run_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--json", action="store_true", help="print one JSON document instead (thinking included)"
     )
+    add_otlp_options(p)
     return p
 
 

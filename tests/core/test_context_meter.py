@@ -18,7 +18,8 @@ from sandbox_app.core.results.compare import LaneRecord
 from sandbox_app.core.results.evaluation import read_results
 from sandbox_app.core.results.presentation import Role
 from sandbox_app.core.results.trace_text import lines
-from sandbox_app.core.running.context_meter import ESTIMATE_MARGIN, prompt_estimate
+from sandbox_app.core.running.backend import Usage
+from sandbox_app.core.running.context_meter import ESTIMATE_MARGIN, ServedContext, prompt_estimate
 from sandbox_app.core.running.events import (
     ContextMeasured,
     ContextWontFit,
@@ -191,3 +192,18 @@ def test_eval_counts_the_prompt_cuts_of_each_lane(
     assert written
     assert all(r["metrics"]["truncations"] == 1 for r in written)  # type: ignore[index]
     assert f"{len(written)} prompt cuts" in out.getvalue()
+
+
+def test_a_providers_own_api_is_never_judged_by_size() -> None:
+    """Claude, Gemini and the Responses API answer an error for a prompt too long, never cut
+    it silently, and count with their own tokenizers: a count far under the estimate is not
+    a cut there; it is at a local server (whose kind says it may cut silently)."""
+    messages = [{"role": "system", "content": "word " * 400}, {"role": "user", "content": "q"}]
+    low = Usage(prompt_tokens=20, completion_tokens=5)
+    provider = ServedContext(cuts_silently=False).meter(None)
+    local = ServedContext(cuts_silently=True).meter(None)
+    assert not of_type(provider.after(1, messages, low), PromptTruncated)
+    assert of_type(local.after(1, messages, low), PromptTruncated)
+    assert config_for("anthropic").kind.cuts_silently is False
+    assert config_for("ollama-native").kind.cuts_silently is True
+    assert config_for("lmstudio").kind.cuts_silently is True

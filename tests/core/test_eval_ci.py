@@ -91,7 +91,9 @@ def test_junit_validates_and_its_counts_are_the_summarys(
         "case 12, repeat 2: How much does Brightgrid Pro cost per year for a team of 9 developers?"
     ]
     assert guessed is not None
-    assert guessed.get("type") == "wrong answer"
+    # The example's guess at case 12: a wrong answer, reached without the search it needed.
+    assert guessed.get("type") == "failed checks"
+    assert "✗ tool used: search" in (guessed.text or "")
     assert "expected '2160'" in (guessed.text or "")
     assert summary["junit"] == str(junit)
 

@@ -139,7 +139,7 @@ CHUNKS: dict[str, tuple[str, Delta]] = {
         '"completion_tokens":174,"total_tokens":182,"cost":0.00036531,"is_byok":false,'
         '"prompt_tokens_details":{"cached_tokens":2,"audio_tokens":0,"video_tokens":0},'
         '"completion_tokens_details":{"reasoning_tokens":173,"image_tokens":0}}}',
-        Delta("", Usage(8, 174, reasoning_tokens=173)),
+        Delta("", Usage(8, 174, reasoning_tokens=173, cache_read_tokens=2)),
     ),
     # DeepSeek API, deepseek-reasoner (2025-10-01), as recorded in mockChatCompletionStreamResp in
     # https://github.com/neuraxes/neurouter/blob/main/internal/data/upstream/deepseek/deepseek_test.go:
@@ -167,7 +167,7 @@ CHUNKS: dict[str, tuple[str, Delta]] = {
         '"total_tokens":175,"prompt_tokens_details":{"cached_tokens":0},'
         '"completion_tokens_details":{"reasoning_tokens":117},"prompt_cache_hit_tokens":1,'
         '"prompt_cache_miss_tokens":5}}',
-        Delta("", Usage(6, 169, reasoning_tokens=117), finish_reason="stop"),
+        Delta("", Usage(6, 169, reasoning_tokens=117, cache_read_tokens=0), finish_reason="stop"),
     ),
     # OpenAI gpt-4o-2024-08-06, recorded from the live API in openai-python's snapshot
     # c6aa7e397b71….bin (test tests/lib/chat/test_completions_streaming.py), in
@@ -419,10 +419,37 @@ def test_a_recorded_stream_cut_into_odd_pieces_decodes_to_its_text_and_usage() -
         Delta("hello"),
         Delta("", finish_reason="stop"),
         # o3-mini thinks without showing it: only the count says so.
-        Delta("", Usage(22, 203, reasoning_tokens=192)),
+        Delta("", Usage(22, 203, reasoning_tokens=192, cache_read_tokens=0)),
     ]
 
 
 def test_gathered_reads_passes_every_chunk_on_in_order() -> None:
     chunks = [b"a", b"bc", b"", b"d"]
     assert run(lambda: gathered_reads(feed(chunks))) == chunks
+
+
+def test_the_prompt_tokens_read_from_the_servers_cache_are_kept() -> None:
+    # DeepSeek's deepseek-chat finish chunk (DeepSeek API docs, context caching):
+    # prompt_tokens_details.cached_tokens and its own prompt_cache_hit_tokens agree.
+    both = (
+        '{"choices":[{"index":0,"delta":{"content":""},"finish_reason":"tool_calls"}],'
+        '"usage":{"prompt_tokens":161,"completion_tokens":25,"total_tokens":186,'
+        '"prompt_tokens_details":{"cached_tokens":128},"prompt_cache_hit_tokens":128,'
+        '"prompt_cache_miss_tokens":33}}'
+    )
+    usage = decode_chunk(both).usage
+    assert usage is not None
+    assert usage.cache_read_tokens == 128
+    # Only DeepSeek's own field (its older responses): read too.
+    hit_only = (
+        '{"choices":[],"usage":{"prompt_tokens":161,"completion_tokens":25,'
+        '"prompt_cache_hit_tokens":64}}'
+    )
+    usage = decode_chunk(hit_only).usage
+    assert usage is not None
+    assert usage.cache_read_tokens == 64
+    # A server that says nothing of a cache: not reported (the table shows a dash, not 0).
+    plain = '{"choices":[],"usage":{"prompt_tokens":5,"completion_tokens":2}}'
+    usage = decode_chunk(plain).usage
+    assert usage is not None
+    assert usage.cache_read_tokens is None

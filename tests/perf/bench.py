@@ -307,6 +307,26 @@ async def four_lanes_lag(window: Any, base_url: str, prefix: str = "lane") -> di
     }
 
 
+async def four_lanes_lag_live_otel(window: Any, base_url: str) -> dict[str, float]:
+    """The four lanes' lag with live OpenTelemetry export on (issue 28): every run's spans
+    sent while the lanes stream, to a local OTLP/HTTP receiver (tests/otlp_receiver.py)."""
+    from tests.otlp_receiver import OtlpReceiver
+
+    receiver = OtlpReceiver().start()
+    try:
+        window.otel.keep(receiver.endpoint, {}, False, True)
+        figures = await four_lanes_lag(window, base_url)
+        window.otel.set_live(False)
+        await wait_for(lambda: len(receiver.spans()) >= 4, seconds=30)
+    finally:
+        receiver.stop()
+    return {
+        "lag_p99_ms_live_otel": figures["lag_p99_ms"],
+        "lag_max_ms_live_otel": figures["lag_max_ms"],
+        "otel_spans_received": float(len(receiver.spans())),
+    }
+
+
 async def end_to_end_tps(window: Any, base_url: str) -> float:
     """One lane, unthrottled server: tokens/s from the socket, through the SDK, into the pane."""
     panel = window.backend_panel
@@ -607,6 +627,52 @@ async def scale_of_a_test_set(window: Any, base_url: str, cases: int) -> dict[st
     }
 
 
+def history_diff(cases: int) -> dict[str, float]:
+    """``react-sandbox history diff A B`` of two evaluations of ``cases`` cases × 2 lanes,
+    about 5 % of the runs flipped, as the command runs it (open, diff, the flips' questions,
+    JSON out); the database filled a result a transaction, as an evaluation writes it."""
+    import io
+
+    from sandbox_app.cli.history_command import history_command
+    from sandbox_app.core.results.history_db import HistoryStore
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "history.sqlite3"
+        store = HistoryStore(path)
+        events = [{"type": "Notice", "text": THOUGHT * 20}]  # a trace's worth of bytes
+        started = time.perf_counter()
+        for number in range(2):
+            lanes = {"a": "model-a", "b": "model-b"}
+            evaluation = store.begin_evaluation("bench", "", lanes, cases, 1, "eval")
+            for case in range(cases):
+                for lane in lanes:
+                    passed = (case % 20 != 0) if number else True  # 5 % flip in the second
+                    result = {
+                        "lane": lane,
+                        "case": case,
+                        "repeat": 0,
+                        "passed": passed,
+                        "question": f"question {case}",
+                        "answer": "42",
+                        "metrics": {},
+                    }
+                    store.add_result(evaluation, result, events, lanes[lane])
+        written = time.perf_counter() - started
+        store.close()
+        out = io.StringIO()
+        started = time.perf_counter()
+        code = history_command(["diff", "1", "2", "--db", str(path), "--json"], out)
+        elapsed = time.perf_counter() - started
+        assert code == 0
+        assert len(json.loads(out.getvalue())["flips"]) == cases // 20 * 2
+        return {
+            "history_diff_s": elapsed,
+            "history_diff_runs": float(cases * 2),
+            "history_rows_per_s": cases * 4 / written,
+            "history_mb_per_1000_runs": path.stat().st_size / 1e6 / (cases * 4 / 1000),
+        }
+
+
 # ---- an evaluation of 100,000 runs ---------------------------------------------------------
 
 # Runs `react-sandbox eval` as a user does (its own process), reporting its peak memory over
@@ -649,7 +715,8 @@ def eval_at_scale(cases: int, repeats: int, junit: bool = False) -> dict[str, fl
         args += ["--repeat", str(repeats), "--json"]
         if junit:
             args += ["--junit", str(Path(folder) / "junit.xml")]
-        env = {**os.environ, "BENCH_MEMORY": str(memory)}
+        # The history database too, as a user's evaluation writes it (in the temporary folder).
+        env = {**os.environ, "BENCH_MEMORY": str(memory), "REACT_SANDBOX_DATA": folder}
         started = time.perf_counter()
         done = subprocess.run(
             [sys.executable, "-c", EVAL_CHILD, *args],
@@ -811,6 +878,7 @@ async def in_app_measurements(quick: bool) -> dict[str, Any]:
         results.update({f"{name}_thinking": value for name, value in thinking.items()})
         results["render_tps_max_thinking"] = await render_tps_max(200_000 // scale, True)
         results.update(await scale_of_a_test_set(window, base_url, 1000 // scale))
+        results.update(await four_lanes_lag_live_otel(window, base_url))
         await window.shutdown()
         window.close()
     return results
@@ -883,6 +951,7 @@ def main() -> None:
     app = QApplication.instance() or QApplication(sys.argv)
     app.setQuitOnLastWindowClosed(False)
     figures.update(qasync.run(in_app_measurements(args.quick)))
+    figures.update(history_diff(1000 if args.quick else 10_000))
     figures.update(scale_figures(args.quick))
     figures.update(latency_tests())
     print(json.dumps(figures, indent=1, default=float))

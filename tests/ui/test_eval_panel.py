@@ -50,8 +50,11 @@ def test_run_the_test_set_then_look_at_a_failure(
     rect = panel.grid.visualItemRect(panel.grid.item(11, 2))
     qtbot.mouseClick(panel.grid.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
     lane_two = window.compare.lanes[1].trace
-    qtbot.waitUntil(lambda: "calculator[15 * 12 * 9]" in lane_two.plain_text())
-    assert "Answer: $1,620 per year" in lane_two.plain_text()
+    qtbot.waitUntil(lambda: "calculator[20 * 12 * 9]" in lane_two.plain_text())
+    assert "Answer: $2,160 per year" in lane_two.plain_text()  # right, by a guess:
+    # the cell says which checks of its path failed.
+    tooltip = panel.grid.item(11, 2).toolTip()
+    assert "$2,160 per year · ✗ tool used: search — search never called" in tooltip
     # Re-run failed runs only the two failures again.
     qtbot.mouseClick(panel.rerun_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: not panel.running and panel.progress.maximum() == 2, timeout=10000)

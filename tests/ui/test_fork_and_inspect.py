@@ -79,9 +79,10 @@ def test_fork_from_step_1_with_another_model(
         "Run 2 (fork of Run 1 at step 1)",
     ]
     trace = pane.trace.plain_text()
-    assert trace.startswith("── Step 1 ──\nThought: I need the price")  # step 1 as it was
+    assert trace.startswith("── Step 1 · prompt ")  # step 1 as it was, metered
+    assert trace.split("\n")[1] == "Thought: I need the price of Brightgrid Pro per developer."
     # Where the fork's own steps begin is marked.
-    assert trace.index("── forked from Run 1 at step 1 ──") < trace.index("── Step 2 ──")
+    assert trace.index("── forked from Run 1 at step 1 ──") < trace.index("── Step 2 · prompt")
     assert "Answer: $1,680 a year" in trace
     assert window.answer_label.text() == "$1,680 a year"
     pane.show_run(0)  # the original run is kept as it was
@@ -104,7 +105,7 @@ def test_rerun_step_2_sends_only_step_2_again(
     assert window.answer_status.text().startswith("↻ Rerun of step 2 (its action was not run)")
     assert "Run 1's step 2 was: Thought: Pro costs $20" in window.answer_status.text()
     trace = pane.trace.plain_text()
-    assert trace.index("── rerun of step 2 of Run 1 ──") < trace.index("── Step 2 ──")
+    assert trace.index("── rerun of step 2 of Run 1 ──") < trace.index("── Step 2 · prompt")
 
 
 def test_a_fork_in_a_lane_stays_in_that_lane(

@@ -100,3 +100,26 @@ def test_the_window_says_what_doctor_says(
 )
 def test_which_servers_are_checked_by_themselves(url: str, local: bool) -> None:
     assert is_local(url) is local
+
+
+def test_the_context_a_check_found_served_is_the_context_meters_window(
+    qtbot: QtBot, make_window: Callable[..., MainWindow], fake_llamacpp: FakeLocalServer
+) -> None:
+    """No Context set: the window a run's prompt is measured against is the one the check
+    found the server serving (4,096 here), not none."""
+    fake_llamacpp.add(QWEN)
+    window = make_window()
+    panel = window.backend_panel
+    with qtbot.waitSignal(panel.health_line.checked, timeout=10_000):
+        panel.select("custom", fake_llamacpp.base_url, "qwen3:8b")
+    assert panel.choice().settings.context_window is None
+    qtbot.mouseClick(window.run_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: not window.controller.running, timeout=10_000)
+
+    def metered() -> bool:
+        return " / 4,096 tokens (" in window.trace.plain_text()
+
+    try:
+        qtbot.waitUntil(metered, timeout=5_000)
+    except AssertionError:
+        raise AssertionError(window.trace.plain_text()[:600]) from None

@@ -134,12 +134,13 @@ def test_a_test_set_cell_is_shown_through_its_lane(qtbot: QtBot, window: MainWin
     panel.grid.cellClicked.emit(11, 2)  # the failed case, lane 2
     pane = window.compare.lanes[1].pane
     assert pane.run_picker.currentText() == "Test set: case 12, repeat 1"
-    assert pane.answer_label.text() == "$1,620 per year"
-    assert pane.answer_status.text().startswith("✘ Wrong (expected ")
+    assert pane.answer_label.text() == "$2,160 per year"
+    # The answer is right (the cell failed on its path: the grid's tooltip says so).
+    assert pane.answer_status.text().startswith("✔ Correct")
     record = pane.shown_record()
     assert record is not None
     assert record.finished is not None
-    assert record.finished.answer == "$1,620 per year"  # Inspect, Fork, Copy act on it
+    assert record.finished.answer == "$2,160 per year"  # Inspect, Fork, Copy act on it
 
 
 def test_a_replayed_recording_shows_its_own_model(

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -19,9 +20,20 @@ from pytestqt.qtbot import QtBot
 from sandbox_app.core.results.compare import Price
 from sandbox_app.core.scenarios.scenario import LaneConfig, LaneSettings
 from sandbox_app.ui.window.main_window import MainWindow
+from tests.fake_anthropic import AnthropicScript, FakeAnthropicServer, fake_anthropic
+from tests.fake_gemini import FakeGeminiServer, gemini_server
+from tests.fake_local_servers import FakeLocalServer, LocalModel, fake_ollama_health
+from tests.fake_responses import FakeResponsesServer, responses_server
 from tests.fakeserver import FakeOpenAIServer, ModelScript
 from tests.helpers import replies_of
 from tests.ui.test_window import fast
+
+__all__ = [
+    "fake_anthropic",
+    "fake_ollama_health",
+    "gemini_server",
+    "responses_server",
+]  # fixtures, for pytest
 
 GUESSER = [  # a model that skips the search and guesses the price
     "Thought: Pro is probably about $15 per month, so 15 * 12 * 7.\n"
@@ -297,3 +309,135 @@ def test_screenshot_of_two_prompt_variants(qtbot: QtBot, window: MainWindow, sho
     assert [row["Prompt"] for row in rows] == [brief.short, grounded.short]
     assert [row["Correct"] for row in rows] == ["no", "yes"]
     save_and_check(window, shots / "variants.png")
+
+
+def test_screenshot_of_four_kinds_side_by_side(
+    qtbot: QtBot,
+    make_window: Callable[..., MainWindow],
+    fake_server: FakeOpenAIServer,
+    fake_anthropic: FakeAnthropicServer,
+    responses_server: FakeResponsesServer,
+    gemini_server: FakeGeminiServer,
+    shots: Path,
+) -> None:
+    """Claude, the Responses API, Gemini and a local thinking model, each through its own
+    SDK to its own test server: every lane shows its thinking and fills the table."""
+    from tests.core.test_anthropic_kind import text_turns
+    from tests.core.test_gemini import text_replies
+    from tests.core.test_responses_kind import TEXT_REPLIES
+
+    fake_anthropic.set_model("claude-sonnet-4-5", AnthropicScript(turns=text_turns()))
+    responses_server.set_replies("gpt-5-mini", TEXT_REPLIES)
+    gemini_server.replies["gemini-2.5-flash"] = text_replies()
+    thinking = [f"<think>Step {i}: what does it need?</think>{r}" for i, r in
+                enumerate(replies_of("brightgrid"), 1)]  # fmt: skip
+    fake_server.set_model(
+        "qwen3:8b", ModelScript(replies=thinking, reasoning_field="reasoning_content")
+    )
+    window = make_window()
+    window.resize(1440, 900)
+    compare = window.compare
+    compare.set_lanes(
+        (
+            LaneConfig("anthropic", fake_anthropic.base_url, "claude-sonnet-4-5",
+                       settings=LaneSettings(thinking_budget=2048)),
+            LaneConfig("responses", responses_server.base_url, "gpt-5-mini",
+                       settings=LaneSettings(reasoning_effort="medium")),
+            LaneConfig("gemini", gemini_server.base_url, "gemini-2.5-flash"),
+            LaneConfig("custom", fake_server.base_url, "qwen3:8b"),
+        )
+    )  # fmt: skip
+    window.tabs.setCurrentWidget(compare)
+    qtbot.mouseClick(compare.run_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: compare.running, timeout=5000)
+    qtbot.waitUntil(lambda: not compare.running, timeout=30000)
+    rows = compare.rows()
+    assert [row["Correct"] for row in rows] == ["yes"] * 4, rows
+    for lane in compare.lanes:  # the thinking is there, folded, in every lane
+        lane.trace.flush_all()
+        assert lane.trace.thinking.regions, lane.model_label.text()
+        # A provider's own count (another tokenizer's) is never taken for a silent cut.
+        assert "the server cut" not in lane.trace.plain_text(), lane.model_label.text()
+    for row in rows:  # every kind reports or estimates its thinking tokens
+        assert row["Thinking tokens"] not in ("—", "0"), row
+    headers = [lane.model_label.text() for lane in compare.lanes]
+    assert [h.split(" · ")[0] for h in headers] == [
+        "Anthropic (Claude)",
+        "OpenAI Responses API",
+        "Google Gemini",
+        "Custom URL (OpenAI-compatible server)",
+    ]
+    save_and_check(window, shots / "kinds.png", (1440, 900))
+
+
+def test_screenshot_of_a_local_server_checked_and_metered(
+    qtbot: QtBot,
+    make_window: Callable[..., MainWindow],
+    fake_ollama_health: FakeLocalServer,
+    shots: Path,
+) -> None:
+    """Ollama serving a 200-token context: the check says so and what to set, and the trace
+    measures each step's prompt against it and names the step the server cut."""
+    small = ModelScript(replies=replies_of("brightgrid"), context_length=200)
+    fake_ollama_health.add(LocalModel("qwen3:8b", context=200), small)
+    window = make_window()
+    window.resize(1280, 800)
+    panel = window.backend_panel
+    with qtbot.waitSignal(panel.health_line.checked, timeout=10_000):
+        panel.select("custom", fake_ollama_health.base_url, "qwen3:8b")
+    assert any("200-token context" in line for line in panel.health_line.lines())
+    qtbot.mouseClick(window.run_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: not window.controller.running, timeout=15000)
+    text = window.trace.plain_text()
+    qtbot.waitUntil(lambda: " / 200 tokens (" in window.trace.plain_text(), timeout=5000)
+    assert "the server cut the prompt to 200 tokens" in window.trace.plain_text(), text[:400]
+    window.trace.scroll_to_step(1)
+    save_and_check(window, shots / "local.png")
+
+
+def test_screenshot_of_a_regression_comparison(
+    qtbot: QtBot, window: MainWindow, shots: Path
+) -> None:
+    """Two evaluations a prompt version apart: Compare with… lists the runs that flipped, and
+    one flipped run's two traces side by side."""
+    from tests.ui.test_history_view import run_test_set
+
+    window.resize(1280, 800)
+    run_test_set(qtbot, window, "brief")
+    run_test_set(qtbot, window, "grounded")
+    view = window.history.open_view()
+    view.select(1, 2)
+    qtbot.mouseClick(view.compare_button, Qt.MouseButton.LeftButton)
+    flips = view.flips
+    assert flips is not None
+    assert len(flips.rows()) == 4
+    flips.resize(1000, 420)
+    flips.table.selectRow(0)
+    assert flips.grab().save(str(shots / "history.png"))
+    assert QImage(str(shots / "history.png")).width() >= 900
+    flips.close()
+    view.close()
+
+
+def test_screenshot_of_an_imported_trace_forked(
+    qtbot: QtBot, window: MainWindow, fake_server: FakeOpenAIServer, tmp_path: Path, shots: Path
+) -> None:
+    """A trace an OpenInference-instrumented agent wrote, opened and forked from step 1 live."""
+    from sandbox_app.ui.window.recordings import SPEEDS
+    from tests import otel_traces
+
+    window.resize(1280, 800)
+    spans = otel_traces.run_agent(fake_server, "native", "openinference")
+    fake_server.reset()
+    path = otel_traces.write_json(spans, tmp_path / "agent.otlp.json")
+    window.recordings.set_speed(dict(SPEEDS)["At once"])
+    assert window.traces.open(path)
+    pane = window.run_pane
+    qtbot.waitUntil(lambda: (r := pane.shown_record()) is not None and r.done, timeout=10000)
+    otel_traces.serve(fake_server)
+    window.backend_panel.select("custom", fake_server.base_url, otel_traces.MODEL)
+    assert pane.fork(1)
+    qtbot.waitUntil(lambda: pane.running, timeout=2000)
+    qtbot.waitUntil(lambda: not pane.running, timeout=20000)
+    assert "── forked from Run 1 at step 1 ──" in pane.trace.plain_text()
+    save_and_check(window, shots / "trace-fork.png")

@@ -25,6 +25,8 @@ ROOT = Path(__file__).resolve().parents[2]
 # Each costs tens of milliseconds to a second to import (keyring also asks D-Bus for its
 # backend); none is needed to draw the window.
 HEAVY = ("openai", "mcp", "keyring", "bm25s", "numpy", "Stemmer", "regex", "httpx", "anyio")
+# OpenTelemetry (File → Export as OpenTelemetry, live mode): loaded when first used.
+HEAVY += ("opentelemetry", "google.protobuf")
 # The window's own parts and the standard library's heavier modules that nothing on screen at
 # the first frame needs: each is imported when first used (the Compare tab, Export run, About,
 # an approval, a spread over repeats, kept edits first written) or after the frame (the version).
@@ -38,6 +40,7 @@ LATER = (
     "sandbox_app.ui.window.run_exports",
     "sandbox_app.ui.window.about",
     "sandbox_app.ui.tools.approval",
+    "sandbox_app.ui.window.otel_dialog",
 )
 # Imported before the window's first thread (ui/window/app.import_before_threads), not
 # before its frame.

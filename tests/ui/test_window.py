@@ -76,7 +76,7 @@ def test_scripted_brightgrid_run_streams_a_coloured_trace_to_the_answer(
     assert "Action: search[Brightgrid Pro price per developer]" in text
     assert "Observation: 1680" in text
     styles = styles_for(window.trace.palette())
-    assert style_of(window.trace, "── Step 2 ──")[0] == styles["step"].color
+    assert style_of(window.trace, "── Step 2 · prompt")[0] == styles["step"].color
     assert style_of(window.trace, "Thought: I need the price")[0] == styles["thought"].color
     assert style_of(window.trace, "Action: calculator")[0] == styles["action"].color
     assert style_of(window.trace, "Observation: Brightgrid")[0] == styles["observation"].color

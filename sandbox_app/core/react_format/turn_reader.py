@@ -40,6 +40,7 @@ from sandbox_app.core.running.backend import (
     Usage,
 )
 from sandbox_app.core.running.events import (
+    CallMade,
     Event,
     Exchange,
     FabricationCut,
@@ -48,6 +49,7 @@ from sandbox_app.core.running.events import (
     RepetitionCut,
     ThinkingReclassified,
     TokenDelta,
+    call_lines,
 )
 from sandbox_app.core.running.model_traits import THINKING_MAX_TOKENS, ModelTraits
 
@@ -219,17 +221,18 @@ class TurnReader:
     def exchange(self) -> Exchange:
         """This request and its reply as the inspector shows them (after read() ended)."""
         out = self.out
-        calls = "".join(f"\n[tool call {c.id}] {c.name} {c.arguments}" for c in out.tool_calls)
+        calls = tuple(CallMade(c.id, c.name, c.arguments) for c in out.tool_calls)
         last = self._last_token_at
         return Exchange(
             self.step,
             self._request,
-            out.received + calls,
+            out.received + call_lines(calls),
             out.reasoning_text,
             out.finish_reason,
             asdict(out.usage) if out.usage is not None else None,
             out.ttft_s,
             last - self._sent_at if last is not None else None,
+            calls,
         )
 
     def _shown(self, piece: str) -> list[Event]:

@@ -67,7 +67,18 @@ def failure_lines(checks: Sequence[CheckResult]) -> list[str]:
     ]
 
 
+# Checks whose detail is worth reading when they pass too: a judge's reason says why.
+SHOWN_WHEN_PASSED = frozenset({"judge"})
+
+
 def described(result: dict[str, Any]) -> str:
     """A run in one line for a grid cell's tooltip or a report: its answer, then each check
-    that did not pass ("1680 · ✗ tool used: search — never called")."""
-    return " · ".join([str(result.get("answer")), *failure_lines(checks_of(result))])
+    that did not pass ("1680 · ✗ tool used: search — never called"), and a passed judge's
+    verdict ("✓ judge — pass — states the yearly price")."""
+    checks = checks_of(result)
+    passed = [
+        f"✓ {c.name} — {c.detail}"
+        for c in checks
+        if c.passed is True and c.name in SHOWN_WHEN_PASSED and c.detail
+    ]
+    return " · ".join([str(result.get("answer")), *failure_lines(checks), *passed])

@@ -15,7 +15,7 @@ import json
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from sandbox_app.core.results.checks import checks_of, failure_lines
+from sandbox_app.core.results.checks import checks_of, described, failure_lines
 from sandbox_app.core.results.evaluation import RunKey, key_of, summarise
 from sandbox_app.core.untrusted.markdown import inline
 
@@ -71,7 +71,8 @@ def to_html(
         f"<title>{e(title)}: evaluation</title><style>{_STYLE}</style></head><body>",
         f"<h1>{e(title)}</h1><h2>Summary</h2><table><tr><th>Lane</th><th>Pass rate</th>"
         "<th>95% interval</th><th>Steps</th><th>Tool calls</th><th>Format errors</th><th>Loops</th>"
-        "<th>Tokens in / out</th><th>Thinking tokens</th><th>Latency p50 / p95</th></tr>",
+        "<th>Tokens in / out</th><th>Thinking tokens</th><th>Latency p50 / p95</th>"
+        "<th>Judge</th></tr>",
     ]
     for s in summarise(results, lanes):
         low, high = s.interval
@@ -81,11 +82,14 @@ def to_html(
             f"<td>{s.format_errors}</td><td>{s.loops}</td>"
             f"<td>{s.tokens_in:,} / {s.tokens_out:,}</td>"
             f"<td>{s.thinking_tokens:,}</td>"
-            f"<td>{s.latency_p50_s:.2f} s / {s.latency_p95_s:.2f} s</td></tr>"
+            f"<td>{s.latency_p50_s:.2f} s / {s.latency_p95_s:.2f} s</td>"
+            f"<td>{e(s.judge_words()) if s.judge_tokens else '—'}</td></tr>"
         )
-    answers: dict[tuple[int, str], list[str]] = {}  # each cell's, gathered once (not per cell)
+    # Each repeat's answer and why it was judged so (checks.described), gathered once for all
+    # cells (not by walking every result for each cell: quadratic at 100,000 runs).
+    answers: dict[tuple[int, str], list[str]] = {}
     for key, result in sorted(latest.items()):
-        answers.setdefault((key.case, key.lane), []).append(str(result.get("answer")))
+        answers.setdefault((key.case, key.lane), []).append(described(result))
     parts.append("</table><h2>Cases</h2><table><tr><th>#</th><th>Question</th>")
     parts += [f"<th>{e(lane)}</th>" for lane in lanes]
     parts.append("</tr>")
@@ -133,7 +137,19 @@ def results_markdown(
     lines = ["| " + " | ".join(inline(c) for c in header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(inline(c) for c in row) + " |" for row in rows]
     summary = [s.row() for s in summarise(results, labels)]
-    return "\n".join([*summary, "", *lines]) + "\n"
+    return "\n".join([*summary, "", *lines, *_failed_checks(results)]) + "\n"
+
+
+def _failed_checks(results: Sequence[dict[str, Any]]) -> list[str]:
+    """The runs whose checks did not all pass, each with them (a right answer reached by the
+    wrong path is a failed cell: this says why); none when every check passed."""
+    lines = []
+    for key, result in sorted(latest_results(results).items()):
+        failures = failure_lines(checks_of(result))
+        if failures:
+            where = f"case {key.case + 1}, {key.lane}, repeat {key.repeat + 1}"
+            lines.append(f"- {inline(where)}: " + "; ".join(inline(f) for f in failures))
+    return ["", "Failed checks:", "", *lines] if lines else []
 
 
 def results_csv(

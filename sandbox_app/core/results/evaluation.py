@@ -229,6 +229,9 @@ class LaneSummary:
     latency_p95_s: float
     # Steps whose prompt the server cut silently (core/running/context_meter.py), all runs.
     prompt_cuts: int = 0
+    # Judged answers: the judge's tokens (in + out) and cost (None: no judge price known).
+    judge_tokens: int = 0
+    judge_cost: float | None = None
 
     @property
     def pass_rate(self) -> float:
@@ -250,7 +253,13 @@ class LaneSummary:
             f"{self.tokens_in:,} in / {self.tokens_out:,} out"
             + (f" · thinking {self.thinking_tokens:,}" if self.thinking_tokens else "")
             + f" · p50 {self.latency_p50_s:.2f} s · p95 {self.latency_p95_s:.2f} s"
+            + (f" · {self.judge_words()}" if self.judge_tokens else "")
         )
+
+    def judge_words(self) -> str:
+        """The judge's share: "judge 1,234 tokens, $0.0012" (no price: no cost said)."""
+        cost = f", ${self.judge_cost:.4f}" if self.judge_cost is not None else ""
+        return f"judge {self.judge_tokens:,} tokens{cost}"
 
 
 def summarise(results: Iterable[dict[str, Any]], lanes: Sequence[str]) -> list[LaneSummary]:
@@ -287,6 +296,8 @@ class LaneTally:
     thinking: int = 0
     # Each run's time, for the percentiles: 8 bytes a run (a list of floats takes 32).
     walls: array[float] = field(default_factory=lambda: array("d"))
+    judge_tokens: int = 0  # judged answers' requests (a result's "judge")
+    judge_cost: float | None = None
     # The prompt versions the lane's runs were made with, in the order first seen (a resumed
     # file can span an edit): a handful of ids, however many runs.
     versions: dict[str, None] = field(default_factory=dict)
@@ -303,6 +314,12 @@ class LaneTally:
         self.tokens_in += sign * int(m.get("tokens_in") or 0)
         self.tokens_out += sign * int(m.get("tokens_out") or 0)
         self.thinking += sign * int(m.get("reasoning_tokens") or 0)
+        judge: dict[str, Any] = result.get("judge") or {}
+        judge = judge if isinstance(judge, dict) else {}  # a hand-edited line: none
+        self.judge_tokens += sign * int(judge.get("tokens_in") or 0)
+        self.judge_tokens += sign * int(judge.get("tokens_out") or 0)
+        if isinstance(judge.get("cost"), int | float):
+            self.judge_cost = (self.judge_cost or 0.0) + sign * float(judge["cost"])
         wall = float(m.get("wall_s") or 0.0)
         if sign > 0:
             self.walls.append(wall)
@@ -331,6 +348,8 @@ class LaneTally:
             _percentile(walls, 50),
             _percentile(walls, 95),
             self.prompt_cuts,
+            self.judge_tokens,
+            self.judge_cost,
         )
 
 

@@ -17,13 +17,15 @@ count of the prompt (``Usage.prompt_tokens``, Ollama's ``prompt_eval_count``):
   provider may count the cached part apart); the window rule still holds.
 
 The window is the lane's Context setting, else the one the server was found to serve (the
-engine's ``served_context``); with neither, the meter shows the prompt's size alone.
+engine's :class:`ServedContext`); with neither, the meter shows the prompt's size alone. Only
+a backend that can cut silently is judged by size (``cuts_silently``: local servers; a
+provider's own API answers an error instead, and its count may be another tokenizer's).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from sandbox_app.core.react_format.native_tools import message_text
 from sandbox_app.core.running.backend import Message, StreamParams, Usage
@@ -51,11 +53,26 @@ def header(step: int, prompt_tokens: int, window: int | None, estimated: bool) -
     return f"Step {step} · prompt {size} / {window:,} tokens ({prompt_tokens / window:.0%})"
 
 
+@dataclass(frozen=True)
+class ServedContext:
+    """What the run builder knows of the server's context: the window it was found to serve
+    (a health check; None: not known) and whether it may cut a long prompt silently (its
+    backend kind's word: a local server may, a provider's own API answers an error)."""
+
+    window: int | None = None
+    cuts_silently: bool = True
+
+    def meter(self, own_window: int | None) -> ContextMeter:
+        """A run's meter: the lane's own Context if it sets one, else this window."""
+        return ContextMeter(own_window or self.window, self.cuts_silently)
+
+
 class ContextMeter:
     """One run's meter: the engine asks it before each step's request and after its reply."""
 
-    def __init__(self, window: int | None) -> None:
+    def __init__(self, window: int | None, cuts_silently: bool = True) -> None:
         self.window = window
+        self.cuts_silently = cuts_silently
         self._steps: dict[int, tuple[int, bool, bool]] = {}  # step → tokens, estimated, cut
         self._said_reply_room = False  # that Max tokens may not fit: said once a run
 
@@ -103,7 +120,7 @@ class ContextMeter:
         if self.window and counted == self.window:  # Ollama: prompt_eval_count == num_ctx
             return True
         cached = usage is not None and bool(usage.cache_read_tokens)
-        return not cached and counted < sent * (1 - ESTIMATE_MARGIN)
+        return self.cuts_silently and not cached and counted < sent * (1 - ESTIMATE_MARGIN)
 
     def fill(self, metrics: StepMetrics) -> StepMetrics:
         """The step's figures with its reading: the run's metrics carry the meter."""

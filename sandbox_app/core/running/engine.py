@@ -31,7 +31,7 @@ from sandbox_app.core.react_format.parser import correction_for, parse_kept
 from sandbox_app.core.react_format.prompts import DEFAULT_TEMPLATE, PromptError, render_prompt
 from sandbox_app.core.react_format.turn_reader import TurnOutcome, TurnReader, ask_again
 from sandbox_app.core.running.backend import Backend, BackendError, Message, StreamParams
-from sandbox_app.core.running.context_meter import ContextMeter
+from sandbox_app.core.running.context_meter import ServedContext
 from sandbox_app.core.running.events import (
     ActionParsed,
     Edited,
@@ -81,11 +81,11 @@ class ReactEngine:
         prefix: Sequence[Event] = (),
         only_step: int | None = None,
         pause: PauseFn | None = None,
-        served_context: int | None = None,
+        served: ServedContext = ServedContext(),  # noqa: B008 (frozen: one shared value)
     ) -> None:
         """``history`` and ``prefix``: a fork (core/running/fork.py): the conversation so far
         (system prompt and question first) and the events of the steps it holds, shown as they
-        were; the run goes on from the step after them. ``served_context``: the server's window."""
+        were; the run goes on from the step after them. ``served``: the server's context."""
         self.history, self.prefix = list(history), list(prefix)
         self.only_step = only_step  # a rerun: this step's turn, then the end
         self.pause = pause  # step-through (core/running/stepping.py)
@@ -104,7 +104,7 @@ class ReactEngine:
         self._dialect: Dialect = scenario.prompt_dialect
         self.native = scenario.model.tool_calling == "native"
         self._traits = traits_for(backend.label, model)
-        self._meter = ContextMeter(scenario.model.context_window or served_context)
+        self._meter = served.meter(scenario.model.context_window)
 
     def system_prompt(self) -> str:
         """The rendered system prompt; raises PromptError for an unknown placeholder or an

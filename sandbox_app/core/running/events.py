@@ -183,6 +183,20 @@ class FinalAnswer:
 
 
 @dataclass(frozen=True)
+class CallMade:
+    """A native tool call as the model made it: its id, the tool's name, its JSON arguments."""
+
+    id: str
+    name: str
+    arguments: str
+
+
+def call_lines(calls: tuple[CallMade, ...]) -> str:
+    """The calls as the request inspector shows them under the reply's text."""
+    return "".join(f"\n[tool call {c.id}] {c.name} {c.arguments}" for c in calls)
+
+
+@dataclass(frozen=True)
 class Exchange:
     """One request of a step and its reply, for the request inspector (never drawn): the body
     as sent (no key), the reply as it streamed before any parsing or cut, and its timing in
@@ -196,6 +210,14 @@ class Exchange:
     usage: dict[str, Any] | None
     first_token_s: float | None
     last_token_s: float | None
+    # Native tool calling: the reply's calls (``reply`` shows them too, after its text).
+    calls: tuple[CallMade, ...] = ()
+
+    @property
+    def content(self) -> str:
+        """The reply's own text, without the calls' lines."""
+        lines = call_lines(self.calls)
+        return self.reply[: len(self.reply) - len(lines)] if lines else self.reply
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ from sandbox_app.core.react_format.variables import fill, undefined_line
 
 # The lane and run settings and their ranges live in lane_settings.py (one rule for the file,
 # the command line and the window); named here too, beside the types that hold them.
+from sandbox_app.core.scenarios.judge_spec import JudgeSpec
 from sandbox_app.core.scenarios.lane_settings import MAX_STEPS_RANGE as MAX_STEPS_RANGE
 from sandbox_app.core.scenarios.lane_settings import MAX_TOKENS_RANGE as MAX_TOKENS_RANGE
 from sandbox_app.core.scenarios.lane_settings import REASONING_EFFORTS as REASONING_EFFORTS
@@ -26,6 +27,7 @@ from sandbox_app.core.scenarios.lane_settings import TOOL_CALLING as TOOL_CALLIN
 from sandbox_app.core.scenarios.lane_settings import LaneSettings as LaneSettings
 from sandbox_app.core.scenarios.lane_settings import ToolCalling as ToolCalling
 from sandbox_app.core.scenarios.prompt_versions import History, PromptVersion, find
+from sandbox_app.core.scenarios.trajectory_spec import TrajectorySpec
 from sandbox_app.core.tools import BRIGHTGRID_DOCUMENTS, Tool, tools_for
 from sandbox_app.core.tools.mcp_server import McpServerSpec
 from sandbox_app.core.tools.mock import AskUser, MockToolSpec
@@ -55,6 +57,12 @@ class EvalCase:
     replies: tuple[str, ...] = ()  # the scripted model's replies for this case
     # Its own {{name}} values (core/react_format/variables.py), over the scenario's.
     variables: Mapping[str, str] = field(default_factory=dict)
+    # Its trajectory checks (core/scenarios/trajectory_spec.py), over the scenario's.
+    checks: TrajectorySpec = field(default_factory=TrajectorySpec)
+    # Judged answers (core/scenarios/judge_spec.py): its own rubric, over the scenario's, and
+    # the offline judge's verdicts on this case's answer.
+    rubric: str = ""
+    judge_replies: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -132,10 +140,16 @@ class Scenario:
     script: Script = field(default_factory=Script)
     lanes: tuple[LaneConfig, ...] = ()
     test_set: tuple[EvalCase, ...] = ()
+    # The test set's default trajectory checks (a case's own are over them).
+    checks: TrajectorySpec = field(default_factory=TrajectorySpec)
     # {{name}} → text in the template and the question (core/react_format/variables.py).
     variables: Mapping[str, str] = field(default_factory=dict)
     # The prompt versions run with it, most recently used last (core/scenarios/prompt_versions.py).
     prompt_history: History = ()
+    # Judged answers: the rubric every case without its own is graded by, and the judge
+    # (None: the offline judge with the default prompt).
+    rubric: str = ""
+    judge: JudgeSpec | None = None
 
     def fill(self, text: str) -> str:
         """``text`` with this scenario's variables filled (an undefined one left as written)."""

@@ -10,6 +10,7 @@ from typing import Any
 from sandbox_app.core.react_format.variables import VariableError, checked
 from sandbox_app.core.scenarios.lane_settings import LaneSettings, SettingError, check
 from sandbox_app.core.scenarios.scenario import MATCH_RULES, Expected
+from sandbox_app.core.scenarios.trajectory_spec import SpecError, TrajectorySpec
 from sandbox_app.core.untrusted import safe_regex
 from sandbox_app.core.untrusted.file_reader import ReadError
 
@@ -97,6 +98,16 @@ class Fields:
             return checked(self.get("variables", dict, {}))
         except VariableError as err:
             raise ScenarioError(f'"{self._prefix}variables": {err}.') from None
+
+    def checks(self) -> TrajectorySpec:
+        """Its ``checks`` object (trajectory checks: core/scenarios/trajectory_spec.py); absent:
+        none."""
+        if self._data.get("checks") is None:
+            return TrajectorySpec()
+        try:
+            return TrajectorySpec.from_dict(self._data["checks"], f"{self._prefix}checks")
+        except SpecError as err:
+            raise ScenarioError(str(err)) from None
 
     def _check_range(self, key: str, value: float, bounds: tuple[float, float]) -> None:
         low, high = bounds

@@ -25,6 +25,7 @@ from sandbox_app.core.scenarios.custom_tools import (
     mcp_servers_to_list,
     policies_from_dict,
 )
+from sandbox_app.core.scenarios.judge_file import judge_from_dict, judge_to_dict
 from sandbox_app.core.scenarios.lane_settings import SETTINGS
 from sandbox_app.core.scenarios.prompt_history_file import KEY as HISTORY_KEY
 from sandbox_app.core.scenarios.prompt_history_file import history_from_list, history_to_list
@@ -166,10 +167,15 @@ def scenario_to_dict(s: Scenario) -> dict[str, Any]:
             for lane in s.lanes
         ],
         "test_set": cases_to_list(s.test_set),
+        # The test set's default trajectory checks, only when there are some.
+        **({"checks": s.checks.to_dict()} if not s.checks.empty else {}),
         # Written only when there are some: a scenario without keeps the file it always had.
         **({"variables": dict(s.variables)} if s.variables else {}),
         # Only when there is one: a file run nowhere yet is written as it always was.
         **({HISTORY_KEY: history_to_list(s.prompt_history)} if s.prompt_history else {}),
+        # Judged answers: written only when there is a rubric or a judge.
+        **({"rubric": s.rubric} if s.rubric else {}),
+        **({"judge": judge_to_dict(s.judge)} if s.judge is not None else {}),
     }
 
 
@@ -221,8 +227,11 @@ def scenario_from_dict(data: Any) -> Scenario:
         ),
         lanes=_lanes(d.get("lanes", list, [])),
         test_set=cases_from_list(d.get("test_set", list, [])),
+        checks=d.checks(),
         variables=d.variables(),
         prompt_history=history_from_list(d.get(HISTORY_KEY, list, [])),
+        rubric=d.get("rubric", str, "").strip(),
+        judge=None if data.get("judge") is None else judge_from_dict(data["judge"]),
     )
 
 

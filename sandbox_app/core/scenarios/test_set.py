@@ -5,8 +5,11 @@ A case is a question with an expected answer (the scenario's rules: exact, conta
 regex), optionally its own search documents and its own scripted replies (so the offline
 model can answer every case). Import maps columns by header: ``question``, ``answer`` (or
 ``expected``), ``match``, ``tolerance``, ``documents`` (one per line, or `` | ``-separated in
-CSV), ``replies`` (JSONL only); every other column is one of the case's ``{{variables}}``
-(core/react_format/variables.py). A bad row is one line naming it.
+CSV), ``replies`` (JSONL only), the trajectory checks (``checks``, a JSON object, and the
+columns ``tools_called``, ``order``, ``never``, ``max_steps``), ``rubric`` (what a judge
+grades the answer by) and ``judge_replies`` (the offline judge's verdicts, JSONL only); every
+other column is one of the case's ``{{variables}}`` (core/react_format/variables.py). A bad
+row is one line naming it.
 """
 
 from __future__ import annotations
@@ -48,6 +51,12 @@ def cases_to_list(cases: tuple[EvalCase, ...]) -> list[dict[str, Any]]:
             item["replies"] = list(case.replies)
         if case.variables:
             item["variables"] = dict(case.variables)
+        if not case.checks.empty:
+            item["checks"] = case.checks.to_dict()
+        if case.rubric:  # judged answers: only when the case has its own
+            item["rubric"] = case.rubric
+        if case.judge_replies:
+            item["judge_replies"] = list(case.judge_replies)
         out.append(item)
     return out
 
@@ -74,6 +83,9 @@ def _case(data: Any, where: str) -> EvalCase:
         tuple(documents) if documents is not None else None,
         tuple(fields.strings("replies", [])),
         fields.variables(),
+        fields.checks(),
+        rubric=fields.get("rubric", str, "").strip(),
+        judge_replies=tuple(fields.strings("judge_replies", [])),
     )
 
 
@@ -196,9 +208,12 @@ def _normalised(row: dict[str, Any]) -> dict[str, Any]:
     if expected.get("match") not in MATCH_RULES:
         raise ScenarioError(f'"match" must be one of {", ".join(MATCH_RULES)}.')
     case = {"question": row.get("question", ""), "expected": expected}
-    for key in ("documents", "replies"):
+    for key in ("documents", "replies", "rubric", "judge_replies"):
         if key in row:
             case[key] = row[key]
+    checks = _checks(row)
+    if checks:
+        case["checks"] = checks
     # Every other column is a {{variable}} of the case; an empty CSV cell (or a JSON null)
     # gives none, so the scenario's value holds there.
     variables = row.get("variables")
@@ -211,11 +226,48 @@ def _normalised(row: dict[str, Any]) -> dict[str, Any]:
     return case
 
 
+def _checks(row: dict[str, Any]) -> dict[str, Any]:
+    """The row's trajectory checks: a ``checks`` object (JSON text in a CSV cell), then the
+    flat columns over it — ``tools_called`` and ``never`` (lists, or names separated by commas
+    or ``|``), ``order``, ``max_steps``; an empty cell says nothing."""
+    checks = row.get("checks")
+    if isinstance(checks, str):
+        if not checks.strip():
+            checks = None
+        else:
+            try:
+                checks = parse_json(checks, '"checks"', "trajectory checks")
+            except ReadError:
+                raise ScenarioError('"checks" must be a JSON object.') from None
+    if checks is not None and not isinstance(checks, dict):
+        raise ScenarioError('"checks" must be a JSON object.')
+    out = dict(checks or {})
+    for key in ("tools_called", "never"):
+        value = row.get(key)
+        if isinstance(value, str):
+            value = [name.strip() for name in value.replace("|", ",").split(",") if name.strip()]
+            value = value or None
+        if value is not None:
+            out[key] = value
+    if row.get("order") not in (None, ""):
+        out["order"] = row["order"]
+    steps = row.get("max_steps")
+    if isinstance(steps, str) and steps.strip():
+        if not steps.strip().isdigit():
+            raise ScenarioError(f'"max_steps" must be a whole number (got {steps!r}).')
+        steps = int(steps)
+    if steps not in (None, ""):
+        out["max_steps"] = steps
+    return out
+
+
 # The columns an import reads as the case itself (any case: "Question"); every other one is a
 # variable, its name kept as written ({{City}} is not {{city}}).
 _COLUMNS = (
     *("question", "answer", "expected", "match", "tolerance"),
     *("documents", "replies", "variables"),
+    *("checks", "tools_called", "order", "never", "max_steps"),  # trajectory checks
+    *("rubric", "judge_replies"),  # judged answers: the case's rubric, the offline verdicts
 )
 
 

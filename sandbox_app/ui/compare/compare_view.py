@@ -103,9 +103,10 @@ class CompareView(QWidget):
             self.eval_lanes,
             self.repeat_spin.value,
             keys,
-            lambda cases: self.workspace.update(self, test_set=cases),
+            lambda **changes: self.workspace.update(self, **changes),
             lambda: self.workspace.model.sources,
             confirm=self.key_confirmation.then,
+            prices=lambda: self.prices,
         )
         self.eval_panel.traceRequested.connect(
             lambda label, record, title: show_cell(self.lanes, label, record, title)
@@ -210,6 +211,7 @@ class CompareView(QWidget):
             confirm=self.key_confirmation,
             before=lambda: self._leave_recording(lane),
             started=lambda choice: setattr(lane.record, "model", choice.model),
+            run_log=lambda: self.eval_panel.history.source(),  # the window sets it
         )
         self.lanes.append(lane)
         self.strip.add(lane)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import suppress
 from typing import Any
 
@@ -29,6 +29,7 @@ from sandbox_app.application.eval_runner import EvalLane, EvalRunner, unpinned
 from sandbox_app.backends.keys import KeyStore
 from sandbox_app.backends.network_loop import background_loop, call_until_ended
 from sandbox_app.backends.registry import BackendConfig
+from sandbox_app.core.results.compare import Price
 from sandbox_app.core.results.evaluation import (
     LaneTally,
     RunKey,
@@ -38,12 +39,14 @@ from sandbox_app.core.results.evaluation import (
 )
 from sandbox_app.core.results.exports import TEST_SET_FORMATS, EvalResults
 from sandbox_app.core.running.records import RunRecord
+from sandbox_app.core.scenarios.judge_spec import JudgeSpec
 from sandbox_app.core.scenarios.scenario import EvalCase, Scenario
 from sandbox_app.core.scenarios.test_set import asked_questions
 from sandbox_app.core.tools import Tool
 from sandbox_app.ui.common.plain import plain_label
 from sandbox_app.ui.compare.eval_grid_model import EvalGrid, EvalGridModel
 from sandbox_app.ui.compare.test_set_editor import TestSetEditor
+from sandbox_app.ui.history.eval_history import EvalHistory, Run
 from sandbox_app.ui.lane.frames import Phase, frame_clock
 
 SUMMARY_EVERY_S = 0.25
@@ -64,17 +67,18 @@ class EvalPanel(QWidget):
         lanes: Callable[[], list[EvalLane]],
         repeats: Callable[[], int],
         keys: KeyStore,
-        write_cases: Callable[[tuple[EvalCase, ...]], None],
+        write_cases: Callable[..., None],  # the scenario's fields the editor changed
         sources: Callable[[], list[Tool]] = list,
         parent: QWidget | None = None,
         confirm: Confirm = lambda _configs, _where, go: go(),
+        prices: Callable[[], dict[str, Price]] = dict,  # by model: a "max_cost" check's
     ) -> None:
         super().__init__(parent)
         # Asks whether servers the scenario file named may get a key, then starts (keys.py).
         self._confirm = confirm
         self._scenario, self._lanes, self._repeats = scenario, lanes, repeats
         self._write_cases = write_cases
-        self._sources = sources  # the tools of the MCP servers connected now
+        self._sources, self._prices = sources, prices  # sources: MCP servers' tools now
         self.editor: TestSetEditor | None = None
         self._keys = keys
         self.results: dict[RunKey, tuple[dict[str, Any], RunRecord]] = {}
@@ -88,6 +92,7 @@ class EvalPanel(QWidget):
         self._done = 0
         self._dirty: set[tuple[int, int]] = set()
         self._summary_drawn = 0.0  # when the summary was last drawn (perf_counter)
+        self.history = EvalHistory()  # each run stored as it ends; past evaluations shown
         self.edit_button = QPushButton("Edit cases…")
         self.edit_button.setToolTip("Add, change or import (CSV, JSONL) the scenario's cases")
         self.run_button = QPushButton("Run test set")
@@ -163,9 +168,11 @@ class EvalPanel(QWidget):
         done = [result for result, _ in self.results.values()]
         todo = planned if which == "all" else still_to_run(planned, done, which == "failed")
         gui = asyncio.get_running_loop()
+        store = self.history.start(scenario, lanes, self._repeats(), fresh=which == "all")
 
         def deliver(result: dict[str, Any], record: RunRecord) -> None:
-            # Called on the evaluation thread: handed to this loop, in order.
+            # Called on the evaluation thread: stored there, then handed to this loop, in order.
+            store(result, record)
             gui.call_soon_threadsafe(self._finished, result, record)
 
         runner = EvalRunner(
@@ -176,6 +183,7 @@ class EvalPanel(QWidget):
             keys=self._keys,
             with_events=False,
             sources=self._sources(),
+            prices=self._prices(),
         )
         self.progress.setRange(0, len(todo))
         self.progress.setValue(0)
@@ -248,6 +256,7 @@ class EvalPanel(QWidget):
     def _ended(self) -> None:
         # Not kept: a finished task holds its event loop, which must not outlive its thread.
         self._task = None
+        self.history.finish()
         self._draw_changes()
         self._running = False
         self._update_buttons()
@@ -257,9 +266,14 @@ class EvalPanel(QWidget):
         self._draw_summary()
         self.runningChanged.emit(False)
 
-    def _draw(self) -> None:
-        """The whole grid, when a run starts (a case's cell is redrawn as its runs end)."""
+    def _draw(self, asked: Mapping[int, str] | None = None) -> None:
+        """The whole grid, when a run starts (a case's cell is redrawn as its runs end);
+        ``asked``: questions by case as a past evaluation asked them (rows added if needed)."""
         questions = asked_questions(self._scenario())
+        if asked:
+            questions = [*questions, *[""] * (max(asked) + 1 - len(questions))]
+            for case, question in asked.items():
+                questions[case] = question
         self._failed = sum(not r["passed"] for r, _ in self.results.values())
         self._tallies = {lane: LaneTally() for lane in self._labels}
         self.grid_model.reset(questions, self._labels)
@@ -299,6 +313,10 @@ class EvalPanel(QWidget):
         key, (_, record) = ([r for r in runs if not r[1][0]["passed"]] or runs)[-1]
         self.traceRequested.emit(lane, record, f"Test set: case {row + 1}, repeat {key.repeat + 1}")
 
+    def show_evaluation(self, title: str, labels: list[str], runs: Sequence[Run]) -> bool:
+        """A past evaluation from the history in the grid (ui/history/eval_history.py)."""
+        return self.history.show(self, title, labels, runs)
+
     def _update_buttons(self) -> None:
         running = self.running
         self.run_button.setEnabled(not running)
@@ -316,13 +334,18 @@ class EvalPanel(QWidget):
 
     def edit_cases(self) -> TestSetEditor:
         """Open the editor (not modal: runs in other tabs go on); OK writes the cases."""
-        editor = self.editor = TestSetEditor(self._scenario().test_set, self)
-        editor.accepted.connect(lambda: self._cases_edited(editor.cases()))
+        scenario = self._scenario()
+        editor = self.editor = TestSetEditor(
+            scenario.test_set, self, scenario.rubric, scenario.judge
+        )
+        editor.accepted.connect(lambda: self._cases_edited(editor.cases(), *editor.judging()))
         editor.open()
         return editor
 
-    def _cases_edited(self, cases: tuple[EvalCase, ...]) -> None:
-        self._write_cases(cases)
+    def _cases_edited(
+        self, cases: tuple[EvalCase, ...], rubric: str = "", judge: JudgeSpec | None = None
+    ) -> None:
+        self._write_cases(test_set=cases, rubric=rubric, judge=judge)
         self.results.clear()  # keyed by case number: an edited set starts afresh
         self._draw()
         self.status.setText(f"{len(cases)} cases")

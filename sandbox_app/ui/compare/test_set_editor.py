@@ -1,10 +1,12 @@
 """The test set editor: the scenario's cases as an editable table, plus CSV/JSONL import.
 
-Each row is a case's question, expected answer and match rule (the tolerance and a case's own
-documents and scripted replies are kept as they are; the file holds them). OK checks every
-row by the scenario file's own rules (core/scenarios/test_set.py) and says what is wrong in one
-line,
-naming the row, instead of closing.
+Each row is a case's question, expected answer and match rule, its trajectory checks (tools
+called, in the order given; order; tools never called; max steps — an empty cell: the
+scenario's default) and its rubric (what a judge grades its answer by; empty: the scenario's,
+set with the rest of the judge in **Judge…**, ui/compare/judge_dialog.py). The tolerance, a
+case's own documents, scripted replies and other checks are kept as they are (the file holds
+them). OK checks every row by the scenario file's own rules (core/scenarios/test_set.py) and
+says what is wrong in one line, naming the row, instead of closing.
 """
 
 from __future__ import annotations
@@ -26,13 +28,20 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from sandbox_app.core.scenarios.judge_spec import JudgeSpec
 from sandbox_app.core.scenarios.scenario import MATCH_RULES, EvalCase, Expected
 from sandbox_app.core.scenarios.scenario_fields import ScenarioError
 from sandbox_app.core.scenarios.test_set import cases_from_list, cases_to_list, import_file
+from sandbox_app.core.scenarios.trajectory_spec import ORDERS
 from sandbox_app.ui.common.choice_delegate import ChoiceDelegate
-from sandbox_app.ui.common.plain import plain_label
+from sandbox_app.ui.common.plain import plain_label, tip
+from sandbox_app.ui.compare.judge_dialog import JudgeDialog
 
-QUESTION, ANSWER, MATCH = range(3)
+QUESTION, ANSWER, MATCH, TOOLS, ORDER, NEVER, STEPS, RUBRIC = range(8)
+HEADERS = [
+    *("Question", "Expected answer", "Match"),
+    *("Tools called", "Order", "Never", "Max steps", "Rubric"),
+]
 KEPT = Qt.ItemDataRole.UserRole  # on a row's question: the case as the file has it
 
 
@@ -41,26 +50,41 @@ class TestSetEditor(QDialog):
 
     __test__ = False  # a widget, not a pytest class
 
-    def __init__(self, cases: tuple[EvalCase, ...], parent: QWidget | None = None) -> None:
+    def __init__(
+        self,
+        cases: tuple[EvalCase, ...],
+        parent: QWidget | None = None,
+        rubric: str = "",
+        judge: JudgeSpec | None = None,
+    ) -> None:
         super().__init__(parent)
+        self._rubric, self._judge = rubric, judge  # the scenario's: Judge… edits them
         self.setWindowTitle("Test set")
-        self.resize(760, 480)
-        self.table = QTableWidget(0, 3)
-        self.table.setHorizontalHeaderLabels(["Question", "Expected answer", "Match"])
+        self.resize(1100, 480)
+        self.table = QTableWidget(0, len(HEADERS))
+        self.table.setHorizontalHeaderLabels(HEADERS)
         self.table.setItemDelegateForColumn(MATCH, ChoiceDelegate(MATCH_RULES, self.table))
+        self.table.setItemDelegateForColumn(ORDER, ChoiceDelegate(("", *ORDERS), self.table))
+        for column, text in _TIPS.items():
+            header_item = self.table.horizontalHeaderItem(column)
+            assert header_item is not None  # made by setHorizontalHeaderLabels
+            header_item.setToolTip(tip(text))
         header = self.table.horizontalHeader()
         header.setSectionResizeMode(QUESTION, QHeaderView.ResizeMode.Stretch)
         header.setDefaultSectionSize(160)
         self.add_button = QPushButton("Add case")
         self.remove_button = QPushButton("Remove")
         self.import_button = QPushButton("Import CSV or JSONL…")
+        self.judge_button = QPushButton("Judge…")
+        self.judge_button.setToolTip("The rubric every case is graded by, and the judge model")
+        self.judge_dialog: JudgeDialog | None = None
         self.message = plain_label()
         self.message.setWordWrap(True)
         buttons = QDialogButtonBox(
             QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
         )
         row = QHBoxLayout()
-        for button in (self.add_button, self.remove_button, self.import_button):
+        for button in (self.add_button, self.remove_button, self.import_button, self.judge_button):
             row.addWidget(button)
         row.addStretch(1)
         layout = QVBoxLayout(self)
@@ -71,6 +95,7 @@ class TestSetEditor(QDialog):
         self.add_button.clicked.connect(self.add_case)
         self.remove_button.clicked.connect(self._on_remove_button_clicked)
         self.import_button.clicked.connect(self._on_import_button_clicked)
+        self.judge_button.clicked.connect(self.edit_judge)
         buttons.accepted.connect(self.accept)
         buttons.rejected.connect(self.reject)
         self._checked: tuple[EvalCase, ...] = cases
@@ -78,6 +103,19 @@ class TestSetEditor(QDialog):
 
     def cases(self) -> tuple[EvalCase, ...]:
         return self._checked
+
+    def judging(self) -> tuple[str, JudgeSpec | None]:
+        """The scenario's rubric and judge, as Judge… left them."""
+        return self._rubric, self._judge
+
+    def edit_judge(self) -> JudgeDialog:
+        dialog = self.judge_dialog = JudgeDialog(self._rubric, self._judge, self)
+        dialog.accepted.connect(lambda: self._judged(dialog.rubric(), dialog.judge()))
+        dialog.open()
+        return dialog
+
+    def _judged(self, rubric: str, judge: JudgeSpec | None) -> None:
+        self._rubric, self._judge = rubric, judge
 
     def add_case(self) -> None:
         self._append((EvalCase("", Expected("")),))
@@ -115,8 +153,24 @@ class TestSetEditor(QDialog):
                 "tolerance": kept.expected.tolerance,
             }
             (item,) = cases_to_list((kept,))
-            rows.append(item | {"question": self._cell(row, QUESTION).text(), "expected": expected})
+            question = self._cell(row, QUESTION).text()
+            rubric = self._cell(row, RUBRIC).text().strip()
+            item |= {"question": question, "expected": expected, "rubric": rubric}
+            checks = self._checks(row, dict(item.get("checks", {})))
+            item.pop("checks", None)
+            rows.append(item | ({"checks": checks} if checks else {}))
         return rows
+
+    def _checks(self, row: int, checks: dict[str, Any]) -> dict[str, Any]:
+        """The case's checks with the row's cells over them (an empty cell: none said)."""
+        for column, key in ((TOOLS, "tools_called"), (NEVER, "never")):
+            names = [n.strip() for n in self._cell(row, column).text().split(",") if n.strip()]
+            checks[key] = names or None
+        checks["order"] = self._cell(row, ORDER).text().strip() or None
+        steps = self._cell(row, STEPS).text().strip()
+        # Not a number: left as text, for the file's rule to refuse in one line.
+        checks["max_steps"] = (int(steps) if steps.isdigit() else steps) if steps else None
+        return {key: value for key, value in checks.items() if value is not None}
 
     def _cell(self, row: int, column: int) -> QTableWidgetItem:
         item = self.table.item(row, column)
@@ -132,6 +186,16 @@ class TestSetEditor(QDialog):
             self.table.setItem(row, QUESTION, question)
             self.table.setItem(row, ANSWER, QTableWidgetItem(case.expected.answer))
             self.table.setItem(row, MATCH, QTableWidgetItem(case.expected.match))
+            checks = case.checks
+            cells = {
+                TOOLS: ", ".join(checks.tools_called or ()),
+                ORDER: checks.order or "",
+                NEVER: ", ".join(checks.never or ()),
+                STEPS: "" if checks.max_steps is None else str(checks.max_steps),
+            }
+            for column, text in cells.items():
+                self.table.setItem(row, column, QTableWidgetItem(text))
+            self.table.setItem(row, RUBRIC, QTableWidgetItem(case.rubric))
 
     def _on_remove_button_clicked(self) -> None:
         for row in sorted({i.row() for i in self.table.selectedIndexes()}, reverse=True):
@@ -143,6 +207,14 @@ class TestSetEditor(QDialog):
         )
         if name:
             self.import_file(Path(name))
+
+
+_TIPS = {
+    TOOLS: "Tools the run must call, separated by commas (empty: the scenario's default)",
+    ORDER: "any: each called at least once · in_order: in this order · exact: exactly these",
+    NEVER: "Tools the run must never call, separated by commas",
+    STEPS: "The most steps the run may take",
+}
 
 
 def _row_named(message: str) -> str:

@@ -92,7 +92,6 @@ class BackendPanel(QWidget):
         model_row.addWidget(self.model_combo, 1)
         model_row.addWidget(self.refresh_button)
         self.health_line = HealthLine(self)  # Check, and the findings under the model row
-        model_row.addWidget(self.health_line.button)
         form = QFormLayout()
         # In a narrow compare lane or a small window, labels go above their fields.
         form.setRowWrapPolicy(QFormLayout.RowWrapPolicy.WrapLongRows)
@@ -104,6 +103,7 @@ class BackendPanel(QWidget):
         form.addRow("", self.models_status)
         form.addRow("", self.health_line)
         form.addRow("", self.pull_bar)
+        self._form = form  # rows a kind has or not (Check: a server's; Pull: Ollama's own)
         # A row per lane setting (a compare lane's, ``lane``, also its prompt, dialect…).
         self.settings_form = LaneSettingsForm(form, self, lane)
         form.addRow("Timeout", self.timeout_spin)
@@ -144,7 +144,8 @@ class BackendPanel(QWidget):
             self.key_field.typed() if kind.has("key") else "",
             "file" if self._file_url == base_url else "user",
         )
-        return BackendChoice(config, self.settings_form.values(), self.keys)
+        served = self.health_line.served_context(config)
+        return BackendChoice(config, self.settings_form.values(), self.keys, served)
 
     def select(
         self, backend: str, base_url: str = "", model: str = "", source: UrlSource = "user"
@@ -247,6 +248,9 @@ class BackendPanel(QWidget):
         for name, widget in self._fields().items():  # what the kind declares, enabled
             widget.setEnabled(kind.has(name))
         self.settings_form.show_kind(kind.settings)
+        # Hidden, not greyed: four lanes of the offline model must keep their traces in view.
+        self._form.setRowVisible(self.health_line, kind.server)
+        self._form.setRowVisible(self.pull_bar, kind.has("pull"))
         own_url = kind.choice(self.backend_id()).base_url
         if not kind.has("base_url"):
             self.base_url_edit.clear()

@@ -16,10 +16,10 @@ from collections.abc import Callable, Sequence
 from contextlib import suppress
 from urllib.parse import urlsplit
 
-from PySide6.QtCore import QTimer, Signal
-from PySide6.QtWidgets import QPushButton, QVBoxLayout, QWidget
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtWidgets import QHBoxLayout, QPushButton, QWidget
 
-from sandbox_app.backends.health import check_in_background
+from sandbox_app.backends.health import Health, check_in_background
 from sandbox_app.backends.keys import host_of
 from sandbox_app.backends.kinds import BackendConfig
 from sandbox_app.core.scenarios.scenario import Scenario
@@ -67,11 +67,14 @@ class HealthLine(QWidget):
         self.label.setObjectName("healthLine")
         self.label.setWordWrap(True)
         self.label.hide()
-        layout = QVBoxLayout(self)
+        # Check beside its findings, not in the model row: four compare lanes must fit 1440 px.
+        layout = QHBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(self.label)
+        layout.addWidget(self.button, 0, Qt.AlignmentFlag.AlignTop)
+        layout.addWidget(self.label, 1)
         self._config: BackendConfig | None = None
         self._task: asyncio.Task[None] | None = None
+        self._found: tuple[tuple[str, str, str], Health] | None = None  # the last check's
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
         self._timer.setInterval(AUTO_DELAY_MS)
@@ -93,6 +96,13 @@ class HealthLine(QWidget):
             self._timer.start()  # again at each change: checked once the typing stops
         else:
             self._timer.stop()
+
+    def served_context(self, config: BackendConfig) -> int | None:
+        """The context window the last check found served for ``config`` (None: not checked,
+        or checked for another server or model)."""
+        if self._found is None or self._found[0] != _where(config):
+            return None
+        return self._found[1].served_context
 
     def check(self) -> None:
         """Check the chosen server now (Check, or the automatic one)."""
@@ -126,6 +136,7 @@ class HealthLine(QWidget):
                 self._show([f"⚠ The check failed: {err}"])
             return
         with suppress(RuntimeError):
+            self._found = (_where(config), health)
             self._show(health.lines())
             self.checked.emit(health)
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 from sandbox_app.application.backend_choice import BackendChoice
 from sandbox_app.core.results.verdict import matches
@@ -16,10 +17,14 @@ from sandbox_app.core.running.fork import ForkPoint
 from sandbox_app.core.scenarios.prompt_versions import VersionError, graded, record
 from sandbox_app.core.scenarios.scenario import Expected, Scenario
 from sandbox_app.core.tools import Tool
+from sandbox_app.ui.lane.add_to_test_set import open_add_to_test_set
 from sandbox_app.ui.lane.backend_panel import BackendPanel
 from sandbox_app.ui.lane.key_confirmation import KeyConfirmation
 from sandbox_app.ui.lane.run_pane import RunPane
 from sandbox_app.ui.window.workspace_signals import QtWorkspace
+
+if TYPE_CHECKING:
+    from sandbox_app.application.history import History
 
 
 class LaneRunner:
@@ -27,7 +32,8 @@ class LaneRunner:
     ``pace`` is the offline model's pace (View → Pace), asked at each start; ``confirm``
     asks before a key goes to a server a scenario file named (None: nothing to confirm);
     ``before`` runs first (a lane showing a recording goes back to its own settings);
-    ``started`` hears of each choice a run was started with."""
+    ``started`` hears of each choice a run was started with; ``run_log`` is the history
+    database each finished run is stored in (ui/history/history_actions.py; None: none)."""
 
     def __init__(
         self,
@@ -39,9 +45,11 @@ class LaneRunner:
         confirm: KeyConfirmation | None = None,
         before: Callable[[], None] = lambda: None,
         started: Callable[[BackendChoice], None] = lambda _choice: None,
+        run_log: Callable[[], History | None] = lambda: None,
     ) -> None:
         self.name, self.panel, self.pane, self.workspace = name, panel, pane, workspace
         self.pace, self.confirm, self.before, self.started = pace, confirm, before, started
+        self.run_log = run_log
         self.dropped = False  # the lane was removed: a start still waiting on a dialog is not
         # A fork, or a step-through's next step, stays in the lane it was asked in.
         pane.forkRequested.connect(lambda point: self.run(1, point))
@@ -49,6 +57,8 @@ class LaneRunner:
         # The version and expected answer of the runs going now: each answer is graded for it.
         self._grading: tuple[str, Expected | None] = ("", None)
         pane.runFinished.connect(self._grade)
+        # The trace's menu: Add to test set… makes a case of a run shown here.
+        pane.add_case = lambda record: open_add_to_test_set(record, workspace, pane)
         panel.health_line.subject = self._health_subject  # the context this lane's run needs
 
     def _health_subject(self) -> tuple[Scenario, list[Tool]]:
@@ -118,6 +128,9 @@ class LaneRunner:
         """An answer checked against the expected one counts for the version's pass rate."""
         version_id, expected = self._grading
         passed = matches(event.answer, expected) if event.answer is not None else None
+        record, log = self.pane.history.latest, self.run_log()
+        if log is not None and record is not None and not record.replayed:
+            log.run_finished(self.name or "Run tab", record, passed)  # with its document
         if passed is None or not version_id:
             return
         history = graded(self.workspace.model.scenario.prompt_history, version_id, passed)

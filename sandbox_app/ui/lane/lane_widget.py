@@ -76,7 +76,7 @@ class LaneWidget(QFrame):
         self.remove_button.setToolTip("Remove this lane")
         title_row = QHBoxLayout()
         title_row.addWidget(self.title)
-        title_row.addWidget(self.model_label, 1)
+        title_row.addStretch(1)
         title_row.addWidget(self.prompt_label)
         title_row.addWidget(self.duplicate_button)
         title_row.addWidget(self.remove_button)
@@ -94,6 +94,9 @@ class LaneWidget(QFrame):
             pane_layout.insertWidget(1, step_label)
         layout = QVBoxLayout(self)
         layout.addLayout(title_row)
+        # Under the title, the lane's whole width: "Anthropic (Claude) · claude-sonnet-4-5"
+        # beside the buttons of four lanes at 1440 px wrapped a word a line.
+        layout.addWidget(self.model_label)
         # The trace gives way, never the settings' rows; the lane strip scrolls (fitting.py).
         hold_height_for_width(self.backend_panel, whole=True)
         hold_height_for_width(self)

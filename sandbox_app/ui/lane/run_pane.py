@@ -118,6 +118,7 @@ class RunPane(QWidget):
         self.controls.insertWidget(self.controls.indexOf(self.stop_button), self.stepper.button)
         layout.insertWidget(1, self.stepper.panel)
         self.inspector: RequestInspector | None = None
+        self.add_case: step_menu.AddCase | None = None  # the owner's Add to test set…
         self.trace.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.trace.customContextMenuRequested.connect(lambda pos: step_menu.popup(self, pos))
         self.run_picker.activated.connect(self.show_run)

@@ -1,9 +1,10 @@
 """What a run pane does with one step of the run on screen: the trace's right-click menu
-(Inspect its request, Copy it as text, Fork from it, Rerun it, Compare with another kept run)
-and the work behind each."""
+(Inspect its request, Copy it as text, Fork from it, Rerun it, Compare with another kept run,
+Add to test set… for the whole run) and the work behind each."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Protocol
 
@@ -20,6 +21,11 @@ if TYPE_CHECKING:
     from sandbox_app.ui.trace.trace_view import TraceView
 
 
+# Add to test set… for a finished run (ui/lane/add_to_test_set.py), given by the pane's owner,
+# which knows the workspace; None: no such entry.
+AddCase = Callable[["RunRecord"], object]
+
+
 class StepPane(Protocol):
     """What the step menu needs of a run pane (run_pane.RunPane is one): named here, so this
     module never imports the pane that imports it."""
@@ -27,6 +33,7 @@ class StepPane(Protocol):
     inspector: RequestInspector | None
     history: RunHistory  # the runs kept here, in the run picker's order
     run_picker: QComboBox
+    add_case: AddCase | None
 
     @property
     def trace(self) -> TraceView: ...
@@ -97,6 +104,11 @@ def menu_at(pane: StepPane, pos: QPoint) -> QMenu | None:
             item = compare.addAction(pane.run_picker.itemText(index))
             item.triggered.connect(lambda _=False, i=index: compare_with(pane, i))
     compare.setEnabled(not compare.isEmpty())
+    adder = pane.add_case
+    if adder is not None:
+        add = menu.addAction("Add to test set…")
+        add.setEnabled(record.done)
+        add.triggered.connect(lambda: adder(record))
     return menu
 
 

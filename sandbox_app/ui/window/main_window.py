@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QByteArray, QSettings, QSignalBlocker, Qt, QTimer
 from PySide6.QtGui import QCloseEvent, QKeySequence
@@ -37,6 +37,7 @@ from sandbox_app.core.scenarios.workspace import Change, Workspace
 from sandbox_app.core.tools import Tool
 from sandbox_app.core.tools.plugins import installed
 from sandbox_app.ui.common.plain import plain_label
+from sandbox_app.ui.history.history_actions import HistoryActions
 from sandbox_app.ui.lane.backend_panel import BackendPanel
 from sandbox_app.ui.lane.lane_runner import LaneRunner
 from sandbox_app.ui.lane.run_controller import RunController
@@ -46,10 +47,12 @@ from sandbox_app.ui.trace.trace_view import TraceView
 from sandbox_app.ui.window import gc_policy
 from sandbox_app.ui.window.file_actions import FileActions
 from sandbox_app.ui.window.menus import build_menus
+from sandbox_app.ui.window.otel_out import OtelOut
 from sandbox_app.ui.window.presenter import Presenter
 from sandbox_app.ui.window.prompt_panel import PromptPanel
 from sandbox_app.ui.window.recordings import RecordingActions
 from sandbox_app.ui.window.run_tabs import RunTabs
+from sandbox_app.ui.window.trace_opening import TraceActions
 from sandbox_app.ui.window.workspace_signals import QtWorkspace
 
 if TYPE_CHECKING:  # imported when first built (the approvals and exports: first used)
@@ -71,6 +74,8 @@ class MainWindow(QMainWindow):
         self.workspace = QtWorkspace(Workspace(extra_tools or []), self)
         self.workspace.model.prices = stored_prices(settings.value("prices", "{}"))
         self.files = FileActions(self, self.workspace, settings, self.statusBar())
+        self.history = HistoryActions(self, settings, self.statusBar(), self._show_past)
+        self.otel = OtelOut(settings, self.keys, self.statusBar())  # File → Export as OTel, live
         self.prompt_panel = PromptPanel(self.workspace)
         self.tool_panel = ToolPanel(self.workspace, self.keys)
         self.backend_panel = BackendPanel(self.keys)
@@ -79,6 +84,7 @@ class MainWindow(QMainWindow):
         self._applying = False  # filling widgets from a loaded scenario: not user edits
         self._build_layout()
         self.recordings = RecordingActions(self)
+        self.traces = TraceActions(self)
         self.presenter = Presenter(self, self.editors, self)
         self.show_thinking_action, self.presenter_action = build_menus(self, self)
         if self.presenter.zoom != 1.0:
@@ -93,6 +99,7 @@ class MainWindow(QMainWindow):
             self.workspace,
             pace=self.recordings.paced,
             before=self.recordings.leave,
+            run_log=self.history.current,
         )
         self.run_pane.metricsChanged.connect(self._on_run_pane_metrics_changed)
         self._restore_settings()
@@ -185,6 +192,7 @@ class MainWindow(QMainWindow):
 
             self._compare = CompareView(self.workspace, self.keys)
             self._compare.pace = self.recordings.paced
+            self._compare.eval_panel.history.source = self.history.current
             self._compare.runningChanged.connect(self._on_any_running_changed)
             current, stand_in = self.tabs.currentIndex(), self.tabs.widget(1)
             with QSignalBlocker(self.tabs):
@@ -194,6 +202,11 @@ class MainWindow(QMainWindow):
                 self.tabs.insertTab(1, self._compare, "Compare models")
                 self.tabs.setCurrentIndex(current)
         return self._compare
+
+    def _show_past(self, *evaluation: Any) -> bool:  # History's Open in grid: the Test set tab
+        self.tabs.setCurrentWidget(self.compare)
+        self.compare.results_tabs.setCurrentIndex(1)  # shown first: its showEvent redraws
+        return self.compare.eval_panel.show_evaluation(*evaluation)
 
     def _on_tabs_current_changed(self, index: int) -> None:
         if index == 1:
@@ -270,6 +283,9 @@ class MainWindow(QMainWindow):
     def _on_any_running_changed(self, _running: bool) -> None:
         """While anything runs, the controls that would change the run are locked."""
         running = self._anything_running()
+        if running:  # live mode follows every pane that runs (the lanes come and go)
+            lanes = self._compare.lanes if self._compare is not None else []
+            self.otel.follow([(self.run_pane, ""), *((lane.pane, lane.name) for lane in lanes)])
         for widget in (self.prompt_panel, self.tool_panel, self.backend_panel, self.run_button):
             widget.setEnabled(not running)
         if self._compare is not None:
@@ -299,10 +315,8 @@ class MainWindow(QMainWindow):
     # ---- settings ------------------------------------------------------------------------
 
     def _restore_settings(self) -> None:
-        geometry = self.settings.value("geometry")
-        if isinstance(geometry, QByteArray):
-            self.restoreGeometry(geometry)
-        else:
+        geometry = self.settings.value("geometry")  # none, or one Qt cannot read: the default
+        if not (isinstance(geometry, QByteArray) and self.restoreGeometry(geometry)):
             self.resize(1200, 800)
         self.files.restore()
         self.backend_panel.memory.load_setting(self.settings.value("backend/remembered"))
@@ -338,6 +352,7 @@ class MainWindow(QMainWindow):
 
     def closeEvent(self, event: QCloseEvent) -> None:
         self.save_settings()
+        self.otel.close()  # live mode's queue sent off the GUI thread
         self.presenter.release()
         self.controller.stop()  # the app awaits shutdown() before the loop ends
         if self._compare is not None:

@@ -15,10 +15,13 @@ from sandbox_app.ui.window.recordings import SPEEDS
 from sandbox_app.ui.window.run_tabs import RunTab
 
 if TYPE_CHECKING:
+    from sandbox_app.ui.history.history_actions import HistoryActions
     from sandbox_app.ui.window.file_actions import FileActions
+    from sandbox_app.ui.window.otel_out import OtelOut
     from sandbox_app.ui.window.presenter import Presenter
     from sandbox_app.ui.window.recordings import RecordingActions
     from sandbox_app.ui.window.run_tabs import RunTabs
+    from sandbox_app.ui.window.trace_opening import TraceActions
 
 Keys = QKeySequence | QKeySequence.StandardKey | str | list[QKeySequence]
 
@@ -34,10 +37,19 @@ class MenuTargets(RunTab, Protocol):
     def recordings(self) -> RecordingActions: ...
 
     @property
+    def traces(self) -> TraceActions: ...
+
+    @property
     def presenter(self) -> Presenter: ...
 
     @property
     def run_tabs(self) -> RunTabs: ...
+
+    @property
+    def history(self) -> HistoryActions: ...
+
+    @property
+    def otel(self) -> OtelOut: ...
 
     def copy_trace(self) -> None: ...
 
@@ -70,7 +82,15 @@ def build_menus(window: QMainWindow, does: MenuTargets) -> tuple[QAction, QActio
     # Not Ctrl+Shift+S: that is Save as…, and two actions on one key do neither (nor
     # Ctrl+Alt+S: AltGr+S types a letter on some layouts).
     add(window, file_menu, "Save re&cording…", "Ctrl+Shift+R", recordings.save_dialog)
+    add(window, file_menu, "Open &trace…", "", does.traces.open_dialog)
     add(window, file_menu, "&Export run…", "Ctrl+E", lambda: _export_run(does))
+    otel = file_menu.addMenu("Export as Open&Telemetry")  # Phoenix, Langfuse, any OTLP endpoint
+    for subject, label in (
+        ("run", "&Run…"),
+        ("comparison", "&Comparison…"),
+        ("test set", "&Test set results…"),
+    ):
+        otel.addAction(label).triggered.connect(lambda _=False, s=subject: _export_otel(does, s))
     file_menu.addSeparator()
     add(window, file_menu, "&Quit", QKeySequence.StandardKey.Quit, window.close)
     edit_menu = window.menuBar().addMenu("&Edit")
@@ -100,6 +120,8 @@ def build_menus(window: QMainWindow, does: MenuTargets) -> tuple[QAction, QActio
     one_lane.setToolTip("Each lane full width, chosen by its tab, above the comparison table")
     one_lane.toggled.connect(tabs.set_one_lane)
     presenter.one_lane_action = one_lane
+    view.addSeparator()
+    add(window, view, "&History…", "Ctrl+Shift+H", does.history.open_view)
     pace = view.addMenu("&Pace (recordings, offline model)")
     group = QActionGroup(window)
     for label, speed in SPEEDS:
@@ -126,6 +148,12 @@ def _export_run(tab: RunTab) -> None:
     from sandbox_app.ui.window.run_exports import export_run_dialog
 
     export_run_dialog(tab)
+
+
+def _export_otel(does: MenuTargets, subject: str) -> None:
+    from sandbox_app.ui.window.otel_dialog import open_otel_dialog
+
+    open_otel_dialog(does, does, subject)
 
 
 def _about(window: QWidget) -> None:

@@ -18,6 +18,7 @@ from sandbox_app.ui.trace.trace_view import TraceView
 if TYPE_CHECKING:
     from PySide6.QtWidgets import QStatusBar
 
+    from sandbox_app.core.results.exports import Comparison, EvalResults
     from sandbox_app.core.running.recording import Recording
     from sandbox_app.core.scenarios.scenario import Scenario
     from sandbox_app.ui.compare.compare_view import CompareView
@@ -68,6 +69,16 @@ class RunTabs:
         compare = self._compare()
         self._tabs.setCurrentWidget(compare)
         compare.play(recording, speed)
+
+    def comparison(self) -> Comparison | None:
+        """The comparison as its exports read it; None when it was never built."""
+        built = self._built()
+        return built.exported() if built is not None else None
+
+    def test_set_results(self) -> EvalResults | None:
+        """The Test set tab's results; None when the comparison was never built."""
+        built = self._built()
+        return built.eval_panel.exported() if built is not None else None
 
     def lane_count(self) -> int:
         return len(self._compare().lanes)

@@ -1,0 +1,151 @@
+"""The app's history of runs, for every front end: the window's test sets, Run tab and lanes,
+and ``react-sandbox eval``, all stored as they end in one database (core/results/history_db.py).
+
+History is a record, never a condition of running: a database that cannot be opened or
+written (damaged, locked, on a full disk, made by a newer app) is said once, in one line,
+through ``say``, and from then on the runs go on without it. Nothing here raises.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from sandbox_app.core.results.evaluation import key_of
+from sandbox_app.core.results.history_db import HistoryStore
+from sandbox_app.core.results.history_schema import HistoryError, default_path
+from sandbox_app.core.running.events import event_to_dict
+from sandbox_app.core.running.recording import event_from_dict
+from sandbox_app.core.running.records import RunRecord
+from sandbox_app.core.untrusted.file_reader import ReadError
+
+if TYPE_CHECKING:  # the window loads this at its first run's end: nothing heavy before
+    from sandbox_app.application.eval_runner import EvalLane
+
+Say = Callable[[str], None]
+
+
+class History:
+    """The database at ``path`` (None: the default one), or none, said once why."""
+
+    def __init__(self, path: Path | None = None, say: Say = lambda _line: None) -> None:
+        self.path = path or default_path()
+        self._say = say
+        self.problem = ""  # the one line saying why there is no history ("": there is)
+        self._said = threading.Lock()
+        try:
+            self.store: HistoryStore | None = HistoryStore(self.path)
+        except HistoryError as err:
+            self.store = None
+            self._off(err)
+
+    def _off(self, err: HistoryError) -> None:
+        """No history from now on; said once (two threads may fail at the same moment)."""
+        with self._said:
+            if self.problem:
+                return
+            self.problem = f"history off ({err}); runs go on without it"
+            store, self.store = self.store, None
+        if store is not None:
+            store.close()
+        self._say(self.problem)
+
+    def close(self) -> None:
+        if self.store is not None:
+            self.store.close()
+            self.store = None
+
+    def begin(
+        self,
+        title: str,
+        scenario_path: str,
+        lanes: Sequence[EvalLane],
+        cases: int,
+        repeats: int,
+        source: str,
+        *,
+        results_file: str = "",
+        resume: bool = False,
+        done: Iterable[dict[str, Any]] = (),
+    ) -> EvaluationLog:
+        """An evaluation's log. ``resume``: go on with the newest evaluation written beside
+        ``results_file``, adding the ``done`` results it lacks (a kill can come between the
+        results file's line and the database's row)."""
+        models = {lane.label: lane.config.model or lane.config.kind.id for lane in lanes}
+        log = EvaluationLog(self, None, models)
+        store = self.store
+        if store is None:
+            return log
+        try:
+            found = store.latest_for_file(results_file) if resume and results_file else None
+            if found is None:
+                found = store.begin_evaluation(
+                    title, scenario_path, models, cases, repeats, source, results_file
+                )
+            else:
+                store.reopen(found)
+            log.id = found
+            have = store.verdicts(found)
+            for result in done:
+                key = key_of(result)
+                if (key.lane, key.case, key.repeat) not in have:
+                    log.add(result)
+        except HistoryError as err:
+            self._off(err)
+        return log
+
+    def run_finished(self, place: str, record: RunRecord, passed: bool | None) -> None:
+        """A single run (the Run tab's, a lane's) with its run document."""
+        store = self.store
+        if store is None or record.finished is None:
+            return
+        from sandbox_app.core.results.exports import run_document
+
+        title = record.scenario.title if record.scenario is not None else ""
+        try:
+            store.add_run(place, title, run_document(record), passed)
+        except HistoryError as err:
+            self._off(err)
+
+
+class EvaluationLog:
+    """Where one evaluation's results go as each run ends: a row each, in its own
+    transaction (on the thread that calls :meth:`add`)."""
+
+    def __init__(self, history: History, evaluation: int | None, models: dict[str, str]) -> None:
+        self.history, self.id, self.models = history, evaluation, models
+
+    def add(self, result: dict[str, Any], record: RunRecord | None = None) -> None:
+        store = self.history.store
+        if store is None or self.id is None:
+            return
+        events = result.get("events") or (
+            [event_to_dict(e) for e in record.events] if record is not None else []
+        )
+        try:
+            store.add_result(self.id, result, events, self.models.get(result["lane"], ""))
+        except HistoryError as err:
+            self.history._off(err)
+
+    def finish(self) -> None:
+        store = self.history.store
+        if store is None or self.id is None:
+            return
+        try:
+            store.finish_evaluation(self.id)
+        except HistoryError as err:
+            self.history._off(err)
+
+
+def record_of(events: Iterable[dict[str, Any]]) -> RunRecord:
+    """A stored trace as a record the window can draw (an event it cannot read ends it)."""
+    record = RunRecord()
+    for item in events:
+        try:
+            event = event_from_dict(item)
+        except ReadError:
+            break
+        record.add([event])
+    return record

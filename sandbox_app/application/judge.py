@@ -1,0 +1,166 @@
+"""Judged answers, the call: a judge model (any backend kind, made by the registry like a
+lane's) asked to grade one answer against a rubric, its reply read by core/results/judging.py.
+
+One user message, the judge's prompt filled; ``StreamParams`` from the judge's own settings.
+An OpenAI-compatible judge is asked for structured output (``response_format`` with
+judging.VERDICT_SCHEMA, sent as a request extra); a server that refuses it is asked again in
+text, and not asked for it again while this judge lives. With a cache folder (``eval
+--cache``) each request goes through backends/response_cache.py's ``CachedBackend``: keyed by
+the whole request (the prompt, the model, every parameter) and the judge's repeat, so a
+rerun asks the server nothing it was asked before. The offline model plays a judge from
+written verdicts (``JudgeSpec.replies``, a case's ``judge_replies``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from contextlib import aclosing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from sandbox_app.backends import openai_kind
+from sandbox_app.backends.keys import KeyStore, UrlSource
+from sandbox_app.backends.registry import BackendConfig, config_for, make_backend
+from sandbox_app.backends.response_cache import CachedBackend
+from sandbox_app.core.results.checks import CheckResult
+from sandbox_app.core.results.judging import (
+    VERDICT_SCHEMA,
+    Verdict,
+    fill_prompt,
+    judge_check,
+    parse_verdict,
+    unjudged,
+)
+from sandbox_app.core.running.backend import Backend, BackendError, Message, StreamParams
+from sandbox_app.core.scenarios.judge_spec import JudgeSpec
+from sandbox_app.core.scenarios.scenario import Scenario, Script
+
+DEFAULT_MAX_TOKENS = 512  # a verdict and a sentence; a thinking judge may need its own
+
+
+@dataclass
+class Judged:
+    """One answer's judgement: the check and what the judge's requests cost."""
+
+    check: CheckResult
+    tokens_in: int = 0
+    tokens_out: int = 0
+    cost: float | None = None
+    verdicts: list[Verdict] = field(default_factory=list)
+
+    def usage(self) -> dict[str, Any]:
+        """What a result's ``"judge"`` holds: the judge's tokens and cost (None: no price)."""
+        return {"tokens_in": self.tokens_in, "tokens_out": self.tokens_out, "cost": self.cost}
+
+
+class Judge:
+    """Grades answers by ``spec``; one client for a server judge, closed by :meth:`aclose`."""
+
+    def __init__(
+        self,
+        spec: JudgeSpec,
+        keys: KeyStore,
+        cache: Path | None = None,
+        url_source: UrlSource = "file",
+        timeout_s: float = 60.0,
+    ) -> None:
+        self.spec = spec
+        self.keys = keys
+        self.cache = cache
+        # Raises ValueError (one line naming the known ids) for an unknown backend.
+        self.config: BackendConfig = config_for(
+            spec.backend, spec.base_url, spec.model, timeout_s, url_source=url_source
+        )
+        self.structured = self.config.kind.id == openai_kind.KIND.id
+        self._server: Backend | None = None
+
+    async def grade(self, values: Mapping[str, str], own_replies: Sequence[str] = ()) -> Judged:
+        """Judge one answer (``values``: question, answer, expected, rubric) ``repeats`` times;
+        ``own_replies``: the case's own offline verdicts."""
+        prompt = fill_prompt(self.spec.prompt, values)
+        judged = Judged(CheckResult("judge", None))
+        for repeat in range(self.spec.repeats):
+            verdict, usage = await self._ask(prompt, repeat, own_replies)
+            judged.verdicts.append(verdict)
+            judged.tokens_in += usage[0]
+            judged.tokens_out += usage[1]
+        judged.check = judge_check(judged.verdicts)
+        if self.spec.price is not None:
+            per_in, per_out = self.spec.price
+            judged.cost = (judged.tokens_in * per_in + judged.tokens_out * per_out) / 1e6
+        return judged
+
+    async def aclose(self) -> None:
+        if self._server is not None:
+            await self._server.aclose()
+            self._server = None
+
+    async def _ask(
+        self, prompt: str, repeat: int, own_replies: Sequence[str]
+    ) -> tuple[Verdict, tuple[int, int]]:
+        messages: list[Message] = [{"role": "user", "content": prompt}]
+        try:
+            backend = self._backend(prompt, repeat, own_replies)
+        except BackendError as err:
+            return unjudged(f"judge not asked: {err}"), (0, 0)
+        try:
+            if self.structured:
+                try:
+                    return await self._reply(backend, messages, repeat, structured=True)
+                except BackendError:
+                    # Refused (a 400 on response_format) or not: asked once more in text, and
+                    # in text from now on; a real failure fails again below, unjudged.
+                    self.structured = False
+            return await self._reply(backend, messages, repeat, structured=False)
+        except BackendError as err:
+            return unjudged(f"the judge failed: {err}"), (0, 0)
+
+    async def _reply(
+        self, backend: Backend, messages: list[Message], repeat: int, *, structured: bool
+    ) -> tuple[Verdict, tuple[int, int]]:
+        settings = self.spec.settings
+        extra = settings.request_extras()
+        if structured:
+            extra = (*extra, ("response_format", VERDICT_SCHEMA))
+        params = StreamParams(
+            model=self.config.model,
+            temperature=settings.temperature if settings.temperature is not None else 0.0,
+            max_tokens=settings.max_tokens or DEFAULT_MAX_TOKENS,
+            top_p=settings.top_p,
+            seed=settings.seed,
+            reasoning_effort=settings.reasoning_effort,
+            extra=extra,
+            thinking_budget=settings.thinking_budget,
+            think=settings.think,
+        )
+        if self.cache is not None:  # keyed by the whole request, and the judge's repeat
+            salt = f"judge|{self.config.url}|{self.config.model}|judge repeat {repeat}"
+            backend = CachedBackend(backend, self.cache, salt)
+        text: list[str] = []
+        tokens = (0, 0)
+        async with aclosing(backend.stream(messages, params)) as stream:
+            async for delta in stream:
+                text.append(delta.text)
+                if delta.usage is not None:
+                    tokens = (delta.usage.prompt_tokens, delta.usage.completion_tokens)
+        return parse_verdict("".join(text), self.spec.mode, self.spec.threshold), tokens
+
+    def _backend(self, prompt: str, repeat: int, own_replies: Sequence[str]) -> Backend:
+        if self.config.kind.server:  # one client: its connections reused answer after answer
+            if self._server is None:
+                self._server = make_backend(self.config, Scenario(question=prompt), self.keys)
+            return self._server
+        # The offline judge: this answer's verdict written for it, streamed at once.
+        replies = tuple(own_replies) or self.spec.replies
+        if not replies:
+            raise BackendError(
+                'the offline judge has no verdicts written (the judge\'s "replies" or a '
+                'case\'s "judge_replies"); choose a judge model'
+            )
+        script = Script((replies[repeat % len(replies)],), tokens_per_second=0, question=prompt)
+        return make_backend(self.config, Scenario(question=prompt, script=script), self.keys)
+
+
+def judge_values(question: str, answer: str, expected: str, rubric: str) -> dict[str, str]:
+    return {"question": question, "answer": answer, "expected": expected, "rubric": rubric}

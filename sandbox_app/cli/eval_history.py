@@ -1,0 +1,56 @@
+"""``eval --db PATH``: each result of an evaluation stored in the history database as it
+ends (application/history.py), beside the results file, which stays for CI and resumes.
+
+A resumed evaluation (``--resume``, ``--only-failed``) goes on with the newest evaluation
+written beside the same results file, so history counts its runs once, whole.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from sandbox_app.application.eval_runner import EvalLane
+from sandbox_app.application.history import EvaluationLog, History
+from sandbox_app.cli.cli_io import STDIN
+from sandbox_app.cli.terminal import say
+from sandbox_app.core.results.history_schema import DATA_ENV, FILE_NAME
+from sandbox_app.core.scenarios.scenario import Scenario
+
+
+def add_db_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--db",
+        metavar="PATH",
+        help=f"the history database (default: {FILE_NAME} in the app's data folder, or in "
+        f"${DATA_ENV}); one that cannot be used is said in one line and the runs go on",
+    )
+
+
+def history_at(db: str | None, command: str) -> History:
+    """The history ``--db`` names (or the default), its problem said as ``command``'s."""
+    return History(Path(db) if db else None, lambda line: say(f"react-sandbox {command}: {line}"))
+
+
+def eval_log(
+    args: argparse.Namespace,
+    scenario: Scenario,
+    lanes: Sequence[EvalLane],
+    results_path: Path,
+    done: Iterable[dict[str, Any]],
+) -> EvaluationLog:
+    history = history_at(args.db, "eval")
+    where = "" if args.scenario == STDIN else str(Path(args.scenario).resolve())
+    return history.begin(
+        scenario.title,
+        where,
+        lanes,
+        len(scenario.test_set),
+        args.repeat,
+        "eval",
+        results_file=str(results_path.resolve()),
+        resume=args.resume or args.only_failed,
+        done=done,
+    )

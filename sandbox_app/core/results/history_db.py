@@ -1,0 +1,356 @@
+"""The history database: every evaluation's results and every single run, in one SQLite file.
+
+The standard library's ``sqlite3`` in WAL mode (readers never block the writer; a commit is
+on disk before the next result is run, so a SIGKILL leaves only whole rows) with
+``synchronous=NORMAL`` (a commit survives a killed process; only a power cut can lose the
+last few). The schema is versioned by ``PRAGMA user_version`` and brought up to date at open
+by :data:`MIGRATIONS`, one function per step, each in its own transaction.
+
+Size: a result's row holds what lists, summaries and diffs read (lane, case, repeat, passed,
+the version, the answer, checks and metrics); its events live apart in ``traces``,
+zlib-compressed JSON (~1-3 KB a run), read only when a trace is shown, so 100,000 runs stay
+a few hundred MB and a diff reads only an index (``results_diff``).
+
+Every failure is a :class:`HistoryError` of one line (a corrupt or locked file, a schema
+from a newer app); the application (application/history.py) says it once and goes on without
+history. No Qt here.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from sandbox_app.core.results.history_schema import (
+    LOCK_WAIT_S,
+    HistoryError,
+    migrate,
+    now,
+    packed,
+    reason,
+    unpacked,
+)
+
+_NEW_EVALUATION = (
+    "INSERT INTO evaluations (started, scenario_title, scenario_path, lanes, cases, repeats, "
+    "source, results_file) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+)
+_NEW_RESULT = (
+    "INSERT INTO results (evaluation_id, lane, case_no, repeat, prompt_version, model, passed, "
+    "status, question, expected, answer, checks, metrics, recorded) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+    "ON CONFLICT (evaluation_id, lane, case_no, repeat) DO UPDATE SET "
+    "prompt_version = excluded.prompt_version, model = excluded.model, "
+    "passed = excluded.passed, status = excluded.status, question = excluded.question, "
+    "expected = excluded.expected, answer = excluded.answer, checks = excluded.checks, "
+    "metrics = excluded.metrics, recorded = excluded.recorded RETURNING id"
+)
+_NEW_RUN = (
+    "INSERT INTO runs (recorded, place, scenario_title, prompt_version, backend, model, "
+    "status, answer, passed, document) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+
+# ---- what is read back -------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Tally:
+    runs: int = 0
+    passed: int = 0
+
+
+@dataclass
+class EvaluationRow:
+    id: int
+    started: str
+    finished: str | None
+    scenario_title: str
+    scenario_path: str
+    lanes: list[str]
+    cases: int
+    repeats: int
+    source: str
+    versions: list[str] = field(default_factory=list)  # prompt version ids, as first seen
+    by_lane: dict[str, Tally] = field(default_factory=dict)
+
+    @property
+    def runs(self) -> int:
+        return sum(t.runs for t in self.by_lane.values())
+
+    @property
+    def passed(self) -> int:
+        return sum(t.passed for t in self.by_lane.values())
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "started": self.started,
+            "finished": self.finished,
+            "scenario": self.scenario_title,
+            "scenario_path": self.scenario_path,
+            "lanes": self.lanes,
+            "cases": self.cases,
+            "repeats": self.repeats,
+            "source": self.source,
+            "prompt_versions": self.versions,
+            "runs": self.runs,
+            "passed": self.passed,
+        }
+
+
+RunKeyTuple = tuple[str, int, int]  # lane, case, repeat
+
+
+class HistoryStore:
+    """One history file. Safe to use from several threads (the window writes a test set's
+    results on its evaluation thread): one connection, one lock."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._lock = threading.Lock()
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(
+                path, timeout=LOCK_WAIT_S, isolation_level=None, check_same_thread=False
+            )
+        except (OSError, sqlite3.Error) as err:
+            raise HistoryError(f"{path}: {reason(err)}") from None
+        try:
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.execute("PRAGMA foreign_keys=ON")
+            migrate(self._db)
+        except (sqlite3.Error, HistoryError) as err:
+            self._db.close()
+            raise HistoryError(f"{path}: {reason(err)}") from None
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    def _write(self, work: Callable[[sqlite3.Connection], Any]) -> Any:
+        """``work`` in one transaction: all of it is on disk, or none."""
+        with self._lock:
+            try:
+                self._db.execute("BEGIN IMMEDIATE")
+                try:
+                    value = work(self._db)
+                    self._db.execute("COMMIT")
+                except BaseException:
+                    if self._db.in_transaction:
+                        self._db.execute("ROLLBACK")
+                    raise
+            except sqlite3.Error as err:
+                raise HistoryError(f"{self.path}: {reason(err)}") from None
+            return value
+
+    def _execute(self, sql: str, args: tuple[Any, ...]) -> int:
+        """One statement in its own transaction; the row id it made, if any."""
+        return int(self._write(lambda db: db.execute(sql, args).lastrowid or 0))
+
+    def _read(self, sql: str, args: tuple[Any, ...] = ()) -> list[Any]:
+        with self._lock:
+            try:
+                return self._db.execute(sql, args).fetchall()
+            except sqlite3.Error as err:
+                raise HistoryError(f"{self.path}: {reason(err)}") from None
+
+    # ---- writing ---------------------------------------------------------------------------
+
+    def begin_evaluation(
+        self,
+        title: str,
+        scenario_path: str,
+        lanes: dict[str, str],
+        cases: int,
+        repeats: int,
+        source: str,
+        results_file: str = "",
+    ) -> int:
+        """A new evaluation; ``lanes``: each lane's label and its model."""
+        lanes_json = json.dumps([{"label": k, "model": v} for k, v in lanes.items()])
+        row = (now(), title, scenario_path, lanes_json, cases, repeats, source, results_file)
+        return self._execute(_NEW_EVALUATION, row)
+
+    def latest_for_file(self, results_file: str) -> int | None:
+        """The newest evaluation written beside this results file (a resumed ``eval``)."""
+        rows = self._read(
+            "SELECT id FROM evaluations WHERE results_file = ? ORDER BY id DESC LIMIT 1",
+            (results_file,),
+        )
+        return int(rows[0][0]) if rows else None
+
+    def reopen(self, evaluation: int) -> None:
+        self._execute("UPDATE evaluations SET finished = NULL WHERE id = ?", (evaluation,))
+
+    def finish_evaluation(self, evaluation: int) -> None:
+        self._execute("UPDATE evaluations SET finished = ? WHERE id = ?", (now(), evaluation))
+
+    def add_result(
+        self, evaluation: int, result: dict[str, Any], events: list[Any], model: str
+    ) -> None:
+        """One result and its trace, in one transaction; a run again replaces its row."""
+        row = (
+            evaluation,
+            str(result["lane"]),
+            int(result["case"]),
+            int(result["repeat"]),
+            str(result.get("prompt_version") or ""),
+            model,
+            int(bool(result["passed"])),
+            result.get("status"),
+            _text(result.get("question")),
+            _text(result.get("expected")),
+            _text(result.get("answer")),
+            json.dumps(result.get("checks") or [], ensure_ascii=False),
+            json.dumps(result.get("metrics"), ensure_ascii=False),
+            now(),
+        )
+        trace = packed(events)
+
+        def work(db: sqlite3.Connection) -> None:
+            (result_id,) = db.execute(_NEW_RESULT, row).fetchone()
+            db.execute(
+                "INSERT OR REPLACE INTO traces (result_id, events) VALUES (?, ?)",
+                (result_id, trace),
+            )
+
+        self._write(work)
+
+    def add_run(self, place: str, title: str, document: dict[str, Any], passed: bool | None) -> int:
+        """A single run (the Run tab's, a lane's) with its whole run document."""
+        settings = document.get("settings") or {}
+        row = (
+            now(),
+            place,
+            title,
+            str(settings.get("prompt_version") or ""),
+            str(settings.get("backend") or ""),
+            str(settings.get("model") or ""),
+            document.get("status"),
+            _text(document.get("answer")),
+            None if passed is None else int(passed),
+            packed(document),
+        )
+        return self._execute(_NEW_RUN, row)
+
+    # ---- reading ---------------------------------------------------------------------------
+
+    def evaluations(self, only: int | None = None) -> list[EvaluationRow]:
+        """Every evaluation, newest first (or just ``only``), with its lanes' tallies."""
+        where, args = ("WHERE id = ?", (only,)) if only is not None else ("", ())
+        rows = self._read(
+            "SELECT id, started, finished, scenario_title, scenario_path, lanes, cases, "
+            f"repeats, source FROM evaluations {where} ORDER BY id DESC",
+            args,
+        )
+        found = {
+            r[0]: EvaluationRow(
+                r[0],
+                r[1],
+                r[2],
+                r[3],
+                r[4],
+                [lane["label"] for lane in json.loads(r[5])],
+                r[6],
+                r[7],
+                r[8],
+            )
+            for r in rows
+        }
+        tallies = self._read(
+            "SELECT evaluation_id, prompt_version, lane, COUNT(*), SUM(passed) FROM results "
+            f"{where.replace('id', 'evaluation_id')} GROUP BY evaluation_id, prompt_version, lane",
+            args,
+        )
+        for evaluation, version, lane, runs, passed in tallies:
+            row = found.get(evaluation)
+            if row is None:
+                continue
+            if version and version not in row.versions:
+                row.versions.append(version)
+            was = row.by_lane.get(lane, Tally())
+            row.by_lane[lane] = Tally(was.runs + runs, was.passed + passed)
+        return list(found.values())
+
+    def evaluation(self, evaluation: int) -> EvaluationRow:
+        rows = self.evaluations(evaluation)
+        if not rows:
+            raise HistoryError(f"no evaluation {evaluation} in {self.path}")
+        return rows[0]
+
+    def verdicts(self, evaluation: int) -> dict[RunKeyTuple, bool]:
+        """Each run's pass or fail: all a diff reads (from the ``results_diff`` index)."""
+        rows = self._read(
+            "SELECT lane, case_no, repeat, passed FROM results WHERE evaluation_id = ?",
+            (evaluation,),
+        )
+        return {(lane, case, repeat): bool(passed) for lane, case, repeat, passed in rows}
+
+    def results(
+        self, evaluation: int, keys: list[RunKeyTuple] | None = None, events: bool = False
+    ) -> Iterator[dict[str, Any]]:
+        """Results as ``eval`` writes them (``events`` with their traces), by case."""
+        trace = ", t.events" if events else ", NULL"
+        query = (
+            "SELECT r.lane, r.case_no, r.repeat, r.prompt_version, r.model, r.passed, r.status, "
+            f"r.question, r.expected, r.answer, r.checks, r.metrics{trace} FROM results r "
+            "LEFT JOIN traces t ON t.result_id = r.id WHERE r.evaluation_id = ?"
+        )
+        if keys is None:
+            rows = self._read(query + " ORDER BY r.case_no, r.repeat, r.id", (evaluation,))
+        else:  # a few runs (a diff's flips, a trace): found by the index, never all read
+            rows = []
+            for start in range(0, len(keys), 300):
+                chunk = keys[start : start + 300]
+                values = ", ".join("(?, ?, ?)" for _ in chunk)
+                flat = tuple(part for key in chunk for part in key)
+                rows += self._read(
+                    f"{query} AND (r.lane, r.case_no, r.repeat) IN (VALUES {values})",
+                    (evaluation, *flat),
+                )
+        for row in rows:
+            yield {
+                "lane": row[0],
+                "case": row[1],
+                "repeat": row[2],
+                "prompt_version": row[3],
+                "model": row[4],
+                "passed": bool(row[5]),
+                "status": row[6],
+                "question": row[7],
+                "expected": row[8],
+                "answer": row[9],
+                "checks": json.loads(row[10]),
+                "metrics": json.loads(row[11]) if row[11] else None,
+                **({"events": unpacked(row[12]) if row[12] else []} if events else {}),
+            }
+
+    def trend(self) -> list[tuple[str, str, int, str, int, int]]:
+        """(prompt version, model, evaluation, its start, runs, passed), oldest first."""
+        rows = self._read(
+            "SELECT r.prompt_version, r.model, r.evaluation_id, e.started, COUNT(*), "
+            "SUM(r.passed) FROM results r JOIN evaluations e ON e.id = r.evaluation_id "
+            "GROUP BY r.prompt_version, r.model, r.evaluation_id ORDER BY r.evaluation_id"
+        )
+        return [tuple(row) for row in rows]
+
+    def runs(self, limit: int = 200) -> list[tuple[int, str, str, str, str, str | None]]:
+        """The newest single runs: id, when, where, scenario, model, status."""
+        return [
+            tuple(row)
+            for row in self._read(
+                "SELECT id, recorded, place, scenario_title, model, status FROM runs "
+                "ORDER BY id DESC LIMIT ?",
+                (limit,),
+            )
+        ]
+
+
+def _text(value: Any) -> str | None:
+    return None if value is None else str(value)

@@ -1,0 +1,136 @@
+"""The history database's file: where it lives, its schema and the steps that build it.
+
+The schema is versioned by ``PRAGMA user_version`` and brought up to date when a file is
+opened, by :data:`MIGRATIONS`: one function per step, each with its new version number in
+one transaction (a kill between steps leaves a whole version). A file from a newer app is
+refused in one line rather than changed. No Qt here.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import sys
+import zlib
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+DATA_ENV = "REACT_SANDBOX_DATA"  # a folder for the app's data instead of the platform's
+FILE_NAME = "history.sqlite3"
+LOCK_WAIT_S = 2.0  # another writer's transaction is milliseconds; a lock held longer is one
+
+
+class HistoryError(Exception):
+    """The history cannot be read or written, in one line."""
+
+
+def data_dir() -> Path:
+    """``$REACT_SANDBOX_DATA``, else where the window keeps its data (Qt's AppDataLocation
+    for organisation and application "ReAct Sandbox"), so the CLI and the window share it."""
+    if os.environ.get(DATA_ENV):
+        return Path(os.environ[DATA_ENV])
+    app = Path("ReAct Sandbox") / "ReAct Sandbox"
+    if sys.platform == "win32":
+        return Path(os.environ.get("APPDATA") or Path.home() / "AppData" / "Roaming") / app
+    if sys.platform == "darwin":
+        return Path.home() / "Library" / "Application Support" / app
+    return Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share") / app
+
+
+def default_path() -> Path:
+    return data_dir() / FILE_NAME
+
+
+def now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+# ---- the schema, one step a function ---------------------------------------------------
+
+
+def _v1_tables(db: sqlite3.Connection) -> None:
+    db.execute(
+        """CREATE TABLE evaluations (
+            id INTEGER PRIMARY KEY, started TEXT NOT NULL, finished TEXT,
+            scenario_title TEXT NOT NULL, scenario_path TEXT NOT NULL DEFAULT '',
+            lanes TEXT NOT NULL, cases INTEGER NOT NULL, repeats INTEGER NOT NULL,
+            source TEXT NOT NULL, results_file TEXT NOT NULL DEFAULT '')"""
+    )
+    db.execute(
+        """CREATE TABLE results (
+            id INTEGER PRIMARY KEY,
+            evaluation_id INTEGER NOT NULL REFERENCES evaluations(id) ON DELETE CASCADE,
+            lane TEXT NOT NULL, case_no INTEGER NOT NULL, repeat INTEGER NOT NULL,
+            prompt_version TEXT NOT NULL DEFAULT '', model TEXT NOT NULL DEFAULT '',
+            passed INTEGER NOT NULL, status TEXT, question TEXT, expected TEXT, answer TEXT,
+            checks TEXT NOT NULL DEFAULT '[]', metrics TEXT, recorded TEXT NOT NULL,
+            UNIQUE (evaluation_id, lane, case_no, repeat))"""
+    )
+    db.execute(
+        """CREATE TABLE traces (
+            result_id INTEGER PRIMARY KEY REFERENCES results(id) ON DELETE CASCADE,
+            events BLOB NOT NULL)"""
+    )
+    db.execute(
+        """CREATE TABLE runs (
+            id INTEGER PRIMARY KEY, recorded TEXT NOT NULL, place TEXT NOT NULL,
+            scenario_title TEXT NOT NULL, prompt_version TEXT NOT NULL DEFAULT '',
+            backend TEXT NOT NULL DEFAULT '', model TEXT NOT NULL DEFAULT '',
+            status TEXT, answer TEXT, passed INTEGER, document BLOB NOT NULL)"""
+    )
+
+
+def _v2_indexes(db: sqlite3.Connection) -> None:
+    # What a diff reads (two evaluations' keys and verdicts) and what the list and the trend
+    # group by: both answered from the index alone, never the rows.
+    db.execute(
+        "CREATE INDEX results_diff ON results (evaluation_id, lane, case_no, repeat, passed)"
+    )
+    db.execute(
+        "CREATE INDEX results_trend ON results (evaluation_id, prompt_version, model, lane, passed)"
+    )
+    db.execute("CREATE INDEX runs_recorded ON runs (recorded)")
+
+
+MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (_v1_tables, _v2_indexes)
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+def migrate(db: sqlite3.Connection) -> None:
+    """Bring the file up to :data:`SCHEMA_VERSION`, a step at a time, each step and its new
+    version number in one transaction (a kill between steps leaves a whole version)."""
+    version = db.execute("PRAGMA user_version").fetchone()[0]
+    if version > SCHEMA_VERSION:
+        raise HistoryError(
+            f"made by a newer ReAct Sandbox (schema {version}; this one reads up to "
+            f"{SCHEMA_VERSION})"
+        )
+    for number in range(version, SCHEMA_VERSION):
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            MIGRATIONS[number](db)
+            db.execute(f"PRAGMA user_version = {number + 1}")
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+
+
+def packed(data: Any) -> bytes:
+    return zlib.compress(json.dumps(data, ensure_ascii=False).encode(), 1)
+
+
+def unpacked(blob: bytes) -> Any:
+    return json.loads(zlib.decompress(blob))
+
+
+def reason(err: BaseException) -> str:
+    text = str(err) or type(err).__name__
+    if isinstance(err, sqlite3.DatabaseError) and "not a database" in text:
+        return "not a history database (damaged, or another kind of file)"
+    if isinstance(err, OSError) and err.strerror:
+        return err.strerror
+    return " ".join(text.split())  # one line

@@ -1,0 +1,243 @@
+"""View → History…: past evaluations, newest first (date, scenario, prompt versions, lanes,
+pass rate with its 95 % Wilson interval), one opened into the Test set grid, **Compare
+with…** another (the flipped runs: flips_dialog.py), and a pass-rate trend per prompt
+version × model. The database in use is named at the top; Choose… picks another.
+
+Every scenario title, lane and question came from a file: table items (plain text) and
+``plain_label`` only.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Protocol
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QDialog,
+    QFileDialog,
+    QHBoxLayout,
+    QLabel,
+    QMenu,
+    QPushButton,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from sandbox_app.application.history import History, record_of
+from sandbox_app.core.results.evaluation import key_of
+from sandbox_app.core.results.history_db import EvaluationRow, HistoryStore
+from sandbox_app.core.results.history_diff import rate
+from sandbox_app.core.results.history_schema import HistoryError
+from sandbox_app.core.running.records import RunRecord
+from sandbox_app.core.scenarios.prompt_versions import SHORT_ID
+from sandbox_app.ui.common.plain import plain_label
+from sandbox_app.ui.history.flips_dialog import FlipsDialog
+
+
+class Actions(Protocol):
+    """The window's history (ui/history/history_actions.py's HistoryActions)."""
+
+    def current(self) -> History: ...
+
+    def choose(self, path: Path) -> History: ...
+
+    def show_in_grid(
+        self, title: str, labels: list[str], runs: list[tuple[dict[str, Any], RunRecord]]
+    ) -> bool: ...
+
+
+COLUMNS = ("#", "Date", "Scenario", "Prompt versions", "Lanes", "Runs", "Pass rate (95% CI)")
+TREND_COLUMNS = ("Prompt version", "Model", "Pass rate, evaluation by evaluation", "Latest")
+
+
+class HistoryView(QDialog):
+    def __init__(self, actions: Actions, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("History")
+        self.resize(1000, 620)
+        self.history_actions = actions
+        self.rows: list[EvaluationRow] = []
+        self.flips: FlipsDialog | None = None
+        self.where = plain_label()
+        self.problem = plain_label()
+        self.problem.setWordWrap(True)
+        self.choose_button = QPushButton("Choose…")
+        self.choose_button.setToolTip("Use another history database (kept in the settings)")
+        self.table = _table(COLUMNS)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
+        self.open_button = QPushButton("Open in grid")
+        self.open_button.setToolTip("Show this evaluation's results in the Test set grid")
+        self.compare_button = QPushButton("Compare with…")
+        self.compare_button.setToolTip(
+            "The runs that flipped between two evaluations (two selected: those two)"
+        )
+        self.refresh_button = QPushButton("Refresh")
+        self.trend = _table(TREND_COLUMNS)
+        top = QHBoxLayout()
+        top.addWidget(self.where, 1)
+        top.addWidget(self.choose_button)
+        buttons = QHBoxLayout()
+        for button in (self.open_button, self.compare_button, self.refresh_button):
+            buttons.addWidget(button)
+        buttons.addStretch(1)
+        layout = QVBoxLayout(self)
+        layout.addLayout(top)
+        layout.addWidget(self.problem)
+        layout.addWidget(self.table, 3)
+        layout.addLayout(buttons)
+        layout.addWidget(_heading("Pass rate by prompt version × model"))
+        layout.addWidget(self.trend, 2)
+        self.choose_button.clicked.connect(self._choose)
+        self.refresh_button.clicked.connect(self.refresh)
+        self.open_button.clicked.connect(lambda: self.open_in_grid(self.selected()[0]))
+        self.compare_button.clicked.connect(self._compare_clicked)
+        self.table.itemSelectionChanged.connect(self._update_buttons)
+        self.table.cellDoubleClicked.connect(lambda row, _c: self.open_in_grid(self.rows[row].id))
+
+    @property
+    def store(self) -> HistoryStore | None:
+        return self.history_actions.current().store
+
+    def refresh(self) -> None:
+        history = self.history_actions.current()
+        self.where.setText(f"Database: {history.path}")
+        self.problem.setText(history.problem)
+        self.problem.setVisible(bool(history.problem))
+        try:
+            self.rows = self.store.evaluations() if self.store else []
+            trend = self.store.trend() if self.store else []
+        except HistoryError as err:
+            self.problem.setText(str(err))
+            self.problem.show()
+            self.rows, trend = [], []
+        self.table.setRowCount(len(self.rows))
+        for r, row in enumerate(self.rows):
+            versions = ", ".join(v[:SHORT_ID] for v in row.versions) or "—"
+            cells = (
+                f"{row.id}",
+                row.started[:16].replace("T", " ") + ("" if row.finished else " (not finished)"),
+                row.scenario_title,
+                versions,
+                ", ".join(row.lanes),
+                f"{row.runs}",
+                rate(row.passed, row.runs),
+            )
+            for c, text in enumerate(cells):
+                self.table.setItem(r, c, QTableWidgetItem(text))
+        self._draw_trend(trend)
+        self._update_buttons()
+
+    def _draw_trend(self, trend: list[tuple[str, str, int, str, int, int]]) -> None:
+        series: dict[tuple[str, str], list[tuple[int, int, int]]] = {}
+        for version, model, evaluation, _started, runs, passed in trend:
+            series.setdefault((version, model), []).append((evaluation, runs, passed))
+        self.trend.setRowCount(len(series))
+        for r, ((version, model), points) in enumerate(sorted(series.items())):
+            steps = " → ".join(f"#{e} {p / n:.0%}" for e, n, p in points if n)
+            _, runs, passed = points[-1]
+            cells = (version[:SHORT_ID] or "—", model or "—", steps, rate(passed, runs))
+            for c, text in enumerate(cells):
+                self.trend.setItem(r, c, QTableWidgetItem(text))
+
+    def selected(self) -> list[int]:
+        """The selected evaluations' ids, in the table's order (newest first)."""
+        rows = sorted({index.row() for index in self.table.selectedIndexes()})
+        return [self.rows[r].id for r in rows if r < len(self.rows)]
+
+    def select(self, *ids: int) -> None:
+        self.table.clearSelection()
+        mode = self.table.selectionMode()
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.MultiSelection)
+        for r, row in enumerate(self.rows):
+            if row.id in ids:
+                self.table.selectRow(r)
+        self.table.setSelectionMode(mode)
+
+    def _update_buttons(self) -> None:
+        chosen = len(self.selected())
+        self.open_button.setEnabled(chosen == 1)
+        self.compare_button.setEnabled(chosen == 2 or (chosen == 1 and len(self.rows) > 1))
+
+    def open_in_grid(self, evaluation: int) -> bool:
+        """Show evaluation ``evaluation`` in the Test set grid, every run's trace with it."""
+        store = self.store
+        if store is None:
+            return False
+        try:
+            row = store.evaluation(evaluation)
+            runs = [(r, record_of(r.pop("events"))) for r in store.results(evaluation, events=True)]
+        except HistoryError as err:
+            self.problem.setText(str(err))
+            self.problem.show()
+            return False
+        latest = {key_of(result): (result, record) for result, record in runs}
+        title = f"#{row.id} · {row.started[:16].replace('T', ' ')} · {row.scenario_title}"
+        return self.history_actions.show_in_grid(title, row.lanes, list(latest.values()))
+
+    def _compare_clicked(self) -> None:
+        chosen = self.selected()
+        if len(chosen) == 2:  # older → newer: what changed since
+            self.compare(min(chosen), max(chosen))
+            return
+        menu = QMenu(self)
+        for row in self.rows:
+            if row.id != chosen[0]:
+                text = f"#{row.id} · {row.started[:16].replace('T', ' ')} · {row.scenario_title}"
+                action = menu.addAction(text.replace("&", "&&"))  # an & is not a mnemonic
+                action.triggered.connect(
+                    lambda _=False, other=row.id: self.compare(
+                        min(chosen[0], other), max(chosen[0], other)
+                    )
+                )
+        menu.popup(self.compare_button.mapToGlobal(self.compare_button.rect().bottomLeft()))
+
+    def compare(self, first: int, second: int) -> FlipsDialog | None:
+        """The runs that flipped from evaluation ``first`` to ``second``."""
+        store = self.store
+        if store is None:
+            return None
+        try:
+            self.flips = FlipsDialog(store, first, second, self)
+        except HistoryError as err:
+            self.problem.setText(str(err))
+            self.problem.show()
+            return None
+        self.flips.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        self.flips.show()
+        return self.flips
+
+    def _choose(self) -> None:
+        history = self.history_actions.current()
+        path, _ = QFileDialog.getSaveFileName(
+            self,
+            "History database",
+            str(history.path),
+            "SQLite database (*.sqlite3 *.db);;All files (*)",
+            options=QFileDialog.Option.DontConfirmOverwrite,  # an existing one is opened
+        )
+        if path:
+            self.history_actions.choose(Path(path))
+            self.refresh()
+
+
+def _table(columns: tuple[str, ...]) -> QTableWidget:
+    table = QTableWidget(0, len(columns))
+    table.setHorizontalHeaderLabels(list(columns))
+    table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+    table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+    table.setWordWrap(False)
+    table.verticalHeader().hide()
+    table.horizontalHeader().setStretchLastSection(True)
+    return table
+
+
+def _heading(text: str) -> QLabel:
+    label = plain_label(text)
+    font = label.font()
+    font.setBold(True)
+    label.setFont(font)
+    return label

@@ -1,0 +1,84 @@
+"""File → Open trace…: a trace from elsewhere (core/results/otel_import.py) opened like a
+recording, its scenario made the one being edited.
+
+The trace's scenario (its system prompt, question, tool-calling mode and tools: the mocks
+and ask-me tools standing in for implementations the trace lacks) replaces the window's
+scenario as an untitled one, unsaved edits offered for saving first as File → Open does; its
+run plays in the Run tab through the recording player; Fork from step k then goes on live
+with the model the panel shows and those tools. A file that cannot be read is one line in
+the status bar and changes nothing.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+from PySide6.QtWidgets import QFileDialog
+
+from sandbox_app.core.results.otel_import import ImportedTrace, open_trace
+from sandbox_app.core.results.otel_spans import TraceError
+from sandbox_app.core.scenarios.document import ScenarioDocument
+
+if TYPE_CHECKING:
+    from PySide6.QtWidgets import QStatusBar
+
+    from sandbox_app.ui.window.file_actions import FileActions
+    from sandbox_app.ui.window.recordings import RecordingActions
+    from sandbox_app.ui.window.run_tabs import RunTabs
+
+FILTER = "OpenTelemetry traces (*.json *.jsonl *.pb *.otlp *.bin);;All files (*)"
+
+
+class TraceStage(Protocol):
+    """What opening a trace needs of the window (MainWindow is one)."""
+
+    @property
+    def files(self) -> FileActions: ...
+
+    @property
+    def recordings(self) -> RecordingActions: ...
+
+    @property
+    def run_tabs(self) -> RunTabs: ...
+
+    def statusBar(self) -> QStatusBar: ...
+
+
+class TraceActions:
+    def __init__(self, stage: TraceStage) -> None:
+        self.stage = stage
+        self.last: ImportedTrace | None = None  # the trace opened last, for its notices
+
+    def open_dialog(self) -> None:
+        parent = self.stage.run_tabs.run_pane.window()
+        name, _ = QFileDialog.getOpenFileName(parent, "Open trace", "", FILTER)
+        if name:
+            self.open(Path(name))
+
+    def open(self, path: Path) -> bool:
+        """Read the trace; on success offer to save unsaved edits, then show it."""
+        try:
+            trace = open_trace(path)
+        except TraceError as err:
+            self.stage.statusBar().showMessage(f"⚠ {err}")
+            return False
+        question = (
+            f"Save the edits to “{self.stage.files.document.title}” before opening the trace?"
+        )
+        self.stage.files.replace_scenario(lambda: self._show(trace, path), question)
+        return True
+
+    def _show(self, trace: ImportedTrace, path: Path) -> None:
+        stage = self.stage
+        self.last = trace
+        scenario = trace.recording.scenario
+        stage.files.workspace.model.show(ScenarioDocument(scenario))
+        stage.run_tabs.show_run_tab()
+        stage.recordings.replay(trace.lane, scenario)
+        gaps = len(trace.notices)
+        said = f" · {gaps} notice(s) above the trace" if gaps else ""
+        model = trace.lane.settings.model or "an unnamed model"
+        stage.statusBar().showMessage(
+            f"▶ Trace of {model} from {path.name}{said} · right-click a step to fork it live"
+        )
