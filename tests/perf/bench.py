@@ -885,11 +885,13 @@ async def in_app_measurements(quick: bool) -> dict[str, Any]:
 
 
 def scale_figures(quick: bool) -> dict[str, float]:
-    """100,000 runs (10,000 cases × 2 lanes × 5 repeats; --quick: a tenth): headless, with
-    and without --junit, and the window's grid over as many results."""
+    """100,000 runs (headless: 5,000 cases × 2 lanes × 10 repeats; the grid: 10,000 cases ×
+    2 lanes × 5; --quick: a tenth), with and without --junit."""
     cases = 1_000 if quick else 10_000
-    figures = eval_at_scale(cases, 5)
-    figures.update(eval_at_scale(cases, 5, junit=True))
+    # 5,000 cases × 10 repeats: 10,000 of the example's cases (with their checks, rubric and
+    # the offline judge's verdicts) pass a scenario file's 5.2 MB limit.
+    figures = eval_at_scale(cases // 2, 10)
+    figures.update(eval_at_scale(cases // 2, 10, junit=True))
 
     import qasync
     from PySide6.QtWidgets import QApplication
