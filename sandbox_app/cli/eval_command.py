@@ -5,7 +5,9 @@ full event trace) is appended and flushed as each run ends, so a killed process 
 finished run; ``--resume`` skips what the file already has, ``--only-failed`` runs again
 what failed. Each server gets at most ``--concurrency`` requests at once (a 429's retries wait
 inside that server's share, never another's). The progress goes to stderr, the summary to
-stdout. Exit codes (cli_io.py): 0 done, 1 an error, 2 usage, 4 a lane below
+stdout (``--json``: as JSON); ``--junit`` writes the runs as a CI server's test report
+(eval_outputs.py). Nothing is kept per run (eval_runs.py): 100,000 runs take flat memory.
+Exit codes (cli_io.py, listed in ``--help``): 0 done, 1 an error, 2 usage, 4 a lane below
 ``--min-pass-rate``.
 """
 
@@ -13,16 +15,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import sys
 import textwrap
-import time
-from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TextIO
 
-from sandbox_app.application.eval_runner import EvalLane, EvalRunner, declined
-from sandbox_app.application.history import EvaluationLog
+from sandbox_app.application.eval_runner import EvalRunner, declined
 from sandbox_app.backends.keys import KeyStore
 from sandbox_app.backends.registry import key_notice
 from sandbox_app.cli.cli_io import (
@@ -33,30 +31,20 @@ from sandbox_app.cli.cli_io import (
     scenario_from,
 )
 from sandbox_app.cli.eval_history import add_db_option, eval_log
-from sandbox_app.cli.eval_outputs import cache_problem, check_writable
+from sandbox_app.cli.eval_outputs import Finish, cache_problem, check_writable, finish
+from sandbox_app.cli.eval_runs import EvalRuns
 from sandbox_app.cli.lane_spec import eval_lanes, lane_from_spec
 from sandbox_app.cli.otel_options import OtlpOut, add_otlp_options
-from sandbox_app.cli.prompt_choice import version_note
-from sandbox_app.cli.terminal import say, visible
-from sandbox_app.core.results.checks import described
-from sandbox_app.core.results.evaluation import (
-    ResultsFile,
-    RunKey,
-    count_pending,
-    iter_plan,
-    pending,
-    results_file,
-    summarise,
-)
-from sandbox_app.core.results.exports import TEST_SET_FORMATS, EvalResults
-from sandbox_app.core.running.records import RunRecord
+from sandbox_app.cli.terminal import say
+from sandbox_app.core.results.evaluation import count_pending, iter_plan, pending
+from sandbox_app.core.results.result_stream import Scan, iter_latest, scan, tally_latest
 from sandbox_app.core.scenarios.lane_settings import parse_option
-from sandbox_app.core.scenarios.scenario import Scenario
 from sandbox_app.core.scenarios.scenario_fields import ScenarioError
 from sandbox_app.core.scenarios.test_set import asked_questions, undefined_in_cases
 from sandbox_app.core.tools.policy import allow, refused_line
 from sandbox_app.core.untrusted.file_reader import ReadError, display_name
 
+__all__ = ["EXIT_BELOW_PASS_RATE", "eval_command", "parser"]  # tests import the exit code
 _lane_from_spec = lane_from_spec  # where --lane was read before lane_spec.py (tests import it)
 
 
@@ -100,6 +88,18 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--only-failed", action="store_true", help="run again what failed")
     p.add_argument("--min-pass-rate", help="exit 4 when a lane passes less (0.8 or 80%%)")
     p.add_argument("--report", help="also write a self-contained HTML report to this file")
+    p.add_argument(
+        "--junit",
+        metavar="FILE",
+        help="also write the runs as JUnit XML for a CI server: a test suite per lane, a test "
+        "case per case x repeat, each failure naming its failed checks",
+    )
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="print the summary as JSON on stdout (each lane's runs, passes, pass rate and "
+        "95%% interval, and the totals); the progress stays on stderr",
+    )
     p.add_argument(
         "--cache",
         nargs="?",
@@ -160,12 +160,12 @@ def eval_command(argv: list[str], out: TextIO | None = None, progress: TextIO | 
             raise ValueError(
                 f"{results_path} exists: add --resume to go on with it, or choose another --out"
             )
-        if args.report:
-            check_writable(
-                Path(args.report),
-                "--report",
-                others={**scenario_path, "the results file": results_path},
-            )
+        for option, given in (("--report", args.report), ("--junit", args.junit)):
+            if given:
+                others = {**scenario_path, "the results file": results_path}
+                if args.report and option == "--junit":
+                    others["the --report file"] = Path(args.report)
+                check_writable(Path(given), option, others=others)
         otlp = OtlpOut(args, {**scenario_path, "the results file": results_path})
     except (ScenarioError, ValueError, KeyError) as err:
         say(f"react-sandbox eval: {err}")
@@ -191,117 +191,50 @@ def eval_command(argv: list[str], out: TextIO | None = None, progress: TextIO | 
     labels = [lane.label for lane in lanes]
     # The plan is walked one run at a time: only its count is known up front.
     planned = iter_plan(labels, len(scenario.test_set), args.repeat)
-    try:
-        found = results_file(results_path, planned) if resume else ResultsFile([])
+    try:  # what the file has: each run's latest verdict, not its result (result_stream.py)
+        found = scan(results_path, planned) if resume else Scan()
+        # The earlier runs' sums, but those about to be made again (their new result counts).
+        tallies = tally_latest(
+            results_path, labels, found, lambda key: args.only_failed and not found.latest[key]
+        )
     except ReadError as err:
         say(f"react-sandbox eval: {err}")
         return 1
     if notice := found.notice(display_name(results_path)):
         say(f"react-sandbox eval: {notice}")
-    done = found.results
-    todo = pending(planned, done, args.only_failed)
-    log = eval_log(args, scenario, lanes, results_path, done if resume else [])
-    runner = _Runner(scenario, lanes, args, results_path, progress, keys, cache, allowance.trusted)
-    runner.total, runner.log = count_pending(planned, done, args.only_failed), log
-    runner.otlp = otlp
-    asyncio.run(runner.run_all(todo))
+    # The history database gets the earlier runs it lacks (a resume), read as a stream.
+    earlier = iter_latest(results_path, planned, found) if resume else iter([])
+    log = eval_log(args, scenario, lanes, results_path, earlier)
+    # Each result is handed on, in this order, after its line is written (eval_runs.py).
+    title = scenario.title
+    hand_on = [lambda result, record: otlp.add_result(result, record, title), log.add]
+    runs = EvalRuns(results_path, progress, tallies, also=hand_on)
+    runner = EvalRunner(
+        scenario,
+        lanes,
+        runs.finished,
+        concurrency=args.concurrency,
+        cache=cache,
+        keys=keys,
+        trusted=allowance.trusted,
+        judge_url_source="user" if args.trust_file_lanes else "file",  # the judge's URL too
+    )
+    runs.total = count_pending(planned, found.latest, args.only_failed)
+    asyncio.run(runs.run_all(runner, pending(planned, found.latest, args.only_failed)))
     log.finish()
     otlp.send_evaluation(progress, scenario.title)
-    everything = [*done, *runner.results]
-    summaries = summarise(everything, labels)
-    rows = (visible(s.row()) + version_note(everything, s.lane) for s in summaries)
-    out.write("\n" + "\n".join(rows) + "\n")
-    if args.report:
-        questions = asked_questions(scenario)
-        results = EvalResults(scenario.title, questions, labels, [(r, None) for r in everything])
-        try:  # checked before the runs; a disk that filled up since is still one line
-            TEST_SET_FORMATS.exporter("html").save(results, Path(args.report))
-        except OSError as err:
-            say(f"react-sandbox eval: --report {args.report}: {err.strerror or err}")
-            return 1
-        out.write(f"report: {visible(args.report)}\n")
-    if minimum is not None and any(s.pass_rate < minimum for s in summaries):
-        below = ", ".join(s.lane for s in summaries if s.pass_rate < minimum)
-        out.write(visible(f"below the minimum pass rate of {minimum:.0%}: {below}") + "\n")
-        return EXIT_BELOW_PASS_RATE
-    return 0
-
-
-class _Runner:
-    """The command's side of a run: one flushed line per result, and the progress (on
-    ``out``: stderr, so that stdout holds only the summary)."""
-
-    def __init__(
-        self,
-        scenario: Scenario,
-        lanes: list[EvalLane],
-        args: argparse.Namespace,
-        path: Path,
-        out: TextIO,
-        keys: KeyStore,
-        cache: Path | None,
-        trusted: frozenset[str],
-    ) -> None:
-        self.out, self.path = out, path
-        self.results: list[dict[str, Any]] = []
-        self.runner = EvalRunner(
-            scenario,
-            lanes,
-            self._finished,
-            concurrency=args.concurrency,
-            cache=cache,
-            keys=keys,
-            trusted=trusted,
-            judge_url_source="user" if args.trust_file_lanes else "file",  # the judge's URL too
-        )
-        self._file: TextIO | None = None
-        self._started = time.monotonic()
-        self.total = 0  # the runs to make, for the progress
-        self._failed = 0  # counted as they come: a sum over all results a run is quadratic
-        self._live = out.isatty()
-        self.log: EvaluationLog | None = None  # the history database's side (eval_history.py)
-        self.otlp: OtlpOut | None = None  # the runs' traces, sent when all are done
-
-    async def run_all(self, todo: Iterable[RunKey]) -> None:
-        with self.path.open("a", encoding="utf-8") as self._file:
-            await self.runner.run_all(todo)
-        if self._live:
-            self.out.write("\n")
-
-    def _finished(self, result: dict[str, Any], record: RunRecord) -> None:
-        assert self._file is not None
-        if self.otlp:
-            self.otlp.add_result(result, record, self.runner.scenario.title)
-        # One whole line, flushed: a kill after this loses nothing of this run.
-        self._file.write(json.dumps(result, ensure_ascii=False) + "\n")
-        self._file.flush()
-        if self.log is not None:  # its row, in its own transaction (a resume adds one lost)
-            self.log.add(result, record)
-        # Kept for the summary and the report, which never read the events (the file has them).
-        self.results.append({k: v for k, v in result.items() if k != "events"})
-        self._failed += not result["passed"]
-        self._progress(result)
-
-    def _progress(self, result: dict[str, Any]) -> None:
-        count, failed = len(self.results), self._failed
-        elapsed = time.monotonic() - self._started
-        total = max(self.total, count)
-        left = elapsed / count * (total - count)
-        if self._live:
-            filled = round(30 * count / total)
-            self.out.write(
-                f"\r[{'=' * filled}{' ' * (30 - filled)}] {count}/{total} runs · "
-                f"{failed} failed · ~{left:.0f} s left\033[K"
-            )
-        else:
-            # The answer, then each check that did not pass (a right answer on a wrong path).
-            verdict = "passed" if result["passed"] else f"FAILED ({described(result)})"
-            line = (
-                f"{count}/{total} {result['lane']} case {result['case'] + 1} repeat "
-                f"{result['repeat'] + 1}: {verdict}"
-            )
-            self.out.write(visible(line) + "\n")  # the answer and lane are others' words
-        self.out.flush()
+    outputs = Finish(
+        scenario.title,
+        asked_questions(scenario),
+        labels,
+        results_path,
+        planned,
+        report=Path(args.report) if args.report else None,
+        junit=Path(args.junit) if args.junit else None,
+        as_json=args.json,
+        minimum=minimum,
+    )
+    return finish(outputs, runs.tallies, out)
 
 
 def _rate(text: str | None) -> float | None:

@@ -1,17 +1,33 @@
-"""What ``react-sandbox eval`` writes, checked before the first run: the results file and
-the report must be writable (or nothing runs: an hour of runs whose report cannot be saved
-is an hour lost), the response cache only should be (it is a saving, not a result: one
-that cannot be used is skipped with a line saying so).
+"""What ``react-sandbox eval`` writes. Checked before the first run: the results file, the
+report and the JUnit file must be writable (or nothing runs: an hour of runs whose report
+cannot be saved is an hour lost), the response cache only should be (it is a saving, not a
+result: one that cannot be used is skipped with a line saying so).
 
 A probe writes nothing the user sees: an existing file is opened to append and closed
 untouched; a new one is tried as a temporary file beside it, then removed.
+
+After the last run (:func:`finish`): the summary from the lanes' tallies, as text or
+(``--json``) one JSON document on stdout; the report and the JUnit file from the results file
+read again as a stream (core/results/result_stream.py), never from results held in memory.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import tempfile
+from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any, TextIO
+
+from sandbox_app.cli.cli_io import EXIT_ANSWERED, EXIT_BELOW_PASS_RATE, EXIT_ERROR
+from sandbox_app.cli.prompt_choice import versions_note
+from sandbox_app.cli.terminal import say, visible
+from sandbox_app.core.results.evaluation import LaneSummary, LaneTally, Plan, wilson
+from sandbox_app.core.results.exports import TEST_SET_FORMATS, EvalResults
+from sandbox_app.core.results.junit import write_junit
+from sandbox_app.core.results.result_stream import iter_latest
+from sandbox_app.core.untrusted.file_reader import ReadError
 
 
 class OutputError(ValueError):
@@ -61,3 +77,120 @@ def _same(path: Path, other: Path) -> bool:
         return path.exists() and other.exists() and path.samefile(other)
     except OSError:
         return False
+
+
+# ---- after the runs: the summary (text or JSON), the report, the JUnit file ----------------
+
+
+@dataclass(frozen=True)
+class Finish:
+    """What the end of an evaluation writes, and where."""
+
+    title: str
+    questions: list[str]
+    lanes: list[str]
+    results: Path
+    planned: Plan
+    report: Path | None = None
+    junit: Path | None = None
+    as_json: bool = False
+    minimum: float | None = None
+
+
+def finish(done: Finish, tallies: dict[str, LaneTally], out: TextIO) -> int:
+    """Write the summary to ``out`` (text rows, or with ``as_json`` one JSON document and
+    nothing else), the report and the JUnit file from the results file read again; the exit
+    code (1 when an output could not be written, 4 when a lane passed less than ``minimum``)."""
+    summaries = [tallies.setdefault(lane, LaneTally()).summary(lane) for lane in done.lanes]
+    below = [s.lane for s in summaries if done.minimum is not None and s.pass_rate < done.minimum]
+    if not done.as_json:
+        rows = (visible(s.row()) + versions_note(tallies[s.lane].versions) for s in summaries)
+        out.write("\n" + "\n".join(rows) + "\n")
+    written: dict[str, str] = {}
+    code = EXIT_ANSWERED
+    for option, path, write in (
+        ("--report", done.report, _write_report),
+        ("--junit", done.junit, _write_junit),
+    ):
+        if path is None:
+            continue
+        try:  # checked before the runs; a disk that filled up since is still one line
+            write(done, path)
+        except (OSError, ReadError) as err:
+            problem = err.strerror or err if isinstance(err, OSError) else err
+            say(f"react-sandbox eval: {option} {path}: {problem}")
+            code = EXIT_ERROR
+            continue
+        written[option.lstrip("-")] = str(path)
+        if not done.as_json:
+            out.write(f"{option.lstrip('-')}: {visible(str(path))}\n")
+    if done.as_json:
+        out.write(json.dumps(summary_document(done, summaries, tallies, written), indent=1) + "\n")
+    elif below:
+        rate = f"{done.minimum:.0%}"
+        out.write(visible(f"below the minimum pass rate of {rate}: {', '.join(below)}") + "\n")
+    if code == EXIT_ANSWERED and below:
+        code = EXIT_BELOW_PASS_RATE
+    return code
+
+
+def summary_document(
+    done: Finish,
+    summaries: list[LaneSummary],
+    tallies: dict[str, LaneTally],
+    written: dict[str, str],
+) -> dict[str, Any]:
+    """``eval --json``'s summary: each lane's figures (those of its summary line) and the
+    totals over every lane, the minimum pass rate and which lanes fell below it, the files."""
+    runs = sum(s.runs for s in summaries)
+    passed = sum(s.passed for s in summaries)
+    lanes = []
+    for s in summaries:
+        figures = asdict(s)
+        low, high = s.interval
+        lanes.append(
+            {
+                **figures,
+                "failed": s.runs - s.passed,
+                "pass_rate": s.pass_rate,
+                "interval": [low, high],
+                "prompt_versions": list(tallies[s.lane].versions),
+            }
+        )
+    low, high = wilson(passed, runs)
+    return {
+        "lanes": lanes,
+        "total": {
+            "runs": runs,
+            "passed": passed,
+            "failed": runs - passed,
+            "pass_rate": passed / runs if runs else 0.0,
+            "interval": [low, high],
+        },
+        "min_pass_rate": done.minimum,
+        "below_min_pass_rate": [
+            s.lane for s in summaries if done.minimum is not None and s.pass_rate < done.minimum
+        ],
+        "results": str(done.results),
+        **written,
+    }
+
+
+def _write_junit(done: Finish, path: Path) -> None:
+    write_junit(path, done.title, done.lanes, iter_latest(done.results, done.planned))
+
+
+def _write_report(done: Finish, path: Path) -> None:
+    # The report's grid and failed runs need every run's verdict and answer, not its trace.
+    results = [_without_trace(r) for r in iter_latest(done.results, done.planned)]
+    report = EvalResults(done.title, done.questions, done.lanes, [(r, None) for r in results])
+    TEST_SET_FORMATS.exporter("html").save(report, path)
+
+
+def _without_trace(result: dict[str, Any]) -> dict[str, Any]:
+    """A result as the report reads it: no events, and each step only counted."""
+    kept = {k: v for k, v in result.items() if k != "events"}
+    metrics = dict(result.get("metrics") or {})
+    metrics["steps"] = [None] * len(metrics.get("steps") or ())
+    kept["metrics"] = metrics
+    return kept

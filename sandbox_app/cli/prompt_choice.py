@@ -72,6 +72,10 @@ def lanes_by_version(
 def version_note(results: Iterable[dict[str, Any]], lane: str) -> str:
     """`` · prompt a9c0387f`` for a summary row: the versions the lane's results were run
     with (several when a resumed file spans an edit; none in results made before versions)."""
-    ids = (r.get("prompt_version") for r in results if r["lane"] == lane)
+    return versions_note(r.get("prompt_version") for r in results if r["lane"] == lane)
+
+
+def versions_note(ids: Iterable[object]) -> str:
+    """:func:`version_note` of the version ids themselves (a lane tally's ``versions``)."""
     seen = dict.fromkeys(i[:SHORT_ID] for i in ids if isinstance(i, str) and i)
     return f" · prompt {', '.join(seen)}" if seen else ""

@@ -674,6 +674,156 @@ def history_diff(cases: int) -> dict[str, float]:
         }
 
 
+# ---- an evaluation of 100,000 runs ---------------------------------------------------------
+
+# Runs `react-sandbox eval` as a user does (its own process), reporting its peak memory over
+# what it held once its modules were imported: flat memory means the runs add nothing.
+EVAL_CHILD = """
+import os, resource, sys
+from pathlib import Path
+from sandbox_app.cli import eval_command  # the command's modules, before its first run
+
+def kb(field):
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(field):
+            return int(line.split()[1])
+
+start = kb("VmRSS:")
+code = eval_command.eval_command(sys.argv[1:])
+Path(os.environ["BENCH_MEMORY"]).write_text(f"{start} {kb('VmHWM:')} {code}")
+"""
+
+
+def big_test_set(folder: Path, cases: int) -> Path:
+    """The example test set's cases over and over: ``cases`` cases answered offline."""
+    from sandbox_app.core.scenarios.scenario_file import load_scenario, save_scenario, scenarios_dir
+
+    example = load_scenario(scenarios_dir() / "test_set.json")
+    many = tuple(example.test_set[i % len(example.test_set)] for i in range(cases))
+    path = folder / f"cases{cases}.json"
+    save_scenario(example.with_changes(test_set=many), path)
+    return path
+
+
+def eval_at_scale(cases: int, repeats: int, junit: bool = False) -> dict[str, float]:
+    """``cases`` × 2 offline lanes × ``repeats`` in one `react-sandbox eval` (concurrency 16):
+    runs a second over the whole command (start-up included) and its peak memory growth."""
+    with tempfile.TemporaryDirectory() as folder:
+        scenario = big_test_set(Path(folder), cases)
+        memory = Path(folder) / "memory"
+        args = [str(scenario), "--out", str(Path(folder) / "results.jsonl"), "--concurrency", "16"]
+        args += ["--lane", "scripted", "--lane", "scripted,tool_calling=native"]
+        args += ["--repeat", str(repeats), "--json"]
+        if junit:
+            args += ["--junit", str(Path(folder) / "junit.xml")]
+        # The history database too, as a user's evaluation writes it (in the temporary folder).
+        env = {**os.environ, "BENCH_MEMORY": str(memory), "REACT_SANDBOX_DATA": folder}
+        started = time.perf_counter()
+        done = subprocess.run(
+            [sys.executable, "-c", EVAL_CHILD, *args],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=7200,
+            check=False,
+        )
+        elapsed = time.perf_counter() - started
+        start_kb, peak_kb, code = (int(v) for v in memory.read_text().split())
+        summary = json.loads(done.stdout)
+        results_mb = (Path(folder) / "results.jsonl").stat().st_size / 1e6
+    runs = summary["total"]["runs"]
+    prefix = "eval_scale_junit" if junit else "eval_scale"
+    return {
+        f"{prefix}_runs": float(runs),
+        f"{prefix}_runs_per_s": runs / elapsed,
+        f"{prefix}_rss_growth_mb": (peak_kb - start_kb) / 1024,
+        f"{prefix}_exit_code": float(code),
+        f"{prefix}_results_file_mb": results_mb,
+        f"{prefix}_load_avg": os.getloadavg()[0],  # other work on the machine, at the end
+    }
+
+
+async def grid_at_scale(window: Any, cases: int, repeats: int) -> dict[str, float]:
+    """The window's test-set grid filling with ``cases`` × 2 lanes × ``repeats`` results,
+    delivered as the runner delivers them (bursts of 64 through the loop), then scrolled
+    from top to bottom: the event loop's lag while it fills and while it scrolls."""
+    from sandbox_app.core.running.records import RunRecord
+    from sandbox_app.core.scenarios.scenario import EvalCase, Expected, LaneConfig
+    from sandbox_app.core.scenarios.scenario_file import default_scenario
+    from tests.heartbeat import Heartbeat
+
+    expected = Expected("2", "number", 0.5)
+    test_set = tuple(EvalCase(f"Case {i}: what is 1 + 1?", expected) for i in range(cases))
+    window.set_scenario(default_scenario().with_changes(test_set=test_set))
+    compare = window.compare
+    compare.set_lanes((LaneConfig(), LaneConfig()))
+    window.tabs.setCurrentWidget(compare)
+    compare.results_tabs.setCurrentIndex(1)  # Test set
+    panel = compare.eval_panel
+    labels = [lane.label for lane in panel._lanes()]
+    panel._labels, panel._repeat_count = labels, repeats
+    panel.results.clear()
+    panel._draw()
+    panel.progress.setRange(0, cases * len(labels) * repeats)
+    record = RunRecord()  # the grid never reads a record: one stands for all
+    await asyncio.sleep(0.5)
+    gc.collect()
+    before = rss_mb()
+    beat = Heartbeat(interval_ms=5)
+    panel._running = True
+    batch: list[dict[str, Any]] = []
+    for case in range(cases):
+        for repeat in range(repeats):
+            for lane in labels:
+                passed = (case + repeat) % 7 != 0
+                batch.append(
+                    {
+                        "lane": lane, "case": case, "repeat": repeat, "passed": passed,
+                        "answer": "2" if passed else "3", "status": "answered",
+                        "metrics": {"steps": [None, None], "tool_calls": 1, "wall_s": 0.01},
+                    }
+                )  # fmt: skip
+                if len(batch) == 64:
+                    for result in batch:
+                        panel._finished(result, record)
+                    batch.clear()
+                    await asyncio.sleep(0)  # the loop draws between bursts, as in a real run
+    for result in batch:
+        panel._finished(result, record)
+    await asyncio.sleep(0.1)
+    panel._running = False
+    panel._ended()
+    fill_lags = beat.lags
+    beat.stop()
+    filled_rss = rss_mb() - before
+    # Scrolling: a page at a time from the top to the bottom, one step a frame.
+    grid = panel.grid
+    bar = grid.verticalScrollBar()
+    bar.setValue(0)
+    await asyncio.sleep(0.2)
+    beat = Heartbeat(interval_ms=5)
+    steps = 0
+    while bar.value() < bar.maximum() and steps < 2000:
+        bar.setValue(bar.value() + bar.pageStep())
+        grid.viewport().repaint()
+        steps += 1
+        await asyncio.sleep(0.016)
+    scroll_lags = beat.lags
+    beat.stop()
+    shown = grid.item(cases - 1, 1)
+    return {
+        "grid_results": float(len(panel.results)),
+        "grid_fill_lag_p99_ms": percentile(fill_lags, 99) * 1000,
+        "grid_fill_lag_max_ms": max(fill_lags) * 1000,
+        "grid_scroll_lag_p99_ms": percentile(scroll_lags, 99) * 1000,
+        "grid_scroll_lag_max_ms": max(scroll_lags) * 1000,
+        "grid_scroll_pages": float(steps),
+        "grid_rss_growth_mb": filled_rss,
+        "grid_last_cell_ok": float(shown is not None and shown.text() in ("5/5", "4/5")),
+    }
+
+
 # ---- putting it together -------------------------------------------------------------------
 
 
@@ -735,6 +885,36 @@ async def in_app_measurements(quick: bool) -> dict[str, Any]:
     return results
 
 
+def scale_figures(quick: bool) -> dict[str, float]:
+    """100,000 runs (headless: 5,000 cases × 2 lanes × 10 repeats; the grid: 10,000 cases ×
+    2 lanes × 5; --quick: a tenth), with and without --junit."""
+    cases = 1_000 if quick else 10_000
+    # 5,000 cases × 10 repeats: 10,000 of the example's cases (with their checks, rubric and
+    # the offline judge's verdicts) pass a scenario file's 5.2 MB limit.
+    figures = eval_at_scale(cases // 2, 10)
+    figures.update(eval_at_scale(cases // 2, 10, junit=True))
+
+    import qasync
+    from PySide6.QtWidgets import QApplication
+
+    app = QApplication.instance() or QApplication(sys.argv)
+    app.setQuitOnLastWindowClosed(False)
+
+    async def in_window() -> dict[str, float]:
+        from sandbox_app.ui.window.app import prepare_loop
+
+        prepare_loop(asyncio.get_running_loop())
+        with tempfile.TemporaryDirectory() as settings_dir:
+            window = await make_window(settings_dir)
+            found = await grid_at_scale(window, cases, 5)
+            await window.shutdown()
+            window.close()
+        return found
+
+    figures.update(qasync.run(in_window()))
+    return figures
+
+
 def latency_tests() -> dict[str, int]:
     """The test suite's latency budgets (tests marked ``latency``), which ordinary test runs
     skip: on a loaded machine milliseconds measure the load, here they measure the app."""
@@ -758,13 +938,19 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="smaller sizes, same figures")
     parser.add_argument("--write", action="store_true", help="write tests/perf/RESULTS.md")
     parser.add_argument("--kinds", action="store_true", help="only the per-kind figures")
+    parser.add_argument(
+        "--scale", action="store_true", help="only the 100,000-run figures (headless, grid)"
+    )
     args = parser.parse_args()
-    if args.kinds:  # kinds_bench.py's figures alone: printed, never written over the table
+    if args.kinds or args.scale:  # printed alone, never written over the table
         if args.write:
-            parser.error("--write needs the full run, not --kinds alone")
-        from tests.perf.kinds_bench import run
+            parser.error("--write needs the full run, not --kinds or --scale alone")
+        if args.kinds:
+            from tests.perf.kinds_bench import run
 
-        print(json.dumps(run(args.quick), indent=1))
+            print(json.dumps(run(args.quick), indent=1))
+        if args.scale:
+            print(json.dumps(scale_figures(args.quick), indent=1, default=float))
         return
     figures: dict[str, Any] = {"cpu_count": os.cpu_count(), "quick": args.quick}
     figures.update(startup(3 if args.quick else 5))
@@ -777,6 +963,7 @@ def main() -> None:
     app.setQuitOnLastWindowClosed(False)
     figures.update(qasync.run(in_app_measurements(args.quick)))
     figures.update(history_diff(1000 if args.quick else 10_000))
+    figures.update(scale_figures(args.quick))
     figures.update(latency_tests())
     from tests.perf import kinds_bench  # it imports this module's helpers: imported here
 

@@ -45,6 +45,11 @@ TARGETS: list[tuple[str, float, bool]] = [
     ("test_set_rss_growth_mb", 100, True),
     ("test_set_runs_per_s", 50, False),  # the window's; the headless figure is in the README
     ("history_diff_s", 2, True),  # history diff of two 10,000-case × 2-lane evaluations
+    ("eval_scale_runs_per_s", 200, False),  # 100,000 runs headless, offline, one process
+    ("eval_scale_rss_growth_mb", 200, True),
+    ("eval_scale_junit_rss_growth_mb", 200, True),  # the same with --junit written after
+    ("grid_fill_lag_p99_ms", 16, True),  # the window's grid filling with 100,000 results
+    ("grid_scroll_lag_p99_ms", 16, True),  # … and scrolled top to bottom a page a frame
     ("latency_tests_failed", 0, True),  # the suite's `latency` tests, run by the benchmark
 ]
 

@@ -85,6 +85,11 @@ def to_html(
             f"<td>{s.latency_p50_s:.2f} s / {s.latency_p95_s:.2f} s</td>"
             f"<td>{e(s.judge_words()) if s.judge_tokens else '—'}</td></tr>"
         )
+    # Each repeat's answer and why it was judged so (checks.described), gathered once for all
+    # cells (not by walking every result for each cell: quadratic at 100,000 runs).
+    answers: dict[tuple[int, str], list[str]] = {}
+    for key, result in sorted(latest.items()):
+        answers.setdefault((key.case, key.lane), []).append(described(result))
     parts.append("</table><h2>Cases</h2><table><tr><th>#</th><th>Question</th>")
     parts += [f"<th>{e(lane)}</th>" for lane in lanes]
     parts.append("</tr>")
@@ -92,11 +97,9 @@ def to_html(
         case = int(row[0]) - 1
         parts.append(f"<tr><td>{row[0]}</td><td>{e(row[1])}</td>")
         for lane, cell in zip(lanes, row[2:], strict=True):
-            answers = [  # each repeat's answer and why it was judged so (checks.described)
-                described(r) for k, r in sorted(latest.items()) if (k.case, k.lane) == (case, lane)
-            ]
             css = "" if cell == "—" else "fail" if cell_failed(cell) else "pass"
-            parts.append(f"<td class='{css}' title='{e('; '.join(answers))}'>{e(cell)}</td>")
+            title = e("; ".join(answers.get((case, lane), [])))
+            parts.append(f"<td class='{css}' title='{title}'>{e(cell)}</td>")
         parts.append("</tr>")
     parts.append("</table><h2>Failed runs</h2><ul>")
     for key, result in sorted(latest.items()):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import os
+from array import array
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -72,7 +73,9 @@ class Plan(Collection[RunKey]):
                     yield RunKey(lane, case, repeat)
 
 
-MAX_RESULTS_BYTES = 1 << 30  # 1 GiB: 10,000 cases x 4 lanes of full traces fit
+# 16 GiB: read line by line (result_stream.py), never whole; 100,000 runs of the example's
+# three-step traces make 1.1 GB.
+MAX_RESULTS_BYTES = 16 << 30
 
 
 @dataclass(frozen=True)
@@ -163,30 +166,36 @@ def key_of(result: dict[str, Any]) -> RunKey:
     return RunKey(str(result["lane"]), int(result["case"]), int(result["repeat"]))
 
 
-def still_to_run(
-    planned: Iterable[RunKey], done: Iterable[dict[str, Any]], only_failed: bool = False
-) -> list[RunKey]:
+Done = Iterable[dict[str, Any]] | Mapping[RunKey, bool]  # results, or each run's verdict
+
+
+def _verdicts(done: Done) -> Mapping[RunKey, bool]:
+    """Each run's latest verdict: ``done`` itself when it is already that (a scan's)."""
+    if isinstance(done, Mapping):
+        return done
+    return {key_of(result): bool(result["passed"]) for result in done}
+
+
+def still_to_run(planned: Iterable[RunKey], done: Done, only_failed: bool = False) -> list[RunKey]:
     """What a resumed evaluation runs: what is not done yet, or (``only_failed``) the runs
     whose latest result failed."""
-    latest = {key_of(result): bool(result["passed"]) for result in done}
+    latest = _verdicts(done)
     if only_failed:
         return [key for key in planned if latest.get(key) is False]
     return [key for key in planned if key not in latest]
 
 
-def pending(
-    planned: Iterable[RunKey], done: Iterable[dict[str, Any]], only_failed: bool = False
-) -> Iterator[RunKey]:
+def pending(planned: Iterable[RunKey], done: Done, only_failed: bool = False) -> Iterator[RunKey]:
     """:func:`still_to_run` one run at a time (to feed a runner from :func:`iter_plan`)."""
-    latest = {key_of(result): bool(result["passed"]) for result in done}
+    latest = _verdicts(done)
     for key in planned:
         if (latest.get(key) is False) if only_failed else (key not in latest):
             yield key
 
 
-def count_pending(planned: Plan, done: Iterable[dict[str, Any]], only_failed: bool = False) -> int:
+def count_pending(planned: Plan, done: Done, only_failed: bool = False) -> int:
     """How many runs :func:`pending` gives for ``planned``, without going through them."""
-    latest = {key_of(result): bool(result["passed"]) for result in done}
+    latest = _verdicts(done)
     in_plan = [passed for key, passed in latest.items() if key in planned]
     if only_failed:
         return in_plan.count(False)
@@ -285,9 +294,13 @@ class LaneTally:
     tokens_in: int = 0
     tokens_out: int = 0
     thinking: int = 0
-    walls: list[float] = field(default_factory=list)
+    # Each run's time, for the percentiles: 8 bytes a run (a list of floats takes 32).
+    walls: array[float] = field(default_factory=lambda: array("d"))
     judge_tokens: int = 0  # judged answers' requests (a result's "judge")
     judge_cost: float | None = None
+    # The prompt versions the lane's runs were made with, in the order first seen (a resumed
+    # file can span an edit): a handful of ids, however many runs.
+    versions: dict[str, None] = field(default_factory=dict)
 
     def add(self, result: dict[str, Any], sign: int = 1) -> None:
         m = result.get("metrics") or {}
@@ -310,6 +323,9 @@ class LaneTally:
         wall = float(m.get("wall_s") or 0.0)
         if sign > 0:
             self.walls.append(wall)
+            version = result.get("prompt_version")
+            if isinstance(version, str) and version:
+                self.versions.setdefault(version, None)
         else:
             self.walls.remove(wall)
 

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+import copy
+from dataclasses import dataclass, fields, is_dataclass
 from typing import Any, Literal
 
 from sandbox_app.core.running.metrics import RunMetrics, StepMetrics
@@ -259,9 +260,13 @@ Event = (
 
 def event_to_dict(event: Event) -> dict[str, Any]:
     """A JSON-ready dict with the event's type name, for ``--json`` and exports."""
-    data = asdict(event)
-    if isinstance(event, RunFinished | StepFinished):
+    if isinstance(event, RunFinished | StepFinished):  # its metrics converted once, not twice
+        data = {
+            name: _plain(getattr(event, name)) for name in _names(type(event)) if name != "metrics"
+        }
         data["metrics"] = metrics_to_dict(event.metrics)
+    else:
+        data = _plain(event)
     return {"type": type(event).__name__, **data}
 
 
@@ -285,8 +290,38 @@ _RUN_TOTALS = (
 
 
 def metrics_to_dict(metrics: RunMetrics | StepMetrics) -> dict[str, Any]:
-    data = asdict(metrics)
+    data: dict[str, Any] = _plain(metrics)
     if isinstance(metrics, RunMetrics):
         for name in _RUN_TOTALS:
             data[name] = getattr(metrics, name)
     return data
+
+
+_ATOMS = (str, int, float, bool, type(None))
+
+
+def _plain(value: Any) -> Any:
+    """``dataclasses.asdict``'s result, made faster: the field names of each class looked up
+    once, and str/int/float/None returned as they are rather than deep-copied (they cannot
+    change). An evaluation turns every event of 100,000 runs into dicts: asdict was a third of
+    its time (measured)."""
+    kind = type(value)
+    if kind in _ATOMS:
+        return value
+    if is_dataclass(value) and not isinstance(value, type):
+        return {name: _plain(getattr(value, name)) for name in _names(kind)}
+    if kind is list or kind is tuple:
+        return kind(_plain(item) for item in value)
+    if kind is dict:
+        return {_plain(k): _plain(v) for k, v in value.items()}
+    return copy.deepcopy(value)  # anything else as asdict has it (a namedtuple, a set…)
+
+
+_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
+
+
+def _names(kind: type) -> tuple[str, ...]:
+    names = _FIELD_NAMES.get(kind)
+    if names is None:
+        names = _FIELD_NAMES[kind] = tuple(f.name for f in fields(kind))
+    return names

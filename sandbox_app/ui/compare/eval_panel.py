@@ -9,21 +9,18 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import suppress
 from typing import Any
 
 from PySide6.QtCore import Signal
-from PySide6.QtGui import QColor, QShowEvent
+from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import (
     QCheckBox,
     QHBoxLayout,
-    QHeaderView,
     QProgressBar,
     QPushButton,
     QSpinBox,
-    QTableWidget,
-    QTableWidgetItem,
     QVBoxLayout,
     QWidget,
 )
@@ -32,9 +29,7 @@ from sandbox_app.application.eval_runner import EvalLane, EvalRunner, unpinned
 from sandbox_app.backends.keys import KeyStore
 from sandbox_app.backends.network_loop import background_loop, call_until_ended
 from sandbox_app.backends.registry import BackendConfig
-from sandbox_app.core.results.checks import described
 from sandbox_app.core.results.compare import Price
-from sandbox_app.core.results.eval_report import cell_failed, cell_text
 from sandbox_app.core.results.evaluation import (
     LaneTally,
     RunKey,
@@ -48,12 +43,12 @@ from sandbox_app.core.scenarios.judge_spec import JudgeSpec
 from sandbox_app.core.scenarios.scenario import EvalCase, Scenario
 from sandbox_app.core.scenarios.test_set import asked_questions
 from sandbox_app.core.tools import Tool
-from sandbox_app.ui.common.plain import plain_label, tip
+from sandbox_app.ui.common.plain import plain_label
+from sandbox_app.ui.compare.eval_grid_model import EvalGrid, EvalGridModel
 from sandbox_app.ui.compare.test_set_editor import TestSetEditor
 from sandbox_app.ui.history.eval_history import EvalHistory, Run
 from sandbox_app.ui.lane.frames import Phase, frame_clock
 
-PASS, FAIL = QColor("#e6f4ea"), QColor("#fce8e6")
 SUMMARY_EVERY_S = 0.25
 
 
@@ -91,7 +86,7 @@ class EvalPanel(QWidget):
         self._task: asyncio.Task[None] | None = None
         self._running = False
         self._started = 0.0
-        self._cells: dict[tuple[int, str], dict[int, dict[str, Any]]] = {}
+        self._repeat_count = 1  # of the last start: the repeats a cell's tooltip looks up
         self._failed = 0
         self._tallies: dict[str, LaneTally] = {}  # the summary's sums, added as runs end
         self._done = 0
@@ -114,12 +109,10 @@ class EvalPanel(QWidget):
         self.progress.setFormat("%v/%m runs")
         self.status = plain_label()
         self.summary = plain_label()
-        self.grid = QTableWidget(0, 0)
-        self.grid.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
-        self.grid.setWordWrap(False)  # one line a case: the question's tooltip has the rest
-        # Not ResizeToContents: it measures every row on each change, O(cases) per run.
-        self.grid.horizontalHeader().setDefaultSectionSize(140)
-        self.grid.horizontalHeader().setStretchLastSection(False)
+        # Two bit masks a cell, drawn only where on screen (eval_grid_model.py); a tooltip's
+        # results are looked up when it shows.
+        self.grid_model = EvalGridModel(self._runs_of, self)
+        self.grid = EvalGrid(self.grid_model)
         row = QHBoxLayout()
         for widget in (
             self.edit_button,
@@ -143,7 +136,7 @@ class EvalPanel(QWidget):
         self.rerun_button.clicked.connect(lambda: self.start("failed"))
         self.stop_button.clicked.connect(self.stop)
         self.edit_button.clicked.connect(self.edit_cases)
-        self.failures_only.toggled.connect(self._filter)
+        self.failures_only.toggled.connect(lambda: self._filter())
         self.grid.cellClicked.connect(self._on_grid_cell_clicked)
         self._update_buttons()
 
@@ -170,7 +163,8 @@ class EvalPanel(QWidget):
         if which == "all" or labels != self._labels:
             self.results.clear()
         self._labels = labels
-        planned = plan(labels, len(scenario.test_set), self._repeats())
+        self._repeat_count = self._repeats()
+        planned = plan(labels, len(scenario.test_set), self._repeat_count)
         done = [result for result, _ in self.results.values()]
         todo = planned if which == "all" else still_to_run(planned, done, which == "failed")
         gui = asyncio.get_running_loop()
@@ -236,19 +230,19 @@ class EvalPanel(QWidget):
             self._tallies[key.lane].remove(replaced[0])
         self._tallies.setdefault(key.lane, LaneTally()).add(result)
         self.results[key] = (result, record)
-        self._cells.setdefault((key.case, key.lane), {})[key.repeat] = result
+        column = self._labels.index(key.lane)
+        self.grid_model.add(key.case, column, key.repeat, bool(result["passed"]))
         self._failed += not result["passed"]
         self._done += 1
         # Drawn once a frame, however many runs ended in it (32 at once end in bursts).
-        self._dirty.add((key.case, self._labels.index(key.lane)))
+        self._dirty.add((key.case, column))
         frame_clock().schedule(self._draw_changes, Phase.DRAW)
 
     def _draw_changes(self) -> None:
-        for case, column in self._dirty:
-            self._draw_cell(case, column)
-        self._dirty.clear()
+        self.grid_model.changed(self._dirty)
         if self.failures_only.isChecked():
-            self._filter()
+            self._filter(case for case, _ in self._dirty)
+        self._dirty.clear()
         total = self.progress.maximum()
         self.progress.setValue(self._done)
         if not self._running:
@@ -272,57 +266,48 @@ class EvalPanel(QWidget):
         self._draw_summary()
         self.runningChanged.emit(False)
 
-    def _draw(self) -> None:
-        """The whole grid, when a run starts (a case's cell is redrawn as its runs end)."""
+    def _draw(self, asked: Mapping[int, str] | None = None) -> None:
+        """The whole grid, when a run starts (a case's cell is redrawn as its runs end);
+        ``asked``: questions by case as a past evaluation asked them (rows added if needed)."""
         questions = asked_questions(self._scenario())
-        self._cells.clear()
-        for key, (result, _) in sorted(self.results.items()):
-            self._cells.setdefault((key.case, key.lane), {})[key.repeat] = result
+        if asked:
+            questions = [*questions, *[""] * (max(asked) + 1 - len(questions))]
+            for case, question in asked.items():
+                questions[case] = question
         self._failed = sum(not r["passed"] for r, _ in self.results.values())
         self._tallies = {lane: LaneTally() for lane in self._labels}
+        self.grid_model.reset(questions, self._labels)
+        columns = {lane: column for column, lane in enumerate(self._labels)}
         for key, (result, _) in self.results.items():
             self._tallies[key.lane].add(result)
-        self.grid.setColumnCount(1 + len(self._labels))
-        self.grid.setHorizontalHeaderLabels(["Question", *self._labels])
-        if self.grid.columnCount():
-            self.grid.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
-        self.grid.setRowCount(len(questions))
-        for r, text in enumerate(questions):
-            question = QTableWidgetItem(text)
-            question.setToolTip(tip(text))
-            self.grid.setItem(r, 0, question)
-            for c in range(len(self._labels)):
-                self._draw_cell(r, c)
+            if key.lane in columns and key.case < len(questions):
+                self.grid_model.add(key.case, columns[key.lane], key.repeat, result["passed"])
+        self._filter()
         self._draw_summary()
 
-    def _draw_cell(self, case: int, column: int) -> None:
-        runs = self._cells.get((case, self._labels[column]), {})
-        passed = [bool(runs[repeat]["passed"]) for repeat in sorted(runs)]
-        text = cell_text(passed)
-        item = QTableWidgetItem(text)
-        # Each repeat's answer and the checks it failed: why the cell is red.
-        item.setToolTip(tip("\n".join(described(runs[repeat]) for repeat in sorted(runs))))
-        if passed:
-            item.setBackground(FAIL if cell_failed(text) else PASS)
-        self.grid.setItem(case, column + 1, item)
+    def _runs_of(self, case: int, lane: str) -> list[dict[str, Any]]:
+        """A cell's results, each repeat's in order (its tooltip, when it shows)."""
+        keys = (RunKey(lane, case, repeat) for repeat in range(self._repeat_count))
+        return [self.results[key][0] for key in keys if key in self.results]
 
     def _draw_summary(self) -> None:
         self._summary_drawn = time.perf_counter()
         summaries = [self._tallies.setdefault(k, LaneTally()).summary(k) for k in self._labels]
         self.summary.setText("\n".join(s.row() for s in summaries))
 
-    def _filter(self) -> None:
+    def _filter(self, cases: Iterable[int] | None = None) -> None:
+        """Hide the rows without a failure (Failures only): these cases, or every one."""
         only = self.failures_only.isChecked()
-        for r in range(self.grid.rowCount()):
-            cells = [self.grid.item(r, c) for c in range(1, self.grid.columnCount())]
-            failing = any(item is not None and cell_failed(item.text()) for item in cells)
-            self.grid.setRowHidden(r, only and not failing)
+        rows = range(self.grid.rowCount()) if cases is None else set(cases)
+        for r in rows:
+            self.grid.setRowHidden(r, only and not self.grid_model.failing(r))
 
     def _on_grid_cell_clicked(self, row: int, column: int) -> None:
         if column == 0 or column > len(self._labels):
             return
         lane = self._labels[column - 1]
-        runs = [(k, v) for k, v in sorted(self.results.items()) if (k.case, k.lane) == (row, lane)]
+        keys = (RunKey(lane, row, repeat) for repeat in range(self._repeat_count))
+        runs = [(key, self.results[key]) for key in keys if key in self.results]
         if not runs:
             return
         key, (_, record) = ([r for r in runs if not r[1][0]["passed"]] or runs)[-1]

@@ -8,10 +8,10 @@ evaluation; Resume and Re-run failed go on with the one on screen.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
-from PySide6.QtWidgets import QLabel, QTableWidget, QTableWidgetItem
+from PySide6.QtWidgets import QLabel
 
 from sandbox_app.core.results.evaluation import key_of
 from sandbox_app.core.running.records import RunRecord
@@ -28,16 +28,14 @@ class Grid(Protocol):
     """What of the Test set panel (ui/compare/eval_panel.py) a past evaluation is drawn with."""
 
     _labels: list[str]
+    _repeat_count: int
     results: Any
-    grid: QTableWidget
     status: QLabel
 
     @property
     def running(self) -> bool: ...
 
-    def _draw(self) -> None: ...
-
-    def _draw_cell(self, case: int, column: int) -> None: ...
+    def _draw(self, asked: Mapping[int, str] | None = None) -> None: ...
 
     def _update_buttons(self) -> None: ...
 
@@ -71,13 +69,9 @@ class EvalHistory:
         self.log = None  # Resume or Re-run failed from here starts a new evaluation
         panel._labels = list(labels)
         panel.results = {key_of(result): (result, record) for result, record in runs}
-        panel._draw()
-        questions = {result["case"]: result.get("question") or "" for result, _ in runs}
-        panel.grid.setRowCount(max([panel.grid.rowCount() - 1, *questions]) + 1)
-        for case, question in questions.items():  # the cases it had, though edited since
-            panel.grid.setItem(case, 0, QTableWidgetItem(question))
-            for column in range(len(labels)):
-                panel._draw_cell(case, column)
+        panel._repeat_count = 1 + max((result["repeat"] for result, _ in runs), default=0)
+        # The cases it had, though edited since: the grid (a model) drawn from these.
+        panel._draw({result["case"]: result.get("question") or "" for result, _ in runs})
         panel.status.setText(title)
         panel._update_buttons()
         return True

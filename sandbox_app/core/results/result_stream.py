@@ -1,0 +1,150 @@
+"""A results file read as a stream: an evaluation of 100,000 runs is never held in memory.
+
+What a resumed evaluation needs up front is each run's latest verdict (:func:`scan`: a
+``RunKey → passed`` map and which line holds it, a few dozen bytes a run); what its summary,
+report and JUnit file need after is each run's latest result, one at a time
+(:func:`iter_latest`: the file read again, only the latest line of each run parsed into a
+dict kept). The rules for a line are :func:`evaluation.results_file`'s: a damaged line is
+skipped and counted, a run the plan does not hold is left out and counted.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Callable, Collection, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from sandbox_app.core.results.evaluation import (
+    MAX_RESULTS_BYTES,
+    LaneTally,
+    ResultsFile,
+    RunKey,
+    checked_result,
+    key_of,
+)
+from sandbox_app.core.untrusted.file_reader import ReadError, display_name, iter_lines, json_line
+
+
+@dataclass
+class Scan:
+    """A results file's runs by key: the latest verdict of each (``latest``) and the line that
+    holds it (``lines``, 1-based), without the results themselves; ``damaged`` and
+    ``outside`` as :class:`ResultsFile` counts them."""
+
+    latest: dict[RunKey, bool] = field(default_factory=dict)
+    lines: dict[RunKey, int] = field(default_factory=dict)
+    damaged: int = 0
+    outside: int = 0
+
+    def notice(self, name: str) -> str:
+        """One line saying what was left out, or ""."""
+        return ResultsFile([], self.damaged, self.outside).notice(name)
+
+
+def scan(path: Path, planned: Collection[RunKey] | None = None) -> Scan:
+    """Each run's latest verdict in ``path`` (nothing if there is no file); a file that
+    cannot be read at all is a :class:`ReadError`."""
+    found = Scan()
+    for number, result in _results(path, planned, found):
+        key = key_of(result)
+        found.latest[key] = bool(result["passed"])
+        found.lines[key] = number
+    return found
+
+
+def iter_latest(
+    path: Path, planned: Collection[RunKey] | None = None, found: Scan | None = None
+) -> Iterator[dict[str, Any]]:
+    """Each run's latest result in ``path``, in the file's order, one at a time (``found``:
+    a scan of the file as it is now, or it is scanned first)."""
+    found = found if found is not None else _scan_keys(path, planned)
+    wanted = {number: key for key, number in found.lines.items()}
+    for number, result in _results(path, planned, Scan(), wanted):
+        if wanted.get(number) == key_of(result):
+            yield result
+
+
+def tally_latest(
+    path: Path,
+    lanes: Collection[str],
+    found: Scan,
+    leave_out: Callable[[RunKey], bool] = lambda _key: False,
+) -> dict[str, LaneTally]:
+    """Each lane's tally of the latest results ``found`` in ``path``, but those
+    ``leave_out`` names (the runs about to be made again: their new result counts instead)."""
+    tallies = {lane: LaneTally() for lane in lanes}
+    if not found.lines:
+        return tallies
+    for result in iter_latest(path, None, found):
+        key = key_of(result)
+        if key.lane in tallies and key in found.lines and not leave_out(key):
+            tallies[key.lane].add(result)
+    return tallies
+
+
+# How this program writes a result's line: its key first (eval_runner.py builds it in this
+# order). Read from the line's start, a key costs no parse of the line's 10 kB of events.
+_KEY = re.compile(rb'\{"lane": ("(?:[^"\\]|\\.)*"), "case": (\d{1,9}), "repeat": (\d{1,9}), ')
+
+
+def _scan_keys(path: Path, planned: Collection[RunKey] | None) -> Scan:
+    """:func:`scan`'s ``lines``, cheaply: a line whose start is a key, as this program writes
+    it, is not parsed (:func:`iter_latest` parses the chosen lines and checks their keys)."""
+    found = Scan()
+    name = display_name(path)
+    for number, raw in _lines(path):
+        key = _quick_key(raw)
+        if key is None:
+            try:
+                key = key_of(checked_result(json_line(raw, f"{name} line {number}", "a result")))
+            except ReadError:
+                continue
+        if planned is None or key in planned:
+            found.lines[key] = number
+    return found
+
+
+def _quick_key(raw: bytes) -> RunKey | None:
+    head = _KEY.match(raw)
+    if head is None:
+        return None
+    try:
+        lane = json.loads(head.group(1))
+    except ValueError:  # not a JSON string after all: the line is parsed instead
+        return None
+    return RunKey(lane, int(head.group(2)), int(head.group(3)))
+
+
+def _lines(path: Path) -> Iterator[tuple[int, bytes]]:
+    if not os.path.lexists(path):
+        return
+    for number, raw in enumerate(iter_lines(path, MAX_RESULTS_BYTES, "a results file"), 1):
+        if raw.strip():
+            yield number, raw
+
+
+def _results(
+    path: Path,
+    planned: Collection[RunKey] | None,
+    counts: Scan,
+    only: Collection[int] | None = None,
+) -> Iterator[tuple[int, dict[str, Any]]]:
+    """``(line number, result)`` for each readable result of a planned run (``only``: of
+    these lines, the others not parsed); the rest counted in ``counts`` (damaged, outside)."""
+    name = display_name(path)
+    for number, raw in _lines(path):
+        if only is not None and number not in only:
+            continue
+        try:
+            result = checked_result(json_line(raw, f"{name} line {number}", "a result"))
+        except ReadError:
+            counts.damaged += 1
+            continue
+        if planned is not None and key_of(result) not in planned:
+            counts.outside += 1
+            continue
+        yield number, result

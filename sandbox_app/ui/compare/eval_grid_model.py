@@ -1,0 +1,196 @@
+"""The test set's results grid (cases × lanes) as a model and its view: 100,000 runs without a
+widget or a string per cell.
+
+:class:`EvalGridModel` holds each cell as two bit masks (the repeats run, the repeats passed:
+"pass", "fail" or "k/N" come from them) and nothing else; Qt asks only for the cells on
+screen. A cell's tooltip (each repeat's answer and the checks it failed) is made when it is
+shown, from results fetched then (``fetch``). :class:`EvalGrid` is the view, with the
+calls a ``QTableWidget`` had (``item(row, column).text()``, ``cellClicked``) so the window's
+tests and callers read it as before.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from PySide6.QtCore import (
+    QAbstractTableModel,
+    QModelIndex,
+    QPersistentModelIndex,
+    QRect,
+    Qt,
+    Signal,
+)
+from PySide6.QtGui import QColor
+from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView, QWidget
+
+from sandbox_app.core.results.checks import described
+from sandbox_app.core.results.eval_report import cell_failed, cell_text
+from sandbox_app.ui.common.plain import tip
+
+PASS, FAIL = QColor("#e6f4ea"), QColor("#fce8e6")
+Index = QModelIndex | QPersistentModelIndex
+# A cell's results when its tooltip is shown: (case, lane) → each repeat's result, in order.
+Fetch = Callable[[int, str], Sequence[dict[str, Any]]]
+
+
+class EvalGridModel(QAbstractTableModel):
+    """Column 0 the question, then one column per lane; a row per case."""
+
+    def __init__(self, fetch: Fetch, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._fetch = fetch
+        self._questions: list[str] = []
+        self._lanes: list[str] = []
+        self._ran: list[int] = []  # per cell (row * lanes + lane): a bit per repeat run
+        self._passed: list[int] = []  # … and a bit per repeat passed
+
+    def reset(self, questions: Sequence[str], lanes: Sequence[str]) -> None:
+        """Every cell empty ("—"): a new test set, new lanes, or a run of all of it."""
+        self.beginResetModel()
+        self._questions, self._lanes = list(questions), list(lanes)
+        self._ran = [0] * (len(self._questions) * len(self._lanes))
+        self._passed = [0] * len(self._ran)
+        self.endResetModel()
+
+    def add(self, case: int, lane: int, repeat: int, passed: bool) -> None:
+        """A run's verdict (a re-run's replaces its repeat's); :meth:`changed` redraws."""
+        cell = case * len(self._lanes) + lane
+        bit = 1 << repeat
+        self._ran[cell] |= bit
+        self._passed[cell] = (self._passed[cell] & ~bit) | (bit if passed else 0)
+
+    def changed(self, cells: Iterable[tuple[int, int]]) -> None:
+        """Redraw these (case, lane) cells: one signal for the rows they span (the view
+        repaints only what of it is on screen)."""
+        rows = [case for case, _ in cells]
+        if rows:
+            last = self.columnCount() - 1
+            self.dataChanged.emit(self.index(min(rows), 1), self.index(max(rows), last))
+
+    def text(self, case: int, lane: int) -> str:
+        cell = case * len(self._lanes) + lane
+        ran, passed = self._ran[cell], self._passed[cell]
+        count = ran.bit_count()
+        won = passed.bit_count()
+        return cell_text([True] * won + [False] * (count - won))
+
+    def failing(self, case: int) -> bool:
+        """Whether a case has a failed run on any lane (the Failures only filter)."""
+        start = case * len(self._lanes)
+        return any(
+            self._ran[cell] != self._passed[cell] for cell in range(start, start + len(self._lanes))
+        )
+
+    def question(self, case: int) -> str:
+        return self._questions[case]
+
+    def lane(self, column: int) -> str:
+        return self._lanes[column - 1]
+
+    # ---- QAbstractTableModel --------------------------------------------------------------
+
+    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008 (Qt's signature)
+        return 0 if parent.isValid() else len(self._questions)
+
+    def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else 1 + len(self._lanes)
+
+    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid():
+            return None
+        row, column = index.row(), index.column()
+        if column == 0:
+            if role == Qt.ItemDataRole.DisplayRole:
+                return self._questions[row]
+            if role == Qt.ItemDataRole.ToolTipRole:
+                return tip(self._questions[row])
+            return None
+        if role == Qt.ItemDataRole.DisplayRole:
+            return self.text(row, column - 1)
+        if role == Qt.ItemDataRole.BackgroundRole:
+            text = self.text(row, column - 1)
+            return None if text == "—" else FAIL if cell_failed(text) else PASS
+        if role == Qt.ItemDataRole.ToolTipRole:
+            # Each repeat's answer and the checks it failed: why the cell is red. Fetched now,
+            # for the one cell the pointer is on, never kept.
+            runs = self._fetch(row, self.lane(column))
+            return tip("\n".join(described(result) for result in runs)) or None
+        return None
+
+    def headerData(
+        self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
+    ) -> Any:
+        if role != Qt.ItemDataRole.DisplayRole:
+            return None
+        if orientation == Qt.Orientation.Vertical:
+            return str(section + 1)
+        return "Question" if section == 0 else self._lanes[section - 1]
+
+
+@dataclass(frozen=True)
+class GridCell:
+    """A cell as ``QTableWidget.item`` gave it: what it shows, read from the model now."""
+
+    model: EvalGridModel
+    row_: int
+    column_: int
+
+    def _data(self, role: Qt.ItemDataRole) -> Any:
+        return self.model.data(self.model.index(self.row_, self.column_), role)
+
+    def text(self) -> str:
+        return str(self._data(Qt.ItemDataRole.DisplayRole) or "")
+
+    def toolTip(self) -> str:
+        return str(self._data(Qt.ItemDataRole.ToolTipRole) or "")
+
+    def background(self) -> QColor | None:
+        found = self._data(Qt.ItemDataRole.BackgroundRole)
+        return found if isinstance(found, QColor) else None
+
+    def row(self) -> int:
+        return self.row_
+
+    def column(self) -> int:
+        return self.column_
+
+
+class EvalGrid(QTableView):
+    """The grid's view. Signals: cellClicked(row, column), as ``QTableWidget`` had."""
+
+    cellClicked = Signal(int, int)
+
+    def __init__(self, model: EvalGridModel, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.grid_model = model
+        self.setModel(model)
+        self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.setWordWrap(False)  # one line a case: the question's tooltip has the rest
+        # Fixed row heights and widths: nothing measures every row of 10,000 cases.
+        self.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
+        self.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 8)
+        self.horizontalHeader().setDefaultSectionSize(140)
+        self.horizontalHeader().setStretchLastSection(False)
+        model.modelReset.connect(self._columns_sized)
+        self.clicked.connect(lambda index: self.cellClicked.emit(index.row(), index.column()))
+
+    def _columns_sized(self) -> None:
+        if self.grid_model.columnCount():
+            self.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+
+    def rowCount(self) -> int:
+        return self.grid_model.rowCount()
+
+    def columnCount(self) -> int:
+        return self.grid_model.columnCount()
+
+    def item(self, row: int, column: int) -> GridCell | None:
+        if not (0 <= row < self.rowCount() and 0 <= column < self.columnCount()):
+            return None
+        return GridCell(self.grid_model, row, column)
+
+    def visualItemRect(self, cell: GridCell) -> QRect:
+        return self.visualRect(self.grid_model.index(cell.row(), cell.column()))
