@@ -23,13 +23,14 @@ from collections.abc import AsyncGenerator, Sequence
 from contextlib import aclosing
 from typing import TYPE_CHECKING, Any, cast
 
-from sandbox_app.backends import errors, network_loop
+from sandbox_app.backends import errors
 from sandbox_app.backends.anthropic_messages import StreamDecoder, StreamFailed, request_body
 from sandbox_app.backends.http_library import tls_context
 from sandbox_app.backends.keys import KeyAccount, account_for, on_own_host
 from sandbox_app.backends.kinds import BackendConfig, BackendKind, KeyHome
 from sandbox_app.backends.openai_compat import MAX_RETRIES, retry_after
 from sandbox_app.backends.presets import CUSTOM, Preset, ServerConfig
+from sandbox_app.backends.sdk_backend import SdkBackend, missing_key
 from sandbox_app.backends.sse import gathered_reads, sse_data, sse_lines
 from sandbox_app.core.running.backend import Backend, BackendError, Delta, Message, StreamParams
 from sandbox_app.core.scenarios.scenario import Scenario
@@ -79,48 +80,24 @@ KIND = BackendKind(
 )
 
 
-class AnthropicBackend:
+class AnthropicBackend(SdkBackend["anthropic.AsyncAnthropic"]):
     """Streams Messages API replies from one server configuration."""
 
     def __init__(self, config: ServerConfig) -> None:
+        super().__init__(config.base_url)
         self.config = config
         self.label = "Anthropic" if config.preset is ANTHROPIC else config.host
-        self._client: anthropic.AsyncAnthropic | None = None
-        self._client_lock = asyncio.Lock()
         self._told: set[str] = set()  # adjustments already said: once per backend, not per step
 
-    async def _get_client(self) -> anthropic.AsyncAnthropic:
+    def _check_key(self) -> None:
         if self.config.needs_key and not self.config.api_key:
-            raise BackendError(
-                "No API key for Anthropic: set ANTHROPIC_API_KEY or enter a key in the "
-                "backend settings."
-            )
-        async with self._client_lock:
-            if self._client is None:
-                try:  # the SDK's import and the TLS set-up: off the network loop
-                    self._client = await asyncio.to_thread(_new_client, self.config)
-                except Exception as err:  # a URL the SDK refuses
-                    raise BackendError(
-                        f"Cannot use the base URL {self.config.base_url!r}: {errors.short(err)}"
-                    ) from None
-            return self._client
+            raise missing_key("Anthropic", "ANTHROPIC_API_KEY")
 
-    async def aclose(self) -> None:
-        await network_loop.call(self._aclose())
+    def _new_client(self) -> anthropic.AsyncAnthropic:
+        return _new_client(self.config)
 
-    async def list_models(self) -> list[str]:
-        return await network_loop.call(self._list_models())
-
-    def stream(
-        self, messages: Sequence[Message], params: StreamParams
-    ) -> AsyncGenerator[Delta, None]:
-        snapshot = list(messages)
-        return network_loop.relay_stream(lambda: self._stream(snapshot, params))
-
-    async def _aclose(self) -> None:
-        if self._client is not None:
-            await self._client.close()
-            self._client = None
+    async def _close_client(self, client: anthropic.AsyncAnthropic) -> None:
+        await client.close()
 
     async def _list_models(self) -> list[str]:
         client = await self._get_client()

@@ -22,18 +22,18 @@ same way whether or not aiohttp is installed, and the SDK never retries on its o
 
 from __future__ import annotations
 
-import asyncio
 import contextvars
 import time
 from collections.abc import AsyncGenerator, Sequence
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from sandbox_app.backends import errors, network_loop
+from sandbox_app.backends import errors
 from sandbox_app.backends.gemini_contents import Decoder, request
 from sandbox_app.backends.keys import KeyAccount, account_for, on_own_host
 from sandbox_app.backends.kinds import BackendConfig, BackendKind, KeyHome
 from sandbox_app.backends.presets import Preset, ServerConfig
+from sandbox_app.backends.sdk_backend import SdkBackend, missing_key
 from sandbox_app.core.running.backend import BackendError, Delta, Message, StreamParams
 from sandbox_app.core.scenarios.scenario import Scenario
 
@@ -68,53 +68,29 @@ def split_base_url(base_url: str) -> tuple[str, str]:
     return stripped, DEFAULT_API_VERSION
 
 
-class GeminiBackend:
-    """Streams ``generateContent`` replies from one Gemini endpoint."""
+class GeminiBackend(SdkBackend["tuple[genai.Client, Any]"]):
+    """Streams ``generateContent`` replies from one Gemini endpoint. Its client is the SDK's
+    and, under it, our httpx2 client (closed by us)."""
 
     def __init__(self, config: ServerConfig) -> None:
+        super().__init__(config.base_url)
         self.config = config
         self.label = config.preset.name if config.preset is GEMINI else config.host
-        self._client: genai.Client | None = None
-        self._http: Any = None  # our httpx2 client under the SDK's: closed by us
-        self._client_lock = asyncio.Lock()
 
-    async def _get_client(self) -> genai.Client:
+    def _check_key(self) -> None:
         if self.config.needs_key and not self.config.api_key:
-            raise BackendError(
-                f"No API key for {GEMINI.name}: set {GEMINI.key_env} or enter a key in the "
-                "backend settings."
-            )
-        async with self._client_lock:
-            if self._client is None:
-                try:  # the SDK import and the TLS set-up take a while: not on this loop
-                    self._client, self._http = await asyncio.to_thread(_new_client, self.config)
-                except Exception as err:
-                    raise BackendError(
-                        f"Cannot use the base URL {self.config.base_url!r}: {errors.short(err)}"
-                    ) from None
-            assert self._client is not None
-            return self._client
+            raise missing_key(GEMINI.name, str(GEMINI.key_env))
 
-    async def aclose(self) -> None:
-        await network_loop.call(self._aclose())
+    def _new_client(self) -> tuple[genai.Client, Any]:
+        return _new_client(self.config)
 
-    async def list_models(self) -> list[str]:
-        return await network_loop.call(self._list_models())
-
-    def stream(
-        self, messages: Sequence[Message], params: StreamParams
-    ) -> AsyncGenerator[Delta, None]:
-        snapshot = list(messages)
-        return network_loop.relay_stream(lambda: self._stream(snapshot, params))
-
-    async def _aclose(self) -> None:
-        if self._client is not None:
-            client, http, self._client, self._http = self._client, self._http, None, None
-            await client.aio.aclose()
-            await http.aclose()
+    async def _close_client(self, client: tuple[genai.Client, Any]) -> None:
+        sdk, http = client
+        await sdk.aio.aclose()
+        await http.aclose()
 
     async def _list_models(self) -> list[str]:
-        client = await self._get_client()
+        client, _ = await self._get_client()
         names: list[str] = []
         try:
             async for model in await client.aio.models.list(config={"page_size": 1000}):
@@ -127,7 +103,7 @@ class GeminiBackend:
     async def _stream(
         self, messages: Sequence[Message], params: StreamParams
     ) -> AsyncGenerator[Delta, None]:
-        client = await self._get_client()
+        client, _ = await self._get_client()
         from google.genai import types
 
         body = request(list(messages), params)

@@ -12,16 +12,16 @@ thread and used only on the background loop of network_loop.py.
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from contextlib import aclosing
 from typing import TYPE_CHECKING, Any
 
-from sandbox_app.backends import network_loop, ollama_wire
+from sandbox_app.backends import ollama_wire
 from sandbox_app.backends.keys import host_of
 from sandbox_app.backends.kinds import BackendConfig, BackendKind
 from sandbox_app.backends.model_store import PullProgress, relayed
+from sandbox_app.backends.sdk_backend import SdkBackend
 from sandbox_app.core.running.backend import Backend, BackendError, Delta, Message, StreamParams
 from sandbox_app.core.scenarios.scenario import Scenario
 
@@ -29,54 +29,25 @@ if TYPE_CHECKING:
     import ollama
 
 
-class OllamaBackend:
+class OllamaBackend(SdkBackend["ollama.AsyncClient"]):
     """Streams /api/chat from one Ollama server; lists and pulls its models."""
 
     def __init__(self, base_url: str, timeout_s: float = 60.0) -> None:
         self.base_url = ollama_wire.host_url(base_url)
+        super().__init__(self.base_url)
         self.host = host_of(self.base_url)
         self.label = f"Ollama {self.host}"
         self.timeout_s = timeout_s
         self.model_notes: dict[str, str] = {}
-        self._client: ollama.AsyncClient | None = None
-        self._client_lock = asyncio.Lock()
-
-    # The client and its connections live on the network loop: the public methods hand
-    # their work to it, the private ones run there.
-
-    async def aclose(self) -> None:
-        await network_loop.call(self._aclose())
-
-    async def list_models(self) -> list[str]:
-        return await network_loop.call(self._list_models())
-
-    def stream(
-        self, messages: Sequence[Message], params: StreamParams
-    ) -> AsyncGenerator[Delta, None]:
-        snapshot = list(messages)  # read on the network thread while the caller goes on
-        return network_loop.relay_stream(lambda: self._stream(snapshot, params))
 
     def pull(self, model: str) -> AsyncIterator[PullProgress]:
         return relayed(lambda: self._pull(model))
 
-    async def _get_client(self) -> ollama.AsyncClient:
-        async with self._client_lock:  # concurrent runs of one backend (eval) share it
-            if self._client is None:
-                try:
-                    # Importing the library and loading certificates: not on the GUI thread.
-                    self._client = await asyncio.to_thread(
-                        _new_client, self.base_url, self.timeout_s
-                    )
-                except Exception as err:  # a URL the HTTP library cannot use
-                    raise BackendError(
-                        f"Cannot use the base URL {self.base_url!r}: {err}"
-                    ) from None
-            return self._client
+    def _new_client(self) -> ollama.AsyncClient:
+        return _new_client(self.base_url, self.timeout_s)
 
-    async def _aclose(self) -> None:
-        if self._client is not None:
-            await self._client.close()  # type: ignore[no-untyped-call]  # the library's
-            self._client = None
+    async def _close_client(self, client: ollama.AsyncClient) -> None:
+        await client.close()  # type: ignore[no-untyped-call]  # the library's
 
     async def _list_models(self) -> list[str]:
         client = await self._get_client()

@@ -17,7 +17,7 @@ from collections.abc import AsyncGenerator, Sequence
 from contextlib import aclosing
 from typing import TYPE_CHECKING, Any
 
-from sandbox_app.backends import errors, network_loop, passback
+from sandbox_app.backends import errors, passback
 from sandbox_app.backends.http_library import tls_context
 from sandbox_app.backends.presets import CUSTOM, ServerConfig
 from sandbox_app.backends.request_body import (
@@ -31,6 +31,7 @@ from sandbox_app.backends.request_body import (
     request_body,
     sdk_arguments,
 )
+from sandbox_app.backends.sdk_backend import SdkBackend, missing_key
 from sandbox_app.backends.sse import DONE, decode_chunk, gathered_reads, sse_data, sse_lines
 from sandbox_app.core.running.backend import BackendError, Delta, Message, StreamParams
 
@@ -42,53 +43,23 @@ MAX_RETRIES = 3
 MAX_RETRY_WAIT_S = 60.0
 
 
-class OpenAICompatBackend:
+class OpenAICompatBackend(SdkBackend["openai.AsyncOpenAI"]):
     """Streams chat completions from one server configuration."""
 
     def __init__(self, config: ServerConfig) -> None:
+        super().__init__(config.base_url)
         self.config = config
         self.label = config.preset.name if config.preset is not CUSTOM else config.host
-        self._client: openai.AsyncOpenAI | None = None
-        self._client_lock = asyncio.Lock()
 
-    async def _get_client(self) -> openai.AsyncOpenAI:
+    def _check_key(self) -> None:
         if self.config.needs_key and not self.config.api_key:
-            env = self.config.preset.key_env
-            raise BackendError(
-                f"No API key for {self.config.preset.name}: set {env} or enter a key "
-                "in the backend settings."
-            )
-        async with self._client_lock:  # concurrent runs of one backend (eval) share a client
-            if self._client is None:
-                # Building a client loads the TLS certificates: 40-170 ms that would freeze
-                # the window (and every other lane), so it happens on a worker thread.
-                try:
-                    self._client = await asyncio.to_thread(_ready_client, self.config)
-                except Exception as err:  # e.g. a typo in the port: the SDK rejects the URL
-                    raise BackendError(
-                        f"Cannot use the base URL {self.config.base_url!r}: {errors.short(err)}"
-                    ) from None
-            return self._client
+            raise missing_key(self.config.preset.name, str(self.config.preset.key_env))
 
-    # The client and its connections live on the network loop (network_loop.py): the
-    # public methods hand their work to it, the private ones run there.
+    def _new_client(self) -> openai.AsyncOpenAI:
+        return _ready_client(self.config)
 
-    async def aclose(self) -> None:
-        await network_loop.call(self._aclose())
-
-    async def list_models(self) -> list[str]:
-        return await network_loop.call(self._list_models())
-
-    def stream(
-        self, messages: Sequence[Message], params: StreamParams
-    ) -> AsyncGenerator[Delta, None]:
-        snapshot = list(messages)  # read on the network thread while the caller goes on
-        return network_loop.relay_stream(lambda: self._stream(snapshot, params))
-
-    async def _aclose(self) -> None:
-        if self._client is not None:
-            await self._client.close()
-            self._client = None
+    async def _close_client(self, client: openai.AsyncOpenAI) -> None:
+        await client.close()
 
     async def _list_models(self) -> list[str]:
         client = await self._get_client()
@@ -146,17 +117,9 @@ class OpenAICompatBackend:
                 response = await opened.__aenter__()
                 break
             except openai.RateLimitError as err:
-                final = errors.out_of_quota(err, host)
-                if final is None and rate_limited == MAX_RETRIES:
-                    final = errors.gave_up(host, MAX_RETRIES)
-                if final is not None:
-                    raise final from None
-                wait = retry_after(err, default=2.0**rate_limited)
+                wait, waiting = rate_limited_retry(err, host, rate_limited)
                 rate_limited += 1
-                yield Delta(
-                    notice=f"Rate limited (429): retrying in {wait:g} s "
-                    f"({rate_limited} of {MAX_RETRIES})"
-                )
+                yield waiting
                 await asyncio.sleep(wait)
             except openai.BadRequestError as err:
                 # Each fact is learnt at most once, and a retry must change the request, so
@@ -234,6 +197,19 @@ class OpenAICompatBackend:
             if model not in models:
                 return errors.unknown_model(host, model, models)
         return errors.translate(err, self.config, model)
+
+
+def rate_limited_retry(err: openai.RateLimitError, host: str, tried: int) -> tuple[float, Delta]:
+    """A 429: the wait before the next try and its trace line, or (out of quota, or the
+    retries used up) the one-line error that ends them, raised."""
+    final = errors.out_of_quota(err, host)
+    if final is None and tried == MAX_RETRIES:
+        final = errors.gave_up(host, MAX_RETRIES)
+    if final is not None:
+        raise final from None
+    wait = retry_after(err, default=2.0**tried)
+    notice = f"Rate limited (429): retrying in {wait:g} s ({tried + 1} of {MAX_RETRIES})"
+    return wait, Delta(notice=notice)
 
 
 def _learn(err: Exception, request: dict[str, Any], facts: ModelFacts, params: StreamParams) -> str:

@@ -22,7 +22,7 @@ from contextlib import aclosing
 from sandbox_app.backends import errors, responses_input
 from sandbox_app.backends.keys import KeyAccount, account_for, on_own_host
 from sandbox_app.backends.kinds import BackendConfig, BackendKind, KeyHome
-from sandbox_app.backends.openai_compat import MAX_RETRIES, OpenAICompatBackend, retry_after
+from sandbox_app.backends.openai_compat import OpenAICompatBackend, rate_limited_retry
 from sandbox_app.backends.openai_kind import effective_preset
 from sandbox_app.backends.presets import ServerConfig, preset_with_id
 from sandbox_app.backends.request_body import refusal_notice, refused_by, refused_parameter
@@ -76,17 +76,9 @@ class ResponsesBackend(OpenAICompatBackend):
                 response = await opened.__aenter__()
                 break
             except openai.RateLimitError as err:
-                final = errors.out_of_quota(err, host)
-                if final is None and rate_limited == MAX_RETRIES:
-                    final = errors.gave_up(host, MAX_RETRIES)
-                if final is not None:
-                    raise final from None
-                wait = retry_after(err, default=2.0**rate_limited)
+                wait, waiting = rate_limited_retry(err, host, rate_limited)
                 rate_limited += 1
-                yield Delta(
-                    notice=f"Rate limited (429): retrying in {wait:g} s "
-                    f"({rate_limited} of {MAX_RETRIES})"
-                )
+                yield waiting
                 await asyncio.sleep(wait)
             except openai.BadRequestError as err:
                 param = refused_parameter(err, body)  # each given up once, so this ends

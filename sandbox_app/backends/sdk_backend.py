@@ -1,0 +1,88 @@
+"""What every backend built on a provider's SDK shares (OpenAI-compatible, Anthropic, Gemini,
+Ollama): one client per backend, made on first use on a worker thread, living on the
+network loop with its connections.
+
+Making a client imports the SDK and loads the TLS certificates: 40-170 ms (a second for the
+first import) that would freeze the window and every other lane, so it happens on a worker
+thread. The client's connections belong to the network loop (network_loop.py): the public
+methods hand their work to it, and a subclass writes the private ones, which run there.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncGenerator, Sequence
+from typing import Generic, TypeVar
+
+from sandbox_app.backends import errors, network_loop
+from sandbox_app.core.running.backend import BackendError, Delta, Message, StreamParams
+
+Client = TypeVar("Client")
+
+
+def missing_key(name: str, env_var: str) -> BackendError:
+    """The one line for a backend that needs a key and was given none."""
+    return BackendError(
+        f"No API key for {name}: set {env_var} or enter a key in the backend settings."
+    )
+
+
+class SdkBackend(Generic[Client]):
+    """A backend whose ``Client`` an SDK makes (:meth:`_new_client`, on a worker thread)."""
+
+    label: str
+
+    def __init__(self, base_url: str) -> None:
+        self._client: Client | None = None
+        self._client_lock = asyncio.Lock()  # concurrent runs of one backend (eval) share it
+        self._client_url = base_url
+
+    # ---- on the caller's loop: handed to the network loop --------------------------------
+
+    async def aclose(self) -> None:
+        await network_loop.call(self._aclose())
+
+    async def list_models(self) -> list[str]:
+        return await network_loop.call(self._list_models())
+
+    def stream(
+        self, messages: Sequence[Message], params: StreamParams
+    ) -> AsyncGenerator[Delta, None]:
+        snapshot = list(messages)  # read on the network thread while the caller goes on
+        return network_loop.relay_stream(lambda: self._stream(snapshot, params))
+
+    # ---- on the network loop -------------------------------------------------------------
+
+    async def _get_client(self) -> Client:
+        self._check_key()
+        async with self._client_lock:
+            if self._client is None:
+                try:
+                    self._client = await asyncio.to_thread(self._new_client)
+                except Exception as err:  # e.g. a typo in the port: the SDK refuses the URL
+                    raise BackendError(
+                        f"Cannot use the base URL {self._client_url!r}: {errors.short(err)}"
+                    ) from None
+            return self._client
+
+    async def _aclose(self) -> None:
+        client, self._client = self._client, None
+        if client is not None:
+            await self._close_client(client)
+
+    def _check_key(self) -> None:
+        """Raise :func:`missing_key`'s error when the backend needs a key it was not given."""
+
+    def _new_client(self) -> Client:  # on a worker thread
+        raise NotImplementedError
+
+    async def _close_client(self, client: Client) -> None:
+        raise NotImplementedError
+
+    async def _list_models(self) -> list[str]:
+        raise NotImplementedError
+
+    def _stream(
+        self, messages: Sequence[Message], params: StreamParams
+    ) -> AsyncGenerator[Delta, None]:
+        raise NotImplementedError
