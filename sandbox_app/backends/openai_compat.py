@@ -32,7 +32,7 @@ from sandbox_app.backends.request_body import (
     sdk_arguments,
 )
 from sandbox_app.backends.sdk_backend import SdkBackend, missing_key
-from sandbox_app.backends.sse import DONE, decode_chunk, gathered_reads, sse_data, sse_lines
+from sandbox_app.backends.sse import decode_chunk, sse_payloads
 from sandbox_app.core.running.backend import BackendError, Delta, Message, StreamParams
 
 if TYPE_CHECKING:
@@ -141,24 +141,8 @@ class OpenAICompatBackend(SdkBackend["openai.AsyncOpenAI"]):
         # What the reply may have to send back in a tool-calling turn (passback.py).
         gathered = passback.Gathered() if params.tools else None
         try:
-            # A web UI's address answers 200 with its page: without this check its lines,
-            # none starting with "data:", would read as an empty reply, step after step.
-            media_type = errors.media_type(response.http_response.headers)
-            if media_type and media_type != "text/event-stream" and not media_type.endswith("json"):
-                raise errors.not_an_api(host, media_type)
-            # Every generator on the way is closed here, on this loop: left to the garbage
-            # collector, they would be finalised from whichever thread collects them.
-            async with (
-                aclosing(response.http_response.aiter_bytes()) as raw,
-                aclosing(gathered_reads(raw)) as reads,
-                aclosing(sse_lines(reads)) as lines,
-            ):
-                async for line in lines:
-                    data = sse_data(line)
-                    if data is None:
-                        continue
-                    if data == DONE:
-                        break
+            async with aclosing(sse_payloads(response.http_response, host)) as payloads:
+                async for data in payloads:
                     delta = decode_chunk(data, gathered)
                     if delta.text:
                         chunks += 1

@@ -27,7 +27,7 @@ from sandbox_app.backends.openai_kind import effective_preset
 from sandbox_app.backends.presets import ServerConfig, preset_with_id
 from sandbox_app.backends.request_body import refusal_notice, refused_by, refused_parameter
 from sandbox_app.backends.responses_stream import ResponseEvents
-from sandbox_app.backends.sse import DONE, gathered_reads, sse_data, sse_lines
+from sandbox_app.backends.sse import sse_payloads
 from sandbox_app.core.running.backend import Backend, BackendError, Delta, Message, StreamParams
 from sandbox_app.core.scenarios.scenario import Scenario
 
@@ -92,20 +92,8 @@ class ResponsesBackend(OpenAICompatBackend):
         yield Delta(sent_at=response.http_response.request.extensions.get("sent_at"), request=body)
         events = ResponseEvents()
         try:
-            media_type = errors.media_type(response.http_response.headers)
-            if media_type and media_type != "text/event-stream" and not media_type.endswith("json"):
-                raise errors.not_an_api(host, media_type)
-            async with (
-                aclosing(response.http_response.aiter_bytes()) as raw,
-                aclosing(gathered_reads(raw)) as reads,
-                aclosing(sse_lines(reads)) as lines,
-            ):
-                async for line in lines:
-                    data = sse_data(line)
-                    if data is None:
-                        continue
-                    if data == DONE:  # not OpenAI's, but some compatible servers end so
-                        break
+            async with aclosing(sse_payloads(response.http_response, host)) as payloads:
+                async for data in payloads:
                     for delta in events.feed(data):
                         yield delta
                     if events.ended:

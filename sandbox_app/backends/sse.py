@@ -14,8 +14,10 @@ import json
 import math
 import time
 from collections.abc import AsyncGenerator, AsyncIterator
+from contextlib import aclosing
 from typing import Any
 
+from sandbox_app.backends import errors
 from sandbox_app.backends.errors import sentence
 from sandbox_app.backends.passback import Gathered
 from sandbox_app.core.running.backend import BackendError, Delta, ToolCallPiece, Usage
@@ -75,6 +77,31 @@ def sse_data(line: str) -> str | None:
     if not line.startswith("data:"):
         return None
     return line[5:].strip()
+
+
+async def sse_payloads(response: Any, host: str) -> AsyncGenerator[str, None]:
+    """An SSE response's data payloads (an httpx response), up to an OpenAI-style [DONE].
+
+    A web UI's address answers 200 with its page: without the content type's check its
+    lines, none starting with "data:", would read as an empty reply, step after step. Every
+    generator on the way is closed here, on this loop: left to the garbage collector, they
+    would be finalised from whichever thread collects them.
+    """
+    media_type = errors.media_type(response.headers)
+    if media_type and media_type != "text/event-stream" and not media_type.endswith("json"):
+        raise errors.not_an_api(host, media_type)
+    async with (
+        aclosing(response.aiter_bytes()) as raw,
+        aclosing(gathered_reads(raw)) as reads,
+        aclosing(sse_lines(reads)) as lines,
+    ):
+        async for line in lines:
+            data = sse_data(line)
+            if data is None:
+                continue
+            if data == DONE:  # some compatible servers end a Responses stream so too
+                return
+            yield data
 
 
 def decode_chunk(data: str, gathered: Gathered | None = None) -> Delta:
