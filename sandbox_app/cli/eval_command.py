@@ -36,6 +36,7 @@ from sandbox_app.cli.eval_runs import EvalRuns
 from sandbox_app.cli.lane_spec import eval_lanes, lane_from_spec
 from sandbox_app.cli.otel_options import OtlpOut, add_otlp_options
 from sandbox_app.cli.terminal import say
+from sandbox_app.core.results.compare import read_prices
 from sandbox_app.core.results.evaluation import count_pending, iter_plan, pending
 from sandbox_app.core.results.result_stream import Scan, iter_latest, scan, tally_latest
 from sandbox_app.core.scenarios.lane_settings import parse_option
@@ -107,6 +108,12 @@ def parser() -> argparse.ArgumentParser:
         help="answer a request seen before (same messages, model, settings and repeat) from "
         "this folder (default .react-sandbox-cache)",
     )
+    p.add_argument(
+        "--prices",
+        metavar="FILE",
+        help="a JSON price table, model -> [input, output] dollars per million tokens, for "
+        'the "max_cost" checks (without a price such a check is undecided, never a pass)',
+    )
     p.add_argument("--timeout", default="60", help="seconds to wait for a server (default 60)")
     p.add_argument(
         "--allow",
@@ -167,6 +174,7 @@ def eval_command(argv: list[str], out: TextIO | None = None, progress: TextIO | 
                     others["the --report file"] = Path(args.report)
                 check_writable(Path(given), option, others=others)
         otlp = OtlpOut(args, {**scenario_path, "the results file": results_path})
+        prices = read_prices(args.prices) if args.prices else {}
     except (ScenarioError, ValueError, KeyError) as err:
         say(f"react-sandbox eval: {err}")
         return 1
@@ -218,6 +226,7 @@ def eval_command(argv: list[str], out: TextIO | None = None, progress: TextIO | 
         keys=keys,
         trusted=allowance.trusted,
         judge_url_source="user" if args.trust_file_lanes else "file",  # the judge's URL too
+        prices=prices,
     )
     runs.total = count_pending(planned, found.latest, args.only_failed)
     asyncio.run(runs.run_all(runner, pending(planned, found.latest, args.only_failed)))
