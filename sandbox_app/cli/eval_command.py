@@ -7,8 +7,8 @@ what failed. Each server gets at most ``--concurrency`` requests at once (a 429'
 inside that server's share, never another's). The progress goes to stderr, the summary to
 stdout (``--json``: as JSON); ``--junit`` writes the runs as a CI server's test report
 (eval_outputs.py). Nothing is kept per run (eval_runs.py): 100,000 runs take flat memory.
-Exit codes (cli_io.py, listed in ``--help``): 0 done, 1 an error, 2 usage, 4 a lane below
-``--min-pass-rate``.
+Exit codes (cli_io.py, listed in ``--help``): 0 done, 1 an error, 2 usage, 3 stopped (Ctrl+C),
+4 a lane below ``--min-pass-rate``.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from sandbox_app.backends.registry import key_notice
 from sandbox_app.cli.cli_io import (
     EVAL_EXIT_CODES,
     EXIT_BELOW_PASS_RATE,
+    EXIT_STOPPED,
     STDIN,
     STDIN_NAME,
     scenario_from,
@@ -229,7 +230,16 @@ def eval_command(argv: list[str], out: TextIO | None = None, progress: TextIO | 
         prices=prices,
     )
     runs.total = count_pending(planned, found.latest, args.only_failed)
-    asyncio.run(runs.run_all(runner, pending(planned, found.latest, args.only_failed)))
+    try:
+        asyncio.run(runs.run_all(runner, pending(planned, found.latest, args.only_failed)))
+    except KeyboardInterrupt:  # Ctrl+C: asyncio.run cancelled the runs, then re-raised this
+        # Every finished run is a whole line already (and a history row): the evaluation
+        # stays unfinished in the history, as after a kill, and --resume goes on from it.
+        say(
+            f"react-sandbox eval: stopped after {runs.count} runs; {results_path.name} has "
+            "them, --resume goes on"
+        )
+        return EXIT_STOPPED
     log.finish()
     otlp.send_evaluation(progress, scenario.title)
     outputs = Finish(

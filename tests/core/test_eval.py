@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from sandbox_app.cli.cli_io import EXIT_STOPPED
 from sandbox_app.cli.eval_command import EXIT_BELOW_PASS_RATE, _lane_from_spec, eval_command
 from sandbox_app.core.results.evaluation import RunKey, plan, read_results, still_to_run, wilson
 from sandbox_app.core.scenarios.lane_settings import LaneSettings
@@ -101,6 +102,30 @@ def test_a_killed_evaluation_resumes_with_nothing_lost(tmp_path: Path) -> None:
     keys = [(r["lane"], r["case"], r["repeat"]) for r in after]
     assert sorted(keys) == sorted({(k.lane, k.case, k.repeat) for k in plan(["scripted"], 12, 1)})
     assert after[: len(before)] == before  # what was written before the kill is kept as it was
+
+
+def test_ctrl_c_stops_with_exit_3_and_resume_goes_on(tmp_path: Path) -> None:
+    slow = load_scenario(EXAMPLE)
+    slow = slow.with_changes(script=slow.script.__class__(slow.script.replies, 150.0))
+    scenario = tmp_path / "slow.json"
+    save_scenario(slow, scenario)
+    results = tmp_path / "results.jsonl"
+    command = [sys.executable, "-m", "sandbox_app", "eval", str(scenario), "--out", str(results)]
+    process = subprocess.Popen([*command, "--concurrency", "1"], stderr=subprocess.PIPE, text=True)
+    assert process.stderr is not None
+    progress = [process.stderr.readline() for _ in range(2)]
+    assert all("scripted case" in line for line in progress), progress
+    process.send_signal(signal.SIGINT)  # what Ctrl+C in the terminal sends
+    code = process.wait(timeout=30)
+    said = process.stderr.read()
+    process.stderr.close()
+    assert code == EXIT_STOPPED, said
+    assert "Traceback" not in said
+    written = len(read_results(results))
+    assert f"stopped after {written} runs; results.jsonl has them, --resume goes on" in said
+    resumed = subprocess.run([*command, "--resume"], capture_output=True, text=True, timeout=120)
+    assert resumed.returncode == 0, resumed.stderr
+    assert len(read_results(results)) == 12
 
 
 def test_two_server_lanes_side_by_side(tmp_path: Path, fake_server: FakeOpenAIServer) -> None:
