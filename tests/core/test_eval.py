@@ -79,7 +79,9 @@ def test_an_existing_results_file_is_never_overwritten(
     assert results.read_text() == '{"kept": true}\n'
 
 
-def test_a_killed_evaluation_resumes_with_nothing_lost(tmp_path: Path) -> None:
+def a_slow_evaluation(tmp_path: Path, runs_done: int) -> tuple[subprocess.Popen[str], list[str]]:
+    """``eval`` of the example set in a subprocess, its offline model 150 ms a reply, one run
+    at a time; returned once ``runs_done`` runs are written (with the command, to resume)."""
     slow = load_scenario(EXAMPLE)
     slow = slow.with_changes(script=slow.script.__class__(slow.script.replies, 150.0))
     scenario = tmp_path / "slow.json"
@@ -89,8 +91,15 @@ def test_a_killed_evaluation_resumes_with_nothing_lost(tmp_path: Path) -> None:
     process = subprocess.Popen([*command, "--concurrency", "1"], stderr=subprocess.PIPE, text=True)
     assert process.stderr is not None
     # A progress line (on stderr) is printed once its run's result line is written and flushed.
-    progress = [process.stderr.readline() for _ in range(3)]
+    progress = [process.stderr.readline() for _ in range(runs_done)]
     assert all("scripted case" in line for line in progress), progress
+    return process, command
+
+
+def test_a_killed_evaluation_resumes_with_nothing_lost(tmp_path: Path) -> None:
+    process, command = a_slow_evaluation(tmp_path, 3)
+    results = tmp_path / "results.jsonl"
+    assert process.stderr is not None
     os.kill(process.pid, signal.SIGKILL)
     process.wait(timeout=10)
     process.stderr.close()
@@ -105,16 +114,9 @@ def test_a_killed_evaluation_resumes_with_nothing_lost(tmp_path: Path) -> None:
 
 
 def test_ctrl_c_stops_with_exit_3_and_resume_goes_on(tmp_path: Path) -> None:
-    slow = load_scenario(EXAMPLE)
-    slow = slow.with_changes(script=slow.script.__class__(slow.script.replies, 150.0))
-    scenario = tmp_path / "slow.json"
-    save_scenario(slow, scenario)
+    process, command = a_slow_evaluation(tmp_path, 2)
     results = tmp_path / "results.jsonl"
-    command = [sys.executable, "-m", "sandbox_app", "eval", str(scenario), "--out", str(results)]
-    process = subprocess.Popen([*command, "--concurrency", "1"], stderr=subprocess.PIPE, text=True)
     assert process.stderr is not None
-    progress = [process.stderr.readline() for _ in range(2)]
-    assert all("scripted case" in line for line in progress), progress
     process.send_signal(signal.SIGINT)  # what Ctrl+C in the terminal sends
     code = process.wait(timeout=30)
     said = process.stderr.read()
