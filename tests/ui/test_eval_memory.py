@@ -50,6 +50,11 @@ def test_a_finished_test_set_holds_no_record_yet_shows_and_exports_every_trace(
     lane_two = window.compare.lanes[1].trace
     qtbot.waitUntil(lambda: "calculator[20 * 12 * 9]" in lane_two.plain_text())
     assert "Answer: $2,160 per year" in lane_two.plain_text()
+    # Shown as the run ended: its case's expected answer judges it, its model named.
+    pane = window.compare.lanes[1].pane
+    assert pane.header.status.text().startswith("✔ Correct")
+    shown = pane.shown_record()
+    assert shown is not None and shown.settings.backend and shown.settings.prompt_version
     assert "✗ tool used: search" in panel.grid.item(11, 2).toolTip()  # type: ignore[union-attr]
     # The JSON export carries each run's events exactly as they were stored.
     assert window.compare.exports.export_to(tmp_path / "runs.json", "json", test_set=True)

@@ -49,7 +49,7 @@ from sandbox_app.core.scenarios.test_set import asked_questions
 from sandbox_app.core.tools import Tool
 from sandbox_app.ui.common.plain import plain_label
 from sandbox_app.ui.compare.eval_grid_model import EvalGrid, EvalGridModel
-from sandbox_app.ui.compare.eval_results import RunStore
+from sandbox_app.ui.compare.eval_results import MadeWith, RunStore
 from sandbox_app.ui.compare.test_set_editor import TestSetEditor
 from sandbox_app.ui.history.eval_history import EvalHistory
 from sandbox_app.ui.lane.frames import Phase, frame_clock
@@ -175,6 +175,7 @@ class EvalPanel(QWidget):
         gui = asyncio.get_running_loop()
         runs = self.results
         runs.writing(self.history.start(scenario, lanes, self._repeats(), fresh=which == "all"))
+        runs.made_with = MadeWith(scenario, {lane.label: lane for lane in lanes}, self._keys)
 
         def deliver(result: dict[str, Any], record: RunRecord) -> None:
             # Called on the evaluation thread: stored there (the result it replaces read

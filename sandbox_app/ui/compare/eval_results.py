@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
 from sandbox_app.core.results.evaluation import RunKey, key_of
@@ -30,8 +30,11 @@ from sandbox_app.core.results.history_schema import HistoryError
 from sandbox_app.core.running.records import RunRecord
 
 if TYPE_CHECKING:
+    from sandbox_app.application.eval_runner import EvalLane
     from sandbox_app.application.history import EvaluationLog
+    from sandbox_app.backends.keys import KeyStore
     from sandbox_app.core.results.history_db import HistoryStore
+    from sandbox_app.core.scenarios.scenario import Scenario
 
 Run = tuple[dict[str, Any], RunRecord | None]  # a result, with its record when asked for
 PAGE = 500  # runs read at a time by an export
@@ -88,6 +91,29 @@ def _run(result: dict[str, Any], events: bool) -> Run:
     return result, record_of(result.pop("events"))
 
 
+@dataclass(frozen=True)
+class MadeWith:
+    """The scenario and lanes the runs on screen were started with: a record read back from
+    the database is told again how its run was made, as the runner told it (its case's
+    expected answer for the header's verdict; backend, server and model for Inspect)."""
+
+    scenario: Scenario
+    lanes: dict[str, EvalLane]
+    keys: KeyStore
+
+    def tell(self, record: RunRecord, result: dict[str, Any]) -> None:
+        lane, case = self.lanes.get(result["lane"]), int(result["case"])
+        if lane is None or not 0 <= case < len(self.scenario.test_set):
+            return
+        from sandbox_app.application.eval_runner import case_scenario
+        from sandbox_app.application.run_builder import RunSpec
+
+        scenario = case_scenario(self.scenario, lane, case)
+        made = RunSpec(scenario, lane.config, self.keys).record_settings()
+        record.settings = replace(made, prompt_version=result.get("prompt_version") or "")
+        record.scenario = scenario
+
+
 class RunStore:
     """The panel's runs wherever they are. ``count``: how many runs there are (the grid's
     masks know, so no key is kept here for it)."""
@@ -97,6 +123,7 @@ class RunStore:
         self._stored: list[StoredLayer] = []  # oldest first
         self.memory = MemoryLayer()
         self._log: EvaluationLog | None = None
+        self.made_with: MadeWith | None = None  # None: a past evaluation (not known)
 
     def __len__(self) -> int:
         return self._count()
@@ -107,7 +134,7 @@ class RunStore:
         return len(self.memory.runs)
 
     def clear(self) -> None:
-        self._stored, self._log = [], None
+        self._stored, self._log, self.made_with = [], None, None
         with self.memory.lock:
             self.memory.runs.clear()
 
@@ -161,8 +188,13 @@ class RunStore:
             return None
 
     def record(self, key: RunKey) -> RunRecord | None:
-        found = self.lookup([key], events=True).get(key)
-        return found[1] if found is not None else None
+        """A run's record, its trace read now (told how it was made, where that is known)."""
+        result, record = self.lookup([key], events=True).get(key, ({}, None))
+        if record is None:
+            return None
+        if self.made_with is not None and record.scenario is None:  # not a kept one
+            self.made_with.tell(record, result)
+        return record
 
     def cell(self, lane: str, case: int, repeats: int) -> list[dict[str, Any]]:
         """A cell's results, each repeat's in order (its tooltip, when it shows); none when
