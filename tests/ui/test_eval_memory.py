@@ -54,7 +54,9 @@ def test_a_finished_test_set_holds_no_record_yet_shows_and_exports_every_trace(
     pane = window.compare.lanes[1].pane
     assert pane.header.status.text().startswith("✔ Correct")
     shown = pane.shown_record()
-    assert shown is not None and shown.settings.backend and shown.settings.prompt_version
+    assert shown is not None
+    assert shown.settings.backend
+    assert shown.settings.prompt_version
     assert "✗ tool used: search" in panel.grid.item(11, 2).toolTip()  # type: ignore[union-attr]
     # The JSON export carries each run's events exactly as they were stored.
     assert window.compare.exports.export_to(tmp_path / "runs.json", "json", test_set=True)
