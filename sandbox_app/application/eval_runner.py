@@ -52,6 +52,13 @@ def lane_label(name: str, settings: LaneSettings) -> str:
     return name + (" (native tools)" if settings.tool_calling == "native" else "")
 
 
+def case_scenario(scenario: Scenario, lane: EvalLane, case: int) -> Scenario:
+    """What a lane's run of case ``case`` is made from (and its record keeps)."""
+    found = scenario_for_case(scenario, scenario.test_set[case])
+    found = found.with_lane(lane.settings.over(found.model))  # checked before
+    return found.with_prompt(lane.prompt) if lane.prompt is not None else found
+
+
 def unpinned(scenario: Scenario, lanes: Iterable[EvalLane]) -> str | None:
     """One line for the first lane pinned to a prompt version the scenario's history lacks
     (every run of it would fail alike: said once, before any runs); None when all are found."""
@@ -145,10 +152,7 @@ class EvalRunner:
 
     async def _one(self, lane: EvalLane, key: RunKey) -> tuple[dict[str, Any], RunRecord]:
         case = self.scenario.test_set[key.case]
-        scenario = scenario_for_case(self.scenario, case)
-        scenario = scenario.with_lane(lane.settings.over(scenario.model))  # checked before
-        if lane.prompt is not None:
-            scenario = scenario.with_prompt(lane.prompt)
+        scenario = case_scenario(self.scenario, lane, key.case)
         if not lane.config.kind.server:  # made per run: the offline model replays the case's own
             backend = make_backend(lane.config, scenario, self.keys)
         else:  # one client per server lane: its connections are reused run after run

@@ -118,9 +118,14 @@ class EvaluationLog:
         self.history, self.id, self.models = history, evaluation, models
 
     def add(self, result: dict[str, Any], record: RunRecord | None = None) -> None:
+        self.stored(result, record)
+
+    def stored(self, result: dict[str, Any], record: RunRecord | None = None) -> bool:
+        """:meth:`add`, saying whether the result (and its trace) is in the database now: the
+        window keeps a run the database did not take itself (ui/compare/eval_results.py)."""
         store = self.history.store
         if store is None or self.id is None:
-            return
+            return False
         events = result.get("events") or (
             [event_to_dict(e) for e in record.events] if record is not None else []
         )
@@ -128,6 +133,8 @@ class EvaluationLog:
             store.add_result(self.id, result, events, self.models.get(result["lane"], ""))
         except HistoryError as err:
             self.history._off(err)
+            return False
+        return True
 
     def finish(self) -> None:
         store = self.history.store

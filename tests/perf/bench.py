@@ -748,7 +748,6 @@ async def grid_at_scale(window: Any, cases: int, repeats: int) -> dict[str, floa
     """The window's test-set grid filling with ``cases`` × 2 lanes × ``repeats`` results,
     delivered as the runner delivers them (bursts of 64 through the loop), then scrolled
     from top to bottom: the event loop's lag while it fills and while it scrolls."""
-    from sandbox_app.core.running.records import RunRecord
     from sandbox_app.core.scenarios.scenario import EvalCase, Expected, LaneConfig
     from sandbox_app.core.scenarios.scenario_file import default_scenario
     from tests.heartbeat import Heartbeat
@@ -762,11 +761,10 @@ async def grid_at_scale(window: Any, cases: int, repeats: int) -> dict[str, floa
     compare.results_tabs.setCurrentIndex(1)  # Test set
     panel = compare.eval_panel
     labels = [lane.label for lane in panel._lanes()]
+    panel._clear()
     panel._labels, panel._repeat_count = labels, repeats
-    panel.results.clear()
     panel._draw()
     panel.progress.setRange(0, cases * len(labels) * repeats)
-    record = RunRecord()  # the grid never reads a record: one stands for all
     await asyncio.sleep(0.5)
     gc.collect()
     before = rss_mb()
@@ -786,11 +784,11 @@ async def grid_at_scale(window: Any, cases: int, repeats: int) -> dict[str, floa
                 )  # fmt: skip
                 if len(batch) == 64:
                     for result in batch:
-                        panel._finished(result, record)
+                        panel._finished(result)  # as the runner hands it on: no record
                     batch.clear()
                     await asyncio.sleep(0)  # the loop draws between bursts, as in a real run
     for result in batch:
-        panel._finished(result, record)
+        panel._finished(result)
     await asyncio.sleep(0.1)
     panel._running = False
     panel._ended()
@@ -821,6 +819,80 @@ async def grid_at_scale(window: Any, cases: int, repeats: int) -> dict[str, floa
         "grid_scroll_pages": float(steps),
         "grid_rss_growth_mb": filled_rss,
         "grid_last_cell_ok": float(shown is not None and shown.text() in ("5/5", "4/5")),
+    }
+
+
+async def window_eval_at_scale(window: Any, cases: int, repeats: int) -> dict[str, float]:
+    """A real evaluation in the window's Test set tab: the example's cases (trajectory checks,
+    the offline judge) over and over, ``cases`` × 2 offline lanes × ``repeats``, 16 at once,
+    every run stored in the history database (beside the window's temporary settings). The
+    window's RSS growth (sampled every 0.25 s: its peak, and after the last run), its loop lag
+    while the runs end and the grid fills, then while it scrolls, and one cell's trace read
+    back on a click."""
+    from sandbox_app.core.scenarios.scenario import LaneConfig
+    from sandbox_app.core.scenarios.scenario_file import load_scenario, scenarios_dir
+    from tests.heartbeat import Heartbeat
+
+    example = load_scenario(scenarios_dir() / "test_set.json")
+    many = tuple(example.test_set[i % len(example.test_set)] for i in range(cases))
+    window.set_scenario(example.with_changes(test_set=many))
+    compare = window.compare
+    compare.set_lanes((LaneConfig(), LaneConfig()))
+    compare.repeat_spin.setValue(repeats)
+    window.tabs.setCurrentWidget(compare)
+    compare.results_tabs.setCurrentIndex(1)  # Test set
+    panel = compare.eval_panel
+    panel.concurrency_spin.setValue(16)
+    await asyncio.sleep(0.5)
+    gc.collect()
+    before = rss_mb()
+    peak = before
+
+    async def sample() -> None:
+        nonlocal peak
+        while True:
+            peak = max(peak, rss_mb())
+            await asyncio.sleep(0.25)
+
+    sampler = asyncio.ensure_future(sample())
+    beat = Heartbeat(interval_ms=5)
+    started = time.perf_counter()
+    panel.start("all")
+    await wait_for(lambda: not panel.running, seconds=7200)
+    elapsed = time.perf_counter() - started
+    fill_lags = beat.lags
+    beat.stop()
+    sampler.cancel()
+    gc.collect()
+    after = rss_mb()
+    runs = len(panel.results)
+    grid = panel.grid
+    bar = grid.verticalScrollBar()
+    bar.setValue(0)
+    await asyncio.sleep(0.2)
+    beat = Heartbeat(interval_ms=5)
+    steps = 0
+    while bar.value() < bar.maximum() and steps < 2000:
+        bar.setValue(bar.value() + bar.pageStep())
+        grid.viewport().repaint()
+        steps += 1
+        await asyncio.sleep(0.016)
+    scroll_lags = beat.lags
+    beat.stop()
+    clicked = time.perf_counter()
+    panel._on_grid_cell_clicked(cases - 1, 2)  # the last case's second lane: its trace shown
+    click_ms = (time.perf_counter() - clicked) * 1000
+    return {
+        "window_eval_runs": float(runs),
+        "window_eval_runs_per_s": runs / elapsed,
+        "window_eval_rss_peak_growth_mb": peak - before,
+        "window_eval_rss_growth_mb": after - before,
+        "window_eval_fill_lag_p99_ms": percentile(fill_lags, 99) * 1000,
+        "window_eval_fill_lag_max_ms": max(fill_lags) * 1000,
+        "window_eval_scroll_lag_p99_ms": percentile(scroll_lags, 99) * 1000,
+        "window_eval_scroll_lag_max_ms": max(scroll_lags) * 1000,
+        "window_eval_click_ms": click_ms,
+        "window_eval_load_avg": os.getloadavg()[0],
     }
 
 
@@ -907,6 +979,11 @@ def scale_figures(quick: bool) -> dict[str, float]:
         with tempfile.TemporaryDirectory() as settings_dir:
             window = await make_window(settings_dir)
             found = await grid_at_scale(window, cases, 5)
+            await window.shutdown()
+            window.close()
+        with tempfile.TemporaryDirectory() as settings_dir:  # a window of its own
+            window = await make_window(settings_dir)
+            found.update(await window_eval_at_scale(window, cases, 5))
             await window.shutdown()
             window.close()
         return found

@@ -99,7 +99,7 @@ def test_the_windows_test_set_sends_each_cases_variables(
         ("Capital of France?", "You answer for Brightgrid."),
         ("Capital of Japan?", "You answer for Tokyo Inc."),  # the case's own wins
     }
-    assert all(result["passed"] for result, _ in panel.results.values())
+    assert panel.grid_model.failed_runs() == 0
     grid = panel.grid
     questions = [grid.item(row, 0).text() for row in range(grid.rowCount())]  # type: ignore[union-attr]
     assert questions == ["Capital of France?", "Capital of Japan?"]  # as asked, apart

@@ -163,6 +163,15 @@ def results_csv(
 
 
 def results_json(runs: Iterable[tuple[dict[str, Any], list[dict[str, Any]]]]) -> str:
-    """Every run: its result (verdict, metrics) with its full event trace as dicts."""
-    documents = [{**result, "events": events} for result, events in runs]
-    return json.dumps(documents, ensure_ascii=False, indent=1)
+    """Every run: its result (verdict, metrics) with its full event trace as dicts.
+
+    The text ``json.dumps`` gives the list, written a run at a time: each run's dicts are
+    dropped once written (the window reads its runs from the database as this goes)."""
+    parts = [_in_list({**result, "events": events}) for result, events in runs]
+    return "[\n" + ",\n".join(parts) + "\n]" if parts else "[]"
+
+
+def _in_list(document: dict[str, Any]) -> str:
+    # A level deeper, as inside the list: every line one more space (JSON text holds no raw
+    # newline inside a string, so each newline is a line of the layout).
+    return " " + json.dumps(document, ensure_ascii=False, indent=1).replace("\n", "\n ")

@@ -13,7 +13,7 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Generic, TypeVar
@@ -207,12 +207,14 @@ class RunExport:
 @dataclass(frozen=True)
 class EvalResults:
     """A test set's results: each run's latest result with its record (None where only the
-    result is kept, as in ``eval``'s results file: its JSON then has no events)."""
+    result is kept, as in ``eval``'s results file: its JSON then has no events). ``runs``
+    may be read as it is gone through (the window's, from the history database): an export
+    goes through it once, each record used and dropped."""
 
     title: str
     questions: Sequence[str]
     labels: Sequence[str]
-    runs: Sequence[tuple[dict[str, Any], RunRecord | None]]
+    runs: Iterable[tuple[dict[str, Any], RunRecord | None]]
 
     @property
     def results(self) -> list[dict[str, Any]]:

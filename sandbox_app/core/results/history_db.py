@@ -33,7 +33,8 @@ from sandbox_app.core.results.history_schema import (
     now,
     packed,
     reason,
-    unpacked,
+    result_of,
+    select_results,
 )
 
 _NEW_EVALUATION = (
@@ -296,12 +297,7 @@ class HistoryStore:
         self, evaluation: int, keys: list[RunKeyTuple] | None = None, events: bool = False
     ) -> Iterator[dict[str, Any]]:
         """Results as ``eval`` writes them (``events`` with their traces), by case."""
-        trace = ", t.events" if events else ", NULL"
-        query = (
-            "SELECT r.lane, r.case_no, r.repeat, r.prompt_version, r.model, r.passed, r.status, "
-            f"r.question, r.expected, r.answer, r.checks, r.metrics{trace} FROM results r "
-            "LEFT JOIN traces t ON t.result_id = r.id WHERE r.evaluation_id = ?"
-        )
+        query = select_results(events) + " WHERE r.evaluation_id = ?"
         if keys is None:
             rows = self._read(query + " ORDER BY r.case_no, r.repeat, r.id", (evaluation,))
         else:  # a few runs (a diff's flips, a trace): found by the index, never all read
@@ -315,21 +311,25 @@ class HistoryStore:
                     (evaluation, *flat),
                 )
         for row in rows:
-            yield {
-                "lane": row[0],
-                "case": row[1],
-                "repeat": row[2],
-                "prompt_version": row[3],
-                "model": row[4],
-                "passed": bool(row[5]),
-                "status": row[6],
-                "question": row[7],
-                "expected": row[8],
-                "answer": row[9],
-                "checks": json.loads(row[10]),
-                "metrics": json.loads(row[11]) if row[11] else None,
-                **({"events": unpacked(row[12]) if row[12] else []} if events else {}),
-            }
+            yield result_of(row, events)
+
+    def pages(
+        self, evaluation: int, events: bool = False, size: int = 500
+    ) -> Iterator[list[dict[str, Any]]]:
+        """Every result of an evaluation in the order first recorded (a run again keeps its
+        place), ``size`` at a time: a page is read, used and dropped before the next, each its
+        own short read (the evaluation thread may write between two)."""
+        # "+": along the row ids from the last page's, not the evaluation's index (which
+        # would sort the evaluation's rows again for every page).
+        query = select_results(events) + " WHERE +r.evaluation_id = ? AND r.id > ?"
+        query += " ORDER BY r.id LIMIT ?"
+        last = 0
+        while True:
+            rows = self._read(query, (evaluation, last, size))
+            if not rows:
+                return
+            last = rows[-1][-1]
+            yield [result_of(row, events) for row in rows]
 
     def trend(self) -> list[tuple[str, str, int, str, int, int]]:
         """(prompt version, model, evaluation, its start, runs, passed), oldest first."""

@@ -134,3 +134,32 @@ def reason(err: BaseException) -> str:
     if isinstance(err, OSError) and err.strerror:
         return err.strerror
     return " ".join(text.split())  # one line
+
+
+def select_results(events: bool) -> str:
+    """A result's columns (its trace's too with ``events``), its row id last."""
+    trace = "t.events" if events else "NULL"
+    return (
+        "SELECT r.lane, r.case_no, r.repeat, r.prompt_version, r.model, r.passed, r.status, "
+        f"r.question, r.expected, r.answer, r.checks, r.metrics, {trace}, r.id FROM results r "
+        "LEFT JOIN traces t ON t.result_id = r.id"
+    )
+
+
+def result_of(row: tuple[Any, ...], events: bool) -> dict[str, Any]:
+    """A row of :func:`select_results` as ``eval`` writes a result."""
+    return {
+        "lane": row[0],
+        "case": row[1],
+        "repeat": row[2],
+        "prompt_version": row[3],
+        "model": row[4],
+        "passed": bool(row[5]),
+        "status": row[6],
+        "question": row[7],
+        "expected": row[8],
+        "answer": row[9],
+        "checks": json.loads(row[10]),
+        "metrics": json.loads(row[11]) if row[11] else None,
+        **({"events": unpacked(row[12]) if row[12] else []} if events else {}),
+    }

@@ -11,7 +11,7 @@ tests and callers read it as before.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,6 +28,7 @@ from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView, QWidge
 
 from sandbox_app.core.results.checks import described
 from sandbox_app.core.results.eval_report import cell_failed, cell_text
+from sandbox_app.core.results.evaluation import RunKey
 from sandbox_app.ui.common.plain import tip
 
 PASS, FAIL = QColor("#e6f4ea"), QColor("#fce8e6")
@@ -47,12 +48,16 @@ class EvalGridModel(QAbstractTableModel):
         self._ran: list[int] = []  # per cell (row * lanes + lane): a bit per repeat run
         self._passed: list[int] = []  # … and a bit per repeat passed
 
-    def reset(self, questions: Sequence[str], lanes: Sequence[str]) -> None:
-        """Every cell empty ("—"): a new test set, new lanes, or a run of all of it."""
+    def reset(self, questions: Sequence[str], lanes: Sequence[str], keep: bool = False) -> None:
+        """Every cell empty ("—"): a new test set, new lanes, or a run of all of it;
+        ``keep``: the verdicts stay where the lanes are the same (the questions redrawn)."""
         self.beginResetModel()
+        kept = keep and list(lanes) == self._lanes
         self._questions, self._lanes = list(questions), list(lanes)
-        self._ran = [0] * (len(self._questions) * len(self._lanes))
-        self._passed = [0] * len(self._ran)
+        size = len(self._questions) * len(self._lanes)
+        pad = [0] * max(0, size - len(self._ran))
+        self._ran = [*self._ran[:size], *pad] if kept else [0] * size
+        self._passed = [*self._passed[:size], *pad] if kept else [0] * size
         self.endResetModel()
 
     def add(self, case: int, lane: int, repeat: int, passed: bool) -> None:
@@ -61,6 +66,11 @@ class EvalGridModel(QAbstractTableModel):
         bit = 1 << repeat
         self._ran[cell] |= bit
         self._passed[cell] = (self._passed[cell] & ~bit) | (bit if passed else 0)
+
+    def set_cell(self, case: int, lane: int, ran: int, passed: int) -> None:
+        """A cell's masks as a past evaluation left them (reset draws them)."""
+        cell = case * len(self._lanes) + lane
+        self._ran[cell], self._passed[cell] = ran, passed & ran
 
     def changed(self, cells: Iterable[tuple[int, int]]) -> None:
         """Redraw these (case, lane) cells: one signal for the rows they span (the view
@@ -76,6 +86,24 @@ class EvalGridModel(QAbstractTableModel):
         count = ran.bit_count()
         won = passed.bit_count()
         return cell_text([True] * won + [False] * (count - won))
+
+    def runs(self) -> int:
+        """How many runs have a verdict (each cell's repeats)."""
+        return sum(ran.bit_count() for ran in self._ran)
+
+    def failed_runs(self) -> int:
+        pairs = zip(self._ran, self._passed, strict=True)
+        return sum((ran & ~passed).bit_count() for ran, passed in pairs)
+
+    def verdicts(self) -> Verdicts:
+        """Each run's verdict now, as a mapping (a copy: runs go on ending)."""
+        return Verdicts(list(self._lanes), list(self._ran), list(self._passed))
+
+    def repeats(self, case: int, lane: int) -> list[tuple[int, bool]]:
+        """A cell's runs: (repeat, passed) in repeat order."""
+        cell = case * len(self._lanes) + lane
+        ran, passed = self._ran[cell], self._passed[cell]
+        return [(r, bool(passed >> r & 1)) for r in range(ran.bit_length()) if ran >> r & 1]
 
     def failing(self, case: int) -> bool:
         """Whether a case has a failed run on any lane (the Failures only filter)."""
@@ -128,6 +156,38 @@ class EvalGridModel(QAbstractTableModel):
         if orientation == Qt.Orientation.Vertical:
             return str(section + 1)
         return "Question" if section == 0 else self._lanes[section - 1]
+
+
+@dataclass(frozen=True)
+class Verdicts(Mapping[RunKey, bool]):
+    """Each run's verdict from a copy of the grid's masks: what Resume and Re-run failed go
+    by (core/results/evaluation.py ``pending``), with no key or result kept per run."""
+
+    lanes: list[str]
+    ran: list[int]
+    passed: list[int]
+
+    def _bit(self, key: RunKey) -> tuple[int, int] | None:
+        if key.lane not in self.lanes or key.repeat < 0:
+            return None
+        cell = key.case * len(self.lanes) + self.lanes.index(key.lane)
+        return (cell, 1 << key.repeat) if 0 <= cell < len(self.ran) else None
+
+    def __getitem__(self, key: RunKey) -> bool:
+        found = self._bit(key)
+        if found is None or not self.ran[found[0]] & found[1]:
+            raise KeyError(key)
+        return bool(self.passed[found[0]] & found[1])
+
+    def __iter__(self) -> Iterator[RunKey]:
+        width = len(self.lanes)
+        for cell, ran in enumerate(self.ran):
+            for repeat in range(ran.bit_length()):
+                if ran >> repeat & 1:
+                    yield RunKey(self.lanes[cell % width], cell // width, repeat)
+
+    def __len__(self) -> int:
+        return sum(ran.bit_count() for ran in self.ran)
 
 
 @dataclass(frozen=True)

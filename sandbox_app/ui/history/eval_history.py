@@ -9,35 +9,76 @@ evaluation; Resume and Re-run failed go on with the one on screen.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Protocol
 
 from PySide6.QtWidgets import QLabel
 
-from sandbox_app.core.results.evaluation import key_of
-from sandbox_app.core.running.records import RunRecord
+from sandbox_app.core.results.evaluation import LaneTally
+from sandbox_app.core.results.history_schema import HistoryError
 
 if TYPE_CHECKING:
     from sandbox_app.application.eval_runner import EvalLane
     from sandbox_app.application.history import EvaluationLog, History
+    from sandbox_app.core.results.history_db import HistoryStore
     from sandbox_app.core.scenarios.scenario import Scenario
-
-Run = tuple[dict[str, Any], RunRecord]
+    from sandbox_app.ui.compare.eval_grid_model import EvalGridModel
+    from sandbox_app.ui.compare.eval_results import RunStore
 
 
 class Grid(Protocol):
     """What of the Test set panel (ui/compare/eval_panel.py) a past evaluation is drawn with."""
 
     _labels: list[str]
+    _asked: Mapping[int, str]
     _repeat_count: int
-    results: Any
+    _tallies: dict[str, LaneTally]
+    _failed: int
+    results: RunStore
+    grid_model: EvalGridModel
     status: QLabel
 
     @property
     def running(self) -> bool: ...
 
-    def _draw(self, asked: Mapping[int, str] | None = None) -> None: ...
+    def _clear(self) -> None: ...
+
+    def _draw(self) -> None: ...
 
     def _update_buttons(self) -> None: ...
+
+
+@dataclass
+class Past:
+    """A past evaluation's summary rows, read once: each cell's verdict masks, each lane's
+    sums, each case's question as asked then; no answer, check or trace kept."""
+
+    cells: dict[tuple[int, int], tuple[int, int]] = field(default_factory=dict)
+    tallies: dict[str, LaneTally] = field(default_factory=dict)
+    asked: dict[int, str] = field(default_factory=dict)
+    repeats: int = 1
+
+    def draw(self, model: EvalGridModel) -> None:
+        for (case, lane), (ran, passed) in self.cells.items():
+            if case < model.rowCount():
+                model.set_cell(case, lane, ran, passed)
+
+
+def load_evaluation(store: HistoryStore, evaluation: int, labels: Sequence[str]) -> Past:
+    """Evaluation ``evaluation``'s results a page at a time (HistoryError: unreadable)."""
+    past = Past(tallies={lane: LaneTally() for lane in labels})
+    columns = {lane: column for column, lane in enumerate(labels)}
+    for page in store.pages(evaluation):
+        for result in page:
+            lane, case, repeat = result["lane"], result["case"], result["repeat"]
+            past.tallies.setdefault(lane, LaneTally()).add(result)
+            past.asked[case] = result.get("question") or ""
+            past.repeats = max(past.repeats, repeat + 1)
+            if lane in columns:
+                ran, passed = past.cells.get((case, columns[lane]), (0, 0))
+                bit = 1 << repeat
+                past.cells[case, columns[lane]] = (ran | bit, passed | bit * result["passed"])
+    return past
 
 
 class EvalHistory:
@@ -48,30 +89,41 @@ class EvalHistory:
 
     def start(
         self, scenario: Scenario, lanes: Sequence[EvalLane], repeats: int, fresh: bool
-    ) -> Callable[[dict[str, Any], RunRecord], None]:
-        """What stores each result of the runs starting now (``fresh``: a new evaluation)."""
+    ) -> EvaluationLog | None:
+        """Where each result of the runs starting now is stored (``fresh``: a new
+        evaluation; None: no history)."""
         history = self.source()
         if history is not None and (fresh or self.log is None):
             cases = len(scenario.test_set)
             self.log = history.begin(scenario.title, "", lanes, cases, repeats, "window")
-        log = self.log
-        return log.add if log is not None else lambda _result, _record: None
+        return self.log
 
     def finish(self) -> None:
         if self.log is not None:
             self.log.finish()
 
-    def show(self, panel: Grid, title: str, labels: list[str], runs: Sequence[Run]) -> bool:
-        """``runs`` of a past evaluation in ``panel``'s grid, each cell's trace its recorded
-        run and each row its question as asked then; False while a test set runs."""
+    def show(
+        self, panel: Grid, title: str, labels: list[str], store: HistoryStore, evaluation: int
+    ) -> bool:
+        """A past evaluation in ``panel``'s grid: its summary rows read now, each cell's trace
+        when it is clicked, each row its question as asked then; False while a test set runs
+        (or the database cannot be read: its one line in the panel's status)."""
         if panel.running:
             return False
+        try:
+            past = load_evaluation(store, evaluation, labels)
+        except HistoryError as err:
+            panel.status.setText(f"⚠ {err}")
+            return False
         self.log = None  # Resume or Re-run failed from here starts a new evaluation
-        panel._labels = list(labels)
-        panel.results = {key_of(result): (result, record) for result, record in runs}
-        panel._repeat_count = 1 + max((result["repeat"] for result, _ in runs), default=0)
-        # The cases it had, though edited since: the grid (a model) drawn from these.
-        panel._draw({result["case"]: result.get("question") or "" for result, _ in runs})
+        panel._clear()
+        panel.results.show(store, evaluation)
+        panel._labels, panel._asked = list(labels), past.asked
+        panel._repeat_count, panel._tallies = past.repeats, past.tallies
+        # The cases it had, though edited since: the grid (a model) drawn with these.
+        panel._draw()
+        past.draw(panel.grid_model)
+        panel._draw()  # the failures filter, the summary and the count, with the verdicts
         panel.status.setText(title)
         panel._update_buttons()
         return True

@@ -11,17 +11,18 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, QSettings, Signal
 from PySide6.QtWidgets import QStatusBar, QWidget
 
 if TYPE_CHECKING:
     from sandbox_app.application.history import History
-    from sandbox_app.core.running.records import RunRecord
+    from sandbox_app.core.results.history_db import HistoryStore
     from sandbox_app.ui.history.history_view import HistoryView
 
-ShowInGrid = Callable[[str, list[str], list[tuple[dict[str, Any], "RunRecord"]]], bool]
+# A past evaluation into the Test set grid: its title, lanes, and where its runs are read.
+ShowInGrid = Callable[[str, list[str], "HistoryStore", int], bool]
 
 SETTING = "history/database"
 
@@ -54,7 +55,7 @@ class HistoryActions(QObject):
         self._history: History | None = None
         self.view: HistoryView | None = None
         # A past evaluation into the Test set grid (the window's: it owns the tab).
-        self.grid: ShowInGrid = grid or (lambda _title, _labels, _runs: False)
+        self.grid: ShowInGrid = grid or (lambda _title, _labels, _store, _id: False)
         self.said.connect(lambda line: status.showMessage(line, 15000))
 
     def current(self) -> History:
@@ -74,9 +75,9 @@ class HistoryActions(QObject):
         return self.current()
 
     def show_in_grid(
-        self, title: str, labels: list[str], runs: list[tuple[dict[str, Any], RunRecord]]
+        self, title: str, labels: list[str], store: HistoryStore, evaluation: int
     ) -> bool:
-        return self.grid(title, labels, runs)
+        return self.grid(title, labels, store, evaluation)
 
     def open_view(self) -> HistoryView:
         """View → History…: past evaluations (one window, refreshed when open already)."""

@@ -10,7 +10,7 @@ Every scenario title, lane and question came from a file: table items (plain tex
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
@@ -27,12 +27,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from sandbox_app.application.history import History, record_of
-from sandbox_app.core.results.evaluation import key_of
+from sandbox_app.application.history import History
 from sandbox_app.core.results.history_db import EvaluationRow, HistoryStore
 from sandbox_app.core.results.history_diff import rate
 from sandbox_app.core.results.history_schema import HistoryError
-from sandbox_app.core.running.records import RunRecord
 from sandbox_app.core.scenarios.prompt_versions import SHORT_ID
 from sandbox_app.ui.common.plain import plain_label
 from sandbox_app.ui.history.flips_dialog import FlipsDialog
@@ -46,7 +44,7 @@ class Actions(Protocol):
     def choose(self, path: Path) -> History: ...
 
     def show_in_grid(
-        self, title: str, labels: list[str], runs: list[tuple[dict[str, Any], RunRecord]]
+        self, title: str, labels: list[str], store: HistoryStore, evaluation: int
     ) -> bool: ...
 
 
@@ -163,20 +161,19 @@ class HistoryView(QDialog):
         self.compare_button.setEnabled(chosen == 2 or (chosen == 1 and len(self.rows) > 1))
 
     def open_in_grid(self, evaluation: int) -> bool:
-        """Show evaluation ``evaluation`` in the Test set grid, every run's trace with it."""
+        """Show evaluation ``evaluation`` in the Test set grid: the grid reads its results'
+        summary rows, and a cell's trace only when it is clicked."""
         store = self.store
         if store is None:
             return False
         try:
             row = store.evaluation(evaluation)
-            runs = [(r, record_of(r.pop("events"))) for r in store.results(evaluation, events=True)]
         except HistoryError as err:
             self.problem.setText(str(err))
             self.problem.show()
             return False
-        latest = {key_of(result): (result, record) for result, record in runs}
         title = f"#{row.id} · {row.started[:16].replace('T', ' ')} · {row.scenario_title}"
-        return self.history_actions.show_in_grid(title, row.lanes, list(latest.values()))
+        return self.history_actions.show_in_grid(title, row.lanes, store, evaluation)
 
     def _compare_clicked(self) -> None:
         chosen = self.selected()
