@@ -69,9 +69,7 @@ class Judge:
         self.keys = keys
         self.cache = cache
         # Raises ValueError (one line naming the known ids) for an unknown backend.
-        self.config: BackendConfig = config_for(
-            spec.backend, spec.base_url, spec.model, timeout_s, url_source=url_source
-        )
+        self.config: BackendConfig = spec_config(spec, url_source, timeout_s)
         self.structured = self.config.kind.id == openai_kind.KIND.id
         self._server: Backend | None = None
 
@@ -160,6 +158,24 @@ class Judge:
             )
         script = Script((replies[repeat % len(replies)],), tokens_per_second=0, question=prompt)
         return make_backend(self.config, Scenario(question=prompt, script=script), self.keys)
+
+
+def spec_config(spec: JudgeSpec, url_source: UrlSource, timeout_s: float = 60.0) -> BackendConfig:
+    """What the judge runs against; a ValueError for an unknown backend id."""
+    return config_for(spec.backend, spec.base_url, spec.model, timeout_s, url_source=url_source)
+
+
+def judge_config(scenario: Scenario) -> BackendConfig | None:
+    """The server the scenario's judge would be asked on, with its URL from the file: what the
+    key rule must hear about before a window evaluation starts (its lanes' servers with it).
+    None when nothing is judged (no rubric) or the backend id is unknown (every run then says
+    "unjudged" and why)."""
+    if not scenario.rubric and not any(case.rubric for case in scenario.test_set):
+        return None
+    try:
+        return spec_config(scenario.judge or JudgeSpec(), "file")
+    except ValueError:
+        return None
 
 
 def judge_values(question: str, answer: str, expected: str, rubric: str) -> dict[str, str]:

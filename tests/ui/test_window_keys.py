@@ -11,6 +11,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
+from sandbox_app.core.scenarios.judge_spec import JudgeSpec
 from sandbox_app.core.scenarios.scenario import LaneConfig
 from sandbox_app.core.scenarios.scenario_file import load_scenario, save_scenario, scenarios_dir
 from sandbox_app.ui.lane.key_confirmation import KeyConfirmDialog
@@ -18,6 +19,7 @@ from sandbox_app.ui.window.main_window import MainWindow
 from tests.fakeserver import FakeOpenAIServer, ModelScript
 
 ANSWER = ["Thought: easy.\nAnswer: 4"]
+PASS = '{"verdict": "pass", "score": 5, "reason": "It gives the price per year."}'
 
 
 def run_and_wait(qtbot: QtBot, window: MainWindow) -> None:
@@ -216,3 +218,29 @@ def test_a_recordings_servers_never_get_a_key(
     answers = [lane.record.runs[-1].answer for lane in window.compare.lanes]
     assert set(answers) == {"$1,680 per year"}  # the scenario's offline lanes ran
     assert fake_server.authorizations[sent:] == []  # not a request, so not a key
+
+
+@pytest.mark.usefixtures("custom_key")
+@pytest.mark.parametrize("answer", ["send", "without"])
+def test_a_judge_server_the_file_names_is_asked_about_before_it_gets_the_key(
+    qtbot: QtBot, window: MainWindow, fake_server: FakeOpenAIServer, tmp_path: Path, answer: str
+) -> None:
+    fake_server.set_model("judge", ModelScript(replies=[PASS], cycle=True))
+    scenario = load_scenario(scenarios_dir() / "test_set.json")  # offline lanes, a rubric
+    judge = JudgeSpec("custom", "judge", fake_server.base_url)
+    one_case = scenario.with_changes(test_set=scenario.test_set[:1], judge=judge)
+    path = tmp_path / "judged_elsewhere.json"
+    save_scenario(
+        one_case.with_changes(lanes=(LaneConfig("scripted"), LaneConfig("scripted"))), path
+    )
+    assert window.files.open_scenario(path)
+    panel = window.compare.eval_panel
+    panel.start("all")
+    dialog = _key_question(qtbot)  # the lanes are offline: only the judge's host is asked about
+    assert fake_server.host_port in dialog.text()
+    button = dialog.send_button if answer == "send" else dialog.without_button
+    qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: panel.running, timeout=5000)
+    qtbot.waitUntil(lambda: not panel.running, timeout=60000)
+    key = "Bearer sk-custom-secret" if answer == "send" else "Bearer not-needed"
+    assert fake_server.authorizations == [key, key]  # the one case judged in each lane

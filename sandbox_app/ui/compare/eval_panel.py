@@ -1,10 +1,11 @@
 """The compare view's Test set tab: every lane × case × repeat of the scenario's test set, a
 results grid (cases × lanes), a per-lane summary, Stop, Resume and Re-run failed.
 
-The runs go through the same runner as ``react-sandbox eval`` (eval_runner.py); a cell's
-trace is the recorded run, shown in its lane's trace view on a click (never run again). The
-panel keeps what the grid and summary draw; each run's result and trace live in the history
-database, read back for a tooltip, a click or an export (eval_results.py).
+The runs go through the same runner as ``react-sandbox eval`` (eval_runner.py); a cell's trace
+is the recorded run, shown in its lane's trace view on a click (never run again). The panel
+keeps what the grid and summary draw; each run's result and trace live in the history database,
+read back for a tooltip, a click or an export (eval_results.py). A judge's server the file
+names is asked about with the lanes' before a key goes to it (the key rule, key_confirmation).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from PySide6.QtWidgets import (
 )
 
 from sandbox_app.application.eval_runner import EvalLane, EvalRunner, unpinned
+from sandbox_app.application.judge import judge_config
 from sandbox_app.backends.keys import KeyStore
 from sandbox_app.backends.network_loop import background_loop, call_until_ended
 from sandbox_app.backends.registry import BackendConfig
@@ -80,12 +82,11 @@ class EvalPanel(QWidget):
     ) -> None:
         super().__init__(parent)
         # Asks whether servers the scenario file named may get a key, then starts (keys.py).
-        self._confirm = confirm
+        self._confirm, self._keys = confirm, keys
         self._scenario, self._lanes, self._repeats = scenario, lanes, repeats
         self._write_cases = write_cases
         self._sources, self._prices = sources, prices  # sources: MCP servers' tools now
         self.editor: TestSetEditor | None = None
-        self._keys = keys
         self._labels: list[str] = []
         self._asked: Mapping[int, str] = {}  # a past evaluation's questions, by case
         self._task: asyncio.Task[None] | None = None
@@ -103,9 +104,7 @@ class EvalPanel(QWidget):
         self.resume_button = QPushButton("Resume")
         self.rerun_button = QPushButton("Re-run failed")
         self.failures_only = QCheckBox("Failures only")
-        self.concurrency_spin = QSpinBox()
-        self.concurrency_spin.setRange(1, 64)
-        self.concurrency_spin.setValue(4)
+        self.concurrency_spin = QSpinBox(minimum=1, maximum=64, value=4)
         self.concurrency_spin.setSuffix(" at once")
         self.concurrency_spin.setToolTip("Requests at once per server (a 429 slows only its own)")
         self.progress = QProgressBar()
@@ -149,6 +148,8 @@ class EvalPanel(QWidget):
     def start(self, which: str) -> None:
         """Run every run ("all"), the ones not done yet ("missing") or the failed ones."""
         configs = [lane.config for lane in self._lanes()]
+        if judge := judge_config(self._scenario()):
+            configs.append(judge)
         self._confirm(configs, "The test set", lambda: self._start_now(which))
 
     def _start_now(self, which: str) -> None:
