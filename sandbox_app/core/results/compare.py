@@ -12,14 +12,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from sandbox_app.core.results.prices import Price as Price  # where callers import it
+from sandbox_app.core.results.prices import stored_prices as stored_prices
 from sandbox_app.core.results.verdict import COULD_NOT_CHECK, matches, verdict
 from sandbox_app.core.running.events import RunFinished
 from sandbox_app.core.running.records import RunHistory
 from sandbox_app.core.scenarios.prompt_versions import SHORT_ID
+from sandbox_app.core.scenarios.scenario import MAX_LANES as MAX_LANES
+from sandbox_app.core.scenarios.scenario import MIN_LANES as MIN_LANES
 from sandbox_app.core.scenarios.scenario import Expected
-from sandbox_app.core.untrusted.file_reader import ReadError, check, parse_setting
 
-MIN_LANES, MAX_LANES = 2, 4  # a comparison needs two; four still fit beside the editor
 COLUMNS = (
     "Lane",
     "Model",
@@ -45,28 +47,6 @@ COLUMNS = (
     "Tokens/s",
     "Cost",
 )
-
-
-@dataclass(frozen=True)
-class Price:
-    input_per_million: float
-    output_per_million: float
-
-    def cost(self, tokens_in: int, tokens_out: int) -> float:
-        return (tokens_in * self.input_per_million + tokens_out * self.output_per_million) / 1e6
-
-
-def stored_prices(value: object) -> dict[str, Price]:
-    """The price table as the window stores it (JSON: model → [input, output]); anything
-    malformed is dropped, never guessed."""
-    try:
-        data = parse_setting(value, "the saved prices")
-        table = check(data, dict[str, tuple[float, ...]], "prices")
-    except ReadError:
-        return {}
-    return {
-        model: Price(*pair) for model, pair in table.items() if len(pair) == 2 and min(pair) >= 0
-    }
 
 
 @dataclass
