@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import builtins
 import logging
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import suppress
+from contextlib import contextmanager, suppress
+from typing import TYPE_CHECKING
 
 import qasync
 from PySide6.QtCore import QEvent, QObject, QSettings, QTimer
@@ -17,10 +19,10 @@ from PySide6.QtWidgets import QApplication, QWidget
 
 import sandbox_app
 from sandbox_app import APP_ID
-from sandbox_app.backends.keys import KeyStore
-from sandbox_app.core.scenarios.scenario_file import scenarios_dir
 from sandbox_app.ui.window import gc_policy
-from sandbox_app.ui.window.main_window import MainWindow
+
+if TYPE_CHECKING:  # imported by run_app, past PySide6's import hook (own_modules)
+    from sandbox_app.ui.window.main_window import MainWindow
 
 log = logging.getLogger(__name__)
 GIL_SWITCH_INTERVAL_S = 0.001
@@ -173,8 +175,38 @@ def import_before_threads() -> None:
         import pydantic._internal._validators  # noqa: F401
 
 
+@contextmanager
+def own_modules() -> Iterator[None]:
+    """Import the app's own modules (the window's ~140) past PySide6's import hook.
+
+    Once PySide6 is imported, every import goes through its hook (``__feature__`` support:
+    ``from __feature__ import snake_case``), which reads each new module's source with
+    ``inspect.getsource`` to see whether it names PySide6: ~60 ms of the window's start-up.
+    The app selects no feature, so what the hook would record for its modules is known: "no
+    feature" (0), which is set here without reading them. Only while nothing else imports
+    (before the first frame, the first thread); a PySide6 without these names keeps its hook.
+    """
+    feature = sys.modules.get("shibokensupport.feature")
+    table = getattr(feature, "pyside_feature_dict", None)
+    plain, hooked = getattr(builtins, "__orig_import__", None), builtins.__import__
+    if plain is None or plain is hooked or not isinstance(table, dict):
+        yield
+        return
+    before = set(sys.modules)
+    builtins.__import__ = plain
+    try:
+        yield
+    finally:
+        builtins.__import__ = hooked
+        for name in sys.modules.keys() - before:
+            if name.startswith("sandbox_app."):
+                table.setdefault(name, 0)
+
+
 def app_icon() -> QIcon | None:
     """The application icon, from the package's resources (also inside a frozen bundle)."""
+    from sandbox_app.core.scenarios.scenario_file import scenarios_dir
+
     path = scenarios_dir().parent / "icons" / f"{APP_ID}.svg"
     return QIcon(str(path)) if path.is_file() else None
 
@@ -187,14 +219,18 @@ def run_app(scenario: str | None = None) -> int:
     app.setApplicationName(APPLICATION)
     # The window is matched to its desktop file and icon by this (Wayland's app id).
     app.setDesktopFileName(APP_ID)
-    icon = app_icon()
-    if icon is not None:
-        app.setWindowIcon(icon)
     # qasync drives asyncio from Qt's event loop: runs stream while the window stays live.
     app.setQuitOnLastWindowClosed(False)  # _main decides when to stop, after cleanup
     # Built before the loop starts: construction is synchronous Qt work, not an asyncio step.
     # The keyring waits for the first frame (after_first_frame in _main).
-    window = MainWindow(QSettings(ORGANIZATION, APPLICATION), KeyStore(keyring_open=False))
+    with own_modules():
+        from sandbox_app.backends.keys import KeyStore
+        from sandbox_app.ui.window.main_window import MainWindow
+
+        icon = app_icon()
+        if icon is not None:
+            app.setWindowIcon(icon)
+        window = MainWindow(QSettings(ORGANIZATION, APPLICATION), KeyStore(keyring_open=False))
     try:
         return int(qasync.run(_main(window, scenario)))
     except asyncio.CancelledError:
