@@ -10,7 +10,6 @@ a server's error is never read as markup.
 
 from __future__ import annotations
 
-import asyncio
 import ipaddress
 from collections.abc import Callable, Sequence
 from contextlib import suppress
@@ -27,6 +26,8 @@ from sandbox_app.core.tools import Tool
 from sandbox_app.ui.common.plain import plain_label
 
 if TYPE_CHECKING:  # the probes are imported at the first check (not on the first frame's path)
+    import asyncio
+
     from sandbox_app.backends.health import Health
 
 CHECK_TIP = (
@@ -109,6 +110,8 @@ class HealthLine(QWidget):
 
     def check(self) -> None:
         """Check the chosen server now (Check, or the automatic one)."""
+        import asyncio
+
         self._timer.stop()
         config = self._config
         if config is None or not config.kind.server:
@@ -130,6 +133,8 @@ class HealthLine(QWidget):
     async def _check(
         self, config: BackendConfig, scenario: Scenario | None, tools: Sequence[Tool]
     ) -> None:
+        import asyncio
+
         try:
             from sandbox_app.backends.health import check_in_background
 
