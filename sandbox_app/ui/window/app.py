@@ -195,11 +195,11 @@ def import_before_threads() -> None:
 
 @contextmanager
 def own_modules() -> Iterator[None]:
-    """Import the app's own modules (the window's ~140) past PySide6's import hook.
+    """Import the app's own modules (the window's ~130) past PySide6's import hook.
 
     Once PySide6 is imported, every import goes through its hook (``__feature__`` support:
     ``from __feature__ import snake_case``), which reads each new module's source with
-    ``inspect.getsource`` to see whether it names PySide6: ~60 ms of the window's start-up.
+    ``inspect.getsource`` to see whether it names PySide6: ~20 ms of the window's start-up.
     The app selects no feature, so what the hook would record for its modules is known: "no
     feature" (0), which is set here without reading them. Only while nothing else imports
     (before the first frame, the first thread); a PySide6 without these names keeps its hook.
