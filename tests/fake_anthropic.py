@@ -23,10 +23,8 @@ Every request body and key is recorded for the tests to read.
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import json
-import socket
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -36,6 +34,7 @@ import pytest
 from aiohttp import web
 
 from tests.pacing import Pace
+from tests.threaded_app import ThreadedApp
 
 # The API's words for a tool-result turn sent back without its thinking block (as quoted in
 # many agent frameworks' bug reports, e.g. deepset-ai/haystack-core-integrations#2146).
@@ -131,9 +130,7 @@ class FakeAnthropicServer:
         self._failures: dict[str, int] = {}
         self.requests: list[dict[str, Any]] = []  # every /v1/messages body, in order
         self.keys: list[str] = []  # the x-api-key of every request, in order
-        self._thread: threading.Thread | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._runner: web.AppRunner | None = None
+        self._server = ThreadedApp("FakeAnthropicServer", self._app)
         self._port = 0
 
     def set_model(self, name: str, script: AnthropicScript) -> None:
@@ -148,44 +145,17 @@ class FakeAnthropicServer:
     # ---- lifecycle -------------------------------------------------------------------
 
     def start(self) -> FakeAnthropicServer:
-        ready = threading.Event()
-        self._loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self._main, args=(ready,), daemon=True)
-        self._thread.start()
-        if not ready.wait(10):
-            raise RuntimeError("FakeAnthropicServer did not start within 10 s")
+        self._port = self._server.start()
         return self
 
     def stop(self) -> None:
-        if self._loop is None or self._thread is None:
-            return
-        asyncio.run_coroutine_threadsafe(self._cleanup(), self._loop).result(10)
-        self._loop.call_soon_threadsafe(self._loop.stop)
-        self._thread.join(10)
-        self._thread = None
+        self._server.stop()
 
-    def _main(self, ready: threading.Event) -> None:
-        assert self._loop is not None
-        asyncio.set_event_loop(self._loop)
-        self._loop.run_until_complete(self._startup())
-        ready.set()
-        self._loop.run_forever()
-        self._loop.close()
-
-    async def _startup(self) -> None:
+    def _app(self) -> web.Application:
         app = web.Application()
         app.router.add_post("/v1/messages", self._handle_messages)
         app.router.add_get("/v1/models", self._handle_models)
-        self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=1.0)
-        await self._runner.setup()
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        sock.bind(("127.0.0.1", 0))
-        await web.SockSite(self._runner, sock).start()
-        self._port = sock.getsockname()[1]
-
-    async def _cleanup(self) -> None:
-        if self._runner is not None:
-            await self._runner.cleanup()
+        return app
 
     # ---- the API ---------------------------------------------------------------------
 

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import socket
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -36,6 +35,7 @@ import pytest
 from aiohttp import web
 
 from tests.pacing import Pace
+from tests.threaded_app import ThreadedApp
 
 STAMP = "2025-05-10T08:06:48.639712648-07:00"
 DIGEST = "a2af6cc3eb7fa8be8504abaf9b04e88f17a119ec3f04a3addf55f92841195f5a"
@@ -76,9 +76,10 @@ class FakeOllama:
     authorizations: list[str] = field(default_factory=list)  # each request's header, if any
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _port: int = 0
-    _loop: asyncio.AbstractEventLoop | None = None
-    _thread: threading.Thread | None = None
-    _runner: web.AppRunner | None = None
+    _server: ThreadedApp = field(init=False)
+
+    def __post_init__(self) -> None:
+        self._server = ThreadedApp("FakeOllama", self._app)
 
     # ---- inspection --------------------------------------------------------------
 
@@ -98,32 +99,13 @@ class FakeOllama:
     # ---- lifecycle ---------------------------------------------------------------
 
     def start(self) -> FakeOllama:
-        ready = threading.Event()
-        self._thread = threading.Thread(target=self._main, args=(ready,), daemon=True)
-        self._thread.start()
-        if not ready.wait(10) or not self._port:
-            raise RuntimeError("the fake Ollama server did not start")
+        self._port = self._server.start()
         return self
 
     def stop(self) -> None:
-        loop, thread = self._loop, self._thread
-        if loop is None or thread is None:
-            return
-        asyncio.run_coroutine_threadsafe(self._cleanup(), loop).result(10)
-        loop.call_soon_threadsafe(loop.stop)
-        thread.join(10)
+        self._server.stop()
 
-    def _main(self, ready: threading.Event) -> None:
-        loop = self._loop = asyncio.new_event_loop()
-        asyncio.set_event_loop(loop)
-        try:
-            loop.run_until_complete(self._startup())
-        finally:
-            ready.set()
-        loop.run_forever()
-        loop.close()
-
-    async def _startup(self) -> None:
+    def _app(self) -> web.Application:
         app = web.Application()
         app.router.add_post("/api/chat", self._chat)
         app.router.add_get("/api/tags", self._tags)
@@ -131,16 +113,7 @@ class FakeOllama:
         app.router.add_post("/api/show", self._show)
         app.router.add_get("/api/version", self._version)
         app.router.add_post("/api/pull", self._pull)
-        self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=1.0)
-        await self._runner.setup()
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        sock.bind(("127.0.0.1", 0))
-        await web.SockSite(self._runner, sock).start()
-        self._port = sock.getsockname()[1]
-
-    async def _cleanup(self) -> None:
-        if self._runner is not None:
-            await self._runner.cleanup()
+        return app
 
     # ---- handlers ----------------------------------------------------------------
 

@@ -26,9 +26,7 @@ encrypted content) the reply that made the call held is answered with OpenAI's 4
 
 from __future__ import annotations
 
-import asyncio
 import json
-import socket
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -39,6 +37,7 @@ from aiohttp import web
 
 from tests.fakeserver import tokenize
 from tests.pacing import Pace
+from tests.threaded_app import ThreadedApp
 
 End = Literal["completed", "incomplete", "failed", "error"]
 MISSING_REASONING = (
@@ -85,9 +84,7 @@ class FakeResponsesServer:
         self._needs: dict[str, tuple[str, str, str]] = {}
         self._ids = 0
         self._port: int | None = None
-        self._thread: threading.Thread | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._runner: web.AppRunner | None = None
+        self._server = ThreadedApp("FakeResponsesServer", self._app, handler_cancellation=True)
 
     def set_replies(self, model: str, replies: list[Reply], **mode: Any) -> None:
         with self._lock:
@@ -106,48 +103,17 @@ class FakeResponsesServer:
     # ---- lifecycle -----------------------------------------------------------------
 
     def __enter__(self) -> FakeResponsesServer:
-        ready = threading.Event()
-        self._thread = threading.Thread(
-            target=self._main, args=(ready,), name="FakeResponsesServer", daemon=True
-        )
-        self._thread.start()
-        if not ready.wait(10) or self._port is None:
-            raise RuntimeError("FakeResponsesServer did not start")
+        self._port = self._server.start()
         return self
 
     def __exit__(self, *exc_info: object) -> None:
-        loop, thread = self._loop, self._thread
-        if loop is None or thread is None:
-            return
-        asyncio.run_coroutine_threadsafe(self._shutdown(), loop).result(10)
-        loop.call_soon_threadsafe(loop.stop)
-        thread.join(10)
+        self._server.stop()
 
-    def _main(self, ready: threading.Event) -> None:
-        loop = self._loop = asyncio.new_event_loop()
-        asyncio.set_event_loop(loop)
-        try:
-            loop.run_until_complete(self._startup())
-        finally:
-            ready.set()
-        loop.run_forever()
-        loop.run_until_complete(loop.shutdown_asyncgens())
-        loop.close()
-
-    async def _startup(self) -> None:
+    def _app(self) -> web.Application:
         app = web.Application()
         app.router.add_get("/v1/models", self._handle_models)
         app.router.add_post("/v1/responses", self._handle_responses)
-        runner = web.AppRunner(app, access_log=None, handler_cancellation=True)
-        await runner.setup()
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        sock.bind(("127.0.0.1", 0))
-        await web.SockSite(runner, sock).start()
-        self._runner, self._port = runner, sock.getsockname()[1]
-
-    async def _shutdown(self) -> None:
-        if self._runner is not None:
-            await self._runner.cleanup()
+        return app
 
     def _id(self, prefix: str) -> str:
         with self._lock:

@@ -26,7 +26,6 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -46,6 +45,7 @@ from tests.fake_tool_calls import (
     split_calls,
     unanswered_calls,
 )
+from tests.threaded_app import ThreadedApp
 
 __all__ = [
     "OPENAI_REASONING_REJECTS",
@@ -482,9 +482,14 @@ class FakeOpenAIServer:
         # What a server with a small context kept of each prompt (ModelScript.context_length).
         self.kept: list[list[Any]] = []
         self._port: int | None = None
-        self._thread: threading.Thread | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._runner: web.AppRunner | None = None
+        # handler_cancellation: a client hanging up cancels its handler (e.g. a stall).
+        self._server = ThreadedApp(
+            "FakeOpenAIServer",
+            self._app,
+            before_stop=self._hang_up,
+            handler_cancellation=True,
+            shutdown_timeout=2.0,
+        )
         self._active: set[asyncio.Transport] = set()  # open chat connections
         self._stopping = False
 
@@ -558,41 +563,20 @@ class FakeOpenAIServer:
     # ---- lifecycle ---------------------------------------------------------------
 
     def start(self, timeout: float = 10.0) -> FakeOpenAIServer:
-        if self._thread is not None:
-            raise RuntimeError("FakeOpenAIServer already started")
-        ready = threading.Event()
-        failure: list[BaseException] = []
         self._stopping = False
-        self._thread = threading.Thread(
-            target=self._thread_main, args=(ready, failure), name="FakeOpenAIServer", daemon=True
-        )
-        self._thread.start()
-        if not ready.wait(timeout):
-            raise RuntimeError(f"FakeOpenAIServer did not start within {timeout:g} s")
-        if failure:
-            self._thread.join(timeout)
-            self._thread = None
-            raise RuntimeError("FakeOpenAIServer failed to start") from failure[0]
+        self._port = self._server.start(timeout)
         return self
 
     def stop(self, timeout: float = 10.0) -> None:
-        thread, loop = self._thread, self._loop
-        if thread is None or loop is None:
-            return
         try:
-            asyncio.run_coroutine_threadsafe(self._shutdown(), loop).result(timeout)
+            self._server.stop(timeout)
         except TimeoutError:
             raise RuntimeError(
                 f"FakeOpenAIServer did not shut down within {timeout:g} s: "
                 f"{len(self._active)} connections still open, counters {self.stats}"
             ) from None
         finally:
-            loop.call_soon_threadsafe(loop.stop)
-            thread.join(timeout)
-            self._thread = None
             self._port = None
-        if thread.is_alive():
-            raise RuntimeError(f"FakeOpenAIServer's thread still runs {timeout:g} s after stop")
 
     def __enter__(self) -> FakeOpenAIServer:
         return self.start()
@@ -600,62 +584,19 @@ class FakeOpenAIServer:
     def __exit__(self, *exc_info: object) -> None:
         self.stop()
 
-    def _thread_main(self, ready: threading.Event, failure: list[BaseException]) -> None:
-        loop = asyncio.new_event_loop()
-        asyncio.set_event_loop(loop)
-        self._loop = loop
-        try:
-            try:
-                loop.run_until_complete(self._startup())
-            except BaseException as exc:
-                failure.append(exc)
-                return
-            finally:
-                ready.set()
-            loop.run_forever()
-        finally:
-            try:
-                pending = [t for t in asyncio.all_tasks(loop) if not t.done()]
-                for task in pending:
-                    task.cancel()
-                if pending:
-                    loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
-                loop.run_until_complete(loop.shutdown_asyncgens())
-                loop.run_until_complete(loop.shutdown_default_executor())
-            finally:
-                asyncio.set_event_loop(None)
-                loop.close()
-                self._loop = None
-
-    async def _startup(self) -> None:
+    def _app(self) -> web.Application:
         app = web.Application()
         app.router.add_get("/v1/models", self._handle_models)
         app.router.add_post("/v1/chat/completions", self._handle_chat)
         # Not OpenAI: lets a benchmark read the counters of a server in another process.
         app.router.add_get("/_stats", self._handle_stats)
         self._add_routes(app)
-        # handler_cancellation: a client hanging up cancels its handler (e.g. a stall).
-        runner = web.AppRunner(
-            app, access_log=None, handler_cancellation=True, shutdown_timeout=2.0
-        )
-        await runner.setup()
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        try:
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            sock.bind(("127.0.0.1", 0))
-            site = web.SockSite(runner, sock)
-            await site.start()  # listening once this returns
-        except BaseException:
-            sock.close()
-            await runner.cleanup()
-            raise
-        self._runner = runner
-        self._port = sock.getsockname()[1]
+        return app
 
     def _add_routes(self, app: web.Application) -> None:
         """A subclass's own endpoints (tests/fake_local_servers.py: each local server's)."""
 
-    async def _shutdown(self) -> None:
+    async def _hang_up(self) -> None:
         self._stopping = True
         # Hang up on open streams (stalled or slow): their handlers get cancelled the
         # same way as when a client disconnects.
@@ -663,9 +604,6 @@ class FakeOpenAIServer:
             transport.abort()
         for _ in range(3):
             await asyncio.sleep(0)
-        if self._runner is not None:
-            await self._runner.cleanup()
-            self._runner = None
 
     # ---- bookkeeping -------------------------------------------------------------
 

@@ -171,8 +171,10 @@ class EvalRunner:
         # Trajectory checks (core/results/trajectory.py): the path, the case's over the
         # scenario's defaults.
         path = case.checks.over(self.scenario.checks)
-        price = self.prices.get(lane.config.model)
-        checks = trajectory_checks(path, record.events, finished.metrics, price, lane.config.model)
+        model = lane.config.model_name
+        checks = trajectory_checks(
+            path, record.events, finished.metrics, self.prices.get(model), model
+        )
         result = {
             "lane": key.lane,
             "case": key.case,

@@ -140,6 +140,12 @@ class BackendConfig:
         return self.backend
 
     @property
+    def model_name(self) -> str:
+        """The model it runs: the one given, or a kind's only model (the offline "scripted"),
+        as the window's panel names it; what a price is keyed by."""
+        return self.model or self.kind.fixed_model
+
+    @property
     def url(self) -> str:
         """Where its requests go: the URL given, else the chosen backend's own ("" for none)."""
         if not self.kind.has("base_url") and not self.kind.server:

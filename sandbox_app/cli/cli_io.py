@@ -43,6 +43,7 @@ EVAL_EXIT_CODES = f"""exit codes:
   {EXIT_ANSWERED}  every planned run done (failed cases included)
   {EXIT_ERROR}  an error: a bad option or file, an output that cannot be written
   {EXIT_USAGE}  a usage error: an unknown option, a missing value, an invalid choice
+  {EXIT_STOPPED}  stopped (Ctrl+C): the finished runs are in the results file; --resume goes on
   {EXIT_BELOW_PASS_RATE}  a lane passed less than --min-pass-rate"""
 
 STDIN = "-"  # the usual name for standard input, where a file name would go

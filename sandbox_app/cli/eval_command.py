@@ -7,8 +7,8 @@ what failed. Each server gets at most ``--concurrency`` requests at once (a 429'
 inside that server's share, never another's). The progress goes to stderr, the summary to
 stdout (``--json``: as JSON); ``--junit`` writes the runs as a CI server's test report
 (eval_outputs.py). Nothing is kept per run (eval_runs.py): 100,000 runs take flat memory.
-Exit codes (cli_io.py, listed in ``--help``): 0 done, 1 an error, 2 usage, 4 a lane below
-``--min-pass-rate``.
+Exit codes (cli_io.py, listed in ``--help``): 0 done, 1 an error, 2 usage, 3 stopped (Ctrl+C),
+4 a lane below ``--min-pass-rate``.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from sandbox_app.backends.registry import key_notice
 from sandbox_app.cli.cli_io import (
     EVAL_EXIT_CODES,
     EXIT_BELOW_PASS_RATE,
+    EXIT_STOPPED,
     STDIN,
     STDIN_NAME,
     scenario_from,
@@ -36,6 +37,7 @@ from sandbox_app.cli.eval_runs import EvalRuns
 from sandbox_app.cli.lane_spec import eval_lanes, lane_from_spec
 from sandbox_app.cli.otel_options import OtlpOut, add_otlp_options
 from sandbox_app.cli.terminal import say
+from sandbox_app.core.results.compare import read_prices
 from sandbox_app.core.results.evaluation import count_pending, iter_plan, pending
 from sandbox_app.core.results.result_stream import Scan, iter_latest, scan, tally_latest
 from sandbox_app.core.scenarios.lane_settings import parse_option
@@ -107,6 +109,12 @@ def parser() -> argparse.ArgumentParser:
         help="answer a request seen before (same messages, model, settings and repeat) from "
         "this folder (default .react-sandbox-cache)",
     )
+    p.add_argument(
+        "--prices",
+        metavar="FILE",
+        help="a JSON price table, model -> [input, output] dollars per million tokens, for "
+        'the "max_cost" checks (without a price such a check is undecided, never a pass)',
+    )
     p.add_argument("--timeout", default="60", help="seconds to wait for a server (default 60)")
     p.add_argument(
         "--allow",
@@ -167,6 +175,7 @@ def eval_command(argv: list[str], out: TextIO | None = None, progress: TextIO | 
                     others["the --report file"] = Path(args.report)
                 check_writable(Path(given), option, others=others)
         otlp = OtlpOut(args, {**scenario_path, "the results file": results_path})
+        prices = read_prices(args.prices) if args.prices else {}
     except (ScenarioError, ValueError, KeyError) as err:
         say(f"react-sandbox eval: {err}")
         return 1
@@ -218,9 +227,19 @@ def eval_command(argv: list[str], out: TextIO | None = None, progress: TextIO | 
         keys=keys,
         trusted=allowance.trusted,
         judge_url_source="user" if args.trust_file_lanes else "file",  # the judge's URL too
+        prices=prices,
     )
     runs.total = count_pending(planned, found.latest, args.only_failed)
-    asyncio.run(runs.run_all(runner, pending(planned, found.latest, args.only_failed)))
+    try:
+        asyncio.run(runs.run_all(runner, pending(planned, found.latest, args.only_failed)))
+    except KeyboardInterrupt:  # Ctrl+C: asyncio.run cancelled the runs, then re-raised this
+        # Every finished run is a whole line already (and a history row): the evaluation
+        # stays unfinished in the history, as after a kill, and --resume goes on from it.
+        say(
+            f"react-sandbox eval: stopped after {runs.count} runs; {results_path.name} has "
+            "them, --resume goes on"
+        )
+        return EXIT_STOPPED
     log.finish()
     otlp.send_evaluation(progress, scenario.title)
     outputs = Finish(

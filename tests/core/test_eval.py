@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from sandbox_app.cli.cli_io import EXIT_STOPPED
 from sandbox_app.cli.eval_command import EXIT_BELOW_PASS_RATE, _lane_from_spec, eval_command
 from sandbox_app.core.results.evaluation import RunKey, plan, read_results, still_to_run, wilson
 from sandbox_app.core.scenarios.lane_settings import LaneSettings
@@ -78,7 +79,9 @@ def test_an_existing_results_file_is_never_overwritten(
     assert results.read_text() == '{"kept": true}\n'
 
 
-def test_a_killed_evaluation_resumes_with_nothing_lost(tmp_path: Path) -> None:
+def a_slow_evaluation(tmp_path: Path, runs_done: int) -> tuple[subprocess.Popen[str], list[str]]:
+    """``eval`` of the example set in a subprocess, its offline model 150 ms a reply, one run
+    at a time; returned once ``runs_done`` runs are written (with the command, to resume)."""
     slow = load_scenario(EXAMPLE)
     slow = slow.with_changes(script=slow.script.__class__(slow.script.replies, 150.0))
     scenario = tmp_path / "slow.json"
@@ -88,8 +91,15 @@ def test_a_killed_evaluation_resumes_with_nothing_lost(tmp_path: Path) -> None:
     process = subprocess.Popen([*command, "--concurrency", "1"], stderr=subprocess.PIPE, text=True)
     assert process.stderr is not None
     # A progress line (on stderr) is printed once its run's result line is written and flushed.
-    progress = [process.stderr.readline() for _ in range(3)]
+    progress = [process.stderr.readline() for _ in range(runs_done)]
     assert all("scripted case" in line for line in progress), progress
+    return process, command
+
+
+def test_a_killed_evaluation_resumes_with_nothing_lost(tmp_path: Path) -> None:
+    process, command = a_slow_evaluation(tmp_path, 3)
+    results = tmp_path / "results.jsonl"
+    assert process.stderr is not None
     os.kill(process.pid, signal.SIGKILL)
     process.wait(timeout=10)
     process.stderr.close()
@@ -101,6 +111,23 @@ def test_a_killed_evaluation_resumes_with_nothing_lost(tmp_path: Path) -> None:
     keys = [(r["lane"], r["case"], r["repeat"]) for r in after]
     assert sorted(keys) == sorted({(k.lane, k.case, k.repeat) for k in plan(["scripted"], 12, 1)})
     assert after[: len(before)] == before  # what was written before the kill is kept as it was
+
+
+def test_ctrl_c_stops_with_exit_3_and_resume_goes_on(tmp_path: Path) -> None:
+    process, command = a_slow_evaluation(tmp_path, 2)
+    results = tmp_path / "results.jsonl"
+    assert process.stderr is not None
+    process.send_signal(signal.SIGINT)  # what Ctrl+C in the terminal sends
+    code = process.wait(timeout=30)
+    said = process.stderr.read()
+    process.stderr.close()
+    assert code == EXIT_STOPPED, said
+    assert "Traceback" not in said
+    written = len(read_results(results))
+    assert f"stopped after {written} runs; results.jsonl has them, --resume goes on" in said
+    resumed = subprocess.run([*command, "--resume"], capture_output=True, text=True, timeout=120)
+    assert resumed.returncode == 0, resumed.stderr
+    assert len(read_results(results)) == 12
 
 
 def test_two_server_lanes_side_by_side(tmp_path: Path, fake_server: FakeOpenAIServer) -> None:

@@ -157,7 +157,10 @@ def test_cost_and_time_are_checked_against_their_bounds() -> None:
     ]
     # No price for the model: the bound cannot be checked, and that is never a pass.
     (cost, _) = trajectory_checks(spec, [], cheap, None, "tiny-model")
-    assert (cost.passed, cost.detail) == (None, "no price for tiny-model (Prices…)")
+    assert (cost.passed, cost.detail) == (
+        None,
+        "no price for tiny-model (Prices…, or eval --prices)",
+    )
 
 
 def test_the_runner_checks_cost_by_the_lanes_price_and_time_on_a_real_run() -> None:
@@ -165,7 +168,7 @@ def test_the_runner_checks_cost_by_the_lanes_price_and_time_on_a_real_run() -> N
     lane = EvalLane("offline", config, LaneSettings())
     results: list[dict[str, Any]] = []
     checks = {"max_cost": 0.5, "max_seconds": 600}
-    for prices in ({config.model: Price(1.0, 1.0)}, {}):
+    for prices in ({config.model_name: Price(1.0, 1.0)}, {}):
         runner = EvalRunner(
             scenario("search then calculator", checks),
             [lane],

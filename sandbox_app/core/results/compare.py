@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from sandbox_app.core.results.prices import Price as Price  # where callers import it
+from sandbox_app.core.results.prices import read_prices as read_prices
 from sandbox_app.core.results.prices import stored_prices as stored_prices
 from sandbox_app.core.results.verdict import COULD_NOT_CHECK, matches, verdict
 from sandbox_app.core.running.events import RunFinished

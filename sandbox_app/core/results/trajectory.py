@@ -157,7 +157,9 @@ def _at_most(name: str, count: int, limit: int, noun: str) -> CheckResult:
 def _cost(limit: float, metrics: RunMetrics, price: Price | None, model: str) -> CheckResult:
     name = f"cost ≤ ${limit:g}"
     if price is None:  # no guess: a bound with nothing to check it by is not a pass
-        return CheckResult(name, None, f"no price for {model or 'this model'} (Prices…)")
+        return CheckResult(
+            name, None, f"no price for {model or 'this model'} (Prices…, or eval --prices)"
+        )
     cost = price.cost(metrics.tokens_in, metrics.tokens_out)
     passed = cost <= limit
     return CheckResult(name, passed, "" if passed else f"${cost:.4f} > ${limit:g}")
