@@ -6,14 +6,16 @@ backend is made); :meth:`BackendChoice.spec` turns it and a scenario into a run'
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from sandbox_app.application.run_builder import RunSpec
 from sandbox_app.backends.keys import KeyStore
 from sandbox_app.backends.registry import BackendConfig, make_backend, waiting_for
 from sandbox_app.core.running.backend import Backend
 from sandbox_app.core.scenarios.lane_settings import LaneSettings
 from sandbox_app.core.scenarios.scenario import Scenario
+
+if TYPE_CHECKING:  # the engine: imported at the first run, not with the window's model panels
+    from sandbox_app.application.run_builder import RunSpec
 
 
 @dataclass(frozen=True)
@@ -43,6 +45,8 @@ class BackendChoice:
         :class:`RunSpec` (tools' sources, who approves, a fork, a pause…). A lane's pinned
         prompt version and its own dialect, tools and max steps are applied here
         (Scenario.with_lane); a pinned version the history lacks raises VersionError."""
+        from sandbox_app.application.run_builder import RunSpec
+
         lane = scenario.with_lane(self.settings.over(scenario.model))
         run.setdefault("served_context", self.served_context)
         return RunSpec(lane, self.config, self.keys, **run)

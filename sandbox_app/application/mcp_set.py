@@ -18,12 +18,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from contextlib import suppress
+from typing import TYPE_CHECKING
 
 from sandbox_app.backends.keys import KeyStore
-from sandbox_app.backends.mcp_tools import McpConnection, McpError, McpTool
 from sandbox_app.core.scenarios.scenario import Scenario
 from sandbox_app.core.tools import TOOL_NAMES
 from sandbox_app.core.tools.mcp_server import McpServerSpec
+
+if TYPE_CHECKING:  # the MCP client (with asyncio): imported at the first connection
+    from sandbox_app.backends.mcp_tools import McpConnection, McpTool
 
 CONNECTING = "connecting…"
 
@@ -96,6 +99,8 @@ class McpSet:
         """(Re)connect ``spec``; its tools join :attr:`tools`, or its status says why not.
         ``taken``: the names other than the servers' (:func:`own_tool_names`). A second
         connect while one is under way is ignored (one process a server)."""
+        from sandbox_app.backends.mcp_tools import McpError
+
         with suppress(McpError):  # its status says why
             await self._connect(spec, taken)
 
@@ -142,6 +147,8 @@ class McpSet:
         return True
 
     async def _connect(self, spec: McpServerSpec, taken: Iterable[str]) -> None:
+        from sandbox_app.backends.mcp_tools import McpConnection, McpError
+
         if spec.name in self._pending:
             return
         self._pending[spec.name] = connection = McpConnection(

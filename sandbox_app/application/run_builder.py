@@ -8,12 +8,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 from sandbox_app.backends.keys import KeyStore
 from sandbox_app.backends.registry import BackendConfig, make_backend
 from sandbox_app.core.running.backend import Backend
-from sandbox_app.core.running.context_meter import ServedContext
-from sandbox_app.core.running.engine import ReactEngine
 from sandbox_app.core.running.fork import ForkPoint
 from sandbox_app.core.running.records import RunSettings
 from sandbox_app.core.running.stepping import PauseFn
@@ -21,6 +20,9 @@ from sandbox_app.core.scenarios.prompt_versions import PromptVersion, version_of
 from sandbox_app.core.scenarios.scenario import Scenario
 from sandbox_app.core.tools import Approver, Tool
 from sandbox_app.core.tools.mock import AskUser
+
+if TYPE_CHECKING:  # the engine (with asyncio): imported at the first run, not with the window
+    from sandbox_app.core.running.engine import ReactEngine
 
 
 @dataclass(frozen=True)
@@ -81,6 +83,9 @@ def build_run(spec: RunSpec, backend: Backend | None = None) -> tuple[ReactEngin
     ``backend``: one already made for this spec's server, to reuse its connections (``eval``
     runs many cases on one client); by default a fresh one from the registry.
     """
+    from sandbox_app.core.running.context_meter import ServedContext
+    from sandbox_app.core.running.engine import ReactEngine
+
     backend = backend or make_backend(spec.backend, spec.scenario, spec.keys)
     fork = spec.fork
     engine = ReactEngine(

@@ -16,7 +16,6 @@ on a worker thread, like the openai SDK (start-up time is a tracked figure).
 
 from __future__ import annotations
 
-import asyncio
 import json
 import time
 from collections.abc import AsyncGenerator, Sequence
@@ -111,6 +110,8 @@ class AnthropicBackend(SdkBackend["anthropic.AsyncAnthropic"]):
     async def _stream(
         self, messages: Sequence[Message], params: StreamParams
     ) -> AsyncGenerator[Delta, None]:
+        import asyncio
+
         client = await self._get_client()
         import anthropic
 

@@ -10,8 +10,11 @@ from __future__ import annotations
 import functools
 import importlib
 import importlib.util
-import ssl
 from types import ModuleType
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # ssl (with socket): the SDK's to import, not the window's first frame's
+    import ssl
 
 # Newest first: an environment can hold both, and the SDK says which one it uses.
 CANDIDATES = ("httpx2", "httpx")

@@ -8,14 +8,15 @@ Pull button is enabled before any backend is made.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
 from contextlib import aclosing, suppress
 from dataclasses import dataclass
-from typing import Protocol, TypeVar, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, TypeVar, runtime_checkable
 
-from sandbox_app.backends import network_loop
 from sandbox_app.core.running.backend import BackendError
+
+if TYPE_CHECKING:
+    import asyncio
 
 T = TypeVar("T")
 
@@ -68,6 +69,10 @@ async def relayed(open_stream: Callable[[], AsyncGenerator[T, None]]) -> AsyncGe
     """Iterate ``open_stream()`` on the network loop (network_loop.py) from the caller's
     loop, item by item (a pull sends a few lines a second, nothing to batch). Closing this
     generator cancels the network side and waits until its connection is closed."""
+    import asyncio
+
+    from sandbox_app.backends import network_loop
+
     caller = asyncio.get_running_loop()
     queue: asyncio.Queue[object] = asyncio.Queue()
     closed = caller.create_future()

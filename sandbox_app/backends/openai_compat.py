@@ -10,7 +10,6 @@ streams on the background loop of ``network_loop.py``, never on the caller's (GU
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import time
 from collections.abc import AsyncGenerator, Sequence
@@ -92,6 +91,8 @@ class OpenAICompatBackend(SdkBackend["openai.AsyncOpenAI"]):
     async def _stream(
         self, messages: Sequence[Message], params: StreamParams
     ) -> AsyncGenerator[Delta, None]:
+        import asyncio
+
         client = await self._get_client()
         import openai  # already imported by _get_client's worker thread: instant here
 
@@ -162,6 +163,8 @@ class OpenAICompatBackend(SdkBackend["openai.AsyncOpenAI"]):
         """Like :func:`errors.translate`, listing the server's models when the model is
         unknown: a 404 for a typo says which names would have worked; a request with tools
         refused because of them says so."""
+        import asyncio
+
         import openai
 
         host, model = self.config.host, params.model
@@ -258,6 +261,8 @@ def warm_up() -> None:
     enough to make the first run's time to first token look worse than the model's. The
     request goes to a closed local port and is refused at once.
     """
+    import asyncio
+
     import openai
 
     async def refused_request() -> None:

@@ -15,7 +15,6 @@ the custom key or one typed for it.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncGenerator, Sequence
 from contextlib import aclosing
 
@@ -59,6 +58,8 @@ class ResponsesBackend(OpenAICompatBackend):
     async def _stream(
         self, messages: Sequence[Message], params: StreamParams
     ) -> AsyncGenerator[Delta, None]:
+        import asyncio
+
         client = await self._get_client()
         # The SDK loads its responses module on first use (~0.1 s): not on the network loop.
         responses = await asyncio.to_thread(lambda: client.responses)

@@ -10,7 +10,6 @@ would send them: the thought as content, the action as a streamed tool call.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import re
 import time
@@ -55,6 +54,8 @@ class ScriptedBackend:
     async def stream(
         self, messages: Sequence[Message], params: StreamParams
     ) -> AsyncGenerator[Delta, None]:
+        import asyncio
+
         asked = next((m["content"] for m in messages if m["role"] == "user"), "")
         answers = self.script.question or self.question
         if not _same_question(asked, answers):

@@ -10,11 +10,10 @@ methods hand their work to it, and a subclass writes the private ones, which run
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncGenerator, Sequence
 from typing import Generic, TypeVar
 
-from sandbox_app.backends import errors, network_loop
+from sandbox_app.backends import errors
 from sandbox_app.core.running.backend import BackendError, Delta, Message, StreamParams
 
 Client = TypeVar("Client")
@@ -33,6 +32,8 @@ class SdkBackend(Generic[Client]):
     label: str
 
     def __init__(self, base_url: str) -> None:
+        import asyncio
+
         self._client: Client | None = None
         self._client_lock = asyncio.Lock()  # concurrent runs of one backend (eval) share it
         self._client_url = base_url
@@ -40,20 +41,28 @@ class SdkBackend(Generic[Client]):
     # ---- on the caller's loop: handed to the network loop --------------------------------
 
     async def aclose(self) -> None:
+        from sandbox_app.backends import network_loop
+
         await network_loop.call(self._aclose())
 
     async def list_models(self) -> list[str]:
+        from sandbox_app.backends import network_loop
+
         return await network_loop.call(self._list_models())
 
     def stream(
         self, messages: Sequence[Message], params: StreamParams
     ) -> AsyncGenerator[Delta, None]:
+        from sandbox_app.backends import network_loop
+
         snapshot = list(messages)  # read on the network thread while the caller goes on
         return network_loop.relay_stream(lambda: self._stream(snapshot, params))
 
     # ---- on the network loop -------------------------------------------------------------
 
     async def _get_client(self) -> Client:
+        import asyncio
+
         self._check_key()
         async with self._client_lock:
             if self._client is None:

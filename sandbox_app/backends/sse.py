@@ -9,7 +9,6 @@ a server adds (timings, logprobs, …) is ignored, so such chunks decode to what
 
 from __future__ import annotations
 
-import asyncio
 import json
 import math
 import time
@@ -39,6 +38,8 @@ async def gathered_reads(chunks: AsyncIterator[bytes]) -> AsyncGenerator[bytes, 
     each. Only chunks that came less than GATHER_S after the previous one, and were waited
     for, are followed by a pause: the first chunk and a slow model's chunks never are.
     """
+    import asyncio
+
     source = aiter(chunks)
     previous = float("-inf")
     while True:

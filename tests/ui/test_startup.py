@@ -41,6 +41,25 @@ LATER = (
     "sandbox_app.ui.window.about",
     "sandbox_app.ui.tools.approval",
     "sandbox_app.ui.window.otel_dialog",
+    # The event loop's own modules: the first frame is drawn before they are imported
+    # (ui/window/app.run_app), so nothing on its path may import them at module level.
+    "asyncio",
+    "qasync",
+    "ssl",  # with socket: the SDK's HTTP library's TLS context (backends/http_library.py)
+    # The engine and the backends' network loop: a run's, not a panel's.
+    "sandbox_app.core.running.engine",
+    "sandbox_app.backends.network_loop",
+    # What a menu, a button or a right-click opens: imported when first used.
+    "sandbox_app.core.results.compare",  # the comparison's rows (prices: results/prices.py)
+    "sandbox_app.core.results.otel_import",  # File → Open trace…
+    "sandbox_app.core.results.otel_attributes",  # export as OpenTelemetry, live mode
+    "sandbox_app.ui.trace.trace_diff_dialog",  # the trace's menu: Compare with
+    "sandbox_app.core.results.run_export",  # the trace's menu: Copy step as text
+    "sandbox_app.ui.lane.add_to_test_set",  # the trace's menu: Add to test set…
+    "sandbox_app.ui.tools.mcp_servers",  # MCP servers…
+    "sandbox_app.backends.mcp_tools",  # the first MCP connection
+    "sandbox_app.ui.tools.mock_tools_editor",  # Your tools…
+    "sandbox_app.backends.health",  # the server check (Check, or a local server's own)
 )
 # Imported before the window's first thread (ui/window/app.import_before_threads), not
 # before its frame.
@@ -259,3 +278,127 @@ def test_a_run_started_before_the_first_frame_comes_after_the_import_guard(
     seen, shown = _fresh_process(tmp_path, EARLY_RUN)
     assert seen["guard"] is True, shown
     assert seen["answer"], shown
+
+
+# The real entry point with no settings (as the benchmark starts it): what the Run tab shows at
+# the window's first paint, and the same once the loop has run and the warm-up is done.
+FIRST_FRAME = """
+import json, sys
+from PySide6.QtCore import QEvent, QObject, QTimer
+from PySide6.QtWidgets import QApplication, QWidget
+from sandbox_app.ui.window.app import run_app
+
+app = QApplication(sys.argv)
+seen = {}
+
+def on_screen(window):
+    tools, panel = window.tool_panel, window.backend_panel
+    return {
+        "title": window.windowTitle(),
+        "tab": window.tabs.tabText(window.tabs.currentIndex()),
+        "prompt": window.prompt_panel.template_edit.toPlainText(),
+        "question": window.prompt_panel.question_edit.toPlainText(),
+        "tools": [[name, box.isChecked()] for name, box in tools.checkboxes.items()
+                  if box.isVisible()],
+        "max_steps": [tools.max_steps_slider.value(), tools.max_steps_slider.isVisible()],
+        "backend": panel.preset_combo.currentText() if panel.preset_combo.isVisible() else "",
+        "run": [window.run_button.text(), window.run_button.isEnabled()],
+        "trace": window.trace.isVisible(),
+        "menus": [action.text() for action in window.menuBar().actions()],
+    }
+
+class FirstPaint(QObject):
+    def eventFilter(self, watched, event):
+        window = isinstance(watched, QWidget) and watched.isWindow()
+        if event.type() == QEvent.Type.Paint and window and "window" not in seen:
+            seen["window"] = watched
+            seen["loop_modules"] = [n for n in ("asyncio", "qasync") if n in sys.modules]
+            seen["first"] = on_screen(watched)
+            QTimer.singleShot(0, later)
+        return False
+
+def later():
+    if "openai" in sys.modules and "bm25s" in sys.modules:  # the warm-up is done
+        seen["later"] = on_screen(seen["window"])
+        seen.pop("window").close()
+    else:
+        QTimer.singleShot(10, later)
+
+watch = FirstPaint()
+app.installEventFilter(watch)
+QTimer.singleShot(60_000, lambda: (print("no warm-up within 60 s", flush=True), app.exit(3)))
+code = run_app(None)
+print(json.dumps(seen), flush=True)
+sys.exit(code)
+"""
+
+
+def test_the_first_frame_is_the_run_tab_as_it_is_once_everything_is_loaded(
+    tmp_path: Path,
+) -> None:
+    """Not a placeholder: the first paint is the Run tab with its content, before the event
+    loop's modules are imported, and nothing on it changes once they and the warm-up are."""
+    seen, shown = _fresh_process(tmp_path, FIRST_FRAME)
+    first = seen["first"]
+    assert seen["loop_modules"] == [], shown
+    assert first == seen["later"], shown
+    assert (first["tab"], first["trace"]) == ("Run", True), shown
+    assert "{tools}" in first["prompt"], shown
+    assert first["question"], shown
+    assert ["calculator", True] in first["tools"], shown
+    steps, slider_shown = first["max_steps"]
+    assert steps > 0, shown
+    assert slider_shown is True, shown
+    assert first["backend"] == "Scripted (offline)", shown
+    assert first["run"] == ["Run", True], shown
+    assert first["menus"][0] == "&File", shown
+    assert "&Help" in first["menus"], shown
+
+
+# Keys typed while the first frame is drawn, before the event loop runs: they wait in the queue
+# and reach the editor once it does.
+TYPED_EARLY = """
+import json, sys
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer
+from PySide6.QtGui import QKeyEvent
+from PySide6.QtWidgets import QApplication, QWidget
+from sandbox_app.ui.window.app import run_app
+
+app = QApplication(sys.argv)
+seen = {}
+
+class FirstPaint(QObject):
+    def eventFilter(self, watched, event):
+        window = isinstance(watched, QWidget) and watched.isWindow()
+        if event.type() == QEvent.Type.Paint and window and "window" not in seen:
+            seen["window"] = watched
+            seen["loop_modules"] = [n for n in ("asyncio", "qasync") if n in sys.modules]
+            editor = watched.prompt_panel.question_edit
+            seen["before"] = editor.toPlainText()
+            for kind in (QEvent.Type.KeyPress, QEvent.Type.KeyRelease):
+                key = QKeyEvent(kind, Qt.Key.Key_Z, Qt.KeyboardModifier.NoModifier, "z")
+                app.postEvent(editor, key)
+            QTimer.singleShot(0, later)
+        return False
+
+def later():
+    if "asyncio" in sys.modules:  # the loop runs
+        window = seen.pop("window")
+        seen["after"] = window.prompt_panel.question_edit.toPlainText()
+        window.close()
+    else:
+        QTimer.singleShot(10, later)
+
+watch = FirstPaint()
+app.installEventFilter(watch)
+QTimer.singleShot(60_000, lambda: (print("no loop within 60 s", flush=True), app.exit(3)))
+code = run_app(None)
+print(json.dumps(seen), flush=True)
+sys.exit(code)
+"""
+
+
+def test_keys_typed_before_the_loop_runs_reach_the_editor(tmp_path: Path) -> None:
+    seen, shown = _fresh_process(tmp_path, TYPED_EARLY)
+    assert seen["loop_modules"] == [], shown
+    assert seen["after"] == "z" + seen["before"], shown  # typed where the cursor is: the start

@@ -14,7 +14,6 @@ colours, the metrics and the comparison table are the live run's.
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
@@ -204,6 +203,8 @@ class RecordedRun:
         self._shown: RunMetrics = RunMetrics()
 
     async def run(self) -> AsyncIterator[Event]:
+        import asyncio
+
         loop = asyncio.get_running_loop()
         started = loop.time()
         for offset, event in self.lane.events:

@@ -65,6 +65,9 @@ class EvalCase:
     judge_replies: tuple[str, ...] = ()
 
 
+MIN_LANES, MAX_LANES = 2, 4  # a comparison needs two; four still fit beside the editor
+
+
 @dataclass(frozen=True)
 class LaneConfig:
     """One model in a comparison. Never holds an API key (that stays in the keyring/env)."""

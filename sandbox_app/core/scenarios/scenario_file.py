@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from sandbox_app.core.react_format.dialects import DIALECTS
-from sandbox_app.core.results.compare import MAX_LANES
 from sandbox_app.core.scenarios.custom_tools import (
     custom_tools_from_list,
     custom_tools_to_list,
@@ -29,7 +28,13 @@ from sandbox_app.core.scenarios.judge_file import judge_from_dict, judge_to_dict
 from sandbox_app.core.scenarios.lane_settings import SETTINGS
 from sandbox_app.core.scenarios.prompt_history_file import KEY as HISTORY_KEY
 from sandbox_app.core.scenarios.prompt_history_file import history_from_list, history_to_list
-from sandbox_app.core.scenarios.scenario import LaneConfig, PromptReplies, Scenario, Script
+from sandbox_app.core.scenarios.scenario import (
+    MAX_LANES,
+    LaneConfig,
+    PromptReplies,
+    Scenario,
+    Script,
+)
 from sandbox_app.core.scenarios.scenario_fields import Fields, ScenarioError, read_expected
 from sandbox_app.core.scenarios.test_set import cases_from_list, cases_to_list
 from sandbox_app.core.tools import BRIGHTGRID_DOCUMENTS, TOOL_NAMES

@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from sandbox_app.core.react_format.prompts import DEFAULT_TEMPLATE
-from sandbox_app.core.results.compare import MIN_LANES, Price
+from sandbox_app.core.results.prices import Price
 from sandbox_app.core.scenarios.document import KeptEdits, ScenarioDocument
-from sandbox_app.core.scenarios.scenario import LaneConfig, Scenario
+from sandbox_app.core.scenarios.scenario import MIN_LANES, LaneConfig, Scenario
 from sandbox_app.core.tools import TOOL_NAMES, Tool
 from sandbox_app.core.tools.mock import AskUser
 

@@ -19,7 +19,6 @@ An optional fixed latency makes a slow tool visible in the trace and the metrics
 
 from __future__ import annotations
 
-import asyncio
 import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -82,6 +81,8 @@ class MockTool:
         self._ask = ask
 
     async def run(self, input: str) -> str:
+        import asyncio
+
         spec = self.spec
         if spec.latency_s > 0:
             await asyncio.sleep(spec.latency_s)

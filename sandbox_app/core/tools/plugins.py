@@ -17,7 +17,6 @@ A plugin is someone else's code running in the app, so it is kept at arm's lengt
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import inspect
 import math
@@ -226,6 +225,8 @@ class PluginTool:
             setattr(self, attribute, value)
 
     async def run(self, input: str) -> str:
+        import asyncio
+
         try:
             result = self._run(input)
             if inspect.isawaitable(result):

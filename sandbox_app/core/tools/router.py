@@ -9,7 +9,6 @@ traceback.
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections.abc import Awaitable, Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
@@ -70,6 +69,8 @@ class ToolRouter:
         return matches[0] if len(matches) == 1 else None
 
     async def _run(self, name: str, input: str) -> str:
+        import asyncio
+
         tool = self.resolve(name)
         if tool is None:
             if not self._tools:

@@ -9,7 +9,6 @@ English stop words dropped and every word reduced to its Snowball stem (PyStemme
 
 from __future__ import annotations
 
-import asyncio
 import threading
 from typing import Any
 
@@ -36,6 +35,8 @@ class Search:
         self._index: Any = None
 
     async def run(self, input: str) -> str:
+        import asyncio
+
         if self._index is None:
             # bm25s and numpy take about half a second to import: keep that off the UI thread.
             return await asyncio.to_thread(self.search, input)

@@ -3,9 +3,9 @@ server, any OpenAI-compatible URL, …), with the fields its kind declares."""
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import (
@@ -39,6 +39,9 @@ from sandbox_app.ui.lane.key_field import KeyField
 from sandbox_app.ui.lane.lane_settings_form import LaneSettingsForm
 from sandbox_app.ui.lane.pull_bar import PullBar
 from sandbox_app.ui.lane.server_memory import ServerMemory
+
+if TYPE_CHECKING:
+    import asyncio
 
 REFRESH_TIP = "Ask the server for its models (/v1/models)"
 
@@ -176,6 +179,8 @@ class BackendPanel(QWidget):
 
     async def refresh_models(self) -> list[str]:
         """Fill the model list from the server; errors show inline, never as a crash."""
+        import asyncio
+
         choice = self.choice()
         if not choice.config.kind.has("models"):  # nothing to ask: the panel shows its model
             self._set_models([choice.model], choice.config.kind.about)
@@ -296,6 +301,8 @@ class BackendPanel(QWidget):
         self.key_field.show_status()
 
     def _on_refresh_button_clicked(self) -> None:
+        import asyncio
+
         if self._refresh_task is not None and not self._refresh_task.done():
             self._refresh_task.cancel()  # the button reads "Cancel" while it waits
             return

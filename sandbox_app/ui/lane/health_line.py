@@ -10,21 +10,25 @@ a server's error is never read as markup.
 
 from __future__ import annotations
 
-import asyncio
 import ipaddress
 from collections.abc import Callable, Sequence
 from contextlib import suppress
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import QHBoxLayout, QPushButton, QWidget
 
-from sandbox_app.backends.health import Health, check_in_background
 from sandbox_app.backends.keys import host_of
 from sandbox_app.backends.kinds import BackendConfig
 from sandbox_app.core.scenarios.scenario import Scenario
 from sandbox_app.core.tools import Tool
 from sandbox_app.ui.common.plain import plain_label
+
+if TYPE_CHECKING:  # the probes are imported at the first check (not on the first frame's path)
+    import asyncio
+
+    from sandbox_app.backends.health import Health
 
 CHECK_TIP = (
     "Ask the server which one it is, whether it has the model loaded, the context it serves "
@@ -106,6 +110,8 @@ class HealthLine(QWidget):
 
     def check(self) -> None:
         """Check the chosen server now (Check, or the automatic one)."""
+        import asyncio
+
         self._timer.stop()
         config = self._config
         if config is None or not config.kind.server:
@@ -127,7 +133,11 @@ class HealthLine(QWidget):
     async def _check(
         self, config: BackendConfig, scenario: Scenario | None, tools: Sequence[Tool]
     ) -> None:
+        import asyncio
+
         try:
+            from sandbox_app.backends.health import check_in_background
+
             health = await check_in_background(config, scenario, tools)
         except asyncio.CancelledError:
             return  # something else was chosen: its own check, or none, is shown

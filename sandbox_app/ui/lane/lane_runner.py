@@ -10,21 +10,20 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
-from sandbox_app.application.backend_choice import BackendChoice
-from sandbox_app.core.results.verdict import matches
 from sandbox_app.core.running.events import RunFinished
 from sandbox_app.core.running.fork import ForkPoint
 from sandbox_app.core.scenarios.prompt_versions import VersionError, graded, record
 from sandbox_app.core.scenarios.scenario import Expected, Scenario
 from sandbox_app.core.tools import Tool
-from sandbox_app.ui.lane.add_to_test_set import open_add_to_test_set
 from sandbox_app.ui.lane.backend_panel import BackendPanel
-from sandbox_app.ui.lane.key_confirmation import KeyConfirmation
 from sandbox_app.ui.lane.run_pane import RunPane
 from sandbox_app.ui.window.workspace_signals import QtWorkspace
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the rest is imported when first used, off the first frame's path
+    from sandbox_app.application.backend_choice import BackendChoice
     from sandbox_app.application.history import History
+    from sandbox_app.core.running.records import RunRecord
+    from sandbox_app.ui.lane.key_confirmation import KeyConfirmation
 
 
 class LaneRunner:
@@ -58,8 +57,13 @@ class LaneRunner:
         self._grading: tuple[str, Expected | None] = ("", None)
         pane.runFinished.connect(self._grade)
         # The trace's menu: Add to test set… makes a case of a run shown here.
-        pane.add_case = lambda record: open_add_to_test_set(record, workspace, pane)
+        pane.add_case = self._add_to_test_set
         panel.health_line.subject = self._health_subject  # the context this lane's run needs
+
+    def _add_to_test_set(self, record: RunRecord) -> object:
+        from sandbox_app.ui.lane.add_to_test_set import open_add_to_test_set
+
+        return open_add_to_test_set(record, self.workspace, self.pane)
 
     def _health_subject(self) -> tuple[Scenario, list[Tool]]:
         """The scenario a run in this lane would have (its settings applied) and its tools."""
@@ -126,6 +130,8 @@ class LaneRunner:
 
     def _grade(self, event: RunFinished) -> None:
         """An answer checked against the expected one counts for the version's pass rate."""
+        from sandbox_app.core.results.verdict import matches
+
         version_id, expected = self._grading
         passed = matches(event.answer, expected) if event.answer is not None else None
         record, log = self.pane.history.latest, self.run_log()

@@ -4,8 +4,8 @@ stream (the server stops the download). A failure is one line under the bar."""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QHBoxLayout, QProgressBar, QPushButton, QVBoxLayout, QWidget
@@ -15,6 +15,9 @@ from sandbox_app.backends.model_store import ModelStore, PullProgress, size_text
 from sandbox_app.core.running.backend import BackendError
 from sandbox_app.core.scenarios.scenario import Scenario
 from sandbox_app.ui.common.plain import plain_label
+
+if TYPE_CHECKING:
+    import asyncio
 
 PULL_TIP = "Download the model named above onto the server (ollama pull)"
 STEPS = 1000  # the bar's range: a fraction in thousandths
@@ -61,12 +64,16 @@ class PullBar(QWidget):
             self._task.cancel()
 
     def _on_button_clicked(self) -> None:
+        import asyncio
+
         if self._task is not None and not self._task.done():
             self._task.cancel()  # the button reads "Cancel" while it pulls
             return
         self._task = asyncio.ensure_future(self.pull())
 
     async def pull(self) -> None:
+        import asyncio
+
         choice = self._choice()
         model = choice.model
         if not model:

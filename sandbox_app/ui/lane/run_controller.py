@@ -7,18 +7,21 @@ is caught here and never reported as a crash.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import time
 from collections.abc import Callable
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QObject, QTimer, Signal
 
-from sandbox_app.core.running.engine import Runnable, drive
 from sandbox_app.core.running.events import Event, RunFinished
 from sandbox_app.core.running.metrics import RunMetrics
 from sandbox_app.ui.lane.frames import Phase, frame_clock
+
+if TYPE_CHECKING:  # asyncio and the engine: imported at the first run, after the first frame
+    import asyncio
+
+    from sandbox_app.core.running.engine import Runnable
 
 log = logging.getLogger(__name__)
 
@@ -28,7 +31,7 @@ class Closable(Protocol):
 
 
 # A run and what it talks to: an engine and its backend, or a recording and nothing.
-RunFactory = Callable[[], tuple[Runnable, Closable]]
+RunFactory = Callable[[], "tuple[Runnable, Closable]"]
 
 
 class RunController(QObject):
@@ -49,6 +52,7 @@ class RunController(QObject):
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self._task: asyncio.Task[None] | None = None
+        self._starting: tuple[RunFactory, int] | None = None  # a run waiting for the loop
         self._active = False
         self._pending: list[Event] = []
         self.stop_requested_at: float | None = None
@@ -65,11 +69,29 @@ class RunController(QObject):
             self.stop()
         self.deliver()
         self.stop_requested_at = None
-        self._task = asyncio.ensure_future(self._run(make_run, repeats))
+        self._starting = (make_run, repeats)
         self._active = True
+        self._begin()
         self.runningChanged.emit(True)
 
+    def _begin(self) -> None:
+        import asyncio
+
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:  # the window is drawn before its loop runs (ui/window/app.py):
+            # a run a script starts meanwhile begins at the loop's first turn
+            QTimer.singleShot(0, self, self._begin)
+            return
+        starting, self._starting = self._starting, None
+        if starting is not None:  # not stopped meanwhile
+            self._task = asyncio.ensure_future(self._run(*starting))
+
     def stop(self) -> None:
+        if self._starting is not None:  # not begun yet: it never will
+            self._starting, self._active = None, False
+            self.runningChanged.emit(False)
+            return
         # Once only: a second cancel would land inside the cleanup that closes the stream.
         if self.running and self._task is not None and not self._task.cancelling():
             self.stop_requested_at = time.perf_counter()
@@ -77,11 +99,17 @@ class RunController(QObject):
 
     async def wait(self) -> None:
         """Until the current runs (if any) have fully ended, their streams closed."""
+        import asyncio
+
         task = self._task
         if task is not None and not task.done():
             await asyncio.wait({task})
 
     async def _run(self, make_run: RunFactory, repeats: int) -> None:
+        import asyncio
+
+        from sandbox_app.core.running.engine import drive
+
         try:
             for repeat in range(repeats):
                 engine, backend = make_run()

@@ -11,13 +11,12 @@ from typing import TYPE_CHECKING, Protocol
 from PySide6.QtCore import QPoint
 from PySide6.QtWidgets import QApplication, QComboBox, QMenu
 
-from sandbox_app.core.results.run_export import step_text
 from sandbox_app.core.running.fork import ForkPoint, exchanges_of, fork_point
-from sandbox_app.ui.lane.inspector import RequestInspector
-from sandbox_app.ui.trace.trace_diff_dialog import TraceDiffDialog, open_diff
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the dialogs and the step's text: imported when first asked for
     from sandbox_app.core.running.records import RunHistory, RunRecord
+    from sandbox_app.ui.lane.inspector import RequestInspector
+    from sandbox_app.ui.trace.trace_diff_dialog import TraceDiffDialog
     from sandbox_app.ui.trace.trace_view import TraceView
 
 
@@ -49,6 +48,8 @@ class StepPane(Protocol):
 
 
 def inspect(pane: StepPane, step: int) -> RequestInspector | None:
+    from sandbox_app.ui.lane.inspector import RequestInspector
+
     record = pane.shown_record()
     exchanges = exchanges_of(record.events, step) if record else []
     if record is None or not exchanges:
@@ -72,6 +73,8 @@ def fork_at(pane: StepPane, step: int, rerun: bool) -> ForkPoint | None:
 
 def compare_with(pane: StepPane, other: int) -> TraceDiffDialog | None:
     """The run on screen beside kept run ``other`` (ui/trace/trace_diff_dialog.py)."""
+    from sandbox_app.ui.trace.trace_diff_dialog import open_diff
+
     picker, history = pane.run_picker, pane.history
     runs = [(picker.itemText(i), history[i]) for i in range(min(picker.count(), len(history)))]
     shown = picker.currentIndex()
@@ -117,9 +120,15 @@ def _step_actions(menu: QMenu, pane: StepPane, step: int, record: RunRecord) -> 
     action.setEnabled(bool(exchanges_of(record.events, step)))
     action.triggered.connect(lambda: inspect(pane, step))
     copy = menu.addAction(f"Copy step {step} as text")
-    copy.triggered.connect(lambda: QApplication.clipboard().setText(step_text(record, step)))
+    copy.triggered.connect(lambda: _copy_step(record, step))
     for text, rerun in ((f"Fork from step {step}", False), (f"Rerun step {step}", True)):
         action = menu.addAction(text)
         at = step - 1 if rerun else step
         action.setEnabled(not pane.running and fork_point(record.events, at) is not None)
         action.triggered.connect(lambda _=False, r=rerun: pane.fork(step, r))
+
+
+def _copy_step(record: RunRecord, step: int) -> None:
+    from sandbox_app.core.results.run_export import step_text
+
+    QApplication.clipboard().setText(step_text(record, step))

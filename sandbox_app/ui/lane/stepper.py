@@ -9,7 +9,6 @@ pausing; Stop ends the run. Space in the trace steps too, and the window gives t
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -29,6 +28,8 @@ from sandbox_app.core.running.stepping import Pause
 from sandbox_app.ui.common.plain import plain_label
 
 if TYPE_CHECKING:
+    import asyncio
+
     from sandbox_app.ui.lane.run_controller import RunController
 
 WHERE = {
@@ -98,6 +99,8 @@ class Stepper:
 
     async def pause(self, at: Pause) -> str:
         """The engine's pause: the text as the user leaves it (at once when not stepping)."""
+        import asyncio
+
         if not self.stepping:
             return at.text
         self.label.setText(WHERE[at.point].format(step=at.step))

@@ -1,7 +1,8 @@
 """MCP servers in the window: the scenario's list of servers, and their connections.
 
-:class:`McpSources` holds the MCP connections for the whole window: the
-main view and every lane run with the tools of the servers connected now. A server starts or
+:class:`~sandbox_app.ui.tools.mcp_sources.McpSources` holds the MCP connections for the whole
+window: the main view and every lane run with the tools of the servers connected now (its own
+module: the window builds it at start, the dialog is imported when first opened). A server starts or
 is reached only when the user presses **Connect**, which shows its command line or URL: a
 scenario never starts a program by being opened. :class:`McpServersDialog` edits the list
 (saved in the scenario, never with a secret: ``secret_env`` names variables the keyring or
@@ -21,12 +22,11 @@ never read from or written to a file (a scenario cannot vouch for the server it 
 
 from __future__ import annotations
 
-import asyncio
 import shlex
-from contextlib import suppress
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QEvent, QObject, QSignalBlocker, Qt, Signal
+from PySide6.QtCore import QEvent, QObject, QSignalBlocker, Qt
 from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -37,75 +37,16 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from sandbox_app.application.mcp_set import McpSet, own_tool_names
-from sandbox_app.backends.keys import KeyStore
-from sandbox_app.backends.mcp_tools import McpConnection
 from sandbox_app.core.scenarios.custom_tools import mcp_servers_from_list, mcp_servers_to_list
 from sandbox_app.core.scenarios.scenario_fields import ScenarioError
 from sandbox_app.core.tools.mcp_server import McpServerSpec
 from sandbox_app.ui.common.plain import plain_label
+from sandbox_app.ui.tools.mcp_sources import RECONNECT as RECONNECT
+from sandbox_app.ui.tools.mcp_sources import McpSources as McpSources  # where callers look
 from sandbox_app.ui.window.drafts_dialog import DraftsDialog
-from sandbox_app.ui.window.workspace_signals import QtWorkspace
 
-RECONNECT = "reconnect it in MCP servers…"
-
-
-class McpSources(QObject):
-    """The window's MCP connections: a thin Qt layer over the application's :class:`McpSet`.
-    ``changed`` when one connects, fails, ends or closes; its tools go to the workspace."""
-
-    changed = Signal()
-    _ended = Signal(object)  # a connection whose session ended by itself, from any thread
-
-    def __init__(self, workspace: QtWorkspace, keys: KeyStore) -> None:
-        super().__init__(workspace)
-        self.workspace = workspace
-        self.keys = keys
-        self.set = McpSet(
-            keys, on_change=self._on_change, on_end=self._tell_ended, reconnect_hint=RECONNECT
-        )
-        self.status = self.set.status  # server name → one line
-        self.trusted_hints = self.set.trusted_hints  # servers whose read-only hints are believed
-        self._ended.connect(self._on_ended, Qt.ConnectionType.QueuedConnection)
-
-    def trust_hints(self, name: str, trusted: bool) -> None:
-        """Believe (or stop believing) server ``name``'s read-only hints, for this session."""
-        self.set.trust_hints(name, trusted)
-
-    def connecting(self, name: str) -> bool:
-        return self.set.connecting(name)
-
-    def gone(self, name: str) -> bool:
-        """Server ``name`` was connected and its session has ended by itself."""
-        return self.set.gone(name)
-
-    async def connect_server(self, spec: McpServerSpec) -> None:
-        """(Re)connect ``spec``; its tools join the runs' tools, or its status says why not.
-        A second Connect while one is under way is ignored (one process a server)."""
-        await self.set.connect_server(spec, own_tool_names(self.workspace.model.scenario))
-
-    async def keep_only(self, names: set[str]) -> None:
-        """Close the connections of servers no longer in the list (removed or renamed)."""
-        await self.set.keep_only(names)
-
-    async def drop_server(self, name: str, *, quiet: bool = False) -> None:
-        await self.set.drop_server(name, quiet=quiet)
-
-    async def close_all(self) -> None:
-        await self.set.close_all()
-
-    def _tell_ended(self, connection: McpConnection) -> None:
-        """On the network loop's thread: the signal takes it to this object's thread."""
-        with suppress(RuntimeError):  # the window (and this object) is already gone
-            self._ended.emit(connection)
-
-    def _on_ended(self, connection: McpConnection) -> None:
-        self.set.ended(connection)
-
-    def _on_change(self, tools_changed: bool) -> None:
-        if tools_changed:  # the toggles redraw with the tools offered now
-            self.workspace.model.set_sources(list(self.set.tools))
-        self.changed.emit()
+if TYPE_CHECKING:
+    import asyncio
 
 
 class McpServersDialog(DraftsDialog[McpServerSpec]):
@@ -173,6 +114,8 @@ class McpServersDialog(DraftsDialog[McpServerSpec]):
         return mcp_servers_from_list(mcp_servers_to_list(self.drafts))
 
     def accept(self) -> None:
+        import asyncio
+
         try:
             specs = self.checked()
         except ScenarioError as err:
@@ -184,6 +127,8 @@ class McpServersDialog(DraftsDialog[McpServerSpec]):
 
     def connect_current(self) -> asyncio.Task[None] | None:
         """Connect the server the form shows (checked first); the task, to wait on in tests."""
+        import asyncio
+
         try:
             specs = self.checked()
         except ScenarioError as err:

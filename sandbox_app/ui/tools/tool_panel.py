@@ -11,6 +11,7 @@ risk, and a scenario file that says auto for one is asked about once when it is 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QSignalBlocker, Qt, QTimer
 from PySide6.QtWidgets import (
@@ -36,9 +37,12 @@ from sandbox_app.core.tools import TOOL_NAMES, Tool, tools_for
 from sandbox_app.core.tools.plugins import installed
 from sandbox_app.core.tools.policy import POLICIES, default_policy
 from sandbox_app.ui.common.plain import message_box, plain_label, rich_label, tip
-from sandbox_app.ui.tools.mcp_servers import McpServersDialog, McpSources
-from sandbox_app.ui.tools.mock_tools_editor import MockToolsEditor
+from sandbox_app.ui.tools.mcp_sources import McpSources
 from sandbox_app.ui.window.workspace_signals import QtWorkspace
+
+if TYPE_CHECKING:  # the dialogs are imported when first opened (not on the first frame's path)
+    from sandbox_app.ui.tools.mcp_servers import McpServersDialog
+    from sandbox_app.ui.tools.mock_tools_editor import MockToolsEditor
 
 RISK = (
     "{tool} has side effects. Set to auto, it runs whenever the model decides to call it, "
@@ -176,6 +180,8 @@ class ToolPanel(QWidget):
     # ---- the scenario's own tools ------------------------------------------------------
 
     def edit_tools(self) -> MockToolsEditor:
+        from sandbox_app.ui.tools.mock_tools_editor import MockToolsEditor
+
         s = self.workspace.model.scenario
         taken = [t.name for t in self.all_tools() if t.name not in {c.name for c in s.custom_tools}]
         editor = self.editor = MockToolsEditor(s.custom_tools, taken, self)
@@ -184,6 +190,8 @@ class ToolPanel(QWidget):
         return editor
 
     def edit_servers(self) -> McpServersDialog:
+        from sandbox_app.ui.tools.mcp_servers import McpServersDialog
+
         dialog = self.mcp_dialog = McpServersDialog(self.mcp, self)
         dialog.open()
         return dialog

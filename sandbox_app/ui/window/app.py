@@ -1,26 +1,33 @@
-"""Start the Qt application on a qasync event loop and show the main window."""
+"""Show the main window, then run the Qt application on a qasync event loop.
+
+The window's first frame comes first: the event loop's own modules (asyncio, qasync: ~40 ms)
+are imported once it is drawn (:func:`run_app`), and what the frame does not show waits for
+it (:class:`FirstFrame`).
+"""
 
 from __future__ import annotations
 
-import asyncio
+import builtins
 import logging
 import os
 import sys
-from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
-from contextlib import suppress
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, suppress
+from typing import TYPE_CHECKING
 
-import qasync
-from PySide6.QtCore import QEvent, QObject, QSettings, QTimer
+from PySide6.QtCore import QEvent, QEventLoop, QObject, QSettings, QTimer
 from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication, QWidget
 
 import sandbox_app
 from sandbox_app import APP_ID
-from sandbox_app.backends.keys import KeyStore
-from sandbox_app.core.scenarios.scenario_file import scenarios_dir
 from sandbox_app.ui.window import gc_policy
-from sandbox_app.ui.window.main_window import MainWindow
+
+if TYPE_CHECKING:
+    import asyncio
+
+    # Imported by run_app, past PySide6's import hook (own_modules).
+    from sandbox_app.ui.window.main_window import MainWindow
 
 log = logging.getLogger(__name__)
 GIL_SWITCH_INTERVAL_S = 0.001
@@ -59,6 +66,9 @@ def prepare_loop(loop: asyncio.AbstractEventLoop) -> None:
       reads thousands of chunks a second; by default a thread waits up to 5 ms for the GIL,
       a third of a frame, several times a frame. 1 ms keeps the window's frames on time.
     """
+    import asyncio
+    from concurrent.futures import ThreadPoolExecutor
+
     loop.set_default_executor(ThreadPoolExecutor(max_workers=4, thread_name_prefix="sandbox"))
     sys.setswitchinterval(GIL_SWITCH_INTERVAL_S)
     if isinstance(loop, asyncio.BaseEventLoop):
@@ -68,12 +78,16 @@ def prepare_loop(loop: asyncio.AbstractEventLoop) -> None:
         )
 
 
-async def _main(window: MainWindow, scenario: str | None = None) -> int:
+async def _main(window: MainWindow, first_frame: FirstFrame, scenario: str | None) -> int:
+    import asyncio
+
     prepare_loop(asyncio.get_running_loop())
     closed = asyncio.Event()
     app = QApplication.instance()
     assert isinstance(app, QApplication)
     app.lastWindowClosed.connect(closed.set)
+    if not window.isVisible():  # closed before the loop ran (a script can, at its first frame)
+        closed.set()
     warm_up: list[asyncio.Future[None]] = []
 
     def after_first_frame() -> None:
@@ -89,10 +103,7 @@ async def _main(window: MainWindow, scenario: str | None = None) -> int:
         warm_up.append(asyncio.get_running_loop().run_in_executor(None, import_heavy_modules))
         warm_up[0].add_done_callback(lambda _: gc_policy.settle_after_start())
 
-    first_frame = FirstFrame(window, after_first_frame)
-    # A run started before the first paint (a script can) gets the guard before its thread.
-    window.run_pane.runningChanged.connect(lambda _running: first_frame.now())
-    window.show()
+    first_frame.then(after_first_frame)  # at once if the frame is drawn already
     if scenario:
         # Shown first: edits kept from last time are offered (save, discard or keep editing)
         # in a dialog over the window before the named file replaces them.
@@ -107,17 +118,20 @@ async def _main(window: MainWindow, scenario: str | None = None) -> int:
 
 
 class FirstFrame(QObject):
-    """Calls ``then`` once, when ``window``'s first frame is on screen.
+    """Calls what :meth:`then` is given once, when ``window``'s first frame is on screen.
 
-    A top-level widget's first Paint event comes with the window's first expose (so on the
-    offscreen platform and under X11); ``then`` is queued behind it, so it runs once that
-    paint is done and flushed. A zero timer at ``show()`` would not do: X11's expose arrives
-    a round trip later, after such a timer.
+    Made before ``show()``. A top-level widget's first Paint event comes with the window's
+    first expose (so on the offscreen platform and under X11); the call is queued behind it,
+    so it runs once that paint is done and flushed. A zero timer at ``show()`` would not do:
+    X11's expose arrives a round trip later, after such a timer. The frame may come before
+    the event loop runs (run_app), before there is anything to call: then it is called when
+    given.
     """
 
-    def __init__(self, window: QWidget, then: Callable[[], None]) -> None:
+    def __init__(self, window: QWidget) -> None:
         super().__init__(window)
-        self._then: Callable[[], None] | None = then
+        self._then: Callable[[], None] | None = None
+        self._due = self._done = False
         window.installEventFilter(self)
         QTimer.singleShot(FIRST_FRAME_FALLBACK_MS, self, self.now)
 
@@ -127,11 +141,17 @@ class FirstFrame(QObject):
             QTimer.singleShot(0, self, self.now)
         return False
 
+    def then(self, call: Callable[[], None]) -> None:
+        self._then = call
+        if self._due:
+            self.now()
+
     def now(self) -> None:
-        """Call ``then`` now if it has not been called yet."""
-        then, self._then = self._then, None
-        if then is not None:
-            then()
+        """The frame is drawn (or a run starts first): call what was given, once."""
+        self._due = True
+        if self._then is not None and not self._done:
+            self._done = True
+            self._then()
 
 
 def import_heavy_modules() -> None:
@@ -173,8 +193,38 @@ def import_before_threads() -> None:
         import pydantic._internal._validators  # noqa: F401
 
 
+@contextmanager
+def own_modules() -> Iterator[None]:
+    """Import the app's own modules (the window's ~130) past PySide6's import hook.
+
+    Once PySide6 is imported, every import goes through its hook (``__feature__`` support:
+    ``from __feature__ import snake_case``), which reads each new module's source with
+    ``inspect.getsource`` to see whether it names PySide6: ~20 ms of the window's start-up.
+    The app selects no feature, so what the hook would record for its modules is known: "no
+    feature" (0), which is set here without reading them. Only while nothing else imports
+    (before the first frame, the first thread); a PySide6 without these names keeps its hook.
+    """
+    feature = sys.modules.get("shibokensupport.feature")
+    table = getattr(feature, "pyside_feature_dict", None)
+    plain, hooked = getattr(builtins, "__orig_import__", None), builtins.__import__
+    if plain is None or plain is hooked or not isinstance(table, dict):
+        yield
+        return
+    before = set(sys.modules)
+    builtins.__import__ = plain
+    try:
+        yield
+    finally:
+        builtins.__import__ = hooked
+        for name in sys.modules.keys() - before:
+            if name.startswith("sandbox_app."):
+                table.setdefault(name, 0)
+
+
 def app_icon() -> QIcon | None:
     """The application icon, from the package's resources (also inside a frozen bundle)."""
+    from sandbox_app.core.scenarios.scenario_file import scenarios_dir
+
     path = scenarios_dir().parent / "icons" / f"{APP_ID}.svg"
     return QIcon(str(path)) if path.is_file() else None
 
@@ -187,15 +237,37 @@ def run_app(scenario: str | None = None) -> int:
     app.setApplicationName(APPLICATION)
     # The window is matched to its desktop file and icon by this (Wayland's app id).
     app.setDesktopFileName(APP_ID)
-    icon = app_icon()
-    if icon is not None:
-        app.setWindowIcon(icon)
     # qasync drives asyncio from Qt's event loop: runs stream while the window stays live.
     app.setQuitOnLastWindowClosed(False)  # _main decides when to stop, after cleanup
     # Built before the loop starts: construction is synchronous Qt work, not an asyncio step.
     # The keyring waits for the first frame (after_first_frame in _main).
-    window = MainWindow(QSettings(ORGANIZATION, APPLICATION), KeyStore(keyring_open=False))
+    with own_modules():
+        from sandbox_app.backends.keys import KeyStore
+        from sandbox_app.ui.window.main_window import MainWindow
+
+        icon = app_icon()
+        if icon is not None:
+            app.setWindowIcon(icon)
+        window = MainWindow(QSettings(ORGANIZATION, APPLICATION), KeyStore(keyring_open=False))
+    first_frame = FirstFrame(window)
+
+    def on_running_changed(_running: bool) -> None:
+        # A run started before the first paint (a script can) gets the guard before its
+        # thread, even before the loop runs, and the rest of the frame's wait is over.
+        import_before_threads()
+        first_frame.now()
+
+    window.run_pane.runningChanged.connect(on_running_changed)
+    window.show()
+    # The first frame, drawn before the loop's modules are imported. Only that: what a user
+    # types or clicks waits in the queue for the loop, and a run a script starts meanwhile
+    # begins at the loop's first turn (RunController.start).
+    app.processEvents(QEventLoop.ProcessEventsFlag.ExcludeUserInputEvents)
+    import asyncio
+
+    import qasync
+
     try:
-        return int(qasync.run(_main(window, scenario)))
+        return int(qasync.run(_main(window, first_frame, scenario)))
     except asyncio.CancelledError:
         return 0

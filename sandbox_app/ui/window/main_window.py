@@ -29,7 +29,7 @@ from PySide6.QtWidgets import (
 
 from sandbox_app.backends.keys import KeyStore
 from sandbox_app.backends.registry import SCRIPTED
-from sandbox_app.core.results.compare import stored_prices
+from sandbox_app.core.results.prices import stored_prices
 from sandbox_app.core.running.fork import ForkPoint
 from sandbox_app.core.scenarios.document import ScenarioDocument
 from sandbox_app.core.scenarios.scenario import Scenario

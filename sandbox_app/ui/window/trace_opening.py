@@ -16,13 +16,12 @@ from typing import TYPE_CHECKING, Protocol
 
 from PySide6.QtWidgets import QFileDialog
 
-from sandbox_app.core.results.otel_import import ImportedTrace, open_trace
-from sandbox_app.core.results.otel_spans import TraceError
 from sandbox_app.core.scenarios.document import ScenarioDocument
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the trace reader is imported when a trace is first opened
     from PySide6.QtWidgets import QStatusBar
 
+    from sandbox_app.core.results.otel_import import ImportedTrace
     from sandbox_app.ui.window.file_actions import FileActions
     from sandbox_app.ui.window.recordings import RecordingActions
     from sandbox_app.ui.window.run_tabs import RunTabs
@@ -58,6 +57,9 @@ class TraceActions:
 
     def open(self, path: Path) -> bool:
         """Read the trace; on success offer to save unsaved edits, then show it."""
+        from sandbox_app.core.results.otel_import import open_trace
+        from sandbox_app.core.results.otel_spans import TraceError
+
         try:
             trace = open_trace(path)
         except TraceError as err:
