@@ -71,6 +71,11 @@ class FakeGeminiServer:
     requests: list[dict[str, Any]] = field(default_factory=list)  # bodies received
     keys: list[str] = field(default_factory=list)  # x-goog-api-key of each request
     fail: tuple[int, str] | None = None  # answer every request with this status and message
+    # Answer every streamGenerateContent request with these bytes, written piece by piece
+    # (a captured stream replayed; cut where a network read may cut it), with this status
+    # and content type.
+    raw: list[bytes] | None = None
+    raw_reply: tuple[int, str] = (200, "text/event-stream")
 
     def __post_init__(self) -> None:
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -143,6 +148,8 @@ class FakeGeminiServer:
         self.requests.append(body)
         if self.fail is not None:
             return error(*self.fail)
+        if self.raw is not None:
+            return await self._replay(request, self.raw)
         if model not in self.replies:
             return error(404, f"models/{model} is not found for API version v1beta.")
         refused = self._check_signatures(body)
@@ -159,6 +166,15 @@ class FakeGeminiServer:
         for event in self._events(reply, body):
             await pace()
             await stream.write(event)
+        await stream.write_eof()
+        return stream
+
+    async def _replay(self, request: web.Request, pieces: list[bytes]) -> web.StreamResponse:
+        status, content_type = self.raw_reply
+        stream = web.StreamResponse(status=status, headers={"Content-Type": content_type})
+        await stream.prepare(request)
+        for piece in pieces:
+            await stream.write(piece)
         await stream.write_eof()
         return stream
 
