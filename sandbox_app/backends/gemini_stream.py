@@ -143,8 +143,9 @@ class Decoder:
             content = candidate.get("content")
             parts = content.get("parts") if isinstance(content, dict) else None
             for part in parts if isinstance(parts, list) else ():
-                if isinstance(part, dict):
-                    deltas += self._part(part)
+                delta = self._part(part) if isinstance(part, dict) else None
+                if delta is not None:
+                    deltas.append(delta)
             reason = candidate.get("finishReason")
             if isinstance(reason, str):
                 self.finish = reason
@@ -155,7 +156,7 @@ class Decoder:
             self.finish = self.finish or "BLOCKED"
         return deltas
 
-    def _part(self, part: dict[str, Any]) -> list[Delta]:
+    def _part(self, part: dict[str, Any]) -> Delta | None:
         signature = part.get("thoughtSignature")
         signature = signature if isinstance(signature, str) else ""
         call = part.get("functionCall")
@@ -171,17 +172,17 @@ class Decoder:
                 json.dumps(args if args is not None else {}, ensure_ascii=False),
             )
             self.calls += 1
-            return [Delta(tool_calls=(piece,))]
+            return Delta(tool_calls=(piece,))
         thought = part.get("thought") is True
         if signature and not thought:
             self.signatures.setdefault(TEXT_SIGNATURE, signature)
         text = part.get("text")
         if not isinstance(text, str) or not text:
-            return []
+            return None
         if thought:
-            return [Delta(reasoning=text)]
+            return Delta(reasoning=text)
         self.chunks += 1
-        return [Delta(text=text)]
+        return Delta(text=text)
 
     def end(self) -> list[Delta]:
         """The usage, what must go back, and why the reply ended."""
