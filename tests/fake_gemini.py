@@ -1,9 +1,9 @@
-"""A small, real Gemini API server for tests: what ``google-genai`` talks to.
+"""A small, real Gemini API server for tests: what the Gemini kind and ``google-genai`` talk to.
 
-Answers ``POST /v1beta/models/{model}:streamGenerateContent?alt=sse`` (the path the SDK
-builds from a custom ``base_url``; the key comes in the ``x-goog-api-key`` header) and
-``GET /v1beta/models``. Chunks are shaped as the Gemini API documents them (Gemini API docs:
-"Generating content" / streaming, "Gemini thinking" and "Thought signatures",
+Answers ``POST /v1beta/models/{model}:streamGenerateContent?alt=sse`` (the path the kind and
+the SDK build from a custom ``base_url``; the key comes in the ``x-goog-api-key`` header) and
+``GET /v1beta/models`` (the SDK's models list). Chunks are shaped as the Gemini API documents
+them (Gemini API docs: "Generating content" / streaming, "Gemini thinking" and "Thought signatures",
 ai.google.dev/gemini-api/docs): ``data: {json}`` events of ``candidates[0].content.parts``
 with ``text``, thought summaries as ``{"text": …, "thought": true}``, ``functionCall`` parts
 carrying a ``thoughtSignature``; ``usageMetadata`` (``promptTokenCount``,

@@ -1,4 +1,5 @@
-"""The Gemini kind, through the real google-genai SDK to its test server (tests/fake_gemini.py).
+"""The Gemini kind, over real HTTP to its test server (tests/fake_gemini.py); the models list
+through the real google-genai SDK.
 
 Three Brightgrid steps in ReAct text and in native function calling; thought summaries shown
 as thinking and never acted on; each function call's thought signature sent back unchanged
