@@ -79,10 +79,12 @@ async def refused(response: Any, host: str) -> Exception:
     if isinstance(error, dict):
         return api_error(error, code)
     media_type = errors.media_type(response.headers)
-    if code in errors.NOT_AN_API_STATUSES and media_type in errors.WEB_PAGE_TYPES:
+    page = media_type in errors.WEB_PAGE_TYPES
+    if code in errors.NOT_AN_API_STATUSES and page:
         return not_gemini(host, media_type, code)
-    text = body.decode("utf-8", "replace").strip() or response.reason_phrase or str(code)
-    return GeminiError(code, "", text)
+    # A proxy's own page (a 502, a 503) says no more than its status: its markup is no line.
+    text = "" if page else body.decode("utf-8", "replace").strip()
+    return GeminiError(code, "", text or response.reason_phrase or str(code))
 
 
 def api_error(error: dict[str, Any], code: int = 0) -> GeminiError:

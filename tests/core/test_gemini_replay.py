@@ -178,6 +178,8 @@ def test_a_web_page_is_not_gemini(gemini_server: FakeGeminiServer) -> None:
     assert "a web page, not Gemini's API — check the base URL" in line
     gemini_server.raw_reply = (404, "text/html")
     assert "a web page (404), not Gemini's API" in failure(gemini_server)
+    gemini_server.raw_reply = (502, "text/html")  # a proxy's page: its status, not its markup
+    assert failure(gemini_server).endswith(": Bad Gateway. Try again later.")
 
 
 def test_an_error_mid_stream_and_a_cut_stream(gemini_server: FakeGeminiServer) -> None:
