@@ -25,12 +25,11 @@ the environment itself, whatever the host.
 
 from __future__ import annotations
 
-import asyncio
 import sys
 import time
 from collections.abc import AsyncGenerator, Sequence
 from contextlib import aclosing
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
@@ -53,6 +52,8 @@ from sandbox_app.core.running.backend import BackendError, Delta, Message, Strea
 from sandbox_app.core.scenarios.scenario import Scenario
 
 if TYPE_CHECKING:
+    import asyncio
+
     import httpx2
     from google import genai
 
@@ -89,8 +90,8 @@ class GeminiClient:
     http: httpx2.AsyncClient
     base_url: str
     version: str
+    sdk_lock: asyncio.Lock  # one SDK client, also when two Refreshes ask at once
     sdk: genai.Client | None = None
-    sdk_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
 
 
 class GeminiBackend(SdkBackend[GeminiClient]):
@@ -114,6 +115,8 @@ class GeminiBackend(SdkBackend[GeminiClient]):
         await client.http.aclose()
 
     async def _list_models(self) -> list[str]:
+        import asyncio  # the event loop's module: never at the window's import (start-up)
+
         client = await self._get_client()
         names: list[str] = []
         try:
@@ -217,6 +220,8 @@ async def _stamp_sent(request: Any) -> None:
 
 
 def _new_client(config: ServerConfig) -> GeminiClient:
+    import asyncio
+
     import httpx2
 
     from sandbox_app.backends.http_library import tls_context
@@ -225,7 +230,7 @@ def _new_client(config: ServerConfig) -> GeminiClient:
     http = httpx2.AsyncClient(
         verify=tls_context(), timeout=config.timeout_s, event_hooks={"request": [_stamp_sent]}
     )
-    return GeminiClient(http, base_url, version)
+    return GeminiClient(http, base_url, version, asyncio.Lock())
 
 
 def _new_sdk(config: ServerConfig, client: GeminiClient) -> genai.Client:
