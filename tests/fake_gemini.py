@@ -1,9 +1,9 @@
-"""A small, real Gemini API server for tests: what ``google-genai`` talks to.
+"""A small, real Gemini API server for tests: what the Gemini kind and ``google-genai`` talk to.
 
-Answers ``POST /v1beta/models/{model}:streamGenerateContent?alt=sse`` (the path the SDK
-builds from a custom ``base_url``; the key comes in the ``x-goog-api-key`` header) and
-``GET /v1beta/models``. Chunks are shaped as the Gemini API documents them (Gemini API docs:
-"Generating content" / streaming, "Gemini thinking" and "Thought signatures",
+Answers ``POST /v1beta/models/{model}:streamGenerateContent?alt=sse`` (the path the kind and
+the SDK build from a custom ``base_url``; the key comes in the ``x-goog-api-key`` header) and
+``GET /v1beta/models`` (the SDK's models list). Chunks are shaped as the Gemini API documents
+them (Gemini API docs: "Generating content" / streaming, "Gemini thinking" and "Thought signatures",
 ai.google.dev/gemini-api/docs): ``data: {json}`` events of ``candidates[0].content.parts``
 with ``text``, thought summaries as ``{"text": …, "thought": true}``, ``functionCall`` parts
 carrying a ``thoughtSignature``; ``usageMetadata`` (``promptTokenCount``,
@@ -71,6 +71,11 @@ class FakeGeminiServer:
     requests: list[dict[str, Any]] = field(default_factory=list)  # bodies received
     keys: list[str] = field(default_factory=list)  # x-goog-api-key of each request
     fail: tuple[int, str] | None = None  # answer every request with this status and message
+    # Answer every streamGenerateContent request with these bytes, written piece by piece
+    # (a captured stream replayed; cut where a network read may cut it), with this status
+    # and content type.
+    raw: list[bytes] | None = None
+    raw_reply: tuple[int, str] = (200, "text/event-stream")
 
     def __post_init__(self) -> None:
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -143,6 +148,8 @@ class FakeGeminiServer:
         self.requests.append(body)
         if self.fail is not None:
             return error(*self.fail)
+        if self.raw is not None:
+            return await self._replay(request, self.raw)
         if model not in self.replies:
             return error(404, f"models/{model} is not found for API version v1beta.")
         refused = self._check_signatures(body)
@@ -156,9 +163,18 @@ class FakeGeminiServer:
         stream = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
         await stream.prepare(request)
         pace = Pace(reply.rate)
-        for chunk in self._chunks(reply, body):
+        for event in self._events(reply, body):
             await pace()
-            await stream.write(b"data: " + json.dumps(chunk).encode() + b"\r\n\r\n")
+            await stream.write(event)
+        await stream.write_eof()
+        return stream
+
+    async def _replay(self, request: web.Request, pieces: list[bytes]) -> web.StreamResponse:
+        status, content_type = self.raw_reply
+        stream = web.StreamResponse(status=status, headers={"Content-Type": content_type})
+        await stream.prepare(request)
+        for piece in pieces:
+            await stream.write(piece)
         await stream.write_eof()
         return stream
 
@@ -177,7 +193,8 @@ class FakeGeminiServer:
                     return error(400, "Corrupted thought signature.")
         return None
 
-    def _chunks(self, reply: Reply, body: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    def _events(self, reply: Reply, body: dict[str, Any]) -> Iterator[bytes]:
+        """The reply's SSE events: one part a chunk, each a whole GenerateContentResponse."""
         prompt = len(json.dumps(body.get("contents", []))) // 4 + 1
         counts = {"thoughts": 0, "candidates": 0}
         pieces: list[dict[str, Any]] = []
@@ -193,15 +210,55 @@ class FakeGeminiServer:
                     part, text=" ".join(words[i : i + n]) + (" " if i + n < len(words) else "")
                 )
                 pieces.append(piece)
+        templates: dict[tuple[tuple[str, Any], ...], tuple[bytes, bytes, bytes]] = {}
         for index, piece in enumerate(pieces):
             counts["thoughts" if piece.get("thought") else "candidates"] += 1
-            candidate: dict[str, Any] = {"content": {"role": "model", "parts": [piece]}, "index": 0}
-            usage = {"promptTokenCount": prompt, "candidatesTokenCount": counts["candidates"]}
             if index == len(pieces) - 1:
-                candidate["finishReason"] = reply.finish
+                chunk = _response(piece, prompt, counts["candidates"], reply.finish)
+                usage = chunk["usageMetadata"]
                 usage |= {"thoughtsTokenCount": counts["thoughts"], "cachedContentTokenCount": 2}
                 usage["totalTokenCount"] = prompt + counts["thoughts"] + counts["candidates"]
-            yield {"candidates": [candidate], "usageMetadata": usage, "modelVersion": "fake"}
+                yield _event(json.dumps(chunk))
+                continue
+            shape = tuple((k, v) for k, v in piece.items() if k != "text")
+            if "text" not in piece or not all(isinstance(v, str | bool) for _, v in shape):
+                yield _event(json.dumps(_response(piece, prompt, counts["candidates"])))
+                continue
+            # The benchmark's hot path (tests/perf/serve_kind.py, one word a chunk): the same
+            # bytes as json.dumps of the chunk, from a template cut at the text and the count,
+            # so this server, sharing the machine's cores with the app it measures, costs a
+            # third less per chunk (fakeserver.py's streams do the same).
+            if shape not in templates:
+                templates[shape] = _template(piece, prompt)
+            head, middle, tail = templates[shape]
+            text = json.dumps(piece["text"]).encode()
+            yield head + text + middle + str(counts["candidates"]).encode() + tail
+
+
+TEXT_MARK, COUNT_MARK = "\u0000text\u0000", "\u0000count\u0000"
+
+
+def _response(
+    piece: dict[str, Any], prompt: int, candidates: int | str, finish: str | None = None
+) -> dict[str, Any]:
+    """One streamed GenerateContentResponse holding ``piece``; the finish reason on the last."""
+    candidate: dict[str, Any] = {"content": {"role": "model", "parts": [piece]}, "index": 0}
+    if finish is not None:
+        candidate["finishReason"] = finish
+    usage = {"promptTokenCount": prompt, "candidatesTokenCount": candidates}
+    return {"candidates": [candidate], "usageMetadata": usage, "modelVersion": "fake"}
+
+
+def _template(piece: dict[str, Any], prompt: int) -> tuple[bytes, bytes, bytes]:
+    """``_event(json.dumps(_response(piece, …)))`` cut where the text and the count go."""
+    marked = json.dumps(_response(dict(piece, text=TEXT_MARK), prompt, COUNT_MARK))
+    head, rest = _event(marked).split(json.dumps(TEXT_MARK).encode())
+    middle, tail = rest.split(json.dumps(COUNT_MARK).encode())
+    return head, middle, tail
+
+
+def _event(data: str) -> bytes:
+    return b"data: " + data.encode() + b"\r\n\r\n"
 
 
 def error(code: int, message: str) -> web.Response:

@@ -1,4 +1,5 @@
-"""The Gemini kind, through the real google-genai SDK to its test server (tests/fake_gemini.py).
+"""The Gemini kind, over real HTTP to its test server (tests/fake_gemini.py); the models list
+through the real google-genai SDK.
 
 Three Brightgrid steps in ReAct text and in native function calling; thought summaries shown
 as thinking and never acted on; each function call's thought signature sent back unchanged
@@ -247,7 +248,7 @@ def test_run_backend_gemini_with_a_thinking_budget(
     assert (code, document["status"], document["answer"]) == (0, "answered", "$1,680 per year")
     assert "ReasoningDelta" in {e["type"] for e in document["events"]}
     thinking_config = gemini_server.requests[0]["generationConfig"]["thinkingConfig"]
-    assert thinking_config == {"include_thoughts": True, "thinking_budget": 2048}
+    assert thinking_config == {"includeThoughts": True, "thinkingBudget": 2048}
 
 
 def test_gemini_api_key_goes_only_to_gemini(
@@ -272,13 +273,13 @@ def test_gemini_api_key_goes_only_to_gemini(
 def test_thinking_settings_by_model() -> None:
     params = StreamParams
     level = gemini_contents.thinking_config(params(model="gemini-3-pro", reasoning_effort="low"))
-    assert level == {"include_thoughts": True, "thinking_level": "low"}
+    assert level == {"includeThoughts": True, "thinkingLevel": "low"}
     budget = gemini_contents.thinking_config(params(model="gemini-2.5-pro", reasoning_effort="low"))
-    assert budget == {"include_thoughts": True, "thinking_budget": 1024}
+    assert budget == {"includeThoughts": True, "thinkingBudget": 1024}
     both = params(model="gemini-3-pro", reasoning_effort="high", thinking_budget=64)
     assert gemini_contents.thinking_config(both) == {
-        "include_thoughts": True,
-        "thinking_budget": 64,
+        "includeThoughts": True,
+        "thinkingBudget": 64,
     }
     assert split_base_url("https://h.example/v1/") == ("https://h.example", "v1")
     assert split_base_url("https://h.example") == ("https://h.example", "v1beta")
