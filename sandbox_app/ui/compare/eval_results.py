@@ -75,7 +75,10 @@ class MemoryLayer:
         with self.lock:
             runs = list(self.runs.values())
         for start in range(0, len(runs), PAGE):
-            yield [(result, record if events else None) for result, record in runs[start:][:PAGE]]
+            yield [
+                (result, record if events else None)
+                for result, record in runs[start : start + PAGE]
+            ]
 
     def lookup(self, keys: Sequence[RunKey], events: bool) -> dict[RunKey, Run]:
         with self.lock:
