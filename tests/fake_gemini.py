@@ -20,10 +20,7 @@ have Google's shape: ``{"error": {"code", "message", "status"}}``.
 
 from __future__ import annotations
 
-import asyncio
 import json
-import socket
-import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -32,6 +29,7 @@ import pytest
 from aiohttp import web
 
 from tests.pacing import Pace
+from tests.threaded_app import ThreadedApp
 
 MISSING_SIGNATURE = (
     "Function call is missing a thought_signature in functionCall parts. This is required "
@@ -78,9 +76,7 @@ class FakeGeminiServer:
     raw_reply: tuple[int, str] = (200, "text/event-stream")
 
     def __post_init__(self) -> None:
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._runner: web.AppRunner | None = None
-        self._thread: threading.Thread | None = None
+        self._server = ThreadedApp("FakeGeminiServer", self._app)
         self._port = 0
         self._issued: set[str] = set()  # signatures sent: one sent back must be one of these
 
@@ -90,40 +86,17 @@ class FakeGeminiServer:
 
     # ---- lifecycle -------------------------------------------------------------------
     def start(self) -> FakeGeminiServer:
-        sock = socket.socket()
-        sock.bind(("127.0.0.1", 0))
-        self._port = sock.getsockname()[1]
-        ready = threading.Event()
-        self._loop = asyncio.new_event_loop()
-
-        async def serve() -> None:
-            app = web.Application()
-            app.router.add_get("/v1beta/models", self._models)
-            app.router.add_post("/v1beta/models/{call}", self._generate)
-            self._runner = web.AppRunner(app)
-            await self._runner.setup()
-            await web.SockSite(self._runner, sock).start()
-
-        def main() -> None:
-            assert self._loop is not None
-            self._loop.run_until_complete(serve())
-            ready.set()
-            self._loop.run_forever()
-
-        self._thread = threading.Thread(target=main, name="FakeGemini", daemon=True)
-        self._thread.start()
-        if not ready.wait(10):
-            raise RuntimeError("FakeGeminiServer did not start")
+        self._port = self._server.start()
         return self
 
     def stop(self) -> None:
-        loop, runner = self._loop, self._runner
-        if loop is None or runner is None or self._thread is None:
-            return
-        asyncio.run_coroutine_threadsafe(runner.cleanup(), loop).result(10)
-        loop.call_soon_threadsafe(loop.stop)
-        self._thread.join(10)
-        loop.close()
+        self._server.stop()
+
+    def _app(self) -> web.Application:
+        app = web.Application()
+        app.router.add_get("/v1beta/models", self._models)
+        app.router.add_post("/v1beta/models/{call}", self._generate)
+        return app
 
     def __enter__(self) -> FakeGeminiServer:
         return self.start()
