@@ -61,7 +61,16 @@ def test_max_steps_and_a_usage_error_have_different_exit_codes() -> None:
                 "6  stopped on a loop",
             ],
         ),
-        ("eval", ["0  every planned run done", "1  an error", "2  a usage error", "4  a lane"]),
+        (
+            "eval",
+            [
+                "0  every planned run done",
+                "1  an error",
+                "2  a usage error",
+                "3  stopped",
+                "4  a lane",
+            ],
+        ),
     ],
 )
 def test_help_lists_every_exit_code(

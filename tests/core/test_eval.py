@@ -88,7 +88,14 @@ def a_slow_evaluation(tmp_path: Path, runs_done: int) -> tuple[subprocess.Popen[
     save_scenario(slow, scenario)
     results = tmp_path / "results.jsonl"
     command = [sys.executable, "-m", "sandbox_app", "eval", str(scenario), "--out", str(results)]
-    process = subprocess.Popen([*command, "--concurrency", "1"], stderr=subprocess.PIPE, text=True)
+    # Ctrl+C's default, whatever this process inherited: a shell's background job (a CI
+    # runner's) starts with SIGINT ignored, and Python then never turns it into Ctrl+C.
+    process = subprocess.Popen(
+        [*command, "--concurrency", "1"],
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
     assert process.stderr is not None
     # A progress line (on stderr) is printed once its run's result line is written and flushed.
     progress = [process.stderr.readline() for _ in range(runs_done)]
