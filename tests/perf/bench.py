@@ -631,6 +631,26 @@ async def scale_of_a_test_set(window: Any, base_url: str, cases: int) -> dict[st
     }
 
 
+async def scrolled(grid: Any) -> tuple[list[float], int]:
+    """The loop's lags while ``grid`` scrolls a page a frame from its top to its bottom, and
+    the pages scrolled."""
+    from tests.heartbeat import Heartbeat
+
+    bar = grid.verticalScrollBar()
+    bar.setValue(0)
+    await asyncio.sleep(0.2)
+    beat = Heartbeat(interval_ms=5)
+    steps = 0
+    while bar.value() < bar.maximum() and steps < 2000:
+        bar.setValue(bar.value() + bar.pageStep())
+        grid.viewport().repaint()
+        steps += 1
+        await asyncio.sleep(0.016)
+    lags = beat.lags
+    beat.stop()
+    return lags, steps
+
+
 def history_diff(cases: int) -> dict[str, float]:
     """``react-sandbox history diff A B`` of two evaluations of ``cases`` cases × 2 lanes,
     about 5 % of the runs flipped, as the command runs it (open, diff, the flips' questions,
@@ -800,18 +820,7 @@ async def grid_at_scale(window: Any, cases: int, repeats: int) -> dict[str, floa
     filled_rss = rss_mb() - before
     # Scrolling: a page at a time from the top to the bottom, one step a frame.
     grid = panel.grid
-    bar = grid.verticalScrollBar()
-    bar.setValue(0)
-    await asyncio.sleep(0.2)
-    beat = Heartbeat(interval_ms=5)
-    steps = 0
-    while bar.value() < bar.maximum() and steps < 2000:
-        bar.setValue(bar.value() + bar.pageStep())
-        grid.viewport().repaint()
-        steps += 1
-        await asyncio.sleep(0.016)
-    scroll_lags = beat.lags
-    beat.stop()
+    scroll_lags, steps = await scrolled(grid)
     shown = grid.item(cases - 1, 1)
     return {
         "grid_results": float(len(panel.results)),
@@ -870,18 +879,7 @@ async def window_eval_at_scale(window: Any, cases: int, repeats: int) -> dict[st
     after = rss_mb()
     runs = len(panel.results)
     grid = panel.grid
-    bar = grid.verticalScrollBar()
-    bar.setValue(0)
-    await asyncio.sleep(0.2)
-    beat = Heartbeat(interval_ms=5)
-    steps = 0
-    while bar.value() < bar.maximum() and steps < 2000:
-        bar.setValue(bar.value() + bar.pageStep())
-        grid.viewport().repaint()
-        steps += 1
-        await asyncio.sleep(0.016)
-    scroll_lags = beat.lags
-    beat.stop()
+    scroll_lags, _pages = await scrolled(grid)
     clicked = time.perf_counter()
     panel._on_grid_cell_clicked(cases - 1, 2)  # the last case's second lane: its trace shown
     click_ms = (time.perf_counter() - clicked) * 1000
