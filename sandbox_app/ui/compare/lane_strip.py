@@ -1,5 +1,6 @@
 """The compare lanes' strip: side by side (scrolling sideways when they do not fit), or one
-lane at a time, full width, chosen by a tab (presenter mode with three or four lanes).
+lane at a time, full width, chosen by a tab (presenter mode with three or four lanes), each
+lane's chrome then one line (``LaneWidget.set_compact``).
 
 Side by side, each lane keeps the width its buttons need and the strip scrolls: squeezed
 lanes cut their titles and status text. One at a time, the hidden lanes go on running.
@@ -36,6 +37,7 @@ class LaneStrip(QWidget):
     def add(self, lane: LaneWidget) -> None:
         self.lanes.append(lane)
         self.splitter.addWidget(lane)
+        lane.set_compact(self.one_lane)
         self._retab()
 
     def remove(self, lane: LaneWidget) -> None:
@@ -46,6 +48,8 @@ class LaneStrip(QWidget):
     def set_one_lane(self, on: bool) -> None:
         self.one_lane = on
         self.tabs.setVisible(on)
+        for lane in self.lanes:
+            lane.set_compact(on)  # full width on a projector: the trace needs the height
         self._show_current()
 
     def _retab(self) -> None:

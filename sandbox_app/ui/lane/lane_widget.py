@@ -52,6 +52,7 @@ class LaneWidget(QFrame):
         self._applying = False  # set_config at work: its widget changes are not user edits
         # Showing a played recording's settings, which are not the scenario's (compare_view).
         self.shows_recording = False
+        self.compact = False  # one line of chrome: set_compact
         self.title = plain_label(name)  # a lane's name may come from a file
         font = self.title.font()
         font.setBold(True)
@@ -74,7 +75,7 @@ class LaneWidget(QFrame):
         self.remove_button = QToolButton()
         self.remove_button.setText("✕")
         self.remove_button.setToolTip("Remove this lane")
-        title_row = QHBoxLayout()
+        title_row = self._title_row = QHBoxLayout()
         title_row.addWidget(self.title)
         title_row.addStretch(1)
         title_row.addWidget(self.prompt_label)
@@ -155,12 +156,41 @@ class LaneWidget(QFrame):
         pin = choice.settings.prompt
         pinned = f" · prompt {pin[:8]}" if pin else ""  # the editor's: said after a run
         self.model_label.setText(f"{where} · {choice.model or 'no model chosen'}{mode}{pinned}")
+        self._show_title()
         if self._applying:
             return
         config = self._config_from_widgets()
         if config != self._config:
             self._config = config
             self.configChanged.emit()
+
+    def set_compact(self, on: bool) -> None:
+        """One line of chrome (presenter mode's one lane at a time, on a projector): the
+        lane's name, model and status share the title row; the buttons, the progress bar and
+        the settings form step aside, and the trace gets the height."""
+        if on == self.compact:
+            return
+        self.compact = on
+        step_label = self.pane.step_label
+        pane_layout = self.pane.layout()
+        assert isinstance(pane_layout, QVBoxLayout)
+        # Taken out of one layout before it joins the other: Qt warns of a widget in two.
+        if on:
+            pane_layout.removeWidget(step_label)
+            self._title_row.insertWidget(2, step_label)  # after the name and the stretch
+        else:
+            self._title_row.removeWidget(step_label)
+            pane_layout.insertWidget(1, step_label)
+        step_label.show()  # a widget moved to another parent is hidden until shown again
+        chrome = (self.model_label, self.pane.controls_bar, self.duplicate_button)
+        for widget in (*chrome, self.remove_button):
+            widget.setVisible(not on)
+        self.backend_panel.setVisible(not on and self.settings_button.isChecked())
+        self._show_title()
+
+    def _show_title(self) -> None:
+        model = self.model_label.text()
+        self.title.setText(f"{self.name} · {model}" if self.compact and model else self.name)
 
     def show_recording(self, recorded: RecordedLane, scenario: Scenario, speed: float) -> None:
         """Play a recorded lane here; its settings are shown, not the scenario's (compare_view

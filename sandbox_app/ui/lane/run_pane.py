@@ -85,14 +85,17 @@ class RunPane(QWidget):
         self.run_picker.hide()
         self.header = AnswerHeader(answer_scale)
         self.answer_label, self.answer_status = self.header.answer, self.header.status
-        # Owners put their own buttons (Run, a lane's Settings) at the front of this row.
-        self.controls = QHBoxLayout()
+        # Owners put their own buttons (Run, a lane's Settings) at the front of this row; a
+        # widget of its own, so a compact lane (presenter mode) hides the row as one.
+        self.controls_bar = QWidget()
+        self.controls = QHBoxLayout(self.controls_bar)
+        self.controls.setContentsMargins(0, 0, 0, 0)
         for widget in (self.stop_button, self.run_picker, self.step_label, self.progress):
             self.controls.addWidget(widget)
         self.controls.setStretch(self.controls.indexOf(self.step_label), 1)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
-        layout.addLayout(self.controls)
+        layout.addWidget(self.controls_bar)
         layout.addWidget(self.answer_label)
         layout.addWidget(self.answer_status)
         layout.addWidget(self.trace, 1)
