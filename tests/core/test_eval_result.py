@@ -127,6 +127,7 @@ def test_a_history_row_of_the_app_before_typed_results_still_reads(tmp_path: Pat
     assert (result.prompt_version, result.arm.model, result.reason) == ("v1", "qwen3:8b", "")
     assert (result.metrics.steps, result.metrics.wall_s) == (1, 1.5)
     assert result.checks[0].passed is None
+    assert result.to_dict()["arm"]["model"] == "qwen3:8b"  # `history show --json` still says it
 
 
 @pytest.mark.parametrize(

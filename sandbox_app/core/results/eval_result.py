@@ -242,7 +242,8 @@ class EvalResult:
             "question": self.question,
             "expected": self.expected,
             "prompt_version": self.arm.prompt_version,
-            "arm": self.arm.to_dict() if self.arm.known else None,
+            # null when only the version is known (a schema-1 line read again)
+            "arm": None if self.arm == Arm(self.arm.prompt_version) else self.arm.to_dict(),
             "status": self.status,
             "answer": self.answer,
             "reason": self.reason,
