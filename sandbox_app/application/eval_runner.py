@@ -1,9 +1,9 @@
 """Running a test set: lane × case × repeat on the same engine, each server's requests capped.
 
 Shared by ``react-sandbox eval`` (eval_command.py) and the window's test-set panel
-(ui/compare/eval_panel.py): both hand it the runs to make and get each finished run back, as a
-JSON-ready result (case, lane, repeat, status, answer, passed, metrics, events) and its
-record, through ``on_result``.
+(ui/compare/eval_panel.py): both hand it the runs to make and get each finished run back, as
+an :class:`EvalResult` (core/results/eval_result.py: the run's key, its arm, how it ended,
+its figures, checks and verdict) and its record, through ``on_result``.
 """
 
 from __future__ import annotations
@@ -12,7 +12,6 @@ import asyncio
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
 
 from sandbox_app.application.judge import Judge, judge_values
 from sandbox_app.application.run_builder import RunSpec, build_run
@@ -21,12 +20,18 @@ from sandbox_app.backends.registry import SCRIPTED, BackendConfig, config_for, m
 from sandbox_app.backends.response_cache import CachedBackend
 from sandbox_app.core.results.checks import CheckResult, overall
 from sandbox_app.core.results.compare import Price
-from sandbox_app.core.results.evaluation import RunKey
-from sandbox_app.core.results.exports import run_document
+from sandbox_app.core.results.eval_result import (
+    Arm,
+    EvalResult,
+    JudgeUsage,
+    ResultMetrics,
+    RunKey,
+)
 from sandbox_app.core.results.trajectory import trajectory_checks
 from sandbox_app.core.results.verdict import matches
 from sandbox_app.core.running.backend import Backend
 from sandbox_app.core.running.engine import drive
+from sandbox_app.core.running.events import event_to_dict
 from sandbox_app.core.running.records import RunRecord
 from sandbox_app.core.scenarios.judge_spec import JudgeSpec
 from sandbox_app.core.scenarios.lane_settings import LaneSettings
@@ -36,7 +41,7 @@ from sandbox_app.core.scenarios.test_set import scenario_for_case
 from sandbox_app.core.tools import Tool
 from sandbox_app.core.tools.policy import asking
 
-OnResult = Callable[[dict[str, Any], RunRecord], None]
+OnResult = Callable[[EvalResult, RunRecord], None]
 
 
 @dataclass(frozen=True)
@@ -150,7 +155,7 @@ class EvalRunner:
             result, record = await self._one(lane, key)
         self.on_result(result, record)
 
-    async def _one(self, lane: EvalLane, key: RunKey) -> tuple[dict[str, Any], RunRecord]:
+    async def _one(self, lane: EvalLane, key: RunKey) -> tuple[EvalResult, RunRecord]:
         case = self.scenario.test_set[key.case]
         scenario = case_scenario(self.scenario, lane, key.case)
         if not lane.config.kind.server:  # made per run: the offline model replays the case's own
@@ -170,7 +175,6 @@ class EvalRunner:
         record = RunRecord(replace(spec.record_settings(), prompt_version=version))
         record.scenario = scenario  # the case's: its expected answer judges the run shown
         finished = await drive(engine, lambda event: record.add([event]))
-        document = run_document(record, events=self.with_events)
         answer_ok = bool(matches(finished.answer, case.expected))
         # Trajectory checks (core/results/trajectory.py): the path, the case's over the
         # scenario's defaults.
@@ -179,37 +183,45 @@ class EvalRunner:
         checks = trajectory_checks(
             path, record.events, finished.metrics, self.prices.get(model), model
         )
-        result = {
-            "lane": key.lane,
-            "case": key.case,
-            "repeat": key.repeat,
-            "question": scenario.asked_question,  # as asked: its {{variables}} filled
-            "expected": case.expected.answer,
-            "prompt_version": version,  # results of two versions stay told apart
-            **{k: document[k] for k in ("status", "answer", "reason", "metrics", "events")},
-        }
+        result = EvalResult(
+            key.lane,
+            key.case,
+            key.repeat,
+            passed=False,  # decided below, once every check is in
+            question=scenario.asked_question,  # as asked: its {{variables}} filled
+            expected=case.expected.answer,
+            arm=Arm.of(record.settings),  # results of two versions, models… stay told apart
+            status=finished.status,
+            answer=finished.answer,
+            reason=finished.reason,
+            metrics=ResultMetrics.of(finished.metrics),
+            events=tuple(event_to_dict(e) for e in record.events) if self.with_events else None,
+        )
         # Judged answers (application/judge.py): a rubric graded by the judge model.
-        checks += await self._judged(case, result)
-        result["checks"] = [check.to_dict() for check in checks]
-        result["passed"] = overall(answer_ok, checks)
+        judge, judged = await self._judged(case, result)
+        checks += judged
+        result = replace(
+            result, checks=tuple(checks), judge=judge, passed=overall(answer_ok, checks)
+        )
         return result, record
 
-    async def _judged(self, case: EvalCase, result: dict[str, Any]) -> list[CheckResult]:
+    async def _judged(
+        self, case: EvalCase, result: EvalResult
+    ) -> tuple[JudgeUsage | None, list[CheckResult]]:
         """The judge's check of this run's answer when its case (or the scenario) has a
-        rubric, its tokens and cost kept as the result's ``"judge"``; none without one."""
+        rubric, with its tokens and cost (the result's ``judge``); none without one."""
         rubric = case.rubric or self.scenario.rubric
         if not rubric:
-            return []
-        answer = result["answer"]
+            return None, []
+        answer = result.answer
         if not answer:  # nothing to grade, and no judge paid to say so
-            return [CheckResult("judge", False, "no answer to judge")]
+            return None, [CheckResult("judge", False, "no answer to judge")]
         if self._judge is None:
             spec = self.scenario.judge or JudgeSpec()
             try:
                 self._judge = Judge(spec, self.keys, self.cache, self.judge_url_source)
             except ValueError as err:  # an unknown backend id: every run unjudged, said why
-                return [CheckResult("judge", None, f"unjudged — {err}")]
-        values = judge_values(result["question"], answer, result["expected"], rubric)
+                return None, [CheckResult("judge", None, f"unjudged — {err}")]
+        values = judge_values(result.question or "", answer, result.expected or "", rubric)
         judged = await self._judge.grade(values, case.judge_replies)
-        result["judge"] = judged.usage()
-        return [judged.check]
+        return judged.usage(), [judged.check]

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sandbox_app.core.results.evaluation import key_of
+from sandbox_app.core.results.eval_result import EvalResult
 from sandbox_app.core.results.history_db import HistoryStore
 from sandbox_app.core.results.history_schema import HistoryError, default_path
 from sandbox_app.core.running.events import event_to_dict
@@ -68,7 +68,7 @@ class History:
         *,
         results_file: str = "",
         resume: bool = False,
-        done: Iterable[dict[str, Any]] = (),
+        done: Iterable[EvalResult] = (),
     ) -> EvaluationLog:
         """An evaluation's log. ``resume``: go on with the newest evaluation written beside
         ``results_file``, adding the ``done`` results it lacks (a kill can come between the
@@ -89,7 +89,7 @@ class History:
             log.id = found
             have = store.verdicts(found)
             for result in done:
-                key = key_of(result)
+                key = result.key
                 if (key.lane, key.case, key.repeat) not in have:
                     log.add(result)
         except HistoryError as err:
@@ -117,20 +117,20 @@ class EvaluationLog:
     def __init__(self, history: History, evaluation: int | None, models: dict[str, str]) -> None:
         self.history, self.id, self.models = history, evaluation, models
 
-    def add(self, result: dict[str, Any], record: RunRecord | None = None) -> None:
+    def add(self, result: EvalResult, record: RunRecord | None = None) -> None:
         self.stored(result, record)
 
-    def stored(self, result: dict[str, Any], record: RunRecord | None = None) -> bool:
+    def stored(self, result: EvalResult, record: RunRecord | None = None) -> bool:
         """:meth:`add`, saying whether the result (and its trace) is in the database now: the
         window keeps a run the database did not take itself (ui/compare/eval_results.py)."""
         store = self.history.store
         if store is None or self.id is None:
             return False
-        events = result.get("events") or (
+        events = result.events or (
             [event_to_dict(e) for e in record.events] if record is not None else []
         )
         try:
-            store.add_result(self.id, result, events, self.models.get(result["lane"], ""))
+            store.add_result(self.id, result, events, self.models.get(result.lane, ""))
         except HistoryError as err:
             self.history._off(err)
             return False

@@ -17,13 +17,13 @@ from collections.abc import Mapping, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from sandbox_app.backends import openai_kind
 from sandbox_app.backends.keys import KeyStore, UrlSource
 from sandbox_app.backends.registry import BackendConfig, config_for, make_backend
 from sandbox_app.backends.response_cache import CachedBackend
 from sandbox_app.core.results.checks import CheckResult
+from sandbox_app.core.results.eval_result import JudgeUsage
 from sandbox_app.core.results.judging import (
     VERDICT_SCHEMA,
     Verdict,
@@ -49,9 +49,9 @@ class Judged:
     cost: float | None = None
     verdicts: list[Verdict] = field(default_factory=list)
 
-    def usage(self) -> dict[str, Any]:
-        """What a result's ``"judge"`` holds: the judge's tokens and cost (None: no price)."""
-        return {"tokens_in": self.tokens_in, "tokens_out": self.tokens_out, "cost": self.cost}
+    def usage(self) -> JudgeUsage:
+        """What a result's ``judge`` holds: the judge's tokens and cost (None: no price)."""
+        return JudgeUsage(self.tokens_in, self.tokens_out, self.cost)
 
 
 class Judge:

@@ -10,12 +10,12 @@ from __future__ import annotations
 import argparse
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
 
 from sandbox_app.application.eval_runner import EvalLane
 from sandbox_app.application.history import EvaluationLog, History
 from sandbox_app.cli.cli_io import STDIN
 from sandbox_app.cli.terminal import say
+from sandbox_app.core.results.eval_result import EvalResult
 from sandbox_app.core.results.history_schema import DATA_ENV, FILE_NAME
 from sandbox_app.core.scenarios.scenario import Scenario
 
@@ -39,7 +39,7 @@ def eval_log(
     scenario: Scenario,
     lanes: Sequence[EvalLane],
     results_path: Path,
-    done: Iterable[dict[str, Any]],
+    done: Iterable[EvalResult],
 ) -> EvaluationLog:
     history = history_at(args.db, "eval")
     where = "" if args.scenario == STDIN else str(Path(args.scenario).resolve())

@@ -182,15 +182,6 @@ def _write_junit(done: Finish, path: Path) -> None:
 
 def _write_report(done: Finish, path: Path) -> None:
     # The report's grid and failed runs need every run's verdict and answer, not its trace.
-    results = [_without_trace(r) for r in iter_latest(done.results, done.planned)]
+    results = [r.without_trace() for r in iter_latest(done.results, done.planned)]
     report = EvalResults(done.title, done.questions, done.lanes, [(r, None) for r in results])
     TEST_SET_FORMATS.exporter("html").save(report, path)
-
-
-def _without_trace(result: dict[str, Any]) -> dict[str, Any]:
-    """A result as the report reads it: no events, and each step only counted."""
-    kept = {k: v for k, v in result.items() if k != "events"}
-    metrics = dict(result.get("metrics") or {})
-    metrics["steps"] = [None] * len(metrics.get("steps") or ())
-    kept["metrics"] = metrics
-    return kept

@@ -15,15 +15,16 @@ import json
 import time
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TextIO
 
 from sandbox_app.application.eval_runner import EvalRunner
 from sandbox_app.cli.terminal import visible
 from sandbox_app.core.results.checks import described
-from sandbox_app.core.results.evaluation import LaneSummary, LaneTally, RunKey
+from sandbox_app.core.results.eval_result import EvalResult, RunKey
+from sandbox_app.core.results.evaluation import LaneSummary, LaneTally
 from sandbox_app.core.running.records import RunRecord
 
-OnResult = Callable[[dict[str, Any], RunRecord], None]
+OnResult = Callable[[EvalResult, RunRecord], None]
 
 
 class EvalRuns:
@@ -56,24 +57,24 @@ class EvalRuns:
         if self._live:
             self.out.write("\n")
 
-    def finished(self, result: dict[str, Any], record: RunRecord) -> None:
+    def finished(self, result: EvalResult, record: RunRecord) -> None:
         """A run has ended: written, handed on, counted. Neither ``result`` nor its record is
         kept past this call (the runner drops them too)."""
         assert self._file is not None
         # One whole line, flushed: a kill after this loses nothing of this run.
-        self._file.write(json.dumps(result, ensure_ascii=False) + "\n")
+        self._file.write(json.dumps(result.to_dict(), ensure_ascii=False) + "\n")
         self._file.flush()
         for hand_on in self.also:  # the history database's row, the OpenTelemetry export…
             hand_on(result, record)
-        self.tallies.setdefault(result["lane"], LaneTally()).add(result)
+        self.tallies.setdefault(result.lane, LaneTally()).add(result)
         self.count += 1
-        self._failed += not result["passed"]
+        self._failed += not result.passed
         self._progress(result)
 
     def summaries(self, lanes: Sequence[str]) -> list[LaneSummary]:
         return [self.tallies.setdefault(lane, LaneTally()).summary(lane) for lane in lanes]
 
-    def _progress(self, result: dict[str, Any]) -> None:
+    def _progress(self, result: EvalResult) -> None:
         count, failed = self.count, self._failed
         elapsed = time.monotonic() - self._started
         total = max(self.total, count)
@@ -86,10 +87,11 @@ class EvalRuns:
             )
         else:
             # The answer, then each check that did not pass (a right answer on a wrong path).
-            verdict = "passed" if result["passed"] else f"FAILED ({described(result)})"
+            why = described(result.answer, result.checks)
+            verdict = "passed" if result.passed else f"FAILED ({why})"
             line = (
-                f"{count}/{total} {result['lane']} case {result['case'] + 1} repeat "
-                f"{result['repeat'] + 1}: {verdict}"
+                f"{count}/{total} {result.lane} case {result.case + 1} repeat "
+                f"{result.repeat + 1}: {verdict}"
             )
             self.out.write(visible(line) + "\n")  # the answer and lane are others' words
         self.out.flush()

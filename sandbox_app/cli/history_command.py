@@ -18,6 +18,7 @@ from typing import Any, TextIO
 
 from sandbox_app.cli.eval_history import add_db_option, history_at
 from sandbox_app.cli.terminal import json_visible, say, visible
+from sandbox_app.core.results.eval_result import EvalResult
 from sandbox_app.core.results.history_db import EvaluationRow, HistoryStore
 from sandbox_app.core.results.history_diff import Flip, HistoryDiff, diff_evaluations, rate
 from sandbox_app.core.results.history_schema import HistoryError, default_path
@@ -77,8 +78,8 @@ def _answer(store: HistoryStore, args: argparse.Namespace) -> tuple[Any, list[st
         return [row.to_dict() for row in rows], [_row(row) for row in rows]
     if args.command == "show":
         row = store.evaluation(args.id)
-        failed = [r for r in store.results(args.id) if not r["passed"]]
-        document = {**row.to_dict(), "failed": failed}
+        failed = [r for r in store.results(args.id) if not r.passed]
+        document = {**row.to_dict(), "failed": [r.to_dict() for r in failed]}
         return document, _show(row, failed)
     diff = diff_evaluations(store, args.a, args.b)
     questions = _questions(store, diff)
@@ -103,15 +104,15 @@ def _row(row: EvaluationRow) -> str:
     )
 
 
-def _show(row: EvaluationRow, failed: list[dict[str, Any]]) -> list[str]:
+def _show(row: EvaluationRow, failed: list[EvalResult]) -> list[str]:
     lines = [_row(row), f"scenario: {row.scenario_path or '(standard input or the window)'}"]
     lines += [f"  {lane}: {rate(t.passed, t.runs)}" for lane, t in row.by_lane.items()]
     if failed:
         lines.append(f"failed runs ({len(failed)}):")
     for result in failed:
         lines.append(
-            f"  case {result['case'] + 1} · {result['lane']} · repeat {result['repeat'] + 1}: "
-            f"{result['answer']!r}"
+            f"  case {result.case + 1} · {result.lane} · repeat {result.repeat + 1}: "
+            f"{result.answer!r}"
         )
     return lines
 
@@ -119,7 +120,7 @@ def _show(row: EvaluationRow, failed: list[dict[str, Any]]) -> list[str]:
 def _questions(store: HistoryStore, diff: HistoryDiff) -> dict[tuple[int, int], str]:
     """The flipped runs' questions (read for those rows only, not the whole evaluation)."""
     keys = [(f.lane, f.case, f.repeat) for f in diff.flips]
-    return {(r["case"], r["repeat"]): r["question"] or "" for r in store.results(diff.first, keys)}
+    return {(r.case, r.repeat): r.question or "" for r in store.results(diff.first, keys)}
 
 
 def _flip_dict(flip: Flip, questions: dict[tuple[int, int], str]) -> dict[str, Any]:

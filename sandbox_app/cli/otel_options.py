@@ -11,10 +11,11 @@ from __future__ import annotations
 import argparse
 import time
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TextIO
 
 from sandbox_app.cli.eval_outputs import check_writable
 from sandbox_app.cli.terminal import visible
+from sandbox_app.core.results.eval_result import EvalResult
 from sandbox_app.core.results.otel_attributes import SpanPlan, Tags, group_span, run_spans
 from sandbox_app.core.running.records import RunRecord
 
@@ -68,10 +69,10 @@ class OtlpOut:
     def __bool__(self) -> bool:
         return bool(self.targets)
 
-    def add_result(self, result: dict[str, Any], record: RunRecord, scenario: str) -> None:
+    def add_result(self, result: EvalResult, record: RunRecord, scenario: str) -> None:
         """An evaluation's run, tagged with its cell (lane, case, repeat) and prompt version."""
-        version, case, repeat = result.get("prompt_version", ""), result["case"], result["repeat"]
-        self.add(record, Tags(scenario, str(version or ""), str(result["lane"]), case, repeat))
+        tags = Tags(scenario, result.prompt_version, result.lane, result.case, result.repeat)
+        self.add(record, tags)
 
     def send_evaluation(self, out: TextIO, scenario: str) -> None:
         """The evaluation's runs under one ``evaluate`` span: one trace for them all."""

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
-from typing import Any
 
 from sandbox_app.application.eval_runner import EvalLane, unpinned
 from sandbox_app.core.scenarios.prompt_versions import SHORT_ID, PromptEntry, VersionError, find
@@ -69,13 +68,9 @@ def lanes_by_version(
     ]
 
 
-def version_note(results: Iterable[dict[str, Any]], lane: str) -> str:
-    """`` · prompt a9c0387f`` for a summary row: the versions the lane's results were run
-    with (several when a resumed file spans an edit; none in results made before versions)."""
-    return versions_note(r.get("prompt_version") for r in results if r["lane"] == lane)
-
-
 def versions_note(ids: Iterable[object]) -> str:
-    """:func:`version_note` of the version ids themselves (a lane tally's ``versions``)."""
+    """`` · prompt a9c0387f`` for a summary row: the versions a lane's results were run with
+    (a lane tally's ``versions``: several when a resumed file spans an edit; none in results
+    made before versions)."""
     seen = dict.fromkeys(i[:SHORT_ID] for i in ids if isinstance(i, str) and i)
     return f" · prompt {', '.join(seen)}" if seen else ""

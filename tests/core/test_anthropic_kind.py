@@ -348,6 +348,6 @@ def test_eval_lane_kind_url_model(fake_anthropic: FakeAnthropicServer, tmp_path:
     code = eval_command([str(scenario), "--out", str(results), "--lane", spec], io.StringIO())
     assert code == 0
     (result,) = read_results(results)
-    assert result["passed"]
-    assert result["lane"] == f"anthropic:{url}:claude-test"
+    assert result.passed
+    assert result.lane == f"anthropic:{url}:claude-test"
     assert fake_anthropic.requests[0]["thinking"]["budget_tokens"] == 2048

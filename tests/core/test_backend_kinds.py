@@ -120,7 +120,7 @@ def test_eval_lane_takes_a_registered_kind(echo: BackendKind, tmp_path: Path) ->
     assert code == 0
     runs = read_results(results)
     assert len(runs) == 12  # every case of the test set, answered by the echo model
-    assert {(r["lane"], r["answer"]) for r in runs} == {("echo:m", "echo from m")}
+    assert {(r.lane, r.answer) for r in runs} == {("echo:m", "echo from m")}
     assert "echo:m: 0% (0/12" in out.getvalue()
 
 
@@ -131,7 +131,7 @@ def test_eval_runs_a_scenario_files_lanes_of_a_registered_kind(
     save_scenario(load_scenario(TEST_SET).with_changes(lanes=lanes), tmp_path / "s.json")
     results = tmp_path / "r.jsonl"
     assert main(["eval", str(tmp_path / "s.json"), "--out", str(results)]) == 0
-    answers = {(r["lane"], r["answer"]) for r in read_results(results)}
+    answers = {(r.lane, r.answer) for r in read_results(results)}
     assert answers == {("echo:a", "echo from a"), ("echo:b", "echo from b")}
 
 

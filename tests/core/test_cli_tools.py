@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from sandbox_app.cli.main import main
+from sandbox_app.core.results.eval_result import EvalResult
 from sandbox_app.core.results.evaluation import read_results
 from sandbox_app.core.scenarios.scenario import EvalCase, Expected, Scenario
 from sandbox_app.core.scenarios.scenario_file import save_scenario
@@ -56,8 +57,10 @@ def saved(tmp_path: Path, scenario: Scenario, name: str = "s.json") -> str:
     return str(path)
 
 
-def observations(document: dict[str, Any]) -> list[str]:
-    return [e["text"] for e in document["events"] if e["type"] == "Observation"]
+def observations(run: dict[str, Any] | EvalResult) -> list[str]:
+    """What the tools said in a run: ``run --json``'s document or an eval result."""
+    events = run.events or () if isinstance(run, EvalResult) else run["events"]
+    return [e["text"] for e in events if e["type"] == "Observation"]
 
 
 def run_json(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, list[str], str]:
@@ -170,7 +173,7 @@ def with_cases(scenario: Scenario) -> Scenario:
 
 def evaluate(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], scenario: Scenario, *argv: str
-) -> tuple[int, list[dict[str, Any]], str]:
+) -> tuple[int, list[EvalResult], str]:
     out = tmp_path / f"results{len(list(tmp_path.iterdir()))}.jsonl"
     code = main(["eval", saved(tmp_path, scenario), "--out", str(out), *argv])
     results = read_results(out)

@@ -190,7 +190,7 @@ def test_eval_counts_the_prompt_cuts_of_each_lane(
     )
     written = read_results(results)
     assert written
-    assert all(r["metrics"]["truncations"] == 1 for r in written)  # type: ignore[index]
+    assert all(r.metrics.truncations == 1 for r in written)
     assert f"{len(written)} prompt cuts" in out.getvalue()
 
 

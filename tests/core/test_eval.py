@@ -9,12 +9,14 @@ import os
 import signal
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from sandbox_app.cli.cli_io import EXIT_STOPPED
 from sandbox_app.cli.eval_command import EXIT_BELOW_PASS_RATE, _lane_from_spec, eval_command
+from sandbox_app.core.results.eval_result import EvalResult
 from sandbox_app.core.results.evaluation import RunKey, plan, read_results, still_to_run, wilson
 from sandbox_app.core.scenarios.lane_settings import LaneSettings
 from sandbox_app.core.scenarios.scenario_fields import ScenarioError
@@ -25,7 +27,7 @@ from tests.fakeserver import FakeOpenAIServer, ModelScript
 EXAMPLE = scenarios_dir() / "test_set.json"
 
 
-def evaluate(tmp_path: Path, *args: str) -> tuple[int, str, list[dict[str, object]]]:
+def evaluate(tmp_path: Path, *args: str) -> tuple[int, str, list[EvalResult]]:
     out = io.StringIO()
     results = tmp_path / "results.jsonl"
     code = eval_command([str(EXAMPLE), "--out", str(results), *args], out)
@@ -43,11 +45,11 @@ def test_the_example_test_set_runs_offline_and_is_summarised(tmp_path: Path) -> 
     code, out, results = evaluate(tmp_path, "--repeat", "2")
     assert code == 0
     assert len(results) == 24
-    failed = sorted({r["case"] for r in results if not r["passed"]})
+    failed = sorted({r.case for r in results if not r.passed})
     assert failed == [11]  # the case whose scripted model guesses the price
     assert "scripted: 92% (22/24, 95% CI 74%–98%)" in out
-    trace = results[0]["events"]
-    assert {"ActionParsed", "Observation", "RunFinished"} <= {e["type"] for e in trace}  # type: ignore[index]
+    trace = results[0].events
+    assert {"ActionParsed", "Observation", "RunFinished"} <= {e["type"] for e in trace or ()}
 
 
 def test_below_the_minimum_pass_rate_exits_4(tmp_path: Path) -> None:
@@ -65,7 +67,7 @@ def test_resume_skips_what_is_done_and_only_failed_runs_the_failures(
     capsys.readouterr()
     _, _, results = evaluate(tmp_path, "--only-failed")
     assert len(results) == 13  # the one failure, again
-    assert results[-1]["case"] == 11
+    assert results[-1].case == 11
     assert "1/1 scripted case 12 repeat 1: FAILED" in capsys.readouterr().err  # the progress
 
 
@@ -115,7 +117,7 @@ def test_a_killed_evaluation_resumes_with_nothing_lost(tmp_path: Path) -> None:
     resumed = subprocess.run([*command, "--resume"], capture_output=True, text=True, timeout=120)
     assert resumed.returncode == 0, resumed.stderr
     after = read_results(results)
-    keys = [(r["lane"], r["case"], r["repeat"]) for r in after]
+    keys = [(r.lane, r.case, r.repeat) for r in after]
     assert sorted(keys) == sorted({(k.lane, k.case, k.repeat) for k in plan(["scripted"], 12, 1)})
     assert after[: len(before)] == before  # what was written before the kill is kept as it was
 
@@ -154,10 +156,10 @@ def test_two_server_lanes_side_by_side(tmp_path: Path, fake_server: FakeOpenAISe
     )
     assert code == 0
     by_lane = {
-        lane: [r for r in results if r["lane"] == lane] for lane in (f"{url}:good", f"{url}:bad")
+        lane: [r for r in results if r.lane == lane] for lane in (f"{url}:good", f"{url}:bad")
     }
     assert [len(v) for v in by_lane.values()] == [12, 12]
-    assert sum(r["passed"] for r in by_lane[f"{url}:bad"]) == 0
+    assert sum(r.passed for r in by_lane[f"{url}:bad"]) == 0
     assert all(r["temperature"] == 0.5 for r in fake_server.requests if r["model"] == "bad")
 
 
@@ -175,7 +177,7 @@ def test_the_html_report_shows_the_grid_and_escapes_model_text(tmp_path: Path) -
     questions = [c.question for c in load_scenario(EXAMPLE).test_set]
     rows = grid(questions, ["scripted"], results)
     assert [row[2] for row in rows] == ["2/2"] * 11 + ["0/2"]
-    hostile = [{**results[0], "answer": "<script>alert(1)</script>", "passed": False}]
+    hostile = [replace(results[0], answer="<script>alert(1)</script>", passed=False)]
     assert "<script>" not in to_html("t", questions, ["scripted"], hostile)
 
 
@@ -193,7 +195,7 @@ def test_lane_specs() -> None:
 
 def test_still_to_run_by_key() -> None:
     planned = plan(["a", "b"], 2, 1)
-    done = [{"lane": "a", "case": 0, "repeat": 0, "passed": False}]
+    done = [EvalResult("a", 0, 0, passed=False)]
     assert RunKey("a", 0, 0) not in still_to_run(planned, done)
     assert still_to_run(planned, done, only_failed=True) == [RunKey("a", 0, 0)]
 
@@ -264,7 +266,7 @@ def test_the_cache_answers_a_request_seen_before_but_never_across_repeats_or_pro
     save_scenario(one_case, path)
     cache = str(tmp_path / "cache")
 
-    def evaluate_once(name: str, *extra: str) -> list[dict[str, object]]:
+    def evaluate_once(name: str, *extra: str) -> list[EvalResult]:
         lane = f"{fake_server.base_url}:m"
         args = [str(path), "--lane", lane, "--cache", cache, "--out", str(tmp_path / name)]
         assert eval_command([*args, *extra], io.StringIO()) == 0
@@ -275,7 +277,7 @@ def test_the_cache_answers_a_request_seen_before_but_never_across_repeats_or_pro
     assert asked == 2 * len(replies)  # each repeat is its own sample: nothing shared
     again = evaluate_once("b.jsonl", "--repeat", "2")
     assert fake_server.stats["completions"] == asked  # every request answered from the cache
-    assert [r["answer"] for r in again] == [r["answer"] for r in first]
+    assert [r.answer for r in again] == [r.answer for r in first]
     changed = one_case.with_changes(system_prompt="Answer with care.\n{tools}\n{format}")
     save_scenario(changed, path)
     evaluate_once("c.jsonl")
@@ -287,13 +289,13 @@ def test_a_text_lane_and_a_native_lane_of_the_offline_model(tmp_path: Path) -> N
         tmp_path, "--lane", "scripted", "--lane", "scripted,tool_calling=native"
     )
     assert code == 0
-    lanes = sorted({str(r["lane"]) for r in results})
+    lanes = sorted({str(r.lane) for r in results})
     assert lanes == ["scripted", "scripted (native tools)"]
     for lane in lanes:  # the same cases pass, the same one fails
-        failed = sorted(r["case"] for r in results if r["lane"] == lane and not r["passed"])
+        failed = sorted(r.case for r in results if r.lane == lane and not r.passed)
         assert failed == [11], lane
-    native = next(r for r in results if r["lane"] == lanes[1])
-    shown = "".join(e.get("text", "") for e in native["events"] if e["type"] == "TokenDelta")  # type: ignore[union-attr]
+    native = next(r for r in results if r.lane == lanes[1])
+    shown = "".join(e.get("text", "") for e in native.events or () if e["type"] == "TokenDelta")
     assert 'Action: search({"search_text": ' in shown
 
 
@@ -306,7 +308,7 @@ def test_the_cache_replays_native_tool_calls(tmp_path: Path, fake_server: FakeOp
     save_scenario(scenario.with_changes(test_set=scenario.test_set[:1]), path)
     lane = f"{fake_server.base_url}:m,tool_calling=native"
 
-    def evaluate_once(name: str) -> dict[str, object]:
+    def evaluate_once(name: str) -> EvalResult:
         args = [str(path), "--lane", lane, "--cache", str(tmp_path / "cache")]
         assert eval_command([*args, "--out", str(tmp_path / name)], io.StringIO()) == 0
         (result,) = read_results(tmp_path / name)
@@ -318,19 +320,20 @@ def test_the_cache_replays_native_tool_calls(tmp_path: Path, fake_server: FakeOp
     again = evaluate_once("b.jsonl")
     assert fake_server.stats["completions"] == asked
     actions = [
-        [(e["tool"], e["input"]) for e in r["events"] if e["type"] == "ActionParsed"]  # type: ignore[union-attr,index]
+        [(e["tool"], e["input"]) for e in r.events or () if e["type"] == "ActionParsed"]
         for r in (first, again)
     ]
     assert actions[0] == actions[1] != []
-    assert first["answer"] == again["answer"] == "$1,680 per year"
+    assert first.answer == again.answer == "$1,680 per year"
 
 
 def test_a_lane_tally_takes_back_a_replaced_run() -> None:
     from sandbox_app.core.results.evaluation import LaneTally, summarise
 
-    def result(repeat: int, passed: bool, wall: float) -> dict[str, object]:
+    def result(repeat: int, passed: bool, wall: float) -> EvalResult:
         metrics = {"steps": [{}, {}], "tool_calls": 1, "wall_s": wall, "tokens_in": 10}
-        return {"lane": "a", "case": 0, "repeat": repeat, "passed": passed, "metrics": metrics}
+        line = {"lane": "a", "case": 0, "repeat": repeat, "passed": passed, "metrics": metrics}
+        return EvalResult.from_dict(line)
 
     tally = LaneTally()
     first, second = result(0, False, 2.0), result(1, True, 1.0)

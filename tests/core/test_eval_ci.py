@@ -16,6 +16,7 @@ import xmlschema
 
 from sandbox_app.cli.cli_io import EXIT_USAGE
 from sandbox_app.cli.eval_command import eval_command, parser
+from sandbox_app.core.results.eval_result import EvalResult
 from sandbox_app.core.results.evaluation import read_results
 from sandbox_app.core.running.records import RunRecord
 from sandbox_app.core.scenarios.scenario_file import load_scenario, save_scenario, scenarios_dir
@@ -116,7 +117,8 @@ def test_junit_holds_hostile_model_text_and_names_errors(
     from sandbox_app.core.results.junit import write_junit  # here: the other tests run without
 
     path = tmp_path / "junit.xml"
-    counts = write_junit(path, "t <&>", ["scripted", "other"], [hostile, errored, passed])
+    runs = [EvalResult.from_dict(r) for r in (hostile, errored, passed)]
+    counts = write_junit(path, "t <&>", ["scripted", "other"], runs)
     junit_schema.validate(str(path))
     assert (counts["scripted"].tests, counts["scripted"].failures, counts["scripted"].errors) == (
         2,
@@ -187,9 +189,7 @@ def test_two_thousand_runs_keep_no_result_in_memory(tmp_path: Path) -> None:
             if text.startswith("2000/2000 "):  # the last run's progress line
                 gc.collect()
                 objects = gc.get_objects()
-                alive["results"] = sum(
-                    1 for o in objects if type(o) is dict and "repeat" in o and "passed" in o
-                )
+                alive["results"] = sum(1 for o in objects if type(o) is EvalResult)
                 alive["records"] = sum(1 for o in objects if type(o) is RunRecord)
             return super().write(text)
 
@@ -218,7 +218,7 @@ def test_a_rerun_replaces_its_run_in_the_summary_and_the_junit(
     out = capsys.readouterr().out
     assert code == 0
     rerun = read_results(results)[-1]  # on a line of its own, not glued to the cut one
-    assert (rerun["case"], len(read_results(results))) == (11, 13)
+    assert (rerun.case, len(read_results(results))) == (11, 13)
     assert "scripted: 92% (11/12," in out  # its new result counted, the old one not
     junit_schema.validate(str(junit))
     (suite,) = ElementTree.parse(junit).getroot().findall("testsuite")

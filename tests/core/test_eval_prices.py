@@ -29,8 +29,8 @@ def one_case_with_a_cost_bound(tmp_path: Path) -> Path:
 
 def cost_check(results: Path) -> tuple[object, str]:
     (result,) = read_results(results)
-    (check,) = [c for c in result["checks"] if c["name"].startswith("cost")]
-    return check["passed"], check["detail"]
+    (check,) = [c for c in result.checks if c.name.startswith("cost")]
+    return check.passed, check.detail
 
 
 def test_a_price_table_decides_the_cost_checks(tmp_path: Path) -> None:

@@ -5,7 +5,6 @@ report is the registry's HTML."""
 from __future__ import annotations
 
 import io
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -14,6 +13,8 @@ import pytest
 
 from sandbox_app.cli.eval_command import eval_command
 from sandbox_app.core.results.compare import LaneRecord
+from sandbox_app.core.results.eval_result import EvalResult, ResultMetrics
+from sandbox_app.core.results.evaluation import read_results
 from sandbox_app.core.results.exports import (
     COMPARE_FORMATS,
     RUN_FORMATS,
@@ -68,8 +69,8 @@ def _results() -> EvalResults:
     record = RunRecord()
     record.add([TokenDelta(1, "Answer: 4"), RunFinished("answered", "", "4", RunMetrics())])
     metrics = {"steps": [{}], "tool_calls": 0, "wall_s": 1.0, "tokens_in": 10}
-    runs: list[tuple[dict[str, Any], RunRecord | None]] = [
-        ({"lane": "a", "case": c, "repeat": 0, "passed": c == 0, "metrics": metrics}, record)
+    runs: list[tuple[EvalResult, RunRecord | None]] = [
+        (EvalResult("a", c, 0, c == 0, metrics=ResultMetrics.from_document(metrics, "m")), record)
         for c in range(2)
     ]
     return EvalResults("T", ["2+2?", "3+3?"], ["a"], runs)
@@ -156,8 +157,8 @@ def test_eval_report_is_the_test_sets_html_format(tmp_path: Path) -> None:
         == 0
     )
     scenario = load_scenario(example)
-    written = [json.loads(line) for line in results.read_text(encoding="utf-8").splitlines()]
+    written = read_results(results)
     questions = [case.question for case in scenario.test_set]
-    labels = sorted({r["lane"] for r in written})
+    labels = sorted({r.lane for r in written})
     expected = EvalResults(scenario.title, questions, labels, [(r, None) for r in written])
     assert report.read_text(encoding="utf-8") == TEST_SET_FORMATS.exporter("html").text(expected)

@@ -17,6 +17,7 @@ import pytest
 
 from sandbox_app.application.history import History
 from sandbox_app.cli.main import main
+from sandbox_app.core.results.eval_result import EvalResult
 from sandbox_app.core.results.evaluation import read_results
 from sandbox_app.core.results.history_db import HistoryStore
 from sandbox_app.core.results.history_diff import diff_evaluations, lane_pairs
@@ -32,8 +33,9 @@ from sandbox_app.core.scenarios.scenario_file import load_scenario, save_scenari
 EXAMPLE = scenarios_dir() / "test_set.json"
 
 
-def result(lane: str, case: int, passed: bool, version: str = "v1") -> dict[str, object]:
-    return {
+def result(lane: str, case: int, passed: bool, version: str = "v1") -> EvalResult:
+    """A result as a results file of today's main holds one (schema 1: no arm)."""
+    line = {
         "lane": lane,
         "case": case,
         "repeat": 0,
@@ -43,6 +45,7 @@ def result(lane: str, case: int, passed: bool, version: str = "v1") -> dict[str,
         "answer": "yes" if passed else "no",
         "events": [{"type": "Notice", "text": f"case {case}"}],
     }
+    return EvalResult.from_dict(line)
 
 
 def cli(*argv: str, capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
@@ -62,7 +65,7 @@ def test_history_survives_a_restart(tmp_path: Path) -> None:
     again = HistoryStore(path)  # another process, tomorrow: the same file
     (row,) = again.evaluations()
     assert (row.id, row.scenario_title, row.runs, row.passed) == (first, "Suite", 2, 1)
-    assert [r["answer"] for r in again.results(first)] == ["yes", "no"]
+    assert [r.answer for r in again.results(first)] == ["yes", "no"]
     assert [r[2] for r in again.runs()] == ["Run tab"]
 
 
@@ -79,7 +82,7 @@ def test_migrations_from_version_0_and_from_each_step(tmp_path: Path) -> None:
     sqlite3.connect(empty).close()  # a file at user_version 0
     HistoryStore(empty).close()
     with sqlite3.connect(empty) as db:
-        assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 2
+        assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 3
         assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     # A file made by the first step only (an older app), with a result in it.
     old = tmp_path / "old.sqlite3"
@@ -100,7 +103,7 @@ def test_migrations_from_version_0_and_from_each_step(tmp_path: Path) -> None:
     assert store.verdicts(1) == {("A", 0, 0): True}
     store.close()
     with sqlite3.connect(old) as db:
-        assert db.execute("PRAGMA user_version").fetchone()[0] == 2
+        assert db.execute("PRAGMA user_version").fetchone()[0] == 3
         indexes = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='index'")}
         assert {"results_diff", "results_trend"} <= indexes
         # The diff reads the index alone, never the rows.

@@ -11,6 +11,7 @@ from html.parser import HTMLParser
 
 from sandbox_app.core.results.compare import COLUMNS, LaneRecord
 from sandbox_app.core.results.eval_report import to_html
+from sandbox_app.core.results.eval_result import EvalResult
 from sandbox_app.core.results.exports import to_markdown
 from sandbox_app.core.results.run_export import run_html, run_markdown
 from sandbox_app.core.running.events import RunFinished, TokenDelta
@@ -134,17 +135,19 @@ def test_a_runs_html_page_has_only_its_own_elements() -> None:
 
 
 def test_the_evaluation_report_has_only_its_own_elements() -> None:
-    result = {
-        "lane": "lane' onmouseover='alert(1)",
-        "case": 0,
-        "repeat": 0,
-        "passed": False,
-        "answer": "x' onerror='alert(1)' data-evil='<img src=https://evil.invalid/r.png>",
-        "expected": "<b>42</b>",
-        "status": "answered",
-        "reason": "<script>alert(1)</script>",
-    }
-    page = parsed(to_html("<i>title</i>", [QUESTION], [result["lane"]], [result]))
+    result = EvalResult.from_dict(
+        {
+            "lane": "lane' onmouseover='alert(1)",
+            "case": 0,
+            "repeat": 0,
+            "passed": False,
+            "answer": "x' onerror='alert(1)' data-evil='<img src=https://evil.invalid/r.png>",
+            "expected": "<b>42</b>",
+            "status": "answered",
+            "reason": "<script>alert(1)</script>",
+        }
+    )
+    page = parsed(to_html("<i>title</i>", [QUESTION], [result.lane], [result]))
     assert page.tags <= {
         *("html", "head", "meta", "title", "style", "body", "h1", "h2"),
         *("table", "tr", "th", "td", "ul", "li"),

@@ -13,7 +13,8 @@ from typing import Any
 import pytest
 
 from sandbox_app.cli.eval_command import eval_command
-from sandbox_app.core.results.checks import described
+from sandbox_app.core.results.checks import CheckResult, described
+from sandbox_app.core.results.eval_result import EvalResult
 from sandbox_app.core.results.evaluation import read_results
 from sandbox_app.core.results.judging import fill_prompt, judge_check, parse_verdict
 from sandbox_app.core.scenarios.judge_file import judge_from_dict
@@ -57,15 +58,15 @@ def scenario_file(tmp_path: Path, judge: dict[str, Any], own: bool = False) -> P
     return path
 
 
-def evaluate(path: Path, out: Path, *args: str) -> tuple[str, dict[int, dict[str, Any]]]:
+def evaluate(path: Path, out: Path, *args: str) -> tuple[str, dict[int, EvalResult]]:
     printed = io.StringIO()
     eval_command([str(path), "--out", str(out), *args], printed)
-    return printed.getvalue(), {r["case"]: r for r in read_results(out)}
+    return printed.getvalue(), {r.case: r for r in read_results(out)}
 
 
-def judge_of(result: dict[str, Any]) -> dict[str, Any]:
-    (check,) = [c for c in result["checks"] if c["name"] == "judge"]
-    return check  # type: ignore[no-any-return]
+def judge_of(result: EvalResult) -> CheckResult:
+    (check,) = [c for c in result.checks if c.name == "judge"]
+    return check
 
 
 def test_verdicts_are_read_from_json_or_text_and_nonsense_is_unjudged() -> None:
@@ -96,22 +97,24 @@ def test_the_offline_judge_grades_pass_fail_and_nonsense_as_unjudged(tmp_path: P
     path = scenario_file(tmp_path, {"backend": "scripted"}, own=True)
     printed, results = evaluate(path, tmp_path / "out.jsonl")
     judged = [judge_of(results[case]) for case in range(3)]
-    assert [j["passed"] for j in judged] == [True, False, None]
-    assert judged[0]["detail"] == "pass (score 5/5) — It names a colour."
-    assert "Seven is a number" in judged[1]["detail"]
-    assert judged[2]["detail"].startswith("unjudged — no pass or fail in the judge's reply")
+    assert [j.passed for j in judged] == [True, False, None]
+    assert judged[0].detail == "pass (score 5/5) — It names a colour."
+    assert "Seven is a number" in judged[1].detail
+    assert judged[2].detail.startswith("unjudged — no pass or fail in the judge's reply")
     # Every answer matched its expected one: the judge alone decides, and unjudged never passes.
-    assert [results[c]["passed"] for c in range(3)] == [True, False, False]
+    assert [results[c].passed for c in range(3)] == [True, False, False]
     assert "33% (1/3" in printed
-    assert "✓ judge — pass (score 5/5) — It names a colour." in described(results[0])
-    assert "? judge — unjudged" in described(results[2])
+    assert "✓ judge — pass (score 5/5) — It names a colour." in described(
+        results[0].answer, results[0].checks
+    )
+    assert "? judge — unjudged" in described(results[2].answer, results[2].checks)
 
 
 def test_a_case_without_written_verdicts_is_unjudged_by_the_offline_judge(tmp_path: Path) -> None:
     _, results = evaluate(scenario_file(tmp_path, {}), tmp_path / "out.jsonl")
-    assert all(judge_of(r)["passed"] is None for r in results.values())
-    assert "no verdicts written" in judge_of(results[0])["detail"]
-    assert not any(r["passed"] for r in results.values())
+    assert all(judge_of(r).passed is None for r in results.values())
+    assert "no verdicts written" in judge_of(results[0]).detail
+    assert not any(r.passed for r in results.values())
 
 
 def http_judge(server: FakeOpenAIServer, **script: Any) -> dict[str, Any]:
@@ -134,17 +137,18 @@ def test_a_judge_over_http_with_structured_output_and_its_cache(
     path = scenario_file(tmp_path, http_judge(fake_server))
     cache = str(tmp_path / "cache")
     printed, results = evaluate(path, tmp_path / "first.jsonl", "--cache", cache)
-    assert [judge_of(results[c])["passed"] for c in range(3)] == [True, False, None]
+    assert [judge_of(results[c]).passed for c in range(3)] == [True, False, None]
     judge_requests = [r for r in fake_server.requests if r["model"] == "judge"]
     assert len(judge_requests) == 3
     schema = judge_requests[0]["response_format"]
     assert schema["type"] == "json_schema"
     assert schema["json_schema"]["schema"]["required"] == ["verdict", "score", "reason"]
     # Counted in cost: the judge's tokens at its price, in each result and the summary.
-    usage = results[0]["judge"]
-    assert usage["tokens_in"] > 0
-    assert usage["tokens_out"] > 0
-    assert usage["cost"] == pytest.approx((usage["tokens_in"] * 2 + usage["tokens_out"] * 8) / 1e6)
+    usage = results[0].judge
+    assert usage is not None
+    assert usage.tokens_in > 0
+    assert usage.tokens_out > 0
+    assert usage.cost == pytest.approx((usage.tokens_in * 2 + usage.tokens_out * 8) / 1e6)
     assert "· judge " in printed
     assert " tokens, $0.0" in printed
 
@@ -160,7 +164,7 @@ def test_a_server_refusing_structured_output_is_asked_in_text(
     refusal = UnsupportedParam("response_format", "response_format is not supported here.")
     path = scenario_file(tmp_path, http_judge(fake_server, reject_params=(refusal,)))
     _, results = evaluate(path, tmp_path / "out.jsonl", "--concurrency", "1")
-    assert [judge_of(results[c])["passed"] for c in range(3)] == [True, False, None]
+    assert [judge_of(results[c]).passed for c in range(3)] == [True, False, None]
     sent = [("response_format" in r) for r in fake_server.requests if r["model"] == "judge"]
     assert sent == [True, False, False, False]  # refused once, then asked in text only
     assert fake_server.stats["errors"] == 1
@@ -169,8 +173,8 @@ def test_a_server_refusing_structured_output_is_asked_in_text(
 def test_a_judge_that_cannot_be_reached_leaves_every_answer_unjudged(tmp_path: Path) -> None:
     judge = {"backend": "custom", "base_url": "http://127.0.0.1:9/v1", "model": "judge"}
     _, results = evaluate(scenario_file(tmp_path, judge), tmp_path / "out.jsonl")
-    assert all(judge_of(r)["passed"] is None for r in results.values())
-    assert "the judge failed" in judge_of(results[0])["detail"]
+    assert all(judge_of(r).passed is None for r in results.values())
+    assert "the judge failed" in judge_of(results[0]).detail
 
 
 def test_rubric_and_judge_round_trip_through_the_file_and_import(tmp_path: Path) -> None:
@@ -208,7 +212,7 @@ def test_a_bad_judge_is_one_line_naming_the_field(judge: dict[str, Any], message
 def test_the_built_in_test_set_is_judged_offline(tmp_path: Path) -> None:
     printed, results = evaluate(scenarios_dir() / "test_set.json", tmp_path / "out.jsonl")
     verdicts = {case: judge_of(r) for case, r in results.items()}
-    assert all(v["passed"] for case, v in verdicts.items() if case != 11)
-    assert verdicts[11]["passed"] is False
-    assert "guessed price" in verdicts[11]["detail"]
+    assert all(v.passed for case, v in verdicts.items() if case != 11)
+    assert verdicts[11].passed is False
+    assert "guessed price" in verdicts[11].detail
     assert "judge " in printed

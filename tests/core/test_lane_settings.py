@@ -14,6 +14,7 @@ import pytest
 from sandbox_app.application.eval_runner import EvalLane, EvalRunner
 from sandbox_app.backends.registry import config_for
 from sandbox_app.cli.main import main
+from sandbox_app.core.results.eval_result import EvalResult
 from sandbox_app.core.results.evaluation import RunKey, count_pending, iter_plan, pending, plan
 from sandbox_app.core.scenarios.lane_settings import LaneSettings, SettingError, parse_option
 from sandbox_app.core.scenarios.scenario_fields import ScenarioError
@@ -150,7 +151,7 @@ def test_the_plan_is_walked_one_run_at_a_time() -> None:
     assert RunKey("b", 1_000_000, 0) not in huge
     assert next(pending(huge, [])) == RunKey("a", 0, 0)
     small = iter_plan(lanes, 2, 1)
-    done = [{"lane": "a", "case": 0, "repeat": 0, "passed": False}]
+    done = [EvalResult("a", 0, 0, passed=False)]
     assert count_pending(small, done) == 3
     assert count_pending(small, done, only_failed=True) == 1
     assert list(pending(small, done)) == plan(lanes, 2, 1)[1:]

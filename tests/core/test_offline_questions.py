@@ -44,7 +44,7 @@ def test_a_case_without_replies_is_not_a_wrong_answer(tmp_path: Path) -> None:
     save_scenario(scenario.with_changes(test_set=(*scenario.test_set, imported)), path)
     out = tmp_path / "results.jsonl"
     eval_command([str(path), "--out", str(out)], io.StringIO())
-    last = next(r for r in read_results(out) if r["question"] == imported.question)
-    assert last["status"] == "failed"  # a run that could not be made, not an answer
-    assert "no replies for this question" in str(last["reason"])
-    assert "$1,680" not in str(last["answer"])
+    last = next(r for r in read_results(out) if r.question == imported.question)
+    assert last.status == "failed"  # a run that could not be made, not an answer
+    assert "no replies for this question" in str(last.reason)
+    assert "$1,680" not in str(last.answer)

@@ -20,6 +20,7 @@ from sandbox_app.application.otel_export import OtlpTarget, endpoint_url, export
 from sandbox_app.application.otel_live import LiveExport
 from sandbox_app.cli.main import main
 from sandbox_app.core.results.compare import LaneRecord
+from sandbox_app.core.results.eval_result import Arm, EvalResult
 from sandbox_app.core.results.exports import Comparison, EvalResults
 from sandbox_app.core.results.otel_attributes import Tags, group_span, run_spans
 from sandbox_app.core.results.otel_subjects import comparison_spans, evaluation_spans
@@ -319,8 +320,8 @@ def test_an_endpoint_as_typed_becomes_its_traces_url(typed: str, url: str) -> No
 def test_a_test_sets_cells_are_one_trace_tagged_with_lane_case_repeat_and_verdict() -> None:
     record = brightgrid_run()
     runs = [
-        ({"lane": "A", "case": 0, "repeat": 1, "passed": True, "prompt_version": "v1"}, record),
-        ({"lane": "A", "case": 1, "repeat": 0, "passed": False}, None),  # no record: left out
+        (EvalResult("A", 0, 1, True, arm=Arm("v1")), record),
+        (EvalResult("A", 1, 0, False), None),  # no record: left out
     ]
     plans = evaluation_spans(EvalResults("Brightgrid", ["q"], ["A"], runs), content=False)
     spans = spans_of(read_back(file_contents(plans)))

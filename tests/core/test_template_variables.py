@@ -112,8 +112,8 @@ def test_eval_sends_each_cases_variables_over_the_scenarios(
     assert [question for _, question in sent] == ["Capital of France?", "Capital of Japan?"]
     assert sent[0][0].startswith("You answer for Brightgrid in a plain tone.")
     assert sent[1][0].startswith("You answer for Brightgrid in a formal tone.")  # the case's
-    assert [r["passed"] for r in read_results(results)] == [True, True]
-    assert sorted(r["question"] for r in read_results(results)) == [
+    assert [r.passed for r in read_results(results)] == [True, True]
+    assert sorted(r.question for r in read_results(results)) == [
         "Capital of France?",
         "Capital of Japan?",
     ]

@@ -18,6 +18,7 @@ from sandbox_app.backends.registry import SCRIPTED, config_for
 from sandbox_app.cli.eval_command import eval_command
 from sandbox_app.core.results.compare import Price
 from sandbox_app.core.results.eval_report import results_markdown
+from sandbox_app.core.results.eval_result import EvalResult
 from sandbox_app.core.results.evaluation import RunKey, read_results
 from sandbox_app.core.results.trajectory import trajectory_checks
 from sandbox_app.core.running.metrics import RunMetrics, StepMetrics
@@ -68,7 +69,7 @@ def scenario(path: str, checks: dict[str, Any], defaults: dict[str, Any] | None 
     )
 
 
-def result_of(tmp_path: Path, path: str, checks: dict[str, Any], **kw: Any) -> dict[str, Any]:
+def result_of(tmp_path: Path, path: str, checks: dict[str, Any], **kw: Any) -> EvalResult:
     """The case run by `react-sandbox eval`: its line in the results file."""
     tmp_path.mkdir(exist_ok=True)
     file, results = tmp_path / "paths.json", tmp_path / "results.jsonl"
@@ -78,8 +79,8 @@ def result_of(tmp_path: Path, path: str, checks: dict[str, Any], **kw: Any) -> d
     return result
 
 
-def checks_by_name(result: dict[str, Any]) -> dict[str, tuple[bool | None, str]]:
-    return {c["name"]: (c["passed"], c["detail"]) for c in result["checks"]}
+def checks_by_name(result: EvalResult) -> dict[str, tuple[bool | None, str]]:
+    return {c.name: (c.passed, c.detail) for c in result.checks}
 
 
 # (checks, the path that passes them, the path that fails, the check's name, its detail)
@@ -120,11 +121,11 @@ def test_each_check_passes_on_the_right_path_and_fails_on_the_wrong_one(
     tmp_path: Path, checks: dict[str, Any], good: str, bad: str, name: str, detail: str
 ) -> None:
     passed = result_of(tmp_path / "good", good, checks)
-    assert passed["passed"] is True
+    assert passed.passed is True
     assert checks_by_name(passed)[name] == (True, "")
     failed = result_of(tmp_path / "bad", bad, checks)
-    assert failed["answer"] == "$240"  # the answer was right: the path failed it
-    assert failed["passed"] is False
+    assert failed.answer == "$240"  # the answer was right: the path failed it
+    assert failed.passed is False
     assert checks_by_name(failed)[name] == (False, detail)
 
 
@@ -135,7 +136,7 @@ def test_tokens_are_bounded_and_the_bound_named(tmp_path: Path) -> None:
     passed, detail = checks_by_name(tight)["tokens ≤ 10"]
     assert passed is False
     assert re.fullmatch(r"~?[\d,]+ tokens > 10", detail)
-    assert tight["passed"] is False
+    assert tight.passed is False
 
 
 def metrics(wall_s: float, tokens_in: int, tokens_out: int) -> RunMetrics:
@@ -179,14 +180,14 @@ def test_the_runner_checks_cost_by_the_lanes_price_and_time_on_a_real_run() -> N
     priced, unpriced = (checks_by_name(r) for r in results)
     assert priced == {"cost ≤ $0.5": (True, ""), "time ≤ 600 s": (True, "")}
     assert unpriced["cost ≤ $0.5"][0] is None
-    assert [r["passed"] for r in results] == [True, False]
+    assert [r.passed for r in results] == [True, False]
 
 
 def test_a_cases_checks_are_over_the_scenarios_defaults(tmp_path: Path) -> None:
     defaults = {"tools_called": ["search"], "max_steps": 2, "no_format_errors": True}
     result = result_of(tmp_path, "search then calculator", {"max_steps": 3}, defaults=defaults)
     assert list(checks_by_name(result)) == ["tool used: search", "steps ≤ 3", "no format errors"]
-    assert result["passed"] is True
+    assert result.passed is True
 
 
 def test_checks_round_trip_through_the_scenario_file(tmp_path: Path) -> None:
@@ -278,22 +279,22 @@ def test_the_built_in_test_set_catches_a_right_answer_reached_by_guessing(
     example = scenarios_dir() / "test_set.json"
     results_file = tmp_path / "results.jsonl"
     assert eval_command([str(example), "--out", str(results_file)], io.StringIO()) == 0
-    results = sorted(read_results(results_file), key=lambda r: r["case"])
+    results = sorted(read_results(results_file), key=lambda r: r.case)
     guess = results[11]
-    assert "9 developers" in guess["question"]
-    assert guess["answer"] == "$2,160 per year"  # the right number: the answer check passes
-    assert guess["expected"] == "2160"
-    assert guess["passed"] is False  # its path does not: it never searched
-    path = [c for c in guess["checks"] if c["name"] != "judge"]  # the judge has its own tests
-    failed = {c["name"]: c["detail"] for c in path if not c["passed"]}
+    assert "9 developers" in (guess.question or "")
+    assert guess.answer == "$2,160 per year"  # the right number: the answer check passes
+    assert guess.expected == "2160"
+    assert guess.passed is False  # its path does not: it never searched
+    path = [c for c in guess.checks if c.name != "judge"]  # the judge has its own tests
+    failed = {c.name: c.detail for c in path if not c.passed}
     assert failed == {
         "tool used: search": "search never called",
         "tool order: search → calculator": "search never called",
     }
-    assert all(r["passed"] and r["checks"] for r in results[:11])  # every other path is right
+    assert all(r.passed and r.checks for r in results[:11])  # every other path is right
     err = capsys.readouterr().err
     assert "case 12 repeat 1: FAILED ($2,160 per year · ✗ tool used: search — search never " in err
-    markdown = results_markdown([r["question"] for r in results], ["scripted"], results)
+    markdown = results_markdown([r.question for r in results], ["scripted"], results)
     assert (
         "- case 12, scripted, repeat 1: ✗ tool used: search — search never called; "
         "✗ tool order: search → calculator — search never called"

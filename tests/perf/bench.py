@@ -658,6 +658,7 @@ def history_diff(cases: int) -> dict[str, float]:
     import io
 
     from sandbox_app.cli.history_command import history_command
+    from sandbox_app.core.results.eval_result import EvalResult
     from sandbox_app.core.results.history_db import HistoryStore
 
     with tempfile.TemporaryDirectory() as folder:
@@ -671,15 +672,9 @@ def history_diff(cases: int) -> dict[str, float]:
             for case in range(cases):
                 for lane in lanes:
                     passed = (case % 20 != 0) if number else True  # 5 % flip in the second
-                    result = {
-                        "lane": lane,
-                        "case": case,
-                        "repeat": 0,
-                        "passed": passed,
-                        "question": f"question {case}",
-                        "answer": "42",
-                        "metrics": {},
-                    }
+                    result = EvalResult(
+                        lane, case, 0, passed, question=f"question {case}", answer="42"
+                    )
                     store.add_result(evaluation, result, events, lanes[lane])
         written = time.perf_counter() - started
         store.close()
@@ -771,6 +766,7 @@ async def grid_at_scale(window: Any, cases: int, repeats: int) -> dict[str, floa
     """The window's test-set grid filling with ``cases`` × 2 lanes × ``repeats`` results,
     delivered as the runner delivers them (bursts of 64 through the loop), then scrolled
     from top to bottom: the event loop's lag while it fills and while it scrolls."""
+    from sandbox_app.core.results.eval_result import EvalResult, ResultMetrics
     from sandbox_app.core.scenarios.scenario import EvalCase, Expected, LaneConfig
     from sandbox_app.core.scenarios.scenario_file import default_scenario
     from tests.heartbeat import Heartbeat
@@ -793,18 +789,14 @@ async def grid_at_scale(window: Any, cases: int, repeats: int) -> dict[str, floa
     before = rss_mb()
     beat = Heartbeat(interval_ms=5)
     panel._running = True
-    batch: list[dict[str, Any]] = []
+    batch: list[EvalResult] = []
+    figures = ResultMetrics(steps=2, tool_calls=1, wall_s=0.01)
     for case in range(cases):
         for repeat in range(repeats):
             for lane in labels:
                 passed = (case + repeat) % 7 != 0
-                batch.append(
-                    {
-                        "lane": lane, "case": case, "repeat": repeat, "passed": passed,
-                        "answer": "2" if passed else "3", "status": "answered",
-                        "metrics": {"steps": [None, None], "tool_calls": 1, "wall_s": 0.01},
-                    }
-                )  # fmt: skip
+                answer = "2" if passed else "3"
+                batch.append(EvalResult(lane, case, repeat, passed, answer=answer, metrics=figures))
                 if len(batch) == 64:
                     for result in batch:
                         panel._finished(result)  # as the runner hands it on: no record

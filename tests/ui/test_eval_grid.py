@@ -8,18 +8,18 @@ from typing import Any
 from PySide6.QtCore import QPoint, Qt
 from pytestqt.qtbot import QtBot
 
+from sandbox_app.core.results.checks import CheckResult
+from sandbox_app.core.results.eval_result import EvalResult
 from sandbox_app.core.results.evaluation import RunKey
 from sandbox_app.ui.compare.eval_grid_model import FAIL, PASS, EvalGrid, EvalGridModel
 
 CASES, LANES, REPEATS = 3000, ("scripted", "other"), 2
 
 
-def result(case: int, lane: str, repeat: int, passed: bool) -> dict[str, Any]:
-    checks = (
-        [] if passed else [{"name": "tool used: search", "passed": False, "detail": "never called"}]
-    )
-    return {"lane": lane, "case": case, "repeat": repeat, "passed": passed,
-            "answer": f"answer {case}/{lane}/{repeat}", "checks": checks}  # fmt: skip
+def result(case: int, lane: str, repeat: int, passed: bool) -> EvalResult:
+    checks = () if passed else (CheckResult("tool used: search", False, "never called"),)
+    answer = f"answer {case}/{lane}/{repeat}"
+    return EvalResult(lane, case, repeat, passed, answer=answer, checks=checks)
 
 
 def test_thousands_of_results_cells_tooltips_and_scrolling(qtbot: QtBot) -> None:

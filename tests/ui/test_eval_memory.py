@@ -64,12 +64,10 @@ def test_a_finished_test_set_holds_no_record_yet_shows_and_exports_every_trace(
     assert len(runs) == 24
     store = HistoryStore(database_path(settings))  # type: ignore[arg-type]
     (evaluation,) = store.evaluations()
-    stored = {
-        (r["lane"], r["case"], r["repeat"]): r["events"] for r in store.results(1, events=True)
-    }
+    stored = {(r.lane, r.case, r.repeat): r.events for r in store.results(1, events=True)}
     assert evaluation.runs == 24
     for run in runs:
-        assert run["events"] == stored[run["lane"], run["case"], run["repeat"]]
+        assert run["events"] == list(stored[run["lane"], run["case"], run["repeat"]] or ())
         assert {"ActionParsed", "RunFinished"} <= {event["type"] for event in run["events"]}
 
 

@@ -4,8 +4,9 @@ and judged answers (a judge model's verdict on a rubric) both report in.
 
 A run passes when its answer check and every one of its checks passed; a check that could not
 be decided (``passed`` None: a judge that answered nonsense, "unjudged") is never a pass.
-Results carry them as ``"checks": [{"name", "passed", "detail"}]`` in the JSONL, the reports
-and the grid's tooltips, in the order they were made.
+Results carry them (core/results/eval_result.py ``EvalResult.checks``; ``"checks": [{"name",
+"passed", "detail"}]`` in the JSONL) to the reports and the grid's tooltips, in the order
+they were made.
 """
 
 from __future__ import annotations
@@ -50,14 +51,6 @@ def failed(checks: Iterable[CheckResult]) -> list[CheckResult]:
     return [check for check in checks if check.passed is not True]
 
 
-def checks_of(result: dict[str, Any]) -> list[CheckResult]:
-    """A result's checks (a results file's line, maybe written before checks existed: none)."""
-    items = result.get("checks")
-    if not isinstance(items, list):
-        return []
-    return [found for item in items if (found := CheckResult.from_dict(item)) is not None]
-
-
 def failure_lines(checks: Sequence[CheckResult]) -> list[str]:
     """One line per check that did not pass: "✗ tool used: search — never called"."""
     return [
@@ -71,14 +64,13 @@ def failure_lines(checks: Sequence[CheckResult]) -> list[str]:
 SHOWN_WHEN_PASSED = frozenset({"judge"})
 
 
-def described(result: dict[str, Any]) -> str:
+def described(answer: str | None, checks: Sequence[CheckResult]) -> str:
     """A run in one line for a grid cell's tooltip or a report: its answer, then each check
     that did not pass ("1680 · ✗ tool used: search — never called"), and a passed judge's
     verdict ("✓ judge — pass — states the yearly price")."""
-    checks = checks_of(result)
     passed = [
         f"✓ {c.name} — {c.detail}"
         for c in checks
         if c.passed is True and c.name in SHOWN_WHEN_PASSED and c.detail
     ]
-    return " · ".join([str(result.get("answer")), *failure_lines(checks), *passed])
+    return " · ".join([str(answer), *failure_lines(checks), *passed])

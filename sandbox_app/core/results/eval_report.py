@@ -15,25 +15,26 @@ import json
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from sandbox_app.core.results.checks import checks_of, described, failure_lines
-from sandbox_app.core.results.evaluation import RunKey, key_of, summarise
+from sandbox_app.core.results.checks import described, failure_lines
+from sandbox_app.core.results.eval_result import EvalResult, RunKey
+from sandbox_app.core.results.evaluation import summarise
 from sandbox_app.core.untrusted.markdown import inline
 
 
-def latest_results(results: Iterable[dict[str, Any]]) -> dict[RunKey, dict[str, Any]]:
-    latest: dict[RunKey, dict[str, Any]] = {}
+def latest_results(results: Iterable[EvalResult]) -> dict[RunKey, EvalResult]:
+    latest: dict[RunKey, EvalResult] = {}
     for result in results:
-        latest[key_of(result)] = result
+        latest[result.key] = result
     return latest
 
 
 def grid(
-    questions: Sequence[str], lanes: Sequence[str], results: Iterable[dict[str, Any]]
+    questions: Sequence[str], lanes: Sequence[str], results: Iterable[EvalResult]
 ) -> list[list[str]]:
     """One row per case: its number, its question, then one cell per lane."""
     cells: dict[tuple[int, str], list[bool]] = {}
     for key, result in sorted(latest_results(results).items()):
-        cells.setdefault((key.case, key.lane), []).append(bool(result["passed"]))
+        cells.setdefault((key.case, key.lane), []).append(result.passed)
     rows = []
     for case, question in enumerate(questions):
         row = [str(case + 1), question]
@@ -61,7 +62,7 @@ def to_html(
     title: str,
     questions: Sequence[str],
     lanes: Sequence[str],
-    results: Sequence[dict[str, Any]],
+    results: Sequence[EvalResult],
 ) -> str:
     """A report that opens in any browser, offline: no scripts, no external files."""
     e = html.escape
@@ -89,7 +90,7 @@ def to_html(
     # cells (not by walking every result for each cell: quadratic at 100,000 runs).
     answers: dict[tuple[int, str], list[str]] = {}
     for key, result in sorted(latest.items()):
-        answers.setdefault((key.case, key.lane), []).append(described(result))
+        answers.setdefault((key.case, key.lane), []).append(described(result.answer, result.checks))
     parts.append("</table><h2>Cases</h2><table><tr><th>#</th><th>Question</th>")
     parts += [f"<th>{e(lane)}</th>" for lane in lanes]
     parts.append("</tr>")
@@ -103,13 +104,13 @@ def to_html(
         parts.append("</tr>")
     parts.append("</table><h2>Failed runs</h2><ul>")
     for key, result in sorted(latest.items()):
-        if not result["passed"]:
+        if not result.passed:
             parts.append(
                 f"<li>case {key.case + 1}, {e(key.lane)}, repeat {key.repeat + 1}: "
-                f"answered {e(repr(result.get('answer')))}, expected "
-                f"{e(repr(result.get('expected')))} ({e(str(result.get('status')))}"
-                f"{': ' + e(str(result.get('reason'))) if result.get('reason') else ''})"
-                + "".join(f"<br>{e(line)}" for line in failure_lines(checks_of(result)))
+                f"answered {e(repr(result.answer))}, expected "
+                f"{e(repr(result.expected))} ({e(str(result.status))}"
+                f"{': ' + e(result.reason) if result.reason else ''})"
+                + "".join(f"<br>{e(line)}" for line in failure_lines(result.checks))
                 + "</li>"
             )
     parts.append("</ul></body></html>\n")
@@ -130,7 +131,7 @@ _STYLE = (
 
 
 def results_markdown(
-    questions: Sequence[str], labels: Sequence[str], results: Sequence[dict[str, Any]]
+    questions: Sequence[str], labels: Sequence[str], results: Sequence[EvalResult]
 ) -> str:
     """Each lane's summary line, then the grid as a table (cells are literal text)."""
     header, rows = ["#", "Question", *labels], grid(questions, labels, results)
@@ -140,12 +141,12 @@ def results_markdown(
     return "\n".join([*summary, "", *lines, *_failed_checks(results)]) + "\n"
 
 
-def _failed_checks(results: Sequence[dict[str, Any]]) -> list[str]:
+def _failed_checks(results: Sequence[EvalResult]) -> list[str]:
     """The runs whose checks did not all pass, each with them (a right answer reached by the
     wrong path is a failed cell: this says why); none when every check passed."""
     lines = []
     for key, result in sorted(latest_results(results).items()):
-        failures = failure_lines(checks_of(result))
+        failures = failure_lines(result.checks)
         if failures:
             where = f"case {key.case + 1}, {key.lane}, repeat {key.repeat + 1}"
             lines.append(f"- {inline(where)}: " + "; ".join(inline(f) for f in failures))
@@ -153,7 +154,7 @@ def _failed_checks(results: Sequence[dict[str, Any]]) -> list[str]:
 
 
 def results_csv(
-    questions: Sequence[str], labels: Sequence[str], results: Sequence[dict[str, Any]]
+    questions: Sequence[str], labels: Sequence[str], results: Sequence[EvalResult]
 ) -> str:
     """The grid: a header row, then one row per case."""
     out = io.StringIO()
@@ -162,12 +163,12 @@ def results_csv(
     return out.getvalue()
 
 
-def results_json(runs: Iterable[tuple[dict[str, Any], list[dict[str, Any]]]]) -> str:
+def results_json(runs: Iterable[tuple[EvalResult, Sequence[Any]]]) -> str:
     """Every run: its result (verdict, metrics) with its full event trace as dicts.
 
     The text ``json.dumps`` gives the list, written a run at a time: each run's dicts are
     dropped once written (the window reads its runs from the database as this goes)."""
-    parts = [_in_list({**result, "events": events}) for result, events in runs]
+    parts = [_in_list({**result.to_dict(), "events": list(events)}) for result, events in runs]
     return "[\n" + ",\n".join(parts) + "\n]" if parts else "[]"
 
 

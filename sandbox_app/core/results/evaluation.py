@@ -14,26 +14,13 @@ from array import array
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
+from sandbox_app.core.results.eval_result import EvalResult
+from sandbox_app.core.results.eval_result import RunKey as RunKey  # where it has been imported
 from sandbox_app.core.running.metrics import plural
-from sandbox_app.core.untrusted.file_reader import (
-    ReadError,
-    check,
-    display_name,
-    iter_lines,
-    json_line,
-    shown,
-)
+from sandbox_app.core.untrusted.file_reader import ReadError, display_name, iter_lines
 
 Z_95 = 1.959963984540054  # the normal quantile for a two-sided 95 % interval
-
-
-@dataclass(frozen=True, order=True)
-class RunKey:
-    lane: str
-    case: int  # index in the test set
-    repeat: int  # 0-based
 
 
 def plan(lanes: Sequence[str], cases: int, repeats: int) -> list[RunKey]:
@@ -84,7 +71,7 @@ class ResultsFile:
     lines were not (``damaged``: unreadable or of the wrong shape; ``outside``: runs this
     evaluation does not plan, such as a case since removed)."""
 
-    results: list[dict[str, Any]]
+    results: list[EvalResult]
     damaged: int = 0
     outside: int = 0
 
@@ -101,7 +88,7 @@ class ResultsFile:
         return f"{name}: {'; '.join(parts)}." if parts else ""
 
 
-def read_results(path: Path, planned: Collection[RunKey] | None = None) -> list[dict[str, Any]]:
+def read_results(path: Path, planned: Collection[RunKey] | None = None) -> list[EvalResult]:
     """The finished runs in a results file (see :func:`results_file`)."""
     return results_file(path, planned).results
 
@@ -114,66 +101,31 @@ def results_file(path: Path, planned: Collection[RunKey] | None = None) -> Resul
     if not os.path.lexists(path):
         return ResultsFile([])
     name = display_name(path)
-    results: list[dict[str, Any]] = []
+    results: list[EvalResult] = []
     damaged = outside = 0
     for number, raw in enumerate(iter_lines(path, MAX_RESULTS_BYTES, "a results file"), 1):
         if not raw.strip():
             continue
         try:
-            result = checked_result(json_line(raw, f"{name} line {number}", "a result"))
+            result = EvalResult.from_json(raw, f"{name} line {number}")
         except ReadError:
             damaged += 1
             continue
-        if planned is not None and key_of(result) not in planned:
+        if planned is not None and result.key not in planned:
             outside += 1
             continue
         results.append(result)
     return ResultsFile(results, damaged, outside)
 
 
-_RESULT_FIELDS: dict[str, Any] = {"lane": str, "case": int, "repeat": int, "passed": bool}
-_METRIC_FIELDS: dict[str, Any] = {
-    "steps": list[Any] | None,
-    "tool_calls": int | None,
-    "format_errors": int | None,
-    "loops": int | None,
-    "truncations": int | None,
-    "tokens_in": int | None,
-    "tokens_out": int | None,
-    "reasoning_tokens": int | None,
-    "wall_s": float | None,
-}
-
-
-def checked_result(item: Any) -> dict[str, Any]:
-    """``item`` if it is a result whose counted fields have their types (``"passed": "no"``
-    is not a pass, ``"case": "x"`` not a case); else a ReadError naming the field."""
-    if not isinstance(item, dict):
-        raise ReadError(f"a result must be an object (got {shown(item)}).")
-    for key, kind in _RESULT_FIELDS.items():
-        if key not in item:
-            raise ReadError(f'"{key}" is missing.')
-        check(item[key], kind, key)
-    if item["case"] < 0 or item["repeat"] < 0:
-        raise ReadError('"case" and "repeat" must be at least 0.')
-    metrics = check(item.get("metrics"), dict[str, Any] | None, "metrics") or {}
-    for key, kind in _METRIC_FIELDS.items():
-        check(metrics.get(key), kind, f"metrics.{key}")
-    return item
-
-
-def key_of(result: dict[str, Any]) -> RunKey:
-    return RunKey(str(result["lane"]), int(result["case"]), int(result["repeat"]))
-
-
-Done = Iterable[dict[str, Any]] | Mapping[RunKey, bool]  # results, or each run's verdict
+Done = Iterable[EvalResult] | Mapping[RunKey, bool]  # results, or each run's verdict
 
 
 def _verdicts(done: Done) -> Mapping[RunKey, bool]:
     """Each run's latest verdict: ``done`` itself when it is already that (a scan's)."""
     if isinstance(done, Mapping):
         return done
-    return {key_of(result): bool(result["passed"]) for result in done}
+    return {result.key: result.passed for result in done}
 
 
 def still_to_run(planned: Iterable[RunKey], done: Done, only_failed: bool = False) -> list[RunKey]:
@@ -262,13 +214,13 @@ class LaneSummary:
         return f"judge {self.judge_tokens:,} tokens{cost}"
 
 
-def summarise(results: Iterable[dict[str, Any]], lanes: Sequence[str]) -> list[LaneSummary]:
+def summarise(results: Iterable[EvalResult], lanes: Sequence[str]) -> list[LaneSummary]:
     """One summary per lane, from each run's latest result."""
-    return summarise_latest({key_of(result): result for result in results}, lanes)
+    return summarise_latest({result.key: result for result in results}, lanes)
 
 
 def summarise_latest(
-    latest: Mapping[RunKey, dict[str, Any]], lanes: Sequence[str]
+    latest: Mapping[RunKey, EvalResult], lanes: Sequence[str]
 ) -> list[LaneSummary]:
     """:func:`summarise` of results already keyed by run."""
     tallies = {lane: LaneTally() for lane in lanes}
@@ -302,34 +254,30 @@ class LaneTally:
     # file can span an edit): a handful of ids, however many runs.
     versions: dict[str, None] = field(default_factory=dict)
 
-    def add(self, result: dict[str, Any], sign: int = 1) -> None:
-        m = result.get("metrics") or {}
+    def add(self, result: EvalResult, sign: int = 1) -> None:
+        m = result.metrics
         self.runs += sign
-        self.passed += sign * bool(result["passed"])
-        self.steps += sign * len(m.get("steps") or ())
-        self.tool_calls += sign * int(m.get("tool_calls") or 0)
-        self.format_errors += sign * int(m.get("format_errors") or 0)
-        self.loops += sign * int(m.get("loops") or 0)  # results written before loops: none
-        self.prompt_cuts += sign * int(m.get("truncations") or 0)  # None: not counted
-        self.tokens_in += sign * int(m.get("tokens_in") or 0)
-        self.tokens_out += sign * int(m.get("tokens_out") or 0)
-        self.thinking += sign * int(m.get("reasoning_tokens") or 0)
-        judge: dict[str, Any] = result.get("judge") or {}
-        judge = judge if isinstance(judge, dict) else {}  # a hand-edited line: none
-        self.judge_tokens += sign * int(judge.get("tokens_in") or 0)
-        self.judge_tokens += sign * int(judge.get("tokens_out") or 0)
-        if isinstance(judge.get("cost"), int | float):
-            self.judge_cost = (self.judge_cost or 0.0) + sign * float(judge["cost"])
-        wall = float(m.get("wall_s") or 0.0)
+        self.passed += sign * result.passed
+        self.steps += sign * m.steps
+        self.tool_calls += sign * m.tool_calls
+        self.format_errors += sign * m.format_errors
+        self.loops += sign * m.loops
+        self.prompt_cuts += sign * m.truncations
+        self.tokens_in += sign * m.tokens_in
+        self.tokens_out += sign * m.tokens_out
+        self.thinking += sign * m.reasoning_tokens
+        if result.judge is not None:
+            self.judge_tokens += sign * (result.judge.tokens_in + result.judge.tokens_out)
+            if result.judge.cost is not None:
+                self.judge_cost = (self.judge_cost or 0.0) + sign * result.judge.cost
         if sign > 0:
-            self.walls.append(wall)
-            version = result.get("prompt_version")
-            if isinstance(version, str) and version:
-                self.versions.setdefault(version, None)
+            self.walls.append(m.wall_s)
+            if result.prompt_version:
+                self.versions.setdefault(result.prompt_version, None)
         else:
-            self.walls.remove(wall)
+            self.walls.remove(m.wall_s)
 
-    def remove(self, result: dict[str, Any]) -> None:
+    def remove(self, result: EvalResult) -> None:
         self.add(result, -1)
 
     def summary(self, lane: str) -> LaneSummary:

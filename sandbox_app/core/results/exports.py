@@ -25,6 +25,7 @@ from sandbox_app.core.results.eval_report import (
     results_markdown,
     to_html,
 )
+from sandbox_app.core.results.eval_result import EvalResult
 from sandbox_app.core.results.run_export import run_html, run_markdown
 from sandbox_app.core.results.trace_text import TraceText
 from sandbox_app.core.running.events import event_to_dict, metrics_to_dict
@@ -214,10 +215,10 @@ class EvalResults:
     title: str
     questions: Sequence[str]
     labels: Sequence[str]
-    runs: Iterable[tuple[dict[str, Any], RunRecord | None]]
+    runs: Iterable[tuple[EvalResult, RunRecord | None]]
 
     @property
-    def results(self) -> list[dict[str, Any]]:
+    def results(self) -> list[EvalResult]:
         return [result for result, _ in self.runs]
 
 

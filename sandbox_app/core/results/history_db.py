@@ -6,8 +6,8 @@ on disk before the next result is run, so a SIGKILL leaves only whole rows) with
 last few). The schema is versioned by ``PRAGMA user_version`` and brought up to date at open
 by :data:`MIGRATIONS`, one function per step, each in its own transaction.
 
-Size: a result's row holds what lists, summaries and diffs read (lane, case, repeat, passed,
-the version, the answer, checks and metrics); its events live apart in ``traces``,
+Size: a result's row holds its fields (core/results/eval_result.py ``EvalResult``: lane, case,
+repeat, passed, the arm, the answer, checks, metrics…); its events live apart in ``traces``,
 zlib-compressed JSON (~1-3 KB a run), read only when a trace is shown, so 100,000 runs stay
 a few hundred MB and a diff reads only an index (``results_diff``).
 
@@ -21,11 +21,12 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from sandbox_app.core.results.eval_result import EvalResult
 from sandbox_app.core.results.history_schema import (
     LOCK_WAIT_S,
     HistoryError,
@@ -43,13 +44,15 @@ _NEW_EVALUATION = (
 )
 _NEW_RESULT = (
     "INSERT INTO results (evaluation_id, lane, case_no, repeat, prompt_version, model, passed, "
-    "status, question, expected, answer, checks, metrics, recorded) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+    "status, question, expected, answer, checks, metrics, arm, reason, judge, recorded) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
     "ON CONFLICT (evaluation_id, lane, case_no, repeat) DO UPDATE SET "
     "prompt_version = excluded.prompt_version, model = excluded.model, "
     "passed = excluded.passed, status = excluded.status, question = excluded.question, "
     "expected = excluded.expected, answer = excluded.answer, checks = excluded.checks, "
-    "metrics = excluded.metrics, recorded = excluded.recorded RETURNING id"
+    "metrics = excluded.metrics, arm = excluded.arm, reason = excluded.reason, "
+    "judge = excluded.judge, "
+    "recorded = excluded.recorded RETURNING id"
 )
 _NEW_RUN = (
     "INSERT INTO runs (recorded, place, scenario_title, prompt_version, backend, model, "
@@ -193,26 +196,30 @@ class HistoryStore:
         self._execute("UPDATE evaluations SET finished = ? WHERE id = ?", (now(), evaluation))
 
     def add_result(
-        self, evaluation: int, result: dict[str, Any], events: list[Any], model: str
+        self, evaluation: int, result: EvalResult, events: Sequence[Any], model: str
     ) -> None:
         """One result and its trace, in one transaction; a run again replaces its row."""
+        data = result.to_dict()  # the JSON columns as a results file's line has them
         row = (
             evaluation,
-            str(result["lane"]),
-            int(result["case"]),
-            int(result["repeat"]),
-            str(result.get("prompt_version") or ""),
+            result.lane,
+            result.case,
+            result.repeat,
+            result.prompt_version,
             model,
-            int(bool(result["passed"])),
-            result.get("status"),
-            _text(result.get("question")),
-            _text(result.get("expected")),
-            _text(result.get("answer")),
-            json.dumps(result.get("checks") or [], ensure_ascii=False),
-            json.dumps(result.get("metrics"), ensure_ascii=False),
+            int(result.passed),
+            result.status,
+            result.question,
+            result.expected,
+            result.answer,
+            json.dumps(data["checks"], ensure_ascii=False),
+            json.dumps(data["metrics"], ensure_ascii=False),
+            None if data["arm"] is None else json.dumps(data["arm"], ensure_ascii=False),
+            result.reason,
+            json.dumps(data["judge"]) if "judge" in data else None,
             now(),
         )
-        trace = packed(events)
+        trace = packed(list(events))
 
         def work(db: sqlite3.Connection) -> None:
             (result_id,) = db.execute(_NEW_RESULT, row).fetchone()
@@ -234,7 +241,7 @@ class HistoryStore:
             str(settings.get("backend") or ""),
             str(settings.get("model") or ""),
             document.get("status"),
-            _text(document.get("answer")),
+            document.get("answer"),  # run_document's: text or None
             None if passed is None else int(passed),
             packed(document),
         )
@@ -295,7 +302,7 @@ class HistoryStore:
 
     def results(
         self, evaluation: int, keys: list[RunKeyTuple] | None = None, events: bool = False
-    ) -> Iterator[dict[str, Any]]:
+    ) -> Iterator[EvalResult]:
         """Results as ``eval`` writes them (``events`` with their traces), by case."""
         query = select_results(events) + " WHERE r.evaluation_id = ?"
         if keys is None:
@@ -315,7 +322,7 @@ class HistoryStore:
 
     def pages(
         self, evaluation: int, events: bool = False, size: int = 500
-    ) -> Iterator[list[dict[str, Any]]]:
+    ) -> Iterator[list[EvalResult]]:
         """Every result of an evaluation in the order first recorded (a run again keeps its
         place), ``size`` at a time: a page is read, used and dropped before the next, each its
         own short read (the evaluation thread may write between two)."""
@@ -350,7 +357,3 @@ class HistoryStore:
                 (limit,),
             )
         ]
-
-
-def _text(value: Any) -> str | None:
-    return None if value is None else str(value)

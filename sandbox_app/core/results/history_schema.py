@@ -18,6 +18,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from sandbox_app.core.results.eval_result import EvalResult
+from sandbox_app.core.untrusted.file_reader import ReadError
+
 DATA_ENV = "REACT_SANDBOX_DATA"  # a folder for the app's data instead of the platform's
 FILE_NAME = "history.sqlite3"
 LOCK_WAIT_S = 2.0  # another writer's transaction is milliseconds; a lock held longer is one
@@ -95,7 +98,15 @@ def _v2_indexes(db: sqlite3.Connection) -> None:
     db.execute("CREATE INDEX runs_recorded ON runs (recorded)")
 
 
-MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (_v1_tables, _v2_indexes)
+def _v3_arms(db: sqlite3.Connection) -> None:
+    # The rest of a result's fields (core/results/eval_result.py): what made the run (its
+    # ``Arm``, JSON), why it ended as it did, what its judge took (JSON). NULL in rows written
+    # before, which have only their prompt version and model.
+    for column in ("arm", "reason", "judge"):
+        db.execute(f"ALTER TABLE results ADD COLUMN {column} TEXT")
+
+
+MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (_v1_tables, _v2_indexes, _v3_arms)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
@@ -141,19 +152,23 @@ def select_results(events: bool) -> str:
     trace = "t.events" if events else "NULL"
     return (
         "SELECT r.lane, r.case_no, r.repeat, r.prompt_version, r.model, r.passed, r.status, "
-        f"r.question, r.expected, r.answer, r.checks, r.metrics, {trace}, r.id FROM results r "
+        "r.question, r.expected, r.answer, r.checks, r.metrics, r.arm, r.reason, r.judge, "
+        f"{trace}, r.id "
+        "FROM results r "
         "LEFT JOIN traces t ON t.result_id = r.id"
     )
 
 
-def result_of(row: tuple[Any, ...], events: bool) -> dict[str, Any]:
-    """A row of :func:`select_results` as ``eval`` writes a result."""
-    return {
+def result_of(row: tuple[Any, ...], events: bool) -> EvalResult:
+    """A row of :func:`select_results` read as a results file's line is (EvalResult's one
+    reader); a row from before arms were kept gets its model from its ``model`` column."""
+    arm = json.loads(row[12]) if row[12] else {"model": row[4]}
+    data = {
         "lane": row[0],
         "case": row[1],
         "repeat": row[2],
         "prompt_version": row[3],
-        "model": row[4],
+        "arm": arm,
         "passed": bool(row[5]),
         "status": row[6],
         "question": row[7],
@@ -161,5 +176,11 @@ def result_of(row: tuple[Any, ...], events: bool) -> dict[str, Any]:
         "answer": row[9],
         "checks": json.loads(row[10]),
         "metrics": json.loads(row[11]) if row[11] else None,
-        **({"events": unpacked(row[12]) if row[12] else []} if events else {}),
+        "reason": row[13],
+        "judge": json.loads(row[14]) if row[14] else None,
+        **({"events": unpacked(row[15]) if row[15] else []} if events else {}),
     }
+    try:
+        return EvalResult.from_dict(data, f"result {row[-1]}")
+    except ReadError as err:
+        raise HistoryError(str(err)) from None

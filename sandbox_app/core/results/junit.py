@@ -20,10 +20,11 @@ import tempfile
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
 from xml.sax.saxutils import escape, quoteattr
 
-from sandbox_app.core.results.checks import checks_of, failure_lines
+from sandbox_app.core.results.checks import failure_lines
+from sandbox_app.core.results.eval_result import EvalResult
 
 NAME_CHARS = 80  # a test case's name: its number and the start of its question
 _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
@@ -52,26 +53,26 @@ def xml_attribute(value: object) -> str:
     return quoteattr(text, {"\n": "&#10;", "\r": "&#13;", "\t": "&#9;"})
 
 
-def case_name(result: dict[str, Any]) -> str:
+def case_name(result: EvalResult) -> str:
     """ "case 3, repeat 2: How much does …": which run, and enough of its question to know it."""
-    question = " ".join(str(result.get("question") or "").split())
+    question = " ".join((result.question or "").split())
     if len(question) > NAME_CHARS:
         question = question[: NAME_CHARS - 1] + "…"
-    return f"case {int(result['case']) + 1}, repeat {int(result['repeat']) + 1}: {question}"
+    return f"case {result.case + 1}, repeat {result.repeat + 1}: {question}"
 
 
-def testcase(result: dict[str, Any]) -> str:
+def testcase(result: EvalResult) -> str:
     """One run as a ``<testcase>`` element (one line of XML, or a few with its failure)."""
-    wall = float((result.get("metrics") or {}).get("wall_s") or 0.0)
+    wall = result.metrics.wall_s
     head = (
-        f"  <testcase classname={xml_attribute(result['lane'])} "
+        f"  <testcase classname={xml_attribute(result.lane)} "
         f"name={xml_attribute(case_name(result))} time={xml_attribute(f'{wall:.3f}')}"
     )
-    if result["passed"]:
+    if result.passed:
         return head + "/>\n"
-    answered = f"answered {result.get('answer')!r}, expected {result.get('expected')!r}"
-    lines = failure_lines(checks_of(result))
-    status, reason = str(result.get("status")), str(result.get("reason") or "")
+    answered = f"answered {result.answer!r}, expected {result.expected!r}"
+    lines = failure_lines(result.checks)
+    status, reason = str(result.status), result.reason
     if status == ERROR_STATUS:
         kind, why, message = "error", status, reason or answered
     else:  # no failed check named: the answer is what failed
@@ -85,7 +86,7 @@ def testcase(result: dict[str, Any]) -> str:
 
 
 def write_junit(
-    path: Path, title: str, lanes: Sequence[str], results: Iterable[dict[str, Any]]
+    path: Path, title: str, lanes: Sequence[str], results: Iterable[EvalResult]
 ) -> dict[str, SuiteCounts]:
     """Write ``results`` (each run's latest, read as a stream) to ``path`` as JUnit XML;
     the counts per lane it wrote. OSError if ``path`` cannot be written."""
@@ -97,17 +98,17 @@ def write_junit(
         }
         try:
             for result in results:
-                lane = str(result["lane"])
+                lane = result.lane
                 if lane not in parts:
                     continue
                 suite = counts[lane]
                 suite.tests += 1
-                if not result["passed"]:
-                    if str(result.get("status")) == ERROR_STATUS:
+                if not result.passed:
+                    if result.status == ERROR_STATUS:
                         suite.errors += 1
                     else:
                         suite.failures += 1
-                suite.time_s += float((result.get("metrics") or {}).get("wall_s") or 0.0)
+                suite.time_s += result.metrics.wall_s
                 parts[lane].write(testcase(result))
             _put_together(path, title, counts, parts)
         finally:

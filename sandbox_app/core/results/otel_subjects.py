@@ -39,18 +39,11 @@ def evaluation_spans(r: EvalResults, *, content: bool) -> list[SpanPlan]:
     for result, record in r.runs:
         if record is None or not record.done:
             continue
-        lane = str(result.get("lane", ""))
-        version = str(result.get("prompt_version") or record.settings.prompt_version)
-        case, repeat = result.get("case"), result.get("repeat")
-        tags = Tags(
-            r.title,
-            version,
-            lane,
-            case if isinstance(case, int) else None,
-            repeat if isinstance(repeat, int) else None,
-        )
+        lane = result.lane
+        version = result.prompt_version or record.settings.prompt_version
+        tags = Tags(r.title, version, lane, result.case, result.repeat)
         plan = run_spans(record, tags, content=content, start_s=lane_ends.get(lane, 0.0))
-        plan.attributes["react_sandbox.passed"] = bool(result.get("passed"))  # the cell's verdict
+        plan.attributes["react_sandbox.passed"] = result.passed  # the cell's verdict
         lane_ends[lane] = plan.end_s
         runs.append(plan)
     if not runs:

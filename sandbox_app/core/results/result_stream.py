@@ -3,9 +3,9 @@
 What a resumed evaluation needs up front is each run's latest verdict (:func:`scan`: a
 ``RunKey → passed`` map and which line holds it, a few dozen bytes a run); what its summary,
 report and JUnit file need after is each run's latest result, one at a time
-(:func:`iter_latest`: the file read again, only the latest line of each run parsed into a
-dict kept). The rules for a line are :func:`evaluation.results_file`'s: a damaged line is
-skipped and counted, a run the plan does not hold is left out and counted.
+(:func:`iter_latest`: the file read again, only the latest line of each run parsed into an
+:class:`EvalResult` kept). The rules for a line are :func:`evaluation.results_file`'s: a
+damaged line is skipped and counted, a run the plan does not hold is left out and counted.
 """
 
 from __future__ import annotations
@@ -16,17 +16,10 @@ import re
 from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
-from sandbox_app.core.results.evaluation import (
-    MAX_RESULTS_BYTES,
-    LaneTally,
-    ResultsFile,
-    RunKey,
-    checked_result,
-    key_of,
-)
-from sandbox_app.core.untrusted.file_reader import ReadError, display_name, iter_lines, json_line
+from sandbox_app.core.results.eval_result import EvalResult, RunKey
+from sandbox_app.core.results.evaluation import MAX_RESULTS_BYTES, LaneTally, ResultsFile
+from sandbox_app.core.untrusted.file_reader import ReadError, display_name, iter_lines
 
 
 @dataclass
@@ -50,21 +43,21 @@ def scan(path: Path, planned: Collection[RunKey] | None = None) -> Scan:
     cannot be read at all is a :class:`ReadError`."""
     found = Scan()
     for number, result in _results(path, planned, found):
-        key = key_of(result)
-        found.latest[key] = bool(result["passed"])
+        key = result.key
+        found.latest[key] = result.passed
         found.lines[key] = number
     return found
 
 
 def iter_latest(
     path: Path, planned: Collection[RunKey] | None = None, found: Scan | None = None
-) -> Iterator[dict[str, Any]]:
+) -> Iterator[EvalResult]:
     """Each run's latest result in ``path``, in the file's order, one at a time (``found``:
     a scan of the file as it is now, or it is scanned first)."""
     found = found if found is not None else _scan_keys(path, planned)
     wanted = {number: key for key, number in found.lines.items()}
     for number, result in _results(path, planned, Scan(), wanted):
-        if wanted.get(number) == key_of(result):
+        if wanted.get(number) == result.key:
             yield result
 
 
@@ -80,14 +73,14 @@ def tally_latest(
     if not found.lines:
         return tallies
     for result in iter_latest(path, None, found):
-        key = key_of(result)
+        key = result.key
         if key.lane in tallies and key in found.lines and not leave_out(key):
             tallies[key.lane].add(result)
     return tallies
 
 
-# How this program writes a result's line: its key first (eval_runner.py builds it in this
-# order). Read from the line's start, a key costs no parse of the line's 10 kB of events.
+# How this program writes a result's line: its key first (EvalResult.to_dict). Read from
+# the line's start, a key costs no parse of the line's 10 kB of events.
 _KEY = re.compile(rb'\{"lane": ("(?:[^"\\]|\\.)*"), "case": (\d{1,9}), "repeat": (\d{1,9}), ')
 
 
@@ -100,7 +93,7 @@ def _scan_keys(path: Path, planned: Collection[RunKey] | None) -> Scan:
         key = _quick_key(raw)
         if key is None:
             try:
-                key = key_of(checked_result(json_line(raw, f"{name} line {number}", "a result")))
+                key = EvalResult.from_json(raw, f"{name} line {number}").key
             except ReadError:
                 continue
         if planned is None or key in planned:
@@ -132,7 +125,7 @@ def _results(
     planned: Collection[RunKey] | None,
     counts: Scan,
     only: Collection[int] | None = None,
-) -> Iterator[tuple[int, dict[str, Any]]]:
+) -> Iterator[tuple[int, EvalResult]]:
     """``(line number, result)`` for each readable result of a planned run (``only``: of
     these lines, the others not parsed); the rest counted in ``counts`` (damaged, outside)."""
     name = display_name(path)
@@ -140,11 +133,11 @@ def _results(
         if only is not None and number not in only:
             continue
         try:
-            result = checked_result(json_line(raw, f"{name} line {number}", "a result"))
+            result = EvalResult.from_json(raw, f"{name} line {number}")
         except ReadError:
             counts.damaged += 1
             continue
-        if planned is not None and key_of(result) not in planned:
+        if planned is not None and result.key not in planned:
             counts.outside += 1
             continue
         yield number, result

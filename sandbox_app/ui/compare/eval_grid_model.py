@@ -28,13 +28,13 @@ from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView, QWidge
 
 from sandbox_app.core.results.checks import described
 from sandbox_app.core.results.eval_report import cell_failed, cell_text
-from sandbox_app.core.results.evaluation import RunKey
+from sandbox_app.core.results.eval_result import EvalResult, RunKey
 from sandbox_app.ui.common.plain import tip
 
 PASS, FAIL = QColor("#e6f4ea"), QColor("#fce8e6")
 Index = QModelIndex | QPersistentModelIndex
 # A cell's results when its tooltip is shown: (case, lane) → each repeat's result, in order.
-Fetch = Callable[[int, str], Sequence[dict[str, Any]]]
+Fetch = Callable[[int, str], Sequence[EvalResult]]
 
 
 class EvalGridModel(QAbstractTableModel):
@@ -145,7 +145,7 @@ class EvalGridModel(QAbstractTableModel):
             # Each repeat's answer and the checks it failed: why the cell is red. Fetched now,
             # for the one cell the pointer is on, never kept.
             runs = self._fetch(row, self.lane(column))
-            return tip("\n".join(described(result) for result in runs)) or None
+            return tip("\n".join(described(r.answer, r.checks) for r in runs)) or None
         return None
 
     def headerData(

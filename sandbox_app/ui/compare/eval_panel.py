@@ -14,7 +14,6 @@ import asyncio
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import suppress
-from typing import Any
 
 from PySide6.QtCore import Signal
 from PySide6.QtGui import QShowEvent
@@ -34,11 +33,11 @@ from sandbox_app.backends.keys import KeyStore
 from sandbox_app.backends.network_loop import background_loop, call_until_ended
 from sandbox_app.backends.registry import BackendConfig
 from sandbox_app.core.results.compare import Price
+from sandbox_app.core.results.eval_result import EvalResult
 from sandbox_app.core.results.evaluation import (
     LaneTally,
     count_pending,
     iter_plan,
-    key_of,
     pending,
 )
 from sandbox_app.core.results.exports import TEST_SET_FORMATS, EvalResults
@@ -176,10 +175,10 @@ class EvalPanel(QWidget):
         runs.writing(self.history.start(scenario, lanes, self._repeats(), fresh=which == "all"))
         runs.made_with = MadeWith(scenario, {lane.label: lane for lane in lanes}, self._keys)
 
-        def deliver(result: dict[str, Any], record: RunRecord) -> None:
+        def deliver(result: EvalResult, record: RunRecord) -> None:
             # Called on the evaluation thread: stored there (the result it replaces read
             # first, for the summary), then handed to this loop, in order, without its record.
-            replaced = runs.replaced(key_of(result)) if only_failed else None
+            replaced = runs.replaced(result.key) if only_failed else None
             runs.add(result, record)
             gui.call_soon_threadsafe(self._finished, result, replaced)
 
@@ -231,15 +230,15 @@ class EvalPanel(QWidget):
 
     # ---- drawing --------------------------------------------------------------------------
 
-    def _finished(self, result: dict[str, Any], replaced: dict[str, Any] | None = None) -> None:
-        key = key_of(result)
+    def _finished(self, result: EvalResult, replaced: EvalResult | None = None) -> None:
+        key = result.key
         tally = self._tallies.setdefault(key.lane, LaneTally())
         if replaced is not None:  # a re-run: its earlier result no longer counts
             tally.remove(replaced)
         tally.add(result)
         column = self._labels.index(key.lane)
-        self.grid_model.add(key.case, column, key.repeat, bool(result["passed"]))
-        self._failed += not result["passed"]
+        self.grid_model.add(key.case, column, key.repeat, result.passed)
+        self._failed += not result.passed
         self._done += 1
         # Drawn once a frame, however many runs ended in it (32 at once end in bursts).
         self._dirty.add((key.case, column))

@@ -22,9 +22,9 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from sandbox_app.core.results.evaluation import RunKey, key_of
+from sandbox_app.core.results.eval_result import EvalResult, RunKey
 from sandbox_app.core.results.exports import EvalResults, ExportError
 from sandbox_app.core.results.history_schema import HistoryError
 from sandbox_app.core.running.records import RunRecord
@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from sandbox_app.core.results.history_db import HistoryStore
     from sandbox_app.core.scenarios.scenario import Scenario
 
-Run = tuple[dict[str, Any], RunRecord | None]  # a result, with its record when asked for
+Run = tuple[EvalResult, RunRecord | None]  # a result, with its record when asked for
 PAGE = 500  # runs read at a time by an export
 
 
@@ -60,7 +60,7 @@ class StoredLayer:
     def lookup(self, keys: Sequence[RunKey], events: bool) -> dict[RunKey, Run]:
         wanted = [(key.lane, key.case, key.repeat) for key in keys]
         found = self.store.results(self.evaluation, wanted, events) if wanted else ()
-        return {key_of(result): _run(result, events) for result in found}
+        return {result.key: _run(result, events) for result in found}
 
 
 @dataclass
@@ -68,7 +68,7 @@ class MemoryLayer:
     """The runs the database did not take, with their records (written on the evaluation's
     thread, read on the window's: one lock)."""
 
-    runs: dict[RunKey, tuple[dict[str, Any], RunRecord]] = field(default_factory=dict)
+    runs: dict[RunKey, tuple[EvalResult, RunRecord]] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def pages(self, events: bool) -> Iterator[list[Run]]:
@@ -86,12 +86,13 @@ class MemoryLayer:
         return {key: (run[0], run[1] if events else None) for key, run in found.items()}
 
 
-def _run(result: dict[str, Any], events: bool) -> Run:
+def _run(result: EvalResult, events: bool) -> Run:
     if not events:
         return result, None
     from sandbox_app.application.history import record_of
 
-    return result, record_of(result.pop("events"))
+    # The trace lives on as the record only.
+    return replace(result, events=None), record_of(result.events or ())
 
 
 @dataclass(frozen=True)
@@ -104,8 +105,8 @@ class MadeWith:
     lanes: dict[str, EvalLane]
     keys: KeyStore
 
-    def tell(self, record: RunRecord, result: dict[str, Any]) -> None:
-        lane, case = self.lanes.get(result["lane"]), int(result["case"])
+    def tell(self, record: RunRecord, result: EvalResult) -> None:
+        lane, case = self.lanes.get(result.lane), result.case
         if lane is None or not 0 <= case < len(self.scenario.test_set):
             return
         from sandbox_app.application.eval_runner import case_scenario
@@ -113,7 +114,7 @@ class MadeWith:
 
         scenario = case_scenario(self.scenario, lane, case)
         made = RunSpec(scenario, lane.config, self.keys).record_settings()
-        record.settings = replace(made, prompt_version=result.get("prompt_version") or "")
+        record.settings = replace(made, prompt_version=result.prompt_version)
         record.scenario = scenario
 
 
@@ -156,10 +157,10 @@ class RunStore:
         if layer not in self._stored:
             self._stored.append(layer)
 
-    def add(self, result: dict[str, Any], record: RunRecord) -> None:
+    def add(self, result: EvalResult, record: RunRecord) -> None:
         """A run that ended (on the evaluation's thread): into the database, else kept."""
         stored = self._log is not None and self._log.stored(result, record)
-        key = key_of(result)
+        key = result.key
         with self.memory.lock:
             if stored:
                 self.memory.runs.pop(key, None)
@@ -178,11 +179,11 @@ class RunStore:
             found.update(layer.lookup(keys, events))
         return found
 
-    def result(self, key: RunKey) -> dict[str, Any] | None:
+    def result(self, key: RunKey) -> EvalResult | None:
         found = self.lookup([key]).get(key)
         return found[0] if found is not None else None
 
-    def replaced(self, key: RunKey) -> dict[str, Any] | None:
+    def replaced(self, key: RunKey) -> EvalResult | None:
         """The result a run again replaces (on the evaluation's thread, before it is stored);
         None when it cannot be read: the summary then counts both, the grid is right."""
         try:
@@ -192,14 +193,14 @@ class RunStore:
 
     def record(self, key: RunKey) -> RunRecord | None:
         """A run's record, its trace read now (told how it was made, where that is known)."""
-        result, record = self.lookup([key], events=True).get(key, ({}, None))
-        if record is None:
+        result, record = self.lookup([key], events=True).get(key) or (None, None)
+        if result is None or record is None:
             return None
         if self.made_with is not None and record.scenario is None:  # not a kept one
             self.made_with.tell(record, result)
         return record
 
-    def cell(self, lane: str, case: int, repeats: int) -> list[dict[str, Any]]:
+    def cell(self, lane: str, case: int, repeats: int) -> list[EvalResult]:
         """A cell's results, each repeat's in order (its tooltip, when it shows); none when
         the database cannot be read (the cell's text and colour still say how it went)."""
         keys = [RunKey(lane, case, repeat) for repeat in range(repeats)]
@@ -230,7 +231,7 @@ class RunStore:
         layers = self._layers()
         for number, layer in enumerate(layers):
             for page in layer.pages(events):
-                keys = [key_of(result) for result, _ in page]
+                keys = [result.key for result, _ in page]
                 # Shown in place already, by an older layer that had it.
                 earlier = {k for older in layers[:number] for k in older.lookup(keys, False)}
                 fresh = [key for key in keys if key not in earlier]
@@ -251,7 +252,7 @@ class StoredResults(EvalResults):
     source: RunStore | None = None
 
     @property
-    def results(self) -> list[dict[str, Any]]:
+    def results(self) -> list[EvalResult]:
         return [result for result, _ in _reading(self.source, events=False)]
 
 

@@ -70,14 +70,14 @@ def load_evaluation(store: HistoryStore, evaluation: int, labels: Sequence[str])
     columns = {lane: column for column, lane in enumerate(labels)}
     for page in store.pages(evaluation):
         for result in page:
-            lane, case, repeat = result["lane"], result["case"], result["repeat"]
+            lane, case, repeat = result.lane, result.case, result.repeat
             past.tallies.setdefault(lane, LaneTally()).add(result)
-            past.asked[case] = result.get("question") or ""
+            past.asked[case] = result.question or ""
             past.repeats = max(past.repeats, repeat + 1)
             if lane in columns:
                 ran, passed = past.cells.get((case, columns[lane]), (0, 0))
                 bit = 1 << repeat
-                past.cells[case, columns[lane]] = (ran | bit, passed | bit * result["passed"])
+                past.cells[case, columns[lane]] = (ran | bit, passed | bit * result.passed)
     return past
 
 

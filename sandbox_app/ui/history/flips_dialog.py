@@ -41,8 +41,7 @@ class FlipsDialog(QDialog):
         self.trace_diff: TraceDiffDialog | None = None
         keys = [(f.lane, f.case, f.repeat) for f in self.flips]
         questions = {
-            (r["lane"], r["case"], r["repeat"]): r["question"] or ""
-            for r in store.results(first, keys)
+            (r.lane, r.case, r.repeat): r.question or "" for r in store.results(first, keys)
         }
         d = self.diff
         self.summary = plain_label(
@@ -115,4 +114,4 @@ class FlipsDialog(QDialog):
 
     def _record(self, evaluation: int, lane: str, flip: Flip) -> RunRecord:
         found = list(self.store.results(evaluation, [(lane, flip.case, flip.repeat)], events=True))
-        return record_of(found[0]["events"] if found else [])
+        return record_of(found[0].events or () if found else ())
