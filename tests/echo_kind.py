@@ -34,7 +34,7 @@ def answer(model: str) -> str:
     return f"Answer: echo from {model}"
 
 
-def make(config: BackendConfig, _scenario: Scenario, key: str) -> Backend:
+def make(config: BackendConfig, _scenario: Scenario, key: str, _version: str) -> Backend:
     assert key == ""  # a kind without an account is never given one
     return EchoBackend(config.model)
 

@@ -52,4 +52,5 @@ class BackendChoice:
         return RunSpec(lane, self.config, self.keys, **run)
 
     def create(self, scenario: Scenario) -> Backend:
-        return make_backend(self.config, scenario, self.keys)
+        """A backend for no run (the model list, Pull): told no prompt version."""
+        return make_backend(self.config, scenario, self.keys, prompt_version="")

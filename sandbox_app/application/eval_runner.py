@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from sandbox_app.application.judge import Judge, judge_values
 from sandbox_app.application.run_builder import RunSpec, build_run
 from sandbox_app.backends.keys import KeyStore, UrlSource, host_of
-from sandbox_app.backends.registry import SCRIPTED, BackendConfig, config_for, make_backend
+from sandbox_app.backends.registry import SCRIPTED, BackendConfig, config_for
 from sandbox_app.backends.response_cache import CachedBackend
 from sandbox_app.core.results.checks import CheckResult, overall
 from sandbox_app.core.results.compare import Price
@@ -30,7 +30,7 @@ from sandbox_app.core.running.engine import drive
 from sandbox_app.core.running.records import RunRecord
 from sandbox_app.core.scenarios.judge_spec import JudgeSpec
 from sandbox_app.core.scenarios.lane_settings import LaneSettings
-from sandbox_app.core.scenarios.prompt_versions import PromptVersion, VersionError, version_of
+from sandbox_app.core.scenarios.prompt_versions import PromptVersion, VersionError
 from sandbox_app.core.scenarios.scenario import EvalCase, Scenario
 from sandbox_app.core.scenarios.test_set import scenario_for_case
 from sandbox_app.core.tools import Tool
@@ -153,21 +153,19 @@ class EvalRunner:
     async def _one(self, lane: EvalLane, key: RunKey) -> tuple[dict[str, Any], RunRecord]:
         case = self.scenario.test_set[key.case]
         scenario = case_scenario(self.scenario, lane, key.case)
+        spec = RunSpec(scenario, lane.config, self.keys, self.sources, trusted=self.trusted)
         if not lane.config.kind.server:  # made per run: the offline model replays the case's own
-            backend = make_backend(lane.config, scenario, self.keys)
+            backend = spec.new_backend()
         else:  # one client per server lane: its connections are reused run after run
-            backend = self._servers.get(lane.label) or make_backend(
-                lane.config, scenario, self.keys
-            )
+            backend = self._servers.get(lane.label) or spec.new_backend()
             self._servers[lane.label] = backend
         if self.cache is not None:
             salt = f"{lane.config.base_url}|{lane.config.model}|repeat {key.repeat}"
             backend = CachedBackend(backend, self.cache, salt)
-        spec = RunSpec(scenario, lane.config, self.keys, self.sources, trusted=self.trusted)
         engine, _ = build_run(spec, backend)
-        version = version_of(scenario, engine.tools).id  # what the model was told, by id
-        # The lane's backend, model and settings kept too: an export names them (OpenTelemetry).
-        record = RunRecord(replace(spec.record_settings(), prompt_version=version))
+        # The version the model was told (the spec's, the backend's too), the lane's backend,
+        # model and settings kept: an export names them (OpenTelemetry).
+        record = RunRecord(spec.record_settings())
         record.scenario = scenario  # the case's: its expected answer judges the run shown
         finished = await drive(engine, lambda event: record.add([event]))
         document = run_document(record, events=self.with_events)
@@ -185,7 +183,7 @@ class EvalRunner:
             "repeat": key.repeat,
             "question": scenario.asked_question,  # as asked: its {{variables}} filled
             "expected": case.expected.answer,
-            "prompt_version": version,  # results of two versions stay told apart
+            "prompt_version": spec.prompt_version.id,  # two versions' results told apart
             **{k: document[k] for k in ("status", "answer", "reason", "metrics", "events")},
         }
         # Judged answers (application/judge.py): a rubric graded by the judge model.

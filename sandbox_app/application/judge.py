@@ -147,7 +147,9 @@ class Judge:
     def _backend(self, prompt: str, repeat: int, own_replies: Sequence[str]) -> Backend:
         if self.config.kind.server:  # one client: its connections reused answer after answer
             if self._server is None:
-                self._server = make_backend(self.config, Scenario(question=prompt), self.keys)
+                self._server = make_backend(
+                    self.config, Scenario(question=prompt), self.keys, prompt_version=""
+                )
             return self._server
         # The offline judge: this answer's verdict written for it, streamed at once.
         replies = tuple(own_replies) or self.spec.replies
@@ -157,7 +159,9 @@ class Judge:
                 'case\'s "judge_replies"); choose a judge model'
             )
         script = Script((replies[repeat % len(replies)],), tokens_per_second=0, question=prompt)
-        return make_backend(self.config, Scenario(question=prompt, script=script), self.keys)
+        # No prompt versions here: the judge's script is this answer's verdict alone.
+        judged = Scenario(question=prompt, script=script)
+        return make_backend(self.config, judged, self.keys, prompt_version="")
 
 
 def spec_config(spec: JudgeSpec, url_source: UrlSource, timeout_s: float = 60.0) -> BackendConfig:

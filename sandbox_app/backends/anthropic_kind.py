@@ -61,7 +61,7 @@ def key_home(config: BackendConfig) -> KeyHome | None:
     return KeyHome(ANTHROPIC.name, "ANTHROPIC_API_KEY", ANTHROPIC.base_url)
 
 
-def make(config: BackendConfig, _scenario: Scenario, key: str) -> Backend:
+def make(config: BackendConfig, _scenario: Scenario, key: str, _version: str) -> Backend:
     url = config.url
     return AnthropicBackend(ServerConfig(url, key, preset_for(url), config.timeout_s))
 

@@ -265,7 +265,7 @@ def server_config(config: BackendConfig, key: str) -> ServerConfig:
     return ServerConfig(url, key, preset, config.timeout_s)
 
 
-def make(config: BackendConfig, _scenario: Scenario, key: str) -> GeminiBackend:
+def make(config: BackendConfig, _scenario: Scenario, key: str, _version: str) -> GeminiBackend:
     return GeminiBackend(server_config(config, key))
 
 

@@ -57,8 +57,11 @@ class KeyHome:
 
 
 # How a kind makes its backend: the config, the scenario (the offline model replays its
-# script) and the key the one key rule allows ("" for none). Only registry.make_backend calls it.
-Make = Callable[["BackendConfig", "Scenario", str], "Backend"]
+# script), the key the one key rule allows ("" for none) and the id of the prompt version the
+# run is told, worked out once from its RunSpec ("" when no run is made: a model list). The
+# offline model plays the replies written for that id; it must not work out its own, which
+# would miss the tools only the run has (an MCP server's). Only registry.make_backend calls it.
+Make = Callable[["BackendConfig", "Scenario", str, str], "Backend"]
 
 
 @dataclass(frozen=True, repr=False)

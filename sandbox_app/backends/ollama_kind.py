@@ -148,7 +148,7 @@ async def _without_key(request: Any) -> None:
     request.headers.pop("authorization", None)
 
 
-def make(config: BackendConfig, _scenario: Scenario, key: str) -> Backend:
+def make(config: BackendConfig, _scenario: Scenario, key: str, _version: str) -> Backend:
     return OllamaBackend(config.url, config.timeout_s)
 
 

@@ -41,7 +41,7 @@ def server_config(config: BackendConfig, key: str) -> ServerConfig:
     return ServerConfig(url, key, preset, config.timeout_s)
 
 
-def make(config: BackendConfig, _scenario: Scenario, key: str) -> Backend:
+def make(config: BackendConfig, _scenario: Scenario, key: str, _version: str) -> Backend:
     return OpenAICompatBackend(server_config(config, key))
 
 

@@ -47,7 +47,7 @@ def key_home(config: BackendConfig) -> KeyHome | None:
     return KeyHome(OPENAI.name, OPENAI.key_env, OPENAI.base_url)
 
 
-def make(config: BackendConfig, _scenario: Scenario, key: str) -> Backend:
+def make(config: BackendConfig, _scenario: Scenario, key: str, _version: str) -> Backend:
     url = config.url
     return ResponsesBackend(ServerConfig(url, key, effective_preset(OPENAI, url), config.timeout_s))
 

@@ -16,7 +16,7 @@ import textwrap
 
 from sandbox_app.application.run_builder import RunSpec, build_run
 from sandbox_app.backends.keys import KeyStore
-from sandbox_app.backends.registry import key_notice, make_backend
+from sandbox_app.backends.registry import key_notice
 from sandbox_app.cli.cli_io import RUN_EXIT_CODES
 from sandbox_app.cli.run_command import EXIT_CODES, _backend_config
 from sandbox_app.cli.run_options import add_setting_flags, check_flags, settings_from_flags
@@ -123,7 +123,6 @@ def _fork(trace: ImportedTrace, args: argparse.Namespace) -> int:
     scenario = scenario.with_changes(policies=allowance.policies)
     if notice := key_notice(config, keys):
         say(f"react-sandbox: {notice}")
-    backend = make_backend(config, scenario, keys)
     person = TerminalPerson(sys.stdin, sys.stderr)
     spec = RunSpec(
         scenario,
@@ -134,6 +133,7 @@ def _fork(trace: ImportedTrace, args: argparse.Namespace) -> int:
         trusted=allowance.trusted,
         fork=point,
     )
+    backend = spec.new_backend()
     record = RunRecord(spec.record_settings())
     printer = None if args.json else TracePrinter(sys.stdout, thinking=not args.hide_thinking)
 

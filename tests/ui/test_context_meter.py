@@ -46,7 +46,7 @@ class CachingBackend:
         return None
 
 
-def _make(_config: BackendConfig, _scenario: Scenario, _key: str) -> Backend:
+def _make(_config: BackendConfig, _scenario: Scenario, _key: str, _version: str) -> Backend:
     return CachingBackend()
 
 
