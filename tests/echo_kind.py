@@ -8,6 +8,7 @@ from collections.abc import AsyncGenerator, Iterator, Sequence
 
 from sandbox_app.backends.kinds import BackendConfig, BackendKind
 from sandbox_app.backends.registry import register_kind, unregister_kind
+from sandbox_app.backends.request_fields import OFFLINE
 from sandbox_app.core.running.backend import Backend, Delta, Message, StreamParams
 from sandbox_app.core.scenarios.scenario import Scenario
 
@@ -39,7 +40,10 @@ def make(config: BackendConfig, _scenario: Scenario, key: str, _version: str) ->
     return EchoBackend(config.model)
 
 
-ECHO = BackendKind("echo", "Echo", make, fields=frozenset({"model", "temperature"}))
+# No request goes anywhere: every setting is moot (OFFLINE), as for the offline model.
+ECHO = BackendKind(
+    "echo", "Echo", make, fields=frozenset({"model", "temperature"}), request=OFFLINE
+)
 
 
 def registered() -> Iterator[BackendKind]:

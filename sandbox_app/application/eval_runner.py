@@ -29,7 +29,7 @@ from sandbox_app.core.running.backend import Backend
 from sandbox_app.core.running.engine import drive
 from sandbox_app.core.running.records import RunRecord
 from sandbox_app.core.scenarios.judge_spec import JudgeSpec
-from sandbox_app.core.scenarios.lane_settings import LaneSettings
+from sandbox_app.core.scenarios.lane_settings import LaneSettings, SettingError
 from sandbox_app.core.scenarios.prompt_versions import PromptVersion, VersionError
 from sandbox_app.core.scenarios.scenario import EvalCase, Scenario
 from sandbox_app.core.scenarios.test_set import scenario_for_case
@@ -60,12 +60,14 @@ def case_scenario(scenario: Scenario, lane: EvalLane, case: int) -> Scenario:
 
 
 def unpinned(scenario: Scenario, lanes: Iterable[EvalLane]) -> str | None:
-    """One line for the first lane pinned to a prompt version the scenario's history lacks
-    (every run of it would fail alike: said once, before any runs); None when all are found."""
+    """One line for the first lane that cannot run: pinned to a prompt version the
+    scenario's history lacks, or setting what its kind cannot send (every run of it would
+    fail alike: said once, before any runs); None when all can run."""
     for lane in lanes:
         try:
-            scenario.with_lane(lane.settings.over(scenario.model))
-        except VersionError as err:
+            settings = scenario.with_lane(lane.settings.over(scenario.model)).model
+            lane.config.kind.check_settings(settings)
+        except (VersionError, SettingError) as err:
             return f"{lane.label}: {err}"
     return None
 

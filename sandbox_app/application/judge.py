@@ -32,7 +32,7 @@ from sandbox_app.core.results.judging import (
     parse_verdict,
     unjudged,
 )
-from sandbox_app.core.running.backend import Backend, BackendError, Message, StreamParams
+from sandbox_app.core.running.backend import Backend, BackendError, Message
 from sandbox_app.core.scenarios.judge_spec import JudgeSpec
 from sandbox_app.core.scenarios.scenario import Scenario, Script
 
@@ -118,19 +118,11 @@ class Judge:
         self, backend: Backend, messages: list[Message], repeat: int, *, structured: bool
     ) -> tuple[Verdict, tuple[int, int]]:
         settings = self.spec.settings
-        extra = settings.request_extras()
-        if structured:
-            extra = (*extra, ("response_format", VERDICT_SCHEMA))
-        params = StreamParams(
-            model=self.config.model,
-            temperature=settings.temperature if settings.temperature is not None else 0.0,
-            max_tokens=settings.max_tokens or DEFAULT_MAX_TOKENS,
-            top_p=settings.top_p,
-            seed=settings.seed,
-            reasoning_effort=settings.reasoning_effort,
-            extra=extra,
-            thinking_budget=settings.thinking_budget,
-            think=settings.think,
+        if settings.temperature is None:  # a judge's verdict should not be a dice roll
+            settings = settings.replace(temperature=0.0)
+        extra = (("response_format", VERDICT_SCHEMA),) if structured else ()
+        params = settings.stream_params(
+            self.config.model, settings.max_tokens or DEFAULT_MAX_TOKENS, extra=extra
         )
         if self.cache is not None:  # keyed by the whole request, and the judge's repeat
             salt = f"judge|{self.config.url}|{self.config.model}|judge repeat {repeat}"

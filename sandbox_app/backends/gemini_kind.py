@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from sandbox_app.backends import errors
+from sandbox_app.backends import errors, request_fields
 from sandbox_app.backends.gemini_contents import request
 from sandbox_app.backends.gemini_stream import (
     Decoder,
@@ -279,4 +279,5 @@ KIND = BackendKind(
     account=_account,
     key_home=_key_home,
     settings=frozenset({"thinking_budget"}),
+    request=request_fields.GEMINI,
 )

@@ -17,9 +17,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 from sandbox_app.backends.keys import KeyAccount, UrlSource
+from sandbox_app.backends.request_fields import NO_FIELDS, RequestFields, refusal
+from sandbox_app.core.scenarios.setting_rules import SettingError
 
 if TYPE_CHECKING:
     from sandbox_app.core.running.backend import Backend
+    from sandbox_app.core.scenarios.lane_settings import LaneSettings
     from sandbox_app.core.scenarios.scenario import Scenario
 
 # What a model panel may ask for. "models": the server can list its models (Refresh);
@@ -84,6 +87,10 @@ class BackendKind:
     # The kind-specific lane settings it reads (core/scenarios/kind_settings.py): its panel
     # shows their rows; it ignores the others' values.
     settings: frozenset[str] = frozenset()
+    # Where its requests carry each request setting (backends/request_fields.py: CHAT,
+    # GEMINI…; OFFLINE for a kind that sends none and needs none). A run setting one it has
+    # no field for is refused before it starts; the default has no fields.
+    request: RequestFields = NO_FIELDS
     # It may drop the start of a prompt longer than its context without saying so (a local
     # server): the context meter then judges its prompt counts by size. A provider's own API
     # answers an error instead, and counts with its own tokenizer.
@@ -111,6 +118,12 @@ class BackendKind:
 
     def has(self, field: Field) -> bool:
         return field in self.fields
+
+    def check_settings(self, settings: LaneSettings) -> None:
+        """Raise SettingError, one line, when a run with ``settings`` would set a request
+        setting this kind cannot send: refused before it starts, never sent without it."""
+        if line := refusal(self.name, self.request, settings):
+            raise SettingError(line)
 
     @property
     def waits_for(self) -> str:

@@ -16,6 +16,7 @@ import time
 from collections.abc import AsyncGenerator, Sequence
 from dataclasses import replace
 
+from sandbox_app.backends import request_fields
 from sandbox_app.backends.kinds import BackendConfig, BackendKind
 from sandbox_app.core.react_format.parser import parse_turn
 from sandbox_app.core.running.backend import (
@@ -145,4 +146,5 @@ KIND = BackendKind(
     fixed_model="scripted",
     about="Offline: replays the scenario's written replies.",
     who="the offline model",
+    request=request_fields.OFFLINE,
 )

@@ -116,6 +116,7 @@ def _fork(trace: ImportedTrace, args: argparse.Namespace) -> int:
         config, keys = _backend_config(args), KeyStore()
         scenario = trace.recording.scenario
         scenario = scenario.with_changes(model=settings_from_flags(args, scenario.model))
+        config.kind.check_settings(scenario.model)  # what it cannot send: refused, one line
     except (ScenarioError, ValueError, KeyError) as err:
         say(f"react-sandbox: {err}")
         return 1

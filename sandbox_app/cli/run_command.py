@@ -73,6 +73,7 @@ def run_command(argv: list[str]) -> int:
         if undefined := scenario.undefined_variables():  # refused before anything starts
             raise ValueError(undefined)
         config, keys = _backend_config(args), KeyStore()
+        config.kind.check_settings(scenario.model)  # what it cannot send: refused, one line
     except (ScenarioError, ValueError, KeyError) as err:
         say(f"react-sandbox: {err}")
         return 1
