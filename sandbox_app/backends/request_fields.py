@@ -52,6 +52,7 @@ CHAT = RequestFields(
     {
         "temperature": "temperature",
         "max_tokens": "max_tokens",
+        "top_p": "top_p",
         "seed": "seed",
         "reasoning_effort": "reasoning_effort",
     },
@@ -61,6 +62,7 @@ ANTHROPIC = RequestFields(
     {
         "temperature": "temperature",
         "max_tokens": "max_tokens",
+        "top_p": "top_p",
         "reasoning_effort": OWN_RULE,  # a thinking budget (anthropic_messages.py)
     },
     passed_through="",
@@ -69,6 +71,7 @@ RESPONSES = RequestFields(
     {
         "temperature": "temperature",
         "max_tokens": "max_output_tokens",
+        "top_p": "top_p",
         "reasoning_effort": "reasoning.effort",
     },
     passed_through="",
@@ -77,6 +80,7 @@ GEMINI = RequestFields(
     {
         "temperature": "generationConfig.temperature",
         "max_tokens": "generationConfig.maxOutputTokens",
+        "top_p": "generationConfig.topP",
         "seed": "generationConfig.seed",
         "reasoning_effort": OWN_RULE,  # a thinking level or budget (gemini_contents.py)
     },
@@ -87,6 +91,7 @@ OLLAMA = RequestFields(
     {
         "temperature": "options.temperature",
         "max_tokens": "options.num_predict",
+        "top_p": "options.top_p",
         "seed": "options.seed",
     },
     passed_through="options",  # a model's parameters, as a Modelfile's PARAMETER names them

@@ -116,13 +116,13 @@ def test_eval_lanes_take_it_as_an_option_and_send_it(
 def test_a_lane_has_the_scenarios_unshown_settings_unless_it_names_them(
     fake_server: FakeOpenAIServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    # seed has no row in the model panel: a lane that does not name it runs
+    # top_p and seed have no row in the model panel: a lane that does not name them runs
     # with the scenario's; one that names its own seed runs with that.
     fake_server.set_model("m", ModelScript(replies=(ANSWER,)))
     url = fake_server.base_url
     path = _one_case(
         tmp_path,
-        model=LaneSettings(seed=42),
+        model=LaneSettings(seed=42, top_p=0.5),
         lanes=(
             LaneConfig("custom", url, "m"),
             LaneConfig("custom", url, "m", LaneSettings(seed=7)),
@@ -131,8 +131,8 @@ def test_a_lane_has_the_scenarios_unshown_settings_unless_it_names_them(
     lanes = load_scenario(path).lanes
     assert [lane.settings.given().get("seed") for lane in lanes] == [None, 7]
     assert main(["eval", str(path), "--out", str(tmp_path / "r.jsonl")]) == 0
-    sent = sorted(r["seed"] for r in fake_server.requests)
-    assert sent == [7, 42]
+    sent = sorted((r["seed"], r["top_p"]) for r in fake_server.requests)
+    assert sent == [(7, 0.5), (42, 0.5)]
 
 
 def test_without_it_the_flag_and_option_are_unknown(capsys: pytest.CaptureFixture[str]) -> None:

@@ -147,3 +147,20 @@ def test_eval_refuses_such_a_lane_before_any_run(
     assert main(argv) == 1
     assert "seed: Anthropic (Claude) cannot send it" in capsys.readouterr().err
     assert bodies() == []
+
+
+@pytest.mark.parametrize(
+    ("kind", "path"),
+    [
+        ("custom", "top_p"),
+        ("anthropic", "top_p"),
+        ("responses", "top_p"),
+        ("gemini", "generationConfig.topP"),
+        ("ollama-native", "options.top_p"),
+    ],
+)
+def test_top_p_reaches_every_kinds_server_where_its_api_takes_it(
+    request: pytest.FixtureRequest, kind: str, path: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert at(sent(request, kind, "--top-p", "0.5"), path) == 0.5
+    capsys.readouterr()

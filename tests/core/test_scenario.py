@@ -185,6 +185,7 @@ NONSENSE_VALUES = {
     '"model": {"temperature": Infinity}': '"model.temperature" must be a number',
     '"model": {"temperature": 7}': '"model.temperature" must be from 0 to 2 (got 7)',
     '"model": {"max_tokens": 0}': '"model.max_tokens" must be from 1 to 200000 (got 0)',
+    '"model": {"top_p": 1.5}': '"model.top_p" must be from 0 to 1 (got 1.5)',
     '"script": {"tokens_per_second": -5}': '"script.tokens_per_second" must be at least 0',
     '"expected": {"answer": "1", "tolerance": -1}': '"expected.tolerance" must be at least 0',
     '"lanes": [{"max_tokens": -3}]': '"lanes[0].max_tokens" must be from 1 to 200000 (got -3)',

@@ -278,6 +278,15 @@ register(
 # Sent when set, never shown in the panel: for a reproducible comparison from a file or flag.
 register(
     Setting(
+        "top_p",
+        Rule("number", 0.0, 1.0, nullable=True),
+        None,
+        help="nucleus sampling, 0-1",
+        sent=True,
+    )
+)
+register(
+    Setting(
         "seed",
         Rule("whole", -(2**63), 2**63 - 1, nullable=True),
         None,
