@@ -29,8 +29,7 @@ if TYPE_CHECKING:  # the engine (with asyncio): imported at the first run, not w
 class RunSpec:
     """Everything one run needs; never a key (the key rule picks it when the backend is made).
 
-    ``scenario.model`` holds the lane settings the run uses (a lane's own, or the panel's);
-    one the backend's kind cannot send raises SettingError (one line naming both).
+    ``scenario.model`` holds the lane settings the run uses (a lane's own, or the panel's).
     """
 
     scenario: Scenario
@@ -49,10 +48,6 @@ class RunSpec:
     # The context window the server was found to serve (a health check): the context meter's
     # window when the lane sets no Context (core/running/context_meter.py).
     served_context: int | None = None
-
-    def __post_init__(self) -> None:
-        # A setting its kind cannot send: refused here, before any run, never sent without.
-        self.backend.kind.check_settings(self.scenario.model)
 
     def tools(self) -> list[Tool]:
         return self._tools
@@ -98,6 +93,9 @@ def build_run(spec: RunSpec, backend: Backend | None = None) -> tuple[ReactEngin
     from sandbox_app.core.running.context_meter import ServedContext
     from sandbox_app.core.running.engine import ReactEngine
 
+    # A setting the kind cannot send: SettingError, one line naming both, before the run (the
+    # front ends ask first, to say it their way: BackendChoice.spec, run, eval's lanes).
+    spec.backend.kind.check_settings(spec.scenario.model)
     backend = backend or spec.new_backend()
     fork = spec.fork
     engine = ReactEngine(
