@@ -35,6 +35,7 @@ from sandbox_app.core.results.judging import (
 from sandbox_app.core.running.backend import Backend, BackendError, Message
 from sandbox_app.core.scenarios.judge_spec import JudgeSpec
 from sandbox_app.core.scenarios.scenario import Scenario, Script
+from sandbox_app.core.scenarios.setting_rules import SettingError
 
 DEFAULT_MAX_TOKENS = 512  # a verdict and a sentence; a thinking judge may need its own
 
@@ -99,8 +100,10 @@ class Judge:
     ) -> tuple[Verdict, tuple[int, int]]:
         messages: list[Message] = [{"role": "user", "content": prompt}]
         try:
+            # Its own settings, as a lane's: one its kind cannot send is never sent without.
+            self.config.kind.check_settings(self.spec.settings)
             backend = self._backend(prompt, repeat, own_replies)
-        except BackendError as err:
+        except (BackendError, SettingError) as err:
             return unjudged(f"judge not asked: {err}"), (0, 0)
         try:
             if self.structured:
