@@ -8,6 +8,7 @@ from collections.abc import AsyncGenerator, Iterator, Sequence
 
 from sandbox_app.backends.kinds import BackendConfig, BackendKind
 from sandbox_app.backends.registry import register_kind, unregister_kind
+from sandbox_app.backends.request_fields import OFFLINE
 from sandbox_app.core.running.backend import Backend, Delta, Message, StreamParams
 from sandbox_app.core.scenarios.scenario import Scenario
 
@@ -34,12 +35,15 @@ def answer(model: str) -> str:
     return f"Answer: echo from {model}"
 
 
-def make(config: BackendConfig, _scenario: Scenario, key: str) -> Backend:
+def make(config: BackendConfig, _scenario: Scenario, key: str, _version: str) -> Backend:
     assert key == ""  # a kind without an account is never given one
     return EchoBackend(config.model)
 
 
-ECHO = BackendKind("echo", "Echo", make, fields=frozenset({"model", "temperature"}))
+# No request goes anywhere: every setting is moot (OFFLINE), as for the offline model.
+ECHO = BackendKind(
+    "echo", "Echo", make, fields=frozenset({"model", "temperature"}), request=OFFLINE
+)
 
 
 def registered() -> Iterator[BackendKind]:

@@ -44,12 +44,15 @@ class BackendChoice:
         """A run of ``scenario`` with this backend and these settings; ``run``: the rest of
         :class:`RunSpec` (tools' sources, who approves, a fork, a pause…). A lane's pinned
         prompt version and its own dialect, tools and max steps are applied here
-        (Scenario.with_lane); a pinned version the history lacks raises VersionError."""
+        (Scenario.with_lane); a pinned version the history lacks raises VersionError, a setting
+        the backend cannot send SettingError (one line naming both)."""
         from sandbox_app.application.run_builder import RunSpec
 
         lane = scenario.with_lane(self.settings.over(scenario.model))
+        self.config.kind.check_settings(lane.model)
         run.setdefault("served_context", self.served_context)
         return RunSpec(lane, self.config, self.keys, **run)
 
     def create(self, scenario: Scenario) -> Backend:
-        return make_backend(self.config, scenario, self.keys)
+        """A backend for no run (the model list, Pull): told no prompt version."""
+        return make_backend(self.config, scenario, self.keys, prompt_version="")

@@ -16,7 +16,7 @@ from pathlib import Path
 from sandbox_app.application.judge import Judge, judge_values
 from sandbox_app.application.run_builder import RunSpec, build_run
 from sandbox_app.backends.keys import KeyStore, UrlSource, host_of
-from sandbox_app.backends.registry import SCRIPTED, BackendConfig, config_for, make_backend
+from sandbox_app.backends.registry import SCRIPTED, BackendConfig, config_for
 from sandbox_app.backends.response_cache import CachedBackend
 from sandbox_app.core.results.checks import CheckResult, overall
 from sandbox_app.core.results.compare import Price
@@ -34,8 +34,8 @@ from sandbox_app.core.running.engine import drive
 from sandbox_app.core.running.events import event_to_dict
 from sandbox_app.core.running.records import RunRecord
 from sandbox_app.core.scenarios.judge_spec import JudgeSpec
-from sandbox_app.core.scenarios.lane_settings import LaneSettings
-from sandbox_app.core.scenarios.prompt_versions import PromptVersion, VersionError, version_of
+from sandbox_app.core.scenarios.lane_settings import LaneSettings, SettingError
+from sandbox_app.core.scenarios.prompt_versions import PromptVersion, VersionError
 from sandbox_app.core.scenarios.scenario import EvalCase, Scenario
 from sandbox_app.core.scenarios.test_set import scenario_for_case
 from sandbox_app.core.tools import Tool
@@ -65,12 +65,14 @@ def case_scenario(scenario: Scenario, lane: EvalLane, case: int) -> Scenario:
 
 
 def unpinned(scenario: Scenario, lanes: Iterable[EvalLane]) -> str | None:
-    """One line for the first lane pinned to a prompt version the scenario's history lacks
-    (every run of it would fail alike: said once, before any runs); None when all are found."""
+    """One line for the first lane that cannot run: pinned to a prompt version the
+    scenario's history lacks, or setting what its kind cannot send (every run of it would
+    fail alike: said once, before any runs); None when all can run."""
     for lane in lanes:
         try:
-            scenario.with_lane(lane.settings.over(scenario.model))
-        except VersionError as err:
+            settings = scenario.with_lane(lane.settings.over(scenario.model)).model
+            lane.config.kind.check_settings(settings)
+        except (VersionError, SettingError) as err:
             return f"{lane.label}: {err}"
     return None
 
@@ -158,21 +160,19 @@ class EvalRunner:
     async def _one(self, lane: EvalLane, key: RunKey) -> tuple[EvalResult, RunRecord]:
         case = self.scenario.test_set[key.case]
         scenario = case_scenario(self.scenario, lane, key.case)
+        spec = RunSpec(scenario, lane.config, self.keys, self.sources, trusted=self.trusted)
         if not lane.config.kind.server:  # made per run: the offline model replays the case's own
-            backend = make_backend(lane.config, scenario, self.keys)
+            backend = spec.new_backend()
         else:  # one client per server lane: its connections are reused run after run
-            backend = self._servers.get(lane.label) or make_backend(
-                lane.config, scenario, self.keys
-            )
+            backend = self._servers.get(lane.label) or spec.new_backend()
             self._servers[lane.label] = backend
         if self.cache is not None:
             salt = f"{lane.config.base_url}|{lane.config.model}|repeat {key.repeat}"
             backend = CachedBackend(backend, self.cache, salt)
-        spec = RunSpec(scenario, lane.config, self.keys, self.sources, trusted=self.trusted)
         engine, _ = build_run(spec, backend)
-        version = version_of(scenario, engine.tools).id  # what the model was told, by id
-        # The lane's backend, model and settings kept too: an export names them (OpenTelemetry).
-        record = RunRecord(replace(spec.record_settings(), prompt_version=version))
+        # The version the model was told (the spec's, the backend's too), the lane's backend,
+        # model and settings kept: an export names them (OpenTelemetry).
+        record = RunRecord(spec.record_settings())
         record.scenario = scenario  # the case's: its expected answer judges the run shown
         finished = await drive(engine, lambda event: record.add([event]))
         answer_ok = bool(matches(finished.answer, case.expected))

@@ -32,9 +32,10 @@ from sandbox_app.core.results.judging import (
     parse_verdict,
     unjudged,
 )
-from sandbox_app.core.running.backend import Backend, BackendError, Message, StreamParams
+from sandbox_app.core.running.backend import Backend, BackendError, Message
 from sandbox_app.core.scenarios.judge_spec import JudgeSpec
 from sandbox_app.core.scenarios.scenario import Scenario, Script
+from sandbox_app.core.scenarios.setting_rules import SettingError
 
 DEFAULT_MAX_TOKENS = 512  # a verdict and a sentence; a thinking judge may need its own
 
@@ -99,8 +100,10 @@ class Judge:
     ) -> tuple[Verdict, tuple[int, int]]:
         messages: list[Message] = [{"role": "user", "content": prompt}]
         try:
+            # Its own settings, as a lane's: one its kind cannot send is never sent without.
+            self.config.kind.check_settings(self.spec.settings)
             backend = self._backend(prompt, repeat, own_replies)
-        except BackendError as err:
+        except (BackendError, SettingError) as err:
             return unjudged(f"judge not asked: {err}"), (0, 0)
         try:
             if self.structured:
@@ -118,19 +121,11 @@ class Judge:
         self, backend: Backend, messages: list[Message], repeat: int, *, structured: bool
     ) -> tuple[Verdict, tuple[int, int]]:
         settings = self.spec.settings
-        extra = settings.request_extras()
-        if structured:
-            extra = (*extra, ("response_format", VERDICT_SCHEMA))
-        params = StreamParams(
-            model=self.config.model,
-            temperature=settings.temperature if settings.temperature is not None else 0.0,
-            max_tokens=settings.max_tokens or DEFAULT_MAX_TOKENS,
-            top_p=settings.top_p,
-            seed=settings.seed,
-            reasoning_effort=settings.reasoning_effort,
-            extra=extra,
-            thinking_budget=settings.thinking_budget,
-            think=settings.think,
+        if settings.temperature is None:  # a judge's verdict should not be a dice roll
+            settings = settings.replace(temperature=0.0)
+        extra = (("response_format", VERDICT_SCHEMA),) if structured else ()
+        params = settings.stream_params(
+            self.config.model, settings.max_tokens or DEFAULT_MAX_TOKENS, extra=extra
         )
         if self.cache is not None:  # keyed by the whole request, and the judge's repeat
             salt = f"judge|{self.config.url}|{self.config.model}|judge repeat {repeat}"
@@ -147,7 +142,9 @@ class Judge:
     def _backend(self, prompt: str, repeat: int, own_replies: Sequence[str]) -> Backend:
         if self.config.kind.server:  # one client: its connections reused answer after answer
             if self._server is None:
-                self._server = make_backend(self.config, Scenario(question=prompt), self.keys)
+                self._server = make_backend(
+                    self.config, Scenario(question=prompt), self.keys, prompt_version=""
+                )
             return self._server
         # The offline judge: this answer's verdict written for it, streamed at once.
         replies = tuple(own_replies) or self.spec.replies
@@ -157,7 +154,9 @@ class Judge:
                 'case\'s "judge_replies"); choose a judge model'
             )
         script = Script((replies[repeat % len(replies)],), tokens_per_second=0, question=prompt)
-        return make_backend(self.config, Scenario(question=prompt, script=script), self.keys)
+        # No prompt versions here: the judge's script is this answer's verdict alone.
+        judged = Scenario(question=prompt, script=script)
+        return make_backend(self.config, judged, self.keys, prompt_version="")
 
 
 def spec_config(spec: JudgeSpec, url_source: UrlSource, timeout_s: float = 60.0) -> BackendConfig:

@@ -62,6 +62,13 @@ class RunSpec:
         included: ``scenario.model`` is the run's settings)."""
         return version_of(self.scenario, self._tools)
 
+    def new_backend(self) -> Backend:
+        """A fresh backend for this run, told the run's prompt version (the offline model plays
+        the replies written for it)."""
+        return make_backend(
+            self.backend, self.scenario, self.keys, prompt_version=self.prompt_version.id
+        )
+
     def record_settings(self) -> RunSettings:
         """What a run record keeps of how the run was made (never the key)."""
         s = self.scenario
@@ -86,7 +93,10 @@ def build_run(spec: RunSpec, backend: Backend | None = None) -> tuple[ReactEngin
     from sandbox_app.core.running.context_meter import ServedContext
     from sandbox_app.core.running.engine import ReactEngine
 
-    backend = backend or make_backend(spec.backend, spec.scenario, spec.keys)
+    # A setting the kind cannot send: SettingError, one line naming both, before the run (the
+    # front ends ask first, to say it their way: BackendChoice.spec, run, eval's lanes).
+    spec.backend.kind.check_settings(spec.scenario.model)
+    backend = backend or spec.new_backend()
     fork = spec.fork
     engine = ReactEngine(
         spec.scenario,

@@ -22,7 +22,7 @@ from collections.abc import AsyncGenerator, Sequence
 from contextlib import aclosing
 from typing import TYPE_CHECKING, Any, cast
 
-from sandbox_app.backends import errors
+from sandbox_app.backends import errors, request_fields
 from sandbox_app.backends.anthropic_messages import StreamDecoder, StreamFailed, request_body
 from sandbox_app.backends.http_library import tls_context
 from sandbox_app.backends.keys import KeyAccount, account_for, on_own_host
@@ -61,7 +61,7 @@ def key_home(config: BackendConfig) -> KeyHome | None:
     return KeyHome(ANTHROPIC.name, "ANTHROPIC_API_KEY", ANTHROPIC.base_url)
 
 
-def make(config: BackendConfig, _scenario: Scenario, key: str) -> Backend:
+def make(config: BackendConfig, _scenario: Scenario, key: str, _version: str) -> Backend:
     url = config.url
     return AnthropicBackend(ServerConfig(url, key, preset_for(url), config.timeout_s))
 
@@ -76,6 +76,7 @@ KIND = BackendKind(
     account=account,
     key_home=key_home,
     settings=frozenset({"thinking_budget", "prompt_cache"}),
+    request=request_fields.ANTHROPIC,
 )
 
 

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from sandbox_app.backends.request_fields import ANTHROPIC, place
 from sandbox_app.core.running.backend import (
     PROVIDER,
     BackendError,
@@ -54,10 +55,10 @@ def request_body(
     system = [m["content"] for m in messages if m["role"] == "system" and m.get("content")]
     body: dict[str, Any] = {
         "model": params.model,
-        "max_tokens": params.max_tokens,
         "messages": conversation(messages),
         "stream": True,
     }
+    place(body, params, ANTHROPIC)
     if system:
         text = "\n\n".join(system)
         if cache_system:  # cached from the first request on; read back by the next ones
@@ -77,13 +78,10 @@ def request_body(
                 f"budget ({budget:,}) inside it."
             )
         body["thinking"] = {"type": "enabled", "budget_tokens": budget}
+        for name in ("temperature", "top_p"):  # with thinking on it takes no temperature
+            body.pop(name, None)  # but 1, and no top_p
     elif budget == 0:
         body["thinking"] = {"type": "disabled"}
-    if not budget:  # with thinking on the API takes no temperature but 1, and no top_p
-        if params.temperature is not None:
-            body["temperature"] = params.temperature
-        if params.top_p is not None:
-            body["top_p"] = params.top_p
     stops = [s for s in params.stop if s.strip()]  # the API refuses whitespace-only ones
     if stops:
         body["stop_sequences"] = stops

@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from sandbox_app.backends.request_fields import GEMINI, place
 from sandbox_app.core.running.backend import PROVIDER, Message, StreamParams
 
 CARRY_KEY = "gemini_signatures"  # {call id: base64 signature}, in Delta.carry / "provider"
@@ -67,19 +68,10 @@ def declaration(schema: dict[str, Any]) -> dict[str, Any]:
 
 def request(messages: list[Message], params: StreamParams) -> dict[str, Any]:
     """The JSON body of one streamGenerateContent request (the model goes in its URL)."""
-    config: dict[str, Any] = {}
-    if params.temperature is not None:
-        config["temperature"] = params.temperature
-    if params.top_p is not None:
-        config["topP"] = params.top_p
-    if params.max_tokens:
-        config["maxOutputTokens"] = params.max_tokens
+    config: dict[str, Any] = {"thinkingConfig": thinking_config(params)}
     if params.stop:
         config["stopSequences"] = list(params.stop[:MAX_STOP_SEQUENCES])
-    if params.seed is not None:
-        config["seed"] = params.seed
-    config["thinkingConfig"] = thinking_config(params)
-    body: dict[str, Any] = {"contents": contents(messages)}
+    body: dict[str, Any] = {"contents": contents(messages), "generationConfig": config}
     system = "\n\n".join(str(m.get("content") or "") for m in messages if m["role"] == "system")
     if system:
         body["systemInstruction"] = {"parts": [{"text": system}]}
@@ -87,8 +79,7 @@ def request(messages: list[Message], params: StreamParams) -> dict[str, Any]:
     # (AUTO, the model chooses between a call and text) is what both ReAct styles need.
     if params.tools:
         body["tools"] = [{"functionDeclarations": [declaration(t) for t in params.tools]}]
-    body["generationConfig"] = config
-    return body
+    return place(body, params, GEMINI)
 
 
 def contents(messages: list[Message]) -> list[dict[str, Any]]:

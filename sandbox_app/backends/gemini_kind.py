@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from sandbox_app.backends import errors
+from sandbox_app.backends import errors, request_fields
 from sandbox_app.backends.gemini_contents import request
 from sandbox_app.backends.gemini_stream import (
     Decoder,
@@ -265,7 +265,7 @@ def server_config(config: BackendConfig, key: str) -> ServerConfig:
     return ServerConfig(url, key, preset, config.timeout_s)
 
 
-def make(config: BackendConfig, _scenario: Scenario, key: str) -> GeminiBackend:
+def make(config: BackendConfig, _scenario: Scenario, key: str, _version: str) -> GeminiBackend:
     return GeminiBackend(server_config(config, key))
 
 
@@ -279,4 +279,5 @@ KIND = BackendKind(
     account=_account,
     key_home=_key_home,
     settings=frozenset({"thinking_budget"}),
+    request=request_fields.GEMINI,
 )

@@ -17,9 +17,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 from sandbox_app.backends.keys import KeyAccount, UrlSource
+from sandbox_app.backends.request_fields import NO_FIELDS, RequestFields, refusal
+from sandbox_app.core.scenarios.setting_rules import SettingError
 
 if TYPE_CHECKING:
     from sandbox_app.core.running.backend import Backend
+    from sandbox_app.core.scenarios.lane_settings import LaneSettings
     from sandbox_app.core.scenarios.scenario import Scenario
 
 # What a model panel may ask for. "models": the server can list its models (Refresh);
@@ -57,8 +60,11 @@ class KeyHome:
 
 
 # How a kind makes its backend: the config, the scenario (the offline model replays its
-# script) and the key the one key rule allows ("" for none). Only registry.make_backend calls it.
-Make = Callable[["BackendConfig", "Scenario", str], "Backend"]
+# script), the key the one key rule allows ("" for none) and the id of the prompt version the
+# run is told, worked out once from its RunSpec ("" when no run is made: a model list). The
+# offline model plays the replies written for that id; it must not work out its own, which
+# would miss the tools only the run has (an MCP server's). Only registry.make_backend calls it.
+Make = Callable[["BackendConfig", "Scenario", str, str], "Backend"]
 
 
 @dataclass(frozen=True, repr=False)
@@ -81,6 +87,10 @@ class BackendKind:
     # The kind-specific lane settings it reads (core/scenarios/kind_settings.py): its panel
     # shows their rows; it ignores the others' values.
     settings: frozenset[str] = frozenset()
+    # Where its requests carry each request setting (backends/request_fields.py: CHAT,
+    # GEMINI…; OFFLINE for a kind that sends none and needs none). A run setting one it has
+    # no field for is refused before it starts; the default has no fields.
+    request: RequestFields = NO_FIELDS
     # It may drop the start of a prompt longer than its context without saying so (a local
     # server): the context meter then judges its prompt counts by size. A provider's own API
     # answers an error instead, and counts with its own tokenizer.
@@ -108,6 +118,12 @@ class BackendKind:
 
     def has(self, field: Field) -> bool:
         return field in self.fields
+
+    def check_settings(self, settings: LaneSettings) -> None:
+        """Raise SettingError, one line, when a run with ``settings`` would set a request
+        setting this kind cannot send: refused before it starts, never sent without it."""
+        if line := refusal(self.name, self.request, settings):
+            raise SettingError(line)
 
     @property
     def waits_for(self) -> str:

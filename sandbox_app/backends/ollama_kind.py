@@ -17,7 +17,7 @@ from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from contextlib import aclosing
 from typing import TYPE_CHECKING, Any
 
-from sandbox_app.backends import ollama_wire
+from sandbox_app.backends import ollama_wire, request_fields
 from sandbox_app.backends.keys import host_of
 from sandbox_app.backends.kinds import BackendConfig, BackendKind
 from sandbox_app.backends.model_store import PullProgress, relayed
@@ -148,7 +148,7 @@ async def _without_key(request: Any) -> None:
     request.headers.pop("authorization", None)
 
 
-def make(config: BackendConfig, _scenario: Scenario, key: str) -> Backend:
+def make(config: BackendConfig, _scenario: Scenario, key: str, _version: str) -> Backend:
     return OllamaBackend(config.url, config.timeout_s)
 
 
@@ -161,4 +161,5 @@ KIND = BackendKind(
     base_url=ollama_wire.DEFAULT_URL,
     settings=frozenset({"context_window", "think", "keep_alive"}),
     cuts_silently=True,  # num_ctx smaller than the prompt: its start is dropped, unsaid
+    request=request_fields.OLLAMA,
 )

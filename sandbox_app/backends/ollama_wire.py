@@ -19,6 +19,7 @@ from typing import Any
 
 from sandbox_app.backends.errors import NO_TOOLS, sentence
 from sandbox_app.backends.model_store import size_text
+from sandbox_app.backends.request_fields import OLLAMA, place
 from sandbox_app.core.running.backend import (
     BackendError,
     Delta,
@@ -44,10 +45,6 @@ def chat_request(messages: Sequence[Message], params: StreamParams) -> dict[str,
     """The /api/chat body (the request inspector shows it as it went out)."""
     options: dict[str, Any] = {
         "num_ctx": params.context_window,
-        "temperature": params.temperature,
-        "top_p": params.top_p,
-        "seed": params.seed,
-        "num_predict": params.max_tokens,
         "stop": list(params.stop) or None,  # text ReAct only: the engine sets it there
     }
     request: dict[str, Any] = {
@@ -56,6 +53,7 @@ def chat_request(messages: Sequence[Message], params: StreamParams) -> dict[str,
         "stream": True,
         "options": {name: value for name, value in options.items() if value is not None},
     }
+    place(request, params, OLLAMA)
     if params.tools:
         request["tools"] = list(params.tools)
     if params.think is not None:

@@ -6,6 +6,7 @@ model list), whose key a URL gets (keys.py's rule, by preset) and how its backen
 
 from __future__ import annotations
 
+from sandbox_app.backends import request_fields
 from sandbox_app.backends.keys import KeyAccount, account_for, on_own_host
 from sandbox_app.backends.kinds import BackendConfig, BackendKind, Choice, KeyHome
 from sandbox_app.backends.openai_compat import OpenAICompatBackend
@@ -41,7 +42,7 @@ def server_config(config: BackendConfig, key: str) -> ServerConfig:
     return ServerConfig(url, key, preset, config.timeout_s)
 
 
-def make(config: BackendConfig, _scenario: Scenario, key: str) -> Backend:
+def make(config: BackendConfig, _scenario: Scenario, key: str, _version: str) -> Backend:
     return OpenAICompatBackend(server_config(config, key))
 
 
@@ -56,4 +57,5 @@ KIND = BackendKind(
     key_home=key_home,
     settings=frozenset({"context_window"}),
     cuts_silently=True,
+    request=request_fields.CHAT,
 )

@@ -176,9 +176,12 @@ def server_url_and_key_variable(backend: str, base_url: str) -> tuple[str, str]:
     return config.url, config.kind.account(config).env_var
 
 
-def make_backend(config: BackendConfig, scenario: Scenario, keys: KeyStore) -> Backend:
-    """A fresh backend for one run (or one model list): the one place a backend is made."""
-    return config.kind.make(config, scenario, key_decision(config, keys).key)
+def make_backend(
+    config: BackendConfig, scenario: Scenario, keys: KeyStore, *, prompt_version: str
+) -> Backend:
+    """A fresh backend for one run (or one model list): the one place a backend is made.
+    ``prompt_version``: the run's (RunSpec.prompt_version's id), "" for no run."""
+    return config.kind.make(config, scenario, key_decision(config, keys).key, prompt_version)
 
 
 for _kind in _BUILT_IN:

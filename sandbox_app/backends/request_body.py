@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sandbox_app.backends import passback
+from sandbox_app.backends.request_fields import CHAT, place
 from sandbox_app.core.running.backend import Message, StreamParams
 from sandbox_app.core.running.model_traits import is_openai_reasoning_model
 from sandbox_app.core.scenarios.setting_rules import REASONING_EFFORTS
@@ -93,28 +94,23 @@ def request_body(
         "stream": True,
         "stream_options": {"include_usage": True},
     }
+    if params.stop and not reasoning_model:
+        request["stop"] = list(params.stop)[:4]  # OpenAI accepts at most four
+    if params.tools:  # native tool calling; no tool_choice: "auto" is the API's default
+        request["tools"] = list(params.tools)
+    place(request, params, CHAT)  # the settings, by their own names
+    for name, value in params.extra:  # never over what the rules above wrote
+        request.setdefault(name, value)
     # The first limit the server has not refused: a server may refuse both, then none.
     limits = ("max_completion_tokens", "max_tokens")
     limit = next((n for n in limits[:: 1 if reasoning_model else -1] if n not in refused), "")
-    if limit:
-        request[limit] = params.max_tokens
-    if params.stop and not reasoning_model:
-        request["stop"] = list(params.stop)[:4]  # OpenAI accepts at most four
-    sampling: dict[str, float | None] = {"seed": params.seed}
-    if not reasoning_model:
-        sampling |= {"temperature": params.temperature, "top_p": params.top_p}
-    for name, value in sampling.items():
-        if value is not None:
-            request[name] = value
-    if params.reasoning_effort:
-        effort = params.reasoning_effort
+    request[limit or "max_tokens"] = request.pop("max_tokens")
+    if "reasoning_effort" in request:
+        effort = request["reasoning_effort"]
         request["reasoning_effort"] = (efforts or {}).get(effort, effort)
-    if params.tools:  # native tool calling; no tool_choice: "auto" is the API's default
-        request["tools"] = list(params.tools)
-    for name, value in params.extra:  # never over what the rules above wrote
-        request.setdefault(name, value)
-    if reasoning_model:  # o-series refuse it even when false (langchain-ai/langchain#29416)
-        request.pop("parallel_tool_calls", None)
+    if reasoning_model:  # no sampling, nor parallel_tool_calls even when false (langchain-
+        for name in ("temperature", "top_p", "parallel_tool_calls"):  # ai/langchain#29416)
+            request.pop(name, None)
     for name in refused:
         request.pop(name, None)
     return request

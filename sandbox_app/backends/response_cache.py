@@ -44,7 +44,7 @@ class CachedBackend:
 
     def key(self, messages: Sequence[Message], params: StreamParams) -> str:
         described = asdict(params)
-        if not described["extra"]:  # as keys were before lane settings could add to a request
+        if not described["extra"]:  # as keys were before callers could add to a request
             del described["extra"]
         request = {"salt": self.salt, "messages": list(messages), "params": described}
         encoded = json.dumps(request, sort_keys=True, ensure_ascii=False).encode()

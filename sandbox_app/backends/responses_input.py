@@ -25,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Sequence, Set
 from typing import Any
 
+from sandbox_app.backends.request_fields import RESPONSES, place
 from sandbox_app.backends.responses_stream import CARRY_KEY
 from sandbox_app.core.running.backend import PROVIDER, Message, StreamParams, ToolSchema
 from sandbox_app.core.running.model_traits import is_openai_reasoning_model
@@ -49,21 +50,17 @@ def request(
     if instructions:
         body["instructions"] = instructions
     body |= {"input": items, "stream": True, "store": False}
-    body["max_output_tokens"] = params.max_tokens
-    if reasoning_model or params.reasoning_effort:
-        reasoning: dict[str, Any] = {"summary": "auto"}  # the summary is what is shown
-        if params.reasoning_effort:
-            reasoning["effort"] = params.reasoning_effort
-        body["reasoning"] = reasoning
-        # Asked for only when the model reasons: others answer 400 "Encrypted content is not
-        # supported with this model".
-        body["include"] = ["reasoning.encrypted_content"]
-    if not reasoning_model:
-        for name, value in (("temperature", params.temperature), ("top_p", params.top_p)):
-            if value is not None:
-                body[name] = value
     if params.tools:  # native tool calling; tool_choice "auto" is the API's default
         body["tools"] = [function_tool(tool) for tool in params.tools]
+    place(body, params, RESPONSES)
+    if reasoning_model or "reasoning" in body:
+        # The summary is what is shown; the encrypted content asked for only when the model
+        # reasons: others answer 400 "Encrypted content is not supported with this model".
+        body.setdefault("reasoning", {})["summary"] = "auto"
+        body["include"] = ["reasoning.encrypted_content"]
+    if reasoning_model:  # they take no sampling
+        for name in ("temperature", "top_p"):
+            body.pop(name, None)
     for name, value in params.extra:  # never over what the rules above wrote
         body.setdefault(name, value)
     for name in refused:

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import AsyncGenerator, Sequence
 from contextlib import aclosing
 
-from sandbox_app.backends import errors, responses_input
+from sandbox_app.backends import errors, request_fields, responses_input
 from sandbox_app.backends.keys import KeyAccount, account_for, on_own_host
 from sandbox_app.backends.kinds import BackendConfig, BackendKind, KeyHome
 from sandbox_app.backends.openai_compat import OpenAICompatBackend, rate_limited_retry
@@ -47,7 +47,7 @@ def key_home(config: BackendConfig) -> KeyHome | None:
     return KeyHome(OPENAI.name, OPENAI.key_env, OPENAI.base_url)
 
 
-def make(config: BackendConfig, _scenario: Scenario, key: str) -> Backend:
+def make(config: BackendConfig, _scenario: Scenario, key: str, _version: str) -> Backend:
     url = config.url
     return ResponsesBackend(ServerConfig(url, key, effective_preset(OPENAI, url), config.timeout_s))
 
@@ -116,4 +116,5 @@ KIND = BackendKind(
     base_url=OPENAI.base_url,
     account=account,
     key_home=key_home,
+    request=request_fields.RESPONSES,
 )

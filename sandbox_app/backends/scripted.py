@@ -16,6 +16,7 @@ import time
 from collections.abc import AsyncGenerator, Sequence
 from dataclasses import replace
 
+from sandbox_app.backends import request_fields
 from sandbox_app.backends.kinds import BackendConfig, BackendKind
 from sandbox_app.core.react_format.parser import parse_turn
 from sandbox_app.core.running.backend import (
@@ -27,7 +28,6 @@ from sandbox_app.core.running.backend import (
     ToolCallPiece,
     Usage,
 )
-from sandbox_app.core.scenarios.prompt_versions import version_of
 from sandbox_app.core.scenarios.scenario import Scenario, Script
 
 _TOKEN = re.compile(r"\s*[\w$]+|\s*[^\w\s]|\s+")
@@ -119,24 +119,24 @@ def _cut_at_stop(text: str, stops: Sequence[str]) -> str:
     return text[: min(cuts)] if cuts else text
 
 
-def make(_config: BackendConfig, scenario: Scenario, _key: str) -> Backend:
+def make(_config: BackendConfig, scenario: Scenario, _key: str, version: str) -> Backend:
     # The question as asked: its {{variables}} filled, in the script's question as in the run's.
     script = scenario.script
     asked = replace(
-        script, question=scenario.fill(script.question), replies=_replies(scenario), by_prompt=()
+        script,
+        question=scenario.fill(script.question),
+        replies=_replies(scenario, version),
+        by_prompt=(),
     )
     return ScriptedBackend(asked, scenario.asked_question)
 
 
-def _replies(scenario: Scenario) -> tuple[str, ...]:
-    """The replies written for the prompt version this run is told (``scenario`` is the run's
-    own: a lane's pinned version already applied), found by its id or its name in the history."""
-    script = scenario.script
-    if not script.by_prompt:  # most scripts: no tools made just to find the version
-        return script.replies
-    version = version_of(scenario, scenario.tools())
-    entry = next((e for e in scenario.prompt_history if e.id == version.id), None)
-    return script.replies_for(version.id, entry.name if entry else "")
+def _replies(scenario: Scenario, version: str) -> tuple[str, ...]:
+    """The replies written for ``version``, the id of the prompt version the run is told
+    (RunSpec.prompt_version: its tools, MCP servers' included, and a lane's pinned version
+    counted), found by its id or its name in the history."""
+    entry = next((e for e in scenario.prompt_history if e.id == version), None)
+    return scenario.script.replies_for(version, entry.name if entry else "")
 
 
 KIND = BackendKind(
@@ -146,4 +146,5 @@ KIND = BackendKind(
     fixed_model="scripted",
     about="Offline: replays the scenario's written replies.",
     who="the offline model",
+    request=request_fields.OFFLINE,
 )

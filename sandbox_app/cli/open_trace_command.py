@@ -16,7 +16,7 @@ import textwrap
 
 from sandbox_app.application.run_builder import RunSpec, build_run
 from sandbox_app.backends.keys import KeyStore
-from sandbox_app.backends.registry import key_notice, make_backend
+from sandbox_app.backends.registry import key_notice
 from sandbox_app.cli.cli_io import RUN_EXIT_CODES
 from sandbox_app.cli.run_command import EXIT_CODES, _backend_config
 from sandbox_app.cli.run_options import add_setting_flags, check_flags, settings_from_flags
@@ -116,6 +116,7 @@ def _fork(trace: ImportedTrace, args: argparse.Namespace) -> int:
         config, keys = _backend_config(args), KeyStore()
         scenario = trace.recording.scenario
         scenario = scenario.with_changes(model=settings_from_flags(args, scenario.model))
+        config.kind.check_settings(scenario.model)  # what it cannot send: refused, one line
     except (ScenarioError, ValueError, KeyError) as err:
         say(f"react-sandbox: {err}")
         return 1
@@ -123,7 +124,6 @@ def _fork(trace: ImportedTrace, args: argparse.Namespace) -> int:
     scenario = scenario.with_changes(policies=allowance.policies)
     if notice := key_notice(config, keys):
         say(f"react-sandbox: {notice}")
-    backend = make_backend(config, scenario, keys)
     person = TerminalPerson(sys.stdin, sys.stderr)
     spec = RunSpec(
         scenario,
@@ -134,6 +134,7 @@ def _fork(trace: ImportedTrace, args: argparse.Namespace) -> int:
         trusted=allowance.trusted,
         fork=point,
     )
+    backend = spec.new_backend()
     record = RunRecord(spec.record_settings())
     printer = None if args.json else TracePrinter(sys.stdout, thinking=not args.hide_thinking)
 

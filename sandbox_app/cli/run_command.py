@@ -25,7 +25,6 @@ from sandbox_app.backends.registry import (
     config_for,
     display_name,
     key_notice,
-    make_backend,
 )
 from sandbox_app.cli.cli_io import (
     EXIT_ANSWERED,
@@ -74,6 +73,7 @@ def run_command(argv: list[str]) -> int:
         if undefined := scenario.undefined_variables():  # refused before anything starts
             raise ValueError(undefined)
         config, keys = _backend_config(args), KeyStore()
+        config.kind.check_settings(scenario.model)  # what it cannot send: refused, one line
     except (ScenarioError, ValueError, KeyError) as err:
         say(f"react-sandbox: {err}")
         return 1
@@ -85,12 +85,6 @@ def run_command(argv: list[str]) -> int:
     notice = key_notice(config, keys)
     if notice:
         say(f"react-sandbox: {notice}")
-    backend = make_backend(config, scenario, keys)
-    printer = None if args.json else TracePrinter(sys.stdout, thinking=not args.hide_thinking)
-    # With --json stdout holds only the document: the wait shows on stderr, and only if that
-    # is a terminal (a status line that leaves nothing behind), never in a log.
-    out = sys.stderr if args.json else sys.stdout
-    waiting = WaitingNotice(out, backend.label) if out is sys.stdout or out.isatty() else None
     person = TerminalPerson(sys.stdin, sys.stderr)
     spec = RunSpec(
         scenario,
@@ -101,6 +95,12 @@ def run_command(argv: list[str]) -> int:
         trusted=allowance.trusted,
         token_budget=args.token_budget,
     )
+    backend = spec.new_backend()  # a server's one client; its label for the waiting line
+    printer = None if args.json else TracePrinter(sys.stdout, thinking=not args.hide_thinking)
+    # With --json stdout holds only the document: the wait shows on stderr, and only if that
+    # is a terminal (a status line that leaves nothing behind), never in a log.
+    out = sys.stderr if args.json else sys.stdout
+    waiting = WaitingNotice(out, backend.label) if out is sys.stdout or out.isatty() else None
     record = RunRecord(spec.record_settings())
 
     def emit(event: Event) -> None:
@@ -119,7 +119,11 @@ def run_command(argv: list[str]) -> int:
     def make_engine(sources: Sequence[Tool], check: bool = True) -> ReactEngine:
         if check and args.mcp and scenario.mcp_servers:  # their tools are known, connected
             check_tools(args, scenario, sources)
-        engines.append(build_run(replace(spec, sources=sources), backend)[0])
+        run = replace(spec, sources=sources)
+        # The prompt version counts the MCP servers' tools, known only now: the record keeps
+        # it, and the offline model, made again from this spec, plays the replies for it.
+        record.settings = run.record_settings()
+        engines.append(build_run(run, backend if config.kind.server else None)[0])
         return engines[-1]
 
     try:

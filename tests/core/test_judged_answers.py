@@ -21,7 +21,10 @@ from sandbox_app.core.scenarios.judge_file import judge_from_dict
 from sandbox_app.core.scenarios.scenario_fields import ScenarioError
 from sandbox_app.core.scenarios.scenario_file import load_scenario, save_scenario, scenarios_dir
 from sandbox_app.core.scenarios.test_set import import_cases
+from tests.fake_anthropic import FakeAnthropicServer, fake_anthropic
 from tests.fakeserver import FakeOpenAIServer, ModelScript, UnsupportedParam
+
+__all__ = ["fake_anthropic"]  # the fixture, imported for pytest
 
 RUBRIC = "The answer names a colour."
 ANSWERS = ("Red", "Seven", "Blue")  # graded pass, fail and nonsense below
@@ -216,3 +219,16 @@ def test_the_built_in_test_set_is_judged_offline(tmp_path: Path) -> None:
     assert verdicts[11].passed is False
     assert "guessed price" in verdicts[11].detail
     assert "judge " in printed
+
+
+def test_a_judge_setting_its_kind_cannot_send_leaves_answers_unjudged_and_asks_nothing(
+    tmp_path: Path, fake_anthropic: FakeAnthropicServer
+) -> None:
+    # Anthropic's Messages API has no seed: never asked without it, one line in the check.
+    judge = {"backend": "anthropic", "base_url": fake_anthropic.base_url, "model": "judge"}
+    _, results = evaluate(scenario_file(tmp_path, judge | {"seed": 3}), tmp_path / "out.jsonl")
+    assert all(judge_of(r)["passed"] is None for r in results.values())
+    assert judge_of(results[0])["detail"].endswith(
+        "judge not asked: seed: Anthropic (Claude) cannot send it; leave it unset for this backend"
+    )
+    assert fake_anthropic.requests == []

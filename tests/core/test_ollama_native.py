@@ -51,7 +51,9 @@ def native_replies() -> list[Reply]:
 
 
 def backend(server: FakeOllama) -> OllamaBackend:
-    made = make_backend(config_for("ollama-native", server.url), Scenario(), KeyStore())
+    made = make_backend(
+        config_for("ollama-native", server.url), Scenario(), KeyStore(), prompt_version=""
+    )
     assert isinstance(made, OllamaBackend)
     return made
 

@@ -6,26 +6,30 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from sandbox_app.application.run_builder import RunSpec, build_run
+from sandbox_app.backends.mcp_tools import McpConnection
 from sandbox_app.backends.registry import config_for
 from sandbox_app.cli.main import main
 from sandbox_app.core.running.engine import drive
-from sandbox_app.core.running.events import ActionParsed, Event, RunFinished
+from sandbox_app.core.running.events import ActionParsed, Event, Observation, RunFinished
 from sandbox_app.core.scenarios.prompt_versions import version_of
-from sandbox_app.core.scenarios.scenario import LaneSettings, PromptReplies, Scenario
+from sandbox_app.core.scenarios.scenario import LaneSettings, PromptReplies, Scenario, Script
 from sandbox_app.core.scenarios.scenario_file import (
     ScenarioError,
     load_scenario,
     save_scenario,
     scenarios_dir,
 )
+from sandbox_app.core.tools.mcp_server import McpServerSpec
 
 EXAMPLE = scenarios_dir() / "prompt_variants.json"
+MCP_SERVER = Path(__file__).resolve().parents[1] / "mcp_test_server.py"  # a real MCP server
 
 
 def _run(scenario: Scenario, lane: LaneSettings | None = None) -> tuple[RunFinished, list[str]]:
@@ -127,3 +131,38 @@ def test_a_bad_replies_by_prompt_entry_is_one_line_and_the_file_is_kept(
     assert message in str(err.value)
     assert "\n" not in str(err.value)
     assert path.read_text(encoding="utf-8") == text
+
+
+def test_with_an_mcp_tool_the_replies_for_the_runs_own_version_are_played() -> None:
+    # The run's version counts the MCP server's tools (RunSpec.prompt_version); the offline
+    # model is told that version, never works out its own from the scenario's tools alone.
+    async def played() -> tuple[str, str | None]:
+        connection = McpConnection(
+            McpServerSpec("test", sys.executable, (str(MCP_SERVER),)), trust_hints=True
+        )
+        try:
+            sources = await connection.connect()
+            base = load_scenario(scenarios_dir() / "brightgrid.json")
+            scenario = base.with_changes(enabled_tools=("search", "capital"))
+            version = RunSpec(scenario, config_for("scripted"), sources=sources).prompt_version
+            script = Script(
+                replies=("Answer: the default replies",),
+                tokens_per_second=0.0,
+                by_prompt=(
+                    PromptReplies(version.id, ("Action: capital[France]", "Answer: Paris")),
+                ),
+            )
+            spec = RunSpec(
+                scenario.with_changes(script=script), config_for("scripted"), sources=sources
+            )
+            engine, _backend = build_run(spec)
+            events: list[Event] = []
+            finished = await drive(engine, events.append)
+            observed = next((e.text for e in events if isinstance(e, Observation)), None)
+            return finished.answer, observed
+        finally:
+            await connection.close()
+
+    answer, observed = asyncio.run(played())
+    assert answer == "Paris"
+    assert observed == "Paris"  # the MCP server's answer to the version's own call

@@ -62,7 +62,7 @@ def native(scenario: Scenario) -> Scenario:
 
 def backend_for(server: FakeResponsesServer, model: str = "m") -> Backend:
     config = config_for("responses", server.base_url, model, timeout_s=10.0)
-    return make_backend(config, builtin("brightgrid"), KeyStore())
+    return make_backend(config, builtin("brightgrid"), KeyStore(), prompt_version="")
 
 
 def run(
@@ -315,7 +315,10 @@ def test_openais_key_goes_only_to_openai(monkeypatch: pytest.MonkeyPatch) -> Non
     keys = KeyStore()
     own = config_for("responses", model="gpt-5")
     assert own.url == "https://api.openai.com/v1"
-    assert (make_backend(own, builtin("brightgrid"), keys).label, key_notice(own, keys)) == (
+    assert (
+        make_backend(own, builtin("brightgrid"), keys, prompt_version="").label,
+        key_notice(own, keys),
+    ) == (
         "OpenAI",
         "",
     )

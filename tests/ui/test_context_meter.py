@@ -15,6 +15,7 @@ from pytestqt.qtbot import QtBot
 
 from sandbox_app.backends.kinds import BackendConfig, BackendKind
 from sandbox_app.backends.registry import register_kind, unregister_kind
+from sandbox_app.backends.request_fields import OFFLINE
 from sandbox_app.core.results.compare import COLUMNS
 from sandbox_app.core.results.exports import to_csv
 from sandbox_app.core.results.presentation import Role
@@ -46,11 +47,11 @@ class CachingBackend:
         return None
 
 
-def _make(_config: BackendConfig, _scenario: Scenario, _key: str) -> Backend:
+def _make(_config: BackendConfig, _scenario: Scenario, _key: str, _version: str) -> Backend:
     return CachingBackend()
 
 
-CACHY = BackendKind("cachy", "Cachy (native)", _make, fields=frozenset({"model"}))
+CACHY = BackendKind("cachy", "Cachy (native)", _make, fields=frozenset({"model"}), request=OFFLINE)
 
 
 @pytest.fixture

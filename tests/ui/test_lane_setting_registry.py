@@ -20,9 +20,13 @@ from sandbox_app.core.scenarios.lane_settings import (
     register,
     unregister,
 )
+from sandbox_app.core.scenarios.scenario import LaneConfig
 from sandbox_app.ui.lane.backend_panel import BackendPanel
 from sandbox_app.ui.window.main_window import MainWindow
+from tests.fake_anthropic import FakeAnthropicServer, fake_anthropic
 from tests.ui.form_rows import setting_row
+
+__all__ = ["fake_anthropic"]  # the fixture, imported for pytest
 
 FAKE = Setting("fake_level", Rule("whole", 1, 9, nullable=True), None, "Fake level", "a test's")
 
@@ -73,3 +77,19 @@ def test_the_panel_gives_back_what_it_was_shown_until_edited(qtbot: QtBot) -> No
     assert isinstance(spin, QDoubleSpinBox)
     spin.setValue(0.7)
     assert panel.choice().settings.temperature == 0.7
+
+
+def test_a_setting_the_lanes_backend_cannot_send_is_one_line_and_nothing_runs(
+    qtbot: QtBot, window: MainWindow, fake_anthropic: FakeAnthropicServer
+) -> None:
+    # Anthropic's Messages API has no seed: the lane says so, nothing is sent without it.
+    compare = window.compare
+    lane_config = LaneConfig("anthropic", fake_anthropic.base_url, "m", LaneSettings(seed=7))
+    compare.set_lanes((lane_config,))
+    lane = compare.lanes[0]
+    lane.runner.run()
+    assert lane.pane.step_label.text() == (
+        "⚠ Not run: seed: Anthropic (Claude) cannot send it; leave it unset for this backend"
+    )
+    assert not compare.running
+    assert fake_anthropic.requests == []

@@ -90,15 +90,18 @@ class StreamParams:
     model: str = ""
     temperature: float | None = 0.0
     max_tokens: int = 512
-    top_p: float | None = None
-    seed: int | None = None
     stop: tuple[str, ...] = ()
     # "minimal", "low", "medium", "high"…; None sends nothing (the server's default).
     reasoning_effort: str | None = None
     # Native tool calling: the tools the model may call, sent as the API's "tools"; empty
     # for a ReAct text prompt.
     tools: tuple[ToolSchema, ...] = ()
-    # Lane settings sent as they are (core/scenarios/lane_settings.py ``request_key``).
+    # The other request settings the lane set (core/scenarios: ``Setting.sent`` or a
+    # ``request_key``), by setting name: each kind sends them where its request fields say
+    # (backends/request_fields.py), as it sends the three above.
+    settings: tuple[tuple[str, Any], ...] = ()
+    # Body fields a caller adds as they are, for a kind it knows takes them (the judge's
+    # response_format, OpenAI-compatible only); never a lane setting.
     extra: tuple[tuple[str, Any], ...] = ()
     # Settings only some backend kinds take (core/scenarios/kind_settings.py); None: the
     # kind's or server's default. Each kind reads the ones it declares and ignores the rest.
@@ -107,6 +110,17 @@ class StreamParams:
     think: str | None = None  # "off", "on", "low", "medium", "high" (Ollama's think)
     keep_alive: str | None = None  # how long the server keeps the model loaded ("5m", "-1")
     prompt_cache: bool = False  # mark the system prompt for the provider's prompt cache
+
+    def sent(self) -> dict[str, Any]:
+        """Every request setting this request carries, by its setting's name: the lane's, and
+        the engine's own temperature, max tokens (Auto worked out, asked again with more) and
+        reasoning effort over them. None: not sent."""
+        typed = {
+            "temperature": self.temperature,
+            "max_tokens": self.max_tokens,
+            "reasoning_effort": self.reasoning_effort,
+        }
+        return {k: v for k, v in {**dict(self.settings), **typed}.items() if v is not None}
 
 
 class BackendError(Exception):

@@ -289,24 +289,14 @@ class ReactEngine:
     def _params(self) -> StreamParams:
         m = self.scenario.model
         traits = self._traits
-        return StreamParams(
-            model=self.model,
-            temperature=m.temperature,
-            max_tokens=m.max_tokens or traits.auto_max_tokens(),
-            top_p=m.top_p,
-            seed=m.seed,
+        return m.stream_params(
+            self.model,
+            m.max_tokens or traits.auto_max_tokens(),
             # A model that thinks gets no server-side stop: servers may apply it to the raw
             # text, thinking included. The client-side cut still guards its content.
             # Native tool calling has no Observation label to stop at.
             stop=() if traits.thinks or self.native else STOP_SEQUENCES,
-            reasoning_effort=m.reasoning_effort,
             tools=tuple(tool_schema(t) for t in self.tools) if self.native else (),
-            extra=m.request_extras(),
-            context_window=m.context_window,
-            thinking_budget=m.thinking_budget,
-            think=m.think,
-            keep_alive=m.keep_alive,
-            prompt_cache=m.prompt_cache,
         )
 
     def _observation(self, step: int, tool: str, text: str) -> str:

@@ -13,6 +13,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any, cast
 
 from sandbox_app.core.react_format.dialects import DIALECTS
+from sandbox_app.core.running.backend import StreamParams
 from sandbox_app.core.running.model_traits import PLAIN_MAX_TOKENS, THINKING_MAX_TOKENS
 
 # The registry and the checks by name live in setting_registry.py; named here, where the
@@ -91,14 +92,6 @@ class LaneSettings(Mapping[str, Any]):
     @property
     def max_tokens(self) -> int | None:
         return cast("int | None", self["max_tokens"])
-
-    @property
-    def top_p(self) -> float | None:
-        return cast("float | None", self["top_p"])
-
-    @property
-    def seed(self) -> int | None:
-        return cast("int | None", self["seed"])
 
     @property
     def reasoning_effort(self) -> str | None:
@@ -187,12 +180,27 @@ class LaneSettings(Mapping[str, Any]):
         """``base`` with the settings given here: a lane's own over the scenario's."""
         return base.replace(**self._values)
 
-    def request_extras(self) -> tuple[tuple[str, Any], ...]:
-        """What the settings with a ``request_key`` add to a request (those set only)."""
-        return tuple(
-            (setting.request_key, self[name])
+    def stream_params(self, model: str, max_tokens: int, **given: Any) -> StreamParams:
+        """A request with these settings: the one mapping of settings to ``StreamParams``
+        (the engine's, the judge's). ``max_tokens``: the limit worked out (Auto is the
+        caller's); ``given``: the caller's own fields (stop, tools, extra)."""
+        request = tuple(
+            (name, self[name])
             for name, setting in SETTINGS.items()
-            if setting.request_key and self[name] is not None
+            if (setting.sent or setting.request_key) and self[name] is not None
+        )
+        return StreamParams(
+            model=model,
+            temperature=self.temperature,
+            max_tokens=max_tokens,
+            reasoning_effort=self.reasoning_effort,
+            settings=request,
+            context_window=self.context_window,
+            thinking_budget=self.thinking_budget,
+            think=self.think,
+            keep_alive=self.keep_alive,
+            prompt_cache=self.prompt_cache,
+            **given,
         )
 
     @staticmethod
@@ -217,6 +225,7 @@ register(
         "Temperature",
         "sampling temperature, 0-2 (default 0)",
         none_text="the server's",
+        sent=True,
     )
 )
 register(
@@ -228,6 +237,7 @@ register(
         f"per model reply: a number, or auto ({PLAIN_MAX_TOKENS}; {THINKING_MAX_TOKENS} for a "
         "model that thinks)",
         none_text="Auto",
+        sent=True,
     )
 )
 register(
@@ -239,6 +249,7 @@ register(
         "how hard a reasoning model thinks (reasoning_effort; default: the server's); most "
         "other models ignore it",
         none_text="Server default",
+        sent=True,
     )
 )
 register(
@@ -266,7 +277,13 @@ register(
 )
 # Sent when set, never shown in the panel: for a reproducible comparison from a file or flag.
 register(
-    Setting("top_p", Rule("number", 0.0, 1.0, nullable=True), None, help="nucleus sampling, 0-1")
+    Setting(
+        "top_p",
+        Rule("number", 0.0, 1.0, nullable=True),
+        None,
+        help="nucleus sampling, 0-1",
+        sent=True,
+    )
 )
 register(
     Setting(
@@ -274,6 +291,7 @@ register(
         Rule("whole", -(2**63), 2**63 - 1, nullable=True),
         None,
         help="sampling seed, for servers that honour one",
+        sent=True,
     )
 )
 # A lane's own changes to the scenario, for prompt variants side by side (lane_only: see

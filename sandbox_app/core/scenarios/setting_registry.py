@@ -68,8 +68,11 @@ class Setting:
     help: str = ""
     none_text: str = ""  # what None is called where it is shown: "Auto", "Server default"
     choice_texts: tuple[tuple[str, str], ...] = ()  # a choice's value → the panel's words
-    # The request body's key for it: set, its value is sent as it is (the six below are
-    # sent by backends/request_body.py's own rules, which know which models refuse what).
+    # A request parameter: each backend kind sends it where its request fields say
+    # (backends/request_fields.py: a line per kind), or refuses a run that sets it.
+    sent: bool = False
+    # Sent as it is, under this key, by every kind that passes settings through (at its
+    # body's top level, or in Ollama's options, Gemini's generationConfig); refused by others.
     request_key: str = ""
     # A compare lane's own change to the scenario it runs (its prompt version, dialect, tools,
     # max steps): in a lane's file entry, `eval --lane` and a lane's panel only. The scenario
@@ -87,8 +90,8 @@ class Setting:
 
 
 # Every lane setting, in the order the panel shows them. A new one is one register() call
-# (and, if servers are sent it, a line in backends/request_body.py); the file, the flags,
-# `eval --lane` and the panel read it from here.
+# (and, if servers are sent it, a line per kind in backends/request_fields.py); the file,
+# the flags, `eval --lane` and the panel read it from here.
 SETTINGS: dict[str, Setting] = {}
 
 

@@ -14,6 +14,7 @@ from sandbox_app.core.running.events import RunFinished
 from sandbox_app.core.running.fork import ForkPoint
 from sandbox_app.core.scenarios.prompt_versions import VersionError, graded, record
 from sandbox_app.core.scenarios.scenario import Expected, Scenario
+from sandbox_app.core.scenarios.setting_rules import SettingError
 from sandbox_app.core.tools import Tool
 from sandbox_app.ui.lane.backend_panel import BackendPanel
 from sandbox_app.ui.lane.run_pane import RunPane
@@ -72,7 +73,7 @@ class LaneRunner:
             spec = self.panel.choice().spec(
                 model.scenario, sources=model.sources, extra_tools=model.extra_tools
             )
-        except VersionError:  # a pinned version the history lacks: the run says so itself
+        except (VersionError, SettingError):  # a run cannot be made: the run says so itself
             return model.scenario, model.tools()
         return spec.scenario, spec.tools()
 
@@ -117,7 +118,8 @@ class LaneRunner:
                 fork=fork,
                 pause=self.pane.stepper.pause,
             )
-        except VersionError as err:  # a pinned version the history no longer has
+        # A pinned version the history no longer has, a setting the backend cannot send.
+        except (VersionError, SettingError) as err:
             self.pane.step_label.setText(f"⚠ Not run: {err}")
             return
         self.started(choice)
