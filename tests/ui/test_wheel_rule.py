@@ -15,6 +15,7 @@ from PySide6.QtWidgets import (
     QAbstractSpinBox,
     QApplication,
     QComboBox,
+    QDialog,
     QDoubleSpinBox,
     QMenu,
     QScrollBar,
@@ -23,6 +24,7 @@ from PySide6.QtWidgets import (
 )
 from pytestqt.qtbot import QtBot
 
+from sandbox_app.ui.compare.test_set_editor import TestSetEditor
 from sandbox_app.ui.lane import step_menu
 from sandbox_app.ui.window.main_window import MainWindow
 from tests.ui.test_window import fast
@@ -79,13 +81,18 @@ def wheeled_unchanged(root: QWidget) -> list[str]:
     return changed
 
 
-def windows_opened_by(qtbot: QtBot, open_it: Callable[[], object]) -> list[QWidget]:
-    """The windows (dialogs) that ``open_it`` opens, shown."""
-    before = {id(w) for w in QApplication.topLevelWidgets() if w.isVisible()}
+def dialogs_opened_by(qtbot: QtBot, open_it: Callable[[], object]) -> list[QDialog]:
+    """The dialogs that ``open_it`` opens, shown."""
 
-    def new() -> list[QWidget]:
-        shown = (w for w in QApplication.topLevelWidgets() if w.isVisible())
-        return [w for w in shown if id(w) not in before]
+    def shown() -> list[QDialog]:
+        return [
+            w for w in QApplication.topLevelWidgets() if isinstance(w, QDialog) and w.isVisible()
+        ]
+
+    before = {id(w) for w in shown()}
+
+    def new() -> list[QDialog]:
+        return [w for w in shown() if id(w) not in before]
 
     open_it()
     qtbot.waitUntil(lambda: bool(new()), timeout=5000)
@@ -140,10 +147,11 @@ def test_no_unfocused_control_anywhere_takes_the_wheel(qtbot: QtBot, window: Mai
 
     seen: dict[str, int] = {}
     for name, open_it in openers(window):
-        dialogs = windows_opened_by(qtbot, open_it)
+        dialogs = dialogs_opened_by(qtbot, open_it)
         if name == "Edit cases…":  # and the Judge… dialog over it
             (editor,) = dialogs
-            dialogs += windows_opened_by(qtbot, editor.judge_button.click)  # type: ignore[attr-defined]
+            assert isinstance(editor, TestSetEditor)
+            dialogs += dialogs_opened_by(qtbot, editor.judge_button.click)
         for dialog in dialogs:
             seen[f"{name} {type(dialog).__name__}"] = len(controls(dialog))
             assert wheeled_unchanged(dialog) == [], name
