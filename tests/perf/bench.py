@@ -191,11 +191,15 @@ def append_cost_ratio(long_line: bool, frames: int = 60, per_frame: int = 32) ->
 async def make_window(settings_dir: str) -> Any:
     """The main window, shown, after what run_app does once it is up (warm-up, GC policy)."""
     from PySide6.QtCore import QSettings
+    from PySide6.QtWidgets import QApplication
 
     from sandbox_app.ui.window import gc_policy
-    from sandbox_app.ui.window.app import import_heavy_modules
+    from sandbox_app.ui.window.app import app_wide_rules, import_heavy_modules
     from sandbox_app.ui.window.main_window import MainWindow
 
+    app = QApplication.instance()
+    assert isinstance(app, QApplication)
+    app_wide_rules(app)  # the wheel rule's filter sees every event: measured with it
     settings = QSettings(str(Path(settings_dir) / "bench.ini"), QSettings.Format.IniFormat)
     window = MainWindow(settings)
     window.resize(1280, 800)

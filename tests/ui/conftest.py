@@ -18,7 +18,7 @@ from pytestqt.qtbot import QtBot
 
 from sandbox_app.backends.keys import KeyStore
 from sandbox_app.core.tools import Tool
-from sandbox_app.ui.window.app import prepare_loop
+from sandbox_app.ui.window.app import app_wide_rules, prepare_loop
 from sandbox_app.ui.window.main_window import MainWindow
 
 
@@ -49,6 +49,12 @@ def _screen() -> str:
                 seen.append(f"text ending {edit.toPlainText()[-160:]!r}")
         parts.append("; ".join(seen))
     return "\n  ".join(parts)[:4000] or "no window open"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def app_rules(qapp: QApplication) -> None:
+    """pytest-qt's application gets what the app's own gets (the wheel rule, …), the same way."""
+    app_wide_rules(qapp)
 
 
 @pytest.fixture(autouse=True)

@@ -3,9 +3,11 @@ pane refusing an undefined one, and each test case's own values reaching the tes
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QEvent, QObject, QPoint, Qt
+from PySide6.QtWidgets import QWidget
 from pytestqt.qtbot import QtBot
 
 from sandbox_app.core.scenarios.scenario import EvalCase, Expected, LaneConfig, Scenario
@@ -46,6 +48,46 @@ def test_the_variables_box_fills_the_rendered_prompt_and_flags_an_undefined_one(
     assert saved.variables == {"company": "Bright\ngrid", "product": "Pro"}
     window.set_scenario(saved)  # opened again: the box shows them as they were written
     assert panel.variables_edit.toPlainText() == "company = Bright\\ngrid\nproduct = Pro"
+
+
+class _Paints(QObject):
+    def __init__(self, widget: QWidget) -> None:
+        super().__init__(widget)
+        self.count = 0
+        widget.installEventFilter(self)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        self.count += event.type() == QEvent.Type.Paint
+        return False
+
+
+def drawn(widget: QWidget) -> Callable[[], bool]:
+    """True once ``widget`` is painted from now on: the layouts around it are settled then."""
+    paints = _Paints(widget)
+    return lambda: paints.count > 0
+
+
+def test_a_warning_as_you_type_moves_no_box(qtbot: QtBot, window: MainWindow) -> None:
+    window.set_scenario(Scenario(system_prompt="You answer.\n{tools}\n{format}"))
+    panel = window.prompt_panel
+    qtbot.waitExposed(window)
+    below = (panel.question_edit, panel.variables_edit, window.tool_panel)
+
+    def where() -> list[int]:
+        return [box.mapTo(window, QPoint(0, 0)).y() for box in below]
+
+    before = where()
+    warned = drawn(panel.prompt_error)
+    qtbot.keyClicks(panel.template_edit, "For {{company}}: ")
+    qtbot.waitUntil(warned, timeout=5000)
+    assert panel.prompt_error.text().startswith("⚠ Undefined variable {{company}}")
+    assert where() == before  # Question, Variables and the tools stayed where they were
+    # A bad variables line, said beside its heading, moves nothing either.
+    warned = drawn(panel.variables_error)
+    qtbot.keyClicks(panel.variables_edit, "2nd = x")
+    qtbot.waitUntil(warned, timeout=5000)
+    assert panel.variables_error.text().startswith("⚠ Variables, line 1")
+    assert where() == before
 
 
 def test_a_run_with_an_undefined_variable_is_refused_in_the_run_pane(

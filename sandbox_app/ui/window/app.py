@@ -21,6 +21,7 @@ from PySide6.QtWidgets import QApplication, QWidget
 
 import sandbox_app
 from sandbox_app import APP_ID
+from sandbox_app.ui.common import wheel_rule
 from sandbox_app.ui.window import gc_policy
 
 if TYPE_CHECKING:
@@ -229,10 +230,17 @@ def app_icon() -> QIcon | None:
     return QIcon(str(path)) if path.is_file() else None
 
 
+def app_wide_rules(app: QApplication) -> None:
+    """What holds for every widget of ``app``, those made later too: the application's own
+    rules, given wherever an application runs the window (here, the self-test, the tests)."""
+    wheel_rule.install(app)
+
+
 def run_app(scenario: str | None = None) -> int:
     existing = QApplication.instance()
     use_a_utf8_locale()
     app = existing if isinstance(existing, QApplication) else QApplication(sys.argv)
+    app_wide_rules(app)
     app.setOrganizationName(ORGANIZATION)
     app.setApplicationName(APPLICATION)
     # The window is matched to its desktop file and icon by this (Wayland's app id).

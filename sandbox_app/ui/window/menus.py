@@ -11,6 +11,7 @@ from PySide6.QtWidgets import QAbstractButton, QMainWindow, QMenu, QMessageBox, 
 
 from sandbox_app.core.running.recording import recordings_dir
 from sandbox_app.core.scenarios.scenario_file import builtin_scenarios
+from sandbox_app.ui.common.splitters import restore_collapsed
 from sandbox_app.ui.window.recordings import SPEEDS
 from sandbox_app.ui.window.run_tabs import RunTab
 
@@ -120,6 +121,8 @@ def build_menus(window: QMainWindow, does: MenuTargets) -> tuple[QAction, QActio
     one_lane.setToolTip("Each lane full width, chosen by its tab, above the comparison table")
     one_lane.toggled.connect(tabs.set_one_lane)
     presenter.one_lane_action = one_lane
+    # A panel dragged shut (the comparison's table, the editors): each one given room again.
+    add(window, view, "&Restore collapsed panels", "", lambda: restore_collapsed(window))
     view.addSeparator()
     add(window, view, "&History…", "Ctrl+Shift+H", does.history.open_view)
     pace = view.addMenu("&Pace (recordings, offline model)")

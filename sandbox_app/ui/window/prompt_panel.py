@@ -4,7 +4,9 @@ and the template variables.
 It edits the workspace's ``system_prompt``, ``question`` and ``variables`` (a ``name = value``
 line each: core/react_format/variables.py) and redraws the rendered prompt whenever anything it
 depends on changes (template, tools, documents, dialect, variables); a ``{{name}}`` nothing
-defines is flagged under it, as a run would refuse it.
+defines is flagged beside the System prompt heading, as a run would refuse it, and a bad
+variables line beside the Variables heading: one line each (ui/common/notice_line.py), so
+neither moves the boxes below it as the user types.
 """
 
 from __future__ import annotations
@@ -16,13 +18,14 @@ from PySide6.QtWidgets import QPlainTextEdit, QTabWidget, QVBoxLayout, QWidget
 from sandbox_app.core.react_format.prompts import DEFAULT_TEMPLATE, PromptError, render_prompt
 from sandbox_app.core.react_format.variables import VariableError, format_lines, parse_lines
 from sandbox_app.core.scenarios.workspace import Change
-from sandbox_app.ui.common.plain import plain_label, rich_label
+from sandbox_app.ui.common.notice_line import NoticeLine, headed
+from sandbox_app.ui.common.plain import rich_label
 from sandbox_app.ui.trace.highlighter import LabelHighlighter
 from sandbox_app.ui.window.prompt_restore import PromptRestore
 from sandbox_app.ui.window.versions_panel import VersionsPanel
 from sandbox_app.ui.window.workspace_signals import QtWorkspace
 
-# The question too: an undefined {{variable}} in it is flagged under the rendered prompt.
+# The question too: an undefined {{variable}} in it is flagged with the prompt's.
 _RENDERED_FROM = ("system_prompt", "enabled_tools", "documents", "dialect", "variables", "question")
 
 
@@ -48,10 +51,8 @@ class PromptPanel(QWidget):
         self.restorer = PromptRestore(self.template_edit, workspace)
         self.versions = VersionsPanel(workspace, self.restorer)
         self.tabs.addTab(self.versions, "Versions")
-        self.prompt_error = plain_label()
+        self.prompt_error = NoticeLine()
         self.prompt_error.setObjectName("promptError")
-        self.prompt_error.setWordWrap(True)
-        self.prompt_error.hide()
         self.question_edit = QPlainTextEdit()
         self.question_edit.setPlaceholderText("The question the model must answer")
         self.question_edit.setFixedHeight(self.fontMetrics().lineSpacing() * 4)
@@ -64,23 +65,19 @@ class PromptPanel(QWidget):
         )
         self.variables_edit.setFixedHeight(self.fontMetrics().lineSpacing() * 4)
         self.variables_edit.setTabChangesFocus(True)
-        self.variables_error = plain_label()  # a bad line: said here, the variables kept
+        self.variables_error = NoticeLine()  # a bad line: said here, the variables kept
         self.variables_error.setObjectName("variablesError")
-        self.variables_error.setWordWrap(True)
-        self.variables_error.hide()
         # The template keeps Tab for indenting examples; Ctrl+Tab and Ctrl+Shift+Tab leave it.
         self.template_edit.installEventFilter(self)
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(rich_label("<b>System prompt</b>"))
+        layout.addWidget(headed(rich_label("<b>System prompt</b>"), self.prompt_error))
         layout.addWidget(self.tabs, 1)
-        layout.addWidget(self.prompt_error)
         layout.addWidget(rich_label("<b>Question</b>"))
         layout.addWidget(self.question_edit)
-        layout.addWidget(rich_label("<b>Variables</b>"))
+        layout.addWidget(headed(rich_label("<b>Variables</b>"), self.variables_error))
         layout.addWidget(self.variables_edit)
-        layout.addWidget(self.variables_error)
         self.template_edit.textChanged.connect(self._on_template_edit_text_changed)
         self.question_edit.textChanged.connect(self._on_question_edit_text_changed)
         self.variables_edit.textChanged.connect(self._on_variables_edit_text_changed)
@@ -112,7 +109,7 @@ class PromptPanel(QWidget):
                 self.question_edit.setPlainText(scenario.question)
             with QSignalBlocker(self.variables_edit):
                 self.variables_edit.setPlainText(format_lines(scenario.variables))
-            self.variables_error.hide()
+            self.variables_error.say("")
         if change.touches(*_RENDERED_FROM):
             template = scenario.system_prompt or DEFAULT_TEMPLATE
             tools = self.workspace.model.tools()
@@ -139,10 +136,9 @@ class PromptPanel(QWidget):
         try:
             values = parse_lines(self.variables_edit.toPlainText())
         except VariableError as err:  # the scenario keeps the variables it had
-            self.variables_error.setText(f"⚠ {err}")
-            self.variables_error.show()
+            self.variables_error.say(f"⚠ {err}")
             return
-        self.variables_error.hide()
+        self.variables_error.say("")
         self.workspace.update(self, variables=values)
 
     def undo(self) -> None:
@@ -160,5 +156,4 @@ class PromptPanel(QWidget):
 
     def show_rendered(self, text: str, error: str = "") -> None:
         self.rendered_view.setPlainText(text)
-        self.prompt_error.setText(f"⚠ {error}")
-        self.prompt_error.setVisible(bool(error))
+        self.prompt_error.say(f"⚠ {error}" if error else "")

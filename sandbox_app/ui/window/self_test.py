@@ -40,7 +40,7 @@ def _run() -> str:
     from PySide6.QtCore import QSettings, qInstallMessageHandler
     from PySide6.QtWidgets import QApplication
 
-    from sandbox_app.ui.window.app import use_a_utf8_locale
+    from sandbox_app.ui.window.app import app_wide_rules, use_a_utf8_locale
     from sandbox_app.ui.window.main_window import MainWindow
 
     # The offscreen platform says it cannot size native windows; nothing a user must read.
@@ -52,6 +52,7 @@ def _run() -> str:
     existing = QApplication.instance()
     use_a_utf8_locale()
     app = existing if isinstance(existing, QApplication) else QApplication(sys.argv[:1])
+    app_wide_rules(app)
     app.setQuitOnLastWindowClosed(False)
     with tempfile.TemporaryDirectory() as home:  # never the user's settings or kept edits
         settings = QSettings(str(Path(home) / "settings.ini"), QSettings.Format.IniFormat)
