@@ -65,6 +65,7 @@ class Mode:
     replies: list[Reply] = field(default_factory=list)
     fail_status: int | None = None  # answer every request with this status (401, 429)
     fail_code: str | None = None
+    fail_message: str | None = None  # the error's message (None: the status's usual one)
     retry_after: float | None = None
     # Reasoning items carry encrypted content when asked (OpenAI); False: never (vLLM's raw
     # reasoning, whose items hold their text instead).
@@ -139,7 +140,10 @@ class FakeResponsesServer:
                 {"retry-after": f"{mode.retry_after:g}"} if mode.retry_after is not None else {}
             )
             return _error(
-                mode.fail_status, _FAILURES.get(mode.fail_status, "Failed"), mode.fail_code, headers
+                mode.fail_status,
+                mode.fail_message or _FAILURES.get(mode.fail_status, "Failed"),
+                mode.fail_code,
+                headers,
             )
         items = body.get("input") or []
         refusal = self._missing_reasoning(items)

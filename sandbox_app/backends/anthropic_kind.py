@@ -83,7 +83,7 @@ class AnthropicBackend(SdkBackend["anthropic.AsyncAnthropic"]):
     """Streams Messages API replies from one server configuration."""
 
     def __init__(self, config: ServerConfig) -> None:
-        super().__init__(config.base_url)
+        super().__init__(config.base_url, config.api_key)
         self.config = config
         self.label = "Anthropic" if config.preset is ANTHROPIC else config.host
         self._told: set[str] = set()  # adjustments already said: once per backend, not per step

@@ -98,7 +98,7 @@ class GeminiBackend(SdkBackend[GeminiClient]):
     """Streams ``streamGenerateContent`` replies from one Gemini endpoint."""
 
     def __init__(self, config: ServerConfig) -> None:
-        super().__init__(config.base_url)
+        super().__init__(config.base_url, config.api_key)
         self.config = config
         self.label = config.preset.name if config.preset is GEMINI else config.host
 

@@ -46,7 +46,7 @@ class OpenAICompatBackend(SdkBackend["openai.AsyncOpenAI"]):
     """Streams chat completions from one server configuration."""
 
     def __init__(self, config: ServerConfig) -> None:
-        super().__init__(config.base_url)
+        super().__init__(config.base_url, config.api_key)
         self.config = config
         self.label = config.preset.name if config.preset is not CUSTOM else config.host
 
