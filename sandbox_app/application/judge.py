@@ -113,6 +113,8 @@ class Judge:
             return await self._reply(backend, messages, repeat, structured=False)
         except BackendError as err:
             return unjudged(f"the judge failed: {err}"), (0, 0)
+        except Exception as err:  # any other failure: this answer unjudged, the evaluation on
+            return unjudged(f"the judge failed: {type(err).__name__}: {err}"), (0, 0)
 
     async def _reply(
         self, backend: Backend, messages: list[Message], repeat: int, *, structured: bool

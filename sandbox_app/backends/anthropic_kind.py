@@ -16,7 +16,6 @@ on a worker thread, like the openai SDK (start-up time is a tracked figure).
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import AsyncGenerator, Sequence
 from contextlib import aclosing
@@ -33,6 +32,7 @@ from sandbox_app.backends.sdk_backend import SdkBackend, missing_key
 from sandbox_app.backends.sse import gathered_reads, sse_data, sse_lines
 from sandbox_app.core.running.backend import Backend, BackendError, Delta, Message, StreamParams
 from sandbox_app.core.scenarios.scenario import Scenario
+from sandbox_app.core.untrusted.file_reader import parse_json_text
 
 if TYPE_CHECKING:
     import anthropic
@@ -161,7 +161,7 @@ class AnthropicBackend(SdkBackend["anthropic.AsyncAnthropic"]):
                     data = sse_data(line)
                     if not data:
                         continue
-                    for delta in decoder.decode(json.loads(data)):
+                    for delta in decoder.decode(parse_json_text(data, "an event")):
                         yield delta
                     events += 1
             for delta in decoder.finish():  # a stream cut before message_stop

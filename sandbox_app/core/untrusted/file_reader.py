@@ -317,10 +317,10 @@ def _hints(cls: Any) -> dict[str, Any]:
     return typing.get_type_hints(cls)
 
 
-MAX_SETTING_CHARS = 10_000_000
+MAX_TEXT_CHARS = 10_000_000
 
 
-def parse_setting(value: object, name: str, limit: int = MAX_SETTING_CHARS) -> Any:
+def parse_json_text(value: object, name: str, limit: int = MAX_TEXT_CHARS) -> Any:
     """JSON text held in memory by a file's rules: a setting (QSettings gives back whatever the
     settings file holds), a server's body, a judge's; anything but JSON text of at most
     ``limit`` characters is a ReadError."""
