@@ -81,6 +81,7 @@ class FakeResponsesServer:
         self._lock = threading.Lock()
         self._models: dict[str, Mode] = {}
         self._requests: list[dict[str, Any]] = []
+        self.authorizations: list[str] = []  # the Authorization header of each request
         # What a function call the server made needs back: call_id → (fc id, rs id, secret).
         self._needs: dict[str, tuple[str, str, str]] = {}
         self._ids = 0
@@ -132,6 +133,7 @@ class FakeResponsesServer:
         body = await request.json()
         with self._lock:
             self._requests.append(body)
+            self.authorizations.append(request.headers.get("Authorization", ""))
             mode = self._models.get(body.get("model", ""))
         if mode is None:
             return _error(404, f"The model '{body.get('model')}' does not exist", "model_not_found")

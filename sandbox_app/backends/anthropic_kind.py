@@ -25,7 +25,7 @@ from sandbox_app.backends import errors
 from sandbox_app.backends.anthropic_messages import StreamDecoder, StreamFailed, request_body
 from sandbox_app.backends.http_library import tls_context
 from sandbox_app.backends.keys import KeyAccount, account_for, on_own_host
-from sandbox_app.backends.kinds import BackendConfig, BackendKind, KeyHome
+from sandbox_app.backends.kinds import BackendConfig, BackendKind, Endpoint, KeyHome
 from sandbox_app.backends.openai_compat import MAX_RETRIES, retry_after
 from sandbox_app.backends.presets import CUSTOM, Preset, ServerConfig
 from sandbox_app.backends.sdk_backend import SdkBackend, missing_key
@@ -66,6 +66,18 @@ def make(config: BackendConfig, _scenario: Scenario, key: str) -> Backend:
     return AnthropicBackend(ServerConfig(url, key, preset_for(url), config.timeout_s))
 
 
+def endpoint(base_url: str, _model: str) -> Endpoint:
+    """The Messages API: POST BASE/v1/messages, the key in x-api-key, the API version the
+    SDK sends (read from it when asked: the SDK is not imported with this module)."""
+    from anthropic._constants import ANTHROPIC_API_VERSION
+
+    return Endpoint(
+        base_url.rstrip("/") + "/v1/messages",
+        "x-api-key: {key}",
+        (f"anthropic-version: {ANTHROPIC_API_VERSION}",),
+    )
+
+
 KIND = BackendKind(
     "anthropic",
     "Anthropic (Claude)",
@@ -76,6 +88,7 @@ KIND = BackendKind(
     account=account,
     key_home=key_home,
     settings=frozenset({"thinking_budget", "prompt_cache"}),
+    endpoint=endpoint,
 )
 
 

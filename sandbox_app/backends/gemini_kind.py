@@ -36,6 +36,7 @@ from urllib.parse import urlsplit
 from sandbox_app.backends import errors
 from sandbox_app.backends.gemini_contents import request
 from sandbox_app.backends.gemini_stream import (
+    KEY_HEADER,
     Decoder,
     GeminiError,
     check_media_type,
@@ -44,7 +45,7 @@ from sandbox_app.backends.gemini_stream import (
     stream_url,
 )
 from sandbox_app.backends.keys import KeyAccount, account_for, on_own_host
-from sandbox_app.backends.kinds import BackendConfig, BackendKind, KeyHome
+from sandbox_app.backends.kinds import BackendConfig, BackendKind, Endpoint, KeyHome
 from sandbox_app.backends.presets import Preset, ServerConfig
 from sandbox_app.backends.sdk_backend import SdkBackend, missing_key
 from sandbox_app.backends.sse import sse_payloads
@@ -269,6 +270,11 @@ def make(config: BackendConfig, _scenario: Scenario, key: str) -> GeminiBackend:
     return GeminiBackend(server_config(config, key))
 
 
+def endpoint(base_url: str, model: str) -> Endpoint:
+    """POST …/models/MODEL:streamGenerateContent?alt=sse, the key in x-goog-api-key."""
+    return Endpoint(stream_url(*split_base_url(base_url), model), f"{KEY_HEADER}: {{key}}")
+
+
 KIND = BackendKind(
     "gemini",
     GEMINI.name,
@@ -279,4 +285,5 @@ KIND = BackendKind(
     account=_account,
     key_home=_key_home,
     settings=frozenset({"thinking_budget"}),
+    endpoint=endpoint,
 )
