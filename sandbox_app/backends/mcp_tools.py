@@ -36,6 +36,7 @@ from sandbox_app.backends.errors import sentence
 from sandbox_app.backends.keys import KeyAccount, KeyStore
 from sandbox_app.core.tools.mcp_server import McpServerSpec
 from sandbox_app.core.tools.outside import clean_description, name_problem
+from sandbox_app.core.untrusted.file_reader import parse_json_text
 
 CONNECT_TIMEOUT_S = 30.0
 CLOSE_TIMEOUT_S = 5.0
@@ -339,7 +340,7 @@ def arguments_for(schema: Mapping[str, Any], text: str) -> tuple[dict[str, Any],
     text = text.strip()
     if text.startswith("{"):
         try:
-            value = json.loads(text)
+            value = parse_json_text(text, "the input")  # no RecursionError on deep nesting
         except ValueError:
             return {}, f"Error: the input is not valid JSON: {text[:80]}"
         if isinstance(value, dict):

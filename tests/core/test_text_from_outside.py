@@ -129,3 +129,43 @@ def test_eval_writes_every_output_for_a_file_and_a_judge_with_lone_surrogates(
     assert "Fine \ufffd colour." in judge_of(results[0])["detail"]
     for output in outputs[1:]:
         assert "Colours \ufffd" in output.read_text(encoding="utf-8"), output.name
+
+
+class _LoneSurrogateTool:
+    """A tool (an MCP server's, a plugin's) whose result holds a lone surrogate."""
+
+    name = "lookup"
+    description = "Looks a word up."
+    input_hint = "word"
+    read_only = True
+    max_input = 100
+
+    async def run(self, input: str) -> str:
+        return f"{input} means forty{LONE}two"
+
+
+def test_a_tools_lone_surrogate_reaches_the_trace_as_a_replacement_character() -> None:
+    import asyncio
+
+    from sandbox_app.core.tools.router import ToolRouter
+
+    result = asyncio.run(ToolRouter([_LoneSurrogateTool()]).run_tool("lookup", "x"))
+    assert result.text == "x means forty\ufffdtwo"
+    result.text.encode("utf-8")  # what every writer of the trace does
+
+
+def test_a_models_tool_call_arguments_nested_5000_deep_are_an_error_for_the_model(
+    fake_server: FakeOpenAIServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The model's JSON is a server's too: the file reader's depth limit, then the model is
+    told its arguments are not JSON and answers (no RecursionError ends the run)."""
+    deep = "[" * 5_000 + "]" * 5_000
+    call = json.dumps({"name": "calculator", "arguments": deep})
+    replies = [f"Thought: I compute.\n<tool_call>{call}</tool_call>", "Answer: 42"]
+    fake_server.set_model("m", ModelScript(replies=replies, native_replies=replies))
+    argv = ["run", "--base-url", fake_server.base_url, "--model", "m"]
+    assert main([*argv, "--tool-calling", "native", "--max-tokens", "20000", "--json"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert "42" in document["answer"]
+    observations = [e["text"] for e in document["events"] if e["type"] == "Observation"]
+    assert any("are not valid JSON" in text for text in observations), observations
