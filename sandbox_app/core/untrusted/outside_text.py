@@ -7,6 +7,11 @@ verdict, a file's strings): made safe once, where it enters, so no writer meets 
 - A key the app sent comes back when a server quotes its request ("invalid key Bearer
   sk-…"): every key sent is replaced by :data:`KEY_REMOVED` before the text is stored,
   shown, printed or exported.
+
+Where text enters: backends/server_text.py (every reply piece, error line and model name of a
+backend built on an SDK), the file reader's JSON (files, settings, servers' bodies and stream
+chunks, a model's tool-call arguments), backends/sse.py (bytes that are not UTF-8), the judge's
+parser (core/results/judging.py) and the tool router (every tool's result).
 """
 
 from __future__ import annotations
