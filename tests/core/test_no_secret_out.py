@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import io
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +16,7 @@ import pytest
 from sandbox_app.backends.keys import CUSTOM_KEY_ENV
 from sandbox_app.cli.eval_command import eval_command
 from sandbox_app.cli.main import main
-from sandbox_app.core.scenarios.scenario_file import scenarios_dir
+from sandbox_app.core.scenarios.scenario_file import save_scenario, scenarios_dir
 from sandbox_app.core.untrusted.outside_text import KEY_REMOVED
 from tests.fake_anthropic import AnthropicScript, FakeAnthropicServer, fake_anthropic
 from tests.fake_gemini import FakeGeminiServer, gemini_server
@@ -107,3 +108,27 @@ def test_eval_results_junit_report_and_otel_file_get_no_key(
         assert KEY_REMOVED in written, path.name
         assert KEY not in written, path.name
     assert KEY not in printed.getvalue()
+
+
+def test_an_mcp_servers_words_never_show_the_secret_it_was_given(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An MCP server's secret (its ``secret_env``) quoted in a tool's answer: the observation
+    in run --json says the server's words without it (capfd: the MCP client hands the
+    server process a real stderr)."""
+    from tests.core.test_mcp import scenario_with, spec
+    from tests.helpers import builtin
+
+    monkeypatch.setenv("SANDBOX_TEST_TOKEN", KEY)
+    scenario = scenario_with(["secret"]).with_changes(
+        mcp_servers=(spec(secret_env=("SANDBOX_TEST_TOKEN",)),),
+        script=replace(builtin("brightgrid").script, replies=("Action: secret[{}]", "Answer: ok")),
+    )
+    path = tmp_path / "mcp.json"
+    save_scenario(scenario, path)
+    assert main(["run", str(path), "--mcp", "--json", "--allow", "secret"]) == 0
+    printed = capfd.readouterr()
+    document = json.loads(printed.out)
+    observed = [e["text"] for e in document["events"] if e["type"] == "Observation"]
+    assert observed == [f"wrong token {KEY_REMOVED}"]
+    assert KEY not in printed.out + printed.err
