@@ -100,8 +100,8 @@ class Judge:
         messages: list[Message] = [{"role": "user", "content": prompt}]
         try:
             backend = self._backend(prompt, repeat, own_replies)
-        except BackendError as err:
-            return unjudged(f"judge not asked: {err}"), (0, 0)
+        except Exception as err:  # a judge that cannot be made: unjudged, the evaluation on
+            return unjudged(f"judge not asked: {err or type(err).__name__}"), (0, 0)
         try:
             if self.structured:
                 try:

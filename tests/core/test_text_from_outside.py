@@ -7,14 +7,19 @@ from __future__ import annotations
 
 import io
 import json
+from collections.abc import AsyncGenerator, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from sandbox_app.backends.kinds import BackendConfig, BackendKind
+from sandbox_app.backends.registry import register_kind, unregister_kind
 from sandbox_app.cli.eval_command import eval_command
 from sandbox_app.cli.main import main
 from sandbox_app.core.results.evaluation import read_results
+from sandbox_app.core.running.backend import Backend, Delta, Message, StreamParams
+from sandbox_app.core.scenarios.scenario import Scenario
 from tests.core.test_judged_answers import ANSWERS, FAIL, PASS, judge_of, scenario_file
 from tests.fakeserver import FakeOpenAIServer, ModelScript
 
@@ -169,3 +174,59 @@ def test_a_models_tool_call_arguments_nested_5000_deep_are_an_error_for_the_mode
     assert "42" in document["answer"]
     observations = [e["text"] for e in document["events"] if e["type"] == "Observation"]
     assert any("are not valid JSON" in text for text in observations), observations
+
+
+# ---- a judge failing in any way ---------------------------------------------------------
+
+
+class _BrokenJudge:
+    """A judge model whose backend fails in a way no backend should (not a BackendError)."""
+
+    label = "Broken"
+
+    async def stream(
+        self, messages: Sequence[Message], params: StreamParams
+    ) -> AsyncGenerator[Delta, None]:
+        raise RuntimeError("the judge's library broke")
+        yield Delta()  # an async generator
+
+    async def list_models(self) -> list[str]:
+        return []
+
+    async def aclose(self) -> None:
+        return None
+
+
+def _make_broken(config: BackendConfig, _scenario: Scenario, _key: str) -> Backend:
+    if config.model == "unmakeable":
+        raise RuntimeError("the judge could not be made")
+    return _BrokenJudge()
+
+
+@pytest.fixture
+def broken_kind() -> Iterator[BackendKind]:
+    kind = BackendKind("broken", "Broken", _make_broken, fields=frozenset({"model"}), server=True)
+    register_kind(kind)
+    try:
+        yield kind
+    finally:
+        unregister_kind(kind.id)
+
+
+@pytest.mark.parametrize(
+    ("model", "said"),
+    [
+        ("unmakeable", "judge not asked: the judge could not be made"),
+        ("m", "the judge failed: RuntimeError: the judge's library broke"),
+    ],
+)
+def test_a_judge_failing_in_any_way_leaves_each_run_unjudged_and_says_why(
+    model: str, said: str, broken_kind: BackendKind, tmp_path: Path
+) -> None:
+    path = scenario_file(tmp_path, {"backend": broken_kind.id, "model": model})
+    out = tmp_path / "out.jsonl"
+    code = eval_command([str(path), "--out", str(out)], io.StringIO())
+    results = read_results(out)
+    assert code != 1
+    assert len(results) == 3
+    assert all(said in judge_of(result)["detail"] for result in results)
