@@ -11,6 +11,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import mcp.client.stdio  # noqa: F401  (see test_an_mcp_servers_words_never_show_the_secret…)
 import pytest
 
 from sandbox_app.backends.keys import CUSTOM_KEY_ENV
@@ -114,8 +115,9 @@ def test_an_mcp_servers_words_never_show_the_secret_it_was_given(
     tmp_path: Path, capfd: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """An MCP server's secret (its ``secret_env``) quoted in a tool's answer: the observation
-    in run --json says the server's words without it (capfd: the MCP client hands the
-    server process a real stderr)."""
+    in run --json says the server's words without it. capfd: the MCP client hands the
+    server process a real stderr, and its default one is the ``sys.stderr`` of its first
+    import, so it is imported with this module, never under a test's capture."""
     from tests.core.test_mcp import scenario_with, spec
     from tests.helpers import builtin
 
