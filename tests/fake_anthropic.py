@@ -93,6 +93,7 @@ class AnthropicScript:
     fail_status: int | None = None
     fail_times: int | None = None
     retry_after: float | None = None
+    fail_message: str | None = None  # the error's message (None: the status's usual one)
     # Send the ``error`` event (overloaded) after this many content blocks.
     error_after: int | None = None
     # Prompt-cache figures reported in message_start's usage.
@@ -185,6 +186,7 @@ class FakeAnthropicServer:
             with self._lock:
                 self._failures[body["model"]] = failed + 1
             kind, message = _ERROR_TYPES.get(script.fail_status, ("api_error", "error"))
+            message = script.fail_message or message
             headers = {}
             if script.retry_after is not None:
                 headers["retry-after"] = f"{script.retry_after:g}"

@@ -65,6 +65,7 @@ class Mode:
     replies: list[Reply] = field(default_factory=list)
     fail_status: int | None = None  # answer every request with this status (401, 429)
     fail_code: str | None = None
+    fail_message: str | None = None  # the error's message (None: the status's usual one)
     retry_after: float | None = None
     # Reasoning items carry encrypted content when asked (OpenAI); False: never (vLLM's raw
     # reasoning, whose items hold their text instead).
@@ -80,6 +81,7 @@ class FakeResponsesServer:
         self._lock = threading.Lock()
         self._models: dict[str, Mode] = {}
         self._requests: list[dict[str, Any]] = []
+        self.authorizations: list[str] = []  # the Authorization header of each request
         # What a function call the server made needs back: call_id → (fc id, rs id, secret).
         self._needs: dict[str, tuple[str, str, str]] = {}
         self._ids = 0
@@ -131,6 +133,7 @@ class FakeResponsesServer:
         body = await request.json()
         with self._lock:
             self._requests.append(body)
+            self.authorizations.append(request.headers.get("Authorization", ""))
             mode = self._models.get(body.get("model", ""))
         if mode is None:
             return _error(404, f"The model '{body.get('model')}' does not exist", "model_not_found")
@@ -139,7 +142,10 @@ class FakeResponsesServer:
                 {"retry-after": f"{mode.retry_after:g}"} if mode.retry_after is not None else {}
             )
             return _error(
-                mode.fail_status, _FAILURES.get(mode.fail_status, "Failed"), mode.fail_code, headers
+                mode.fail_status,
+                mode.fail_message or _FAILURES.get(mode.fail_status, "Failed"),
+                mode.fail_code,
+                headers,
             )
         items = body.get("input") or []
         refusal = self._missing_reasoning(items)

@@ -481,6 +481,8 @@ class FakeOpenAIServer:
         self._ids = 0
         # What a server with a small context kept of each prompt (ModelScript.context_length).
         self.kept: list[list[Any]] = []
+        # GET /v1/models answers these bytes as JSON instead of the models set (a hostile list).
+        self.models_body: bytes | None = None
         self._port: int | None = None
         # handler_cancellation: a client hanging up cancels its handler (e.g. a stall).
         self._server = ThreadedApp(
@@ -626,6 +628,8 @@ class FakeOpenAIServer:
         return web.json_response(self.stats)
 
     async def _handle_models(self, request: web.Request) -> web.Response:
+        if self.models_body is not None:
+            return web.Response(body=self.models_body, content_type="application/json")
         with self._lock:
             names = list(self._models)
         data = [{"id": n, "object": "model", "created": 0, "owned_by": "fake"} for n in names]
@@ -968,7 +972,10 @@ class FakeOpenAIServer:
                 token = tokens[sent]
                 content = encoded.get(token)
                 if content is None:
-                    content = encoded[token] = json.dumps(token, ensure_ascii=False).encode()
+                    # A lone surrogate goes out as JSON's escape of it, as a real server's
+                    # encoder writes one ("\ud800"): legal JSON, no UTF-8 character.
+                    quoted = json.dumps(token, ensure_ascii=False)
+                    content = encoded[token] = quoted.encode("utf-8", "backslashreplace")
                 if sent >= reasoning_chunks:
                     await response.write((first_prefix if sent == 0 else prefix) + content + suffix)
                 elif twice is None:

@@ -49,8 +49,10 @@ def add(a: int, b: int) -> str:
 
 @server.tool()
 def secret() -> str:
-    """Tells whether the server got its secret (no side effects, but not marked read-only)."""
-    return "has the token" if os.environ.get("SANDBOX_TEST_TOKEN") == "s3cret" else "no token"
+    """Tells whether the server got its secret (no side effects, but not marked read-only);
+    another token it quotes, as a server's error quotes the key it was given."""
+    token = os.environ.get("SANDBOX_TEST_TOKEN")
+    return "has the token" if token == "s3cret" else f"wrong token {token}"
 
 
 @server.tool(annotations=READ_ONLY)

@@ -35,7 +35,6 @@ from sandbox_app.core.results.judging import (
 from sandbox_app.core.running.backend import Backend, BackendError, Message
 from sandbox_app.core.scenarios.judge_spec import JudgeSpec
 from sandbox_app.core.scenarios.scenario import Scenario, Script
-from sandbox_app.core.scenarios.setting_rules import SettingError
 
 DEFAULT_MAX_TOKENS = 512  # a verdict and a sentence; a thinking judge may need its own
 
@@ -103,8 +102,8 @@ class Judge:
             # Its own settings, as a lane's: one its kind cannot send is never sent without.
             self.config.kind.check_settings(self.spec.settings)
             backend = self._backend(prompt, repeat, own_replies)
-        except (BackendError, SettingError) as err:
-            return unjudged(f"judge not asked: {err}"), (0, 0)
+        except Exception as err:  # a judge that cannot be made: unjudged, the evaluation on
+            return unjudged(f"judge not asked: {err or type(err).__name__}"), (0, 0)
         try:
             if self.structured:
                 try:
@@ -116,6 +115,8 @@ class Judge:
             return await self._reply(backend, messages, repeat, structured=False)
         except BackendError as err:
             return unjudged(f"the judge failed: {err}"), (0, 0)
+        except Exception as err:  # any other failure: this answer unjudged, the evaluation on
+            return unjudged(f"the judge failed: {type(err).__name__}: {err}"), (0, 0)
 
     async def _reply(
         self, backend: Backend, messages: list[Message], repeat: int, *, structured: bool

@@ -16,7 +16,6 @@ on a worker thread, like the openai SDK (start-up time is a tracked figure).
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import AsyncGenerator, Sequence
 from contextlib import aclosing
@@ -26,13 +25,14 @@ from sandbox_app.backends import errors, request_fields
 from sandbox_app.backends.anthropic_messages import StreamDecoder, StreamFailed, request_body
 from sandbox_app.backends.http_library import tls_context
 from sandbox_app.backends.keys import KeyAccount, account_for, on_own_host
-from sandbox_app.backends.kinds import BackendConfig, BackendKind, KeyHome
+from sandbox_app.backends.kinds import BackendConfig, BackendKind, Endpoint, KeyHome
 from sandbox_app.backends.openai_compat import MAX_RETRIES, retry_after
 from sandbox_app.backends.presets import CUSTOM, Preset, ServerConfig
 from sandbox_app.backends.sdk_backend import SdkBackend, missing_key
 from sandbox_app.backends.sse import gathered_reads, sse_data, sse_lines
 from sandbox_app.core.running.backend import Backend, BackendError, Delta, Message, StreamParams
 from sandbox_app.core.scenarios.scenario import Scenario
+from sandbox_app.core.untrusted.file_reader import parse_json_text
 
 if TYPE_CHECKING:
     import anthropic
@@ -66,6 +66,18 @@ def make(config: BackendConfig, _scenario: Scenario, key: str, _version: str) ->
     return AnthropicBackend(ServerConfig(url, key, preset_for(url), config.timeout_s))
 
 
+def endpoint(base_url: str, _model: str) -> Endpoint:
+    """The Messages API: POST BASE/v1/messages, the key in x-api-key, the API version the
+    SDK sends (read from it when asked: the SDK is not imported with this module)."""
+    from anthropic._constants import ANTHROPIC_API_VERSION
+
+    return Endpoint(
+        base_url.rstrip("/") + "/v1/messages",
+        "x-api-key: {key}",
+        (f"anthropic-version: {ANTHROPIC_API_VERSION}",),
+    )
+
+
 KIND = BackendKind(
     "anthropic",
     "Anthropic (Claude)",
@@ -77,6 +89,7 @@ KIND = BackendKind(
     key_home=key_home,
     settings=frozenset({"thinking_budget", "prompt_cache"}),
     request=request_fields.ANTHROPIC,
+    endpoint=endpoint,
 )
 
 
@@ -84,7 +97,7 @@ class AnthropicBackend(SdkBackend["anthropic.AsyncAnthropic"]):
     """Streams Messages API replies from one server configuration."""
 
     def __init__(self, config: ServerConfig) -> None:
-        super().__init__(config.base_url)
+        super().__init__(config.base_url, config.api_key)
         self.config = config
         self.label = "Anthropic" if config.preset is ANTHROPIC else config.host
         self._told: set[str] = set()  # adjustments already said: once per backend, not per step
@@ -162,7 +175,7 @@ class AnthropicBackend(SdkBackend["anthropic.AsyncAnthropic"]):
                     data = sse_data(line)
                     if not data:
                         continue
-                    for delta in decoder.decode(json.loads(data)):
+                    for delta in decoder.decode(parse_json_text(data, "an event")):
                         yield delta
                     events += 1
             for delta in decoder.finish():  # a stream cut before message_stop

@@ -12,7 +12,6 @@ on as ``Delta.carry``; the engine stores them in the assistant message (PROVIDER
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -27,6 +26,7 @@ from sandbox_app.core.running.backend import (
     ToolCallPiece,
     Usage,
 )
+from sandbox_app.core.untrusted.file_reader import parse_json_text
 
 CARRY_KEY = "anthropic"  # under PROVIDER: the reply's thinking blocks, as the API sent them
 MIN_BUDGET = 1024  # the API's smallest thinking budget
@@ -146,7 +146,7 @@ def _assistant_blocks(message: Message) -> list[dict[str, Any]]:
     for call in message["tool_calls"]:
         function = call["function"]
         try:
-            arguments = json.loads(function.get("arguments") or "{}")
+            arguments = parse_json_text(function.get("arguments") or "{}", "the arguments")
         except ValueError:
             arguments = None
         if not isinstance(arguments, dict):  # the API takes an object only

@@ -17,11 +17,11 @@ back.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from sandbox_app.backends.request_fields import GEMINI, place
 from sandbox_app.core.running.backend import PROVIDER, Message, StreamParams
+from sandbox_app.core.untrusted.file_reader import parse_json_text
 
 CARRY_KEY = "gemini_signatures"  # {call id: base64 signature}, in Delta.carry / "provider"
 TEXT_SIGNATURE = ""  # the key, in that mapping, of a signature on a text part
@@ -123,7 +123,7 @@ def _model_parts(message: Message, names: dict[str, str]) -> list[dict[str, Any]
         function = call["function"]
         names[call["id"]] = function["name"]
         try:
-            args = json.loads(function.get("arguments") or "{}")
+            args = parse_json_text(function.get("arguments") or "{}", "the arguments")
         except ValueError:
             args = {}
         called: dict[str, Any] = {"name": function["name"], "args": args}

@@ -36,6 +36,7 @@ from urllib.parse import urlsplit
 from sandbox_app.backends import errors, request_fields
 from sandbox_app.backends.gemini_contents import request
 from sandbox_app.backends.gemini_stream import (
+    KEY_HEADER,
     Decoder,
     GeminiError,
     check_media_type,
@@ -44,7 +45,7 @@ from sandbox_app.backends.gemini_stream import (
     stream_url,
 )
 from sandbox_app.backends.keys import KeyAccount, account_for, on_own_host
-from sandbox_app.backends.kinds import BackendConfig, BackendKind, KeyHome
+from sandbox_app.backends.kinds import BackendConfig, BackendKind, Endpoint, KeyHome
 from sandbox_app.backends.presets import Preset, ServerConfig
 from sandbox_app.backends.sdk_backend import SdkBackend, missing_key
 from sandbox_app.backends.sse import sse_payloads
@@ -98,7 +99,7 @@ class GeminiBackend(SdkBackend[GeminiClient]):
     """Streams ``streamGenerateContent`` replies from one Gemini endpoint."""
 
     def __init__(self, config: ServerConfig) -> None:
-        super().__init__(config.base_url)
+        super().__init__(config.base_url, config.api_key)
         self.config = config
         self.label = config.preset.name if config.preset is GEMINI else config.host
 
@@ -269,6 +270,11 @@ def make(config: BackendConfig, _scenario: Scenario, key: str, _version: str) ->
     return GeminiBackend(server_config(config, key))
 
 
+def endpoint(base_url: str, model: str) -> Endpoint:
+    """POST …/models/MODEL:streamGenerateContent?alt=sse, the key in x-goog-api-key."""
+    return Endpoint(stream_url(*split_base_url(base_url), model), f"{KEY_HEADER}: {{key}}")
+
+
 KIND = BackendKind(
     "gemini",
     GEMINI.name,
@@ -280,4 +286,5 @@ KIND = BackendKind(
     key_home=_key_home,
     settings=frozenset({"thinking_budget"}),
     request=request_fields.GEMINI,
+    endpoint=endpoint,
 )

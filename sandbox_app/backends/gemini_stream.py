@@ -6,7 +6,7 @@ chunk cost, which held one pane to ~3,700 tokens/s; and the SDK gives no raw str
 response to read instead. So the request goes out on the kind's own httpx2 client (the
 network loop's), its SSE ``data:`` payloads come from sse.py's one reader
 (:func:`~sandbox_app.backends.sse.sse_payloads`; Gemini's stream ends without ``[DONE]``)
-and each is decoded here with ``json.loads`` as a plain dict.
+and each is decoded here as a plain dict by the file reader's JSON rules.
 
 Each payload is one ``GenerateContentResponse`` in the REST API's JSON (Gemini API
 reference, "models.streamGenerateContent"): ``candidates[0].content.parts`` (``text``,
@@ -30,6 +30,7 @@ from sandbox_app.backends import errors
 from sandbox_app.backends.gemini_contents import CARRY_KEY, LOCAL_ID, TEXT_SIGNATURE
 from sandbox_app.backends.sse import _count as counted  # sse.py's check of a server's count
 from sandbox_app.core.running.backend import BackendError, Delta, ToolCallPiece, Usage
+from sandbox_app.core.untrusted.file_reader import parse_json_text
 
 # Why a reply ended early, in words; MAX_TOKENS is the engine's "length" line instead.
 STOPPED = {
@@ -72,8 +73,8 @@ async def refused(response: Any, host: str) -> Exception:
     body = await response.aread()
     code = response.status_code
     try:
-        document = json.loads(body)
-    except ValueError:  # also UnicodeDecodeError
+        document = parse_json_text(body.decode("utf-8", "replace"), "an error")
+    except ValueError:  # not JSON, or nested past the file reader's limit
         document = None
     error = document.get("error") if isinstance(document, dict) else None
     if isinstance(error, dict):
@@ -129,7 +130,7 @@ class Decoder:
     def feed(self, data: str) -> list[Delta]:
         """The deltas of one payload. Raises GeminiError for an error payload, ValueError for
         one that is not a JSON object."""
-        chunk = json.loads(data)
+        chunk = parse_json_text(data, "a chunk")  # the file reader's depth limit
         if not isinstance(chunk, dict):
             raise ValueError("chunk is not a JSON object")
         error = chunk.get("error")

@@ -107,6 +107,18 @@ class KeyDecision:
     confirm: str = ""  # the host to confirm when the key waits on the user's word for it
 
 
+def environment_withheld(account: KeyAccount, base_url: str) -> str:
+    """Why ``account``'s environment variable is never sent to ``base_url`` ("" when it may
+    be): the catch-all variable does not cross the network in clear (rule 2). Copy as curl
+    asks it too, so a command never sends what the app refuses to."""
+    if account.preset_host or not in_clear(base_url):
+        return ""
+    return (
+        f"{host_of(base_url)} is plain HTTP to another machine: {account.env_var} is not "
+        "sent in clear (use https, or type a key for that host)"
+    )
+
+
 class KeyStore:
     """Looks keys up for an account: typed this session, then environment, then keyring.
 
@@ -158,11 +170,9 @@ class KeyStore:
                 withheld=f"{host} was named by a file: no key sent until you confirm that host",
                 confirm=host,
             )
-        if found == "environment" and not account.preset_host and in_clear(base_url):
-            return KeyDecision(
-                withheld=f"{host} is plain HTTP to another machine: {account.env_var} is not "
-                "sent in clear (use https, or type a key for that host)"
-            )
+        in_clear_refusal = environment_withheld(account, base_url)
+        if found == "environment" and in_clear_refusal:
+            return KeyDecision(withheld=in_clear_refusal)
         return KeyDecision(key, found)
 
     def stored(self, account: KeyAccount) -> str:

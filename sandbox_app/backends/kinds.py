@@ -59,6 +59,20 @@ class KeyHome:
     base_url: str  # the only URL it goes to
 
 
+@dataclass(frozen=True)
+class Endpoint:
+    """Where a kind's chat request goes and how it carries its key, as Copy as curl writes it."""
+
+    url: str
+    key_header: str = "Authorization: Bearer {key}"  # "" for a kind that takes no key
+    headers: tuple[str, ...] = ()  # the others its requests need ("anthropic-version: …")
+
+
+def chat_completions(base_url: str, _model: str) -> Endpoint:
+    """An OpenAI-compatible server's: POST BASE/chat/completions, the key as a Bearer token."""
+    return Endpoint(base_url.rstrip("/") + "/chat/completions")
+
+
 # How a kind makes its backend: the config, the scenario (the offline model replays its
 # script), the key the one key rule allows ("" for none) and the id of the prompt version the
 # run is told, worked out once from its RunSpec ("" when no run is made: a model list). The
@@ -95,6 +109,9 @@ class BackendKind:
     # server): the context meter then judges its prompt counts by size. A provider's own API
     # answers an error instead, and counts with its own tokenizer.
     cuts_silently: bool = False
+    # Its chat request's URL and headers for a base URL and model (the request inspector's
+    # Copy as curl): each kind's own API, never another's.
+    endpoint: Callable[[str, str], Endpoint] = chat_completions
 
     def __repr__(self) -> str:  # a config's repr names its kind, not every callable
         return f"BackendKind({self.id!r})"

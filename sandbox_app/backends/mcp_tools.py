@@ -36,6 +36,8 @@ from sandbox_app.backends.errors import sentence
 from sandbox_app.backends.keys import KeyAccount, KeyStore
 from sandbox_app.core.tools.mcp_server import McpServerSpec
 from sandbox_app.core.tools.outside import clean_description, name_problem
+from sandbox_app.core.untrusted.file_reader import parse_json_text
+from sandbox_app.core.untrusted.outside_text import scrub, secrets_of
 
 CONNECT_TIMEOUT_S = 30.0
 CLOSE_TIMEOUT_S = 5.0
@@ -83,6 +85,7 @@ class McpConnection:
         self.on_end = on_end  # once a connected session ends by itself (network loop's thread)
         self.reconnect_hint = reconnect_hint  # how to bring it back, added to "is gone"
         self._secrets = secrets_for(spec, keys or KeyStore())
+        self._keys = secrets_of(*self._secrets.values())  # never in what it says back
         self._session: Any = None
         self._task: asyncio.Task[None] | None = None
         self._closing: asyncio.Event | None = None
@@ -115,7 +118,11 @@ class McpConnection:
 
     async def call(self, tool: str, arguments: dict[str, Any]) -> tuple[str, bool]:
         """The call's text and whether the tool said it failed; McpError for the server."""
-        return await network_loop.call(self._call(tool, arguments))
+        try:
+            text, failed = await network_loop.call(self._call(tool, arguments))
+        except McpError as err:
+            raise McpError(scrub(str(err), self._keys)) from None
+        return scrub(text, self._keys), failed
 
     async def close(self) -> None:
         await network_loop.call(self._close())
@@ -193,7 +200,7 @@ class McpConnection:
             what = f"cannot start {self.spec.command!r} (not found)"
         else:
             what = sentence(str(err) or type(err).__name__).rstrip(".")
-        return f"MCP server {self.spec.name} ({self.spec.where}) failed: {what}."
+        return scrub(f"MCP server {self.spec.name} ({self.spec.where}) failed: {what}.", self._keys)
 
     def _end(self, err: BaseException) -> None:
         """The session ended by itself: say why once, for this call and every later one."""
@@ -202,7 +209,7 @@ class McpConnection:
             return
         hint = f"; {self.reconnect_hint}" if self.reconnect_hint else "."
         where = f"{self.spec.name} ({self.spec.where})"
-        self.ended = f"MCP server {where} is gone: {_reason(err)}{hint}"
+        self.ended = scrub(f"MCP server {where} is gone: {_reason(err)}{hint}", self._keys)
         self.gone = True
         if self.on_end is not None:
             self.on_end(self)
@@ -339,7 +346,7 @@ def arguments_for(schema: Mapping[str, Any], text: str) -> tuple[dict[str, Any],
     text = text.strip()
     if text.startswith("{"):
         try:
-            value = json.loads(text)
+            value = parse_json_text(text, "the input")  # no RecursionError on deep nesting
         except ValueError:
             return {}, f"Error: the input is not valid JSON: {text[:80]}"
         if isinstance(value, dict):

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from sandbox_app.backends import ollama_wire, request_fields
 from sandbox_app.backends.keys import host_of
-from sandbox_app.backends.kinds import BackendConfig, BackendKind
+from sandbox_app.backends.kinds import BackendConfig, BackendKind, Endpoint
 from sandbox_app.backends.model_store import PullProgress, relayed
 from sandbox_app.backends.sdk_backend import SdkBackend
 from sandbox_app.core.running.backend import Backend, BackendError, Delta, Message, StreamParams
@@ -152,6 +152,11 @@ def make(config: BackendConfig, _scenario: Scenario, key: str, _version: str) ->
     return OllamaBackend(config.url, config.timeout_s)
 
 
+def endpoint(base_url: str, _model: str) -> Endpoint:
+    """Ollama's own POST ROOT/api/chat, which takes no key."""
+    return Endpoint(ollama_wire.host_url(base_url) + "/api/chat", key_header="")
+
+
 KIND = BackendKind(
     "ollama-native",
     "Ollama (native API)",
@@ -162,4 +167,5 @@ KIND = BackendKind(
     settings=frozenset({"context_window", "think", "keep_alive"}),
     cuts_silently=True,  # num_ctx smaller than the prompt: its start is dropped, unsaid
     request=request_fields.OLLAMA,
+    endpoint=endpoint,
 )

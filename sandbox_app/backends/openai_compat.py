@@ -33,6 +33,7 @@ from sandbox_app.backends.request_body import (
 from sandbox_app.backends.sdk_backend import SdkBackend, missing_key
 from sandbox_app.backends.sse import decode_chunk, sse_payloads
 from sandbox_app.core.running.backend import BackendError, Delta, Message, StreamParams
+from sandbox_app.core.untrusted.file_reader import parse_json_text
 
 if TYPE_CHECKING:
     import openai
@@ -46,7 +47,7 @@ class OpenAICompatBackend(SdkBackend["openai.AsyncOpenAI"]):
     """Streams chat completions from one server configuration."""
 
     def __init__(self, config: ServerConfig) -> None:
-        super().__init__(config.base_url)
+        super().__init__(config.base_url, config.api_key)
         self.config = config
         self.label = config.preset.name if config.preset is not CUSTOM else config.host
 
@@ -74,9 +75,10 @@ class OpenAICompatBackend(SdkBackend["openai.AsyncOpenAI"]):
         media_type = errors.media_type(raw.http_response.headers)
         if media_type and not media_type.endswith("json"):
             raise errors.not_an_api(host, media_type)
-        try:
-            body = raw.http_response.json()
-        except ValueError:  # also UnicodeDecodeError
+        try:  # by the file reader's rules: 100,000 nested lists are a line, not a crash
+            text = raw.http_response.content.decode("utf-8", "replace")
+            body = parse_json_text(text, "the models list")
+        except ValueError:
             raise errors.not_an_api(host, "") from None
         entries = body.get("data") if isinstance(body, dict) else None
         if not isinstance(entries, list) or not all(

@@ -10,7 +10,7 @@ display labels older files and settings hold. Adding a kind: its module, and one
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from sandbox_app.backends import (
     anthropic_kind,
@@ -20,7 +20,14 @@ from sandbox_app.backends import (
     responses_kind,
     scripted,
 )
-from sandbox_app.backends.keys import CUSTOM_KEY_ENV, KeyDecision, KeyStore, UrlSource, host_of
+from sandbox_app.backends.keys import (
+    CUSTOM_KEY_ENV,
+    KeyDecision,
+    KeyStore,
+    UrlSource,
+    environment_withheld,
+    host_of,
+)
 from sandbox_app.backends.kinds import BackendConfig, BackendKind
 from sandbox_app.backends.presets import CUSTOM, ServerConfig
 from sandbox_app.core.running.backend import Backend
@@ -162,18 +169,38 @@ def server_config(config: BackendConfig, keys: KeyStore) -> ServerConfig:
     return openai_kind.server_config(config, key_decision(config, keys).key)
 
 
-def server_url_and_key_variable(backend: str, base_url: str) -> tuple[str, str]:
-    """The URL a request went to and the environment variable the key rule reads for it
-    (Copy as curl names that variable, never a key)."""
+@dataclass(frozen=True)
+class CurlRequest:
+    """A run's request as Copy as curl sends it: the kind's own endpoint and headers, the key
+    as ``$VARIABLE`` (the one the key rule reads there), never its value."""
+
+    url: str
+    headers: tuple[str, ...]
+    key_variable: str  # "" when the rule sends that server no key from the environment
+    withheld: str = ""  # why, then (one line)
+
+
+def curl_request(backend: str, base_url: str, model: str) -> CurlRequest:
+    """Where a request of ``backend`` at ``base_url`` goes and what it carries, by its kind
+    (``BackendKind.endpoint``) and the key rule (keys.environment_withheld: no catch-all
+    variable over plain HTTP to another machine). A backend that is no server (the offline
+    model) is shown as a local OpenAI-compatible one."""
     try:
-        config: BackendConfig | None = config_for(backend, base_url)
+        config: BackendConfig | None = config_for(backend, base_url, model)
     except ValueError:
         config = None
-    if config is None or config.kind.account is None:  # no key of its own: a custom server's
-        config = config_for(CUSTOM.id, base_url)
-    config = replace(config, base_url=config.url or "http://localhost:11434/v1")
-    assert config.kind.account is not None
-    return config.url, config.kind.account(config).env_var
+    if config is None or not config.kind.server:
+        config = config_for(CUSTOM.id, base_url, model)
+    url = config.url or "http://localhost:11434/v1"
+    endpoint = config.kind.endpoint(url, model)
+    if config.kind.account is None or not endpoint.key_header:
+        return CurlRequest(endpoint.url, endpoint.headers, "")
+    account = config.kind.account(replace(config, base_url=url))
+    withheld = environment_withheld(account, url)
+    if withheld:
+        return CurlRequest(endpoint.url, endpoint.headers, "", withheld)
+    key = endpoint.key_header.format(key=f"${account.env_var}")
+    return CurlRequest(endpoint.url, (key, *endpoint.headers), account.env_var)
 
 
 def make_backend(

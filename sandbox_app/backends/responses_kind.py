@@ -20,7 +20,7 @@ from contextlib import aclosing
 
 from sandbox_app.backends import errors, request_fields, responses_input
 from sandbox_app.backends.keys import KeyAccount, account_for, on_own_host
-from sandbox_app.backends.kinds import BackendConfig, BackendKind, KeyHome
+from sandbox_app.backends.kinds import BackendConfig, BackendKind, Endpoint, KeyHome
 from sandbox_app.backends.openai_compat import OpenAICompatBackend, rate_limited_retry
 from sandbox_app.backends.openai_kind import effective_preset
 from sandbox_app.backends.presets import ServerConfig, preset_with_id
@@ -107,6 +107,11 @@ class ResponsesBackend(OpenAICompatBackend):
             await opened.__aexit__(None, None, None)
 
 
+def endpoint(base_url: str, _model: str) -> Endpoint:
+    """The Responses API: POST BASE/responses, the key as a Bearer token."""
+    return Endpoint(base_url.rstrip("/") + "/responses")
+
+
 KIND = BackendKind(
     "responses",
     "OpenAI Responses API",
@@ -117,4 +122,5 @@ KIND = BackendKind(
     account=account,
     key_home=key_home,
     request=request_fields.RESPONSES,
+    endpoint=endpoint,
 )

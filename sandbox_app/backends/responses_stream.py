@@ -24,6 +24,7 @@ from typing import Any
 from sandbox_app.backends.errors import sentence
 from sandbox_app.backends.sse import _count as counted  # sse.py's check of a server's count
 from sandbox_app.core.running.backend import BackendError, Delta, ToolCallPiece, Usage
+from sandbox_app.core.untrusted.file_reader import parse_json_text
 
 # Where the output items go in Delta.carry (and so in the assistant message's PROVIDER).
 CARRY_KEY = "responses_output"
@@ -53,7 +54,7 @@ class ResponseEvents:
     def feed(self, data: str) -> list[Delta]:
         """The deltas one payload makes. Raises BackendError for a failed response or an
         ``error`` event, ValueError for a payload that is not a JSON object."""
-        event = json.loads(data)
+        event = parse_json_text(data, "an event")  # the file reader's depth limit
         if not isinstance(event, dict):
             raise ValueError("event is not a JSON object")
         kind = event.get("type")

@@ -13,8 +13,9 @@ from __future__ import annotations
 from collections.abc import AsyncGenerator, Sequence
 from typing import Generic, TypeVar
 
-from sandbox_app.backends import errors
+from sandbox_app.backends import errors, server_text
 from sandbox_app.core.running.backend import BackendError, Delta, Message, StreamParams
+from sandbox_app.core.untrusted.outside_text import secrets_of
 
 Client = TypeVar("Client")
 
@@ -31,9 +32,11 @@ class SdkBackend(Generic[Client]):
 
     label: str
 
-    def __init__(self, base_url: str) -> None:
+    def __init__(self, base_url: str, key: str = "") -> None:
         import asyncio
 
+        # What the server's text must never show back (server_text.py): the key it is sent.
+        self._secrets = secrets_of(key)
         self._client: Client | None = None
         self._client_lock = asyncio.Lock()  # concurrent runs of one backend (eval) share it
         self._client_url = base_url
@@ -48,7 +51,7 @@ class SdkBackend(Generic[Client]):
     async def list_models(self) -> list[str]:
         from sandbox_app.backends import network_loop
 
-        return await network_loop.call(self._list_models())
+        return await network_loop.call(server_text.models(self._list_models(), self._secrets))
 
     def stream(
         self, messages: Sequence[Message], params: StreamParams
@@ -56,7 +59,9 @@ class SdkBackend(Generic[Client]):
         from sandbox_app.backends import network_loop
 
         snapshot = list(messages)  # read on the network thread while the caller goes on
-        return network_loop.relay_stream(lambda: self._stream(snapshot, params))
+        return network_loop.relay_stream(
+            lambda: server_text.deltas(self._stream(snapshot, params), self._secrets)
+        )
 
     # ---- on the network loop -------------------------------------------------------------
 

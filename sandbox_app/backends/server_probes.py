@@ -22,10 +22,11 @@ pass (the tests' emulation in tests/fake_local_servers.py shows each shape).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Literal
+
+from sandbox_app.core.untrusted.file_reader import parse_json_text
 
 ServerKind = Literal["ollama", "lmstudio", "llamacpp", "vllm", "other"]
 ModelState = Literal["loaded", "present", "missing", "unknown"]
@@ -60,8 +61,9 @@ class Answer:
 
     def __init__(self, status: int, body: bytes) -> None:
         self.status = status
-        try:
-            self.json: Any = json.loads(body) if body else None
+        try:  # by the file reader's rules: a body nested 100,000 deep is no JSON, no crash
+            text = body.decode("utf-8", "replace")
+            self.json: Any = parse_json_text(text, "the answer") if body else None
         except ValueError:
             self.json = None
 

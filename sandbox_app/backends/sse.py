@@ -20,6 +20,7 @@ from sandbox_app.backends import errors
 from sandbox_app.backends.errors import sentence
 from sandbox_app.backends.passback import Gathered
 from sandbox_app.core.running.backend import BackendError, Delta, ToolCallPiece, Usage
+from sandbox_app.core.untrusted.file_reader import parse_json_text
 
 # Reading a stream: a chunk that was already buffered comes back in well under this; one that
 # took longer was waited for, so pause GATHER_S to let the next ones gather (gathered_reads).
@@ -57,7 +58,8 @@ async def gathered_reads(chunks: AsyncIterator[bytes]) -> AsyncGenerator[bytes, 
 
 
 async def sse_lines(chunks: AsyncIterator[bytes]) -> AsyncGenerator[str, None]:
-    """Split a byte stream into lines, decoding strictly: bad UTF-8 is an error, not "�".
+    """Split a byte stream into lines; bytes that are not UTF-8 become "�" (text from outside
+    is text: core/untrusted/outside_text.py), as a lone surrogate in a payload's JSON does.
 
     Lines are split as bytes and decoded whole, so a character cut between two network
     reads is still read right. A line ends in LF or CRLF.
@@ -67,9 +69,9 @@ async def sse_lines(chunks: AsyncIterator[bytes]) -> AsyncGenerator[str, None]:
         pending += chunk
         *lines, pending = pending.split(b"\n")
         for line in lines:
-            yield line.decode("utf-8").rstrip("\r")
+            yield line.decode("utf-8", "replace").rstrip("\r")
     if pending:
-        yield pending.decode("utf-8")
+        yield pending.decode("utf-8", "replace")
 
 
 def sse_data(line: str) -> str | None:
@@ -110,10 +112,9 @@ def decode_chunk(data: str, gathered: Gathered | None = None) -> Delta:
     keeps what the reply may have to send back (passback.py).
 
     Raises BackendError when the server reports an error in the stream, ValueError for a
-    payload that is not a JSON object (UnicodeDecodeError, also a ValueError, comes earlier,
-    from :func:`sse_lines`).
+    payload that is not a JSON object (or nests deeper than the file reader's limit).
     """
-    chunk = json.loads(data)
+    chunk = parse_json_text(data, "a chunk")
     if not isinstance(chunk, dict):
         raise ValueError("chunk is not a JSON object")
     error = chunk.get("error")

@@ -27,7 +27,6 @@ CASES = {
     ),
     "cut mid-stream": (ModelScript([REPLY], cut_after=5), "broke after 5 chunks"),
     "malformed chunk": (ModelScript([REPLY], malformed_after=5), "broke after 5 chunks"),
-    "non-UTF-8 bytes": (ModelScript([REPLY], bad_bytes_after=5), "broke after"),
     "stalled stream": (ModelScript([REPLY], stall_after=5), "broke after 5 chunks"),
 }
 
@@ -54,6 +53,15 @@ def test_server_failure_is_one_clear_line_and_the_next_run_works(
     fake_server.set_model("m", ModelScript([REPLY, "Answer: ok"]))
     again = run_events(builtin("brightgrid"), server_backend(fake_server.base_url), model="m")
     assert finished(again).status == "answered"
+
+
+def test_bytes_that_are_not_utf8_are_replacement_characters_and_the_run_goes_on(
+    fake_server: FakeOpenAIServer,
+) -> None:
+    fake_server.set_model("m", ModelScript([REPLY], bad_bytes_after=5))
+    events = run_events(builtin("brightgrid"), server_backend(fake_server.base_url), model="m")
+    assert "\ufffd\ufffd" in model_text(events)
+    assert "broke" not in (finished(events).reason or "")
 
 
 def test_unknown_model_lists_the_available_ones(fake_server: FakeOpenAIServer) -> None:

@@ -11,6 +11,7 @@ test: the request names the real host, the proxy reads every header.
 from __future__ import annotations
 
 import io
+import json
 import os
 import shutil
 import subprocess
@@ -22,9 +23,9 @@ from sandbox_app.backends.keys import CUSTOM_KEY_ENV, KeyStore, host_of, in_clea
 from sandbox_app.backends.presets import PRESETS
 from sandbox_app.backends.registry import (
     config_for,
+    curl_request,
     key_notice,
     server_config,
-    server_url_and_key_variable,
 )
 from sandbox_app.cli.eval_command import eval_command
 from sandbox_app.cli.main import main
@@ -32,7 +33,12 @@ from sandbox_app.core.running.events import Exchange
 from sandbox_app.core.running.fork import as_curl
 from sandbox_app.core.scenarios.scenario import LaneConfig
 from sandbox_app.core.scenarios.scenario_file import load_scenario, save_scenario, scenarios_dir
+from tests.fake_anthropic import AnthropicScript, fake_anthropic
+from tests.fake_gemini import gemini_server
+from tests.fake_responses import responses_server
 from tests.fakeserver import FakeOpenAIServer, ModelScript
+
+__all__ = ["fake_anthropic", "gemini_server", "responses_server"]  # fixtures, for pytest
 
 KEY_PRESETS = [preset for preset in PRESETS if preset.key_env]
 
@@ -171,11 +177,24 @@ def test_a_file_lane_on_openais_own_https_origin_needs_no_confirmation(
 def test_copy_as_curl_names_the_variable_the_key_rule_reads(
     backend: str, url: str, variable: str
 ) -> None:
-    base_url, key_variable = server_url_and_key_variable(backend, url)
+    request = curl_request(backend, url, "m")
     exchange = Exchange(1, {"model": "m", "messages": []}, "", "", None, None, None, None)
-    curl = as_curl(exchange, base_url, key_variable)
+    curl = as_curl(exchange, request.url, request.headers)
     assert f'"Authorization: Bearer ${variable}"' in curl
-    assert curl.startswith(f"curl {base_url.rstrip('/')}/chat/completions")
+    assert request.url.endswith("/chat/completions")
+    assert curl.startswith(f"curl {request.url}")
+
+
+@pytest.mark.parametrize("backend", ["custom", "anthropic", "responses", "gemini"])
+def test_copy_as_curl_writes_no_key_for_plain_http_to_another_machine(backend: str) -> None:
+    """N15: the app never sends REACT_SANDBOX_API_KEY there; a pasted command must not."""
+    request = curl_request(backend, "http://192.0.2.7:8080/v1", "m")
+    exchange = Exchange(1, {"model": "m"}, "", "", None, None, None, None)
+    curl = as_curl(exchange, request.url, request.headers)
+    assert CUSTOM_KEY_ENV not in curl
+    assert "$" not in curl
+    assert request.key_variable == ""
+    assert "plain HTTP" in request.withheld
 
 
 @pytest.mark.skipif(shutil.which("curl") is None, reason="curl is not installed")
@@ -184,13 +203,61 @@ def test_the_copied_curl_command_sends_the_key_the_rule_names(
 ) -> None:
     """Pasted into a shell with the variable set, the command reaches the server with it."""
     fake_server.set_model("m", ModelScript(replies=["Answer: 1"], cycle=True))
-    base_url, variable = server_url_and_key_variable("custom", fake_server.base_url)
     request = {"model": "m", "messages": [{"role": "user", "content": "Hi"}], "stream": False}
-    exchange = Exchange(1, request, "", "", None, None, None, None)
-    command = as_curl(exchange, base_url, variable)
-    env = {"PATH": os.environ.get("PATH", ""), variable: "sk-from-the-shell", "HOME": str(tmp_path)}
-    done = subprocess.run(
-        ["bash", "-c", command], env=env, capture_output=True, text=True, timeout=60, check=False
-    )
-    assert done.returncode == 0, done.stderr
+    assert shell_curl(request, "custom", fake_server.base_url, tmp_path).returncode == 0
     assert fake_server.authorizations == ["Bearer sk-from-the-shell"]
+
+
+def shell_curl(
+    request: dict[str, object], backend: str, base_url: str, tmp_path: Path, model: str = "m"
+) -> subprocess.CompletedProcess[str]:
+    """Copy as curl's command for ``request``, run by bash with the key's variable set."""
+    copied = curl_request(backend, base_url, model)
+    command = as_curl(
+        Exchange(1, request, "", "", None, None, None, None), copied.url, copied.headers
+    )
+    env = {"PATH": os.environ.get("PATH", ""), "HOME": str(tmp_path)}
+    env[copied.key_variable] = "sk-from-the-shell"
+    return subprocess.run(
+        ["bash", "-c", command + " --fail --silent --show-error"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+@pytest.mark.skipif(shutil.which("curl") is None, reason="curl is not installed")
+@pytest.mark.parametrize("kind", ["anthropic", "responses", "gemini"])
+def test_copy_as_curl_of_a_run_reaches_its_kinds_own_endpoint_with_its_key_header(
+    kind: str,
+    request: pytest.FixtureRequest,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """N15: a run's first request, copied as curl and pasted into a shell, is answered by
+    that kind's test server, which got the key in the kind's own header."""
+    from tests.core.test_anthropic_kind import text_turns
+    from tests.core.test_gemini import text_replies
+    from tests.core.test_responses_kind import TEXT_REPLIES
+
+    monkeypatch.setenv(CUSTOM_KEY_ENV, "sk-of-the-run")
+    server = request.getfixturevalue(
+        {"anthropic": "fake_anthropic", "responses": "responses_server"}.get(kind, "gemini_server")
+    )
+    if kind == "anthropic":
+        server.set_model("m", AnthropicScript(turns=text_turns()))
+    elif kind == "responses":
+        server.set_replies("m", TEXT_REPLIES)
+    else:
+        server.replies["m"] = text_replies()
+    argv = ["run", "--backend", kind, "--base-url", server.base_url, "--model", "m", "--json"]
+    assert main(argv) == 0
+    events = json.loads(capsys.readouterr().out)["events"]
+    first = next(e["request"] for e in events if e["type"] == "Exchange")
+    done = shell_curl(first, kind, server.base_url, tmp_path)
+    assert done.returncode == 0, done.stderr
+    keys = server.authorizations if kind == "responses" else server.keys
+    assert keys[-1] in ("sk-from-the-shell", "Bearer sk-from-the-shell")

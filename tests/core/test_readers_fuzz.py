@@ -36,7 +36,7 @@ from sandbox_app.core.scenarios.scenario import Scenario
 from sandbox_app.core.scenarios.scenario_fields import ScenarioError
 from sandbox_app.core.scenarios.scenario_file import MAX_FILE_BYTES, load_scenario, scenarios_dir
 from sandbox_app.core.scenarios.test_set import MAX_IMPORT_BYTES, import_file
-from sandbox_app.core.untrusted.file_reader import ReadError, check, parse_setting, stored_number
+from sandbox_app.core.untrusted.file_reader import ReadError, check, parse_json_text, stored_number
 
 RESULT = {
     "lane": "scripted",
@@ -96,7 +96,7 @@ def _use_prices(path: Path) -> None:
         prices = stored_prices(store.value("prices", "{}"))
     assert all(p.input_per_million >= 0 and p.output_per_million >= 0 for p in prices.values())
     try:  # the parser under it: a value, or its one error
-        check(parse_setting(text, "prices"), dict[str, Any], "prices")
+        check(parse_json_text(text, "prices"), dict[str, Any], "prices")
         message = ""
     except ReadError as err:
         message = str(err)

@@ -20,6 +20,7 @@ from typing import Any
 
 from sandbox_app.core.running.backend import PROVIDER, Message, ToolCallPiece, ToolSchema
 from sandbox_app.core.tools import Tool
+from sandbox_app.core.untrusted.file_reader import parse_json_text
 
 # The prompt's {format} in native mode: what the ReAct format asks for, in API terms.
 NATIVE_FORMAT = (
@@ -134,7 +135,9 @@ def call_input(tool: Tool | None, call: NativeCall) -> tuple[str, str | None]:
     """The string a tool receives from a call's JSON arguments, or an error for the model."""
     text = call.arguments.strip()
     try:
-        arguments = json.loads(text) if text else {}
+        # A model's arguments, by the file reader's rules: 100,000 brackets are not JSON here,
+        # never a RecursionError.
+        arguments = parse_json_text(text, "the arguments") if text else {}
     except ValueError:
         return "", f"Error: the arguments of {call.name} are not valid JSON: {text[:80]}"
     if isinstance(arguments, str):

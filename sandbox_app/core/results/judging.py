@@ -4,13 +4,16 @@ repeated verdicts as one ``"judge"`` check (core/results/checks.py).
 A reply is read as structured output first (a JSON object anywhere in it: ``verdict`` /
 ``passed`` and ``score``, ``reason``), then as text (a "PASS" / "FAIL" or "Verdict: …" line,
 a "Score: 4" line, a "Reason: …" line). A reply with no verdict the mode needs, a score out
-of 1–5, or a failed call is *unjudged* (``passed`` None): shown, and never a pass. The call
-itself is application/judge.py.
+of 1–5, or a failed call is *unjudged* (``passed`` None): shown, and never a pass. A reply is
+text from outside: read by core/untrusted's rules (no lone surrogates, the file reader's size
+and nesting limits on its JSON, every number range-checked), so no reply can stop an
+evaluation. The call itself is application/judge.py.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -18,9 +21,14 @@ from typing import Any
 
 from sandbox_app.core.results.checks import CheckResult
 from sandbox_app.core.scenarios.judge_spec import PLACEHOLDERS, SCORE_RANGE, JudgeMode
+from sandbox_app.core.untrusted.file_reader import MAX_DEPTH, nesting
+from sandbox_app.core.untrusted.outside_text import clean
 
 NAME = "judge"  # the check's name in results, tooltips and reports
 MAX_REASON = 200  # characters: a reason is one sentence, not the judge's essay
+# A verdict and a sentence, or a thinking judge's page: far more is a judge gone wrong (and
+# each "{" of it is a place a JSON object is tried from).
+MAX_REPLY = 100_000
 
 _PLACEHOLDER = re.compile(r"\{\{\s*(" + "|".join(PLACEHOLDERS) + r")\s*\}\}")
 _THINKING = re.compile(r"<(think|thinking)>.*?</\1>", re.DOTALL | re.IGNORECASE)
@@ -77,11 +85,15 @@ def unjudged(why: str) -> Verdict:
 def parse_verdict(text: str, mode: JudgeMode, threshold: int) -> Verdict:
     """The verdict a judge's reply gives, by ``mode`` ("pass_fail": its pass or fail;
     "score": its 1–5 score against ``threshold``); unjudged when it gives none."""
-    text = _THINKING.sub("", text)
+    if len(text) > MAX_REPLY:
+        return unjudged(f"the judge's reply is too long ({len(text):,} characters)")
+    text = _THINKING.sub("", clean(text))
+    if nesting(text) > MAX_DEPTH:  # the json module would recurse once per level
+        return unjudged(f"the judge's reply nests brackets over {MAX_DEPTH} deep")
     found = _from_json(text)
     verdict, score, reason = found if found is not None else _from_text(text)
     if score is not None and not SCORE_RANGE[0] <= score <= SCORE_RANGE[1]:
-        return unjudged(f"the judge gave score {score:g}, outside 1–5")
+        return unjudged(f"the judge gave score {_number_shown(score)}, outside 1–5")
     whole = None if score is None else round(score)
     if mode == "score":
         if whole is None:
@@ -124,10 +136,7 @@ def _from_json(text: str) -> tuple[bool | None, float | None, str] | None:
         if not isinstance(value, dict):
             continue
         verdict = _verdict_word(value.get("verdict", value.get("passed", value.get("pass"))))
-        score = value.get("score")
-        number = (
-            float(score) if isinstance(score, int | float) and not isinstance(score, bool) else None
-        )
+        number = _score(value.get("score"))
         if verdict is None and number is None:
             continue
         reason = value.get("reason", value.get("explanation", ""))
@@ -139,9 +148,25 @@ def _from_text(text: str) -> tuple[bool | None, float | None, str]:
     line = _VERDICT_LINE.search(text)
     verdict = None if line is None else line.group(1).lower() == "pass"
     score_line = _SCORE_LINE.search(text)
-    score = None if score_line is None else float(score_line.group(1))
+    score = None if score_line is None else _score(float(score_line.group(1)))
     reason_line = _REASON_LINE.search(text)
     return verdict, score, reason_line.group(1) if reason_line else ""
+
+
+def _score(value: Any) -> float | None:
+    """A score as a float: infinite when it is a number too large for one (a 400-digit
+    integer; out of range either way), None when it is not a number at all (or NaN)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    try:
+        number = float(value)
+    except OverflowError:
+        return math.inf if value > 0 else -math.inf
+    return None if math.isnan(number) else number
+
+
+def _number_shown(score: float) -> str:
+    return f"{score:g}" if math.isfinite(score) else "an enormous number"
 
 
 def _verdict_word(value: Any) -> bool | None:
@@ -154,7 +179,7 @@ def _verdict_word(value: Any) -> bool | None:
 
 def _one_line(text: str) -> str:
     """One sentence on one line: whitespace folded, cut at ``MAX_REASON`` characters."""
-    folded = " ".join(text.split())
+    folded = " ".join(clean(text).split())  # a JSON reason may escape a lone surrogate
     return folded if len(folded) <= MAX_REASON else folded[: MAX_REASON - 1] + "…"
 
 

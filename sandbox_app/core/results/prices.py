@@ -11,7 +11,7 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
-from sandbox_app.core.untrusted.file_reader import ReadError, check, parse_setting, read_json
+from sandbox_app.core.untrusted.file_reader import ReadError, check, parse_json_text, read_json
 
 
 @dataclass(frozen=True)
@@ -27,7 +27,7 @@ def stored_prices(value: object) -> dict[str, Price]:
     """The price table as the window stores it (JSON: model → [input, output]); anything
     malformed is dropped, never guessed."""
     try:
-        data = parse_setting(value, "the saved prices")
+        data = parse_json_text(value, "the saved prices")
         table = check(data, dict[str, tuple[float, ...]], "prices")
     except ReadError:
         return {}

@@ -27,6 +27,7 @@ from sandbox_app.core.running.events import (
 from sandbox_app.core.running.metrics import RunMetrics, plural
 from sandbox_app.core.scenarios.trajectory_spec import InputCheck, TrajectorySpec
 from sandbox_app.core.untrusted import safe_regex
+from sandbox_app.core.untrusted.file_reader import parse_json_text
 
 SHOWN = 40  # characters of an input or a value named in a check
 
@@ -132,8 +133,8 @@ def _matches(check: InputCheck, text: str) -> bool:
 
 def _object(text: str) -> Any:
     """A call's input as an object: JSON, or keywords (``city="Paris"``); else the text."""
-    try:
-        return json.loads(text)
+    try:  # a model's text, by the file reader's rules (no RecursionError on deep nesting)
+        return parse_json_text(text, "the input")
     except ValueError:
         return keyword_object(text.strip()) or text
 

@@ -99,14 +99,14 @@ def as_json(exchange: Exchange) -> str:
     return json.dumps({"request": exchange.request, "reply": reply}, ensure_ascii=False, indent=2)
 
 
-def as_curl(exchange: Exchange, base_url: str, key_variable: str) -> str:
-    """The request as a curl command; the key is ``$KEY_VARIABLE`` (the variable the app's key
-    rule reads for that server), never its value."""
-    url = base_url.rstrip("/") + "/chat/completions"
+def as_curl(exchange: Exchange, url: str, headers: Sequence[str]) -> str:
+    """The request as a curl command to ``url`` with ``headers`` (the backend registry's
+    ``curl_request``: the kind's endpoint; a key as ``$VARIABLE``, never its value)."""
     body = json.dumps(exchange.request, ensure_ascii=False)
-    return (
-        f"curl {shlex.quote(url)} \\\n"
-        f'  -H "Authorization: Bearer ${key_variable}" \\\n'
-        "  -H 'Content-Type: application/json' \\\n"
-        f"  -d {shlex.quote(body)}"
-    )
+    lines = [f"curl {shlex.quote(url)}"]
+    for header in (*headers, "Content-Type: application/json"):
+        # Double quotes where the shell must expand the key's variable (its name is the
+        # app's own: no other character the shell reads), single quotes elsewhere.
+        lines.append(f'-H "{header}"' if "$" in header else f"-H {shlex.quote(header)}")
+    lines.append(f"-d {shlex.quote(body)}")
+    return " \\\n  ".join(lines)

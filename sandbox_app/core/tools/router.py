@@ -17,6 +17,7 @@ from sandbox_app.core.react_format.action_objects import name_key, plain_input
 from sandbox_app.core.react_format.object_inputs import object_input
 from sandbox_app.core.tools.base import Tool
 from sandbox_app.core.tools.policy import Policy, denied, effective_policy
+from sandbox_app.core.untrusted.outside_text import clean
 
 Approver = Callable[[str, str], Awaitable[bool]]
 INPUT_TOO_LONG = "Error: input is too long"
@@ -55,8 +56,9 @@ class ToolRouter:
 
     async def run_tool(self, name: str, input: str) -> ToolResult:
         started = time.perf_counter()
-        text = await self._run(name.lower(), input)
-        text = self._truncate(text)
+        # What a tool returns is text from outside (an MCP server's, a web page's, a plugin's):
+        # a lone surrogate in it would stop every writer of the trace.
+        text = self._truncate(clean(await self._run(name.lower(), input)))
         return ToolResult(text, text.startswith("Error"), time.perf_counter() - started)
 
     def resolve(self, name: str) -> Tool | None:

@@ -34,6 +34,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, BinaryIO, Literal, TypeVar, Union
 
+from sandbox_app.core.untrusted.outside_text import clean_value, may_hold_surrogates
+
 T = TypeVar("T")
 
 # Far deeper than anything the app writes (a recording's request bodies with tool schemas are
@@ -130,12 +132,16 @@ def json_line(raw: bytes, name: str, what: str) -> Any:
 
 
 def parse_json(text: str, name: str, what: str, max_depth: int = MAX_DEPTH) -> Any:
-    """JSON text (a file's, a line's or a setting's) into Python values, never recursing
-    deeper than ``max_depth`` levels."""
-    if nesting(text, max_depth) > max_depth:
+    """JSON text (a file's, a line's, a setting's, a server's) into Python values, never
+    recursing deeper than ``max_depth`` levels; lone surrogates in strings as U+FFFD."""
+    # Fewer brackets than the limit cannot nest past it: counted at C speed, this spares a
+    # stream's every small chunk the scan.
+    deep = text.count("[") + text.count("{") > max_depth and nesting(text, max_depth) > max_depth
+    if deep:
         raise ReadError(f"{name} nests its JSON too deeply to be {what}.")
     try:
-        return json.loads(text)
+        value = json.loads(text)
+        return clean_value(value) if may_hold_surrogates(text) else value
     except json.JSONDecodeError as err:
         raise ReadError(
             f"{name} is not valid JSON: {err.msg} at line {err.lineno}, column {err.colno}."
@@ -319,25 +325,25 @@ def _hints(cls: Any) -> dict[str, Any]:
     return typing.get_type_hints(cls)
 
 
-MAX_SETTING_CHARS = 10_000_000
+MAX_TEXT_CHARS = 10_000_000
 
 
-def parse_setting(value: object, name: str) -> Any:
-    """A JSON value kept in the app's settings (prices): QSettings gives back whatever the
-    settings file holds, so anything but JSON text of a sane size is a ReadError."""
+def parse_json_text(value: object, name: str, limit: int = MAX_TEXT_CHARS) -> Any:
+    """JSON text held in memory by a file's rules: a setting (QSettings gives back whatever the
+    settings file holds), a server's body, a judge's; anything but JSON text of at most
+    ``limit`` characters is a ReadError."""
     if not isinstance(value, str):
         raise ReadError(f"{name} is not JSON text (got {type(value).__name__}).")
-    if len(value) > MAX_SETTING_CHARS:
+    if len(value) > limit:
         raise ReadError(f"{name} is too large ({len(value):,} characters).")
     return parse_json(value, name, name)
 
 
 def _finite(value: float) -> float | None:
-    try:
-        number = float(value)  # an integer of 400 digits is too large for a float
+    try:  # an integer of 400 digits is too large for a float
+        return number if math.isfinite(number := float(value)) else None
     except OverflowError:
         return None
-    return number if math.isfinite(number) else None
 
 
 def stored_number(value: object, default: float, low: float, high: float) -> float:

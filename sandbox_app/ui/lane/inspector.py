@@ -2,8 +2,9 @@
 
 For each request of the step (a step asked again has several): the JSON body as sent (roles,
 model, parameters; never the key), the reply as it streamed before any parsing or cut, its
-thinking, finish reason, usage and timing. Copy as JSON, or as a curl command whose key is
-the variable the key rule reads for that server (``$GROQ_API_KEY``, …).
+thinking, finish reason, usage and timing. Copy as JSON, or as a curl command to the kind's
+own endpoint whose key is the variable the key rule reads for that server (``$GROQ_API_KEY``,
+…), in the kind's own header; none where the rule sends that server no key from there.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from sandbox_app.backends.registry import server_url_and_key_variable
+from sandbox_app.backends.registry import curl_request
 from sandbox_app.core.running.events import Exchange
 from sandbox_app.core.running.fork import as_curl, as_json
 from sandbox_app.ui.common.plain import plain_label, tip
@@ -33,13 +34,14 @@ class RequestInspector(QDialog):
         exchanges: list[Exchange],
         backend: str,
         base_url: str,
+        model: str,
         parent: QWidget | None = None,
     ) -> None:
         super().__init__(parent)
         self.setWindowTitle(f"Step {step}: request and reply")
         self.resize(820, 620)
         self.exchanges = exchanges
-        self.base_url, self.key_variable = server_url_and_key_variable(backend, base_url)
+        self.curl = curl_request(backend, base_url, model)
         asked = f" was asked {len(exchanges)} times: each request" if len(exchanges) > 1 else ""
         self.heading = plain_label(f"Step {step}{asked or ': the request'} and its reply, as sent")
         self.text = QPlainTextEdit("\n\n".join(as_json(e) for e in exchanges))
@@ -47,12 +49,13 @@ class RequestInspector(QDialog):
         self.text.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
         self.copy_json_button = QPushButton("Copy as JSON")
         self.copy_curl_button = QPushButton("Copy as curl")
-        self.copy_curl_button.setToolTip(
-            tip(
-                f"The key is written as ${self.key_variable} (where the app reads this "
-                "server's key), never its value"
-            )
+        said = (
+            f"The key is written as ${self.curl.key_variable} (where the app reads this "
+            "server's key), never its value"
+            if self.curl.key_variable
+            else f"No key is written: {self.curl.withheld or 'this server takes none'}"
         )
+        self.copy_curl_button.setToolTip(tip(said))
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
         row = QHBoxLayout()
         row.addWidget(self.copy_json_button)
@@ -72,5 +75,5 @@ class RequestInspector(QDialog):
 
     def copy_curl(self) -> None:
         QApplication.clipboard().setText(
-            as_curl(self.exchanges[-1], self.base_url, self.key_variable)
+            as_curl(self.exchanges[-1], self.curl.url, self.curl.headers)
         )

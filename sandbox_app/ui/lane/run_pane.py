@@ -85,9 +85,8 @@ class RunPane(QWidget):
         self.run_picker.hide()
         self.header = AnswerHeader(answer_scale)
         self.answer_label, self.answer_status = self.header.answer, self.header.status
-        # Owners put their own buttons (Run, a lane's Settings) at the front of this row; a
-        # widget of its own, so a compact lane (presenter mode) hides the row as one.
         self.controls_bar = QWidget()
+        # Owners' buttons (Run, Settings) lead this row: one widget, a compact lane hides it.
         self.controls = QHBoxLayout(self.controls_bar)
         self.controls.setContentsMargins(0, 0, 0, 0)
         for widget in (self.stop_button, self.run_picker, self.step_label, self.progress):
@@ -107,8 +106,7 @@ class RunPane(QWidget):
         self.metrics_text = ""  # what metricsChanged said last: the run on screen's figures
         self._counts = [0, 0, 0, 0]  # live: tool calls, format errors, cuts, loops
         self._record: RunRecord | None = None  # the run streaming now
-        self._max_steps = 0
-        self._step = 0
+        self._max_steps = self._step = 0
         self._started = 0.0
         self._waiting_since: float | None = None
         self._waiting_for = ""

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from sandbox_app.backends.registry import SCRIPTED
-from sandbox_app.core.untrusted.file_reader import ReadError, check, parse_setting
+from sandbox_app.core.untrusted.file_reader import ReadError, check, parse_json_text
 
 
 class ServerMemory:
@@ -28,7 +28,9 @@ class ServerMemory:
     def load_setting(self, value: object) -> None:
         """The stored table; anything malformed is dropped, never guessed."""
         try:
-            stored = check(parse_setting(value, "the remembered servers"), dict[str, list[str]], "")
+            stored = check(
+                parse_json_text(value, "the remembered servers"), dict[str, list[str]], ""
+            )
         except ReadError:
             return
         self.table.update({kind: (v[0], v[1]) for kind, v in stored.items() if len(v) == 2})

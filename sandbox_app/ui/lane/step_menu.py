@@ -56,7 +56,9 @@ def inspect(pane: StepPane, step: int) -> RequestInspector | None:
         return None
     settings = record.settings
     trace = pane.trace  # the dialog's parent: it closes with the pane the trace is in
-    pane.inspector = RequestInspector(step, exchanges, settings.backend, settings.base_url, trace)
+    pane.inspector = RequestInspector(
+        step, exchanges, settings.backend, settings.base_url, settings.model, trace
+    )
     pane.inspector.open()
     return pane.inspector
 
