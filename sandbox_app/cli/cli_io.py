@@ -30,6 +30,7 @@ EXIT_STOPPED = 3
 EXIT_BELOW_PASS_RATE = 4
 EXIT_MAX_STEPS = 5
 EXIT_LOOP = 6
+EXIT_REGRESSED = 7
 
 RUN_EXIT_CODES = f"""exit codes:
   {EXIT_ANSWERED}  answered
@@ -44,7 +45,9 @@ EVAL_EXIT_CODES = f"""exit codes:
   {EXIT_ERROR}  an error: a bad option or file, an output that cannot be written
   {EXIT_USAGE}  a usage error: an unknown option, a missing value, an invalid choice
   {EXIT_STOPPED}  stopped (Ctrl+C): the finished runs are in the results file; --resume goes on
-  {EXIT_BELOW_PASS_RATE}  a lane passed less than --min-pass-rate"""
+  {EXIT_BELOW_PASS_RATE}  a lane passed less than --min-pass-rate
+  {EXIT_REGRESSED}  --fail-on-regression: an arm is worse than its baseline arm beyond the 95 %
+     interval (the cases that fell are listed, and in the --junit file)"""
 
 STDIN = "-"  # the usual name for standard input, where a file name would go
 STDIN_NAME = "standard input"

@@ -31,7 +31,12 @@ from sandbox_app.cli.cli_io import (
     STDIN_NAME,
     scenario_from,
 )
-from sandbox_app.cli.eval_history import add_db_option, eval_log
+from sandbox_app.cli.eval_baseline import (
+    add_baseline_options,
+    check_baseline_option,
+    compare_with_baseline,
+)
+from sandbox_app.cli.eval_history import add_db_option, eval_log, scenario_place
 from sandbox_app.cli.eval_outputs import Finish, cache_problem, check_writable, finish
 from sandbox_app.cli.eval_runs import EvalRuns
 from sandbox_app.cli.lane_spec import eval_lanes, lane_from_spec
@@ -133,6 +138,7 @@ def parser() -> argparse.ArgumentParser:
         "(without it, a URL from the file gets no key: a file may not decide where keys go)",
     )
     add_db_option(p)
+    add_baseline_options(p)
     add_otlp_options(p)  # --otlp, --otlp-file: the runs as OpenTelemetry traces
     return p
 
@@ -159,6 +165,7 @@ def eval_command(argv: list[str], out: TextIO | None = None, progress: TextIO | 
             raise ValueError(undefined)
         lanes = eval_lanes(args, scenario)
         minimum = _rate(args.min_pass_rate)
+        check_baseline_option(args)
         results_path = Path(args.out or Path(args.scenario).with_suffix(".results.jsonl").name)
         # Every file the evaluation writes is checked before the first run, not after the last.
         scenario_path = {} if piped else {"the scenario file": Path(args.scenario)}
@@ -242,6 +249,7 @@ def eval_command(argv: list[str], out: TextIO | None = None, progress: TextIO | 
         return EXIT_STOPPED
     log.finish()
     otlp.send_evaluation(progress, scenario.title)
+    baseline = compare_with_baseline(args, log, scenario_place(args))
     outputs = Finish(
         scenario.title,
         asked_questions(scenario),
@@ -252,6 +260,8 @@ def eval_command(argv: list[str], out: TextIO | None = None, progress: TextIO | 
         junit=Path(args.junit) if args.junit else None,
         as_json=args.json,
         minimum=minimum,
+        baseline=baseline,
+        fail_on_regression=args.fail_on_regression,
     )
     return finish(outputs, runs.tallies, out)
 

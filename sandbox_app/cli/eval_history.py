@@ -34,6 +34,11 @@ def history_at(db: str | None, command: str) -> History:
     return History(Path(db) if db else None, lambda line: say(f"react-sandbox {command}: {line}"))
 
 
+def scenario_place(args: argparse.Namespace) -> str:
+    """The scenario file as the history names it ("" for one from standard input)."""
+    return "" if args.scenario == STDIN else str(Path(args.scenario).resolve())
+
+
 def eval_log(
     args: argparse.Namespace,
     scenario: Scenario,
@@ -42,10 +47,9 @@ def eval_log(
     done: Iterable[EvalResult],
 ) -> EvaluationLog:
     history = history_at(args.db, "eval")
-    where = "" if args.scenario == STDIN else str(Path(args.scenario).resolve())
     return history.begin(
         scenario.title,
-        where,
+        scenario_place(args),
         lanes,
         len(scenario.test_set),
         args.repeat,

@@ -20,9 +20,16 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-from sandbox_app.cli.cli_io import EXIT_ANSWERED, EXIT_BELOW_PASS_RATE, EXIT_ERROR
+from sandbox_app.cli.cli_io import (
+    EXIT_ANSWERED,
+    EXIT_BELOW_PASS_RATE,
+    EXIT_ERROR,
+    EXIT_REGRESSED,
+)
+from sandbox_app.cli.eval_baseline import BaselineDiff
 from sandbox_app.cli.prompt_choice import versions_note
 from sandbox_app.cli.terminal import say, visible
+from sandbox_app.core.comparing.report_lines import diff_lines, junit_suite
 from sandbox_app.core.results.evaluation import LaneSummary, LaneTally, Plan, wilson
 from sandbox_app.core.results.exports import TEST_SET_FORMATS, EvalResults
 from sandbox_app.core.results.junit import write_junit
@@ -95,6 +102,8 @@ class Finish:
     junit: Path | None = None
     as_json: bool = False
     minimum: float | None = None
+    baseline: BaselineDiff | None = None  # --baseline: this evaluation against it
+    fail_on_regression: bool = False
 
 
 def finish(done: Finish, tallies: dict[str, LaneTally], out: TextIO) -> int:
@@ -106,6 +115,9 @@ def finish(done: Finish, tallies: dict[str, LaneTally], out: TextIO) -> int:
     if not done.as_json:
         rows = (visible(s.row()) + versions_note(tallies[s.lane].versions) for s in summaries)
         out.write("\n" + "\n".join(rows) + "\n")
+        if done.baseline is not None:
+            lines = diff_lines(done.baseline.diff, *done.baseline.names)
+            out.write("\n" + "".join(visible(line) + "\n" for line in lines))
     written: dict[str, str] = {}
     code = EXIT_ANSWERED
     for option, path, write in (
@@ -125,12 +137,18 @@ def finish(done: Finish, tallies: dict[str, LaneTally], out: TextIO) -> int:
         if not done.as_json:
             out.write(f"{option.lstrip('-')}: {visible(str(path))}\n")
     if done.as_json:
-        out.write(json.dumps(summary_document(done, summaries, tallies, written), indent=1) + "\n")
+        document = summary_document(done, summaries, tallies, written)
+        if done.baseline is not None:
+            document["baseline"] = done.baseline.document()
+        out.write(json.dumps(document, indent=1) + "\n")
     elif below:
         rate = f"{done.minimum:.0%}"
         out.write(visible(f"below the minimum pass rate of {rate}: {', '.join(below)}") + "\n")
     if code == EXIT_ANSWERED and below:
         code = EXIT_BELOW_PASS_RATE
+    regressed = done.baseline is not None and done.baseline.diff.worse
+    if code == EXIT_ANSWERED and done.fail_on_regression and regressed:
+        code = EXIT_REGRESSED
     return code
 
 
@@ -177,7 +195,9 @@ def summary_document(
 
 
 def _write_junit(done: Finish, path: Path) -> None:
-    write_junit(path, done.title, done.lanes, iter_latest(done.results, done.planned))
+    base = done.baseline
+    extra = [junit_suite(base.diff, *base.names)] if base is not None else []
+    write_junit(path, done.title, done.lanes, iter_latest(done.results, done.planned), extra)
 
 
 def _write_report(done: Finish, path: Path) -> None:

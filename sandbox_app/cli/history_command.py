@@ -1,11 +1,15 @@
-"""``react-sandbox history list|show ID|diff A B``: the history database on a terminal.
+"""``react-sandbox history list|show ID|diff A B|baseline ID``: the history database on a
+terminal.
 
 Every evaluation (the window's test sets and ``eval``'s) is stored as it runs
 (application/history.py); ``list`` shows them newest first with each one's pass rate and its
-95 % Wilson interval, ``show`` one evaluation's lanes and failed runs, ``diff`` the runs that
-flipped from A to B. Scenario titles, lanes, questions and answers came from files and
-models: printed through ``terminal.visible``. Exit codes: 0 done, 1 an error (no database,
-no such evaluation, a file that is not a history), 2 a usage error.
+95 % Wilson interval, ``show`` one evaluation's lanes and failed runs, ``diff`` A and B arm
+by arm (core/comparing/: paired by what made each arm, per case k/N → k/N, the difference
+with its paired interval and a verdict), ``baseline`` marks the evaluation later ones of its
+scenario are compared with (``eval --baseline latest``). Scenario titles, lanes, questions
+and answers came from files and models: printed through ``terminal.visible``. Exit codes: 0
+done, 1 an error (no database, no such evaluation, a file that is not a history), 2 a usage
+error.
 """
 
 from __future__ import annotations
@@ -18,9 +22,13 @@ from typing import Any, TextIO
 
 from sandbox_app.cli.eval_history import add_db_option, history_at
 from sandbox_app.cli.terminal import json_visible, say, visible
+from sandbox_app.core.comparing.arm_diff import CaseChange, verdict_document
+from sandbox_app.core.comparing.evaluations import diff_evaluations
+from sandbox_app.core.comparing.report_lines import diff_lines
 from sandbox_app.core.results.eval_result import EvalResult
+from sandbox_app.core.results.evaluation import rate
+from sandbox_app.core.results.history_arms import baselines, set_baseline
 from sandbox_app.core.results.history_db import EvaluationRow, HistoryStore
-from sandbox_app.core.results.history_diff import Flip, HistoryDiff, diff_evaluations, rate
 from sandbox_app.core.results.history_schema import HistoryError, default_path
 from sandbox_app.core.scenarios.prompt_versions import SHORT_ID
 
@@ -29,16 +37,17 @@ def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="react-sandbox history",
         description="Past evaluations (each test-set run, in the window or by `eval`): "
-        "list them, show one, or the runs that flipped between two.",
+        "list them, show one, compare two arm by arm, or mark a baseline.",
     )
-    commands = p.add_subparsers(dest="command", required=True, metavar="list|show|diff")
+    commands = p.add_subparsers(dest="command", required=True, metavar="list|show|diff|baseline")
     for name, text in (
         ("list", "every evaluation, newest first, with its pass rate"),
         ("show", "one evaluation: its lanes and its failed runs"),
-        ("diff", "the runs that flipped from pass to fail, and from fail to pass, A → B"),
+        ("diff", "A → B arm by arm: each case's k/N, the difference with its 95 % interval"),
+        ("baseline", "mark evaluation ID as its scenario's baseline (eval --baseline latest)"),
     ):
         sub = commands.add_parser(name, help=text)
-        if name == "show":
+        if name in ("show", "baseline"):
             sub.add_argument("id", type=int, metavar="ID")
         if name == "diff":
             sub.add_argument("a", type=int, metavar="A")
@@ -74,24 +83,31 @@ def history_command(argv: list[str], out: TextIO | None = None) -> int:
 
 def _answer(store: HistoryStore, args: argparse.Namespace) -> tuple[Any, list[str]]:
     if args.command == "list":
-        rows = store.evaluations()
-        return [row.to_dict() for row in rows], [_row(row) for row in rows]
+        rows, marked = store.evaluations(), baselines(store)
+        lines = [_row(row) + (" · baseline" if row.id in marked else "") for row in rows]
+        return [{**row.to_dict(), "baseline": row.id in marked} for row in rows], lines
     if args.command == "show":
         row = store.evaluation(args.id)
         failed = [r for r in store.results(args.id) if not r.passed]
         document = {**row.to_dict(), "failed": [r.to_dict() for r in failed]}
         return document, _show(row, failed)
+    if args.command == "baseline":
+        set_baseline(store, args.id)
+        row = store.evaluation(args.id)
+        return row.to_dict(), [f"#{row.id} is now the baseline of {row.scenario_title}"]
     diff = diff_evaluations(store, args.a, args.b)
-    questions = _questions(store, diff)
+    first, second = f"#{args.a}", f"#{args.b}"
     document = {
         "a": args.a,
         "b": args.b,
-        "compared": diff.compared,
+        "comparisons": [
+            {**verdict_document(c, first, second), "cases": [_case(x) for x in c.changes]}
+            for c in diff.comparisons
+        ],
         "only_a": diff.only_first,
         "only_b": diff.only_second,
-        "flips": [_flip_dict(f, questions) for f in (*diff.broke, *diff.fixed)],
     }
-    return document, _diff(diff, questions)
+    return document, diff_lines(diff, first, second)
 
 
 def _row(row: EvaluationRow) -> str:
@@ -117,38 +133,11 @@ def _show(row: EvaluationRow, failed: list[EvalResult]) -> list[str]:
     return lines
 
 
-def _questions(store: HistoryStore, diff: HistoryDiff) -> dict[tuple[int, int], str]:
-    """The flipped runs' questions (read for those rows only, not the whole evaluation)."""
-    keys = [(f.lane, f.case, f.repeat) for f in diff.flips]
-    return {(r.case, r.repeat): r.question or "" for r in store.results(diff.first, keys)}
-
-
-def _flip_dict(flip: Flip, questions: dict[tuple[int, int], str]) -> dict[str, Any]:
+def _case(change: CaseChange) -> dict[str, Any]:
     return {
-        "case": flip.case + 1,
-        "repeat": flip.repeat + 1,
-        "lane": flip.lane,
-        "other_lane": flip.other_lane,
-        "was": "pass" if flip.was else "fail",
-        "now": "pass" if flip.now else "fail",
-        "question": questions.get((flip.case, flip.repeat), ""),
+        "case": change.case + 1,
+        "question": change.b.question,
+        "was": change.a.text(),
+        "now": change.b.text(),
+        "change_points": round(change.change * 100),
     }
-
-
-def _diff(diff: HistoryDiff, questions: dict[tuple[int, int], str]) -> list[str]:
-    lines = [
-        f"#{diff.first} → #{diff.second}: {diff.compared} runs compared, "
-        f"{len(diff.broke)} pass → fail, {len(diff.fixed)} fail → pass"
-        + (f" ({diff.only_first} only in #{diff.first})" if diff.only_first else "")
-        + (f" ({diff.only_second} only in #{diff.second})" if diff.only_second else "")
-    ]
-    for title, flips in (("pass → fail", diff.broke), ("fail → pass", diff.fixed)):
-        if flips:
-            lines.append(f"{title}:")
-        for flip in flips:
-            lane = flip.lane if flip.lane == flip.other_lane else f"{flip.lane} / {flip.other_lane}"
-            lines.append(
-                f"  case {flip.case + 1} · {lane} · repeat {flip.repeat + 1}: "
-                f"{questions.get((flip.case, flip.repeat), '')}"
-            )
-    return lines

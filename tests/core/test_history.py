@@ -17,10 +17,10 @@ import pytest
 
 from sandbox_app.application.history import History
 from sandbox_app.cli.main import main
+from sandbox_app.core.comparing.evaluations import diff_evaluations
 from sandbox_app.core.results.eval_result import EvalResult
 from sandbox_app.core.results.evaluation import read_results
 from sandbox_app.core.results.history_db import HistoryStore
-from sandbox_app.core.results.history_diff import diff_evaluations, lane_pairs
 from sandbox_app.core.results.history_schema import (
     DATA_ENV,
     MIGRATIONS,
@@ -82,7 +82,7 @@ def test_migrations_from_version_0_and_from_each_step(tmp_path: Path) -> None:
     sqlite3.connect(empty).close()  # a file at user_version 0
     HistoryStore(empty).close()
     with sqlite3.connect(empty) as db:
-        assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 3
+        assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 4
         assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     # A file made by the first step only (an older app), with a result in it.
     old = tmp_path / "old.sqlite3"
@@ -103,7 +103,7 @@ def test_migrations_from_version_0_and_from_each_step(tmp_path: Path) -> None:
     assert store.verdicts(1) == {("A", 0, 0): True}
     store.close()
     with sqlite3.connect(old) as db:
-        assert db.execute("PRAGMA user_version").fetchone()[0] == 3
+        assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
         indexes = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='index'")}
         assert {"results_diff", "results_trend"} <= indexes
         # The diff reads the index alone, never the rows.
@@ -131,11 +131,6 @@ def test_a_newer_or_damaged_file_is_one_line_and_left_as_it_is(tmp_path: Path) -
     assert "not a history database" in said[0]
     assert "runs go on without it" in said[0]
     assert damaged.read_bytes() == b"not sqlite at all, " * 400
-
-
-def test_lanes_are_paired_by_name_then_in_order() -> None:
-    assert lane_pairs(["A", "B"], ["B", "A"]) == {"A": "A", "B": "B"}
-    assert lane_pairs(["m @ brief"], ["m @ grounded"]) == {"m @ brief": "m @ grounded"}
 
 
 def _two_versions(tmp_path: Path) -> Path:
@@ -182,19 +177,25 @@ def test_diff_lists_exactly_the_runs_that_flipped(
     assert lines[1].startswith("#1 ")
     code, text, _ = cli("history", "diff", "1", "2", "--db", db, capsys=capsys)
     assert code == 0
-    lanes, question = "scripted @ brief / scripted @ grounded", load_scenario(scenario).question
-    assert text.splitlines() == [
-        "#1 → #2: 4 runs compared, 1 pass → fail, 1 fail → pass",
-        "pass → fail:",
-        f"  case 3 · {lanes} · repeat 1: {question}",
-        "fail → pass:",
-        f"  case 1 · {lanes} · repeat 1: {question}",
+    question = load_scenario(scenario).question
+    lines = text.splitlines()
+    # One arm a prompt version apart (the same offline model): compared case by case, named.
+    assert lines[0] == "#1 → #2: 1 arm compared"
+    assert lines[2] == "prompt brief → grounded, on scripted"
+    assert lines[3].startswith("  no detectable difference between brief and grounded on scripted")
+    assert lines[-3:] == [
+        "  cases that changed, largest first:",
+        f"    case 3: 1/1 → 0/1 (-100 points) {question}",
+        f"    case 1: 0/1 → 1/1 (+100 points) {question}",
     ]
     code, document, _ = cli("history", "diff", "1", "2", "--db", db, "--json", capsys=capsys)
-    flips = json.loads(document)["flips"]
-    assert [(f["case"], f["was"], f["now"]) for f in flips] == [
-        (3, "pass", "fail"),
-        (1, "fail", "pass"),
+    (comparison,) = json.loads(document)["comparisons"]
+    named = (comparison["factor"], comparison["a"], comparison["b"])
+    assert named == ("prompt", "brief", "grounded")
+    assert comparison["verdict"] == "no detectable difference"
+    assert [(c["case"], c["was"], c["now"]) for c in comparison["cases"]] == [
+        (3, "1/1", "0/1"),
+        (1, "0/1", "1/1"),
     ]
     nowhere = tmp_path / "none.sqlite3"
     code, _, err = cli("history", "list", "--db", str(nowhere), capsys=capsys)
@@ -270,4 +271,5 @@ def test_a_killed_evaluation_leaves_whole_rows_and_resume_completes_it(tmp_path:
     assert (shown["runs"], shown["passed"], shown["finished"] is not None) == (12, 11, True)
     store = HistoryStore(db)
     assert len(store.evaluations()) == 1  # the resumed run went on with the same evaluation
-    assert diff_evaluations(store, 1, 1).compared == 12
+    (itself,) = diff_evaluations(store, 1, 1).comparisons  # one arm, every case in both
+    assert (itself.factor, itself.verdict.cases, itself.changes) == ("", 12, [])

@@ -126,7 +126,7 @@ def make_window(
     windows: list[MainWindow] = []
 
     def make(extra_tools: list[Tool] | None = None) -> MainWindow:
-        win = MainWindow(settings, KeyStore(), extra_tools=extra_tools)
+        win = MainWindow(settings, KeyStore(), tools=extra_tools)
         win.show()
         windows.append(win)
         return win

@@ -66,15 +66,18 @@ def test_compare_with_lists_exactly_the_flipped_runs(
     flips = view.flips
     assert flips is not None
     question = versions_scenario("brief").question
+    # The two lanes are one arm (the same offline model and settings): its runs of a case are
+    # counted together, k/N, and the arm is compared with itself a prompt version on, named.
+    arms = "prompt brief → grounded, on scripted"
     assert flips.rows() == [
-        ("pass → fail", "3", "Lane 1 · scripted", "1", question),
-        ("pass → fail", "3", "Lane 2 · scripted", "1", question),
-        ("fail → pass", "1", "Lane 1 · scripted", "1", question),
-        ("fail → pass", "1", "Lane 2 · scripted", "1", question),
+        (arms, "3", "2/2", "0/2", "-100 points", question),
+        (arms, "1", "0/2", "2/2", "+100 points", question),
     ]
-    assert "8 runs compared · 2 pass → fail · 2 fail → pass" in flips.summary.text()
-    # A flipped run's two traces, side by side, read back from the database.
-    flips.table.selectRow(2)
+    summary = flips.summary.text()
+    assert summary.startswith(f"{arms}: no detectable difference between brief and grounded")
+    # A moved case's runs, side by side, read back from the database: it rose, so a run that
+    # failed before beside one that passed after.
+    flips.table.selectRow(1)
     qtbot.mouseClick(flips.traces_button, Qt.MouseButton.LeftButton)
     traces = flips.trace_diff
     assert traces is not None

@@ -403,8 +403,8 @@ def test_screenshot_of_a_local_server_checked_and_metered(
 def test_screenshot_of_a_regression_comparison(
     qtbot: QtBot, window: MainWindow, shots: Path
 ) -> None:
-    """Two evaluations a prompt version apart: Compare with… lists the runs that flipped, and
-    one flipped run's two traces side by side."""
+    """Two evaluations a prompt version apart: Compare with… says the verdict and lists the
+    cases that moved, k/N → k/N."""
     from tests.ui.test_history_view import run_test_set
 
     window.resize(1280, 800)
@@ -415,7 +415,7 @@ def test_screenshot_of_a_regression_comparison(
     qtbot.mouseClick(view.compare_button, Qt.MouseButton.LeftButton)
     flips = view.flips
     assert flips is not None
-    assert len(flips.rows()) == 4
+    assert len(flips.rows()) == 2
     flips.resize(1000, 420)
     flips.table.selectRow(0)
     assert flips.grab().save(str(shots / "history.png"))

@@ -165,6 +165,14 @@ def wilson(passed: int, total: int, z: float = Z_95) -> tuple[float, float]:
     return (max(0.0, centre - half), min(1.0, centre + half))
 
 
+def rate(passed: int, runs: int) -> str:
+    """``92% (11/12, 95% CI 65%–99%)``: a pass rate with its Wilson interval, as ``eval``'s
+    summary says it."""
+    low, high = wilson(passed, runs)
+    share = passed / runs if runs else 0.0
+    return f"{share:.0%} ({passed}/{runs}, 95% CI {low:.0%}–{high:.0%})"
+
+
 @dataclass(frozen=True)
 class LaneSummary:
     lane: str

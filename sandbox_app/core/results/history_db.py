@@ -153,11 +153,11 @@ class HistoryStore:
                 raise HistoryError(f"{self.path}: {reason(err)}") from None
             return value
 
-    def _execute(self, sql: str, args: tuple[Any, ...]) -> int:
+    def execute(self, sql: str, args: tuple[Any, ...]) -> int:
         """One statement in its own transaction; the row id it made, if any."""
         return int(self._write(lambda db: db.execute(sql, args).lastrowid or 0))
 
-    def _read(self, sql: str, args: tuple[Any, ...] = ()) -> list[Any]:
+    def read(self, sql: str, args: tuple[Any, ...] = ()) -> list[Any]:
         with self._lock:
             try:
                 return self._db.execute(sql, args).fetchall()
@@ -179,21 +179,21 @@ class HistoryStore:
         """A new evaluation; ``lanes``: each lane's label and its model."""
         lanes_json = json.dumps([{"label": k, "model": v} for k, v in lanes.items()])
         row = (now(), title, scenario_path, lanes_json, cases, repeats, source, results_file)
-        return self._execute(_NEW_EVALUATION, row)
+        return self.execute(_NEW_EVALUATION, row)
 
     def latest_for_file(self, results_file: str) -> int | None:
         """The newest evaluation written beside this results file (a resumed ``eval``)."""
-        rows = self._read(
+        rows = self.read(
             "SELECT id FROM evaluations WHERE results_file = ? ORDER BY id DESC LIMIT 1",
             (results_file,),
         )
         return int(rows[0][0]) if rows else None
 
     def reopen(self, evaluation: int) -> None:
-        self._execute("UPDATE evaluations SET finished = NULL WHERE id = ?", (evaluation,))
+        self.execute("UPDATE evaluations SET finished = NULL WHERE id = ?", (evaluation,))
 
     def finish_evaluation(self, evaluation: int) -> None:
-        self._execute("UPDATE evaluations SET finished = ? WHERE id = ?", (now(), evaluation))
+        self.execute("UPDATE evaluations SET finished = ? WHERE id = ?", (now(), evaluation))
 
     def add_result(
         self, evaluation: int, result: EvalResult, events: Sequence[Any], model: str
@@ -245,14 +245,14 @@ class HistoryStore:
             None if passed is None else int(passed),
             packed(document),
         )
-        return self._execute(_NEW_RUN, row)
+        return self.execute(_NEW_RUN, row)
 
     # ---- reading ---------------------------------------------------------------------------
 
     def evaluations(self, only: int | None = None) -> list[EvaluationRow]:
         """Every evaluation, newest first (or just ``only``), with its lanes' tallies."""
         where, args = ("WHERE id = ?", (only,)) if only is not None else ("", ())
-        rows = self._read(
+        rows = self.read(
             "SELECT id, started, finished, scenario_title, scenario_path, lanes, cases, "
             f"repeats, source FROM evaluations {where} ORDER BY id DESC",
             args,
@@ -271,7 +271,7 @@ class HistoryStore:
             )
             for r in rows
         }
-        tallies = self._read(
+        tallies = self.read(
             "SELECT evaluation_id, prompt_version, lane, COUNT(*), SUM(passed) FROM results "
             f"{where.replace('id', 'evaluation_id')} GROUP BY evaluation_id, prompt_version, lane",
             args,
@@ -294,7 +294,7 @@ class HistoryStore:
 
     def verdicts(self, evaluation: int) -> dict[RunKeyTuple, bool]:
         """Each run's pass or fail: all a diff reads (from the ``results_diff`` index)."""
-        rows = self._read(
+        rows = self.read(
             "SELECT lane, case_no, repeat, passed FROM results WHERE evaluation_id = ?",
             (evaluation,),
         )
@@ -306,14 +306,14 @@ class HistoryStore:
         """Results as ``eval`` writes them (``events`` with their traces), by case."""
         query = select_results(events) + " WHERE r.evaluation_id = ?"
         if keys is None:
-            rows = self._read(query + " ORDER BY r.case_no, r.repeat, r.id", (evaluation,))
+            rows = self.read(query + " ORDER BY r.case_no, r.repeat, r.id", (evaluation,))
         else:  # a few runs (a diff's flips, a trace): found by the index, never all read
             rows = []
             for start in range(0, len(keys), 300):
                 chunk = keys[start : start + 300]
                 values = ", ".join("(?, ?, ?)" for _ in chunk)
                 flat = tuple(part for key in chunk for part in key)
-                rows += self._read(
+                rows += self.read(
                     f"{query} AND (r.lane, r.case_no, r.repeat) IN (VALUES {values})",
                     (evaluation, *flat),
                 )
@@ -332,7 +332,7 @@ class HistoryStore:
         query += " ORDER BY r.id LIMIT ?"
         last = 0
         while True:
-            rows = self._read(query, (evaluation, last, size))
+            rows = self.read(query, (evaluation, last, size))
             if not rows:
                 return
             last = rows[-1][-1]
@@ -340,7 +340,7 @@ class HistoryStore:
 
     def trend(self) -> list[tuple[str, str, int, str, int, int]]:
         """(prompt version, model, evaluation, its start, runs, passed), oldest first."""
-        rows = self._read(
+        rows = self.read(
             "SELECT r.prompt_version, r.model, r.evaluation_id, e.started, COUNT(*), "
             "SUM(r.passed) FROM results r JOIN evaluations e ON e.id = r.evaluation_id "
             "GROUP BY r.prompt_version, r.model, r.evaluation_id ORDER BY r.evaluation_id"
@@ -351,7 +351,7 @@ class HistoryStore:
         """The newest single runs: id, when, where, scenario, model, status."""
         return [
             tuple(row)
-            for row in self._read(
+            for row in self.read(
                 "SELECT id, recorded, place, scenario_title, model, status FROM runs "
                 "ORDER BY id DESC LIMIT ?",
                 (limit,),

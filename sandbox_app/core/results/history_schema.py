@@ -106,7 +106,18 @@ def _v3_arms(db: sqlite3.Connection) -> None:
         db.execute(f"ALTER TABLE results ADD COLUMN {column} TEXT")
 
 
-MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (_v1_tables, _v2_indexes, _v3_arms)
+def _v4_baselines(db: sqlite3.Connection) -> None:
+    # The evaluation a scenario's later ones are compared with (History → Set as baseline,
+    # `history baseline ID`, `eval --baseline`): at most one per scenario file, by the app.
+    db.execute("ALTER TABLE evaluations ADD COLUMN baseline INTEGER NOT NULL DEFAULT 0")
+
+
+MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
+    _v1_tables,
+    _v2_indexes,
+    _v3_arms,
+    _v4_baselines,
+)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

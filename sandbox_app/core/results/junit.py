@@ -85,11 +85,19 @@ def testcase(result: EvalResult) -> str:
     )
 
 
+Suite = tuple[str, SuiteCounts, str]  # a suite written whole: its name, counts, XML body
+
+
 def write_junit(
-    path: Path, title: str, lanes: Sequence[str], results: Iterable[EvalResult]
+    path: Path,
+    title: str,
+    lanes: Sequence[str],
+    results: Iterable[EvalResult],
+    extra: Sequence[Suite] = (),
 ) -> dict[str, SuiteCounts]:
-    """Write ``results`` (each run's latest, read as a stream) to ``path`` as JUnit XML;
-    the counts per lane it wrote. OSError if ``path`` cannot be written."""
+    """Write ``results`` (each run's latest, read as a stream) to ``path`` as JUnit XML, then
+    the ``extra`` suites (a comparison with a baseline); the counts per lane it wrote.
+    OSError if ``path`` cannot be written."""
     counts = {lane: SuiteCounts() for lane in lanes}
     with tempfile.TemporaryDirectory(prefix="react-sandbox-junit-") as folder:
         parts: dict[str, IO[str]] = {
@@ -110,7 +118,7 @@ def write_junit(
                         suite.failures += 1
                 suite.time_s += result.metrics.wall_s
                 parts[lane].write(testcase(result))
-            _put_together(path, title, counts, parts)
+            _put_together(path, title, counts, parts, extra)
         finally:
             for part in parts.values():
                 part.close()
@@ -118,10 +126,14 @@ def write_junit(
 
 
 def _put_together(
-    path: Path, title: str, counts: dict[str, SuiteCounts], parts: dict[str, IO[str]]
+    path: Path,
+    title: str,
+    counts: dict[str, SuiteCounts],
+    parts: dict[str, IO[str]],
+    extra: Sequence[Suite],
 ) -> None:
     total = SuiteCounts()
-    for suite in counts.values():
+    for suite in (*counts.values(), *(c for _, c, _ in extra)):
         total.tests += suite.tests
         total.failures += suite.failures
         total.errors += suite.errors
@@ -134,14 +146,20 @@ def _put_together(
             f"time={xml_attribute(f'{total.time_s:.3f}')}>\n"
         )
         for lane, suite in counts.items():
-            out.write(
-                f"<testsuite name={xml_attribute(lane)} tests={xml_attribute(suite.tests)} "
-                f"failures={xml_attribute(suite.failures)} "
-                f"errors={xml_attribute(suite.errors)} skipped={xml_attribute(suite.skipped)} "
-                f"time={xml_attribute(f'{suite.time_s:.3f}')}>\n"
-            )
+            out.write(_suite_start(lane, suite))
             part = parts[lane]
             part.seek(0)
             shutil.copyfileobj(part, out)
             out.write("</testsuite>\n")
+        for name, suite, body in extra:
+            out.write(_suite_start(name, suite) + body + "</testsuite>\n")
         out.write("</testsuites>\n")
+
+
+def _suite_start(name: str, suite: SuiteCounts) -> str:
+    return (
+        f"<testsuite name={xml_attribute(name)} tests={xml_attribute(suite.tests)} "
+        f"failures={xml_attribute(suite.failures)} "
+        f"errors={xml_attribute(suite.errors)} skipped={xml_attribute(suite.skipped)} "
+        f"time={xml_attribute(f'{suite.time_s:.3f}')}>\n"
+    )

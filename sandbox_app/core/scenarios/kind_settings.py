@@ -60,6 +60,7 @@ register(
         'keep_alive: "5m", "1h", "-1" for ever, "0" to unload; default: the server\'s)',
         none_text="Server default",
         kind_specific=True,
+        same_answer=True,
     )
 )
 register(
@@ -71,5 +72,6 @@ register(
         "mark the system prompt for the provider's prompt cache (Anthropic's cache_control): "
         "later requests read it back cheaper, the first writes it; off by default",
         kind_specific=True,
+        same_answer=True,
     )
 )

@@ -189,6 +189,11 @@ def capped(history: History, limit: int = MAX_HISTORY) -> History:
     return tuple(kept)
 
 
+def names_of(history: History) -> dict[str, str]:
+    """Each named version's id → its name (how a comparison says a version)."""
+    return {entry.id: entry.name for entry in history if entry.name}
+
+
 def find(history: History, ref: str) -> PromptEntry:
     """The entry ``ref`` names: its name (any case) or a prefix of its id. Raises
     :class:`VersionError` (one line) for none or several."""

@@ -83,6 +83,10 @@ class Setting:
     # Taken by some backend kinds only (core/scenarios/kind_settings.py): the panel shows its
     # row for a kind that names it in ``BackendKind.settings``; other kinds ignore its value.
     kind_specific: bool = False
+    # Changes how a run is served, never what the model answers (how long a server keeps the
+    # model loaded, a prompt cache): two arms that differ only here are one arm
+    # (core/comparing/arms.py), so a comparison never names it as the factor.
+    same_answer: bool = False
 
     @property
     def flag(self) -> str:

@@ -9,7 +9,7 @@ INI settings file (tests, portable set-ups), beside it; else the app's data fold
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -52,6 +52,9 @@ class HistoryActions(QObject):
     ) -> None:
         super().__init__(window)
         self.window, self.settings = window, settings
+        # Prompt version ids → the names the scenario being edited gives them (set by the
+        # window): a comparison says a version's name first.
+        self.version_names: Callable[[], Mapping[str, str]] = dict
         self._history: History | None = None
         self.view: HistoryView | None = None
         # A past evaluation into the Test set grid (the window's: it owns the tab).

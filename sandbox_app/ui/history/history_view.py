@@ -9,6 +9,7 @@ Every scenario title, lane and question came from a file: table items (plain tex
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Protocol
 
@@ -28,8 +29,8 @@ from PySide6.QtWidgets import (
 )
 
 from sandbox_app.application.history import History
+from sandbox_app.core.results.evaluation import rate
 from sandbox_app.core.results.history_db import EvaluationRow, HistoryStore
-from sandbox_app.core.results.history_diff import rate
 from sandbox_app.core.results.history_schema import HistoryError
 from sandbox_app.core.scenarios.prompt_versions import SHORT_ID
 from sandbox_app.ui.common.plain import plain_label
@@ -46,6 +47,8 @@ class Actions(Protocol):
     def show_in_grid(
         self, title: str, labels: list[str], store: HistoryStore, evaluation: int
     ) -> bool: ...
+
+    def version_names(self) -> Mapping[str, str]: ...
 
 
 COLUMNS = ("#", "Date", "Scenario", "Prompt versions", "Lanes", "Runs", "Pass rate (95% CI)")
@@ -198,7 +201,8 @@ class HistoryView(QDialog):
         if store is None:
             return None
         try:
-            self.flips = FlipsDialog(store, first, second, self)
+            names = self.history_actions.version_names()
+            self.flips = FlipsDialog(store, first, second, names, self)
         except HistoryError as err:
             self.problem.setText(str(err))
             self.problem.show()

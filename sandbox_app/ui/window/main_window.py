@@ -1,8 +1,8 @@
 """The sandbox window: the scenario's editors on the left, its runs on the right.
 
 The window only lays things out and wires them: the scenario lives in the workspace (core),
-the editors write to it, the Run tab is a RunPane, the comparison is a CompareView, and the
-File menu's work is FileActions. Anything running locks the editors until it ends.
+the editors write to it, the Run tab is a RunPane, the comparison a CompareView, the File
+menu's work FileActions. Anything running locks the editors until it ends.
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ from sandbox_app.backends.registry import SCRIPTED
 from sandbox_app.core.results.prices import stored_prices
 from sandbox_app.core.running.fork import ForkPoint
 from sandbox_app.core.scenarios.document import ScenarioDocument
+from sandbox_app.core.scenarios.prompt_versions import names_of
 from sandbox_app.core.scenarios.scenario import Scenario
 from sandbox_app.core.scenarios.workspace import Change, Workspace
 from sandbox_app.core.tools import Tool
@@ -63,18 +64,16 @@ class MainWindow(QMainWindow):
     """One workspace, its editors, one run pane and the comparison."""
 
     def __init__(
-        self,
-        settings: QSettings,
-        keys: KeyStore | None = None,
-        extra_tools: list[Tool] | None = None,
+        self, settings: QSettings, keys: KeyStore | None = None, tools: list[Tool] | None = None
     ) -> None:
         super().__init__()
         self.settings = settings
         self.keys = keys or KeyStore()
-        self.workspace = QtWorkspace(Workspace(extra_tools or []), self)
+        self.workspace = QtWorkspace(Workspace(tools or []), self)
         self.workspace.model.prices = stored_prices(settings.value("prices", "{}"))
         self.files = FileActions(self, self.workspace, settings, self.statusBar())
         self.history = HistoryActions(self, settings, self.statusBar(), self._show_past)
+        self.history.version_names = lambda: names_of(self.current_scenario().prompt_history)
         self.otel = OtelOut(settings, self.keys, self.statusBar())  # File → Export as OTel, live
         self.prompt_panel = PromptPanel(self.workspace)
         self.tool_panel = ToolPanel(self.workspace, self.keys)

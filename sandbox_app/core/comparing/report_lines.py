@@ -1,0 +1,76 @@
+"""An evaluation diff in words and in JUnit: the lines ``history diff`` and ``eval
+--baseline`` print (one rendering for both), and the test suite ``eval --junit`` adds for the
+comparison with a baseline: a test case per pair of arms, failed when the later arm is worse
+beyond the interval, naming the cases that fell; the verdict's figures as properties."""
+
+from __future__ import annotations
+
+from sandbox_app.core.comparing.arm_diff import ArmComparison, EvaluationDiff
+from sandbox_app.core.results.junit import SuiteCounts, xml_attribute, xml_text
+
+CASES_SHOWN = 20  # per comparison on a terminal; --json has them all
+
+
+def diff_lines(diff: EvaluationDiff, first: str, second: str) -> list[str]:
+    count = len(diff.comparisons)
+    lines = [f"{first} → {second}: {count} arm{'s' * (count != 1)} compared"]
+    for c in diff.comparisons:
+        v = c.verdict
+        lines += [
+            "",
+            c.title if c.factor else f"{c.title}: {first} → {second}",
+            f"  {c.sentence(first, second)}",
+            f"  pass rate {v.rate_a:.0%} → {v.rate_b:.0%} over {v.cases} cases ({v.method})",
+        ]
+        if c.only_a or c.only_b:
+            lines.append(f"  cases only in one: {c.only_a} in {first}, {c.only_b} in {second}")
+        if c.changes:
+            lines.append("  cases that changed, largest first:")
+        lines += [f"    {change.line()}" for change in c.changes[:CASES_SHOWN]]
+        if len(c.changes) > CASES_SHOWN:
+            lines.append(f"    … and {len(c.changes) - CASES_SHOWN} more (--json has them)")
+    if not diff.comparisons:
+        lines.append(f"no arm of {second} has a counterpart in {first}: nothing compared")
+    for where, names in ((first, diff.only_first), (second, diff.only_second)):
+        if names:
+            lines += ["", f"only in {where} (no counterpart): " + "; ".join(names)]
+    return lines
+
+
+def junit_suite(diff: EvaluationDiff, first: str, second: str) -> tuple[str, SuiteCounts, str]:
+    """(its name, its counts, its XML body) for junit.write_junit's ``extra``: the verdicts'
+    figures as the suite's properties (JUnit has none on a test case), named by the test
+    case they belong to."""
+    counts = SuiteCounts()
+    names = [c.title if c.factor else f"{c.title}: {first} → {second}" for c in diff.comparisons]
+    named = list(zip(names, diff.comparisons, strict=True))
+    properties = "".join(_properties(name, c) for name, c in named)
+    body = f"<properties>{properties}</properties>\n" if properties else ""
+    for name, c in named:
+        counts.tests += 1
+        failure = ""
+        if c.verdict.word == "worse":
+            counts.failures += 1
+            fell = "\n".join(change.line() for change in c.regressed)
+            message = xml_attribute(c.sentence(first, second))
+            failure = f'<failure message={message} type="regression">{xml_text(fell)}</failure>'
+        body += f'<testcase name={xml_attribute(name)} classname="baseline">{failure}</testcase>\n'
+    return f"compared with baseline {first}", counts, body
+
+
+def _properties(name: str, c: ArmComparison) -> str:
+    v = c.verdict
+    figures = {
+        "verdict": v.word,
+        "difference_points": f"{v.difference * 100:.1f}",
+        "ci95_low_points": f"{v.low * 100:.1f}",
+        "ci95_high_points": f"{v.high * 100:.1f}",
+        "cases": str(v.cases),
+        "cases_better": str(v.better_cases),
+        "cases_worse": str(v.worse_cases),
+        "method": v.method,
+    }
+    return "".join(
+        f"<property name={xml_attribute(f'{name} · {key}')} value={xml_attribute(value)}/>"
+        for key, value in figures.items()
+    )

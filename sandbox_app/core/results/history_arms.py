@@ -1,0 +1,91 @@
+"""What a comparison reads of the history database: each evaluation's runs counted per arm and
+case (in SQL, from the ``results`` table: never a result read whole), and which evaluation
+is a scenario's baseline.
+
+A row written before arms were kept (schema step 3) counts under the arm of its prompt
+version and model alone (core/comparing/arms.py compares only what both arms know).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from sandbox_app.core.results.eval_result import Arm
+from sandbox_app.core.results.history_db import HistoryStore
+from sandbox_app.core.results.history_schema import HistoryError
+from sandbox_app.core.untrusted.file_reader import ReadError
+
+
+@dataclass(frozen=True)
+class CaseCount:
+    """One arm's runs of one case in an evaluation."""
+
+    arm: Arm
+    case: int
+    question: str | None
+    expected: str | None
+    runs: int
+    passed: int
+    lane: str  # a lane it ran on (its runs are found by lane, case and repeat)
+
+
+def case_counts(store: HistoryStore, evaluation: int) -> list[CaseCount]:
+    """An evaluation's runs per arm and case, in the order the arms were first recorded."""
+    store.evaluation(evaluation)  # HistoryError when there is none
+    rows = store.read(
+        "SELECT arm, prompt_version, model, case_no, question, expected, COUNT(*), SUM(passed), "
+        "MIN(lane), MIN(id) FROM results WHERE evaluation_id = ? "
+        "GROUP BY arm, prompt_version, model, case_no, question, expected ORDER BY MIN(id)",
+        (evaluation,),
+    )
+    arms: dict[tuple[str | None, str, str], Arm] = {}
+    counted: list[CaseCount] = []
+    for text, version, model, case, question, expected, runs, passed, lane, _ in rows:
+        key = (text, version or "", model or "")
+        arm = arms.get(key)
+        if arm is None:
+            arm = arms[key] = _arm(text, version or "", model or "", evaluation)
+        passes = int(passed or 0)
+        counted.append(CaseCount(arm, int(case), question, expected, int(runs), passes, lane))
+    return counted
+
+
+def _arm(text: str | None, version: str, model: str, evaluation: int) -> Arm:
+    where = f"evaluation {evaluation}'s arm"
+    try:
+        data = json.loads(text) if text else {"model": model}
+        return Arm.from_dict(data, version, where)
+    except (ValueError, RecursionError, ReadError) as err:
+        raise HistoryError(f"{where}: {str(err).splitlines()[0][:200]}") from None
+
+
+def set_baseline(store: HistoryStore, evaluation: int) -> None:
+    """``evaluation`` becomes its scenario's baseline (the one before it no longer is)."""
+    row = store.evaluation(evaluation)
+    store.execute(
+        "UPDATE evaluations SET baseline = (id = ?) WHERE scenario_path = ? OR id = ?",
+        (evaluation, row.scenario_path, evaluation),
+    )
+
+
+def baseline_of(store: HistoryStore, scenario_path: str, before: int) -> int | None:
+    """The evaluation a new one of ``scenario_path`` (id ``before``) is compared with: the
+    one marked as its baseline, else the newest finished one before it."""
+    marked = store.read(
+        "SELECT id FROM evaluations WHERE scenario_path = ? AND baseline = 1 AND id != ? "
+        "ORDER BY id DESC LIMIT 1",
+        (scenario_path, before),
+    )
+    if marked:
+        return int(marked[0][0])
+    latest = store.read(
+        "SELECT id FROM evaluations WHERE scenario_path = ? AND id < ? AND finished IS NOT NULL "
+        "ORDER BY id DESC LIMIT 1",
+        (scenario_path, before),
+    )
+    return int(latest[0][0]) if latest else None
+
+
+def baselines(store: HistoryStore) -> set[int]:
+    return {int(row[0]) for row in store.read("SELECT id FROM evaluations WHERE baseline = 1")}
