@@ -46,8 +46,7 @@ EVAL_EXIT_CODES = f"""exit codes:
   {EXIT_USAGE}  a usage error: an unknown option, a missing value, an invalid choice
   {EXIT_STOPPED}  stopped (Ctrl+C): the finished runs are in the results file; --resume goes on
   {EXIT_BELOW_PASS_RATE}  a lane passed less than --min-pass-rate
-  {EXIT_REGRESSED}  --fail-on-regression: an arm is worse than its baseline arm beyond the 95 %
-     interval (the cases that fell are listed, and in the --junit file)"""
+  {EXIT_REGRESSED}  --fail-on-regression: an arm worse than its --baseline arm beyond the interval"""
 
 STDIN = "-"  # the usual name for standard input, where a file name would go
 STDIN_NAME = "standard input"

@@ -69,6 +69,7 @@ def test_max_steps_and_a_usage_error_have_different_exit_codes() -> None:
                 "2  a usage error",
                 "3  stopped",
                 "4  a lane",
+                "7  --fail-on-regression: an arm worse",
             ],
         ),
     ],

@@ -158,7 +158,7 @@ def test_exit_codes_are_listed_and_distinct(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     listed = dict(re.findall(r"^  (\d)  (.+)$", parser().format_help(), re.M))
-    assert set(listed) == {"0", "1", "2", "3", "4"}
+    assert set(listed) == {"0", "1", "2", "3", "4", "7"}
     assert "usage" in listed[str(EXIT_USAGE)]
     with pytest.raises(SystemExit) as usage:
         eval_command([str(EXAMPLE), "--junit"])  # --junit without its file: argparse's 2

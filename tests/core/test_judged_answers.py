@@ -227,8 +227,8 @@ def test_a_judge_setting_its_kind_cannot_send_leaves_answers_unjudged_and_asks_n
     # Anthropic's Messages API has no seed: never asked without it, one line in the check.
     judge = {"backend": "anthropic", "base_url": fake_anthropic.base_url, "model": "judge"}
     _, results = evaluate(scenario_file(tmp_path, judge | {"seed": 3}), tmp_path / "out.jsonl")
-    assert all(judge_of(r)["passed"] is None for r in results.values())
-    assert judge_of(results[0])["detail"].endswith(
+    assert all(judge_of(r).passed is None for r in results.values())
+    assert judge_of(results[0]).detail.endswith(
         "judge not asked: seed: Anthropic (Claude) cannot send it; leave it unset for this backend"
     )
     assert fake_anthropic.requests == []
