@@ -46,7 +46,7 @@ EVAL_EXIT_CODES = f"""exit codes:
   {EXIT_USAGE}  a usage error: an unknown option, a missing value, an invalid choice
   {EXIT_STOPPED}  stopped (Ctrl+C): the finished runs are in the results file; --resume goes on
   {EXIT_BELOW_PASS_RATE}  a lane passed less than --min-pass-rate
-  {EXIT_REGRESSED}  --fail-on-regression: an arm worse than its --baseline arm beyond the interval"""
+  {EXIT_REGRESSED}  --fail-on-regression: an arm worse than its --baseline arm past the interval"""
 
 STDIN = "-"  # the usual name for standard input, where a file name would go
 STDIN_NAME = "standard input"
