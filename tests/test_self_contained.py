@@ -16,7 +16,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 # Where to look without git (a copy of the tree): everything the project ships or documents.
 FOLDERS = ("sandbox_app", "tests", "docs", "packaging", "resources")
-TOP_FILES = ("README.md", "THIRD_PARTY_NOTICES.md", "pyproject.toml", "LICENSE")
+TOP_FILES = (
+    "README.md",
+    "CONTRIBUTING.md",
+    "CHANGELOG.md",
+    "SECURITY.md",
+    "THIRD_PARTY_NOTICES.md",
+    "pyproject.toml",
+    "LICENSE",
+)
 
 # Written so that this file's own text does not match: "[/]" is a slash, "[ _-]?" the space.
 OUTSIDE = re.compile(
@@ -82,7 +90,12 @@ def test_no_file_points_outside_the_repository() -> None:
     files = tracked_files()
     # The scan really covers the code, the tests and the docs (it cannot pass on an empty list).
     names = {p.relative_to(ROOT).as_posix() for p in files}
-    assert {"README.md", "sandbox_app/core/running/engine.py", "tests/core/test_sse.py"} <= names
+    assert {
+        "README.md",
+        "docs/guide/README.md",
+        "sandbox_app/core/running/engine.py",
+        "tests/core/test_sse.py",
+    } <= names
     found: list[str] = []
     for path in files:
         if not path.is_file():
@@ -96,3 +109,46 @@ def test_no_file_points_outside_the_repository() -> None:
             for number, match in outside_references(text)
         ]
     assert found == [], "references out of the repository:\n" + "\n".join(found)
+
+
+# A Markdown link or image: ](target), the target up to a space or the closing parenthesis.
+LINK = re.compile(r"\]\(([^)\s]+)\)")
+
+
+def heading_anchors(text: str) -> set[str]:
+    """The anchors GitHub gives a Markdown file's headings (code blocks' # lines are not ones)."""
+    anchors: set[str] = set()
+    in_code = False
+    for line in text.splitlines():
+        if line.startswith("```"):
+            in_code = not in_code
+        elif not in_code and (heading := re.match(r"#{1,6} (.*)", line)):
+            words = re.sub(r"[^\w\- ]", "", heading.group(1).strip().lower())
+            anchors.add(words.replace(" ", "-"))
+    return anchors
+
+
+def test_every_relative_link_in_the_docs_reaches_its_file_and_heading() -> None:
+    # The README is a front page that sends readers on into docs/guide/: a page moved or a
+    # heading renamed must not leave a link that goes nowhere.
+    pages = [ROOT / name for name in TOP_FILES if name.endswith(".md")]
+    pages += sorted((ROOT / "docs" / "guide").glob("*.md"))
+    assert ROOT / "docs" / "guide" / "README.md" in pages
+    broken: list[str] = []
+    for page in pages:
+        for match in LINK.finditer(page.read_text(encoding="utf-8")):
+            target = match.group(1)
+            if re.match(r"[a-z]+:", target):
+                continue  # https:, mailto:
+            path, _, anchor = target.partition("#")
+            linked = (page.parent / path).resolve() if path else page
+            where = f"{page.relative_to(ROOT).as_posix()}: {target}"
+            if not linked.exists():
+                broken.append(where)
+            elif (
+                anchor
+                and linked.suffix == ".md"
+                and anchor not in heading_anchors(linked.read_text(encoding="utf-8"))
+            ):
+                broken.append(where + " (no such heading)")
+    assert broken == [], "links that go nowhere:\n" + "\n".join(broken)

@@ -82,7 +82,7 @@ def assert_thought_but_acted_only_on_the_reply(
     assert (done.status, done.answer) == ("answered", "$1,680 per year"), events[-3:]
     assert actions(events) == SEARCHES
     assert "calculator[99 * 99]" in thinking(events)
-    # Nothing of the thinking goes back to the model (README: what is sent back and why).
+    # Nothing of the thinking goes back to the model (the guide: what is sent back and why).
     for request in server.requests:
         for message in request["messages"]:
             assert "99 * 99" not in message["content"], message
@@ -154,7 +154,7 @@ def test_a_server_that_skips_stop_inside_thinking_is_not_asked_twice(
 
 def test_a_template_that_opens_the_thinking_itself(fake_server: FakeOpenAIServer) -> None:
     # Qwen3/QwQ templates end the prompt with "<think>": the reply only closes it.
-    calm = DECOY.replace("Observation: 9801\n", "")  # a stop inside would go unseen: README
+    calm = DECOY.replace("Observation: 9801\n", "")  # a stop inside would go unseen: the guide
     replies = thinking_replies("{decoy}\n</think>\n\n{reply}".replace("{decoy}", calm))
     events = run_model(fake_server, ModelScript(replies=replies))
     assert_thought_but_acted_only_on_the_reply(fake_server, events)

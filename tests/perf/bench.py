@@ -656,13 +656,14 @@ async def scrolled(grid: Any) -> tuple[list[float], int]:
 
 
 def history_diff(cases: int) -> dict[str, float]:
-    """``react-sandbox history diff A B`` of two evaluations of ``cases`` cases × 2 lanes,
-    about 5 % of the runs flipped, as the command runs it (open, diff, the flips' questions,
-    JSON out); the database filled a result a transaction, as an evaluation writes it."""
+    """``react-sandbox history diff A B`` of two evaluations of ``cases`` cases × 2 arms,
+    5 % of the cases fallen, as the command runs it (open, count per arm and case in SQL,
+    pair the arms, the verdicts, JSON out); the database filled a result a transaction, as an
+    evaluation writes it."""
     import io
 
     from sandbox_app.cli.history_command import history_command
-    from sandbox_app.core.results.eval_result import EvalResult
+    from sandbox_app.core.results.eval_result import Arm, EvalResult
     from sandbox_app.core.results.history_db import HistoryStore
 
     with tempfile.TemporaryDirectory() as folder:
@@ -676,8 +677,9 @@ def history_diff(cases: int) -> dict[str, float]:
             for case in range(cases):
                 for lane in lanes:
                     passed = (case % 20 != 0) if number else True  # 5 % flip in the second
+                    arm = Arm("v1", "custom", "http://127.0.0.1:8000/v1", lanes[lane])
                     result = EvalResult(
-                        lane, case, 0, passed, question=f"question {case}", answer="42"
+                        lane, case, 0, passed, question=f"question {case}", answer="42", arm=arm
                     )
                     store.add_result(evaluation, result, events, lanes[lane])
         written = time.perf_counter() - started
@@ -687,7 +689,8 @@ def history_diff(cases: int) -> dict[str, float]:
         code = history_command(["diff", "1", "2", "--db", str(path), "--json"], out)
         elapsed = time.perf_counter() - started
         assert code == 0
-        assert len(json.loads(out.getvalue())["flips"]) == cases // 20 * 2
+        comparisons = json.loads(out.getvalue())["comparisons"]  # each model with itself
+        assert [len(c["cases"]) for c in comparisons] == [cases // 20] * 2
         return {
             "history_diff_s": elapsed,
             "history_diff_runs": float(cases * 2),

@@ -43,7 +43,7 @@ TARGETS: list[tuple[str, float, bool]] = [
     ("stop_latency_ms", 100, True),
     ("test_set_lag_p99_ms", 16, True),  # 1,000 cases × 2 lanes in the window, 32 at once
     ("test_set_rss_growth_mb", 100, True),
-    ("test_set_runs_per_s", 50, False),  # the window's; the headless figure is in the README
+    ("test_set_runs_per_s", 50, False),  # the window's; eval's: docs/guide
     ("history_diff_s", 2, True),  # history diff of two 10,000-case × 2-lane evaluations
     ("eval_scale_runs_per_s", 200, False),  # 100,000 runs headless, offline, one process
     ("eval_scale_rss_growth_mb", 200, True),

@@ -1,6 +1,6 @@
 """Render the window after finished runs to PNGs, as users will first see it.
 
-Set REACT_SANDBOX_SCREENSHOTS to a folder (``docs``) to refresh the README's pictures; run it
+Set REACT_SANDBOX_SCREENSHOTS to a folder (``docs``) to refresh the docs' pictures; run it
 under Xvfb with QT_QPA_PLATFORM=xcb for a real window. Otherwise they go to a temporary folder.
 """
 

@@ -58,12 +58,13 @@ class Cells:
     def add(self, arm: Arm, case: Case, runs: int, passed: int, lane: str = "") -> None:
         """``case``: its number, question and expected answer."""
         number, question, expected = case
-        cells = self.by_arm.get(identity(arm))
+        key = identity(arm)
+        cells = self.by_arm.get(key)
         if cells is None:
-            cells = self.by_arm[identity(arm)] = {}
+            cells = self.by_arm[key] = {}
             self.arms.append(arm)
-        key = case_key(number, question, expected)
-        cell = cells.setdefault(key, Cell(number, question or f"case {number + 1}", lane=lane))
+        case_at = case_key(number, question, expected)
+        cell = cells.setdefault(case_at, Cell(number, question or f"case {number + 1}", lane=lane))
         cell.runs += runs
         cell.passed += passed
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from sandbox_app.core.results.eval_result import Arm
@@ -42,6 +43,7 @@ def factors(arm: Arm) -> dict[str, Any]:
     return found
 
 
+@lru_cache(maxsize=4096)  # an evaluation's arms are few, its results many (one call each)
 def identity(arm: Arm) -> tuple[tuple[str, Any], ...]:
     """Equal for two arms that are the same arm (a dictionary key)."""
     return tuple(sorted(factors(arm).items(), key=lambda item: item[0]))
