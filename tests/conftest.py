@@ -67,12 +67,21 @@ def pytest_configure(config: pytest.Config) -> None:
     )
 
 
+# The fast subset (`-m "not slow"`, CONTRIBUTING.md) leaves out every window test and the tests
+# measured at 0.5 s or more (tests/slow_tests.txt, written by `python -m tests.perf.slow_tests`).
+_SLOW = frozenset(
+    line.strip()
+    for line in (Path(__file__).parent / "slow_tests.txt").read_text("utf-8").splitlines()
+    if line.strip() and not line.startswith("#")
+)
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    if LATENCY:
-        return
     skip = pytest.mark.skip(reason=f"a latency budget: runs with {LATENCY_ENV}=1 (the benchmark)")
     for item in items:
-        if "latency" in item.keywords:
+        if item.nodeid.startswith("tests/ui/") or item.nodeid in _SLOW:
+            item.add_marker(pytest.mark.slow)
+        if "latency" in item.keywords and not LATENCY:
             item.add_marker(skip)
 
 
