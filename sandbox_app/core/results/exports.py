@@ -36,8 +36,9 @@ from sandbox_app.core.untrusted.markdown import inline
 
 
 def trace_text(record: RunRecord) -> str:
-    """The run as plain text, as the CLI prints it (Edit → Copy trace)."""
-    trace = TraceText()
+    """The run as plain text, as the CLI prints it (Edit → Copy trace): its answer judged, as
+    `run` judges it, where the record knows its scenario."""
+    trace = TraceText(expected=record.scenario.expected if record.scenario is not None else None)
     return "".join(text for event in record.events for text, _ in trace.feed(event))
 
 

@@ -1,5 +1,5 @@
 """How a run ended, said in one line, and whether its answer was right: the words the window's
-answer header and ``react-sandbox run`` both print, and what ``run --json`` carries.
+answer header, ``react-sandbox run`` and Copy trace print, and what ``run --json`` carries.
 
 One function so the two front ends never word it apart: "✔ Correct · answered in 3 steps",
 "✘ Wrong (expected $1,680) · answered in 3 steps". Each front end colours the line by
