@@ -96,12 +96,17 @@ def run_command(argv: list[str]) -> int:
         token_budget=args.token_budget,
     )
     backend = spec.new_backend()  # a server's one client; its label for the waiting line
-    printer = None if args.json else TracePrinter(sys.stdout, thinking=not args.hide_thinking)
+    printer = (
+        None
+        if args.json
+        else TracePrinter(sys.stdout, thinking=not args.hide_thinking, expected=scenario.expected)
+    )
     # With --json stdout holds only the document: the wait shows on stderr, and only if that
     # is a terminal (a status line that leaves nothing behind), never in a log.
     out = sys.stderr if args.json else sys.stdout
     waiting = WaitingNotice(out, backend.label) if out is sys.stdout or out.isatty() else None
     record = RunRecord(spec.record_settings())
+    record.scenario = scenario  # its expected answer judges the run (--json's "correct")
 
     def emit(event: Event) -> None:
         record.add([event])

@@ -24,6 +24,7 @@ from typing import TextIO
 from sandbox_app.core.results.presentation import LineStyles, Role
 from sandbox_app.core.results.trace_text import TraceText
 from sandbox_app.core.running.events import Event, Notice, StepStarted
+from sandbox_app.core.scenarios.scenario import Expected
 
 # The terminal's role → colour table (core/results/presentation.py's roles; "" is the terminal's
 # own).
@@ -154,10 +155,13 @@ class WaitingNotice:
 class TracePrinter:
     """Writes events as a terminal trace; on a terminal, lines are coloured by their role."""
 
-    def __init__(self, out: TextIO, *, thinking: bool = True) -> None:
+    def __init__(
+        self, out: TextIO, *, thinking: bool = True, expected: Expected | None = None
+    ) -> None:
+        """``expected``: the scenario's expected answer, which the end judges (✔ / ✘)."""
         self.out = out
         self.colour = out.isatty() and "NO_COLOR" not in os.environ
-        self._text = TraceText(thinking=thinking)
+        self._text = TraceText(thinking=thinking, expected=expected)
         self._styles = LineStyles()
         self._line = ""  # model text of the current line, held to colour it by its label
 

@@ -76,7 +76,18 @@ def test_repeat_pass_rate_and_ranges() -> None:
     assert row["Steps"] == "3 (2–5)"
     assert row["Time"] == "1.74 s (1.00 s–3.00 s)"
     assert row["Cost"] == "—"  # no price entered: never guessed
-    assert row["Correct"] == "no"  # the latest run
+    assert row["Correct"] == "3/5"  # as the pass rate counts, not the latest run's "no"
+
+
+def test_correct_never_says_yes_when_most_repeats_failed() -> None:
+    """The latest of five runs was right, the four before it wrong: the table's Correct and
+    Pass rate say the same 1/5; one run alone still says yes or no."""
+    wrong, right = finished("$1,600", 3, 1.0), finished("$1,680", 3, 1.0)
+    expected = Expected("$1,680", "contains")
+    row = lane_with("Lane 1", "flaky", wrong, wrong, wrong, wrong, right).summary(expected, None)
+    assert (row["Correct"], row["Pass rate"]) == ("1/5", "20% (1/5)")
+    assert lane_with("Lane 1", "once", right).summary(expected, None)["Correct"] == "yes"
+    assert lane_with("Lane 1", "once", wrong).summary(expected, None)["Correct"] == "no"
 
 
 def test_cost_from_the_price_table() -> None:

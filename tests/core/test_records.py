@@ -75,6 +75,15 @@ def test_the_trace_text_of_a_real_run_reads_like_the_cli() -> None:
     assert text.endswith("s\n")  # the metrics line closes it
 
 
+def test_copy_trace_judges_the_answer_as_the_cli_does() -> None:
+    scenario = builtin("brightgrid")
+    record = RunRecord()
+    record.add(run_events(scenario, scripted(scenario)))
+    record.scenario = scenario  # as the window's pane keeps it
+    text = trace_text(record)
+    assert "\nFinal answer: $1,680 per year\n✔ Correct · answered in 3 steps\n" in text
+
+
 def test_a_run_document_holds_outcome_settings_and_events_never_a_key() -> None:
     record = RunRecord(RunSettings(backend="custom", base_url="http://127.0.0.1:1/v1", model="m"))
     record.add(

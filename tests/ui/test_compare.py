@@ -155,6 +155,20 @@ def test_repeat_five_times_reports_the_pass_rate(
     assert "about $1,600" in flaky.trace.plain_text()
 
 
+def test_correct_agrees_with_the_pass_rate_when_only_the_last_repeat_was_right(
+    qtbot: QtBot, window: MainWindow, fake_server: FakeOpenAIServer
+) -> None:
+    right, wrong = ["Answer: $1,680 per year"], ["Answer: about $1,600"]
+    fake_server.set_model("flaky", ModelScript(runs=[wrong, wrong, wrong, wrong, right]))
+    fake_server.set_model("steady", ModelScript(replies=right))
+    compare = lanes_on_server(window, fake_server, ["flaky", "steady"])
+    compare.repeat_spin.setValue(5)
+    run_all(qtbot, compare)
+    assert column(compare, "Final answer") == ["$1,680 per year"] * 2  # the latest runs'
+    assert column(compare, "Correct") == ["1/5", "5/5"]  # not "yes": four of five failed
+    assert column(compare, "Pass rate") == ["20% (1/5)", "100% (5/5)"]
+
+
 def test_clicking_a_step_aligns_every_lane(
     qtbot: QtBot, window: MainWindow, fake_server: FakeOpenAIServer
 ) -> None:

@@ -74,3 +74,19 @@ def test_trace_switches_colours_when_the_system_goes_dark(qtbot: QtBot) -> None:
     assert is_dark(view.palette())
     first = view.document().firstBlock()
     assert first.layout().formats()[0].format.foreground().color().name() == DARK["thought"].color
+
+
+@pytest.mark.parametrize("high_contrast", [False, True], ids=["normal", "presenter"])
+@pytest.mark.parametrize("palette", [light_palette(), dark_palette()], ids=["light", "dark"])
+def test_the_grid_s_pass_shades_are_graded_and_readable_in_every_theme(
+    palette: QPalette, high_contrast: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(theme, "high_contrast", high_contrast)
+    shades = [theme.pass_shade(passed / 5, palette) for passed in range(6)]
+    greenness = [shade.greenF() - shade.redF() for shade in shades]
+    assert greenness == sorted(greenness)  # monotone from 0/5 to 5/5
+    assert len({shade.name() for shade in shades}) == 6
+    assert shades[4].name() != shades[0].name()
+    needed = 7.0 if high_contrast else 4.5
+    text = palette.color(QPalette.ColorRole.Text)
+    assert all(contrast(shade, text) >= needed for shade in shades)

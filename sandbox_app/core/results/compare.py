@@ -29,7 +29,7 @@ COLUMNS = (
     "Prompt",  # the prompt version the lane's latest run was told (its short id)
     "Status",
     "Final answer",
-    "Correct",
+    "Correct",  # the run's verdict; with repeats, how many of them were right (k/N)
     "Pass rate",
     "Steps",
     "Tool calls",
@@ -81,9 +81,7 @@ class LaneRecord:
         if m.cuts_by_limit:
             row["Status"] += " · cut at Max tokens"
         row["Final answer"] = last.answer or "—"
-        found = verdict(last.answer, expected)
-        shown: dict[object, str] = {None: "—", True: "yes", False: "no"}
-        row["Correct"] = shown.get(found, COULD_NOT_CHECK)
+        row["Correct"] = self._correct(expected)
         row["Pass rate"] = self._pass_rate(expected)
         row["Steps"] = self._spread([len(r.metrics.steps) for r in self.runs], "{:.0f}")
         row["Tool calls"] = str(m.tool_calls)
@@ -109,17 +107,30 @@ class LaneRecord:
             row["Cost"] = f"{approx}${price.cost(m.tokens_in, m.tokens_out):.4f}"
         return row
 
-    def pass_rate(self, expected: Expected | None) -> float | None:
+    def passed(self, expected: Expected | None) -> int | None:
+        """How many repeats were right (None: nothing to check against, or no run)."""
         if expected is None or not self.runs:
             return None
-        return sum(bool(matches(r.answer, expected)) for r in self.runs) / len(self.runs)
+        return sum(bool(matches(r.answer, expected)) for r in self.runs)
+
+    def pass_rate(self, expected: Expected | None) -> float | None:
+        passed = self.passed(expected)
+        return None if passed is None else passed / len(self.runs)
 
     def _pass_rate(self, expected: Expected | None) -> str:
-        rate = self.pass_rate(expected)
-        if rate is None:
+        passed = self.passed(expected)
+        if passed is None:
             return "—"
-        passed = round(rate * len(self.runs))
-        return f"{rate:.0%} ({passed}/{len(self.runs)})"
+        return f"{passed / len(self.runs):.0%} ({passed}/{len(self.runs)})"
+
+    def _correct(self, expected: Expected | None) -> str:
+        """One run: yes, no or could not check. Repeats: k/N, as the pass rate counts them,
+        never the latest run's "yes" beside a pass rate of 1/5."""
+        passed = self.passed(expected)
+        if passed is not None and len(self.runs) > 1:
+            return f"{passed}/{len(self.runs)}"
+        shown: dict[object, str] = {None: "—", True: "yes", False: "no"}
+        return shown.get(verdict(self.runs[-1].answer, expected), COULD_NOT_CHECK)
 
     def _spread(self, values: list[float], fmt: str) -> str:
         """One value, or "mean (min–max)" over repeats."""

@@ -26,6 +26,7 @@ from sandbox_app.core.results.eval_report import (
     to_html,
 )
 from sandbox_app.core.results.eval_result import EvalResult
+from sandbox_app.core.results.outcome import verdict_fields
 from sandbox_app.core.results.run_export import run_html, run_markdown
 from sandbox_app.core.results.trace_text import TraceText
 from sandbox_app.core.running.events import event_to_dict, metrics_to_dict
@@ -35,8 +36,9 @@ from sandbox_app.core.untrusted.markdown import inline
 
 
 def trace_text(record: RunRecord) -> str:
-    """The run as plain text, as the CLI prints it (Edit → Copy trace)."""
-    trace = TraceText()
+    """The run as plain text, as the CLI prints it (Edit → Copy trace): its answer judged, as
+    `run` judges it, where the record knows its scenario."""
+    trace = TraceText(expected=record.scenario.expected if record.scenario is not None else None)
     return "".join(text for event in record.events for text, _ in trace.feed(event))
 
 
@@ -50,6 +52,11 @@ def run_document(record: RunRecord, *, events: bool = True) -> dict[str, Any]:
         "reason": finished.reason if finished else "",
         "metrics": metrics_to_dict(finished.metrics) if finished else None,
         "settings": record.settings.to_dict(),
+        # right or wrong by the scenario's expected answer, where the record knows it
+        **verdict_fields(
+            finished.answer if finished else None,
+            record.scenario.expected if record.scenario is not None else None,
+        ),
         "events": [event_to_dict(e) for e in record.events] if events else [],
     }
     if record.chars_not_kept:

@@ -30,6 +30,7 @@ from typing import NamedTuple
 
 from sandbox_app.core.react_format.dialects import LABEL_ROLES, LabelRole, label_role
 from sandbox_app.core.react_format.native_tools import ANSWER_LABEL
+from sandbox_app.core.results.outcome import outcome
 from sandbox_app.core.running.events import (
     ContextMeasured,
     ContextWontFit,
@@ -51,6 +52,7 @@ from sandbox_app.core.running.events import (
     TokenDelta,
 )
 from sandbox_app.core.running.stepping import edited_heading
+from sandbox_app.core.scenarios.scenario import Expected
 
 
 class Role(StrEnum):
@@ -69,6 +71,10 @@ class Role(StrEnum):
     ACTION = "action"
     ANSWER = "answer"
 
+
+# A verdict (core/results/outcome.py's ``correct``) as the role it and a judged answer are
+# drawn in: right in the answer's colour, wrong in the error's; nothing said: the text's own.
+VERDICT_ROLES: dict[bool | None, Role] = {True: Role.ANSWER, False: Role.ERROR}
 
 # A label (core/react_format/dialects.py) as the role that styles its line.
 LABEL_STYLES: dict[LabelRole, Role] = {label: Role(label) for label in LABEL_ROLES}
@@ -108,8 +114,11 @@ _MODEL, _THINKING = Role.MODEL, Role.THINKING
 class Presentation:
     """Feeds events in order; each call returns the pieces they add to the trace."""
 
-    def __init__(self, *, thinking: bool = True) -> None:
+    def __init__(self, *, thinking: bool = True, expected: Expected | None = None) -> None:
         self.thinking = thinking  # present the model's thinking
+        # Judge the answer against this (a text that only grows says the verdict the window
+        # shows in its header, below the answer, and draws a wrong answer as an error).
+        self.expected = expected
         self._role: Role | None = None  # the role of the last text presented
 
     def feed(self, event: Event) -> list[Piece]:
@@ -176,7 +185,7 @@ class Presentation:
         if isinstance(event, StepFinished):
             return [_END_THINKING]
         if isinstance(event, RunFinished):
-            return [_END_THINKING, *_finish(event)]
+            return [_END_THINKING, *_finish(event, self.expected)]
         return []
 
 
@@ -189,11 +198,17 @@ def _line(role: Role, text: str) -> Piece:
     return Piece(role, text + "\n")
 
 
-def _finish(event: RunFinished) -> list[Piece]:
-    """The window shows the answer in its header and the figures in its status bar."""
+def _finish(event: RunFinished, expected: Expected | None) -> list[Piece]:
+    """The window shows the answer and its verdict in its header, the figures in its status
+    bar."""
     pieces: list[Piece] = []
     if event.answer is not None:
-        pieces.append(Piece(Role.ANSWER, f"\nFinal answer: {event.answer}\n", Edit.TEXT_ONLY))
+        said = outcome(event, len(event.metrics.steps), expected)
+        role = VERDICT_ROLES.get(said.correct, Role.ANSWER)  # never a wrong one in green
+        pieces.append(Piece(role, f"\nFinal answer: {event.answer}\n", Edit.TEXT_ONLY))
+        if expected is not None and event.status == "answered":
+            verdict_role = VERDICT_ROLES.get(said.correct, Role.SUMMARY)
+            pieces.append(Piece(verdict_role, said.line + "\n", Edit.TEXT_ONLY))
     if event.status != "answered":
         pieces.append(Piece(Role.ERROR, "\n", Edit.TEXT_ONLY))
         pieces.append(_line(Role.ERROR, f"{event.status}: {event.reason}"))

@@ -12,6 +12,7 @@ from collections.abc import Iterable
 
 from sandbox_app.core.results.presentation import Edit, LineStyles, Piece, Presentation, Role
 from sandbox_app.core.running.events import Event
+from sandbox_app.core.scenarios.scenario import Expected
 
 THINKING_PREFIX = "┆ "  # marks thinking lines where there is no colour
 # Role → (before, after) each of its lines where there is no colour to tell them apart.
@@ -85,8 +86,10 @@ _WRITTEN = (Edit.APPEND, Edit.TEXT_ONLY)
 class TraceText:
     """Feeds events in order; each call returns the text they add, as (text, role) pairs."""
 
-    def __init__(self, *, thinking: bool = True, marks: bool = True) -> None:
-        self.presentation = Presentation(thinking=thinking)
+    def __init__(
+        self, *, thinking: bool = True, marks: bool = True, expected: Expected | None = None
+    ) -> None:
+        self.presentation = Presentation(thinking=thinking, expected=expected)
         self._text = PlainText(marks=marks)
 
     def feed(self, event: Event) -> list[tuple[str, Role]]:

@@ -35,6 +35,13 @@ def read_expected(data: dict[str, Any] | None, where: str = "expected") -> Expec
     return Expected(answer, match, e.number("tolerance", 1e-9, (0.0, math.inf)) or 0.0)
 
 
+def expected_to_dict(expected: Expected | None) -> dict[str, Any] | None:
+    """What :func:`read_expected` reads: the scenario file's ``expected`` and ``run --json``'s."""
+    if expected is None:
+        return None
+    return {"answer": expected.answer, "match": expected.match, "tolerance": expected.tolerance}
+
+
 class Fields:
     """Typed access to one JSON object, with errors that name the field's full path."""
 

@@ -35,7 +35,12 @@ from sandbox_app.core.scenarios.scenario import (
     Scenario,
     Script,
 )
-from sandbox_app.core.scenarios.scenario_fields import Fields, ScenarioError, read_expected
+from sandbox_app.core.scenarios.scenario_fields import (
+    Fields,
+    ScenarioError,
+    expected_to_dict,
+    read_expected,
+)
 from sandbox_app.core.scenarios.test_set import cases_from_list, cases_to_list
 from sandbox_app.core.tools import BRIGHTGRID_DOCUMENTS, TOOL_NAMES
 from sandbox_app.core.tools.plugins import installed
@@ -147,13 +152,7 @@ def scenario_to_dict(s: Scenario) -> dict[str, Any]:
         },
         "max_steps": s.max_steps,
         "model": s.model.to_dict(lane=False),  # a lane's own changes are only a lane's
-        "expected": None
-        if s.expected is None
-        else {
-            "answer": s.expected.answer,
-            "match": s.expected.match,
-            "tolerance": s.expected.tolerance,
-        },
+        "expected": expected_to_dict(s.expected),
         "script": {
             "tokens_per_second": s.script.tokens_per_second,
             "ignore_stop": s.script.ignore_stop,

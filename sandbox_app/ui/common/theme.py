@@ -99,6 +99,30 @@ def styles_for(palette: QPalette) -> dict[str, Style]:
     return DARK if is_dark(palette) else LIGHT
 
 
+# The test-set grid's cell shades: the share of a cell's repeats that passed, from all failed
+# through half (grey) to all passed, so 0/5, 2/5, 4/5 and 5/5 each look their own and only a
+# cell that always passed is fully green. The palette's text stays 4.5:1 on every shade (7:1 in
+# presenter mode, whose ends are stronger so a projector still tells them apart).
+PASS_SCALES = {
+    (False, False): ("#f6aea9", "#e8eaed", "#a8dab5"),
+    (True, False): ("#7a2f2a", "#45484c", "#1d5230"),
+    (False, True): ("#f28b82", "#dadce0", "#81c995"),
+    (True, True): ("#8c1d18", "#3c4043", "#0a5224"),
+}
+
+
+def pass_shade(share: float, palette: QPalette) -> QColor:
+    """A cell's background for ``share`` of its runs passed (0 to 1), in the palette's theme."""
+    failed, middle, passed = (QColor(c) for c in PASS_SCALES[is_dark(palette), high_contrast])
+    start, end, t = (failed, middle, share * 2) if share < 0.5 else (middle, passed, share * 2 - 1)
+
+    def channels(c: QColor) -> tuple[float, float, float]:
+        return c.redF(), c.greenF(), c.blueF()
+
+    mixed = (a + (b - a) * t for a, b in zip(channels(start), channels(end), strict=True))
+    return QColor.fromRgbF(*mixed)
+
+
 def contrast(a: QColor, b: QColor) -> float:
     """WCAG 2 contrast ratio between two colours (1 to 21)."""
 

@@ -23,15 +23,15 @@ from PySide6.QtCore import (
     Qt,
     Signal,
 )
-from PySide6.QtGui import QColor
+from PySide6.QtGui import QColor, QGuiApplication
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView, QWidget
 
 from sandbox_app.core.results.checks import described
-from sandbox_app.core.results.eval_report import cell_failed, cell_text
+from sandbox_app.core.results.eval_report import cell_text
 from sandbox_app.core.results.eval_result import EvalResult, RunKey
 from sandbox_app.ui.common.plain import tip
+from sandbox_app.ui.common.theme import pass_shade
 
-PASS, FAIL = QColor("#e6f4ea"), QColor("#fce8e6")
 Index = QModelIndex | QPersistentModelIndex
 # A cell's results when its tooltip is shown: (case, lane) → each repeat's result, in order.
 Fetch = Callable[[int, str], Sequence[EvalResult]]
@@ -87,6 +87,15 @@ class EvalGridModel(QAbstractTableModel):
         won = passed.bit_count()
         return cell_text([True] * won + [False] * (count - won))
 
+    def shade(self, case: int, lane: int) -> QColor | None:
+        """The cell's background: graded by the share of its repeats that passed (4/5 is not
+        0/5), in the application palette's theme; none before a run."""
+        cell = case * len(self._lanes) + lane
+        ran = self._ran[cell].bit_count()
+        if not ran:
+            return None
+        return pass_shade(self._passed[cell].bit_count() / ran, QGuiApplication.palette())
+
     def runs(self) -> int:
         """How many runs have a verdict (each cell's repeats)."""
         return sum(ran.bit_count() for ran in self._ran)
@@ -139,8 +148,7 @@ class EvalGridModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.DisplayRole:
             return self.text(row, column - 1)
         if role == Qt.ItemDataRole.BackgroundRole:
-            text = self.text(row, column - 1)
-            return None if text == "—" else FAIL if cell_failed(text) else PASS
+            return self.shade(row, column - 1)
         if role == Qt.ItemDataRole.ToolTipRole:
             # Each repeat's answer and the checks it failed: why the cell is red. Fetched now,
             # for the one cell the pointer is on, never kept.

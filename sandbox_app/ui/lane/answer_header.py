@@ -2,8 +2,10 @@
 expected answer, whether it was right, in the theme's answer or error colour.
 
 A wrong answer must not look like a right one on a projector: "✘ Wrong (expected $1,680)" in
-the error colour, "✔ Correct" in the answer colour, the step count kept after them. A rerun of
-one step has no answer: its header shows the rerun turn beside the original's.
+the error colour, the answer above it too (never the right answer's green), "✔ Correct" in the
+answer colour, the step count kept after them (core/results/outcome.py's words, which
+`react-sandbox run` prints too). A rerun of one step has no answer: its header shows the
+rerun turn beside the original's.
 """
 
 from __future__ import annotations
@@ -12,39 +14,14 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QFont, QPalette
 from PySide6.QtWidgets import QLabel, QSizePolicy
 
-from sandbox_app.core.results.verdict import COULD_NOT_CHECK, verdict
+from sandbox_app.core.results.outcome import outcome
+from sandbox_app.core.results.presentation import VERDICT_ROLES
 from sandbox_app.core.running.events import RunFinished
 from sandbox_app.core.running.fork import ForkOrigin
-from sandbox_app.core.running.metrics import how_far
 from sandbox_app.core.scenarios.scenario import Expected
 from sandbox_app.ui.common.fitting import FONT_FACTOR
 from sandbox_app.ui.common.plain import plain_label
 from sandbox_app.ui.common.theme import styles_for
-
-OUTCOMES = {
-    "answered": "✔ Answered",
-    "max_steps": "■ Max steps reached",
-    "stopped": "■ Stopped",
-    "failed": "✖ Failed",
-    "loop": "■ Stopped on a loop",
-}
-
-
-def outcome_line(event: RunFinished, steps: int, expected: Expected | None) -> tuple[str, str]:
-    """The status line under the answer, and its theme style ("" for the label's own)."""
-    if event.status != "answered":
-        reason = f": {event.reason}" if event.reason else ""
-        return f"{OUTCOMES[event.status]} {how_far(event.status, steps)}{reason}", ""
-    found = verdict(event.answer, expected)
-    if found is None or expected is None:
-        return f"{OUTCOMES['answered']} {how_far('answered', steps)}", ""
-    answered = f"answered {how_far('answered', steps)}"
-    if found == COULD_NOT_CHECK:
-        return f"? Not checked: the expected answer's pattern took too long · {answered}", ""
-    if found:
-        return f"✔ Correct · {answered}", "answer"
-    wanted = f"a match for {expected.answer}" if expected.match == "regex" else expected.answer
-    return f"✘ Wrong (expected {wanted}) · {answered}", "error"
 
 
 class AnswerHeader:
@@ -91,7 +68,10 @@ class AnswerHeader:
         else:
             self.answer.setText(event.answer or "No answer")
             self.answer.setEnabled(event.answer is not None)
-            text, style = outcome_line(event, steps, expected)
+            # The same line and colour `react-sandbox run` prints (core/results/outcome.py);
+            # the answer takes its verdict's colour, a wrong one never the right one's.
+            said = outcome(event, steps, expected)
+            text, style = said.line, VERDICT_ROLES.get(said.correct, "")
         self.status.setText(text)
         for label in (self.answer, self.status):
             _colour(label, style)
