@@ -32,7 +32,7 @@ from sandbox_app.core.results.judging import (
     parse_verdict,
     unjudged,
 )
-from sandbox_app.core.running.backend import Backend, BackendError, Message
+from sandbox_app.core.running.backend import Backend, BackendError, Message, stream_params
 from sandbox_app.core.scenarios.judge_spec import JudgeSpec
 from sandbox_app.core.scenarios.scenario import Scenario, Script
 
@@ -125,7 +125,8 @@ class Judge:
         if settings.temperature is None:  # a judge's verdict should not be a dice roll
             settings = settings.replace(temperature=0.0)
         extra = (("response_format", VERDICT_SCHEMA),) if structured else ()
-        params = settings.stream_params(
+        params = stream_params(
+            settings,
             self.config.model, settings.max_tokens or DEFAULT_MAX_TOKENS, extra=extra
         )
         if self.cache is not None:  # keyed by the whole request, and the judge's repeat

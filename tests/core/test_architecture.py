@@ -123,6 +123,32 @@ def layer_offences(root: Path) -> dict[str, list[str]]:
     return offences
 
 
+# Inside a layer, its subpackages in one order, each importing only those before it (a
+# package-level cycle is a layer that is only folders). A new subpackage takes its place here.
+PACKAGE_ORDER = {
+    "core": ("untrusted", "tools", "react_format", "scenarios", "running", "results", "comparing"),
+}
+
+
+def order_offences(root: Path, layer: str, order: tuple[str, ...]) -> list[str]:
+    """Each import from a subpackage of ``layer`` to one after it in ``order``, or from or to
+    a subpackage ``order`` does not place: "importer → imported"."""
+    graph = internal_imports(package_modules(root))
+    offences: list[str] = []
+    for name, targets in graph.items():
+        here = name.split(".")
+        if len(here) < 3 or here[1] != layer:
+            continue
+        for target in sorted(targets):
+            there = target.split(".")
+            if len(there) < 3 or there[1] != layer or there[2] == here[2]:
+                continue
+            placed = here[2] in order and there[2] in order
+            if not placed or order.index(there[2]) > order.index(here[2]):
+                offences.append(f"{name} → {target}")
+    return offences
+
+
 def import_cycles(root: Path) -> list[str]:
     """Each group of modules importing one another, as one cycle through it: "a → b → a"."""
     graph = internal_imports(package_modules(root))
@@ -213,6 +239,14 @@ def test_dependencies_point_one_way_and_lower_layers_never_import_qt() -> None:
 
 def test_no_import_cycle_between_modules() -> None:
     assert import_cycles(PACKAGE) == []
+
+
+@pytest.mark.parametrize("layer", sorted(PACKAGE_ORDER))
+def test_subpackages_import_only_those_before_them(layer: str) -> None:
+    order = PACKAGE_ORDER[layer]
+    found = {p.name for p in (PACKAGE / layer).iterdir() if (p / "__init__.py").exists()}
+    assert found == set(order)  # every subpackage placed, none listed that is gone
+    assert order_offences(PACKAGE, layer, order) == []
 
 
 def test_only_what_builds_the_window_imports_it() -> None:
@@ -358,3 +392,23 @@ def test_the_command_line_is_known_by_its_modules_names_wherever_they_live() -> 
     assert layer_of("sandbox_app.core.records") == "core"
     assert layer_of("sandbox_app.application.runs") == "application"
     assert layer_of("sandbox_app.__main__") == ""
+
+
+def test_an_import_against_the_package_order_is_found(tmp_path: Path) -> None:
+    package = _package(
+        tmp_path,
+        {
+            "core/__init__.py": "",
+            "core/low/__init__.py": "",
+            "core/low/a.py": "def f():\n    from sandbox_app.core.high import b\n",
+            "core/high/__init__.py": "",
+            "core/high/b.py": "from sandbox_app.core.low.a import f\n",
+            "core/loose/__init__.py": "",
+        },
+    )
+    assert order_offences(package, "core", ("low", "high")) == [
+        "sandbox_app.core.low.a → sandbox_app.core.high.b"
+    ]
+    assert order_offences(package, "core", ("high", "low")) == [
+        "sandbox_app.core.high.b → sandbox_app.core.low.a"
+    ]

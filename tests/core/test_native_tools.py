@@ -12,15 +12,15 @@ from typing import Any
 
 import pytest
 
-from sandbox_app.core.react_format.native_tools import (
+from sandbox_app.core.results.verdict import matches
+from sandbox_app.core.running.backend import ToolCallPiece
+from sandbox_app.core.running.events import ActionParsed, Event, FinalAnswer, Observation
+from sandbox_app.core.running.native_tools import (
     CallCollector,
     NativeCall,
     call_input,
     tool_schema,
 )
-from sandbox_app.core.results.verdict import matches
-from sandbox_app.core.running.backend import ToolCallPiece
-from sandbox_app.core.running.events import ActionParsed, Event, FinalAnswer, Observation
 from sandbox_app.core.scenarios.scenario import Scenario
 from sandbox_app.core.tools import builtin_tools
 from tests.fake_tool_calls import LLAMA_CPP_NO_JINJA, OLLAMA_NO_TOOLS, VLLM_NO_TOOL_PARSER

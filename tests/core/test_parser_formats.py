@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
-from sandbox_app.core.react_format.action_objects import name_key, plain_input
 from sandbox_app.core.react_format.dialects import Dialect
 from sandbox_app.core.react_format.parser import Turn, parse_turn
 from sandbox_app.core.tools import ToolRouter, builtin_tools
+from sandbox_app.core.tools.action_objects import name_key, plain_input
 
 PEER_FILE = Path(__file__).resolve().parents[1] / "data" / "peer_parser_cases.json"
 PEER_CASES: list[dict[str, Any]] = json.loads(PEER_FILE.read_text(encoding="utf-8"))["cases"]

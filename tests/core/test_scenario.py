@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from sandbox_app.application.workspace import Workspace
 from sandbox_app.backends.keys import CUSTOM_KEY_ENV, KeyStore, account_for
 from sandbox_app.backends.presets import CUSTOM
 from sandbox_app.backends.registry import config_for, server_config
@@ -20,7 +21,6 @@ from sandbox_app.core.scenarios.scenario_file import (
     load_scenario,
     save_scenario,
 )
-from sandbox_app.core.scenarios.workspace import Workspace
 
 
 def test_builtin_scenarios_load() -> None:

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+from sandbox_app.application.workspace import Change, Workspace
 from sandbox_app.core.react_format.prompts import DEFAULT_TEMPLATE
 from sandbox_app.core.results.compare import Price
 from sandbox_app.core.scenarios.document import ScenarioDocument
 from sandbox_app.core.scenarios.scenario import LaneConfig, Scenario
-from sandbox_app.core.scenarios.workspace import Change, Workspace
 from tests.helpers import SendEmail
 
 

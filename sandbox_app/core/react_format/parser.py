@@ -7,7 +7,7 @@ Dialects (auto-detected unless one is chosen):
 * ``action_input`` — ``Action: webSearch`` + ``Action Input: {"q": "…"}``, and
   tool calls written as JSON objects (``{"action": "search", "action_input": "…"}``,
   ``<tool_call>{"name": …, "arguments": …}</tool_call>`` …; see
-  :mod:`sandbox_app.core.react_format.action_objects`)
+  :mod:`sandbox_app.core.tools.action_objects`)
 * ``paper`` — ``Thought 2: …`` / ``Action 2: Search[…]`` / ``Action 5: Finish[…]``
 
 Qwen3-Coder's XML calls (``<tool_call><function=NAME><parameter=KEY>value</parameter>…``,
@@ -28,7 +28,7 @@ reported as written, lower-cased, and may be a few words (``Action: Web Search``
 (``Action: 搜索[东京]``, ``Action: météo``: letters, digits, ``_``, ``-``, ``.``); the router
 matches them to an enabled tool (``web_search``). ``tool()`` calls a tool with no input. An
 input is reported as written: keywords (``city="Paris"``) become an object only for a tool
-that takes one, in the router (:mod:`sandbox_app.core.react_format.object_inputs`).
+that takes one, in the router (:mod:`sandbox_app.core.tools.object_inputs`).
 """
 
 from __future__ import annotations
@@ -38,7 +38,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from sandbox_app.core.react_format.action_objects import (
+from sandbox_app.core.react_format.dialects import LABEL_LINE, Dialect, Label, label_of, spec
+from sandbox_app.core.react_format.scanner import TurnScanner
+from sandbox_app.core.react_format.xml_calls import FUNCTION, find_xml_call, read_xml_call
+from sandbox_app.core.tools.action_objects import (
     ActionObject,
     balanced,
     find_action_object,
@@ -46,9 +49,6 @@ from sandbox_app.core.react_format.action_objects import (
     plain_input,
     read_action_object,
 )
-from sandbox_app.core.react_format.dialects import LABEL_LINE, Dialect, Label, label_of, spec
-from sandbox_app.core.react_format.scanner import TurnScanner
-from sandbox_app.core.react_format.xml_calls import FUNCTION, find_xml_call, read_xml_call
 from sandbox_app.core.tools.router import INPUT_TOO_LONG
 
 __all__ = ["Turn", "TurnScanner", "Unclosed", "parse_turn"]

@@ -13,7 +13,6 @@ import re
 from collections.abc import Iterable, Mapping
 
 from sandbox_app.core.react_format.dialects import Dialect, spec
-from sandbox_app.core.react_format.native_tools import NATIVE_FORMAT, tool_lines
 from sandbox_app.core.react_format.variables import VARIABLE, undefined_line
 from sandbox_app.core.tools import Tool
 
@@ -28,6 +27,19 @@ DEFAULT_TEMPLATE = (
     "Facts and numbers must come from the tools, not from memory.\n\n"
     "Available tools:\n{tools}\n\n{format}"
 )
+
+# Native tool calling's {format}: the schemas go to the API, the prompt says how to use them.
+NATIVE_FORMAT = (
+    "Use the tools through tool calls. Before each call, say in one short sentence what you "
+    "need and why. When you know the final answer, reply with it alone, without a tool call."
+)
+
+
+def tool_lines(tools: Iterable[Tool]) -> str:
+    """The prompt's {tools} in native mode (the schemas carry the same, for the API)."""
+    lines = [f"- {t.name}: {t.description}" for t in tools]
+    return "\n".join(lines) if lines else "(no tools are enabled)"
+
 
 
 class PromptError(ValueError):
@@ -64,7 +76,7 @@ def render_prompt(
     ``keep_undefined`` (the prompt panel's view: left as written, flagged beside it), any
     undefined ``{{variable}}``.
 
-    ``native``: the model calls tools through the API (core/react_format/native_tools.py), so
+    ``native``: the model calls tools through the API (core/running/native_tools.py), so
     {format}
     asks for tool calls instead of the dialect's Action lines."""
     unknown = unknown_placeholders(template)

@@ -17,7 +17,7 @@ The call becomes an :class:`ActionObject` whose input is the JSON object of its 
 Values are kept as the text written (one newline after ``<parameter=…>`` and one before its
 closing tag trimmed, as vLLM does): a tool that takes one string gets that text back through
 ``plain_input``, and a tool with a JSON schema gets each value typed by its schema
-(:mod:`sandbox_app.core.react_format.object_inputs`), as vLLM types them.
+(:mod:`sandbox_app.core.tools.object_inputs`), as vLLM types them.
 
 Forgiving where streams are: a parameter, function or call whose closing tag never came (a
 stream cut by a stop sequence, a model that skipped ``</parameter>``) ends where the next tag
@@ -31,7 +31,7 @@ from __future__ import annotations
 import json
 import re
 
-from sandbox_app.core.react_format.action_objects import ActionObject
+from sandbox_app.core.tools.action_objects import ActionObject
 
 __all__ = ["FUNCTION", "find_xml_call", "read_xml_call"]
 

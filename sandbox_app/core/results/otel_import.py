@@ -32,7 +32,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from sandbox_app.core.react_format.native_tools import NativeCall, call_input
 from sandbox_app.core.react_format.parser import parse_turn
 from sandbox_app.core.react_format.prompts import unknown_placeholders
 from sandbox_app.core.results.otel_messages import ModelCall, model_call
@@ -47,6 +46,7 @@ from sandbox_app.core.results.otel_spans import (
 from sandbox_app.core.results.otel_tools import scenario_tools
 from sandbox_app.core.running import events as ev
 from sandbox_app.core.running.metrics import RunMetrics, StepMetrics, estimate_tokens
+from sandbox_app.core.running.native_tools import NativeCall, call_input
 from sandbox_app.core.running.recording import MAX_OFFSET_S, RecordedLane, Recording
 from sandbox_app.core.running.records import RunSettings
 from sandbox_app.core.scenarios.lane_settings import LaneSettings

@@ -29,7 +29,6 @@ from enum import Enum, StrEnum
 from typing import NamedTuple
 
 from sandbox_app.core.react_format.dialects import LABEL_ROLES, LabelRole, label_role
-from sandbox_app.core.react_format.native_tools import ANSWER_LABEL
 from sandbox_app.core.results.outcome import outcome
 from sandbox_app.core.running.events import (
     ContextMeasured,
@@ -51,6 +50,7 @@ from sandbox_app.core.running.events import (
     ThinkingReclassified,
     TokenDelta,
 )
+from sandbox_app.core.running.native_tools import ANSWER_LABEL
 from sandbox_app.core.running.stepping import edited_heading
 from sandbox_app.core.scenarios.scenario import Expected
 

@@ -14,7 +14,6 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from sandbox_app.core.react_format.object_inputs import keyword_object
 from sandbox_app.core.results.checks import CheckResult
 from sandbox_app.core.results.compare import Price
 from sandbox_app.core.running.events import (
@@ -26,6 +25,7 @@ from sandbox_app.core.running.events import (
 )
 from sandbox_app.core.running.metrics import RunMetrics, plural
 from sandbox_app.core.scenarios.trajectory_spec import InputCheck, TrajectorySpec
+from sandbox_app.core.tools.object_inputs import keyword_object
 from sandbox_app.core.untrusted import safe_regex
 from sandbox_app.core.untrusted.file_reader import parse_json_text
 

@@ -10,8 +10,10 @@ from collections.abc import AsyncGenerator, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from sandbox_app.core.scenarios.lane_settings import SETTINGS, LaneSettings
+
 # A chat message as the API takes it: role and content, and with native tool calling an
-# assistant's "tool_calls" or a tool result's "tool_call_id" (core/react_format/native_tools.py).
+# assistant's "tool_calls" or a tool result's "tool_call_id" (core/running/native_tools.py).
 # An assistant message may also hold PROVIDER: what the backend that wrote the reply said
 # must come back with it in a tool-calling turn (Delta.carry: signed thinking blocks,
 # reasoning items, thought signatures, reasoning_content). It is the backend's own business:
@@ -139,3 +141,29 @@ class Backend(Protocol):
     async def list_models(self) -> list[str]: ...
 
     async def aclose(self) -> None: ...
+
+
+def stream_params(
+    settings: LaneSettings, model: str, max_tokens: int, **given: Any
+) -> StreamParams:
+    """A request with these settings: the one mapping of lane settings to ``StreamParams``
+    (the engine's, the judge's). ``max_tokens``: the limit worked out (Auto is the caller's);
+    ``given``: the caller's own fields (stop, tools, extra)."""
+    request = tuple(
+        (name, settings[name])
+        for name, setting in SETTINGS.items()
+        if (setting.sent or setting.request_key) and settings[name] is not None
+    )
+    return StreamParams(
+        model=model,
+        temperature=settings.temperature,
+        max_tokens=max_tokens,
+        reasoning_effort=settings.reasoning_effort,
+        settings=request,
+        context_window=settings.context_window,
+        thinking_budget=settings.thinking_budget,
+        think=settings.think,
+        keep_alive=settings.keep_alive,
+        prompt_cache=settings.prompt_cache,
+        **given,
+    )

@@ -27,7 +27,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from sandbox_app.core.react_format.native_tools import message_text
 from sandbox_app.core.running.backend import Message, StreamParams, Usage
 from sandbox_app.core.running.events import (
     ContextMeasured,
@@ -36,6 +35,7 @@ from sandbox_app.core.running.events import (
     PromptTruncated,
 )
 from sandbox_app.core.running.metrics import StepMetrics, estimate_tokens
+from sandbox_app.core.running.native_tools import message_text
 
 ESTIMATE_MARGIN = 0.4  # see the module's docstring: the estimate's error, with room to spare
 

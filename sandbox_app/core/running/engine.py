@@ -17,20 +17,15 @@ from dataclasses import replace
 from typing import Protocol
 
 from sandbox_app.core.react_format.dialects import Dialect, spec
-from sandbox_app.core.react_format.native_tools import (
-    NATIVE_CORRECTION,
-    NativeCall,
-    assistant_message,
-    call_input,
-    finish_answer,
-    tool_message,
-    tool_schema,
-    unparsed_call,
-)
 from sandbox_app.core.react_format.parser import correction_for, parse_kept
 from sandbox_app.core.react_format.prompts import DEFAULT_TEMPLATE, PromptError, render_prompt
-from sandbox_app.core.react_format.turn_reader import TurnOutcome, TurnReader, ask_again
-from sandbox_app.core.running.backend import Backend, BackendError, Message, StreamParams
+from sandbox_app.core.running.backend import (
+    Backend,
+    BackendError,
+    Message,
+    StreamParams,
+    stream_params,
+)
 from sandbox_app.core.running.context_meter import ServedContext
 from sandbox_app.core.running.events import (
     ActionParsed,
@@ -49,8 +44,19 @@ from sandbox_app.core.running.events import (
 from sandbox_app.core.running.loops import LoopWatch
 from sandbox_app.core.running.metrics import RunTally
 from sandbox_app.core.running.model_traits import traits_for
+from sandbox_app.core.running.native_tools import (
+    NATIVE_CORRECTION,
+    NativeCall,
+    assistant_message,
+    call_input,
+    finish_answer,
+    tool_message,
+    tool_schema,
+    unparsed_call,
+)
 from sandbox_app.core.running.step_metrics import step_metrics
 from sandbox_app.core.running.stepping import Pause, PauseFn
+from sandbox_app.core.running.turn_reader import TurnOutcome, TurnReader, ask_again
 from sandbox_app.core.scenarios.scenario import Scenario
 from sandbox_app.core.tools import Approver, Tool, ToolResult, ToolRouter
 
@@ -289,7 +295,8 @@ class ReactEngine:
     def _params(self) -> StreamParams:
         m = self.scenario.model
         traits = self._traits
-        return m.stream_params(
+        return stream_params(
+            m,
             self.model,
             m.max_tokens or traits.auto_max_tokens(),
             # A model that thinks gets no server-side stop: servers may apply it to the raw

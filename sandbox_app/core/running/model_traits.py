@@ -11,18 +11,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from sandbox_app.core.scenarios.lane_settings import PLAIN_MAX_TOKENS as PLAIN_MAX_TOKENS
+from sandbox_app.core.scenarios.lane_settings import THINKING_MAX_TOKENS as THINKING_MAX_TOKENS
+
 # OpenAI's reasoning models, by name (also behind a provider prefix, "openai/o3-mini"):
 # o1, o3, o4-mini…, and the gpt-5 family. They think without showing it and reject
 # max_tokens, stop and a temperature other than 1.
 _OPENAI_REASONING = re.compile(r"(?:^|/)(?:o\d+(?:$|[-.])|gpt-5)", re.IGNORECASE)
 
-# Max tokens when the user left it on Auto. 512 is plenty for one ReAct step of a model that
-# answers directly (a Thought and an Action are ~60 tokens); a thinking model often reasons
-# for 1,000-4,000 tokens before it writes them, and a cut inside the thinking wastes the
-# whole step, so it gets 8,192: room for long thinking without letting a runaway reply cost
-# more than a few cents on a paid API.
-PLAIN_MAX_TOKENS = 512
-THINKING_MAX_TOKENS = 8192
 
 
 def is_openai_reasoning_model(model: str) -> bool:

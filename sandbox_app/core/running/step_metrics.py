@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from sandbox_app.core.react_format.turn_reader import TurnOutcome
 from sandbox_app.core.running.backend import Message
 from sandbox_app.core.running.context_meter import prompt_estimate
 from sandbox_app.core.running.metrics import StepMetrics, estimate_tokens
+from sandbox_app.core.running.turn_reader import TurnOutcome
 
 
 def step_metrics(

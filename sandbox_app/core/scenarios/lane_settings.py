@@ -13,8 +13,6 @@ from collections.abc import Iterator, Mapping
 from typing import Any, cast
 
 from sandbox_app.core.react_format.dialects import DIALECTS
-from sandbox_app.core.running.backend import StreamParams
-from sandbox_app.core.running.model_traits import PLAIN_MAX_TOKENS, THINKING_MAX_TOKENS
 
 # The registry and the checks by name live in setting_registry.py; named here, where the
 # settings are registered, for the modules that read them.
@@ -40,6 +38,14 @@ from sandbox_app.core.scenarios.setting_rules import TOOL_CALLING as TOOL_CALLIN
 from sandbox_app.core.scenarios.setting_rules import Rule as Rule
 from sandbox_app.core.scenarios.setting_rules import SettingError as SettingError
 from sandbox_app.core.scenarios.setting_rules import ToolCalling as ToolCalling
+
+# Max tokens when the user left it on Auto. 512 is plenty for one ReAct step of a model that
+# answers directly (a Thought and an Action are ~60 tokens); a thinking model often reasons
+# for 1,000-4,000 tokens before it writes them, and a cut inside the thinking wastes the
+# whole step, so it gets 8,192: room for long thinking without letting a runaway reply cost
+# more than a few cents on a paid API.
+PLAIN_MAX_TOKENS = 512
+THINKING_MAX_TOKENS = 8192
 
 
 class LaneSettings(Mapping[str, Any]):
@@ -179,29 +185,6 @@ class LaneSettings(Mapping[str, Any]):
     def over(self, base: LaneSettings) -> LaneSettings:
         """``base`` with the settings given here: a lane's own over the scenario's."""
         return base.replace(**self._values)
-
-    def stream_params(self, model: str, max_tokens: int, **given: Any) -> StreamParams:
-        """A request with these settings: the one mapping of settings to ``StreamParams``
-        (the engine's, the judge's). ``max_tokens``: the limit worked out (Auto is the
-        caller's); ``given``: the caller's own fields (stop, tools, extra)."""
-        request = tuple(
-            (name, self[name])
-            for name, setting in SETTINGS.items()
-            if (setting.sent or setting.request_key) and self[name] is not None
-        )
-        return StreamParams(
-            model=model,
-            temperature=self.temperature,
-            max_tokens=max_tokens,
-            reasoning_effort=self.reasoning_effort,
-            settings=request,
-            context_window=self.context_window,
-            thinking_budget=self.thinking_budget,
-            think=self.think,
-            keep_alive=self.keep_alive,
-            prompt_cache=self.prompt_cache,
-            **given,
-        )
 
     @staticmethod
     def parse_option(name: str, text: str, label: str | None = None) -> tuple[str, Any]:

@@ -27,7 +27,7 @@ TOKEN_BUDGET_RANGE = (1, 1_000_000_000)
 # DeepSeek and OpenRouter); None sends nothing: the server's default.
 REASONING_EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh")
 # How the model calls tools: "react" writes Action lines the prompt asks for; "native" uses
-# the API's tool calling (core/react_format/native_tools.py).
+# the API's tool calling (core/running/native_tools.py).
 ToolCalling = Literal["react", "native"]
 TOOL_CALLING: tuple[ToolCalling, ...] = ("react", "native")
 # A switch as the command line may spell it (`eval --lane …,stop_on_loops=yes`); a file says

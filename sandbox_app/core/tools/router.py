@@ -13,9 +13,9 @@ import time
 from collections.abc import Awaitable, Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 
-from sandbox_app.core.react_format.action_objects import name_key, plain_input
-from sandbox_app.core.react_format.object_inputs import object_input
+from sandbox_app.core.tools.action_objects import name_key, plain_input
 from sandbox_app.core.tools.base import Tool
+from sandbox_app.core.tools.object_inputs import object_input
 from sandbox_app.core.tools.policy import Policy, denied, effective_policy
 from sandbox_app.core.untrusted.outside_text import clean
 

@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
 )
 
 from sandbox_app.application.eval_runner import EvalLane
+from sandbox_app.application.workspace import Change
 from sandbox_app.backends.keys import KeyStore, UrlSource
 from sandbox_app.core.results.compare import MAX_LANES, MIN_LANES, Price
 from sandbox_app.core.results.exports import Comparison
@@ -28,7 +29,6 @@ from sandbox_app.core.running.events import Event, RunFinished, StepFinished
 from sandbox_app.core.running.recording import Recording
 from sandbox_app.core.running.records import RunSettings
 from sandbox_app.core.scenarios.scenario import Expected, LaneConfig, Scenario
-from sandbox_app.core.scenarios.workspace import Change
 from sandbox_app.ui.common.fitting import scrolling, side_by_side, tool_button
 from sandbox_app.ui.common.plain import plain_label
 from sandbox_app.ui.compare.compare_exports import ComparisonExports

@@ -28,11 +28,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from sandbox_app.application.workspace import Change
 from sandbox_app.backends.keys import KeyStore
 from sandbox_app.core.react_format.dialects import DIALECTS
 from sandbox_app.core.running.metrics import plural
 from sandbox_app.core.scenarios.scenario import MAX_STEPS_RANGE, DialectChoice
-from sandbox_app.core.scenarios.workspace import Change
 from sandbox_app.core.tools import TOOL_NAMES, Tool, tools_for
 from sandbox_app.core.tools.plugins import installed
 from sandbox_app.core.tools.policy import POLICIES, default_policy

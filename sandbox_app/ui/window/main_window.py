@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from sandbox_app.application.workspace import Change, Workspace
 from sandbox_app.backends.keys import KeyStore
 from sandbox_app.backends.registry import SCRIPTED
 from sandbox_app.core.results.prices import stored_prices
@@ -34,7 +35,6 @@ from sandbox_app.core.running.fork import ForkPoint
 from sandbox_app.core.scenarios.document import ScenarioDocument
 from sandbox_app.core.scenarios.prompt_versions import names_of
 from sandbox_app.core.scenarios.scenario import Scenario
-from sandbox_app.core.scenarios.workspace import Change, Workspace
 from sandbox_app.core.tools import Tool
 from sandbox_app.core.tools.plugins import installed
 from sandbox_app.ui.common.plain import plain_label

@@ -15,9 +15,9 @@ from PySide6.QtCore import QEvent, QObject, QSignalBlocker, Qt
 from PySide6.QtGui import QFontDatabase, QKeyEvent
 from PySide6.QtWidgets import QPlainTextEdit, QTabWidget, QVBoxLayout, QWidget
 
+from sandbox_app.application.workspace import Change
 from sandbox_app.core.react_format.prompts import DEFAULT_TEMPLATE, PromptError, render_prompt
 from sandbox_app.core.react_format.variables import VariableError, format_lines, parse_lines
-from sandbox_app.core.scenarios.workspace import Change
 from sandbox_app.ui.common.notice_line import NoticeLine, headed
 from sandbox_app.ui.common.plain import rich_label
 from sandbox_app.ui.trace.highlighter import LabelHighlighter

@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from PySide6.QtGui import QTextCursor
 from PySide6.QtWidgets import QPlainTextEdit
 
+from sandbox_app.application.workspace import Change
 from sandbox_app.core.scenarios.prompt_versions import PromptVersion
 from sandbox_app.core.scenarios.scenario import Scenario
-from sandbox_app.core.scenarios.workspace import Change
 from sandbox_app.core.tools import tool_names
 from sandbox_app.core.tools.mock import MockToolSpec
 from sandbox_app.ui.window.workspace_signals import QtWorkspace

@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from sandbox_app.application.workspace import Change
 from sandbox_app.core.scenarios.prompt_diff import diff_versions
 from sandbox_app.core.scenarios.prompt_versions import (
     PromptEntry,
@@ -37,7 +38,6 @@ from sandbox_app.core.scenarios.prompt_versions import (
     edited,
     version_of,
 )
-from sandbox_app.core.scenarios.workspace import Change
 from sandbox_app.core.tools.outside import clean_description
 from sandbox_app.ui.common.fitting import tool_button
 from sandbox_app.ui.common.plain import message_box, plain_label, tip

@@ -11,7 +11,7 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
-from sandbox_app.core.scenarios.workspace import Workspace
+from sandbox_app.application.workspace import Workspace
 
 
 class QtWorkspace(QObject):

@@ -23,10 +23,6 @@ from sandbox_app.core.tools import Tool
 from sandbox_app.core.untrusted.file_reader import parse_json_text
 
 # The prompt's {format} in native mode: what the ReAct format asks for, in API terms.
-NATIVE_FORMAT = (
-    "Use the tools through tool calls. Before each call, say in one short sentence what you "
-    "need and why. When you know the final answer, reply with it alone, without a tool call."
-)
 NATIVE_CORRECTION = (
     "Error: your reply had no tool call and no answer. Call a tool, or reply with the answer."
 )
@@ -62,12 +58,6 @@ def tool_schema(tool: Tool) -> ToolSchema:
             },
         },
     }
-
-
-def tool_lines(tools: Iterable[Tool]) -> str:
-    """The prompt's {tools} in native mode (the schemas carry the same, for the API)."""
-    lines = [f"- {t.name}: {t.description}" for t in tools]
-    return "\n".join(lines) if lines else "(no tools are enabled)"
 
 
 @dataclass(frozen=True)

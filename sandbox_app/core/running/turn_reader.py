@@ -7,7 +7,7 @@ turns them into the run's events: ``ReasoningDelta`` for thinking (never parsed,
 closes the stream as soon as the model starts writing its own observation.
 
 With native tool calling the content is not parsed: it is shown as the step's Thought and the
-tool-call pieces as Action lines (core/react_format/native_tools.py); the engine decides, once the
+tool-call pieces as Action lines (core/running/native_tools.py); the engine decides, once the
 reply
 ends, whether the content was the answer.
 """
@@ -22,12 +22,6 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from sandbox_app.core.react_format.dialects import Dialect
-from sandbox_app.core.react_format.native_tools import (
-    ACTION_LABEL,
-    THOUGHT_LABEL,
-    CallCollector,
-    NativeCall,
-)
 from sandbox_app.core.react_format.parser import Turn, TurnScanner, parse_kept
 from sandbox_app.core.react_format.scanner import REPEATED_LINES
 from sandbox_app.core.react_format.thinking import ThinkSplitter
@@ -52,6 +46,12 @@ from sandbox_app.core.running.events import (
     call_lines,
 )
 from sandbox_app.core.running.model_traits import THINKING_MAX_TOKENS, ModelTraits
+from sandbox_app.core.running.native_tools import (
+    ACTION_LABEL,
+    THOUGHT_LABEL,
+    CallCollector,
+    NativeCall,
+)
 
 # Chunks that arrive together (a fast server, or a client catching up) are handled in one
 # go; hand control back to the event loop this often so the window keeps drawing meanwhile.
