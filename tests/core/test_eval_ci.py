@@ -67,7 +67,11 @@ def test_junit_validates_and_its_counts_are_the_summarys(
     summary = json.loads(captured.out)  # stdout holds the JSON and nothing else
     junit_schema.validate(str(junit))
     root = ElementTree.parse(junit).getroot()
-    (suite,) = root.findall("testsuite")
+    # The lane's suite, then (the line written before ran another prompt version, on a case
+    # run again now) the two versions' arms compared: properties only, no test case.
+    suite, compared = root.findall("testsuite")
+    assert (compared.get("tests"), compared.findall("testcase")) == ("0", [])
+    assert [c["cases"] for c in summary["comparisons"]] == [1]
     (lane,) = summary["lanes"]
     assert suite.get("name") == lane["lane"] == "scripted"
     assert int(suite.get("tests", -1)) == lane["runs"] == 24
@@ -158,7 +162,7 @@ def test_exit_codes_are_listed_and_distinct(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     listed = dict(re.findall(r"^  (\d)  (.+)$", parser().format_help(), re.M))
-    assert set(listed) == {"0", "1", "2", "3", "4"}
+    assert set(listed) == {"0", "1", "2", "3", "4", "7"}
     assert "usage" in listed[str(EXIT_USAGE)]
     with pytest.raises(SystemExit) as usage:
         eval_command([str(EXAMPLE), "--junit"])  # --junit without its file: argparse's 2
