@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from PySide6.QtWidgets import QLabel
 
+from sandbox_app.core.comparing.arm_diff import Cells
 from sandbox_app.core.results.evaluation import LaneTally
 from sandbox_app.core.results.history_schema import HistoryError
 
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
     from sandbox_app.core.scenarios.scenario import Scenario
     from sandbox_app.ui.compare.eval_grid_model import EvalGridModel
     from sandbox_app.ui.compare.eval_results import RunStore
+    from sandbox_app.ui.compare.eval_verdicts import ArmVerdicts
 
 
 class Grid(Protocol):
@@ -35,6 +37,7 @@ class Grid(Protocol):
     _tallies: dict[str, LaneTally]
     _failed: int
     results: RunStore
+    verdicts: ArmVerdicts
     grid_model: EvalGridModel
     status: QLabel
 
@@ -51,12 +54,14 @@ class Grid(Protocol):
 @dataclass
 class Past:
     """A past evaluation's summary rows, read once: each cell's verdict masks, each lane's
-    sums, each case's question as asked then; no answer, check or trace kept."""
+    sums, each arm's runs and passes of each case, each case's question as asked then; no
+    answer, check or trace kept."""
 
     cells: dict[tuple[int, int], tuple[int, int]] = field(default_factory=dict)
     tallies: dict[str, LaneTally] = field(default_factory=dict)
     asked: dict[int, str] = field(default_factory=dict)
     repeats: int = 1
+    arms: Cells = field(default_factory=Cells)
 
     def draw(self, model: EvalGridModel) -> None:
         for (case, lane), (ran, passed) in self.cells.items():
@@ -72,6 +77,7 @@ def load_evaluation(store: HistoryStore, evaluation: int, labels: Sequence[str])
         for result in page:
             lane, case, repeat = result.lane, result.case, result.repeat
             past.tallies.setdefault(lane, LaneTally()).add(result)
+            past.arms.count(result)
             past.asked[case] = result.question or ""
             past.repeats = max(past.repeats, repeat + 1)
             if lane in columns:
@@ -118,6 +124,7 @@ class EvalHistory:
         self.log = None  # Resume or Re-run failed from here starts a new evaluation
         panel._clear()
         panel.results.show(store, evaluation)
+        panel.verdicts.show(past.arms)
         panel._labels, panel._asked = list(labels), past.asked
         panel._repeat_count, panel._tallies = past.repeats, past.tallies
         # The cases it had, though edited since: the grid (a model) drawn with these.
