@@ -23,6 +23,7 @@ from sandbox_app.core.scenarios.scenario import EvalCase, Expected, LaneConfig, 
 from sandbox_app.core.scenarios.scenario_file import load_scenario, save_scenario, scenarios_dir
 from sandbox_app.ui.history.history_actions import database_path
 from sandbox_app.ui.window.main_window import MainWindow
+from tests.core.test_eval_within import report_table
 
 # prompt_variants.json offline: "brief" guesses "About $2,160 per year", "grounded" looks the
 # price up, "$2,592 per year". Cases 1-3 want the looked-up price, 4 any yearly price, 5 the
@@ -37,14 +38,18 @@ def variants() -> Scenario:
     return replace(base, test_set=cases, script=replace(base.script, tokens_per_second=0))
 
 
-def run_versions(qtbot: QtBot, window: MainWindow, which: str = "all") -> None:
-    """The test set on two offline lanes, one on each prompt version."""
-    scenario = variants()
-    window.set_scenario(scenario)
+def run_versions(
+    qtbot: QtBot, window: MainWindow, which: str = "all", versions: tuple[str, ...] = ()
+) -> None:
+    """The test set on offline lanes, one on each prompt version (by default brief and
+    grounded); the scenario is set unless one is open already (``versions`` given)."""
+    if not versions:
+        window.set_scenario(variants())
+    scenario = window.workspace.model.scenario
     compare = window.compare
     lanes = [
         LaneConfig(settings=LaneSettings(prompt=find(scenario.prompt_history, name).id))
-        for name in ("brief", "grounded")
+        for name in versions or ("brief", "grounded")
     ]
     compare.set_lanes(tuple(lanes))
     window.tabs.setCurrentWidget(compare)
@@ -75,15 +80,20 @@ def test_the_arms_verdict_shows_under_the_grid_and_a_rerun_replaces_its_runs(
     assert moved == [(5, "1/1", "0/1"), (1, "0/1", "1/1"), (2, "0/1", "1/1"), (3, "0/1", "1/1")]
 
 
-def test_one_prompt_version_compares_nothing(qtbot: QtBot, window: MainWindow) -> None:
-    run_versions(qtbot, window)
-    panel = window.compare.eval_panel
-    window.compare.set_lanes((LaneConfig(), LaneConfig()))  # both on the editor's prompt
-    qtbot.mouseClick(panel.run_button, Qt.MouseButton.LeftButton)
-    qtbot.waitUntil(lambda: panel.running, timeout=5000)
-    qtbot.waitUntil(lambda: not panel.running, timeout=20000)
-    assert not panel.verdicts.label.isVisible()
-    assert panel.verdicts.lines() == []
+def test_one_version_compares_nothing_and_a_past_evaluation_shows_its_own(
+    qtbot: QtBot, window: MainWindow
+) -> None:
+    run_versions(qtbot, window)  # #1: brief and grounded
+    run_versions(qtbot, window, versions=("brief", "brief"))  # #2: one arm
+    verdicts = window.compare.eval_panel.verdicts
+    assert not verdicts.label.isVisible()
+    assert verdicts.lines() == []
+    # Open in grid: #1's verdict, counted from its rows in the history database.
+    view = window.history.open_view()
+    assert view.open_in_grid(1)
+    assert verdicts.label.isVisible()
+    assert verdicts.label.text().startswith(SENTENCE)
+    view.close()
 
 
 FIGURES = ("arms", "verdict", "difference_points", "ci95_points", "cases", "cases_better")
@@ -112,6 +122,9 @@ def test_the_windows_figures_are_the_command_lines(
     assert {k: shown[k] for k in FIGURES} == {k: printed[k] for k in FIGURES}
     assert shown["sentence"] == printed["sentence"]
     assert shown["sentence"].startswith(SENTENCE)
+    # The window's HTML export: the same row as `eval --report`'s.
+    table = report_table(window.compare.eval_panel.export_text("html"), "Arms compared")
+    assert table[1][:2] == [printed["arms"], printed["sentence"]]
     # `history diff` pairs the window's arms with the command line's by what made them
     # (not by lane title: "Lane 1 · scripted" there, "scripted @ brief" here).
     capsys.readouterr()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from PySide6.QtWidgets import QLabel
@@ -91,6 +92,9 @@ class EvalHistory:
     def __init__(self) -> None:
         # The window's history (ui/history/history_actions.py sets it; None: none kept).
         self.source: Callable[[], History | None] = lambda: None
+        # The scenario's file (the window's document; None: untitled): an evaluation is its
+        # file's, as `eval`'s are, so a baseline marked in either is the other's too.
+        self.place: Callable[[], Path | None] = lambda: None
         self.log: EvaluationLog | None = None
 
     def start(
@@ -100,8 +104,9 @@ class EvalHistory:
         evaluation; None: no history)."""
         history = self.source()
         if history is not None and (fresh or self.log is None):
-            cases = len(scenario.test_set)
-            self.log = history.begin(scenario.title, "", lanes, cases, repeats, "window")
+            cases, path = len(scenario.test_set), self.place()
+            where = str(path.resolve()) if path is not None else ""
+            self.log = history.begin(scenario.title, where, lanes, cases, repeats, "window")
         return self.log
 
     def finish(self) -> None:
