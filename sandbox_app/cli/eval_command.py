@@ -35,6 +35,7 @@ from sandbox_app.cli.eval_baseline import (
     add_baseline_options,
     check_baseline_option,
     compare_with_baseline,
+    counted_in_history,
 )
 from sandbox_app.cli.eval_history import add_db_option, eval_log, scenario_place
 from sandbox_app.cli.eval_outputs import Finish, cache_problem, check_writable, finish
@@ -264,6 +265,7 @@ def eval_command(argv: list[str], out: TextIO | None = None, progress: TextIO | 
         baseline=baseline,
         fail_on_regression=args.fail_on_regression,
         names=names_of(scenario.prompt_history),
+        counted=counted_in_history(log),
     )
     return finish(outputs, runs.tallies, out)
 

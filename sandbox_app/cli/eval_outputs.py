@@ -10,7 +10,8 @@ After the last run (:func:`finish`): the summary from the lanes' tallies, as tex
 (``--json``) one JSON document on stdout; the report and the JUnit file from the results file
 read again as a stream (core/results/result_stream.py), never from results held in memory.
 The arms one factor apart (two prompt versions on a model, two models on a version) are
-compared from the same stream, counted per arm and case (arm_diff.cells_of): their verdicts
+compared from the runs counted per arm and case (by the history database, else from the
+results file's stream: arm_diff.cells_of): their verdicts
 follow the lane rows, are ``--json``'s ``"comparisons"``, a JUnit suite's properties and a
 table of the report.
 """
@@ -34,7 +35,7 @@ from sandbox_app.cli.cli_io import (
 from sandbox_app.cli.eval_baseline import BaselineDiff
 from sandbox_app.cli.prompt_choice import versions_note
 from sandbox_app.cli.terminal import say, visible
-from sandbox_app.core.comparing.arm_diff import ArmComparison, cells_of, verdict_document
+from sandbox_app.core.comparing.arm_diff import ArmComparison, Cells, cells_of, verdict_document
 from sandbox_app.core.comparing.report_lines import (
     compared_within,
     diff_lines,
@@ -117,7 +118,9 @@ class Finish:
     baseline: BaselineDiff | None = None  # --baseline: this evaluation against it
     fail_on_regression: bool = False
     names: Mapping[str, str] = field(default_factory=dict)  # prompt version ids → names
-    # The arms one factor apart, compared (filled by ``finish``: the results read again).
+    # The runs counted per arm and case (the history database's; None: from the results
+    # file), and the arms one factor apart compared from them (filled by ``finish``).
+    counted: Cells | None = None
     within: Sequence[ArmComparison] = ()
 
 
@@ -128,7 +131,10 @@ def finish(done: Finish, tallies: dict[str, LaneTally], out: TextIO) -> int:
     summaries = [tallies.setdefault(lane, LaneTally()).summary(lane) for lane in done.lanes]
     below = [s.lane for s in summaries if done.minimum is not None and s.pass_rate < done.minimum]
     try:
-        within = compared_within(cells_of(iter_latest(done.results, done.planned)), done.names)
+        cells = done.counted
+        if cells is None:
+            cells = cells_of(iter_latest(done.results, done.planned))
+        within = compared_within(cells, done.names)
     except ReadError as err:  # the summary stands; the verdicts are said to be missing
         say(f"react-sandbox eval: arms not compared: {err}")
         within = []

@@ -67,11 +67,7 @@ def test_junit_validates_and_its_counts_are_the_summarys(
     summary = json.loads(captured.out)  # stdout holds the JSON and nothing else
     junit_schema.validate(str(junit))
     root = ElementTree.parse(junit).getroot()
-    # The lane's suite, then (the line written before ran another prompt version, on a case
-    # run again now) the two versions' arms compared: properties only, no test case.
-    suite, compared = root.findall("testsuite")
-    assert (compared.get("tests"), compared.findall("testcase")) == ("0", [])
-    assert [c["cases"] for c in summary["comparisons"]] == [1]
+    (suite,) = root.findall("testsuite")
     (lane,) = summary["lanes"]
     assert suite.get("name") == lane["lane"] == "scripted"
     assert int(suite.get("tests", -1)) == lane["runs"] == 24

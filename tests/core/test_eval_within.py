@@ -11,6 +11,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 from xml.etree import ElementTree
 
+import pytest
 import xmlschema
 
 from sandbox_app.cli.eval_command import eval_command
@@ -67,6 +68,19 @@ def test_text_json_junit_and_report_carry_the_same_verdict(
         ["Arms", "Verdict", "Difference", "95% interval", "Cases", "Better / worse"],
         [comparison["arms"], SENTENCE, "+100.0 points", "+75.9 to +100.0", "10", "10 / 0"],
     ]
+
+
+def test_with_history_off_the_results_file_gives_the_same_verdict(
+    scenario: Path,  # noqa: F811
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    damaged = tmp_path / "h.sqlite3"  # the --db both_versions names
+    damaged.write_bytes(b"not a database" * 100)
+    document = json.loads(both_versions(scenario, tmp_path, "off", "--json"))
+    assert "history off (" in capsys.readouterr().err
+    (comparison,) = document["comparisons"]
+    assert (comparison["sentence"], comparison["ci95_points"]) == (SENTENCE, [75.9, 100.0])
 
 
 def test_one_arm_compares_nothing(scenario: Path, tmp_path: Path) -> None:  # noqa: F811
