@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import io
 import json
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
@@ -32,19 +33,25 @@ WANTED = ("2,592", "$2,592 per year", "2,592 per", "per year", "2,160")
 SENTENCE = "no detectable difference between brief and grounded on scripted: +40 points"
 
 
-def variants() -> Scenario:
+def variants(tokens_per_second: float = 0) -> Scenario:
     base = load_scenario(scenarios_dir() / "prompt_variants.json")
     cases = tuple(EvalCase(base.question, Expected(answer)) for answer in WANTED)
-    return replace(base, test_set=cases, script=replace(base.script, tokens_per_second=0))
+    script = replace(base.script, tokens_per_second=tokens_per_second)
+    return replace(base, test_set=cases, script=script)
 
 
 def run_versions(
-    qtbot: QtBot, window: MainWindow, which: str = "all", versions: tuple[str, ...] = ()
+    qtbot: QtBot,
+    window: MainWindow,
+    which: str = "all",
+    versions: tuple[str, ...] = (),
+    tokens_per_second: float = 0,
+    during: Callable[[], bool] = lambda: True,
 ) -> None:
     """The test set on offline lanes, one on each prompt version (by default brief and
     grounded); the scenario is set unless one is open already (``versions`` given)."""
     if not versions:
-        window.set_scenario(variants())
+        window.set_scenario(variants(tokens_per_second))
     scenario = window.workspace.model.scenario
     compare = window.compare
     lanes = [
@@ -58,7 +65,17 @@ def run_versions(
     button = panel.run_button if which == "all" else panel.rerun_button
     qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: panel.running, timeout=5000)
+    qtbot.waitUntil(lambda: during() and panel.running, timeout=20000)
     qtbot.waitUntil(lambda: not panel.running, timeout=20000)
+
+
+def test_the_verdict_is_said_while_the_runs_go_on(qtbot: QtBot, window: MainWindow) -> None:
+    """The offline model at 200 tokens a second, one request at a time: ~3 s of runs, the
+    verdict shown once a case has run on both versions, before the last run ends."""
+    window.compare.eval_panel.concurrency_spin.setValue(1)
+    label = window.compare.eval_panel.verdicts.label
+    run_versions(qtbot, window, tokens_per_second=200, during=label.isVisible)
+    assert label.text().startswith(SENTENCE)
 
 
 def test_the_arms_verdict_shows_under_the_grid_and_a_rerun_replaces_its_runs(
