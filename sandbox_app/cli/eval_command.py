@@ -35,6 +35,7 @@ from sandbox_app.cli.eval_baseline import (
     add_baseline_options,
     check_baseline_option,
     compare_with_baseline,
+    counted_in_history,
 )
 from sandbox_app.cli.eval_history import add_db_option, eval_log, scenario_place
 from sandbox_app.cli.eval_outputs import Finish, cache_problem, check_writable, finish
@@ -46,6 +47,7 @@ from sandbox_app.core.results.compare import read_prices
 from sandbox_app.core.results.evaluation import count_pending, iter_plan, pending
 from sandbox_app.core.results.result_stream import Scan, iter_latest, scan, tally_latest
 from sandbox_app.core.scenarios.lane_settings import parse_option
+from sandbox_app.core.scenarios.prompt_versions import names_of
 from sandbox_app.core.scenarios.scenario_fields import ScenarioError
 from sandbox_app.core.scenarios.test_set import asked_questions, undefined_in_cases
 from sandbox_app.core.tools.policy import allow, refused_line
@@ -262,6 +264,8 @@ def eval_command(argv: list[str], out: TextIO | None = None, progress: TextIO | 
         minimum=minimum,
         baseline=baseline,
         fail_on_regression=args.fail_on_regression,
+        names=names_of(scenario.prompt_history),
+        counted=counted_in_history(log),
     )
     return finish(outputs, runs.tallies, out)
 

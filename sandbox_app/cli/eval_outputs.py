@@ -9,6 +9,11 @@ untouched; a new one is tried as a temporary file beside it, then removed.
 After the last run (:func:`finish`): the summary from the lanes' tallies, as text or
 (``--json``) one JSON document on stdout; the report and the JUnit file from the results file
 read again as a stream (core/results/result_stream.py), never from results held in memory.
+The arms one factor apart (two prompt versions on a model, two models on a version) are
+compared from the runs counted per arm and case (by the history database, else from the
+results file's stream: arm_diff.cells_of): their verdicts
+follow the lane rows, are ``--json``'s ``"comparisons"``, a JUnit suite's properties and a
+table of the report.
 """
 
 from __future__ import annotations
@@ -16,7 +21,8 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from dataclasses import asdict, dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -29,7 +35,14 @@ from sandbox_app.cli.cli_io import (
 from sandbox_app.cli.eval_baseline import BaselineDiff
 from sandbox_app.cli.prompt_choice import versions_note
 from sandbox_app.cli.terminal import say, visible
-from sandbox_app.core.comparing.report_lines import diff_lines, junit_suite
+from sandbox_app.core.comparing.arm_diff import ArmComparison, Cells, cells_of, verdict_document
+from sandbox_app.core.comparing.report_lines import (
+    compared_within,
+    diff_lines,
+    junit_suite,
+    within_lines,
+    within_suite,
+)
 from sandbox_app.core.results.evaluation import LaneSummary, LaneTally, Plan, wilson
 from sandbox_app.core.results.exports import TEST_SET_FORMATS, EvalResults
 from sandbox_app.core.results.junit import write_junit
@@ -104,6 +117,11 @@ class Finish:
     minimum: float | None = None
     baseline: BaselineDiff | None = None  # --baseline: this evaluation against it
     fail_on_regression: bool = False
+    names: Mapping[str, str] = field(default_factory=dict)  # prompt version ids → names
+    # The runs counted per arm and case (the history database's; None: from the results
+    # file), and the arms one factor apart compared from them (filled by ``finish``).
+    counted: Cells | None = None
+    within: Sequence[ArmComparison] = ()
 
 
 def finish(done: Finish, tallies: dict[str, LaneTally], out: TextIO) -> int:
@@ -112,9 +130,20 @@ def finish(done: Finish, tallies: dict[str, LaneTally], out: TextIO) -> int:
     code (1 when an output could not be written, 4 when a lane passed less than ``minimum``)."""
     summaries = [tallies.setdefault(lane, LaneTally()).summary(lane) for lane in done.lanes]
     below = [s.lane for s in summaries if done.minimum is not None and s.pass_rate < done.minimum]
+    try:
+        cells = done.counted
+        if cells is None:
+            cells = cells_of(iter_latest(done.results, done.planned))
+        within = compared_within(cells, done.names)
+    except ReadError as err:  # the summary stands; the verdicts are said to be missing
+        say(f"react-sandbox eval: arms not compared: {err}")
+        within = []
+    done = replace(done, within=within)
     if not done.as_json:
         rows = (visible(s.row()) + versions_note(tallies[s.lane].versions) for s in summaries)
         out.write("\n" + "\n".join(rows) + "\n")
+        if within:
+            out.write("".join(visible(line) + "\n" for line in ["", *within_lines(within)]))
         if done.baseline is not None:
             lines = diff_lines(done.baseline.diff, *done.baseline.names)
             out.write("\n" + "".join(visible(line) + "\n" for line in lines))
@@ -138,6 +167,7 @@ def finish(done: Finish, tallies: dict[str, LaneTally], out: TextIO) -> int:
             out.write(f"{option.lstrip('-')}: {visible(str(path))}\n")
     if done.as_json:
         document = summary_document(done, summaries, tallies, written)
+        document["comparisons"] = [verdict_document(c) for c in within]
         if done.baseline is not None:
             document["baseline"] = done.baseline.document()
         out.write(json.dumps(document, indent=1) + "\n")
@@ -197,11 +227,15 @@ def summary_document(
 def _write_junit(done: Finish, path: Path) -> None:
     base = done.baseline
     extra = [junit_suite(base.diff, *base.names)] if base is not None else []
+    if done.within:
+        extra.append(within_suite(done.within))
     write_junit(path, done.title, done.lanes, iter_latest(done.results, done.planned), extra)
 
 
 def _write_report(done: Finish, path: Path) -> None:
     # The report's grid and failed runs need every run's verdict and answer, not its trace.
     results = [r.without_trace() for r in iter_latest(done.results, done.planned)]
-    report = EvalResults(done.title, done.questions, done.lanes, [(r, None) for r in results])
+    verdicts = [verdict_document(c) for c in done.within]
+    runs = [(r, None) for r in results]
+    report = EvalResults(done.title, done.questions, done.lanes, runs, verdicts)
     TEST_SET_FORMATS.exporter("html").save(report, path)

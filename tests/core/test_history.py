@@ -20,6 +20,7 @@ from sandbox_app.cli.main import main
 from sandbox_app.core.comparing.evaluations import diff_evaluations
 from sandbox_app.core.results.eval_result import EvalResult
 from sandbox_app.core.results.evaluation import read_results
+from sandbox_app.core.results.history_arms import baselines, marked_baseline, set_baseline
 from sandbox_app.core.results.history_db import HistoryStore
 from sandbox_app.core.results.history_schema import (
     DATA_ENV,
@@ -75,6 +76,21 @@ def test_a_run_again_replaces_its_row(tmp_path: Path) -> None:
     store.add_result(evaluation, result("A", 0, False), [], "m")
     store.add_result(evaluation, result("A", 0, True), [], "m")  # Re-run failed
     assert store.verdicts(evaluation) == {("A", 0, 0): True}
+
+
+def test_a_baseline_is_its_scenarios_and_untitled_ones_go_by_title(tmp_path: Path) -> None:
+    store = HistoryStore(tmp_path / "h.sqlite3")
+    made = [
+        store.begin_evaluation(title, path, {"A": "m"}, 1, 1, "window")
+        for title, path in (("A", "/a.json"), ("A", "/a.json"), ("X", ""), ("Y", ""), ("X", ""))
+    ]
+    for evaluation in made:
+        set_baseline(store, evaluation)
+    # One a scenario: the newest marked of /a.json, of untitled "X" and of untitled "Y".
+    assert sorted(baselines(store)) == [made[1], made[3], made[4]]
+    assert marked_baseline(store, made[0]) == made[1]
+    assert marked_baseline(store, made[2]) == made[4]
+    assert marked_baseline(store, made[3]) is None  # itself: nothing to compare it with
 
 
 def test_migrations_from_version_0_and_from_each_step(tmp_path: Path) -> None:

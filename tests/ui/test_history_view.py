@@ -5,20 +5,25 @@ line in the status bar and the test set still runs."""
 
 from __future__ import annotations
 
+import io
+import json
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
 
 from PySide6.QtCore import QSettings, Qt
 from pytestqt.qtbot import QtBot
 
+from sandbox_app.cli.eval_command import eval_command
 from sandbox_app.core.results.history_db import HistoryStore
 from sandbox_app.core.scenarios.prompt_versions import find
 from sandbox_app.core.scenarios.scenario import EvalCase, Expected, LaneConfig, Scenario
-from sandbox_app.core.scenarios.scenario_file import load_scenario, scenarios_dir
+from sandbox_app.core.scenarios.scenario_file import load_scenario, save_scenario, scenarios_dir
 from sandbox_app.ui.history.history_actions import SETTING, database_path
 from sandbox_app.ui.window.main_window import MainWindow
 from tests.ui.test_eval_panel import cells
+from tests.ui.test_eval_verdicts import run_versions, variants
 
 
 def versions_scenario(version: str) -> Scenario:
@@ -136,3 +141,42 @@ def test_a_damaged_database_is_one_line_and_the_test_set_runs(
     assert view.table.rowCount() == 0
     assert view.problem.text() == message
     assert damaged.read_bytes() == b"\x00not a database" * 300
+
+
+def test_set_as_baseline_marks_it_and_compare_with_defaults_to_it(
+    qtbot: QtBot, window: MainWindow, settings: QSettings, tmp_path: Path
+) -> None:
+    path = tmp_path / "variants.json"
+    save_scenario(variants(), path)
+    assert window.files.open_scenario(path)
+    for version in ("brief", "grounded", "grounded"):  # #1, #2, #3: two lanes on it each
+        run_versions(qtbot, window, versions=(version, version))
+    view = window.history.open_view()
+    view.select(1)
+    qtbot.mouseClick(view.baseline_button, Qt.MouseButton.LeftButton)
+    ids = [view.table.item(r, 0).text() for r in range(3)]  # type: ignore[union-attr]
+    assert ids == ["3", "2", "1 · baseline"]
+    assert view.selected() == [1]
+    # Compare with… from #3: straight to its scenario's baseline, #1 (not a menu of all).
+    view.select(3)
+    qtbot.mouseClick(view.compare_button, Qt.MouseButton.LeftButton)
+    flips = view.flips
+    assert flips is not None
+    assert flips.windowTitle() == "Evaluation #1 → #3"
+    assert flips.summary.text().startswith(
+        "prompt brief → grounded, on scripted: no detectable difference between brief and "
+        "grounded on scripted: +40 points"
+    )
+    flips.close()
+    # Marking another takes the mark from the first; `eval --baseline latest` on the same
+    # file compares with the window's marked baseline (the window stores the file it ran).
+    view.select(2)
+    qtbot.mouseClick(view.baseline_button, Qt.MouseButton.LeftButton)
+    ids = [view.table.item(r, 0).text() for r in range(3)]  # type: ignore[union-attr]
+    assert ids == ["3", "2 · baseline", "1"]
+    out = io.StringIO()
+    argv = [str(path), "--prompt", "grounded", "--lane", "scripted", "--json", "--baseline"]
+    argv += ["latest", "--out", str(tmp_path / "r.jsonl"), "--db", str(database_path(settings))]
+    with ThreadPoolExecutor(1) as pool:  # `eval` runs its own event loop
+        assert pool.submit(eval_command, argv, out).result(timeout=60) == 0
+    assert json.loads(out.getvalue())["baseline"]["baseline"] == 2

@@ -68,6 +68,11 @@ class Cells:
         cell.runs += runs
         cell.passed += passed
 
+    def count(self, result: EvalResult, sign: int = 1) -> None:
+        """One result counted in (``sign`` -1: taken out again, as a re-run replaces it)."""
+        case = (result.case, result.question, result.expected)
+        self.add(result.arm, case, sign, sign * int(result.passed), result.lane)
+
     def of(self, arm: Arm) -> ArmCells:
         return self.by_arm.get(identity(arm), {})
 
@@ -76,7 +81,7 @@ def cells_of(results: Iterable[EvalResult]) -> Cells:
     """Results counted (what a window or ``eval`` holds; the history counts in SQL)."""
     cells = Cells()
     for r in results:
-        cells.add(r.arm, (r.case, r.question, r.expected), 1, int(r.passed), r.lane)
+        cells.count(r)
     return cells
 
 
@@ -205,4 +210,3 @@ def verdict_document(
             for c in comparison.regressed
         ],
     }
-

@@ -1,11 +1,23 @@
 """An evaluation diff in words and in JUnit: the lines ``history diff`` and ``eval
 --baseline`` print (one rendering for both), and the test suite ``eval --junit`` adds for the
 comparison with a baseline: a test case per pair of arms, failed when the later arm is worse
-beyond the interval, naming the cases that fell; the verdict's figures as properties."""
+beyond the interval, naming the cases that fell; the verdict's figures as properties.
+
+Within one evaluation (its arms one factor apart, arm_diff.compare_within): the lines ``eval``
+prints after its lane rows and the window's Test set tab shows (``within_lines``), and a
+suite of properties only (``within_suite``): two arms of one evaluation differing is what it
+was run to find out, never a failed test."""
 
 from __future__ import annotations
 
-from sandbox_app.core.comparing.arm_diff import ArmComparison, EvaluationDiff
+from collections.abc import Mapping, Sequence
+
+from sandbox_app.core.comparing.arm_diff import (
+    ArmComparison,
+    Cells,
+    EvaluationDiff,
+    compare_within,
+)
 from sandbox_app.core.results.junit import SuiteCounts, xml_attribute, xml_text
 
 CASES_SHOWN = 20  # per comparison on a terminal; --json has them all
@@ -44,8 +56,7 @@ def junit_suite(diff: EvaluationDiff, first: str, second: str) -> tuple[str, Sui
     counts = SuiteCounts()
     names = [c.title if c.factor else f"{c.title}: {first} → {second}" for c in diff.comparisons]
     named = list(zip(names, diff.comparisons, strict=True))
-    properties = "".join(_properties(name, c) for name, c in named)
-    body = f"<properties>{properties}</properties>\n" if properties else ""
+    body = _properties_element(named)
     for name, c in named:
         counts.tests += 1
         failure = ""
@@ -56,6 +67,32 @@ def junit_suite(diff: EvaluationDiff, first: str, second: str) -> tuple[str, Sui
             failure = f'<failure message={message} type="regression">{xml_text(fell)}</failure>'
         body += f'<testcase name={xml_attribute(name)} classname="baseline">{failure}</testcase>\n'
     return f"compared with baseline {first}", counts, body
+
+
+WITHIN_SUITE = "arms compared within this evaluation"
+
+
+def compared_within(cells: Cells, names: Mapping[str, str]) -> list[ArmComparison]:
+    """An evaluation's arms one factor apart that ran a case in common, compared (two arms
+    with none, as a resumed file's line from an older prompt beside the new runs, say
+    nothing worth a line)."""
+    return [c for c in compare_within(cells, names) if c.verdict.cases]
+
+
+def within_lines(comparisons: Sequence[ArmComparison]) -> list[str]:
+    """Each comparison of one evaluation's arms in a line: its verdict's sentence."""
+    return [c.sentence() for c in comparisons]
+
+
+def within_suite(comparisons: Sequence[ArmComparison]) -> tuple[str, SuiteCounts, str]:
+    """For junit.write_junit's ``extra``: the verdicts' figures as properties, named by the
+    arms compared ("prompt brief → grounded, on scripted · verdict"), and no test case."""
+    return WITHIN_SUITE, SuiteCounts(), _properties_element([(c.title, c) for c in comparisons])
+
+
+def _properties_element(named: Sequence[tuple[str, ArmComparison]]) -> str:
+    properties = "".join(_properties(name, c) for name, c in named)
+    return f"<properties>{properties}</properties>\n" if properties else ""
 
 
 def _properties(name: str, c: ArmComparison) -> str:

@@ -2,7 +2,9 @@
 
 The grid is what the window's results view and every export show: each cell is a case's
 runs on a lane, "pass", "fail" or "k/N" with repeats; the report adds the per-lane summary
-(pass rate with its 95 % Wilson interval) and, for every failed run, its answer and why.
+(pass rate with its 95 % Wilson interval), the verdicts on its arms one factor apart (the
+documents core/comparing/ made: the same figures as ``eval --json`` and the window's) and,
+for every failed run, its answer and why.
 Model text is escaped, never interpreted: a reply holding ``<script>`` stays text.
 """
 
@@ -12,7 +14,7 @@ import csv
 import html
 import io
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from sandbox_app.core.results.checks import described, failure_lines
@@ -63,6 +65,7 @@ def to_html(
     questions: Sequence[str],
     lanes: Sequence[str],
     results: Sequence[EvalResult],
+    verdicts: Sequence[Mapping[str, Any]] = (),
 ) -> str:
     """A report that opens in any browser, offline: no scripts, no external files."""
     e = html.escape
@@ -86,12 +89,14 @@ def to_html(
             f"<td>{s.latency_p50_s:.2f} s / {s.latency_p95_s:.2f} s</td>"
             f"<td>{e(s.judge_words()) if s.judge_tokens else '—'}</td></tr>"
         )
+    parts.append("</table>")
+    parts += _verdicts(verdicts)
     # Each repeat's answer and why it was judged so (checks.described), gathered once for all
     # cells (not by walking every result for each cell: quadratic at 100,000 runs).
     answers: dict[tuple[int, str], list[str]] = {}
     for key, result in sorted(latest.items()):
         answers.setdefault((key.case, key.lane), []).append(described(result.answer, result.checks))
-    parts.append("</table><h2>Cases</h2><table><tr><th>#</th><th>Question</th>")
+    parts.append("<h2>Cases</h2><table><tr><th>#</th><th>Question</th>")
     parts += [f"<th>{e(lane)}</th>" for lane in lanes]
     parts.append("</tr>")
     for row in grid(questions, lanes, results):
@@ -115,6 +120,25 @@ def to_html(
             )
     parts.append("</ul></body></html>\n")
     return "".join(parts)
+
+
+def _verdicts(documents: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The arms one factor apart, each with its verdict's sentence and figures (points)."""
+    if not documents:
+        return []
+    e = html.escape
+    parts = [
+        "<h2>Arms compared</h2><table><tr><th>Arms</th><th>Verdict</th><th>Difference</th>"
+        "<th>95% interval</th><th>Cases</th><th>Better / worse</th></tr>"
+    ]
+    for d in documents:
+        low, high = d["ci95_points"]
+        parts.append(
+            f"<tr><td>{e(str(d['arms']))}</td><td>{e(str(d['sentence']))}</td>"
+            f"<td>{d['difference_points']:+.1f} points</td><td>{low:+.1f} to {high:+.1f}</td>"
+            f"<td>{d['cases']}</td><td>{d['cases_better']} / {d['cases_worse']}</td></tr>"
+        )
+    return [*parts, "</table>"]
 
 
 _STYLE = (

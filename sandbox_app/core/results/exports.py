@@ -217,12 +217,14 @@ class EvalResults:
     """A test set's results: each run's latest result with its record (None where only the
     result is kept, as in ``eval``'s results file: its JSON then has no events). ``runs``
     may be read as it is gone through (the window's, from the history database): an export
-    goes through it once, each record used and dropped."""
+    goes through it once, each record used and dropped. ``verdicts``: its arms compared
+    (core/comparing/arm_diff.py's ``verdict_document`` each), for the HTML report."""
 
     title: str
     questions: Sequence[str]
     labels: Sequence[str]
     runs: Iterable[tuple[EvalResult, RunRecord | None]]
+    verdicts: Sequence[Mapping[str, Any]] = ()
 
     @property
     def results(self) -> list[EvalResult]:
@@ -261,7 +263,12 @@ TEST_SET_FORMATS: Formats[EvalResults] = Formats(
     Exporter("md", "Markdown", ".md", lambda r: results_markdown(r.questions, r.labels, r.results)),
     Exporter("csv", "CSV", ".csv", lambda r: results_csv(r.questions, r.labels, r.results)),
     Exporter("json", "JSON", ".json", _with_events),
-    Exporter("html", "HTML", ".html", lambda r: to_html(r.title, r.questions, r.labels, r.results)),
+    Exporter(
+        "html",
+        "HTML",
+        ".html",
+        lambda r: to_html(r.title, r.questions, r.labels, r.results, r.verdicts),
+    ),
 )
 
 

@@ -60,13 +60,30 @@ def _arm(text: str | None, version: str, model: str, evaluation: int) -> Arm:
         raise HistoryError(f"{where}: {str(err).splitlines()[0][:200]}") from None
 
 
+# An evaluation's scenario: its file; without one (standard input, an untitled scenario in
+# the window) its title too, so that two untitled scenarios never share a baseline.
+_SAME_SCENARIO = "scenario_path = ? AND (scenario_path != '' OR scenario_title = ?)"
+
+
 def set_baseline(store: HistoryStore, evaluation: int) -> None:
     """``evaluation`` becomes its scenario's baseline (the one before it no longer is)."""
     row = store.evaluation(evaluation)
     store.execute(
-        "UPDATE evaluations SET baseline = (id = ?) WHERE scenario_path = ? OR id = ?",
-        (evaluation, row.scenario_path, evaluation),
+        f"UPDATE evaluations SET baseline = (id = ?) WHERE ({_SAME_SCENARIO}) OR id = ?",
+        (evaluation, row.scenario_path, row.scenario_title, evaluation),
     )
+
+
+def marked_baseline(store: HistoryStore, evaluation: int) -> int | None:
+    """The evaluation marked as the baseline of ``evaluation``'s scenario, unless none is
+    or it is that one."""
+    row = store.evaluation(evaluation)
+    marked = store.read(
+        f"SELECT id FROM evaluations WHERE {_SAME_SCENARIO} AND baseline = 1 AND id != ? "
+        "ORDER BY id DESC LIMIT 1",
+        (row.scenario_path, row.scenario_title, evaluation),
+    )
+    return int(marked[0][0]) if marked else None
 
 
 def baseline_of(store: HistoryStore, scenario_path: str, before: int) -> int | None:

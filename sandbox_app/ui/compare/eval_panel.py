@@ -34,12 +34,7 @@ from sandbox_app.backends.network_loop import background_loop, call_until_ended
 from sandbox_app.backends.registry import BackendConfig
 from sandbox_app.core.results.compare import Price
 from sandbox_app.core.results.eval_result import EvalResult
-from sandbox_app.core.results.evaluation import (
-    LaneTally,
-    count_pending,
-    iter_plan,
-    pending,
-)
+from sandbox_app.core.results.evaluation import LaneTally, count_pending, iter_plan, pending
 from sandbox_app.core.results.exports import TEST_SET_FORMATS, EvalResults
 from sandbox_app.core.results.history_db import HistoryStore
 from sandbox_app.core.results.history_schema import HistoryError
@@ -51,6 +46,7 @@ from sandbox_app.core.tools import Tool
 from sandbox_app.ui.common.plain import plain_label
 from sandbox_app.ui.compare.eval_grid_model import EvalGrid, EvalGridModel
 from sandbox_app.ui.compare.eval_results import MadeWith, RunStore
+from sandbox_app.ui.compare.eval_verdicts import ArmVerdicts
 from sandbox_app.ui.compare.test_set_editor import TestSetEditor
 from sandbox_app.ui.history.eval_history import EvalHistory
 from sandbox_app.ui.lane.frames import Phase, frame_clock
@@ -110,6 +106,7 @@ class EvalPanel(QWidget):
         self.progress.setFormat("%v/%m runs")
         self.status = plain_label()
         self.summary = plain_label()
+        self.verdicts = ArmVerdicts(scenario, self)  # the arms one factor apart, compared
         # Each run's result and trace: in the history database, read back when asked for.
         self.results = RunStore(lambda: self.grid_model.runs())
         # Two bit masks a cell, drawn only where on screen (eval_grid_model.py); a tooltip's
@@ -119,10 +116,9 @@ class EvalPanel(QWidget):
         self.grid_model.setParent(self)
         self.grid = EvalGrid(self.grid_model)
         row = QHBoxLayout()
-        for widget in (self.edit_button, self.run_button, self.stop_button, self.resume_button):
+        buttons = (self.edit_button, self.run_button, self.stop_button, self.resume_button)
+        for widget in (*buttons, self.rerun_button, self.concurrency_spin, self.failures_only):
             row.addWidget(widget)
-        for other in (self.rerun_button, self.concurrency_spin, self.failures_only):
-            row.addWidget(other)
         row.addWidget(self.progress, 1)
         row.addWidget(self.status)
         layout = QVBoxLayout(self)
@@ -130,6 +126,7 @@ class EvalPanel(QWidget):
         layout.addLayout(row)
         layout.addWidget(self.summary)
         layout.addWidget(self.grid, 1)
+        layout.addWidget(self.verdicts.label)
         self.run_button.clicked.connect(lambda: self.start("all"))
         self.resume_button.clicked.connect(lambda: self.start("missing"))
         self.rerun_button.clicked.connect(lambda: self.start("failed"))
@@ -221,8 +218,9 @@ class EvalPanel(QWidget):
     def exported(self) -> EvalResults:
         """The results as their exports read them (core/results/exports.py's TEST_SET_FORMATS):
         read from the database as the export goes, never all held."""
-        scenario = self._scenario()
-        return self.results.exported(scenario.title, asked_questions(scenario), self._labels)
+        scenario, verdicts = self._scenario(), self.verdicts.documents()
+        questions = asked_questions(scenario)
+        return self.results.exported(scenario.title, questions, self._labels, verdicts)
 
     def export_text(self, kind: str) -> str:
         """The results in one of the test set's text formats (ValueError for another)."""
@@ -236,6 +234,7 @@ class EvalPanel(QWidget):
         if replaced is not None:  # a re-run: its earlier result no longer counts
             tally.remove(replaced)
         tally.add(result)
+        self.verdicts.add(result, replaced)
         column = self._labels.index(key.lane)
         self.grid_model.add(key.case, column, key.repeat, result.passed)
         self._failed += not result.passed
@@ -276,6 +275,7 @@ class EvalPanel(QWidget):
         self.results.clear()
         self._tallies, self._asked = {}, {}
         self.grid_model.reset([], [])
+        self.verdicts.clear()
 
     def _draw(self) -> None:
         """The whole grid, its verdicts kept (a case's cell is redrawn as its runs end): the
@@ -294,6 +294,7 @@ class EvalPanel(QWidget):
         started = time.perf_counter()
         summaries = [self._tallies.setdefault(k, LaneTally()).summary(k) for k in self._labels]
         self.summary.setText("\n".join(s.row() for s in summaries))
+        self.verdicts.draw()
         # Its latency percentiles sort every run's time (~17 ms for 2 lanes x 50,000 runs):
         # waited on a hundredfold, so the loop's lag p99 stays the grid's own.
         self._summary_drawn = time.perf_counter()

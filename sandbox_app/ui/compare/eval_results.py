@@ -20,9 +20,9 @@ place.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from sandbox_app.core.results.eval_result import EvalResult, RunKey
 from sandbox_app.core.results.exports import EvalResults, ExportError
@@ -222,9 +222,13 @@ class RunStore:
         return (repeat, record) if record is not None else None
 
     def exported(
-        self, title: str, questions: Sequence[str], labels: Sequence[str]
+        self,
+        title: str,
+        questions: Sequence[str],
+        labels: Sequence[str],
+        verdicts: Sequence[Mapping[str, Any]] = (),
     ) -> StoredResults:
-        return StoredResults(title, questions, labels, Reading(self), self)
+        return StoredResults(title, questions, labels, Reading(self), verdicts, source=self)
 
     def stream(self, events: bool) -> Iterator[Run]:
         """Every run's latest, in the order first recorded, a page at a time."""

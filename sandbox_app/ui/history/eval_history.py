@@ -10,10 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from PySide6.QtWidgets import QLabel
 
+from sandbox_app.core.comparing.arm_diff import Cells
 from sandbox_app.core.results.evaluation import LaneTally
 from sandbox_app.core.results.history_schema import HistoryError
 
@@ -24,6 +26,7 @@ if TYPE_CHECKING:
     from sandbox_app.core.scenarios.scenario import Scenario
     from sandbox_app.ui.compare.eval_grid_model import EvalGridModel
     from sandbox_app.ui.compare.eval_results import RunStore
+    from sandbox_app.ui.compare.eval_verdicts import ArmVerdicts
 
 
 class Grid(Protocol):
@@ -35,6 +38,7 @@ class Grid(Protocol):
     _tallies: dict[str, LaneTally]
     _failed: int
     results: RunStore
+    verdicts: ArmVerdicts
     grid_model: EvalGridModel
     status: QLabel
 
@@ -51,12 +55,14 @@ class Grid(Protocol):
 @dataclass
 class Past:
     """A past evaluation's summary rows, read once: each cell's verdict masks, each lane's
-    sums, each case's question as asked then; no answer, check or trace kept."""
+    sums, each arm's runs and passes of each case, each case's question as asked then; no
+    answer, check or trace kept."""
 
     cells: dict[tuple[int, int], tuple[int, int]] = field(default_factory=dict)
     tallies: dict[str, LaneTally] = field(default_factory=dict)
     asked: dict[int, str] = field(default_factory=dict)
     repeats: int = 1
+    arms: Cells = field(default_factory=Cells)
 
     def draw(self, model: EvalGridModel) -> None:
         for (case, lane), (ran, passed) in self.cells.items():
@@ -72,6 +78,7 @@ def load_evaluation(store: HistoryStore, evaluation: int, labels: Sequence[str])
         for result in page:
             lane, case, repeat = result.lane, result.case, result.repeat
             past.tallies.setdefault(lane, LaneTally()).add(result)
+            past.arms.count(result)
             past.asked[case] = result.question or ""
             past.repeats = max(past.repeats, repeat + 1)
             if lane in columns:
@@ -85,6 +92,9 @@ class EvalHistory:
     def __init__(self) -> None:
         # The window's history (ui/history/history_actions.py sets it; None: none kept).
         self.source: Callable[[], History | None] = lambda: None
+        # The scenario's file (the window's document; None: untitled): an evaluation is its
+        # file's, as `eval`'s are, so a baseline marked in either is the other's too.
+        self.place: Callable[[], Path | None] = lambda: None
         self.log: EvaluationLog | None = None
 
     def start(
@@ -94,8 +104,9 @@ class EvalHistory:
         evaluation; None: no history)."""
         history = self.source()
         if history is not None and (fresh or self.log is None):
-            cases = len(scenario.test_set)
-            self.log = history.begin(scenario.title, "", lanes, cases, repeats, "window")
+            cases, path = len(scenario.test_set), self.place()
+            where = str(path.resolve()) if path is not None else ""
+            self.log = history.begin(scenario.title, where, lanes, cases, repeats, "window")
         return self.log
 
     def finish(self) -> None:
@@ -118,6 +129,7 @@ class EvalHistory:
         self.log = None  # Resume or Re-run failed from here starts a new evaluation
         panel._clear()
         panel.results.show(store, evaluation)
+        panel.verdicts.show(past.arms)
         panel._labels, panel._asked = list(labels), past.asked
         panel._repeat_count, panel._tallies = past.repeats, past.tallies
         # The cases it had, though edited since: the grid (a model) drawn with these.

@@ -1,7 +1,13 @@
 """View → History…: past evaluations, newest first (date, scenario, prompt versions, lanes,
 pass rate with its 95 % Wilson interval), one opened into the Test set grid, **Compare
-with…** another (the flipped runs: flips_dialog.py), and a pass-rate trend per prompt
-version × model. The database in use is named at the top; Choose… picks another.
+with…** another (arm by arm: flips_dialog.py), **Set as baseline** (the evaluation later ones
+of its scenario are compared with, here and by ``eval --baseline latest``: "· baseline" in
+its "#" cell), and a pass-rate trend per prompt version × model. The database in use is
+named at the top; Choose… picks another.
+
+Compare with… from one evaluation compares it with its scenario's marked baseline straight
+away (the comparison a baseline is marked for; two selected rows choose any other pair);
+with no baseline marked, or the baseline itself selected, it offers every other evaluation.
 
 Every scenario title, lane and question came from a file: table items (plain text) and
 ``plain_label`` only.
@@ -30,6 +36,7 @@ from PySide6.QtWidgets import (
 
 from sandbox_app.application.history import History
 from sandbox_app.core.results.evaluation import rate
+from sandbox_app.core.results.history_arms import baselines, marked_baseline, set_baseline
 from sandbox_app.core.results.history_db import EvaluationRow, HistoryStore
 from sandbox_app.core.results.history_schema import HistoryError
 from sandbox_app.core.scenarios.prompt_versions import SHORT_ID
@@ -74,7 +81,13 @@ class HistoryView(QDialog):
         self.open_button.setToolTip("Show this evaluation's results in the Test set grid")
         self.compare_button = QPushButton("Compare with…")
         self.compare_button.setToolTip(
-            "The runs that flipped between two evaluations (two selected: those two)"
+            "Arm by arm with another evaluation: its scenario's baseline when one is marked "
+            "(two selected: those two)"
+        )
+        self.baseline_button = QPushButton("Set as baseline")
+        self.baseline_button.setToolTip(
+            "Compare later evaluations of this scenario with this one (Compare with…, "
+            "eval --baseline latest)"
         )
         self.refresh_button = QPushButton("Refresh")
         self.trend = _table(TREND_COLUMNS)
@@ -82,7 +95,12 @@ class HistoryView(QDialog):
         top.addWidget(self.where, 1)
         top.addWidget(self.choose_button)
         buttons = QHBoxLayout()
-        for button in (self.open_button, self.compare_button, self.refresh_button):
+        for button in (
+            self.open_button,
+            self.compare_button,
+            self.baseline_button,
+            self.refresh_button,
+        ):
             buttons.addWidget(button)
         buttons.addStretch(1)
         layout = QVBoxLayout(self)
@@ -96,6 +114,7 @@ class HistoryView(QDialog):
         self.refresh_button.clicked.connect(self.refresh)
         self.open_button.clicked.connect(lambda: self.open_in_grid(self.selected()[0]))
         self.compare_button.clicked.connect(self._compare_clicked)
+        self.baseline_button.clicked.connect(lambda: self.set_baseline(self.selected()[0]))
         self.table.itemSelectionChanged.connect(self._update_buttons)
         self.table.cellDoubleClicked.connect(lambda row, _c: self.open_in_grid(self.rows[row].id))
 
@@ -111,15 +130,16 @@ class HistoryView(QDialog):
         try:
             self.rows = self.store.evaluations() if self.store else []
             trend = self.store.trend() if self.store else []
+            marked = baselines(self.store) if self.store else set()
         except HistoryError as err:
             self.problem.setText(str(err))
             self.problem.show()
-            self.rows, trend = [], []
+            self.rows, trend, marked = [], [], set()
         self.table.setRowCount(len(self.rows))
         for r, row in enumerate(self.rows):
             versions = ", ".join(v[:SHORT_ID] for v in row.versions) or "—"
             cells = (
-                f"{row.id}",
+                f"{row.id}" + (" · baseline" if row.id in marked else ""),
                 row.started[:16].replace("T", " ") + ("" if row.finished else " (not finished)"),
                 row.scenario_title,
                 versions,
@@ -161,6 +181,7 @@ class HistoryView(QDialog):
     def _update_buttons(self) -> None:
         chosen = len(self.selected())
         self.open_button.setEnabled(chosen == 1)
+        self.baseline_button.setEnabled(chosen == 1)
         self.compare_button.setEnabled(chosen == 2 or (chosen == 1 and len(self.rows) > 1))
 
     def open_in_grid(self, evaluation: int) -> bool:
@@ -178,10 +199,31 @@ class HistoryView(QDialog):
         title = f"#{row.id} · {row.started[:16].replace('T', ' ')} · {row.scenario_title}"
         return self.history_actions.show_in_grid(title, row.lanes, store, evaluation)
 
+    def set_baseline(self, evaluation: int) -> None:
+        """Mark ``evaluation`` as its scenario's baseline (the one before it no longer is)."""
+        store = self.store
+        if store is None:
+            return
+        try:
+            set_baseline(store, evaluation)
+        except HistoryError as err:
+            self.problem.setText(str(err))
+            self.problem.show()
+            return
+        self.refresh()
+        self.select(evaluation)
+
     def _compare_clicked(self) -> None:
         chosen = self.selected()
         if len(chosen) == 2:  # older → newer: what changed since
             self.compare(min(chosen), max(chosen))
+            return
+        try:
+            base = marked_baseline(self.store, chosen[0]) if self.store else None
+        except HistoryError:
+            base = None  # the menu, then; opening the comparison says what is wrong
+        if base is not None:  # the baseline → this one, whichever is older
+            self.compare(base, chosen[0])
             return
         menu = QMenu(self)
         for row in self.rows:

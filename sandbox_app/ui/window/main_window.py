@@ -192,6 +192,7 @@ class MainWindow(QMainWindow):
             self._compare = CompareView(self.workspace, self.keys)
             self._compare.pace = self.recordings.paced
             self._compare.eval_panel.history.source = self.history.current
+            self._compare.eval_panel.history.place = lambda: self.path
             self._compare.runningChanged.connect(self._on_any_running_changed)
             current, stand_in = self.tabs.currentIndex(), self.tabs.widget(1)
             with QSignalBlocker(self.tabs):
