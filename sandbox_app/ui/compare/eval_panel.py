@@ -54,6 +54,7 @@ from sandbox_app.ui.compare.eval_results import MadeWith, RunStore
 from sandbox_app.ui.compare.test_set_editor import TestSetEditor
 from sandbox_app.ui.history.eval_history import EvalHistory
 from sandbox_app.ui.lane.frames import Phase, frame_clock
+from sandbox_app.ui.results.opening import matrix_button
 
 SUMMARY_EVERY_S = 0.25  # at most; and at most 1 % of the loop's time (see _draw_summary)
 
@@ -123,6 +124,7 @@ class EvalPanel(QWidget):
             row.addWidget(widget)
         for other in (self.rerun_button, self.concurrency_spin, self.failures_only):
             row.addWidget(other)
+        self.matrix_button = matrix_button(row, self, scenario)  # its dialog: on first click
         row.addWidget(self.progress, 1)
         row.addWidget(self.status)
         layout = QVBoxLayout(self)

@@ -1,7 +1,8 @@
 """View → History…: past evaluations, newest first (date, scenario, prompt versions, lanes,
-pass rate with its 95 % Wilson interval), one opened into the Test set grid, **Compare
-with…** another (the flipped runs: flips_dialog.py), and a pass-rate trend per prompt
-version × model. The database in use is named at the top; Choose… picks another.
+pass rate with its 95 % Wilson interval), one opened into the Test set grid or as a
+**Matrix view…** (ui/results/: cases × arms, the chart), **Compare with…** another (the
+flipped runs: flips_dialog.py), and a pass-rate trend per prompt version × model. The
+database in use is named at the top; Choose… picks another.
 
 Every scenario title, lane and question came from a file: table items (plain text) and
 ``plain_label`` only.
@@ -72,6 +73,8 @@ class HistoryView(QDialog):
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
         self.open_button = QPushButton("Open in grid")
         self.open_button.setToolTip("Show this evaluation's results in the Test set grid")
+        self.matrix_button = QPushButton("Matrix view…")
+        self.matrix_button.setToolTip("Every case × arm (k/N, the latest answer) and the chart")
         self.compare_button = QPushButton("Compare with…")
         self.compare_button.setToolTip(
             "The runs that flipped between two evaluations (two selected: those two)"
@@ -82,8 +85,9 @@ class HistoryView(QDialog):
         top.addWidget(self.where, 1)
         top.addWidget(self.choose_button)
         buttons = QHBoxLayout()
-        for button in (self.open_button, self.compare_button, self.refresh_button):
+        for button in (self.open_button, self.matrix_button, self.compare_button):
             buttons.addWidget(button)
+        buttons.addWidget(self.refresh_button)
         buttons.addStretch(1)
         layout = QVBoxLayout(self)
         layout.addLayout(top)
@@ -96,6 +100,7 @@ class HistoryView(QDialog):
         self.refresh_button.clicked.connect(self.refresh)
         self.open_button.clicked.connect(lambda: self.open_in_grid(self.selected()[0]))
         self.compare_button.clicked.connect(self._compare_clicked)
+        self.matrix_button.clicked.connect(lambda: self.open_matrix(self.selected()[0]))
         self.table.itemSelectionChanged.connect(self._update_buttons)
         self.table.cellDoubleClicked.connect(lambda row, _c: self.open_in_grid(self.rows[row].id))
 
@@ -161,6 +166,7 @@ class HistoryView(QDialog):
     def _update_buttons(self) -> None:
         chosen = len(self.selected())
         self.open_button.setEnabled(chosen == 1)
+        self.matrix_button.setEnabled(chosen == 1)
         self.compare_button.setEnabled(chosen == 2 or (chosen == 1 and len(self.rows) > 1))
 
     def open_in_grid(self, evaluation: int) -> bool:
@@ -177,6 +183,20 @@ class HistoryView(QDialog):
             return False
         title = f"#{row.id} · {row.started[:16].replace('T', ' ')} · {row.scenario_title}"
         return self.history_actions.show_in_grid(title, row.lanes, store, evaluation)
+
+    def open_matrix(self, evaluation: int) -> QDialog | None:
+        """Evaluation ``evaluation`` as a matrix of cases × arms, and its chart (their
+        modules, and the plotting library, imported now: never at start-up)."""
+        from sandbox_app.ui.results.matrix_dialog import open_stored
+
+        store = self.store
+        try:
+            names = self.history_actions.version_names()
+            return open_stored(store, evaluation, names, self) if store else None
+        except HistoryError as err:
+            self.problem.setText(str(err))
+            self.problem.show()
+            return None
 
     def _compare_clicked(self) -> None:
         chosen = self.selected()
