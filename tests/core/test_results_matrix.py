@@ -90,3 +90,33 @@ def test_arms_that_would_read_alike_are_named_by_what_sets_them_apart() -> None:
         "brief · scripted · max steps 2",
         "v2 · scripted",
     ]
+
+
+def test_the_arms_stand_in_the_evaluations_lane_order_whichever_ran_first(
+    tmp_path: Path,
+) -> None:
+    store = HistoryStore(tmp_path / "h.sqlite3")
+    lanes = {"lane v1": "good-7b", "lane v2": "good-7b"}
+    evaluation = store.begin_evaluation("S", "/s.json", lanes, 1, 1, "eval")
+    for version in ("v2", "v1"):  # the second lane's run ended first
+        arm = Arm(version, "openai", "http://h/v1", "good-7b")
+        store.add_result(evaluation, small_result(0, version, 0, True, arm), [], "good-7b")
+    matrix = HistoryMatrix(store, evaluation)
+    assert [arm.prompt_version for arm in matrix.arms] == ["v1", "v2"]
+
+
+def test_a_cell_without_an_answer_says_how_its_latest_run_ended(tmp_path: Path) -> None:
+    store = HistoryStore(tmp_path / "h.sqlite3")
+    evaluation = store.begin_evaluation("S", "/s.json", {"lane v1": "m"}, 1, 1, "eval")
+    arm = Arm("v1", "openai", "http://h/v1", "good-7b")
+    stopped = replace(
+        small_result(0, "v1", 0, False, arm),
+        answer=None,
+        status="max_steps",
+        reason="Reached max steps without final answer",
+    )
+    store.add_result(evaluation, stopped, [], "good-7b")
+    for source in (HistoryMatrix(store, evaluation), CountedMatrix(store.results(evaluation))):
+        cell = source.rows([0])[0].cells[0]
+        assert cell is not None
+        assert cell.shown == "no answer: Reached max steps without final answer"

@@ -15,6 +15,7 @@ whose runs are not all in one evaluation of the database). No Qt here.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -36,6 +37,12 @@ class MatrixCell:
     runs: int
     passed: int
     answer: str = ""
+    ended: str = ""  # without an answer: why the latest run ended ("Reached max steps…")
+
+    @property
+    def shown(self) -> str:
+        """Its answer, else how it ended without one."""
+        return self.answer or (f"no answer: {self.ended}" if self.ended else "")
 
     def text(self) -> str:
         return f"{self.passed}/{self.runs}"
@@ -94,8 +101,10 @@ class HistoryMatrix:
     count the reads of cells (what a large evaluation must never read all of)."""
 
     def __init__(self, store: HistoryStore, evaluation: int) -> None:
-        if not store.read("SELECT 1 FROM evaluations WHERE id = ?", (evaluation,)):
+        found = store.read("SELECT lanes FROM evaluations WHERE id = ?", (evaluation,))
+        if not found:
             raise HistoryError(f"no evaluation {evaluation} in {store.path}")
+        order = {lane["label"]: i for i, lane in enumerate(json.loads(found[0][0]))}
         self._store, self._evaluation = store, evaluation
         self.pages_read = self.rows_read = 0
         # Each lane's arm, from its first run (the lanes from the results index alone, then
@@ -106,6 +115,8 @@ class HistoryMatrix:
             "(SELECT MIN(id) FROM results WHERE evaluation_id = ? GROUP BY lane) ORDER BY id",
             (evaluation,),
         )
+        # In the evaluation's lane order (as its grid and summary), not the order runs ended.
+        firsts.sort(key=lambda row: order.get(row[0], len(order)))
         self.arms: list[Arm] = []
         columns: dict[tuple[tuple[str, Any], ...], int] = {}
         self._lanes: list[str] = []
@@ -155,7 +166,8 @@ class HistoryMatrix:
         # the latest recorded run of the cell (its row id breaks a tie within a second).
         query = (
             f"SELECT case_no, {self._column} AS col, COUNT(*), SUM(passed), question, expected, "
-            "answer, MAX(recorded || printf('%020d', id)) FROM results "
+            "answer, COALESCE(NULLIF(reason, ''), status), "
+            "MAX(recorded || printf('%020d', id)) FROM results "
             f"WHERE evaluation_id = ? AND lane IN ({lanes}) AND case_no IN ({numbers}) "
             "GROUP BY case_no, col"
         )
@@ -165,9 +177,9 @@ class HistoryMatrix:
         self.rows_read += len(read)
         cells: dict[int, list[MatrixCell | None]] = {}
         asked: dict[int, tuple[str, str]] = {}
-        for case, column, runs, passed, question, expected, answer, _ in read:
+        for case, column, runs, passed, question, expected, answer, ended, _ in read:
             row = cells.setdefault(case, [None] * len(self.arms))
-            row[column] = MatrixCell(int(runs), int(passed or 0), answer or "")
+            row[column] = MatrixCell(int(runs), int(passed or 0), answer or "", ended or "")
             asked[case] = (question or f"case {case + 1}", expected or "")
         return {
             case: MatrixRow(case, asked[case][0], tuple(row), asked[case][1])
@@ -206,8 +218,9 @@ class CountedMatrix:
             asked = _Counting(result.question or "", result.expected or "")
             case = self._cases.setdefault(result.case, asked)
             was = case.cells.get(column, MatrixCell(0, 0))
-            answer = result.answer or ""
-            case.cells[column] = MatrixCell(was.runs + 1, was.passed + result.passed, answer)
+            ended = result.reason or result.status or ""
+            runs, passed = was.runs + 1, was.passed + result.passed
+            case.cells[column] = MatrixCell(runs, passed, result.answer or "", ended)
 
     def _row(self, case: int) -> MatrixRow:
         counting = self._cases[case]

@@ -101,14 +101,14 @@ class MatrixModel(QAbstractTableModel):
         if cell is None:
             return "—" if role == Qt.ItemDataRole.DisplayRole else None
         if role == Qt.ItemDataRole.DisplayRole:
-            return f"{cell.text()}  {one_line(cell.answer)}".rstrip()
+            return f"{cell.text()}  {one_line(cell.shown)}".rstrip()
         if role == Qt.ItemDataRole.BackgroundRole:
             return colour(cell)
         if role == Qt.ItemDataRole.ForegroundRole:
             return QColor("#202124")  # dark on the light scale, whatever the theme
         if role == Qt.ItemDataRole.ToolTipRole:
             said = f"{cell.text()} passed · {self._names[arm]}\n\nLatest answer:\n"
-            return tip(said + (cell.answer or "(none)"))
+            return tip(said + (cell.shown or "(none)"))
         return None
 
     def headerData(
