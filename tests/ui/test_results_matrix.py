@@ -5,15 +5,17 @@ the Test set tab and from the History view."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import QPoint, Qt
+from PySide6.QtCore import QPoint, QSettings, Qt
 from PySide6.QtGui import QColor, QTextDocument
 from pytestqt.qtbot import QtBot
 
-from sandbox_app.core.comparing.results_matrix import HistoryMatrix
+from sandbox_app.core.comparing.results_matrix import CountedMatrix, HistoryMatrix
 from sandbox_app.core.results.evaluation import wilson
+from sandbox_app.ui.history.history_actions import SETTING
 from sandbox_app.ui.results.matrix_dialog import MatrixDialog, open_stored
 from sandbox_app.ui.results.matrix_model import PAGE
 from sandbox_app.ui.window.main_window import MainWindow
@@ -150,6 +152,14 @@ def test_the_chart_has_an_error_bar_per_arm_at_its_wilson_interval(
     ]
 
 
+BRIEF_CELLS = [  # the offline model's "brief" answer against the four cases' expected ones
+    "0/2  About $2,160 per year",
+    "2/2  About $2,160 per year",
+    "2/2  About $2,160 per year",
+    "0/2  About $2,160 per year",
+]
+
+
 def test_matrix_view_opens_from_the_test_set_tab_and_the_history(
     qtbot: QtBot, window: MainWindow
 ) -> None:
@@ -163,12 +173,7 @@ def test_matrix_view_opens_from_the_test_set_tab_and_the_history(
     # The two offline lanes are one arm: each case's runs of both counted together.
     assert header(dialog, 2) == "brief · scripted"
     cells = [shown(dialog, row, 2) for row in range(dialog.model.rowCount())]
-    assert cells == [
-        "0/2  About $2,160 per year",
-        "2/2  About $2,160 per year",
-        "2/2  About $2,160 per year",
-        "0/2  About $2,160 per year",
-    ]
+    assert cells == BRIEF_CELLS
     dialog.close()
     view = window.history.open_view()
     view.select(1)
@@ -177,3 +182,21 @@ def test_matrix_view_opens_from_the_test_set_tab_and_the_history(
     assert len(stored) == 1
     assert stored[0].windowTitle().startswith("Results — #1 · ")
     assert [shown(stored[0], row, 2) for row in range(4)] == cells
+
+
+def test_with_the_history_off_the_matrix_counts_the_runs_kept_in_memory(
+    qtbot: QtBot, settings: QSettings, tmp_path: Path, make_window: Callable[[], MainWindow]
+) -> None:
+    damaged = tmp_path / "damaged.sqlite3"
+    damaged.write_bytes(b"\x00not a database" * 300)
+    settings.setValue(SETTING, str(damaged))
+    window = make_window()
+    run_test_set(qtbot, window, "brief")
+    panel = window.compare.eval_panel
+    qtbot.mouseClick(panel.matrix_button, Qt.MouseButton.LeftButton)
+    dialog = next(w for w in window.findChildren(MatrixDialog) if w.isVisible())
+    assert isinstance(dialog.source, CountedMatrix)
+    assert [shown(dialog, row, 2) for row in range(dialog.model.rowCount())] == BRIEF_CELLS
+    chart = dialog.show_chart()
+    assert list(chart.bars.opts["x"]) == [50.0]  # 4 of 8 runs, no trend without a history
+    assert chart.lines == []
