@@ -200,3 +200,15 @@ def test_with_the_history_off_the_matrix_counts_the_runs_kept_in_memory(
     chart = dialog.show_chart()
     assert list(chart.bars.opts["x"]) == [50.0]  # 4 of 8 runs, no trend without a history
     assert chart.lines == []
+
+
+def test_an_arms_name_with_markup_is_its_text_in_the_charts_legend(
+    qtbot: QtBot, tmp_path: Path
+) -> None:
+    store, evaluation = small_evaluation(tmp_path / "h.sqlite3", CELLS)
+    dialog = open_stored(store, evaluation, {"v1": "<b>brief</b> <img src='x'>"}, None)
+    qtbot.addWidget(dialog)
+    legend = dialog.show_chart().trend.getPlotItem().legend
+    # pyqtgraph draws a legend's label as HTML: the version's name (from a file) as written.
+    shown_names = [label.item.toPlainText() for _, label in legend.items]
+    assert shown_names == ["<b>brief</b> <img src='x'> · good-7b", "v2 · good-7b"]
