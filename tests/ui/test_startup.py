@@ -60,6 +60,10 @@ LATER = (
     "sandbox_app.backends.mcp_tools",  # the first MCP connection
     "sandbox_app.ui.tools.mock_tools_editor",  # Your tools…
     "sandbox_app.backends.health",  # the server check (Check, or a local server's own)
+    "sandbox_app.ui.results.matrix_dialog",  # Matrix view… (the Test set tab, History)
+    "sandbox_app.core.comparing.results_matrix",
+    "sandbox_app.ui.results.pass_chart",  # its Chart tab, and the plotting library under it
+    "pyqtgraph",
 )
 # Imported before the window's first thread (ui/window/app.import_before_threads), not
 # before its frame.

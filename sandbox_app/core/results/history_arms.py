@@ -45,13 +45,14 @@ def case_counts(store: HistoryStore, evaluation: int) -> list[CaseCount]:
         key = (text, version or "", model or "")
         arm = arms.get(key)
         if arm is None:
-            arm = arms[key] = _arm(text, version or "", model or "", evaluation)
+            arm = arms[key] = arm_of(text, version or "", model or "", evaluation)
         passes = int(passed or 0)
         counted.append(CaseCount(arm, int(case), question, expected, int(runs), passes, lane))
     return counted
 
 
-def _arm(text: str | None, version: str, model: str, evaluation: int) -> Arm:
+def arm_of(text: str | None, version: str, model: str, evaluation: int) -> Arm:
+    """A row's arm from its ``arm`` column (a row before step 3: its version and model)."""
     where = f"evaluation {evaluation}'s arm"
     try:
         data = json.loads(text) if text else {"model": model}

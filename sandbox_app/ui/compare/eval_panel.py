@@ -3,9 +3,9 @@ results grid (cases × lanes), a per-lane summary, Stop, Resume and Re-run faile
 
 The runs go through the same runner as ``react-sandbox eval`` (eval_runner.py); a cell's trace
 is the recorded run, shown in its lane's trace view on a click (never run again). The panel
-keeps what the grid and summary draw; each run's result and trace live in the history database,
-read back for a tooltip, a click or an export (eval_results.py). A judge's server the file
-names is asked about with the lanes' before a key goes to it (the key rule, key_confirmation).
+keeps what the grid and summary draw; each run's result and trace live in the history
+database, read back for a tooltip, a click or an export (eval_results.py). A judge's server
+the file names is asked about with the lanes' first (the key rule, key_confirmation).
 """
 
 from __future__ import annotations
@@ -50,6 +50,7 @@ from sandbox_app.ui.compare.eval_verdicts import ArmVerdicts
 from sandbox_app.ui.compare.test_set_editor import TestSetEditor
 from sandbox_app.ui.history.eval_history import EvalHistory
 from sandbox_app.ui.lane.frames import Phase, frame_clock
+from sandbox_app.ui.results.opening import matrix_button
 
 SUMMARY_EVERY_S = 0.25  # at most; and at most 1 % of the loop's time (see _draw_summary)
 
@@ -109,8 +110,7 @@ class EvalPanel(QWidget):
         self.verdicts = ArmVerdicts(scenario, self)  # the arms one factor apart, compared
         # Each run's result and trace: in the history database, read back when asked for.
         self.results = RunStore(lambda: self.grid_model.runs())
-        # Two bit masks a cell, drawn only where on screen (eval_grid_model.py); a tooltip's
-        # results are looked up when it shows.
+        # Two bit masks a cell, drawn where on screen (eval_grid_model.py); tooltips looked up.
         fetch = self.results.cell
         self.grid_model = EvalGridModel(lambda case, lane: fetch(lane, case, self._repeat_count))
         self.grid_model.setParent(self)
@@ -119,6 +119,7 @@ class EvalPanel(QWidget):
         buttons = (self.edit_button, self.run_button, self.stop_button, self.resume_button)
         for widget in (*buttons, self.rerun_button, self.concurrency_spin, self.failures_only):
             row.addWidget(widget)
+        self.matrix_button = matrix_button(row, self, scenario)  # its dialog: on first click
         row.addWidget(self.progress, 1)
         row.addWidget(self.status)
         layout = QVBoxLayout(self)

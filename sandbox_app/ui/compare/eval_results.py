@@ -137,6 +137,12 @@ class RunStore:
         """Runs held in memory (only those the database did not take)."""
         return len(self.memory.runs)
 
+    def evaluation(self) -> tuple[HistoryStore, int] | None:
+        """The one evaluation of the database holding every run shown, if one does."""
+        if len(self._stored) != 1 or self.kept:
+            return None
+        return self._stored[0].store, self._stored[0].evaluation
+
     def clear(self) -> None:
         self._stored, self._log, self.made_with = [], None, None
         with self.memory.lock:

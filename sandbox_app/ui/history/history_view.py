@@ -1,9 +1,10 @@
 """View → History…: past evaluations, newest first (date, scenario, prompt versions, lanes,
-pass rate with its 95 % Wilson interval), one opened into the Test set grid, **Compare
-with…** another (arm by arm: flips_dialog.py), **Set as baseline** (the evaluation later ones
-of its scenario are compared with, here and by ``eval --baseline latest``: "· baseline" in
-its "#" cell), and a pass-rate trend per prompt version × model. The database in use is
-named at the top; Choose… picks another.
+pass rate with its 95 % Wilson interval), one opened into the Test set grid or as a
+**Matrix view…** (ui/results/: cases × arms, the chart), **Compare with…** another (arm by
+arm: flips_dialog.py), **Set as baseline** (the evaluation later ones of its scenario are
+compared with, here and by ``eval --baseline latest``: "· baseline" in its "#" cell), and a
+pass-rate trend per prompt version × model. The database in use is named at the top;
+Choose… picks another.
 
 Compare with… from one evaluation compares it with its scenario's marked baseline straight
 away (the comparison a baseline is marked for; two selected rows choose any other pair);
@@ -79,6 +80,8 @@ class HistoryView(QDialog):
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
         self.open_button = QPushButton("Open in grid")
         self.open_button.setToolTip("Show this evaluation's results in the Test set grid")
+        self.matrix_button = QPushButton("Matrix view…")
+        self.matrix_button.setToolTip("Every case × arm (k/N, the latest answer) and the chart")
         self.compare_button = QPushButton("Compare with…")
         self.compare_button.setToolTip(
             "Arm by arm with another evaluation: its scenario's baseline when one is marked "
@@ -97,11 +100,12 @@ class HistoryView(QDialog):
         buttons = QHBoxLayout()
         for button in (
             self.open_button,
+            self.matrix_button,
             self.compare_button,
             self.baseline_button,
-            self.refresh_button,
         ):
             buttons.addWidget(button)
+        buttons.addWidget(self.refresh_button)
         buttons.addStretch(1)
         layout = QVBoxLayout(self)
         layout.addLayout(top)
@@ -115,6 +119,7 @@ class HistoryView(QDialog):
         self.open_button.clicked.connect(lambda: self.open_in_grid(self.selected()[0]))
         self.compare_button.clicked.connect(self._compare_clicked)
         self.baseline_button.clicked.connect(lambda: self.set_baseline(self.selected()[0]))
+        self.matrix_button.clicked.connect(lambda: self.open_matrix(self.selected()[0]))
         self.table.itemSelectionChanged.connect(self._update_buttons)
         self.table.cellDoubleClicked.connect(lambda row, _c: self.open_in_grid(self.rows[row].id))
 
@@ -182,6 +187,7 @@ class HistoryView(QDialog):
         chosen = len(self.selected())
         self.open_button.setEnabled(chosen == 1)
         self.baseline_button.setEnabled(chosen == 1)
+        self.matrix_button.setEnabled(chosen == 1)
         self.compare_button.setEnabled(chosen == 2 or (chosen == 1 and len(self.rows) > 1))
 
     def open_in_grid(self, evaluation: int) -> bool:
@@ -212,6 +218,20 @@ class HistoryView(QDialog):
             return
         self.refresh()
         self.select(evaluation)
+
+    def open_matrix(self, evaluation: int) -> QDialog | None:
+        """Evaluation ``evaluation`` as a matrix of cases × arms, and its chart (their
+        modules, and the plotting library, imported now: never at start-up)."""
+        from sandbox_app.ui.results.matrix_dialog import open_stored
+
+        store = self.store
+        try:
+            names = self.history_actions.version_names()
+            return open_stored(store, evaluation, names, self) if store else None
+        except HistoryError as err:
+            self.problem.setText(str(err))
+            self.problem.show()
+            return None
 
     def _compare_clicked(self) -> None:
         chosen = self.selected()
