@@ -164,7 +164,8 @@ def test_eval_two_prompts_gives_a_row_per_version_and_lane(
     lanes = ["--lane", "scripted", "--lane", "scripted,temperature=0.5"]
     argv = ["eval", str(path), "--prompt", a, "--prompt", b, *lanes, "--out", str(out)]
     assert main(argv) == 0
-    rows = [line for line in capsys.readouterr().out.splitlines() if line]
+    # The lane rows (the within-evaluation verdicts follow them: their own test).
+    rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("scripted @")]
     titles = [row.split(":")[0] for row in rows]
     # Two lanes of one model stay apart (#2), as without --prompt.
     assert titles == [f"scripted @ {v}{n}" for v in ("plain", b) for n in ("", "#2")]

@@ -63,6 +63,10 @@ def test_a_recorded_comparison_plays_back_the_same_with_no_network(
     live_rows = compare.rows()
     live_blocks = [blocks(lane.trace) for lane in compare.lanes]
 
+    # The live window goes (its lanes' clients, a model list it may still ask for): only the
+    # replay's own connections are counted below, and it must make none.
+    live.close()
+    qtbot.waitUntil(lambda: not live.isVisible(), timeout=5000)
     fake_server.stop()  # no model anywhere now
     seen: list[Any] = []
     real = socket.socket.connect
