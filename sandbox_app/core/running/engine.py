@@ -82,10 +82,13 @@ class ReactEngine:
         only_step: int | None = None,
         pause: PauseFn | None = None,
         served: ServedContext = ServedContext(),  # noqa: B008 (frozen: one shared value)
+        notes: Sequence[str] = (),
     ) -> None:
         """``history`` and ``prefix``: a fork (core/running/fork.py): the conversation so far
         (system prompt and question first) and the events of the steps it holds, shown as they
-        were; the run goes on from the step after them. ``served``: the server's context."""
+        were; the run goes on from the step after them. ``served``: the server's context.
+        ``notes``: lines the trace says before the first step (BackendKind.notes)."""
+        self.notes = tuple(notes)
         self.history, self.prefix = list(history), list(prefix)
         self.only_step = only_step  # a rerun: this step's turn, then the end
         self.pause = pause  # step-through (core/running/stepping.py)
@@ -134,6 +137,8 @@ class ReactEngine:
             {"role": "user", "content": s.asked_question},
         ]
         yield RunStarted(system, s.asked_question, s.max_steps, self.backend.label, self.model)
+        for note in () if self.prefix else self.notes:  # a fork's prefix has them already
+            yield Notice(0, note)
         for event in self.prefix:  # a fork's steps so far, as they were
             if isinstance(event, StepFinished):
                 self._tally.steps.append(event.metrics)

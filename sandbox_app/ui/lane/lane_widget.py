@@ -14,10 +14,11 @@ from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QToolButton, QVBoxLay
 from sandbox_app.backends.keys import KeyStore, UrlSource
 from sandbox_app.backends.kinds import BackendConfig
 from sandbox_app.core.results.compare import LaneRecord
+from sandbox_app.core.running.events import Notice
 from sandbox_app.core.running.recording import RecordedLane
 from sandbox_app.core.scenarios.scenario import LaneConfig, Scenario
 from sandbox_app.ui.common.fitting import hold_height_for_width
-from sandbox_app.ui.common.plain import plain_label
+from sandbox_app.ui.common.plain import plain_label, tip
 from sandbox_app.ui.lane.backend_panel import BackendPanel
 from sandbox_app.ui.lane.lane_runner import LaneRunner
 from sandbox_app.ui.lane.run_controller import RunController
@@ -203,7 +204,13 @@ class LaneWidget(QFrame):
         self.record.running = running
         shown = self.pane.shown_record()
         version = shown.settings.prompt_version if shown is not None else ""
-        self.prompt_label.setText(f"ran prompt {version[:8]}" if version else "")
+        # What the run said before its first step: the offline model, whether its replies
+        # were written for this version or are the same for every prompt (BackendKind.notes).
+        events = shown.events if shown is not None else []
+        notes = [e.text for e in events if isinstance(e, Notice) and e.step == 0]
+        said = " · ".join([f"ran prompt {version[:8]}"] * bool(version) + notes)
+        self.prompt_label.setText(said)
+        self.prompt_label.setToolTip(tip(said))
         for widget in (self.backend_panel, self.duplicate_button, self.remove_button):
             widget.setEnabled(not running)
 
