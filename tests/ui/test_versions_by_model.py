@@ -109,3 +109,14 @@ def test_a_cli_eval_and_run_of_a_version_show_after_refresh(
     qtbot.mouseClick(panel.refresh_button, Qt.MouseButton.LeftButton)
     # The run (wrong) and the test set's four cases (2 right): 2 of 5 on the offline model.
     assert by_version(panel, "brief") == [["scripted", "5", "2/5 (40%)"]]
+
+
+def test_a_run_with_no_answer_to_check_is_counted_when_it_ends(
+    qtbot: QtBot, window: MainWindow
+) -> None:
+    # No expected answer: the run changes no pass rate, yet it is a run of its version.
+    scenario = load_scenario(scenarios_dir() / "prompt_variants.json")
+    window.set_scenario(replace(scenario, expected=None))  # replies paced: ~2 s a run
+    panel = versions_tab(qtbot, window)
+    run_and_wait(qtbot, window)
+    qtbot.waitUntil(lambda: by_version(panel, "grounded") == [["scripted", "1", "—"]])

@@ -11,7 +11,6 @@ neither moves the boxes below it as the user types.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, QObject, QSignalBlocker, Qt
@@ -29,7 +28,7 @@ from sandbox_app.ui.window.versions_panel import VersionsPanel
 from sandbox_app.ui.window.workspace_signals import QtWorkspace
 
 if TYPE_CHECKING:
-    from sandbox_app.application.history import History
+    from sandbox_app.ui.history.history_actions import HistoryActions
 
 # The question too: an undefined {{variable}} in it is flagged with the prompt's.
 _RENDERED_FROM = ("system_prompt", "enabled_tools", "documents", "dialect", "variables", "question")
@@ -41,10 +40,10 @@ class PromptPanel(QWidget):
     def __init__(
         self,
         workspace: QtWorkspace,
-        history: Callable[[], History | None] = lambda: None,
+        history: HistoryActions | None = None,
         parent: QWidget | None = None,
     ) -> None:
-        """``history``: where the Versions tab counts each version's runs."""
+        """``history``: where the Versions tab counts each version's runs (None: none)."""
         super().__init__(parent)
         self.workspace = workspace
         mono = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)

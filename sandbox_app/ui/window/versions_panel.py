@@ -3,8 +3,9 @@
 when it was first run, and a row per model it ran on with its runs and the pass rate its
 checked answers give — never one rate pooled over models. The runs are the history
 database's (core/comparing/version_runs.py: the Run tab's and lanes', the test set's,
-``react-sandbox run`` and ``eval``'s), read when the tab is shown, when a run changes the
-history and on **Refresh**, never while the tab is hidden or as the template is typed; with
+``react-sandbox run`` and ``eval``'s), read when the tab is shown, a moment after runs are
+stored or the history changes (one read for a burst) and on **Refresh**, never while the tab
+is hidden or as the template is typed; with
 no database the scenario file's pooled counts stand, as "all models". **Diff** of two (or of
 one and the editor), **Restore** into the editor (ui/window/prompt_restore.py: one edit,
 undone by Edit → Undo), **Name…** (and a note) and **Star** (a starred version is never
@@ -16,7 +17,6 @@ the note's tooltip through ``tip``; the diff is drawn as plain text (version_dif
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -55,7 +55,7 @@ from sandbox_app.ui.window.version_diff_view import VersionDiffView
 from sandbox_app.ui.window.workspace_signals import QtWorkspace
 
 if TYPE_CHECKING:
-    from sandbox_app.application.history import History
+    from sandbox_app.ui.history.history_actions import HistoryActions
 
 COLUMNS = ("★", "Version", "Id", "Model", "First run", "Runs", "Pass")
 ID_ROLE = Qt.ItemDataRole.UserRole  # a row's version id (a version has a row per model)
@@ -74,13 +74,14 @@ def shown(text: str, limit: int = MAX_NAME) -> str:
 
 class VersionsPanel(QWidget):
     """The history as a list with its four actions; ``restorer`` puts a version in the
-    editor; ``history`` is where the runs are counted (None: the file's pooled counts)."""
+    editor; ``history`` is where the runs are counted (None, or the history off: the file's
+    pooled counts)."""
 
     def __init__(
         self,
         workspace: QtWorkspace,
         restorer: PromptRestore,
-        history: Callable[[], History | None] = lambda: None,
+        history: HistoryActions | None = None,
         parent: QWidget | None = None,
     ) -> None:
         super().__init__(parent)
@@ -90,6 +91,8 @@ class VersionsPanel(QWidget):
         # Runs starting and ending in several lanes at once: one read for the burst.
         self._settle = QTimer(self, singleShot=True, interval=SETTLE_MS)
         self._settle.timeout.connect(self._refresh)
+        if history is not None:  # a run stored (the window's, a test set's): count again
+            history.stored.connect(self._on_stored)
         self.confirm_dialog: QMessageBox | None = None
         self.name_dialog: QDialog | None = None
         self.list = QTreeWidget()
@@ -172,8 +175,7 @@ class VersionsPanel(QWidget):
         """Every version in the history counted at once (core/comparing/version_runs.py: its
         cost in its words)."""
         self._stale = False
-        history = self.history()
-        store = history.store if history is not None else None
+        store = self.history.current().store if self.history is not None else None
         if store is None:
             self._counts = None
             return
@@ -188,6 +190,10 @@ class VersionsPanel(QWidget):
     def editor_version(self) -> PromptVersion:
         model = self.workspace.model
         return version_of(model.scenario, model.tools())
+
+    def _on_stored(self) -> None:
+        self._stale = True
+        self._settle.start()  # one read for a burst of runs ending (lanes, a test set)
 
     def _on_workspace_changed(self, change: Change) -> None:
         if change.touches("prompt_history"):  # a run started or ended, a file opened
