@@ -190,8 +190,8 @@ def test_the_prompt_variants_recording_plays_two_versions_one_right(
     # Each says its offline replies were written for its version (issue 34, item 7).
     said = [lane.prompt_label.text() for lane in window.compare.lanes]
     assert said == [
-        f"ran prompt {brief.short} · offline replies written for brief",
-        f"ran prompt {grounded.short} · offline replies written for grounded",
+        f"offline replies written for brief · ran prompt {brief.short}",
+        f"offline replies written for grounded · ran prompt {grounded.short}",
     ]
     assert any("calculator[18 * 12 * 12]" in text for text, _ in traces[1])
 

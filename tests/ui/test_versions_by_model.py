@@ -44,7 +44,7 @@ def versions_tab(qtbot: QtBot, window: MainWindow) -> VersionsPanel:
 
 def by_version(panel: VersionsPanel, name: str) -> list[list[str]]:
     """A version's rows as (model, runs, pass)."""
-    return [r[3:4] + r[5:] for r in rows(panel) if r[1] == name]
+    return [r[3:6] for r in rows(panel) if r[1] == name]
 
 
 def cli(*argv: str) -> None:

@@ -57,7 +57,8 @@ from sandbox_app.ui.window.workspace_signals import QtWorkspace
 if TYPE_CHECKING:
     from sandbox_app.ui.history.history_actions import HistoryActions
 
-COLUMNS = ("★", "Version", "Id", "Model", "First run", "Runs", "Pass")
+# The figures before the date: in a narrow panel they are what shows without scrolling.
+COLUMNS = ("★", "Version", "Id", "Model", "Runs", "Pass", "First run")
 ID_ROLE = Qt.ItemDataRole.UserRole  # a row's version id (a version has a row per model)
 ALL_MODELS = "all models"  # the scenario file's pooled counts: no history database
 NOT_COUNTED = "Runs not counted: "
@@ -344,10 +345,10 @@ def _rows(entry: PromptEntry, counts: dict[str, list[VersionRuns]] | None) -> li
     first = ["★" if entry.starred else "", shown(entry.name) if entry.name else "—", entry.short]
     if counts is None:
         pooled = _pass(entry.passed, entry.checked)
-        return [[*first, ALL_MODELS, when, str(entry.runs), pooled]]
+        return [[*first, ALL_MODELS, str(entry.runs), pooled, when]]
     found = counts.get(entry.id) or [VersionRuns(entry.id, "—", 0, 0, 0)]
     return [
-        [*first, shown(c.model) or "—", when, str(c.runs), _pass(c.passed, c.checked)]
+        [*first, shown(c.model) or "—", str(c.runs), _pass(c.passed, c.checked), when]
         for c in found
     ]
 
