@@ -30,9 +30,17 @@ Say = Callable[[str], None]
 class History:
     """The database at ``path`` (None: the default one), or none, said once why."""
 
-    def __init__(self, path: Path | None = None, say: Say = lambda _line: None) -> None:
+    def __init__(
+        self,
+        path: Path | None = None,
+        say: Say = lambda _line: None,
+        stored: Callable[[], None] = lambda: None,
+    ) -> None:
+        """``stored``: called after each run the database took (on the thread that stored
+        it), so what counts runs can count again."""
         self.path = path or default_path()
         self._say = say
+        self.stored = stored
         self.problem = ""  # the one line saying why there is no history ("": there is)
         self._said = threading.Lock()
         try:
@@ -108,6 +116,8 @@ class History:
             store.add_run(place, title, run_document(record), passed)
         except HistoryError as err:
             self._off(err)
+            return
+        self.stored()
 
 
 class EvaluationLog:
@@ -134,6 +144,7 @@ class EvaluationLog:
         except HistoryError as err:
             self.history._off(err)
             return False
+        self.history.stored()
         return True
 
     def finish(self) -> None:

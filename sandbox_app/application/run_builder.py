@@ -69,6 +69,12 @@ class RunSpec:
             self.backend, self.scenario, self.keys, prompt_version=self.prompt_version.id
         )
 
+    def notes(self) -> tuple[str, ...]:
+        """What the trace says first about where the answers come from (the offline model:
+        replies written for this version, or the same for every prompt)."""
+        notes = self.backend.kind.notes
+        return notes(self.scenario, self.prompt_version.id) if notes else ()
+
     def record_settings(self) -> RunSettings:
         """What a run record keeps of how the run was made (never the key)."""
         s = self.scenario
@@ -111,5 +117,6 @@ def build_run(spec: RunSpec, backend: Backend | None = None) -> tuple[ReactEngin
         only_step=fork.only_step if fork else None,
         pause=spec.pause,
         served=ServedContext(spec.served_context, spec.backend.kind.cuts_silently),
+        notes=spec.notes(),
     )
     return engine, backend

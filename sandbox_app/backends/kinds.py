@@ -79,6 +79,10 @@ def chat_completions(base_url: str, _model: str) -> Endpoint:
 # offline model plays the replies written for that id; it must not work out its own, which
 # would miss the tools only the run has (an MCP server's). Only registry.make_backend calls it.
 Make = Callable[["BackendConfig", "Scenario", str, str], "Backend"]
+# What a run's trace says before its first step about where the kind's answers come from,
+# given the scenario and the run's prompt version id (the offline model: whether its replies
+# were written for that version).
+Notes = Callable[["Scenario", str], tuple[str, ...]]
 
 
 @dataclass(frozen=True, repr=False)
@@ -112,6 +116,7 @@ class BackendKind:
     # Its chat request's URL and headers for a base URL and model (the request inspector's
     # Copy as curl): each kind's own API, never another's.
     endpoint: Callable[[str, str], Endpoint] = chat_completions
+    notes: Notes | None = None  # a live model's answers need no note
 
     def __repr__(self) -> str:  # a config's repr names its kind, not every callable
         return f"BackendKind({self.id!r})"

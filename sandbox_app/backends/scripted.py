@@ -3,7 +3,10 @@
 The whole loop runs "without a model" on sample replies while the tools stay real, streaming
 at a human-readable pace so a workshop sees the trace grow. The replies answer one question
 (``Script.question``): asked another, it says so instead of replaying them. Replies written
-for one prompt version (``Script.by_prompt``) are played when the run is told that version.
+for one prompt version (``Script.by_prompt``) are played when the run is told that version;
+any other version gets the default replies, the same whatever the prompt says, and the run's
+trace says which of the two it got (``notes``: a notice before the first step), so an edited
+prompt that "guessed wrong" offline is never taken for the prompt's doing.
 Asked with tools (native tool calling), it plays the same replies as a tool-calling model
 would send them: the thought as content, the action as a streamed tool call.
 """
@@ -135,8 +138,23 @@ def _replies(scenario: Scenario, version: str) -> tuple[str, ...]:
     """The replies written for ``version``, the id of the prompt version the run is told
     (RunSpec.prompt_version: its tools, MCP servers' included, and a lane's pinned version
     counted), found by its id or its name in the history."""
+    return scenario.script.replies_for(version, _name(scenario, version))
+
+
+def _name(scenario: Scenario, version: str) -> str:
     entry = next((e for e in scenario.prompt_history if e.id == version), None)
-    return scenario.script.replies_for(version, entry.name if entry else "")
+    return entry.name if entry else ""
+
+
+SAME_FOR_EVERY_PROMPT = "offline: the same replies for every prompt (none written for this version)"
+
+
+def notes(scenario: Scenario, version: str) -> tuple[str, ...]:
+    """Whether the replies this run plays were written for its prompt version (named as the
+    history names it, else its short id) or are the ones every other prompt gets."""
+    if scenario.script.written_for(version, _name(scenario, version)) is None:
+        return (SAME_FOR_EVERY_PROMPT,)
+    return (f"offline replies written for {_name(scenario, version) or version[:8]}",)
 
 
 KIND = BackendKind(
@@ -147,4 +165,5 @@ KIND = BackendKind(
     about="Offline: replays the scenario's written replies.",
     who="the offline model",
     request=request_fields.OFFLINE,
+    notes=notes,
 )

@@ -1,5 +1,6 @@
 """``eval --db PATH``: each result of an evaluation stored in the history database as it
-ends (application/history.py), beside the results file, which stays for CI and resumes.
+ends (application/history.py), beside the results file, which stays for CI and resumes;
+``run --db PATH``: the run stored as a single run, as the window's Run tab stores its own.
 
 A resumed evaluation (``--resume``, ``--only-failed``) goes on with the newest evaluation
 written beside the same results file, so history counts its runs once, whole.
@@ -10,14 +11,17 @@ from __future__ import annotations
 import argparse
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from sandbox_app.application.eval_runner import EvalLane
 from sandbox_app.application.history import EvaluationLog, History
 from sandbox_app.cli.cli_io import STDIN
 from sandbox_app.cli.terminal import say
 from sandbox_app.core.results.eval_result import EvalResult
 from sandbox_app.core.results.history_schema import DATA_ENV, FILE_NAME
 from sandbox_app.core.scenarios.scenario import Scenario
+
+if TYPE_CHECKING:  # `run` takes --db from here too, without the test-set runner
+    from sandbox_app.application.eval_runner import EvalLane
 
 
 def add_db_option(p: argparse.ArgumentParser) -> None:

@@ -33,6 +33,7 @@ from sandbox_app.cli.cli_io import (
     EXIT_MAX_STEPS,
     EXIT_STOPPED,
 )
+from sandbox_app.cli.eval_history import history_at
 from sandbox_app.cli.otel_options import OtlpOut
 from sandbox_app.cli.run_options import (
     UnknownTool,
@@ -45,6 +46,7 @@ from sandbox_app.cli.terminal import TracePrinter, WaitingNotice, json_visible, 
 from sandbox_app.cli.terminal_person import TerminalPerson
 from sandbox_app.core.results.exports import run_document
 from sandbox_app.core.results.otel_attributes import Tags
+from sandbox_app.core.results.verdict import run_verdict
 from sandbox_app.core.running.backend import Backend
 from sandbox_app.core.running.engine import ReactEngine, drive
 from sandbox_app.core.running.events import Event, RunFinished
@@ -142,6 +144,10 @@ def run_command(argv: list[str]) -> int:
         return 1
     if record.finished is None:  # Ctrl+C before the engine could say so
         record.add([finished])
+    # Stored as the window stores its Run tab's runs: its version's runs and pass rate count
+    # it (a history that cannot be used is one line on stderr; the run's result stands).
+    passed = run_verdict(finished.answer, scenario.expected)
+    history_at(args.db, "run").run_finished("react-sandbox run", record, passed)
     if otlp:  # after the trace, on stderr; never the exit code: the run's result stands
         otlp.add(record, Tags(scenario.title, record.settings.prompt_version))
         otlp.send(sys.stderr)

@@ -15,6 +15,7 @@ from typing import Any
 
 from sandbox_app.backends.keys import CUSTOM_KEY_ENV
 from sandbox_app.cli.cli_io import RUN_EXIT_CODES, STDIN, question_from, scenario_from
+from sandbox_app.cli.eval_history import add_db_option
 from sandbox_app.cli.otel_options import add_otlp_options
 from sandbox_app.cli.prompt_choice import with_version
 from sandbox_app.core.react_format.dialects import DIALECTS
@@ -109,6 +110,7 @@ def run_parser() -> argparse.ArgumentParser:
         "--json", action="store_true", help="print one JSON document instead (thinking included)"
     )
     add_otlp_options(p)
+    add_db_option(p)  # the run stored there as a single run (the Versions panel counts it)
     return p
 
 

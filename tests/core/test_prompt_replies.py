@@ -17,7 +17,13 @@ from sandbox_app.backends.mcp_tools import McpConnection
 from sandbox_app.backends.registry import config_for
 from sandbox_app.cli.main import main
 from sandbox_app.core.running.engine import drive
-from sandbox_app.core.running.events import ActionParsed, Event, Observation, RunFinished
+from sandbox_app.core.running.events import (
+    ActionParsed,
+    Event,
+    Notice,
+    Observation,
+    RunFinished,
+)
 from sandbox_app.core.scenarios.prompt_versions import version_of
 from sandbox_app.core.scenarios.scenario import LaneSettings, PromptReplies, Scenario, Script
 from sandbox_app.core.scenarios.scenario_file import (
@@ -166,3 +172,41 @@ def test_with_an_mcp_tool_the_replies_for_the_runs_own_version_are_played() -> N
     answer, observed = asyncio.run(played())
     assert answer == "Paris"
     assert observed == "Paris"  # the MCP server's answer to the version's own call
+
+
+WRITTEN_FOR_BRIEF = "offline replies written for brief"
+SAME_REPLIES = "offline: the same replies for every prompt (none written for this version)"
+
+
+def _notes(scenario: Scenario, lane: LaneSettings | None = None) -> list[str]:
+    """The notices a run's trace shows before its first step (issue 34, item 7)."""
+    told = scenario.with_lane(lane or LaneSettings())
+    told = told.with_changes(script=replace(told.script, tokens_per_second=0.0))
+    engine, _backend = build_run(RunSpec(told, config_for("scripted")))
+    events: list[Event] = []
+    asyncio.run(drive(engine, events.append))
+    return [e.text for e in events if isinstance(e, Notice) and e.step == 0]
+
+
+def test_a_run_says_whether_its_offline_replies_were_written_for_its_version() -> None:
+    scenario = load_scenario(EXAMPLE)
+    assert _notes(scenario, LaneSettings(prompt="brief")) == [WRITTEN_FOR_BRIEF]
+    assert _notes(scenario) == ["offline replies written for grounded"]  # the editor's
+    # An improved prompt nobody wrote replies for: the default ones, and the trace says so.
+    edited = scenario.with_changes(system_prompt="Look every price up.\n{tools}\n{format}")
+    assert _notes(edited) == [SAME_REPLIES]
+
+
+def test_run_prints_whether_the_replies_were_written_for_the_version(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["run", str(EXAMPLE), "--prompt", "brief"]) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[0] == f"[{WRITTEN_FOR_BRIEF}]"  # before the first step
+    edited = load_scenario(EXAMPLE).with_changes(system_prompt="Be exact.\n{tools}\n{format}")
+    path = tmp_path / "edited.json"
+    save_scenario(edited, path)
+    assert main(["run", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[0] == f"[{SAME_REPLIES}]"
+    assert "Final answer: About $2,160 per year" in out  # the default replies, said as such

@@ -191,6 +191,12 @@ def test_the_prompt_variants_recording_plays_two_versions_one_right(
     assert answers == ["About $2,160 per year", "$2,592 per year"]
     traces = [blocks(lane.trace) for lane in window.compare.lanes]
     assert not any("search[" in text for text, _ in traces[0])  # the brief one guessed
+    # Each says its offline replies were written for its version (issue 34, item 7).
+    said = [lane.prompt_label.text() for lane in window.compare.lanes]
+    assert said == [
+        f"offline replies written for brief · ran prompt {brief.short}",
+        f"offline replies written for grounded · ran prompt {grounded.short}",
+    ]
     assert any("calculator[18 * 12 * 12]" in text for text, _ in traces[1])
 
 

@@ -43,7 +43,7 @@ def edit_and_run(qtbot: QtBot, window: MainWindow, template: str) -> None:
 
 def rows(panel: VersionsPanel) -> list[list[str]]:
     items = (panel.list.topLevelItem(i) for i in range(panel.list.topLevelItemCount()))
-    return [[item.text(c) for c in range(5)] for item in items if item is not None]
+    return [[item.text(c) for c in range(7)] for item in items if item is not None]
 
 
 def history(window: MainWindow) -> tuple[PromptEntry, ...]:
@@ -77,10 +77,12 @@ def test_two_edits_and_runs_list_two_versions_with_runs_and_pass_rates(
     run_and_wait(qtbot, window)  # the second again: counted, not a third version
     first, second = history(window)
     # Newest first; the offline model answers brightgrid right, so each run passed.
-    assert [r[1:2] + r[3:] for r in rows(panel)] == [
-        [second.short, "2", "2/2 (100%)"],
-        [first.short, "1", "1/1 (100%)"],
+    # Counted in the history database, per model (the offline model: "scripted").
+    counted = [
+        ["—", second.short, "scripted", "2", "2/2 (100%)"],
+        ["—", first.short, "scripted", "1", "1/1 (100%)"],
     ]
+    qtbot.waitUntil(lambda: [r[1:6] for r in rows(panel)] == counted, timeout=5000)
     assert (first.checked, first.passed, second.checked, second.passed) == (1, 1, 2, 2)
 
 

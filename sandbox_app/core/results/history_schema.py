@@ -112,11 +112,19 @@ def _v4_baselines(db: sqlite3.Connection) -> None:
     db.execute("ALTER TABLE evaluations ADD COLUMN baseline INTEGER NOT NULL DEFAULT 0")
 
 
+def _v5_versions(db: sqlite3.Connection) -> None:
+    # The Versions panel's runs per prompt version × model (core/comparing/version_runs.py),
+    # single runs and evaluations' alike: a range of each index per version, never the rows.
+    db.execute("CREATE INDEX results_versions ON results (prompt_version, model, passed)")
+    db.execute("CREATE INDEX runs_versions ON runs (prompt_version, model, backend, passed)")
+
+
 MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     _v1_tables,
     _v2_indexes,
     _v3_arms,
     _v4_baselines,
+    _v5_versions,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -35,6 +35,13 @@ def matches(answer: str | None, expected: Expected | None) -> bool | None:
     return False if found == COULD_NOT_CHECK else found
 
 
+def run_verdict(answer: str | None, expected: Expected | None) -> bool | None:
+    """A single run's verdict as its prompt version's pass rate counts it (the window's runs,
+    ``run``'s): None with nothing to check, or with no answer (stopped, failed: not a wrong
+    answer)."""
+    return matches(answer, expected) if answer is not None else None
+
+
 def verdict(
     answer: str | None, expected: Expected | None
 ) -> bool | Literal["could not check"] | None:

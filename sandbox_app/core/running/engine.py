@@ -1,11 +1,10 @@
 """The ReAct loop: stream a turn, cut fabricated observations, run the tool, repeat to an answer.
 
-A plain hand-written ReAct loop is the shape: a system prompt and the question, then per step the
-model's text as the assistant message and ``Observation: <result>`` as the next user message,
-until a final answer or the step limit. On top of it: streaming with a client-side cut at the
-Observation label, one corrective observation for a reply in no format, approval for tools
-with side effects, budgets, metrics, and native tool calling as the same loop with the calls
-and results in the API's own messages (native_tools.py).
+A plain hand-written ReAct loop is the shape: a system prompt and the question, then per step
+the model's text as the assistant message and ``Observation: <result>`` as the next user
+message, until a final answer or the step limit; on top, a client-side cut at the Observation
+label, one correction for a reply in no format, approval for tools with side effects,
+budgets, metrics, and native tool calling in the API's own messages (native_tools.py).
 """
 
 from __future__ import annotations
@@ -19,13 +18,8 @@ from typing import Protocol
 from sandbox_app.core.react_format.dialects import Dialect, spec
 from sandbox_app.core.react_format.parser import correction_for, parse_kept
 from sandbox_app.core.react_format.prompts import DEFAULT_TEMPLATE, PromptError, render_prompt
-from sandbox_app.core.running.backend import (
-    Backend,
-    BackendError,
-    Message,
-    StreamParams,
-    stream_params,
-)
+from sandbox_app.core.running.backend import Backend, BackendError, Message, StreamParams
+from sandbox_app.core.running.backend import stream_params as request_with
 from sandbox_app.core.running.context_meter import ServedContext
 from sandbox_app.core.running.events import (
     ActionParsed,
@@ -88,10 +82,13 @@ class ReactEngine:
         only_step: int | None = None,
         pause: PauseFn | None = None,
         served: ServedContext = ServedContext(),  # noqa: B008 (frozen: one shared value)
+        notes: Sequence[str] = (),
     ) -> None:
         """``history`` and ``prefix``: a fork (core/running/fork.py): the conversation so far
         (system prompt and question first) and the events of the steps it holds, shown as they
-        were; the run goes on from the step after them. ``served``: the server's context."""
+        were; the run goes on from the step after them. ``served``: the server's context.
+        ``notes``: lines the trace says before the first step (BackendKind.notes)."""
+        self.notes = tuple(notes)
         self.history, self.prefix = list(history), list(prefix)
         self.only_step = only_step  # a rerun: this step's turn, then the end
         self.pause = pause  # step-through (core/running/stepping.py)
@@ -140,6 +137,8 @@ class ReactEngine:
             {"role": "user", "content": s.asked_question},
         ]
         yield RunStarted(system, s.asked_question, s.max_steps, self.backend.label, self.model)
+        for note in () if self.prefix else self.notes:  # a fork's prefix has them already
+            yield Notice(0, note)
         for event in self.prefix:  # a fork's steps so far, as they were
             if isinstance(event, StepFinished):
                 self._tally.steps.append(event.metrics)
@@ -295,7 +294,7 @@ class ReactEngine:
     def _params(self) -> StreamParams:
         m = self.scenario.model
         traits = self._traits
-        return stream_params(
+        return request_with(
             m,
             self.model,
             m.max_tokens or traits.auto_max_tokens(),

@@ -119,8 +119,12 @@ class Script:
     def replies_for(self, version_id: str, name: str = "") -> tuple[str, ...]:
         """The replies for the version with ``version_id`` (and ``name`` in the history): the
         first entry naming it, else the default ``replies``."""
-        mine = next((p for p in self.by_prompt if p.names(version_id, name)), None)
+        mine = self.written_for(version_id, name)
         return self.replies if mine is None else mine.replies
+
+    def written_for(self, version_id: str, name: str = "") -> PromptReplies | None:
+        """The entry written for that version (None: it plays the default ``replies``)."""
+        return next((p for p in self.by_prompt if p.names(version_id, name)), None)
 
 
 @dataclass(frozen=True)

@@ -39,9 +39,11 @@ def database_path(settings: QSettings) -> Path | None:
 
 
 class HistoryActions(QObject):
-    """Signals: said(str) — history's problem, in one line (from any thread: queued)."""
+    """Signals: said(str) — history's problem, in one line (from any thread: queued);
+    stored() — a run is in the database now (from any thread: queued)."""
 
     said = Signal(str)
+    stored = Signal()
 
     def __init__(
         self,
@@ -66,7 +68,7 @@ class HistoryActions(QObject):
         if self._history is None:
             from sandbox_app.application.history import History
 
-            self._history = History(database_path(self.settings), self.said.emit)
+            self._history = History(database_path(self.settings), self.said.emit, self.stored.emit)
         return self._history
 
     def choose(self, path: Path) -> History:

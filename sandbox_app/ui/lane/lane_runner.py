@@ -132,10 +132,10 @@ class LaneRunner:
 
     def _grade(self, event: RunFinished) -> None:
         """An answer checked against the expected one counts for the version's pass rate."""
-        from sandbox_app.core.results.verdict import matches
+        from sandbox_app.core.results.verdict import run_verdict
 
         version_id, expected = self._grading
-        passed = matches(event.answer, expected) if event.answer is not None else None
+        passed = run_verdict(event.answer, expected)
         record, log = self.pane.history.latest, self.run_log()
         if log is not None and record is not None and not record.replayed:
             log.run_finished(self.name or "Run tab", record, passed)  # with its document

@@ -75,7 +75,7 @@ class MainWindow(QMainWindow):
         self.history = HistoryActions(self, settings, self.statusBar(), self._show_past)
         self.history.version_names = lambda: names_of(self.current_scenario().prompt_history)
         self.otel = OtelOut(settings, self.keys, self.statusBar())  # File → Export as OTel, live
-        self.prompt_panel = PromptPanel(self.workspace)
+        self.prompt_panel = PromptPanel(self.workspace, self.history)
         self.tool_panel = ToolPanel(self.workspace, self.keys)
         self.backend_panel = BackendPanel(self.keys)
         self.run_pane = RunPane()

@@ -11,6 +11,8 @@ neither moves the boxes below it as the user types.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from PySide6.QtCore import QEvent, QObject, QSignalBlocker, Qt
 from PySide6.QtGui import QFontDatabase, QKeyEvent
 from PySide6.QtWidgets import QPlainTextEdit, QTabWidget, QVBoxLayout, QWidget
@@ -25,6 +27,9 @@ from sandbox_app.ui.window.prompt_restore import PromptRestore
 from sandbox_app.ui.window.versions_panel import VersionsPanel
 from sandbox_app.ui.window.workspace_signals import QtWorkspace
 
+if TYPE_CHECKING:
+    from sandbox_app.ui.history.history_actions import HistoryActions
+
 # The question too: an undefined {{variable}} in it is flagged with the prompt's.
 _RENDERED_FROM = ("system_prompt", "enabled_tools", "documents", "dialect", "variables", "question")
 
@@ -32,7 +37,13 @@ _RENDERED_FROM = ("system_prompt", "enabled_tools", "documents", "dialect", "var
 class PromptPanel(QWidget):
     """Template (editable, labels highlighted) beside the rendered prompt (read-only)."""
 
-    def __init__(self, workspace: QtWorkspace, parent: QWidget | None = None) -> None:
+    def __init__(
+        self,
+        workspace: QtWorkspace,
+        history: HistoryActions | None = None,
+        parent: QWidget | None = None,
+    ) -> None:
+        """``history``: where the Versions tab counts each version's runs (None: none)."""
         super().__init__(parent)
         self.workspace = workspace
         mono = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
@@ -49,7 +60,7 @@ class PromptPanel(QWidget):
         self.tabs.addTab(self.rendered_view, "Rendered prompt")
         # The history beside the editor: a version restored is an edit of the template's.
         self.restorer = PromptRestore(self.template_edit, workspace)
-        self.versions = VersionsPanel(workspace, self.restorer)
+        self.versions = VersionsPanel(workspace, self.restorer, history)
         self.tabs.addTab(self.versions, "Versions")
         self.prompt_error = NoticeLine()
         self.prompt_error.setObjectName("promptError")

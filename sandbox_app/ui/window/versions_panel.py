@@ -1,9 +1,15 @@
 """The Versions tab beside the template: the scenario's prompt history
-(core/scenarios/prompt_versions.py), newest first, each with its name or short id, when it
-was first run, how many runs used it and the pass rate its checked answers give; **Diff** of
-two (or of one and the editor), **Restore** into the editor (ui/window/prompt_restore.py:
-one edit, undone by Edit → Undo), **Name…** (and a note) and **Star** (a starred version is
-never dropped from the history).
+(core/scenarios/prompt_versions.py), newest first, each version's name then its short id,
+when it was first run, and a row per model it ran on with its runs and the pass rate its
+checked answers give — never one rate pooled over models. The runs are the history
+database's (core/comparing/version_runs.py: the Run tab's and lanes', the test set's,
+``react-sandbox run`` and ``eval``'s), read when the tab is shown, a moment after runs are
+stored or the history changes (one read for a burst) and on **Refresh**, never while the tab
+is hidden or as the template is typed; with
+no database the scenario file's pooled counts stand, as "all models". **Diff** of two (or of
+one and the editor), **Restore** into the editor (ui/window/prompt_restore.py: one edit,
+undone by Edit → Undo), **Name…** (and a note) and **Star** (a starred version is never
+dropped from the history).
 
 Names and notes can come from a file: the list shows them as one line of printable text and
 the note's tooltip through ``tip``; the diff is drawn as plain text (version_diff_view.py).
@@ -12,9 +18,10 @@ the note's tooltip through ``tip``; the diff is drawn as plain text (version_dif
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
-from PySide6.QtCore import Qt
-from PySide6.QtGui import QFont
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtGui import QFont, QShowEvent
 from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
@@ -31,6 +38,8 @@ from PySide6.QtWidgets import (
 )
 
 from sandbox_app.application.workspace import Change
+from sandbox_app.core.comparing.version_runs import VersionRuns, version_runs
+from sandbox_app.core.results.history_schema import HistoryError
 from sandbox_app.core.scenarios.prompt_diff import diff_versions
 from sandbox_app.core.scenarios.prompt_versions import (
     PromptEntry,
@@ -45,7 +54,15 @@ from sandbox_app.ui.window.prompt_restore import PromptRestore
 from sandbox_app.ui.window.version_diff_view import VersionDiffView
 from sandbox_app.ui.window.workspace_signals import QtWorkspace
 
-COLUMNS = ("★", "Version", "First run", "Runs", "Pass")
+if TYPE_CHECKING:
+    from sandbox_app.ui.history.history_actions import HistoryActions
+
+# The figures before the date: in a narrow panel they are what shows without scrolling.
+COLUMNS = ("★", "Version", "Id", "Model", "Runs", "Pass", "First run")
+ID_ROLE = Qt.ItemDataRole.UserRole  # a row's version id (a version has a row per model)
+ALL_MODELS = "all models"  # the scenario file's pooled counts: no history database
+NOT_COUNTED = "Runs not counted: "
+SETTLE_MS = 200  # the history changed: counted again once it has been still this long
 MAX_NAME = 60  # characters: a name is a label in a list, not a note
 # What the model is told: the editor's current version changes when any of these does.
 _PROMPT_FIELDS = ("system_prompt", "dialect", "enabled_tools", "custom_tools", "model", "sources")
@@ -58,13 +75,25 @@ def shown(text: str, limit: int = MAX_NAME) -> str:
 
 class VersionsPanel(QWidget):
     """The history as a list with its four actions; ``restorer`` puts a version in the
-    editor."""
+    editor; ``history`` is where the runs are counted (None, or the history off: the file's
+    pooled counts)."""
 
     def __init__(
-        self, workspace: QtWorkspace, restorer: PromptRestore, parent: QWidget | None = None
+        self,
+        workspace: QtWorkspace,
+        restorer: PromptRestore,
+        history: HistoryActions | None = None,
+        parent: QWidget | None = None,
     ) -> None:
         super().__init__(parent)
-        self.workspace, self.restorer = workspace, restorer
+        self.workspace, self.restorer, self.history = workspace, restorer, history
+        self._counts: dict[str, list[VersionRuns]] | None = None  # None: no database
+        self._stale = True  # the counts are read again when next shown
+        # Runs starting and ending in several lanes at once: one read for the burst.
+        self._settle = QTimer(self, singleShot=True, interval=SETTLE_MS)
+        self._settle.timeout.connect(self._refresh)
+        if history is not None:  # a run stored (the window's, a test set's): count again
+            history.stored.connect(self._on_stored)
         self.confirm_dialog: QMessageBox | None = None
         self.name_dialog: QDialog | None = None
         self.list = QTreeWidget()
@@ -80,6 +109,8 @@ class VersionsPanel(QWidget):
         self.name_button.setToolTip("Name the selected version and write a note")
         self.star_button = tool_button("Star")
         self.star_button.setToolTip("Star or unstar: a starred version is always kept")
+        self.refresh_button = tool_button("Refresh")
+        self.refresh_button.setToolTip("Count the runs again (runs made elsewhere: eval, run)")
         self.notice = plain_label()
         self.notice.setWordWrap(True)
         self.diff_view = VersionDiffView()
@@ -87,6 +118,7 @@ class VersionsPanel(QWidget):
         for button in (self.diff_button, self.restore_button, self.name_button, self.star_button):
             buttons.addWidget(button)
         buttons.addStretch(1)
+        buttons.addWidget(self.refresh_button)
         top = QWidget()
         top_layout = QVBoxLayout(top)
         top_layout.setContentsMargins(0, 0, 0, 0)
@@ -105,6 +137,7 @@ class VersionsPanel(QWidget):
         self.restore_button.clicked.connect(self.restore)
         self.name_button.clicked.connect(self.ask_name)
         self.star_button.clicked.connect(self.toggle_star)
+        self.refresh_button.clicked.connect(self.refresh)
         self.list.itemSelectionChanged.connect(self._on_selection_changed)
         workspace.changed.connect(self._on_workspace_changed)
         self._refresh()
@@ -116,42 +149,84 @@ class VersionsPanel(QWidget):
         return tuple(reversed(self.workspace.model.scenario.prompt_history))
 
     def selected(self) -> list[PromptEntry]:
-        """The selected versions, oldest first (a diff reads older → newer)."""
-        rows = sorted(self.list.indexOfTopLevelItem(i) for i in self.list.selectedItems())
-        entries = self.entries()
-        return [entries[r] for r in reversed(rows) if 0 <= r < len(entries)]
+        """The selected versions (any of their rows), oldest first (a diff reads older →
+        newer)."""
+        ids = {item.data(0, ID_ROLE) for item in self.list.selectedItems()}
+        return [e for e in reversed(self.entries()) if e.id in ids]
 
     def select(self, *ids: str) -> None:
-        """Select the versions of these ids (tests, and the selection kept on a redraw)."""
-        for row, entry in enumerate(self.entries()):
+        """Select the versions of these ids, every row of each (tests, and the selection kept
+        on a redraw)."""
+        for row in range(self.list.topLevelItemCount()):
             item = self.list.topLevelItem(row)
             if item is not None:
-                item.setSelected(entry.id in ids)
+                item.setSelected(item.data(0, ID_ROLE) in ids)
+
+    def refresh(self) -> None:
+        """Count the runs again now (Refresh: runs ``eval`` or ``run`` made meanwhile)."""
+        self._stale = True
+        self._refresh()
+
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        if self._stale:
+            self._refresh()
+
+    def _read_counts(self) -> None:
+        """Every version in the history counted at once (core/comparing/version_runs.py: its
+        cost in its words)."""
+        self._stale = False
+        store = self.history.current().store if self.history is not None else None
+        if store is None:
+            self._counts = None
+            return
+        try:
+            self._counts = version_runs(store, [e.id for e in self.entries()])
+            if self.notice.text().startswith(NOT_COUNTED):
+                self.notice.clear()
+        except HistoryError as err:
+            self._counts = None
+            self.notice.setText(f"{NOT_COUNTED}{err}")
 
     def editor_version(self) -> PromptVersion:
         model = self.workspace.model
         return version_of(model.scenario, model.tools())
 
+    def _on_stored(self) -> None:
+        self._stale = True
+        self._settle.start()  # one read for a burst of runs ending (lanes, a test set)
+
     def _on_workspace_changed(self, change: Change) -> None:
+        if change.touches("prompt_history"):  # a run started or ended, a file opened
+            self._stale = True
+            self._settle.start()
         if change.touches("prompt_history", *_PROMPT_FIELDS):
-            self._refresh()
+            self._redraw()  # at once, with the counts read last (typing never reads them)
         if change.loaded:
             self.diff_view.show_note("")
             self.notice.clear()
 
     def _refresh(self) -> None:
+        if self._stale and self.isVisible():  # hidden: read when shown
+            self._read_counts()
+        self._redraw()
+
+    def _redraw(self) -> None:
         kept = {e.id for e in self.selected()}
         current = self.editor_version().id
         self.list.clear()
         for entry in self.entries():
-            item = QTreeWidgetItem(self.list, _row(entry))
-            if entry.note:
-                item.setToolTip(1, tip(entry.note))
-            if entry.id == current:  # what the editor holds now
-                font = QFont(item.font(1))
-                font.setBold(True)
-                item.setFont(1, font)
-        for column in (0, 3, 4):
+            for texts in _rows(entry, self._counts):
+                item = QTreeWidgetItem(self.list, texts)
+                item.setData(0, ID_ROLE, entry.id)
+                if entry.note:
+                    item.setToolTip(1, tip(entry.note))
+                if entry.id == current:  # what the editor holds now: its name and id
+                    font = QFont(item.font(1))
+                    font.setBold(True)
+                    item.setFont(1, font)
+                    item.setFont(2, font)
+        for column in range(len(COLUMNS)):
             self.list.resizeColumnToContents(column)
         self.select(*kept)
         self._on_selection_changed()
@@ -263,9 +338,20 @@ class VersionsPanel(QWidget):
         self.workspace.update(self, prompt_history=changed)
 
 
-def _row(entry: PromptEntry) -> list[str]:
-    rate = entry.pass_rate
-    passed = "—" if rate is None else f"{entry.passed}/{entry.checked} ({rate:.0%})"
+def _rows(entry: PromptEntry, counts: dict[str, list[VersionRuns]] | None) -> list[list[str]]:
+    """A version's rows: one per model it ran on (``counts``, the history database's), else
+    one with no runs; with no database, one with the scenario file's counts over all models."""
     when = entry.time.astimezone().strftime("%Y-%m-%d %H:%M")
-    label = shown(entry.name) if entry.name else entry.short
-    return ["★" if entry.starred else "", label, when, str(entry.runs), passed]
+    first = ["★" if entry.starred else "", shown(entry.name) if entry.name else "—", entry.short]
+    if counts is None:
+        pooled = _pass(entry.passed, entry.checked)
+        return [[*first, ALL_MODELS, str(entry.runs), pooled, when]]
+    found = counts.get(entry.id) or [VersionRuns(entry.id, "—", 0, 0, 0)]
+    return [
+        [*first, shown(c.model) or "—", str(c.runs), _pass(c.passed, c.checked), when]
+        for c in found
+    ]
+
+
+def _pass(passed: int, checked: int) -> str:
+    return f"{passed}/{checked} ({passed / checked:.0%})" if checked else "—"
