@@ -43,7 +43,7 @@ settings.load_profile("suite")
 def _nothing_learnt_about_models() -> None:
     """What the app learns about a model (it thinks, it refused a parameter) lasts for the
     process; every test starts from nothing learnt, as a fresh app would."""
-    from sandbox_app.backends.request_body import forget_refusals
+    from sandbox_app.backends.chat_completions.request_body import forget_refusals
     from sandbox_app.core.running.model_traits import forget_all
 
     forget_all()

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from collections.abc import AsyncGenerator, Iterator, Sequence
 
-from sandbox_app.backends.kinds import BackendConfig, BackendKind
+from sandbox_app.backends.catalogue.kinds import BackendConfig, BackendKind
+from sandbox_app.backends.catalogue.request_fields import OFFLINE
 from sandbox_app.backends.registry import register_kind, unregister_kind
-from sandbox_app.backends.request_fields import OFFLINE
 from sandbox_app.core.running.backend import Backend, Delta, Message, StreamParams
 from sandbox_app.core.scenarios.scenario import Scenario
 

@@ -1,5 +1,6 @@
 """Real HTTP servers on 127.0.0.1 that answer the health endpoints of Ollama, LM Studio,
-llama.cpp and vLLM as the real ones do, for backends/health.py and ``react-sandbox doctor``.
+llama.cpp and vLLM as the real ones do, for backends/local_servers/health.py and ``react-sandbox
+doctor``.
 
 Each is a :class:`tests.fakeserver.FakeOpenAIServer` (its ``/v1/chat/completions`` and
 handlers reused, so a run can start against it) with the server's own endpoints added. The

@@ -7,8 +7,8 @@ import json
 from dataclasses import replace
 from typing import TypeVar
 
-from sandbox_app.backends.openai_compat import OpenAICompatBackend
-from sandbox_app.backends.presets import ServerConfig
+from sandbox_app.backends.catalogue.presets import ServerConfig
+from sandbox_app.backends.chat_completions.openai_compat import OpenAICompatBackend
 from sandbox_app.core.running.backend import Backend
 from sandbox_app.core.running.engine import ReactEngine, drive
 from sandbox_app.core.running.events import Event, RunFinished
@@ -84,6 +84,6 @@ class SendEmail:
 
 def scripted(scenario: Scenario) -> Backend:
     """The offline model for ``scenario`` (its own question and replies)."""
-    from sandbox_app.backends.scripted import ScriptedBackend
+    from sandbox_app.backends.offline.scripted import ScriptedBackend
 
     return ScriptedBackend(scenario.script, scenario.question)

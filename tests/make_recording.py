@@ -22,7 +22,7 @@ import qasync
 from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QApplication
 
-from sandbox_app.backends.keys import KeyStore
+from sandbox_app.backends.catalogue.keys import KeyStore
 from sandbox_app.core.running.recording import recordings_dir
 from sandbox_app.core.scenarios.scenario import LaneConfig
 from sandbox_app.core.scenarios.scenario_file import default_scenario, load_scenario, scenarios_dir

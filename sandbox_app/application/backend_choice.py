@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from sandbox_app.backends.keys import KeyStore
+from sandbox_app.backends.catalogue.keys import KeyStore
 from sandbox_app.backends.registry import BackendConfig, make_backend, waiting_for
 from sandbox_app.core.running.backend import Backend
 from sandbox_app.core.scenarios.lane_settings import LaneSettings

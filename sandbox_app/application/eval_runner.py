@@ -15,9 +15,9 @@ from pathlib import Path
 
 from sandbox_app.application.judge import Judge, judge_values
 from sandbox_app.application.run_builder import RunSpec, build_run
-from sandbox_app.backends.keys import KeyStore, UrlSource, host_of
+from sandbox_app.backends.catalogue.keys import KeyStore, UrlSource, host_of
 from sandbox_app.backends.registry import SCRIPTED, BackendConfig, config_for
-from sandbox_app.backends.response_cache import CachedBackend
+from sandbox_app.backends.transport.response_cache import CachedBackend
 from sandbox_app.core.results.checks import CheckResult, overall
 from sandbox_app.core.results.compare import Price
 from sandbox_app.core.results.eval_result import (

@@ -5,7 +5,8 @@ One user message, the judge's prompt filled; ``StreamParams`` from the judge's o
 An OpenAI-compatible judge is asked for structured output (``response_format`` with
 judging.VERDICT_SCHEMA, sent as a request extra); a server that refuses it is asked again in
 text, and not asked for it again while this judge lives. With a cache folder (``eval
---cache``) each request goes through backends/response_cache.py's ``CachedBackend``: keyed by
+--cache``) each request goes through backends/transport/response_cache.py's ``CachedBackend``:
+keyed by
 the whole request (the prompt, the model, every parameter) and the judge's repeat, so a
 rerun asks the server nothing it was asked before. The offline model plays a judge from
 written verdicts (``JudgeSpec.replies``, a case's ``judge_replies``).
@@ -18,10 +19,10 @@ from contextlib import aclosing
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from sandbox_app.backends import openai_kind
-from sandbox_app.backends.keys import KeyStore, UrlSource
+from sandbox_app.backends.catalogue.keys import KeyStore, UrlSource
+from sandbox_app.backends.chat_completions import openai_kind
 from sandbox_app.backends.registry import BackendConfig, config_for, make_backend
-from sandbox_app.backends.response_cache import CachedBackend
+from sandbox_app.backends.transport.response_cache import CachedBackend
 from sandbox_app.core.results.checks import CheckResult
 from sandbox_app.core.results.eval_result import JudgeUsage
 from sandbox_app.core.results.judging import (

@@ -1,6 +1,7 @@
 """The MCP servers connected now, by name: one set for the window and for ``react-sandbox run``.
 
-:class:`McpSet` holds each server's connection (backends/mcp_tools.py), the tools it offers,
+:class:`McpSet` holds each server's connection (backends/mcp_client/mcp_tools.py), the tools it
+offers,
 one status line a server ("connecting…", "connected: 7 tools" with its skipped and renamed
 lines, or "⚠ why not"), the connects under way and the servers whose read-only hints the user
 trusts. A tool named like one already taken (the built-ins, the scenario's own tools, another
@@ -20,13 +21,13 @@ from collections.abc import Callable, Iterable, Sequence
 from contextlib import suppress
 from typing import TYPE_CHECKING
 
-from sandbox_app.backends.keys import KeyStore
+from sandbox_app.backends.catalogue.keys import KeyStore
 from sandbox_app.core.scenarios.scenario import Scenario
 from sandbox_app.core.tools import TOOL_NAMES
 from sandbox_app.core.tools.mcp_server import McpServerSpec
 
 if TYPE_CHECKING:  # the MCP client (with asyncio): imported at the first connection
-    from sandbox_app.backends.mcp_tools import McpConnection, McpTool
+    from sandbox_app.backends.mcp_client.mcp_tools import McpConnection, McpTool
 
 CONNECTING = "connecting…"
 
@@ -99,7 +100,7 @@ class McpSet:
         """(Re)connect ``spec``; its tools join :attr:`tools`, or its status says why not.
         ``taken``: the names other than the servers' (:func:`own_tool_names`). A second
         connect while one is under way is ignored (one process a server)."""
-        from sandbox_app.backends.mcp_tools import McpError
+        from sandbox_app.backends.mcp_client.mcp_tools import McpError
 
         with suppress(McpError):  # its status says why
             await self._connect(spec, taken)
@@ -147,7 +148,7 @@ class McpSet:
         return True
 
     async def _connect(self, spec: McpServerSpec, taken: Iterable[str]) -> None:
-        from sandbox_app.backends.mcp_tools import McpConnection, McpError
+        from sandbox_app.backends.mcp_client.mcp_tools import McpConnection, McpError
 
         if spec.name in self._pending:
             return

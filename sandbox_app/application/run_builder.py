@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING
 
-from sandbox_app.backends.keys import KeyStore
+from sandbox_app.backends.catalogue.keys import KeyStore
 from sandbox_app.backends.registry import BackendConfig, make_backend
 from sandbox_app.core.running.backend import Backend
 from sandbox_app.core.running.fork import ForkPoint
@@ -35,7 +35,8 @@ class RunSpec:
     scenario: Scenario
     backend: BackendConfig
     keys: KeyStore = field(default_factory=KeyStore, compare=False, repr=False)
-    # The connected MCP servers' tools (backends/mcp_tools.py), offered beside the built-ins.
+    # The connected MCP servers' tools (backends/mcp_client/mcp_tools.py), offered beside the
+    # built-ins.
     sources: Sequence[Tool] = ()
     # Tools offered to every run whatever the scenario says (the tests' side-effecting ones).
     extra_tools: Sequence[Tool] = ()

@@ -12,15 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from sandbox_app.backends import (
-    anthropic_kind,
-    gemini_kind,
-    ollama_kind,
-    openai_kind,
-    responses_kind,
-    scripted,
-)
-from sandbox_app.backends.keys import (
+from sandbox_app.backends.catalogue.keys import (
     CUSTOM_KEY_ENV,
     KeyDecision,
     KeyStore,
@@ -28,8 +20,14 @@ from sandbox_app.backends.keys import (
     environment_withheld,
     host_of,
 )
-from sandbox_app.backends.kinds import BackendConfig, BackendKind
-from sandbox_app.backends.presets import CUSTOM, ServerConfig
+from sandbox_app.backends.catalogue.kinds import BackendConfig, BackendKind
+from sandbox_app.backends.catalogue.presets import CUSTOM, ServerConfig
+from sandbox_app.backends.chat_completions import openai_kind
+from sandbox_app.backends.gemini_api import gemini_kind
+from sandbox_app.backends.messages_api import anthropic_kind
+from sandbox_app.backends.offline import scripted
+from sandbox_app.backends.ollama_api import ollama_kind
+from sandbox_app.backends.responses_api import responses_kind
 from sandbox_app.core.running.backend import Backend
 from sandbox_app.core.scenarios.scenario import Scenario
 

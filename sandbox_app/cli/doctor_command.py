@@ -1,5 +1,5 @@
 """``react-sandbox doctor``: the health check of a local server, the lines the window's Check
-shows (backends/health.py), for a scenario's run.
+shows (backends/local_servers/health.py), for a scenario's run.
 
 Exit codes: 0 the run can start (warnings may be printed), 1 it cannot (nothing answers, the
 server is loading, no such model) or a bad option or file, 2 a usage error.
@@ -70,7 +70,9 @@ def doctor_command(argv: list[str]) -> int:
     if not config.url:
         say("react-sandbox: doctor needs --base-url (or --backend with a URL of its own)")
         return EXIT_ERROR
-    from sandbox_app.backends.health import check_run  # the HTTP library only when checking
+    from sandbox_app.backends.local_servers.health import (
+        check_run,  # the HTTP library only when checking
+    )
 
     health = asyncio.run(check_run(config, scenario, scenario.tools()))
     # A server's words (a model's name, an error) are in the lines: shown visibly.

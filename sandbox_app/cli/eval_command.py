@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TextIO
 
 from sandbox_app.application.eval_runner import EvalRunner, declined
-from sandbox_app.backends.keys import KeyStore
+from sandbox_app.backends.catalogue.keys import KeyStore
 from sandbox_app.backends.registry import key_notice
 from sandbox_app.cli.cli_io import (
     EVAL_EXIT_CODES,

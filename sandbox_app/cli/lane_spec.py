@@ -15,7 +15,7 @@ from dataclasses import replace
 from typing import Any
 
 from sandbox_app.application.eval_runner import EvalLane, lane_label
-from sandbox_app.backends.presets import preset_for_url
+from sandbox_app.backends.catalogue.presets import preset_for_url
 from sandbox_app.backends.registry import SCRIPTED, backend_id, config_for
 from sandbox_app.cli.prompt_choice import lanes_by_version
 from sandbox_app.core.scenarios.lane_settings import LaneSettings

@@ -15,7 +15,7 @@ import sys
 import textwrap
 
 from sandbox_app.application.run_builder import RunSpec, build_run
-from sandbox_app.backends.keys import KeyStore
+from sandbox_app.backends.catalogue.keys import KeyStore
 from sandbox_app.backends.registry import key_notice
 from sandbox_app.cli.cli_io import RUN_EXIT_CODES
 from sandbox_app.cli.run_command import EXIT_CODES, _backend_config

@@ -15,9 +15,9 @@ from dataclasses import replace
 
 from sandbox_app.application.mcp_set import McpSet, own_tool_names
 from sandbox_app.application.run_builder import RunSpec, build_run
-from sandbox_app.backends.keys import KeyStore
-from sandbox_app.backends.mcp_tools import McpError
-from sandbox_app.backends.presets import preset_for_url
+from sandbox_app.backends.catalogue.keys import KeyStore
+from sandbox_app.backends.catalogue.presets import preset_for_url
+from sandbox_app.backends.mcp_client.mcp_tools import McpError
 from sandbox_app.backends.registry import (
     SCRIPTED,
     BackendConfig,

@@ -13,7 +13,7 @@ import textwrap
 from collections.abc import Sequence
 from typing import Any
 
-from sandbox_app.backends.keys import CUSTOM_KEY_ENV
+from sandbox_app.backends.catalogue.keys import CUSTOM_KEY_ENV
 from sandbox_app.cli.cli_io import RUN_EXIT_CODES, STDIN, question_from, scenario_from
 from sandbox_app.cli.eval_history import add_db_option
 from sandbox_app.cli.otel_options import add_otlp_options

@@ -127,17 +127,34 @@ def layer_offences(root: Path) -> dict[str, list[str]]:
 # package-level cycle is a layer that is only folders). A new subpackage takes its place here.
 PACKAGE_ORDER = {
     "core": ("untrusted", "tools", "react_format", "scenarios", "running", "results", "comparing"),
+    # What a kind is, then how bytes travel, then the kinds (the OpenAI-compatible one first:
+    # others reuse its client), then what is not a model; the registry, a module at the
+    # layer's top, sits above them all.
+    "backends": (
+        "catalogue",
+        "transport",
+        "chat_completions",
+        "messages_api",
+        "gemini_api",
+        "ollama_api",
+        "responses_api",
+        "offline",
+        "local_servers",
+        "mcp_client",
+    ),
 }
 
 
 def order_offences(root: Path, layer: str, order: tuple[str, ...]) -> list[str]:
     """Each import from a subpackage of ``layer`` to one after it in ``order``, or from or to
-    a subpackage ``order`` does not place: "importer → imported"."""
+    a subpackage ``order`` does not place: "importer → imported". The layer's own top-level
+    modules (backends/registry.py) stand above its subpackages: they may import any of them,
+    none of them imports one."""
     graph = internal_imports(package_modules(root))
     offences: list[str] = []
     for name, targets in graph.items():
         here = name.split(".")
-        if len(here) < 3 or here[1] != layer:
+        if len(here) < 3 or here[1] != layer or not (root / layer / here[2]).is_dir():
             continue
         for target in sorted(targets):
             there = target.split(".")
@@ -404,11 +421,15 @@ def test_an_import_against_the_package_order_is_found(tmp_path: Path) -> None:
             "core/high/__init__.py": "",
             "core/high/b.py": "from sandbox_app.core.low.a import f\n",
             "core/loose/__init__.py": "",
+            "core/top.py": "from sandbox_app.core.high import b\n",
+            "core/high/c.py": "from sandbox_app.core import top\n",
         },
     )
     assert order_offences(package, "core", ("low", "high")) == [
-        "sandbox_app.core.low.a → sandbox_app.core.high.b"
+        "sandbox_app.core.high.c → sandbox_app.core.top",  # a top-level module: above them all
+        "sandbox_app.core.low.a → sandbox_app.core.high.b",
     ]
     assert order_offences(package, "core", ("high", "low")) == [
-        "sandbox_app.core.high.b → sandbox_app.core.low.a"
+        "sandbox_app.core.high.b → sandbox_app.core.low.a",
+        "sandbox_app.core.high.c → sandbox_app.core.top",
     ]

@@ -7,10 +7,10 @@ import ssl
 
 import pytest
 
-from sandbox_app.backends import errors
-from sandbox_app.backends.http_library import http_library, tls_context
-from sandbox_app.backends.openai_compat import OpenAICompatBackend
-from sandbox_app.backends.presets import ServerConfig, preset_named
+from sandbox_app.backends.catalogue.presets import ServerConfig, preset_named
+from sandbox_app.backends.chat_completions.openai_compat import OpenAICompatBackend
+from sandbox_app.backends.transport import errors
+from sandbox_app.backends.transport.http_library import http_library, tls_context
 from sandbox_app.core.running.events import Notice
 from tests.fakeserver import FakeOpenAIServer, ModelScript
 from tests.helpers import builtin, finished, model_text, of_type, run_events, server_backend

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from sandbox_app.backends.keys import KeyStore
-from sandbox_app.backends.kinds import BackendKind
+from sandbox_app.backends.catalogue.keys import KeyStore
+from sandbox_app.backends.catalogue.kinds import BackendKind
 from sandbox_app.backends.registry import (
     backend_id,
     backend_ids,

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from sandbox_app.backends.scripted import ScriptedBackend
+from sandbox_app.backends.offline.scripted import ScriptedBackend
 from sandbox_app.core.running.engine import MAX_STEPS_MESSAGE, ReactEngine, drive
 from sandbox_app.core.running.events import (
     ActionParsed,

@@ -15,10 +15,10 @@ from typing import Any
 
 import pytest
 
-from sandbox_app.backends import gemini_contents
-from sandbox_app.backends.gemini_kind import GEMINI, GeminiBackend, split_base_url
-from sandbox_app.backends.keys import KeyStore
-from sandbox_app.backends.presets import Preset, ServerConfig
+from sandbox_app.backends.catalogue.keys import KeyStore
+from sandbox_app.backends.catalogue.presets import Preset, ServerConfig
+from sandbox_app.backends.gemini_api import gemini_contents
+from sandbox_app.backends.gemini_api.gemini_kind import GEMINI, GeminiBackend, split_base_url
 from sandbox_app.backends.registry import config_for, key_notice, make_backend
 from sandbox_app.cli.main import main
 from sandbox_app.core.running.backend import PROVIDER, BackendError, Delta, StreamParams

@@ -1,4 +1,5 @@
-"""The Gemini kind's own stream reading (backends/gemini_stream.py), through the real HTTP client.
+"""The Gemini kind's own stream reading (backends/gemini_api/gemini_stream.py), through the real
+HTTP client.
 
 A realistic stream (tests/data/gemini_stream.sse, its source in its header) replayed byte for
 byte and cut mid-line and mid-character; the request as the REST API takes it; the SDK never
@@ -15,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from sandbox_app.backends.gemini_contents import CARRY_KEY
-from sandbox_app.backends.gemini_kind import GeminiBackend
-from sandbox_app.backends.presets import Preset, ServerConfig
+from sandbox_app.backends.catalogue.presets import Preset, ServerConfig
+from sandbox_app.backends.gemini_api.gemini_contents import CARRY_KEY
+from sandbox_app.backends.gemini_api.gemini_kind import GeminiBackend
 from sandbox_app.core.running.backend import (
     BackendError,
     Delta,
@@ -126,8 +127,8 @@ def test_a_run_never_loads_the_sdk(gemini_server: FakeGeminiServer) -> None:
     gemini_server.replies["m"] = [Reply([text("Final Answer: done")])]
     code = f"""
 import asyncio, sys
-from sandbox_app.backends.gemini_kind import GeminiBackend
-from sandbox_app.backends.presets import Preset, ServerConfig
+from sandbox_app.backends.gemini_api.gemini_kind import GeminiBackend
+from sandbox_app.backends.catalogue.presets import Preset, ServerConfig
 from sandbox_app.core.running.backend import StreamParams
 url = {gemini_server.base_url!r}
 

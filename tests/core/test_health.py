@@ -1,4 +1,5 @@
-"""The health check of a local server (backends/health.py) against real HTTP emulations of
+"""The health check of a local server (backends/local_servers/health.py) against real HTTP
+emulations of
 Ollama, LM Studio, llama.cpp and vLLM (tests/fake_local_servers.py), and ``react-sandbox
 doctor``'s lines and exit codes."""
 
@@ -10,7 +11,7 @@ import re
 import pytest
 from openai import AsyncOpenAI
 
-from sandbox_app.backends.health import Health, check
+from sandbox_app.backends.local_servers.health import Health, check
 from sandbox_app.cli.main import main
 from sandbox_app.core.running.context_estimate import ContextNeed, context_need
 from tests.fake_local_servers import (

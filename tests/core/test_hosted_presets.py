@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from sandbox_app.backends.keys import CUSTOM_KEY_ENV, KeyStore
-from sandbox_app.backends.presets import PRESETS, preset_named
+from sandbox_app.backends.catalogue.keys import CUSTOM_KEY_ENV, KeyStore
+from sandbox_app.backends.catalogue.presets import PRESETS, preset_named
 from sandbox_app.backends.registry import config_for, key_decision, key_notice
 from sandbox_app.cli.main import main
 from tests.fakeserver import FakeOpenAIServer, ModelScript

@@ -19,8 +19,8 @@ from typing import Any
 
 import pytest
 
-from sandbox_app.backends.response_cache import CachedBackend
-from sandbox_app.backends.scripted import ScriptedBackend
+from sandbox_app.backends.offline.scripted import ScriptedBackend
+from sandbox_app.backends.transport.response_cache import CachedBackend
 from sandbox_app.cli.eval_command import eval_command
 from sandbox_app.core.running.backend import StreamParams
 from sandbox_app.core.running.recording import RecordingError, load_recording, recordings_dir
@@ -43,7 +43,7 @@ from sandbox_app.core.scenarios.scenario_file import load_scenario
 from sandbox_app.core.running.recording import load_recording
 from sandbox_app.core.results.evaluation import results_file
 from sandbox_app.core.scenarios.test_set import import_file
-from sandbox_app.backends.response_cache import _read
+from sandbox_app.backends.transport.response_cache import _read
 path = Path(sys.argv[1])
 for name, read in [("scenario", load_scenario), ("recording", load_recording),
                    ("results", results_file), ("test set", import_file), ("cache", _read)]:

@@ -19,8 +19,14 @@ from pathlib import Path
 
 import pytest
 
-from sandbox_app.backends.keys import CUSTOM_KEY_ENV, KeyStore, host_of, in_clear, origin_of
-from sandbox_app.backends.presets import PRESETS
+from sandbox_app.backends.catalogue.keys import (
+    CUSTOM_KEY_ENV,
+    KeyStore,
+    host_of,
+    in_clear,
+    origin_of,
+)
+from sandbox_app.backends.catalogue.presets import PRESETS
 from sandbox_app.backends.registry import (
     config_for,
     curl_request,
@@ -60,7 +66,7 @@ def test_a_presets_key_never_goes_over_plain_http_to_its_own_host(
     capsys: pytest.CaptureFixture[str],
     preset: object,
 ) -> None:
-    from sandbox_app.backends.presets import Preset
+    from sandbox_app.backends.catalogue.presets import Preset
 
     assert isinstance(preset, Preset)
     assert preset.key_env

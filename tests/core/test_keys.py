@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from sandbox_app.backends.keys import CUSTOM_KEY_ENV, KeyStore, account_for, host_of
-from sandbox_app.backends.presets import preset_named
+from sandbox_app.backends.catalogue.keys import CUSTOM_KEY_ENV, KeyStore, account_for, host_of
+from sandbox_app.backends.catalogue.presets import preset_named
 from sandbox_app.backends.registry import config_for, server_config
 from sandbox_app.cli.main import main
 from tests.fakeserver import FakeOpenAIServer, ModelScript

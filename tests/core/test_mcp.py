@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from sandbox_app.backends.mcp_tools import McpConnection, McpError
+from sandbox_app.backends.mcp_client.mcp_tools import McpConnection, McpError
 from sandbox_app.cli.main import main
 from sandbox_app.core.running.engine import ReactEngine
 from sandbox_app.core.running.events import Observation

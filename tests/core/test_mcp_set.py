@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from sandbox_app.application.mcp_set import CONNECTING, McpSet, own_tool_names
-from sandbox_app.backends.mcp_tools import McpConnection, McpError
+from sandbox_app.backends.mcp_client.mcp_tools import McpConnection, McpError
 from sandbox_app.core.tools.mcp_server import McpServerSpec
 from tests.core.test_mcp import SERVER
 from tests.helpers import builtin

@@ -329,7 +329,7 @@ def test_parallel_calls_that_share_an_index_stay_apart() -> None:
 
 
 def test_calls_without_an_index_take_their_place() -> None:
-    from sandbox_app.backends.sse import decode_chunk
+    from sandbox_app.backends.transport.sse import decode_chunk
 
     # Older Ollama builds (ollama/ollama#7881): no index at all.
     data = json.dumps(

@@ -10,7 +10,7 @@ from collections.abc import AsyncGenerator
 
 import pytest
 
-from sandbox_app.backends.network_loop import WAKE_EVERY_S, relay_stream
+from sandbox_app.backends.transport.network_loop import WAKE_EVERY_S, relay_stream
 from sandbox_app.core.running.backend import BackendError, Delta, Usage
 
 

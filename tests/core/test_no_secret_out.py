@@ -1,6 +1,6 @@
 """A key a server quotes back in its error ("… for key Bearer sk-…") reaches no output: the
 run's JSON, the terminal, the OTel file and collector, eval's results, JUnit and report. The
-app scrubs it where the server's text becomes the app's (backends/server_text.py), so each
+app scrubs it where the server's text becomes the app's (backends/transport/server_text.py), so each
 sink here is only looked at, through the real CLI against the real local test servers."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Any
 import mcp.client.stdio  # noqa: F401  (see test_an_mcp_servers_words_never_show_the_secret…)
 import pytest
 
-from sandbox_app.backends.keys import CUSTOM_KEY_ENV
+from sandbox_app.backends.catalogue.keys import CUSTOM_KEY_ENV
 from sandbox_app.cli.eval_command import eval_command
 from sandbox_app.cli.main import main
 from sandbox_app.core.scenarios.scenario_file import save_scenario, scenarios_dir

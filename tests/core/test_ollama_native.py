@@ -9,9 +9,9 @@ import socket
 
 import pytest
 
-from sandbox_app.backends.keys import KeyStore
-from sandbox_app.backends.model_store import ModelStore, PullProgress
-from sandbox_app.backends.ollama_kind import OllamaBackend
+from sandbox_app.backends.catalogue.keys import KeyStore
+from sandbox_app.backends.ollama_api.model_store import ModelStore, PullProgress
+from sandbox_app.backends.ollama_api.ollama_kind import OllamaBackend
 from sandbox_app.backends.registry import config_for, make_backend
 from sandbox_app.cli.main import main
 from sandbox_app.core.running.backend import BackendError

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from sandbox_app.backends.mcp_tools import McpConnection, McpTool
+from sandbox_app.backends.mcp_client.mcp_tools import McpConnection, McpTool
 from sandbox_app.core.react_format.dialects import DIALECTS
 from sandbox_app.core.react_format.prompts import render_tools
 from sandbox_app.core.tools import ToolRouter, plugins

@@ -1,11 +1,12 @@
-"""Parameter facts of OpenAI-compatible servers (backends/request_body.py), through the real SDK
+"""Parameter facts of OpenAI-compatible servers (backends/chat_completions/request_body.py),
+through the real SDK
 to the test server answering each 400 in the words the real server uses (sources beside each)."""
 
 from __future__ import annotations
 
 import pytest
 
-from sandbox_app.backends.request_body import request_body
+from sandbox_app.backends.chat_completions.request_body import request_body
 from sandbox_app.core.running.backend import StreamParams
 from sandbox_app.core.running.events import Event, Notice
 from sandbox_app.core.scenarios.lane_settings import REASONING_EFFORTS

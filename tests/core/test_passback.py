@@ -1,4 +1,5 @@
-"""What goes back to an OpenAI-compatible server within a tool-calling turn (backends/passback.py):
+"""What goes back to an OpenAI-compatible server within a tool-calling turn
+(backends/transport/passback.py):
 through the real SDK to test servers that, as DeepSeek, Kimi, Gemini's OpenAI-compatible endpoint
 and OpenRouter do, refuse the next request when the reply's reasoning or signature is missing
 (tests/fake_passback.py names each wording's source)."""
@@ -10,9 +11,14 @@ from typing import Any
 
 import pytest
 
-from sandbox_app.backends.openai_compat import OpenAICompatBackend
-from sandbox_app.backends.passback import Gathered, passed_back, preset_fields, required_field
-from sandbox_app.backends.presets import CUSTOM, Preset, ServerConfig, preset_with_id
+from sandbox_app.backends.catalogue.presets import CUSTOM, Preset, ServerConfig, preset_with_id
+from sandbox_app.backends.chat_completions.openai_compat import OpenAICompatBackend
+from sandbox_app.backends.transport.passback import (
+    Gathered,
+    passed_back,
+    preset_fields,
+    required_field,
+)
 from sandbox_app.core.running.backend import PROVIDER
 from sandbox_app.core.running.events import (
     ActionParsed,

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from sandbox_app.application.run_builder import RunSpec, build_run
-from sandbox_app.backends.mcp_tools import McpConnection
+from sandbox_app.backends.mcp_client.mcp_tools import McpConnection
 from sandbox_app.backends.registry import config_for
 from sandbox_app.cli.main import main
 from sandbox_app.core.running.engine import drive

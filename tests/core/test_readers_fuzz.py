@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from PySide6.QtCore import QSettings
 
-from sandbox_app.backends.response_cache import MAX_ENTRY_BYTES, _read
+from sandbox_app.backends.transport.response_cache import MAX_ENTRY_BYTES, _read
 from sandbox_app.core.results.compare import stored_prices
 from sandbox_app.core.results.eval_report import to_html
 from sandbox_app.core.results.evaluation import MAX_RESULTS_BYTES, RunKey, results_file, summarise

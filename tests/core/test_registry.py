@@ -6,9 +6,11 @@ from collections.abc import Callable
 
 import pytest
 
-from sandbox_app.backends import openai_kind, scripted
-from sandbox_app.backends.keys import KeyStore
-from sandbox_app.backends.presets import CUSTOM, PRESETS, preset_for_url, preset_with_id
+from sandbox_app.backends.catalogue.keys import KeyStore
+from sandbox_app.backends.catalogue.presets import CUSTOM, PRESETS, preset_for_url, preset_with_id
+from sandbox_app.backends.chat_completions import openai_kind
+from sandbox_app.backends.offline import scripted
+from sandbox_app.backends.offline.scripted import ScriptedBackend
 from sandbox_app.backends.registry import (
     BackendConfig,
     backend_id,
@@ -17,7 +19,6 @@ from sandbox_app.backends.registry import (
     display_name,
     make_backend,
 )
-from sandbox_app.backends.scripted import ScriptedBackend
 from tests.helpers import builtin
 
 LEGACY_LABELS = {

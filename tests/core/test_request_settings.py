@@ -1,5 +1,5 @@
 """Each backend kind sends the lane settings that are request parameters where its own API
-takes them (backends/request_fields.py), as its test server received them through the real
+takes them (backends/catalogue/request_fields.py), as its test server received them through the real
 SDK or client; a setting a kind cannot send is refused before the run, in one line naming
 the setting and the kind, and nothing reaches the server."""
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from sandbox_app.backends.keys import CUSTOM_KEY_ENV, KeyStore
+from sandbox_app.backends.catalogue.keys import CUSTOM_KEY_ENV, KeyStore
 from sandbox_app.backends.registry import config_for, key_notice, make_backend
 from sandbox_app.cli.main import main
 from sandbox_app.core.running.backend import Backend, Delta, Message, StreamParams, ToolCallPiece
@@ -345,7 +345,7 @@ def test_run_backend_responses_runs_against_a_url(
 
 
 def test_a_call_sent_whole_at_its_end_and_an_output_only_in_the_last_event_are_read() -> None:
-    from sandbox_app.backends.responses_stream import CARRY_KEY, ResponseEvents
+    from sandbox_app.backends.responses_api.responses_stream import CARRY_KEY, ResponseEvents
 
     events = ResponseEvents()
     call = {

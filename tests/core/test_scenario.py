@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from sandbox_app.application.workspace import Workspace
-from sandbox_app.backends.keys import CUSTOM_KEY_ENV, KeyStore, account_for
-from sandbox_app.backends.presets import CUSTOM
+from sandbox_app.backends.catalogue.keys import CUSTOM_KEY_ENV, KeyStore, account_for
+from sandbox_app.backends.catalogue.presets import CUSTOM
 from sandbox_app.backends.registry import config_for, server_config
 from sandbox_app.core.scenarios.document import ScenarioDocument
 from sandbox_app.core.scenarios.scenario import LaneConfig, Scenario

@@ -13,7 +13,13 @@ from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable
 
 import pytest
 
-from sandbox_app.backends.sse import DONE, decode_chunk, gathered_reads, sse_data, sse_lines
+from sandbox_app.backends.transport.sse import (
+    DONE,
+    decode_chunk,
+    gathered_reads,
+    sse_data,
+    sse_lines,
+)
 from sandbox_app.core.running.backend import BackendError, Delta, ToolCallPiece, Usage
 
 # OpenAI o3-mini-2025-01-31, as recorded in Discourse's test "uses max_completion_tokens for

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from sandbox_app.backends import openai_compat
+from sandbox_app.backends.chat_completions import openai_compat
 from sandbox_app.core.results.verdict import matches
 from sandbox_app.core.running.engine import ReactEngine, drive
 from sandbox_app.core.running.events import (

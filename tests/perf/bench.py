@@ -231,7 +231,7 @@ class Behind:
 
     @contextmanager
     def stamping_arrivals(self) -> Iterator[None]:
-        from sandbox_app.backends.openai_compat import OpenAICompatBackend
+        from sandbox_app.backends.chat_completions.openai_compat import OpenAICompatBackend
 
         original = OpenAICompatBackend._stream
         arrived = self.arrived
@@ -444,8 +444,8 @@ async def engine_overhead(base_url: str, repeats: int) -> dict[str, float]:
 
     import openai
 
-    from sandbox_app.backends.openai_compat import OpenAICompatBackend
-    from sandbox_app.backends.presets import ServerConfig
+    from sandbox_app.backends.catalogue.presets import ServerConfig
+    from sandbox_app.backends.chat_completions.openai_compat import OpenAICompatBackend
     from sandbox_app.core.running.engine import STOP_SEQUENCES, ReactEngine, drive
     from sandbox_app.core.scenarios.scenario import Scenario
 

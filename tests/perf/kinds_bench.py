@@ -46,11 +46,11 @@ from tests.perf.serve_kind import KINDS
 RATE = 2000.0  # tokens/s a lane streams at in the lag figure
 # The kinds' backend classes, whose _stream decodes the stream: stamped for tokens-behind.
 BACKENDS = {
-    "custom": ("sandbox_app.backends.openai_compat", "OpenAICompatBackend"),
-    "anthropic": ("sandbox_app.backends.anthropic_kind", "AnthropicBackend"),
-    "responses": ("sandbox_app.backends.responses_kind", "ResponsesBackend"),
-    "gemini": ("sandbox_app.backends.gemini_kind", "GeminiBackend"),
-    "ollama-native": ("sandbox_app.backends.ollama_kind", "OllamaBackend"),
+    "custom": ("sandbox_app.backends.chat_completions.openai_compat", "OpenAICompatBackend"),
+    "anthropic": ("sandbox_app.backends.messages_api.anthropic_kind", "AnthropicBackend"),
+    "responses": ("sandbox_app.backends.responses_api.responses_kind", "ResponsesBackend"),
+    "gemini": ("sandbox_app.backends.gemini_api.gemini_kind", "GeminiBackend"),
+    "ollama-native": ("sandbox_app.backends.ollama_api.ollama_kind", "OllamaBackend"),
 }
 
 

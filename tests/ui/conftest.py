@@ -16,7 +16,7 @@ from PySide6.QtCore import QCoreApplication, QEvent, QSettings
 from PySide6.QtWidgets import QApplication, QLabel, QMessageBox, QPlainTextEdit, QPushButton
 from pytestqt.qtbot import QtBot
 
-from sandbox_app.backends.keys import KeyStore
+from sandbox_app.backends.catalogue.keys import KeyStore
 from sandbox_app.core.tools import Tool
 from sandbox_app.ui.window.app import app_wide_rules, prepare_loop
 from sandbox_app.ui.window.main_window import MainWindow

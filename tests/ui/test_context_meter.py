@@ -13,9 +13,9 @@ import pytest
 from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
-from sandbox_app.backends.kinds import BackendConfig, BackendKind
+from sandbox_app.backends.catalogue.kinds import BackendConfig, BackendKind
+from sandbox_app.backends.catalogue.request_fields import OFFLINE
 from sandbox_app.backends.registry import register_kind, unregister_kind
-from sandbox_app.backends.request_fields import OFFLINE
 from sandbox_app.core.results.compare import COLUMNS
 from sandbox_app.core.results.exports import to_csv
 from sandbox_app.core.results.presentation import Role

@@ -19,7 +19,7 @@ from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QFileDialog, QMessageBox
 from pytestqt.qtbot import QtBot
 
-from sandbox_app.backends.keys import KeyStore
+from sandbox_app.backends.catalogue.keys import KeyStore
 from sandbox_app.core.scenarios.scenario_file import load_scenario, scenarios_dir
 from sandbox_app.ui.window.kept_edits import kept_edits_folder
 from sandbox_app.ui.window.main_window import MainWindow

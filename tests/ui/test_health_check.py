@@ -13,7 +13,7 @@ import qasync
 from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
-from sandbox_app.backends.keys import KeyStore
+from sandbox_app.backends.catalogue.keys import KeyStore
 from sandbox_app.ui.lane.backend_panel import BackendPanel
 from sandbox_app.ui.lane.health_line import is_local
 from sandbox_app.ui.window.main_window import MainWindow

@@ -23,7 +23,7 @@ CHILD = """
 import sys
 from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QApplication
-from sandbox_app.backends.keys import KeyStore
+from sandbox_app.backends.catalogue.keys import KeyStore
 from sandbox_app.ui.window.main_window import MainWindow
 
 app = QApplication([])

@@ -12,7 +12,7 @@ import pytest
 from PySide6.QtWidgets import QDoubleSpinBox, QSpinBox
 from pytestqt.qtbot import QtBot
 
-from sandbox_app.backends.keys import KeyStore
+from sandbox_app.backends.catalogue.keys import KeyStore
 from sandbox_app.core.scenarios.lane_settings import (
     LaneSettings,
     Rule,

@@ -12,7 +12,7 @@ from pathlib import Path
 from PySide6.QtWidgets import QCheckBox
 from pytestqt.qtbot import QtBot
 
-from sandbox_app.backends.keys import KeyStore
+from sandbox_app.backends.catalogue.keys import KeyStore
 from sandbox_app.core.scenarios.lane_settings import LaneSettings
 from sandbox_app.core.scenarios.scenario_file import load_scenario, scenarios_dir
 from sandbox_app.ui.lane.backend_panel import BackendPanel

@@ -137,7 +137,8 @@ def test_a_server_that_dies_while_idle_is_shown_gone(
     qtbot: QtBot, window: MainWindow, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """No run calls it: the connection's own ping finds it gone and the dialog says so."""
-    monkeypatch.setattr("sandbox_app.backends.mcp_tools.WATCH_EVERY_S", 0.2, raising=False)
+    watch = "sandbox_app.backends.mcp_client.mcp_tools.WATCH_EVERY_S"
+    monkeypatch.setattr(watch, 0.2, raising=False)
     dialog, url, port = http_server_in_dialog(window)
     try:
         with serving_http(port) as process:

@@ -1,5 +1,5 @@
 """The request inspector shows what a native tool-calling run sent back to a model that requires
-its reasoning (backends/passback.py), exactly as the server received it."""
+its reasoning (backends/transport/passback.py), exactly as the server received it."""
 
 from __future__ import annotations
 

@@ -11,7 +11,7 @@ from PySide6.QtCore import QSettings
 from PySide6.QtGui import QImage
 from pytestqt.qtbot import QtBot
 
-from sandbox_app.backends.keys import KeyStore
+from sandbox_app.backends.catalogue.keys import KeyStore
 from sandbox_app.core.scenarios.scenario import LaneConfig
 from sandbox_app.ui.common import theme
 from sandbox_app.ui.trace.trace_view import TraceView

@@ -12,7 +12,7 @@ from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import QLabel
 from pytestqt.qtbot import QtBot
 
-from sandbox_app.backends.keys import KeyStore
+from sandbox_app.backends.catalogue.keys import KeyStore
 from sandbox_app.core.scenarios.scenario import LaneConfig, Scenario
 from sandbox_app.ui.common.theme import styles_for
 from sandbox_app.ui.window.main_window import MainWindow

@@ -17,8 +17,8 @@ import pytest
 from pytestqt.qtbot import QtBot
 
 import sandbox_app
-from sandbox_app.backends.keys import KeyStore, account_for
-from sandbox_app.backends.presets import PRESETS
+from sandbox_app.backends.catalogue.keys import KeyStore, account_for
+from sandbox_app.backends.catalogue.presets import PRESETS
 from sandbox_app.ui.lane.backend_panel import BackendPanel
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -45,10 +45,10 @@ LATER = (
     # (ui/window/app.run_app), so nothing on its path may import them at module level.
     "asyncio",
     "qasync",
-    "ssl",  # with socket: the SDK's HTTP library's TLS context (backends/http_library.py)
+    "ssl",  # with socket: the SDK's HTTP library's TLS context (backends/transport/http_library.py)
     # The engine and the backends' network loop: a run's, not a panel's.
     "sandbox_app.core.running.engine",
-    "sandbox_app.backends.network_loop",
+    "sandbox_app.backends.transport.network_loop",
     # What a menu, a button or a right-click opens: imported when first used.
     "sandbox_app.core.results.compare",  # the comparison's rows (prices: results/prices.py)
     "sandbox_app.core.results.otel_import",  # File → Open trace…
@@ -57,9 +57,9 @@ LATER = (
     "sandbox_app.core.results.run_export",  # the trace's menu: Copy step as text
     "sandbox_app.ui.lane.add_to_test_set",  # the trace's menu: Add to test set…
     "sandbox_app.ui.tools.mcp_servers",  # MCP servers…
-    "sandbox_app.backends.mcp_tools",  # the first MCP connection
+    "sandbox_app.backends.mcp_client.mcp_tools",  # the first MCP connection
     "sandbox_app.ui.tools.mock_tools_editor",  # Your tools…
-    "sandbox_app.backends.health",  # the server check (Check, or a local server's own)
+    "sandbox_app.backends.local_servers.health",  # the server check
     "sandbox_app.ui.results.matrix_dialog",  # Matrix view… (the Test set tab, History)
     "sandbox_app.core.comparing.results_matrix",
     "sandbox_app.ui.results.pass_chart",  # its Chart tab, and the plotting library under it

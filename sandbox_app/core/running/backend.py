@@ -100,7 +100,7 @@ class StreamParams:
     tools: tuple[ToolSchema, ...] = ()
     # The other request settings the lane set (core/scenarios: ``Setting.sent`` or a
     # ``request_key``), by setting name: each kind sends them where its request fields say
-    # (backends/request_fields.py), as it sends the three above.
+    # (backends/catalogue/request_fields.py), as it sends the three above.
     settings: tuple[tuple[str, Any], ...] = ()
     # Body fields a caller adds as they are, for a kind it knows takes them (the judge's
     # response_format, OpenAI-compatible only); never a lane setting.

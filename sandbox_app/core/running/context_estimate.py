@@ -1,6 +1,7 @@
 """How much context a run of a scenario needs, estimated before it starts.
 
-The health check (backends/health.py) compares it with the context a local server serves
+The health check (backends/local_servers/health.py) compares it with the context a local server
+serves
 now: a server whose window is smaller than the prompt plus the steps so far drops the start
 of the conversation without a word, and the model "forgets" the format at step 3.
 

@@ -2,7 +2,8 @@
 budget, Ollama's ``think`` and ``keep_alive``.
 
 Each is ``kind_specific``: a kind lists the ones it reads in ``BackendKind.settings``
-(backends/kinds.py), and its panel shows their rows; every other kind ignores the value, so
+(backends/catalogue/kinds.py), and its panel shows their rows; every other kind ignores the value,
+so
 a file or a lane may set them for all lanes alike. The engine hands them to the backend in
 ``StreamParams`` (core/running/backend.py). Registered after lane_settings.py's own.
 """

@@ -69,7 +69,7 @@ class Setting:
     none_text: str = ""  # what None is called where it is shown: "Auto", "Server default"
     choice_texts: tuple[tuple[str, str], ...] = ()  # a choice's value → the panel's words
     # A request parameter: each backend kind sends it where its request fields say
-    # (backends/request_fields.py: a line per kind), or refuses a run that sets it.
+    # (backends/catalogue/request_fields.py: a line per kind), or refuses a run that sets it.
     sent: bool = False
     # Sent as it is, under this key, by every kind that passes settings through (at its
     # body's top level, or in Ollama's options, Gemini's generationConfig); refused by others.
@@ -94,7 +94,7 @@ class Setting:
 
 
 # Every lane setting, in the order the panel shows them. A new one is one register() call
-# (and, if servers are sent it, a line per kind in backends/request_fields.py); the file,
+# (and, if servers are sent it, a line per kind in backends/catalogue/request_fields.py); the file,
 # the flags, `eval --lane` and the panel read it from here.
 SETTINGS: dict[str, Setting] = {}
 

@@ -47,7 +47,7 @@ def tools_for(
 ) -> list[Tool]:
     """The one place a run's tools are made: the enabled built-ins, the scenario's own (mock)
     tools, the installed plugins' (default: plugins.installed()) and those of connected
-    sources (MCP servers, backends/mcp_tools.py), in prompt order."""
+    sources (MCP servers, backends/mcp_client/mcp_tools.py), in prompt order."""
     wanted = set(enabled)
     every = _every(wanted, documents, custom, ask, plugins, sources)
     # One tool a name (any case): the first kept, in this order, so nothing shadows a

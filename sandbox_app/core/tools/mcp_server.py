@@ -1,6 +1,6 @@
 """An MCP server a scenario names as a source of tools: a program over stdio, or a URL
 (streamable HTTP). Only what starts or reaches it: its tools are listed when it is connected
-(backends/mcp_tools.py), and no secret is ever here (``secret_env`` names variables whose
+(backends/mcp_client/mcp_tools.py), and no secret is ever here (``secret_env`` names variables whose
 values come from the keyring or the environment)."""
 
 from __future__ import annotations

@@ -8,9 +8,11 @@ verdict, a file's strings): made safe once, where it enters, so no writer meets 
   sk-…"): every key sent is replaced by :data:`KEY_REMOVED` before the text is stored,
   shown, printed or exported.
 
-Where text enters: backends/server_text.py (every reply piece, error line and model name of a
+Where text enters: backends/transport/server_text.py (every reply piece, error line and model name
+of a
 backend built on an SDK), the file reader's JSON (files, settings, servers' bodies and stream
-chunks, a model's tool-call arguments), backends/sse.py (bytes that are not UTF-8), the judge's
+chunks, a model's tool-call arguments), backends/transport/sse.py (bytes that are not UTF-8), the
+judge's
 parser (core/results/judging.py) and the tool router (every tool's result).
 """
 

@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
 
 from sandbox_app.application.eval_runner import EvalLane
 from sandbox_app.application.workspace import Change
-from sandbox_app.backends.keys import KeyStore, UrlSource
+from sandbox_app.backends.catalogue.keys import KeyStore, UrlSource
 from sandbox_app.core.results.compare import MAX_LANES, MIN_LANES, Price
 from sandbox_app.core.results.exports import Comparison
 from sandbox_app.core.running.events import Event, RunFinished, StepFinished

@@ -29,9 +29,9 @@ from PySide6.QtWidgets import (
 
 from sandbox_app.application.eval_runner import EvalLane, EvalRunner, unpinned
 from sandbox_app.application.judge import judge_config
-from sandbox_app.backends.keys import KeyStore
-from sandbox_app.backends.network_loop import background_loop, call_until_ended
+from sandbox_app.backends.catalogue.keys import KeyStore
 from sandbox_app.backends.registry import BackendConfig
+from sandbox_app.backends.transport.network_loop import background_loop, call_until_ended
 from sandbox_app.core.results.compare import Price
 from sandbox_app.core.results.eval_result import EvalResult
 from sandbox_app.core.results.evaluation import LaneTally, count_pending, iter_plan, pending

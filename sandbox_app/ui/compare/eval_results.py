@@ -32,7 +32,7 @@ from sandbox_app.core.running.records import RunRecord
 if TYPE_CHECKING:
     from sandbox_app.application.eval_runner import EvalLane
     from sandbox_app.application.history import EvaluationLog
-    from sandbox_app.backends.keys import KeyStore
+    from sandbox_app.backends.catalogue.keys import KeyStore
     from sandbox_app.core.results.history_db import HistoryStore
     from sandbox_app.core.scenarios.scenario import Scenario
 

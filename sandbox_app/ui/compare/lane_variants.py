@@ -27,7 +27,7 @@ from PySide6.QtWidgets import (
 )
 
 from sandbox_app.application.eval_runner import EvalLane, lane_label
-from sandbox_app.backends.keys import KeyStore
+from sandbox_app.backends.catalogue.keys import KeyStore
 from sandbox_app.backends.registry import config_for
 from sandbox_app.core.results.compare import MAX_LANES
 from sandbox_app.core.running.records import RunRecord

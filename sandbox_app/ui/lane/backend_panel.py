@@ -20,9 +20,9 @@ from PySide6.QtWidgets import (
 )
 
 from sandbox_app.application.backend_choice import BackendChoice
-from sandbox_app.backends.keys import KeyStore, UrlSource, host_of
-from sandbox_app.backends.kinds import BackendConfig, BackendKind, Field
-from sandbox_app.backends.model_store import ModelStore
+from sandbox_app.backends.catalogue.keys import KeyStore, UrlSource, host_of
+from sandbox_app.backends.catalogue.kinds import BackendConfig, BackendKind, Field
+from sandbox_app.backends.ollama_api.model_store import ModelStore
 from sandbox_app.backends.registry import (
     SCRIPTED,
     backend_id,
@@ -286,7 +286,7 @@ class BackendPanel(QWidget):
             "pull": self.pull_bar,
         }
 
-    # ---- keys: one rule (backends/keys.py), shown as it applies (ui/lane/key_field.py) --------
+    # ---- keys: one rule (backends/catalogue/keys.py), shown as it applies (ui/lane/key_field.py) -
 
     def _shown_config(self) -> BackendConfig:
         return config_for(self.backend_id(), self.base_url_edit.text().strip())

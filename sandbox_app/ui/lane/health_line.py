@@ -2,7 +2,8 @@
 
 A local server (an address on localhost or a private network) is checked by itself a moment
 after it is chosen (a preset, a URL, a model typed); any other server when Check is pressed.
-The check runs on the network loop (backends/health.py), never on the GUI thread, never
+The check runs on the network loop (backends/local_servers/health.py), never on the GUI thread,
+never
 blocks a run, and choosing something else cancels it. The lines are the ones
 ``react-sandbox doctor`` prints, shown as plain text (ui/common/plain.py): a model's name or
 a server's error is never read as markup.
@@ -19,8 +20,8 @@ from urllib.parse import urlsplit
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import QHBoxLayout, QPushButton, QWidget
 
-from sandbox_app.backends.keys import host_of
-from sandbox_app.backends.kinds import BackendConfig
+from sandbox_app.backends.catalogue.keys import host_of
+from sandbox_app.backends.catalogue.kinds import BackendConfig
 from sandbox_app.core.scenarios.scenario import Scenario
 from sandbox_app.core.tools import Tool
 from sandbox_app.ui.common.plain import plain_label
@@ -28,7 +29,7 @@ from sandbox_app.ui.common.plain import plain_label
 if TYPE_CHECKING:  # the probes are imported at the first check (not on the first frame's path)
     import asyncio
 
-    from sandbox_app.backends.health import Health
+    from sandbox_app.backends.local_servers.health import Health
 
 CHECK_TIP = (
     "Ask the server which one it is, whether it has the model loaded, the context it serves "
@@ -136,7 +137,7 @@ class HealthLine(QWidget):
         import asyncio
 
         try:
-            from sandbox_app.backends.health import check_in_background
+            from sandbox_app.backends.local_servers.health import check_in_background
 
             health = await check_in_background(config, scenario, tools)
         except asyncio.CancelledError:

@@ -1,6 +1,6 @@
 """Asking the user, once per host and session, whether a server a file named may get a key.
 
-The key rule (backends/keys.py) holds a key back from a URL that came from a file — a
+The key rule (backends/catalogue/keys.py) holds a key back from a URL that came from a file — a
 scenario's lanes, a test set's — until the user confirms that host. This is the window's
 side of it: one dialog naming the host and the key, whose answer holds for the session; runs
 waiting on it start when it is answered, with or without the key. Everything shown is plain
@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QMainWindow, QMessageBox, QWidget
 
-from sandbox_app.backends.keys import KeyStore, origin_of
+from sandbox_app.backends.catalogue.keys import KeyStore, origin_of
 from sandbox_app.backends.registry import BackendConfig, key_decision, key_notice
 from sandbox_app.ui.common.plain import set_informative
 

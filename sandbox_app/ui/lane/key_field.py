@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QHBoxLayout, QLineEdit, QPushButton, QWidget
 
-from sandbox_app.backends.keys import KeyAccount, KeyStore, host_of
-from sandbox_app.backends.kinds import BackendConfig, KeyHome
+from sandbox_app.backends.catalogue.keys import KeyAccount, KeyStore, host_of
+from sandbox_app.backends.catalogue.kinds import BackendConfig, KeyHome
 from sandbox_app.ui.common.plain import plain_label
 
 

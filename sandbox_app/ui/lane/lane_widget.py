@@ -11,8 +11,8 @@ from dataclasses import replace
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QToolButton, QVBoxLayout, QWidget
 
-from sandbox_app.backends.keys import KeyStore, UrlSource
-from sandbox_app.backends.kinds import BackendConfig
+from sandbox_app.backends.catalogue.keys import KeyStore, UrlSource
+from sandbox_app.backends.catalogue.kinds import BackendConfig
 from sandbox_app.core.results.compare import LaneRecord
 from sandbox_app.core.running.events import Notice
 from sandbox_app.core.running.recording import RecordedLane

@@ -11,7 +11,7 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QHBoxLayout, QProgressBar, QPushButton, QVBoxLayout, QWidget
 
 from sandbox_app.application.backend_choice import BackendChoice
-from sandbox_app.backends.model_store import ModelStore, PullProgress, size_text
+from sandbox_app.backends.ollama_api.model_store import ModelStore, PullProgress, size_text
 from sandbox_app.core.running.backend import BackendError
 from sandbox_app.core.scenarios.scenario import Scenario
 from sandbox_app.ui.common.plain import plain_label

@@ -3,7 +3,8 @@
 A thin Qt layer over the application's :class:`~sandbox_app.application.mcp_set.McpSet`: the
 signals, and the tools published to the workspace. A connection that ends by itself (its
 server died) is reported from the network loop's thread; a queued signal brings it here. The
-window builds this at start, before its first frame; the MCP client (backends/mcp_tools.py,
+window builds this at start, before its first frame; the MCP client
+(backends/mcp_client/mcp_tools.py,
 with asyncio) is imported at the first connection.
 """
 
@@ -15,12 +16,12 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QObject, Qt, Signal
 
 from sandbox_app.application.mcp_set import McpSet, own_tool_names
-from sandbox_app.backends.keys import KeyStore
+from sandbox_app.backends.catalogue.keys import KeyStore
 from sandbox_app.core.tools.mcp_server import McpServerSpec
 from sandbox_app.ui.window.workspace_signals import QtWorkspace
 
 if TYPE_CHECKING:
-    from sandbox_app.backends.mcp_tools import McpConnection
+    from sandbox_app.backends.mcp_client.mcp_tools import McpConnection
 
 RECONNECT = "reconnect it in MCP servers…"
 

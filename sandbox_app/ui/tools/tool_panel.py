@@ -29,7 +29,7 @@ from PySide6.QtWidgets import (
 )
 
 from sandbox_app.application.workspace import Change
-from sandbox_app.backends.keys import KeyStore
+from sandbox_app.backends.catalogue.keys import KeyStore
 from sandbox_app.core.react_format.dialects import DIALECTS
 from sandbox_app.core.running.metrics import plural
 from sandbox_app.core.scenarios.scenario import MAX_STEPS_RANGE, DialectChoice

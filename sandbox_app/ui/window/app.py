@@ -63,7 +63,8 @@ def prepare_loop(loop: asyncio.AbstractEventLoop) -> None:
     * Async generators abandoned mid-iteration (an HTTP stream cut short) are finalised as
       tasks on this loop. Without these hooks Python closes them from the garbage collector,
       outside any task, and the HTTP library's cleanup fails with "not in async context".
-    * The GUI thread shares the GIL with the network thread (backends/network_loop.py), which
+    * The GUI thread shares the GIL with the network thread (backends/transport/network_loop.py),
+    which
       reads thousands of chunks a second; by default a thread waits up to 5 ms for the GIL,
       a third of a frame, several times a frame. 1 ms keeps the window's frames on time.
     """
@@ -166,7 +167,7 @@ def import_heavy_modules() -> None:
     try:
         import bm25s  # noqa: F401
 
-        from sandbox_app.backends.openai_compat import warm_up
+        from sandbox_app.backends.chat_completions.openai_compat import warm_up
 
         warm_up()
     except Exception:  # best effort: the first run would only be slower, so never fail here
@@ -250,7 +251,7 @@ def run_app(scenario: str | None = None) -> int:
     # Built before the loop starts: construction is synchronous Qt work, not an asyncio step.
     # The keyring waits for the first frame (after_first_frame in _main).
     with own_modules():
-        from sandbox_app.backends.keys import KeyStore
+        from sandbox_app.backends.catalogue.keys import KeyStore
         from sandbox_app.ui.window.main_window import MainWindow
 
         icon = app_icon()

@@ -28,7 +28,7 @@ from PySide6.QtWidgets import (
 )
 
 from sandbox_app.application.workspace import Change, Workspace
-from sandbox_app.backends.keys import KeyStore
+from sandbox_app.backends.catalogue.keys import KeyStore
 from sandbox_app.backends.registry import SCRIPTED
 from sandbox_app.core.results.prices import stored_prices
 from sandbox_app.core.running.fork import ForkPoint

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, QSettings, Signal
 
-from sandbox_app.backends.keys import KeyAccount, KeyStore, host_of
+from sandbox_app.backends.catalogue.keys import KeyAccount, KeyStore, host_of
 
 if TYPE_CHECKING:  # the span modules are imported when first exported (not at start-up)
     from PySide6.QtWidgets import QStatusBar

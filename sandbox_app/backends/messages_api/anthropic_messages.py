@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sandbox_app.backends.request_fields import ANTHROPIC, place
+from sandbox_app.backends.catalogue.request_fields import ANTHROPIC, place
 from sandbox_app.core.running.backend import (
     PROVIDER,
     BackendError,

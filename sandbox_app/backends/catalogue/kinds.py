@@ -16,8 +16,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
-from sandbox_app.backends.keys import KeyAccount, UrlSource
-from sandbox_app.backends.request_fields import NO_FIELDS, RequestFields, refusal
+from sandbox_app.backends.catalogue.keys import KeyAccount, UrlSource
+from sandbox_app.backends.catalogue.request_fields import NO_FIELDS, RequestFields, refusal
 from sandbox_app.core.scenarios.setting_rules import SettingError
 
 if TYPE_CHECKING:
@@ -105,7 +105,7 @@ class BackendKind:
     # The kind-specific lane settings it reads (core/scenarios/kind_settings.py): its panel
     # shows their rows; it ignores the others' values.
     settings: frozenset[str] = frozenset()
-    # Where its requests carry each request setting (backends/request_fields.py: CHAT,
+    # Where its requests carry each request setting (backends/catalogue/request_fields.py: CHAT,
     # GEMINI…; OFFLINE for a kind that sends none and needs none). A run setting one it has
     # no field for is refused before it starts; the default has no fields.
     request: RequestFields = NO_FIELDS

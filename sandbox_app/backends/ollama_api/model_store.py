@@ -71,7 +71,7 @@ async def relayed(open_stream: Callable[[], AsyncGenerator[T, None]]) -> AsyncGe
     generator cancels the network side and waits until its connection is closed."""
     import asyncio
 
-    from sandbox_app.backends import network_loop
+    from sandbox_app.backends.transport import network_loop
 
     caller = asyncio.get_running_loop()
     queue: asyncio.Queue[object] = asyncio.Queue()

@@ -12,8 +12,8 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
-from sandbox_app.backends.http_library import timeout_errors, transport_errors
-from sandbox_app.backends.presets import CUSTOM, ServerConfig
+from sandbox_app.backends.catalogue.presets import CUSTOM, ServerConfig
+from sandbox_app.backends.transport.http_library import timeout_errors, transport_errors
 from sandbox_app.core.running.backend import BackendError
 
 if TYPE_CHECKING:

@@ -17,8 +17,8 @@ from collections.abc import Sequence, Set
 from dataclasses import dataclass, field
 from typing import Any
 
-from sandbox_app.backends import passback
-from sandbox_app.backends.request_fields import CHAT, place
+from sandbox_app.backends.catalogue.request_fields import CHAT, place
+from sandbox_app.backends.transport import passback
 from sandbox_app.core.running.backend import Message, StreamParams
 from sandbox_app.core.running.model_traits import is_openai_reasoning_model
 from sandbox_app.core.scenarios.setting_rules import REASONING_EFFORTS

@@ -17,9 +17,9 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from sandbox_app.backends.errors import NO_TOOLS, sentence
-from sandbox_app.backends.model_store import size_text
-from sandbox_app.backends.request_fields import OLLAMA, place
+from sandbox_app.backends.catalogue.request_fields import OLLAMA, place
+from sandbox_app.backends.ollama_api.model_store import size_text
+from sandbox_app.backends.transport.errors import NO_TOOLS, sentence
 from sandbox_app.core.running.backend import (
     BackendError,
     Delta,

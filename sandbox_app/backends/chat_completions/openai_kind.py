@@ -6,11 +6,17 @@ model list), whose key a URL gets (keys.py's rule, by preset) and how its backen
 
 from __future__ import annotations
 
-from sandbox_app.backends import request_fields
-from sandbox_app.backends.keys import KeyAccount, account_for, on_own_host
-from sandbox_app.backends.kinds import BackendConfig, BackendKind, Choice, KeyHome
-from sandbox_app.backends.openai_compat import OpenAICompatBackend
-from sandbox_app.backends.presets import CUSTOM, PRESETS, Preset, ServerConfig, preset_with_id
+from sandbox_app.backends.catalogue import request_fields
+from sandbox_app.backends.catalogue.keys import KeyAccount, account_for, on_own_host
+from sandbox_app.backends.catalogue.kinds import BackendConfig, BackendKind, Choice, KeyHome
+from sandbox_app.backends.catalogue.presets import (
+    CUSTOM,
+    PRESETS,
+    Preset,
+    ServerConfig,
+    preset_with_id,
+)
+from sandbox_app.backends.chat_completions.openai_compat import OpenAICompatBackend
 from sandbox_app.core.running.backend import Backend
 from sandbox_app.core.scenarios.scenario import Scenario
 

@@ -16,9 +16,9 @@ from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import aclosing
 from typing import Any
 
-from sandbox_app.backends import errors
-from sandbox_app.backends.errors import sentence
-from sandbox_app.backends.passback import Gathered
+from sandbox_app.backends.transport import errors
+from sandbox_app.backends.transport.errors import sentence
+from sandbox_app.backends.transport.passback import Gathered
 from sandbox_app.core.running.backend import BackendError, Delta, ToolCallPiece, Usage
 from sandbox_app.core.untrusted.file_reader import parse_json_text
 

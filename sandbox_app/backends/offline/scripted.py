@@ -19,8 +19,8 @@ import time
 from collections.abc import AsyncGenerator, Sequence
 from dataclasses import replace
 
-from sandbox_app.backends import request_fields
-from sandbox_app.backends.kinds import BackendConfig, BackendKind
+from sandbox_app.backends.catalogue import request_fields
+from sandbox_app.backends.catalogue.kinds import BackendConfig, BackendKind
 from sandbox_app.core.react_format.parser import parse_turn
 from sandbox_app.core.running.backend import (
     Backend,

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Literal
 from urllib.parse import urlsplit
 
 if TYPE_CHECKING:
-    from sandbox_app.backends.presets import Preset
+    from sandbox_app.backends.catalogue.presets import Preset
 
 SERVICE = "react-sandbox"
 CUSTOM_KEY_ENV = "REACT_SANDBOX_API_KEY"

@@ -9,7 +9,8 @@ model is not pulled, the server is still loading, the model has no tool calling.
 
 Plain HTTP with a small timeout, no key (a local server needs none; the key rule of keys.py
 stays the one place keys are sent), each server asked on its own endpoints
-(backends/server_probes.py). The window awaits :func:`check_in_background`: the requests run
+(backends/local_servers/server_probes.py). The window awaits :func:`check_in_background`: the
+requests run
 on the network loop, off the GUI thread.
 """
 
@@ -20,10 +21,8 @@ from dataclasses import dataclass
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
-from sandbox_app.backends import network_loop
-from sandbox_app.backends.http_library import http_library, tls_context
-from sandbox_app.backends.kinds import BackendConfig
-from sandbox_app.backends.server_probes import (
+from sandbox_app.backends.catalogue.kinds import BackendConfig
+from sandbox_app.backends.local_servers.server_probes import (
     SERVER_NAMES,
     Answer,
     Http,
@@ -32,6 +31,8 @@ from sandbox_app.backends.server_probes import (
     ServerKind,
     identify,
 )
+from sandbox_app.backends.transport import network_loop
+from sandbox_app.backends.transport.http_library import http_library, tls_context
 from sandbox_app.core.running.context_estimate import ContextNeed, scenario_context_need
 from sandbox_app.core.scenarios.scenario import Scenario
 from sandbox_app.core.tools import Tool

@@ -33,9 +33,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from sandbox_app.backends import errors, request_fields
-from sandbox_app.backends.gemini_contents import request
-from sandbox_app.backends.gemini_stream import (
+from sandbox_app.backends.catalogue import request_fields
+from sandbox_app.backends.catalogue.keys import KeyAccount, account_for, on_own_host
+from sandbox_app.backends.catalogue.kinds import BackendConfig, BackendKind, Endpoint, KeyHome
+from sandbox_app.backends.catalogue.presets import Preset, ServerConfig
+from sandbox_app.backends.gemini_api.gemini_contents import request
+from sandbox_app.backends.gemini_api.gemini_stream import (
     KEY_HEADER,
     Decoder,
     GeminiError,
@@ -44,11 +47,9 @@ from sandbox_app.backends.gemini_stream import (
     refused,
     stream_url,
 )
-from sandbox_app.backends.keys import KeyAccount, account_for, on_own_host
-from sandbox_app.backends.kinds import BackendConfig, BackendKind, Endpoint, KeyHome
-from sandbox_app.backends.presets import Preset, ServerConfig
-from sandbox_app.backends.sdk_backend import SdkBackend, missing_key
-from sandbox_app.backends.sse import sse_payloads
+from sandbox_app.backends.transport import errors
+from sandbox_app.backends.transport.sdk_backend import SdkBackend, missing_key
+from sandbox_app.backends.transport.sse import sse_payloads
 from sandbox_app.core.running.backend import BackendError, Delta, Message, StreamParams
 from sandbox_app.core.scenarios.scenario import Scenario
 
@@ -225,7 +226,7 @@ def _new_client(config: ServerConfig) -> GeminiClient:
 
     import httpx2
 
-    from sandbox_app.backends.http_library import tls_context
+    from sandbox_app.backends.transport.http_library import tls_context
 
     base_url, version = split_base_url(config.base_url)
     http = httpx2.AsyncClient(

@@ -16,10 +16,8 @@ from collections.abc import AsyncGenerator, Sequence
 from contextlib import aclosing
 from typing import TYPE_CHECKING, Any
 
-from sandbox_app.backends import errors, passback
-from sandbox_app.backends.http_library import tls_context
-from sandbox_app.backends.presets import CUSTOM, ServerConfig
-from sandbox_app.backends.request_body import (
+from sandbox_app.backends.catalogue.presets import CUSTOM, ServerConfig
+from sandbox_app.backends.chat_completions.request_body import (
     ModelFacts,
     effort_notice,
     error_message,
@@ -30,8 +28,10 @@ from sandbox_app.backends.request_body import (
     request_body,
     sdk_arguments,
 )
-from sandbox_app.backends.sdk_backend import SdkBackend, missing_key
-from sandbox_app.backends.sse import decode_chunk, sse_payloads
+from sandbox_app.backends.transport import errors, passback
+from sandbox_app.backends.transport.http_library import tls_context
+from sandbox_app.backends.transport.sdk_backend import SdkBackend, missing_key
+from sandbox_app.backends.transport.sse import decode_chunk, sse_payloads
 from sandbox_app.core.running.backend import BackendError, Delta, Message, StreamParams
 from sandbox_app.core.untrusted.file_reader import parse_json_text
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import AsyncGenerator, Sequence
 from typing import Generic, TypeVar
 
-from sandbox_app.backends import errors, server_text
+from sandbox_app.backends.transport import errors, server_text
 from sandbox_app.core.running.backend import BackendError, Delta, Message, StreamParams
 from sandbox_app.core.untrusted.outside_text import secrets_of
 
@@ -44,19 +44,19 @@ class SdkBackend(Generic[Client]):
     # ---- on the caller's loop: handed to the network loop --------------------------------
 
     async def aclose(self) -> None:
-        from sandbox_app.backends import network_loop
+        from sandbox_app.backends.transport import network_loop
 
         await network_loop.call(self._aclose())
 
     async def list_models(self) -> list[str]:
-        from sandbox_app.backends import network_loop
+        from sandbox_app.backends.transport import network_loop
 
         return await network_loop.call(server_text.models(self._list_models(), self._secrets))
 
     def stream(
         self, messages: Sequence[Message], params: StreamParams
     ) -> AsyncGenerator[Delta, None]:
-        from sandbox_app.backends import network_loop
+        from sandbox_app.backends.transport import network_loop
 
         snapshot = list(messages)  # read on the network thread while the caller goes on
         return network_loop.relay_stream(

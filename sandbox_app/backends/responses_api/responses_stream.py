@@ -21,8 +21,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from sandbox_app.backends.errors import sentence
-from sandbox_app.backends.sse import _count as counted  # sse.py's check of a server's count
+from sandbox_app.backends.transport.errors import sentence
+from sandbox_app.backends.transport.sse import (
+    _count as counted,  # sse.py's check of a server's count
+)
 from sandbox_app.core.running.backend import BackendError, Delta, ToolCallPiece, Usage
 from sandbox_app.core.untrusted.file_reader import parse_json_text
 

@@ -25,8 +25,8 @@ from __future__ import annotations
 from collections.abc import Sequence, Set
 from typing import Any
 
-from sandbox_app.backends.request_fields import RESPONSES, place
-from sandbox_app.backends.responses_stream import CARRY_KEY
+from sandbox_app.backends.catalogue.request_fields import RESPONSES, place
+from sandbox_app.backends.responses_api.responses_stream import CARRY_KEY
 from sandbox_app.core.running.backend import PROVIDER, Message, StreamParams, ToolSchema
 from sandbox_app.core.running.model_traits import is_openai_reasoning_model
 

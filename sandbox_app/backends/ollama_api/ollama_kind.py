@@ -17,11 +17,12 @@ from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from contextlib import aclosing
 from typing import TYPE_CHECKING, Any
 
-from sandbox_app.backends import ollama_wire, request_fields
-from sandbox_app.backends.keys import host_of
-from sandbox_app.backends.kinds import BackendConfig, BackendKind, Endpoint
-from sandbox_app.backends.model_store import PullProgress, relayed
-from sandbox_app.backends.sdk_backend import SdkBackend
+from sandbox_app.backends.catalogue import request_fields
+from sandbox_app.backends.catalogue.keys import host_of
+from sandbox_app.backends.catalogue.kinds import BackendConfig, BackendKind, Endpoint
+from sandbox_app.backends.ollama_api import ollama_wire
+from sandbox_app.backends.ollama_api.model_store import PullProgress, relayed
+from sandbox_app.backends.transport.sdk_backend import SdkBackend
 from sandbox_app.core.running.backend import Backend, BackendError, Delta, Message, StreamParams
 from sandbox_app.core.scenarios.scenario import Scenario
 
@@ -132,7 +133,7 @@ def _is_status(err: Exception) -> bool:
 def _new_client(base_url: str, timeout_s: float) -> ollama.AsyncClient:
     import ollama
 
-    from sandbox_app.backends.http_library import tls_context
+    from sandbox_app.backends.transport.http_library import tls_context
 
     return ollama.AsyncClient(
         host=base_url,

@@ -31,9 +31,9 @@ from contextlib import AbstractAsyncContextManager, suppress
 from dataclasses import dataclass
 from typing import Any
 
-from sandbox_app.backends import network_loop
-from sandbox_app.backends.errors import sentence
-from sandbox_app.backends.keys import KeyAccount, KeyStore
+from sandbox_app.backends.catalogue.keys import KeyAccount, KeyStore
+from sandbox_app.backends.transport import network_loop
+from sandbox_app.backends.transport.errors import sentence
 from sandbox_app.core.tools.mcp_server import McpServerSpec
 from sandbox_app.core.tools.outside import clean_description, name_problem
 from sandbox_app.core.untrusted.file_reader import parse_json_text

@@ -5,7 +5,7 @@ Why not the SDK's ``generate_content_stream``: it validates every chunk into pyd
 chunk cost, which held one pane to ~3,700 tokens/s; and the SDK gives no raw streaming
 response to read instead. So the request goes out on the kind's own httpx2 client (the
 network loop's), its SSE ``data:`` payloads come from sse.py's one reader
-(:func:`~sandbox_app.backends.sse.sse_payloads`; Gemini's stream ends without ``[DONE]``)
+(:func:`~sandbox_app.backends.transport.sse.sse_payloads`; Gemini's stream ends without ``[DONE]``)
 and each is decoded here as a plain dict by the file reader's JSON rules.
 
 Each payload is one ``GenerateContentResponse`` in the REST API's JSON (Gemini API
@@ -26,9 +26,11 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote
 
-from sandbox_app.backends import errors
-from sandbox_app.backends.gemini_contents import CARRY_KEY, LOCAL_ID, TEXT_SIGNATURE
-from sandbox_app.backends.sse import _count as counted  # sse.py's check of a server's count
+from sandbox_app.backends.gemini_api.gemini_contents import CARRY_KEY, LOCAL_ID, TEXT_SIGNATURE
+from sandbox_app.backends.transport import errors
+from sandbox_app.backends.transport.sse import (
+    _count as counted,  # sse.py's check of a server's count
+)
 from sandbox_app.core.running.backend import BackendError, Delta, ToolCallPiece, Usage
 from sandbox_app.core.untrusted.file_reader import parse_json_text
 

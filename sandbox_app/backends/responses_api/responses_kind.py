@@ -18,15 +18,24 @@ from __future__ import annotations
 from collections.abc import AsyncGenerator, Sequence
 from contextlib import aclosing
 
-from sandbox_app.backends import errors, request_fields, responses_input
-from sandbox_app.backends.keys import KeyAccount, account_for, on_own_host
-from sandbox_app.backends.kinds import BackendConfig, BackendKind, Endpoint, KeyHome
-from sandbox_app.backends.openai_compat import OpenAICompatBackend, rate_limited_retry
-from sandbox_app.backends.openai_kind import effective_preset
-from sandbox_app.backends.presets import ServerConfig, preset_with_id
-from sandbox_app.backends.request_body import refusal_notice, refused_by, refused_parameter
-from sandbox_app.backends.responses_stream import ResponseEvents
-from sandbox_app.backends.sse import sse_payloads
+from sandbox_app.backends.catalogue import request_fields
+from sandbox_app.backends.catalogue.keys import KeyAccount, account_for, on_own_host
+from sandbox_app.backends.catalogue.kinds import BackendConfig, BackendKind, Endpoint, KeyHome
+from sandbox_app.backends.catalogue.presets import ServerConfig, preset_with_id
+from sandbox_app.backends.chat_completions.openai_compat import (
+    OpenAICompatBackend,
+    rate_limited_retry,
+)
+from sandbox_app.backends.chat_completions.openai_kind import effective_preset
+from sandbox_app.backends.chat_completions.request_body import (
+    refusal_notice,
+    refused_by,
+    refused_parameter,
+)
+from sandbox_app.backends.responses_api import responses_input
+from sandbox_app.backends.responses_api.responses_stream import ResponseEvents
+from sandbox_app.backends.transport import errors
+from sandbox_app.backends.transport.sse import sse_payloads
 from sandbox_app.core.running.backend import Backend, BackendError, Delta, Message, StreamParams
 from sandbox_app.core.scenarios.scenario import Scenario
 

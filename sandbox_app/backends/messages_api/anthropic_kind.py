@@ -21,15 +21,20 @@ from collections.abc import AsyncGenerator, Sequence
 from contextlib import aclosing
 from typing import TYPE_CHECKING, Any, cast
 
-from sandbox_app.backends import errors, request_fields
-from sandbox_app.backends.anthropic_messages import StreamDecoder, StreamFailed, request_body
-from sandbox_app.backends.http_library import tls_context
-from sandbox_app.backends.keys import KeyAccount, account_for, on_own_host
-from sandbox_app.backends.kinds import BackendConfig, BackendKind, Endpoint, KeyHome
-from sandbox_app.backends.openai_compat import MAX_RETRIES, retry_after
-from sandbox_app.backends.presets import CUSTOM, Preset, ServerConfig
-from sandbox_app.backends.sdk_backend import SdkBackend, missing_key
-from sandbox_app.backends.sse import gathered_reads, sse_data, sse_lines
+from sandbox_app.backends.catalogue import request_fields
+from sandbox_app.backends.catalogue.keys import KeyAccount, account_for, on_own_host
+from sandbox_app.backends.catalogue.kinds import BackendConfig, BackendKind, Endpoint, KeyHome
+from sandbox_app.backends.catalogue.presets import CUSTOM, Preset, ServerConfig
+from sandbox_app.backends.chat_completions.openai_compat import MAX_RETRIES, retry_after
+from sandbox_app.backends.messages_api.anthropic_messages import (
+    StreamDecoder,
+    StreamFailed,
+    request_body,
+)
+from sandbox_app.backends.transport import errors
+from sandbox_app.backends.transport.http_library import tls_context
+from sandbox_app.backends.transport.sdk_backend import SdkBackend, missing_key
+from sandbox_app.backends.transport.sse import gathered_reads, sse_data, sse_lines
 from sandbox_app.core.running.backend import Backend, BackendError, Delta, Message, StreamParams
 from sandbox_app.core.scenarios.scenario import Scenario
 from sandbox_app.core.untrusted.file_reader import parse_json_text

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sandbox_app.backends.request_fields import GEMINI, place
+from sandbox_app.backends.catalogue.request_fields import GEMINI, place
 from sandbox_app.core.running.backend import PROVIDER, Message, StreamParams
 from sandbox_app.core.untrusted.file_reader import parse_json_text
 

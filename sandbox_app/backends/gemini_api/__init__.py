@@ -1,0 +1,1 @@
+"""Google Gemini's own API kind (thought summaries, thought signatures)."""

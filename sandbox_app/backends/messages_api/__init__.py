@@ -1,0 +1,1 @@
+"""Anthropic's Messages API kind (extended thinking, signed thinking blocks, cache figures)."""

@@ -1,0 +1,1 @@
+"""The built-in offline model: the scenario's written replies."""

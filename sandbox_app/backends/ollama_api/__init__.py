@@ -1,0 +1,1 @@
+"""Ollama's native API kind (num_ctx, think, keep_alive, pulls)."""
