@@ -54,7 +54,7 @@ def _nothing_learnt_about_models() -> None:
 def _history_in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The history database of the CLI (and of commands run in subprocesses) goes to the
     test's own folder, never the user's data folder."""
-    from sandbox_app.core.results.history_schema import DATA_ENV
+    from sandbox_app.core.history.history_schema import DATA_ENV
 
     monkeypatch.setenv(DATA_ENV, str(tmp_path / "app-data"))
 

@@ -10,9 +10,9 @@ import json
 import sqlite3
 from pathlib import Path
 
+from sandbox_app.core.history.history_db import HistoryStore
+from sandbox_app.core.history.history_schema import now
 from sandbox_app.core.results.eval_result import Arm, EvalResult
-from sandbox_app.core.results.history_db import HistoryStore
-from sandbox_app.core.results.history_schema import now
 
 ARMS = tuple(
     (f"lane {i + 1}", version, model)

@@ -1,5 +1,5 @@
 """The app's history of runs, for every front end: the window's test sets, Run tab and lanes,
-and ``react-sandbox eval``, all stored as they end in one database (core/results/history_db.py).
+and ``react-sandbox eval``, all stored as they end in one database (core/history/history_db.py).
 
 History is a record, never a condition of running: a database that cannot be opened or
 written (damaged, locked, on a full disk, made by a newer app) is said once, in one line,
@@ -13,9 +13,9 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from sandbox_app.core.history.history_db import HistoryStore
+from sandbox_app.core.history.history_schema import HistoryError, default_path
 from sandbox_app.core.results.eval_result import EvalResult
-from sandbox_app.core.results.history_db import HistoryStore
-from sandbox_app.core.results.history_schema import HistoryError, default_path
 from sandbox_app.core.running.events import event_to_dict
 from sandbox_app.core.running.recording import event_from_dict
 from sandbox_app.core.running.records import RunRecord

@@ -1,7 +1,7 @@
 """Runs sent out as OpenTelemetry traces: an OTLP JSON file, or an OTLP/HTTP endpoint
 (Phoenix, Langfuse, a collector), through the official SDK.
 
-The spans are planned by ``core/results/otel_attributes.py``; here they become SDK spans with
+The spans are planned by ``core/otel/otel_attributes.py``; here they become SDK spans with
 the plan's times, in a tracer provider of the export's own (never the global one: an app that
 instruments itself is not mixed in). A file is encoded with the OTLP exporter's own encoder
 and written in the OTLP/HTTP JSON protocol's shape (hex trace and span ids, enums as numbers).
@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-from sandbox_app.core.results.otel_attributes import SpanPlan
+from sandbox_app.core.otel.otel_attributes import SpanPlan
 
 if TYPE_CHECKING:
     from opentelemetry.context import Context

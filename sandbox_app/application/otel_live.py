@@ -1,7 +1,7 @@
 """Live mode: a run's spans sent while it goes, not after it.
 
 The agent span starts with the run; each finished step's chat and tool spans are made then
-(from the same plan a finished run's export uses, ``core/results/otel_attributes.py``) and
+(from the same plan a finished run's export uses, ``core/otel/otel_attributes.py``) and
 queued to a BatchSpanProcessor, whose own thread does the network. What the caller's thread
 does per frame is append events and, once a step, make a few spans: never a request, so the
 trace pane is not slowed by a slow or absent collector. An unreachable one is reported once,
@@ -22,7 +22,7 @@ from sandbox_app.application.otel_export import (
     make_spans,
     tracer_provider,
 )
-from sandbox_app.core.results.otel_attributes import SpanPlan, Tags, run_spans
+from sandbox_app.core.otel.otel_attributes import SpanPlan, Tags, run_spans
 from sandbox_app.core.running.events import Event, RunFinished, StepFinished
 from sandbox_app.core.running.records import RunRecord, RunSettings
 

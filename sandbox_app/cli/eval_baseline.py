@@ -17,8 +17,8 @@ from sandbox_app.application.history import EvaluationLog
 from sandbox_app.cli.terminal import say
 from sandbox_app.core.comparing.arm_diff import Cells, EvaluationDiff, verdict_document
 from sandbox_app.core.comparing.evaluations import cells_in, diff_evaluations
-from sandbox_app.core.results.history_arms import baseline_of
-from sandbox_app.core.results.history_schema import HistoryError
+from sandbox_app.core.history.history_arms import baseline_of
+from sandbox_app.core.history.history_schema import HistoryError
 
 LATEST = "latest"
 

@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING
 from sandbox_app.application.history import EvaluationLog, History
 from sandbox_app.cli.cli_io import STDIN
 from sandbox_app.cli.terminal import say
+from sandbox_app.core.history.history_schema import DATA_ENV, FILE_NAME
 from sandbox_app.core.results.eval_result import EvalResult
-from sandbox_app.core.results.history_schema import DATA_ENV, FILE_NAME
 from sandbox_app.core.scenarios.scenario import Scenario
 
 if TYPE_CHECKING:  # `run` takes --db from here too, without the test-set runner

@@ -25,11 +25,11 @@ from sandbox_app.cli.terminal import json_visible, say, visible
 from sandbox_app.core.comparing.arm_diff import CaseChange, verdict_document
 from sandbox_app.core.comparing.evaluations import diff_evaluations
 from sandbox_app.core.comparing.report_lines import diff_lines
+from sandbox_app.core.history.history_arms import baselines, set_baseline
+from sandbox_app.core.history.history_db import EvaluationRow, HistoryStore
+from sandbox_app.core.history.history_schema import HistoryError, default_path
 from sandbox_app.core.results.eval_result import EvalResult
 from sandbox_app.core.results.evaluation import rate
-from sandbox_app.core.results.history_arms import baselines, set_baseline
-from sandbox_app.core.results.history_db import EvaluationRow, HistoryStore
-from sandbox_app.core.results.history_schema import HistoryError, default_path
 from sandbox_app.core.scenarios.prompt_versions import SHORT_ID
 
 

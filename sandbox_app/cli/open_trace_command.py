@@ -22,9 +22,9 @@ from sandbox_app.cli.run_command import EXIT_CODES, _backend_config
 from sandbox_app.cli.run_options import add_setting_flags, check_flags, settings_from_flags
 from sandbox_app.cli.terminal import TracePrinter, json_visible, say
 from sandbox_app.cli.terminal_person import TerminalPerson
+from sandbox_app.core.otel.otel_import import ImportedTrace, open_trace
+from sandbox_app.core.otel.otel_spans import TraceError
 from sandbox_app.core.results.exports import run_document
-from sandbox_app.core.results.otel_import import ImportedTrace, open_trace
-from sandbox_app.core.results.otel_spans import TraceError
 from sandbox_app.core.running.engine import drive
 from sandbox_app.core.running.events import Event, RunFinished
 from sandbox_app.core.running.fork import fork_point

@@ -44,8 +44,8 @@ from sandbox_app.cli.run_options import (
 )
 from sandbox_app.cli.terminal import TracePrinter, WaitingNotice, json_visible, say
 from sandbox_app.cli.terminal_person import TerminalPerson
+from sandbox_app.core.otel.otel_attributes import Tags
 from sandbox_app.core.results.exports import run_document
-from sandbox_app.core.results.otel_attributes import Tags
 from sandbox_app.core.results.verdict import run_verdict
 from sandbox_app.core.running.backend import Backend
 from sandbox_app.core.running.engine import ReactEngine, drive

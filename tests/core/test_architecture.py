@@ -126,7 +126,17 @@ def layer_offences(root: Path) -> dict[str, list[str]]:
 # Inside a layer, its subpackages in one order, each importing only those before it (a
 # package-level cycle is a layer that is only folders). A new subpackage takes its place here.
 PACKAGE_ORDER = {
-    "core": ("untrusted", "tools", "react_format", "scenarios", "running", "results", "comparing"),
+    "core": (
+        "untrusted",
+        "tools",
+        "react_format",
+        "scenarios",
+        "running",
+        "results",
+        "history",
+        "otel",
+        "comparing",
+    ),
     # What a kind is, then how bytes travel, then the kinds (the OpenAI-compatible one first:
     # others reuse its client), then what is not a model; the registry, a module at the
     # layer's top, sits above them all.
@@ -274,6 +284,16 @@ def test_only_what_builds_the_window_imports_it() -> None:
     assert window in graph  # moved or renamed, the rule below would hold for nothing
     importers = {name for name, targets in graph.items() if window in targets}
     assert importers <= {"sandbox_app.ui.window.app", "sandbox_app.ui.window.self_test"}
+
+
+def test_no_folder_holds_more_than_twenty_modules() -> None:
+    # A folder past 20 modules is a layer's worth of jobs: give them subpackages.
+    sizes = {
+        str(folder.relative_to(PACKAGE)): len(list(folder.glob("*.py")))
+        for folder in [PACKAGE, *PACKAGE.rglob("*")]
+        if folder.is_dir() and folder.name != "__pycache__"
+    }
+    assert {folder: n for folder, n in sizes.items() if n > 20} == {}
 
 
 def test_no_module_holds_two_ideas_worth_of_code() -> None:

@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 
 from sandbox_app.cli.eval_command import eval_command
+from sandbox_app.core.history.history_db import HistoryStore
+from sandbox_app.core.history.history_schema import MIGRATIONS
 from sandbox_app.core.results.eval_result import RESULT_SCHEMA, Arm, EvalResult
 from sandbox_app.core.results.evaluation import read_results, results_file
-from sandbox_app.core.results.history_db import HistoryStore
-from sandbox_app.core.results.history_schema import MIGRATIONS
 from sandbox_app.core.scenarios.scenario_file import load_scenario, save_scenario, scenarios_dir
 from sandbox_app.core.untrusted.file_reader import ReadError
 

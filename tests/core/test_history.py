@@ -18,16 +18,16 @@ import pytest
 from sandbox_app.application.history import History
 from sandbox_app.cli.main import main
 from sandbox_app.core.comparing.evaluations import diff_evaluations
-from sandbox_app.core.results.eval_result import EvalResult
-from sandbox_app.core.results.evaluation import read_results
-from sandbox_app.core.results.history_arms import baselines, marked_baseline, set_baseline
-from sandbox_app.core.results.history_db import HistoryStore
-from sandbox_app.core.results.history_schema import (
+from sandbox_app.core.history.history_arms import baselines, marked_baseline, set_baseline
+from sandbox_app.core.history.history_db import HistoryStore
+from sandbox_app.core.history.history_schema import (
     DATA_ENV,
     MIGRATIONS,
     SCHEMA_VERSION,
     HistoryError,
 )
+from sandbox_app.core.results.eval_result import EvalResult
+from sandbox_app.core.results.evaluation import read_results
 from sandbox_app.core.scenarios.scenario import EvalCase, Expected
 from sandbox_app.core.scenarios.scenario_file import load_scenario, save_scenario, scenarios_dir
 

@@ -1,4 +1,4 @@
-"""OpenTelemetry export (application/otel_export.py, core/results/otel_attributes.py): a
+"""OpenTelemetry export (application/otel_export.py, core/otel/otel_attributes.py): a
 three-step Brightgrid run becomes an invoke_agent span with chat and execute_tool spans,
 read back with opentelemetry-proto from the OTLP JSON file and from a local OTLP/HTTP
 receiver; message content only when asked; an unreachable endpoint is one line."""
@@ -19,11 +19,11 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from sandbox_app.application.otel_export import OtlpTarget, endpoint_url, export, file_contents
 from sandbox_app.application.otel_live import LiveExport
 from sandbox_app.cli.main import main
+from sandbox_app.core.otel.otel_attributes import Tags, group_span, run_spans
+from sandbox_app.core.otel.otel_subjects import comparison_spans, evaluation_spans
 from sandbox_app.core.results.compare import LaneRecord
 from sandbox_app.core.results.eval_result import Arm, EvalResult
 from sandbox_app.core.results.exports import Comparison, EvalResults
-from sandbox_app.core.results.otel_attributes import Tags, group_span, run_spans
-from sandbox_app.core.results.otel_subjects import comparison_spans, evaluation_spans
 from sandbox_app.core.running.engine import ReactEngine, drive
 from sandbox_app.core.running.events import Event, Exchange
 from sandbox_app.core.running.records import RunRecord, RunSettings

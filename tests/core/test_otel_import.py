@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from sandbox_app.cli.main import main
-from sandbox_app.core.results.otel_import import open_trace
-from sandbox_app.core.results.otel_spans import TraceError
+from sandbox_app.core.otel.otel_import import open_trace
+from sandbox_app.core.otel.otel_spans import TraceError
 from sandbox_app.core.results.trace_text import TraceText
 from sandbox_app.core.running import events as ev
 from tests import otel_traces

@@ -1,5 +1,5 @@
 """Issue 28's round trip: a run exported as OpenTelemetry (application/otel_export.py) and
-opened again (core/results/otel_import.py) has the same steps, roles, answer and metrics.
+opened again (core/otel/otel_import.py) has the same steps, roles, answer and metrics.
 
 The imported run says what its trace lacks in notices of its own (step 0) and names its
 backend "trace"; everything a person reads in the trace pane is compared, in order."""
@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from sandbox_app.application.otel_export import file_contents
-from sandbox_app.core.results.otel_attributes import Tags, run_spans
-from sandbox_app.core.results.otel_import import open_trace
+from sandbox_app.core.otel.otel_attributes import Tags, run_spans
+from sandbox_app.core.otel.otel_import import open_trace
 from sandbox_app.core.results.trace_text import lines
 from sandbox_app.core.running import events as ev
 from sandbox_app.core.running.records import RunRecord, RunSettings

@@ -13,8 +13,8 @@ from sandbox_app.core.comparing.results_matrix import (
     MatrixSource,
     column_names,
 )
+from sandbox_app.core.history.history_db import HistoryStore
 from sandbox_app.core.results.eval_result import Arm
-from sandbox_app.core.results.history_db import HistoryStore
 from tests.matrix_data import small_evaluation, small_result
 
 T, F = True, False

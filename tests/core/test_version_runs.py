@@ -12,9 +12,9 @@ import pytest
 from sandbox_app.cli.main import main
 from sandbox_app.core.comparing import version_runs as module
 from sandbox_app.core.comparing.version_runs import VersionRuns, version_runs
+from sandbox_app.core.history.history_db import HistoryStore
+from sandbox_app.core.history.history_schema import MIGRATIONS
 from sandbox_app.core.results.eval_result import EvalResult
-from sandbox_app.core.results.history_db import HistoryStore
-from sandbox_app.core.results.history_schema import MIGRATIONS
 from sandbox_app.core.scenarios.scenario_file import load_scenario, scenarios_dir
 
 EXAMPLE = scenarios_dir() / "prompt_variants.json"

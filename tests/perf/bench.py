@@ -663,8 +663,8 @@ def history_diff(cases: int) -> dict[str, float]:
     import io
 
     from sandbox_app.cli.history_command import history_command
+    from sandbox_app.core.history.history_db import HistoryStore
     from sandbox_app.core.results.eval_result import Arm, EvalResult
-    from sandbox_app.core.results.history_db import HistoryStore
 
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "history.sqlite3"

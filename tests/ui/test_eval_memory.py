@@ -13,7 +13,7 @@ from pathlib import Path
 from PySide6.QtCore import QSettings, Qt
 from pytestqt.qtbot import QtBot
 
-from sandbox_app.core.results.history_db import HistoryStore
+from sandbox_app.core.history.history_db import HistoryStore
 from sandbox_app.core.running.records import RunRecord
 from sandbox_app.core.scenarios.scenario import LaneConfig
 from sandbox_app.ui.history.history_actions import SETTING, database_path

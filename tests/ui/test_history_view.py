@@ -16,7 +16,7 @@ from PySide6.QtCore import QSettings, Qt
 from pytestqt.qtbot import QtBot
 
 from sandbox_app.cli.eval_command import eval_command
-from sandbox_app.core.results.history_db import HistoryStore
+from sandbox_app.core.history.history_db import HistoryStore
 from sandbox_app.core.scenarios.prompt_versions import find
 from sandbox_app.core.scenarios.scenario import EvalCase, Expected, LaneConfig, Scenario
 from sandbox_app.core.scenarios.scenario_file import load_scenario, save_scenario, scenarios_dir

@@ -13,9 +13,9 @@ from pytestqt.qtbot import QtBot
 
 from sandbox_app.application.otel_export import OtlpTarget
 from sandbox_app.core.scenarios.scenario import LaneConfig
+from sandbox_app.ui.telemetry.otel_dialog import open_otel_dialog
+from sandbox_app.ui.telemetry.otel_out import header_account
 from sandbox_app.ui.window.main_window import MainWindow
-from sandbox_app.ui.window.otel_dialog import open_otel_dialog
-from sandbox_app.ui.window.otel_out import header_account
 from tests.core.test_otel_export import CONTENT_KEYS, attrs, read_back, spans_of
 from tests.otlp_receiver import OtlpReceiver, otlp_receiver
 from tests.ui.test_window import fast

@@ -40,7 +40,7 @@ LATER = (
     "sandbox_app.ui.window.run_exports",
     "sandbox_app.ui.window.about",
     "sandbox_app.ui.tools.approval",
-    "sandbox_app.ui.window.otel_dialog",
+    "sandbox_app.ui.telemetry.otel_dialog",
     # The event loop's own modules: the first frame is drawn before they are imported
     # (ui/window/app.run_app), so nothing on its path may import them at module level.
     "asyncio",
@@ -51,8 +51,8 @@ LATER = (
     "sandbox_app.backends.transport.network_loop",
     # What a menu, a button or a right-click opens: imported when first used.
     "sandbox_app.core.results.compare",  # the comparison's rows (prices: results/prices.py)
-    "sandbox_app.core.results.otel_import",  # File → Open trace…
-    "sandbox_app.core.results.otel_attributes",  # export as OpenTelemetry, live mode
+    "sandbox_app.core.otel.otel_import",  # File → Open trace…
+    "sandbox_app.core.otel.otel_attributes",  # export as OpenTelemetry, live mode
     "sandbox_app.ui.trace.trace_diff_dialog",  # the trace's menu: Compare with
     "sandbox_app.core.results.run_export",  # the trace's menu: Copy step as text
     "sandbox_app.ui.lane.add_to_test_set",  # the trace's menu: Add to test set…

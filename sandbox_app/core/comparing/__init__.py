@@ -1,3 +1,3 @@
 """Did my edit make it better: arms paired by identity, cases counted k/N, the difference
 with its paired interval and a verdict word. Reads core/results' typed results, never the
-history database itself (core/results/history_db.py counts for it)."""
+history database itself (core/history/history_db.py counts for it)."""

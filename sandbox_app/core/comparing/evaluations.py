@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from sandbox_app.core.comparing.arm_diff import Cells, EvaluationDiff, compare_evaluations
-from sandbox_app.core.results.history_arms import case_counts
-from sandbox_app.core.results.history_db import HistoryStore
+from sandbox_app.core.history.history_arms import case_counts
+from sandbox_app.core.history.history_db import HistoryStore
 from sandbox_app.core.scenarios.prompt_versions import names_of
 from sandbox_app.core.scenarios.scenario_file import load_scenario
 from sandbox_app.core.untrusted.file_reader import ReadError

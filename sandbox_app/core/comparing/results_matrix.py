@@ -22,10 +22,10 @@ from fractions import Fraction
 from typing import Any, Protocol
 
 from sandbox_app.core.comparing.arms import arm_name, differences, factors, identity
+from sandbox_app.core.history.history_arms import arm_of
+from sandbox_app.core.history.history_db import HistoryStore
+from sandbox_app.core.history.history_schema import HistoryError
 from sandbox_app.core.results.eval_result import Arm, EvalResult
-from sandbox_app.core.results.history_arms import arm_of
-from sandbox_app.core.results.history_db import HistoryStore
-from sandbox_app.core.results.history_schema import HistoryError
 
 MAX_IN = 400  # case numbers in one query's IN list (SQLite's old limit is 999 parameters)
 

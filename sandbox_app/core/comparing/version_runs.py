@@ -1,5 +1,5 @@
 """How each prompt version did on each model: the Versions panel's rows, from the history
-database (core/results/history_db.py), counting every run that was told the version — the
+database (core/history/history_db.py), counting every run that was told the version — the
 window's Run tab and lanes and ``react-sandbox run`` (table ``runs``), test sets in the window
 and ``react-sandbox eval`` (table ``results``).
 
@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Collection
 from dataclasses import dataclass
 
-from sandbox_app.core.results.history_db import HistoryStore
+from sandbox_app.core.history.history_db import HistoryStore
 
 # Grouped in each covering index's own order (its columns, passed last), so SQLite counts
 # along the index with no sort; the few groups are added up here. (Grouping by the model

@@ -32,12 +32,12 @@ from sandbox_app.application.judge import judge_config
 from sandbox_app.backends.catalogue.keys import KeyStore
 from sandbox_app.backends.registry import BackendConfig
 from sandbox_app.backends.transport.network_loop import background_loop, call_until_ended
+from sandbox_app.core.history.history_db import HistoryStore
+from sandbox_app.core.history.history_schema import HistoryError
 from sandbox_app.core.results.compare import Price
 from sandbox_app.core.results.eval_result import EvalResult
 from sandbox_app.core.results.evaluation import LaneTally, count_pending, iter_plan, pending
 from sandbox_app.core.results.exports import TEST_SET_FORMATS, EvalResults
-from sandbox_app.core.results.history_db import HistoryStore
-from sandbox_app.core.results.history_schema import HistoryError
 from sandbox_app.core.running.records import RunRecord
 from sandbox_app.core.scenarios.judge_spec import JudgeSpec
 from sandbox_app.core.scenarios.scenario import EvalCase, Scenario

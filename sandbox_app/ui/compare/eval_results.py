@@ -24,16 +24,16 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
+from sandbox_app.core.history.history_schema import HistoryError
 from sandbox_app.core.results.eval_result import EvalResult, RunKey
 from sandbox_app.core.results.exports import EvalResults, ExportError
-from sandbox_app.core.results.history_schema import HistoryError
 from sandbox_app.core.running.records import RunRecord
 
 if TYPE_CHECKING:
     from sandbox_app.application.eval_runner import EvalLane
     from sandbox_app.application.history import EvaluationLog
     from sandbox_app.backends.catalogue.keys import KeyStore
-    from sandbox_app.core.results.history_db import HistoryStore
+    from sandbox_app.core.history.history_db import HistoryStore
     from sandbox_app.core.scenarios.scenario import Scenario
 
 Run = tuple[EvalResult, RunRecord | None]  # a result, with its record when asked for

@@ -16,13 +16,13 @@ from typing import TYPE_CHECKING, Protocol
 from PySide6.QtWidgets import QLabel
 
 from sandbox_app.core.comparing.arm_diff import Cells
+from sandbox_app.core.history.history_schema import HistoryError
 from sandbox_app.core.results.evaluation import LaneTally
-from sandbox_app.core.results.history_schema import HistoryError
 
 if TYPE_CHECKING:
     from sandbox_app.application.eval_runner import EvalLane
     from sandbox_app.application.history import EvaluationLog, History
-    from sandbox_app.core.results.history_db import HistoryStore
+    from sandbox_app.core.history.history_db import HistoryStore
     from sandbox_app.core.scenarios.scenario import Scenario
     from sandbox_app.ui.compare.eval_grid_model import EvalGridModel
     from sandbox_app.ui.compare.eval_results import RunStore

@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
 from sandbox_app.application.history import record_of
 from sandbox_app.core.comparing.arm_diff import ArmComparison, CaseChange, Cell, EvaluationDiff
 from sandbox_app.core.comparing.evaluations import diff_evaluations, version_names
-from sandbox_app.core.results.history_db import HistoryStore
+from sandbox_app.core.history.history_db import HistoryStore
 from sandbox_app.core.running.records import RunRecord
 from sandbox_app.ui.common.plain import plain_label
 from sandbox_app.ui.trace.trace_diff_dialog import TraceDiffDialog, open_diff

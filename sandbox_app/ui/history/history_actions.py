@@ -4,7 +4,7 @@ History….
 
 The file: the one chosen in the History view (setting ``history/database``); else, for an
 INI settings file (tests, portable set-ups), beside it; else the app's data folder, the one
-``react-sandbox eval`` writes to (core/results/history_schema.py ``default_path``).
+``react-sandbox eval`` writes to (core/history/history_schema.py ``default_path``).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from PySide6.QtWidgets import QStatusBar, QWidget
 
 if TYPE_CHECKING:
     from sandbox_app.application.history import History
-    from sandbox_app.core.results.history_db import HistoryStore
+    from sandbox_app.core.history.history_db import HistoryStore
     from sandbox_app.ui.history.history_view import HistoryView
 
 # A past evaluation into the Test set grid: its title, lanes, and where its runs are read.

@@ -36,10 +36,10 @@ from PySide6.QtWidgets import (
 )
 
 from sandbox_app.application.history import History
+from sandbox_app.core.history.history_arms import baselines, marked_baseline, set_baseline
+from sandbox_app.core.history.history_db import EvaluationRow, HistoryStore
+from sandbox_app.core.history.history_schema import HistoryError
 from sandbox_app.core.results.evaluation import rate
-from sandbox_app.core.results.history_arms import baselines, marked_baseline, set_baseline
-from sandbox_app.core.results.history_db import EvaluationRow, HistoryStore
-from sandbox_app.core.results.history_schema import HistoryError
 from sandbox_app.core.scenarios.prompt_versions import SHORT_ID
 from sandbox_app.ui.common.plain import plain_label
 from sandbox_app.ui.history.flips_dialog import FlipsDialog

@@ -26,12 +26,12 @@ from PySide6.QtWidgets import (
 )
 
 from sandbox_app.core.comparing.results_matrix import HistoryMatrix, MatrixSource, column_names
-from sandbox_app.core.results.history_schema import HistoryError
+from sandbox_app.core.history.history_schema import HistoryError
 from sandbox_app.ui.common.plain import plain_label
 from sandbox_app.ui.results.matrix_model import FIXED, MatrixModel
 
 if TYPE_CHECKING:
-    from sandbox_app.core.results.history_db import HistoryStore
+    from sandbox_app.core.history.history_db import HistoryStore
     from sandbox_app.ui.results.pass_chart import PassChart
 
 FILTER_WAIT_MS = 250  # typing in the filter: asked once the typing pauses

@@ -50,7 +50,7 @@ def open_for_panel(
         HistoryMatrix,
         MatrixSource,
     )
-    from sandbox_app.core.results.history_schema import HistoryError
+    from sandbox_app.core.history.history_schema import HistoryError
     from sandbox_app.core.scenarios.prompt_versions import names_of
     from sandbox_app.ui.results.matrix_dialog import MatrixDialog, shown
 

@@ -23,9 +23,9 @@ from PySide6.QtWidgets import QHBoxLayout, QVBoxLayout, QWidget
 
 from sandbox_app.core.comparing.arms import arm_name
 from sandbox_app.core.comparing.results_matrix import MatrixSource, TrendPoint, arm_trends
+from sandbox_app.core.history.history_db import HistoryStore
+from sandbox_app.core.history.history_schema import HistoryError
 from sandbox_app.core.results.evaluation import wilson
-from sandbox_app.core.results.history_db import HistoryStore
-from sandbox_app.core.results.history_schema import HistoryError
 from sandbox_app.ui.common.plain import plain_label
 
 # Colour-blind-safe (Okabe–Ito), one per arm in order; the same arm the same colour in both.

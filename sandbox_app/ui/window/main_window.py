@@ -43,12 +43,12 @@ from sandbox_app.ui.lane.backend_panel import BackendPanel
 from sandbox_app.ui.lane.lane_runner import LaneRunner
 from sandbox_app.ui.lane.run_controller import RunController
 from sandbox_app.ui.lane.run_pane import RunPane
+from sandbox_app.ui.telemetry.otel_out import OtelOut
 from sandbox_app.ui.tools.tool_panel import ToolPanel
 from sandbox_app.ui.trace.trace_view import TraceView
 from sandbox_app.ui.window import gc_policy
 from sandbox_app.ui.window.file_actions import FileActions
 from sandbox_app.ui.window.menus import build_menus
-from sandbox_app.ui.window.otel_out import OtelOut
 from sandbox_app.ui.window.presenter import Presenter
 from sandbox_app.ui.window.prompt_panel import PromptPanel
 from sandbox_app.ui.window.recordings import RecordingActions

@@ -17,8 +17,8 @@ from sandbox_app.ui.window.run_tabs import RunTab
 
 if TYPE_CHECKING:
     from sandbox_app.ui.history.history_actions import HistoryActions
+    from sandbox_app.ui.telemetry.otel_out import OtelOut
     from sandbox_app.ui.window.file_actions import FileActions
-    from sandbox_app.ui.window.otel_out import OtelOut
     from sandbox_app.ui.window.presenter import Presenter
     from sandbox_app.ui.window.recordings import RecordingActions
     from sandbox_app.ui.window.run_tabs import RunTabs
@@ -154,7 +154,7 @@ def _export_run(tab: RunTab) -> None:
 
 
 def _export_otel(does: MenuTargets, subject: str) -> None:
-    from sandbox_app.ui.window.otel_dialog import open_otel_dialog
+    from sandbox_app.ui.telemetry.otel_dialog import open_otel_dialog
 
     open_otel_dialog(does, does, subject)
 

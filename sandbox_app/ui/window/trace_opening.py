@@ -1,4 +1,4 @@
-"""File → Open trace…: a trace from elsewhere (core/results/otel_import.py) opened like a
+"""File → Open trace…: a trace from elsewhere (core/otel/otel_import.py) opened like a
 recording, its scenario made the one being edited.
 
 The trace's scenario (its system prompt, question, tool-calling mode and tools: the mocks
@@ -21,7 +21,7 @@ from sandbox_app.core.scenarios.document import ScenarioDocument
 if TYPE_CHECKING:  # the trace reader is imported when a trace is first opened
     from PySide6.QtWidgets import QStatusBar
 
-    from sandbox_app.core.results.otel_import import ImportedTrace
+    from sandbox_app.core.otel.otel_import import ImportedTrace
     from sandbox_app.ui.window.file_actions import FileActions
     from sandbox_app.ui.window.recordings import RecordingActions
     from sandbox_app.ui.window.run_tabs import RunTabs
@@ -57,8 +57,8 @@ class TraceActions:
 
     def open(self, path: Path) -> bool:
         """Read the trace; on success offer to save unsaved edits, then show it."""
-        from sandbox_app.core.results.otel_import import open_trace
-        from sandbox_app.core.results.otel_spans import TraceError
+        from sandbox_app.core.otel.otel_import import open_trace
+        from sandbox_app.core.otel.otel_spans import TraceError
 
         try:
             trace = open_trace(path)

@@ -39,7 +39,7 @@ from PySide6.QtWidgets import (
 
 from sandbox_app.application.workspace import Change
 from sandbox_app.core.comparing.version_runs import VersionRuns, version_runs
-from sandbox_app.core.results.history_schema import HistoryError
+from sandbox_app.core.history.history_schema import HistoryError
 from sandbox_app.core.scenarios.prompt_diff import diff_versions
 from sandbox_app.core.scenarios.prompt_versions import (
     PromptEntry,

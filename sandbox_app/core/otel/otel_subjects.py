@@ -1,7 +1,7 @@
 """What the window exports as OpenTelemetry besides one run: a comparison (every lane's kept
 runs) and a test set's results (every cell's run), each as ONE trace under one parent span,
 its runs told apart by the attributes they share (``react_sandbox.lane``, ``.case``,
-``.repeat``, ``.prompt_version``, ``.scenario``: core/results/otel_attributes.py's Tags).
+``.repeat``, ``.prompt_version``, ``.scenario``: core/otel/otel_attributes.py's Tags).
 
 A lane's runs followed one another, and lanes ran side by side: so they are laid out, each
 lane from the parent's start. Records keep durations, not dates; the times are relative.
@@ -9,8 +9,8 @@ lane from the parent's start. Records keep durations, not dates; the times are r
 
 from __future__ import annotations
 
+from sandbox_app.core.otel.otel_attributes import SpanPlan, Tags, group_span, run_spans
 from sandbox_app.core.results.exports import Comparison, EvalResults
-from sandbox_app.core.results.otel_attributes import SpanPlan, Tags, group_span, run_spans
 from sandbox_app.core.running.records import RunRecord
 
 

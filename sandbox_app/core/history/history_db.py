@@ -26,8 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sandbox_app.core.results.eval_result import EvalResult
-from sandbox_app.core.results.history_schema import (
+from sandbox_app.core.history.history_schema import (
     LOCK_WAIT_S,
     HistoryError,
     migrate,
@@ -37,6 +36,7 @@ from sandbox_app.core.results.history_schema import (
     result_of,
     select_results,
 )
+from sandbox_app.core.results.eval_result import EvalResult
 
 _NEW_EVALUATION = (
     "INSERT INTO evaluations (started, scenario_title, scenario_path, lanes, cases, repeats, "

@@ -28,8 +28,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from sandbox_app.core.results.otel_span_reading import grouped, json_value, text, tools, usage
-from sandbox_app.core.results.otel_spans import Span
+from sandbox_app.core.otel.otel_span_reading import grouped, json_value, text, tools, usage
+from sandbox_app.core.otel.otel_spans import Span
 
 Message = dict[str, Any]
 

@@ -32,10 +32,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from sandbox_app.core.react_format.parser import parse_turn
-from sandbox_app.core.react_format.prompts import unknown_placeholders
-from sandbox_app.core.results.otel_messages import ModelCall, model_call
-from sandbox_app.core.results.otel_spans import (
+from sandbox_app.core.otel.otel_messages import ModelCall, model_call
+from sandbox_app.core.otel.otel_spans import (
     Span,
     TraceError,
     innermost,
@@ -43,7 +41,9 @@ from sandbox_app.core.results.otel_spans import (
     read_spans,
     unique,
 )
-from sandbox_app.core.results.otel_tools import scenario_tools
+from sandbox_app.core.otel.otel_tools import scenario_tools
+from sandbox_app.core.react_format.parser import parse_turn
+from sandbox_app.core.react_format.prompts import unknown_placeholders
 from sandbox_app.core.running import events as ev
 from sandbox_app.core.running.metrics import RunMetrics, StepMetrics, estimate_tokens
 from sandbox_app.core.running.native_tools import NativeCall, call_input

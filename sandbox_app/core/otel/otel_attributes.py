@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sandbox_app.core.results.otel_content import (
+from sandbox_app.core.otel.otel_content import (
     Attributes,
     agent_content,
     chat_content,

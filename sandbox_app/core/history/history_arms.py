@@ -11,9 +11,9 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
+from sandbox_app.core.history.history_db import HistoryStore
+from sandbox_app.core.history.history_schema import HistoryError
 from sandbox_app.core.results.eval_result import Arm
-from sandbox_app.core.results.history_db import HistoryStore
-from sandbox_app.core.results.history_schema import HistoryError
 from sandbox_app.core.untrusted.file_reader import ReadError
 
 

@@ -27,7 +27,7 @@ if TYPE_CHECKING:  # the span modules are imported when first exported (not at s
 
     from sandbox_app.application.otel_export import OtlpTarget
     from sandbox_app.application.otel_live import LiveExport, LiveRun
-    from sandbox_app.core.results.otel_attributes import SpanPlan
+    from sandbox_app.core.otel.otel_attributes import SpanPlan
     from sandbox_app.core.running.events import Event
     from sandbox_app.core.running.records import RunRecord
     from sandbox_app.ui.lane.run_pane import RunPane
@@ -163,7 +163,7 @@ class OtelOut(QObject):
                 kept[1].feed(events)
                 return
             scenario = record.scenario.title if record.scenario is not None else ""
-            from sandbox_app.core.results.otel_attributes import Tags
+            from sandbox_app.core.otel.otel_attributes import Tags
 
             tags = Tags(scenario, record.settings.prompt_version, self._followed[id(pane)])
             run = self._live.run(record.settings, tags)

@@ -1,4 +1,4 @@
-"""The message content of a run's spans (core/results/otel_attributes.py): the system
+"""The message content of a run's spans (core/otel/otel_attributes.py): the system
 prompt, messages, the reply and its thinking, tool inputs and results, the question and
 answer. It may hold private data, so it is added only when the export asks for it; each
 piece in the GenAI conventions' shape (``gen_ai.input.messages``…) and OpenInference's

@@ -26,13 +26,13 @@ from PySide6.QtWidgets import (
 )
 
 from sandbox_app.application.otel_export import OtlpTarget, endpoint_url, parse_header
-from sandbox_app.core.results.otel_attributes import SpanPlan
+from sandbox_app.core.otel.otel_attributes import SpanPlan
 from sandbox_app.ui.common.plain import plain_label
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from sandbox_app.ui.window.otel_out import OtelOut
+    from sandbox_app.ui.telemetry.otel_out import OtelOut
     from sandbox_app.ui.window.run_tabs import RunTab, RunTabs
 
 
@@ -170,7 +170,7 @@ class OtelDialog(QDialog):
 
 def open_otel_dialog(does: OtelTargets, tab: RunTab, subject: str) -> OtelDialog:
     """The dialog for ``subject`` ("run", "comparison" or "test set"), shown."""
-    from sandbox_app.core.results import otel_subjects
+    from sandbox_app.core.otel import otel_subjects
 
     def plans(content: bool) -> list[SpanPlan]:
         if subject == "run":

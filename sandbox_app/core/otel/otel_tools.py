@@ -1,4 +1,4 @@
-"""The tools an imported trace names, as tools a fork can call (core/results/otel_import.py).
+"""The tools an imported trace names, as tools a fork can call (core/otel/otel_import.py).
 
 A trace says what a tool is called, often its description and JSON schema, and what each
 call returned; never how it works. So each becomes one of the scenario's own tools
@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from sandbox_app.core.results.otel_messages import ModelCall
+from sandbox_app.core.otel.otel_messages import ModelCall
 from sandbox_app.core.scenarios.custom_tools import MAX_CUSTOM_TOOLS, MAX_RULES
 from sandbox_app.core.tools import TOOL_NAMES
 from sandbox_app.core.tools.mock import NAME, CannedRule, MockToolSpec
