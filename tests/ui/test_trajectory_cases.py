@@ -18,7 +18,7 @@ from sandbox_app.ui.lane import step_menu
 from sandbox_app.ui.lane.add_to_test_set import AddToTestSet
 from sandbox_app.ui.lane.run_pane import RunPane
 from sandbox_app.ui.window.main_window import MainWindow
-from tests.ui.test_run_labels import run
+from tests.ui.test_run_labels import WRONG, answering, run
 from tests.ui.test_test_set_editor import open_editor, set_cell
 from tests.ui.test_trace_diff import compare_on_brightgrid, run_lane
 from tests.ui.test_window import fast
@@ -138,6 +138,22 @@ def test_add_to_test_set_makes_the_case_of_a_finished_run(
     assert load_scenario(tmp_path / "s.json").test_set == (expected,)
 
 
+def test_add_to_test_set_on_a_wrong_run_expects_the_scenarios_answer_and_says_it_added(
+    qtbot: QtBot, window: MainWindow
+) -> None:
+    window.set_scenario(answering(WRONG, 0))
+    run(qtbot, window)
+    assert window.answer_status.text().startswith("✘ Wrong (expected $1,680)")
+    dialog = add_dialog(qtbot, window.run_pane)
+    assert dialog.answer.text() == "$1,680"  # the scenario's, never the wrong $1,260
+    assert dialog.match.currentText() == window.current_scenario().expected.match  # type: ignore[union-attr]
+    press_ok(dialog)
+    (case,) = window.current_scenario().test_set
+    assert case.expected.answer == "$1,680"
+    status = window.statusBar().currentMessage()
+    assert status == "Added case 1 to the test set."
+
+
 def test_add_to_test_set_from_a_compare_lane_appends_to_the_test_set(
     qtbot: QtBot, window: MainWindow
 ) -> None:
@@ -152,6 +168,7 @@ def test_add_to_test_set_from_a_compare_lane_appends_to_the_test_set(
     cases = window.current_scenario().test_set
     assert [c.question for c in cases] == ["Q", QUESTION]
     assert cases[1].expected == Expected("$1,680 per year", "contains")
+    assert window.statusBar().currentMessage() == "Added case 2 to the test set."
     assert cases[1].checks.tools_called == ("search", "calculator")
     qtbot.mouseClick(compare.eval_panel.edit_button, Qt.MouseButton.LeftButton)  # in the editor
     assert compare.eval_panel.editor is not None
