@@ -84,6 +84,27 @@ def test_checks_are_imported_from_a_csvs_columns(
     )
 
 
+def test_a_csvs_space_separated_tools_are_tools_and_an_unknown_one_is_said(
+    qtbot: QtBot, window: MainWindow, tmp_path: Path
+) -> None:
+    editor = open_editor(qtbot, window)
+    file = tmp_path / "paths.csv"
+    file.write_text("question,answer,tools_called\nRows?,5000,search calculator\n")
+    assert editor.import_file(file)
+    assert editor.message.text() == "Imported 1 cases from paths.csv."  # no warning
+    assert cells(12, editor)[0] == "search, calculator"
+    typo = tmp_path / "typo.csv"
+    typo.write_text("question,answer,tools_called,never\nRows?,5000,serch calculator,delete\n")
+    assert editor.import_file(typo)
+    assert editor.message.text() == (
+        'Imported 1 cases from typo.csv. ⚠ No tool is named "serch", "delete".'
+    )
+    set_cell(editor, 13, TOOLS, "search calculator")  # typed in the table alike
+    editor.accept()
+    case = window.current_scenario().test_set[13]
+    assert case.checks.tools_called == ("search", "calculator")
+
+
 def add_dialog(qtbot: QtBot, pane: RunPane) -> AddToTestSet:
     """Add to test set… from the trace's right-click menu: the dialog it opens."""
     menu = step_menu.menu_at(pane, QPoint(5, 5))

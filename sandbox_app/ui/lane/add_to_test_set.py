@@ -31,7 +31,7 @@ from sandbox_app.core.running.records import RunRecord
 from sandbox_app.core.scenarios.scenario import MATCH_RULES, EvalCase, Expected
 from sandbox_app.core.scenarios.scenario_fields import ScenarioError
 from sandbox_app.core.scenarios.test_set import cases_from_list
-from sandbox_app.core.scenarios.trajectory_spec import ORDERS
+from sandbox_app.core.scenarios.trajectory_spec import ORDERS, names_in
 from sandbox_app.ui.common.plain import plain_label
 from sandbox_app.ui.window.workspace_signals import QtWorkspace
 
@@ -101,7 +101,7 @@ class AddToTestSet(QDialog):
     def item(self) -> dict[str, Any]:
         """The case as the scenario file holds it (checked when OK is pressed)."""
         checks: dict[str, Any] = {}
-        tools, never = _names(self.tools.text()), _names(self.never.text())
+        tools, never = names_in(self.tools.text()), names_in(self.never.text())
         if tools:
             checks |= {"tools_called": tools, "order": self.order.currentText()}
         if never:
@@ -120,10 +120,6 @@ class AddToTestSet(QDialog):
             self.message.setText("⚠ " + str(err).replace('"test_set[0].', '"'))
             return
         super().accept()
-
-
-def _names(text: str) -> list[str]:
-    return [name.strip() for name in text.split(",") if name.strip()]
 
 
 def open_add_to_test_set(
