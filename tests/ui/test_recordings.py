@@ -101,6 +101,19 @@ def test_one_run_records_and_plays_in_the_run_tab(
     assert blocks(window.trace) == live
     assert window.answer_label.text() == "$1,680 per year"
     assert "· 4×" in window.statusBar().currentMessage()
+    window.start_run()  # a live run: the recording's line goes
+    qtbot.waitUntil(lambda: not window.run_pane.running, timeout=20000)
+    assert window.statusBar().currentMessage() == ""
+
+
+def test_a_live_comparison_clears_the_recordings_line(qtbot: QtBot, window: MainWindow) -> None:
+    window.recordings.set_speed(AT_ONCE)
+    assert window.recordings.play(SHIPPED)
+    qtbot.waitUntil(lambda: not window.compare.running, timeout=20000)
+    assert window.statusBar().currentMessage().startswith("▶ ")
+    window.compare.run_all()
+    assert window.statusBar().currentMessage() == ""
+    qtbot.waitUntil(lambda: not window.compare.running, timeout=20000)
 
 
 def test_a_recording_made_with_other_settings_says_so(
