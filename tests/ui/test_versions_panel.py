@@ -187,6 +187,32 @@ def test_name_star_and_note_persist_through_save_and_reopen(
     )
 
 
+def test_star_reads_unstar_on_a_starred_version_and_a_diff_header_takes_a_new_name(
+    qtbot: QtBot, window: MainWindow
+) -> None:
+    panel = two_versions(qtbot, window)
+    first, second = history(window)
+    panel.select(first.id)
+    assert panel.star_button.text() == "Star"
+    click(qtbot, panel.star_button)
+    assert rows(panel)[1][0] == "★"
+    assert panel.star_button.text() == "Unstar"  # what a click would do now
+    panel.select(second.id)
+    assert panel.star_button.text() == "Star"
+    panel.select(first.id)
+    click(qtbot, panel.star_button)
+    assert rows(panel)[1][0] == ""
+    assert panel.star_button.text() == "Star"
+    panel.select(first.id, second.id)
+    click(qtbot, panel.diff_button)
+    view = panel.diff_view
+    assert view.toPlainText().splitlines()[0] == f"{first.short} → {second.short}"
+    panel.select(second.id)
+    name_it(qtbot, panel, "thorough", "")
+    assert view.toPlainText().splitlines()[0] == f"{first.short} → thorough"
+    assert view.marked("added") == ["thorough"]  # the diff itself stays
+
+
 def test_a_hostile_name_and_template_show_as_text(qtbot: QtBot, window: MainWindow) -> None:
     hostile = "<h1>Big</h1><a href='https://evil.invalid/x'>click</a>"
     open_brightgrid(window)

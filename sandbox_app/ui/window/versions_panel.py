@@ -33,6 +33,7 @@ from PySide6.QtWidgets import (
 from sandbox_app.application.workspace import Change
 from sandbox_app.core.scenarios.prompt_diff import diff_versions
 from sandbox_app.core.scenarios.prompt_versions import (
+    SHORT_ID,
     PromptEntry,
     PromptVersion,
     edited,
@@ -83,6 +84,7 @@ class VersionsPanel(QWidget):
         self.notice = plain_label()
         self.notice.setWordWrap(True)
         self.diff_view = VersionDiffView()
+        self._diffed: tuple[str, str | None] | None = None  # the ids diffed (None: the editor)
         buttons = QHBoxLayout()
         for button in (self.diff_button, self.restore_button, self.name_button, self.star_button):
             buttons.addWidget(button)
@@ -137,7 +139,10 @@ class VersionsPanel(QWidget):
             self._refresh()
         if change.loaded:
             self.diff_view.show_note("")
+            self._diffed = None
             self.notice.clear()
+        elif change.touches("prompt_history") and self._diffed is not None:
+            self.diff_view.retitle(self._diff_title(*self._diffed))  # a version named since
 
     def _refresh(self) -> None:
         kept = {e.id for e in self.selected()}
@@ -161,6 +166,9 @@ class VersionsPanel(QWidget):
         self.diff_button.setEnabled(n in (1, 2))
         for button in (self.restore_button, self.name_button, self.star_button):
             button.setEnabled(n == 1)
+        chosen = self.selected()
+        starred = len(chosen) == 1 and chosen[0].starred
+        self.star_button.setText("Unstar" if starred else "Star")  # what a click does
 
     # ---- the actions ---------------------------------------------------------------------
 
@@ -168,14 +176,22 @@ class VersionsPanel(QWidget):
         chosen = self.selected()
         if len(chosen) == 2:
             old, new = chosen
-            self.diff_view.show_diff(
-                f"{shown(old.label)} → {shown(new.label)}", diff_versions(old.version, new.version)
-            )
+            self._diffed = (old.id, new.id)
+            diff = diff_versions(old.version, new.version)
         elif len(chosen) == 1:
-            title = f"{shown(chosen[0].label)} → the editor"
-            self.diff_view.show_diff(title, diff_versions(chosen[0].version, self.editor_version()))
+            self._diffed = (chosen[0].id, None)
+            diff = diff_versions(chosen[0].version, self.editor_version())
         else:
             self.notice.setText("Select two versions to diff (or one, to diff with the editor).")
+            return
+        self.diff_view.show_diff(self._diff_title(*self._diffed), diff)
+
+    def _diff_title(self, old: str, new: str | None) -> str:
+        """The diff's header, "old → new", by the names the history has now (an unnamed
+        version by its short id)."""
+        labels = {entry.id: shown(entry.label) for entry in self.entries()}
+        after = labels.get(new, new[:SHORT_ID]) if new else "the editor"
+        return f"{labels.get(old, old[:SHORT_ID])} → {after}"
 
     def restore(self) -> None:
         chosen = self.selected()
