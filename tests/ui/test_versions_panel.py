@@ -213,6 +213,27 @@ def test_star_reads_unstar_on_a_starred_version_and_a_diff_header_takes_a_new_na
     assert view.marked("added") == ["thorough"]  # the diff itself stays
 
 
+def test_the_run_tab_says_which_version_it_ran_by_name_first(
+    qtbot: QtBot, window: MainWindow
+) -> None:
+    panel = two_versions(qtbot, window)
+    line = window.run_pane.ran_prompt.label
+    _first, second = history(window)
+    assert line.isVisible()
+    assert line.text() == f"ran prompt {second.short}"  # unnamed: its short id
+    panel.select(second.id)
+    name_it(qtbot, panel, "thorough", "")
+    run_and_wait(qtbot, window)
+    assert line.text() == f"ran prompt thorough ({second.short})"
+    compare = window.compare  # a lane says it alike, in its title row
+    window.tabs.setCurrentWidget(compare)
+    lane = compare.lanes[0]
+    lane.runner.run()
+    qtbot.waitUntil(lambda: bool(lane.record.runs) and not lane.pane.running, timeout=15000)
+    assert lane.prompt_label.text() == f"ran prompt thorough ({second.short})"
+    assert lane.prompt_label.isVisible()
+
+
 def test_a_hostile_name_and_template_show_as_text(qtbot: QtBot, window: MainWindow) -> None:
     hostile = "<h1>Big</h1><a href='https://evil.invalid/x'>click</a>"
     open_brightgrid(window)

@@ -58,9 +58,9 @@ class LaneWidget(QFrame):
         font.setBold(True)
         self.title.setFont(font)
         self.model_label = plain_label()
-        # Which prompt version the lane's run on screen was told (its record's short id).
-        self.prompt_label = plain_label()
-        self.prompt_label.setObjectName("lanePrompt")
+        # Which prompt version the lane's run on screen was told: the pane's line, in the title.
+        self.prompt_label = self.pane.ran_prompt.label
+        self.pane.controls.removeWidget(self.prompt_label)
         # Long model names must not widen the lane; they wrap rather than being cut.
         self.model_label.setMinimumWidth(40)
         self.model_label.setWordWrap(True)
@@ -201,9 +201,6 @@ class LaneWidget(QFrame):
 
     def _on_pane_running_changed(self, running: bool) -> None:
         self.record.running = running
-        shown = self.pane.shown_record()
-        version = shown.settings.prompt_version if shown is not None else ""
-        self.prompt_label.setText(f"ran prompt {version[:8]}" if version else "")
         for widget in (self.backend_panel, self.duplicate_button, self.remove_button):
             widget.setEnabled(not running)
 
