@@ -273,6 +273,18 @@ def test_checks_import_from_csv_columns_and_jsonl_objects() -> None:
     assert str(err.value) == 'row 2: "checks.order" must be one of any, in_order, exact.'
 
 
+def test_tool_lists_split_at_spaces_commas_and_bars() -> None:
+    csv_text = (
+        "question,answer,tools_called,never\n"
+        "Q1,240,search calculator,delete_file ask_user\n"
+        "Q2,5000,\"search,  calculator\",\n"
+    )
+    first, second = import_cases(csv_text, "csv")
+    assert first.checks.tools_called == ("search", "calculator")  # not one "search calculator"
+    assert first.checks.never == ("delete_file", "ask_user")
+    assert second.checks.tools_called == ("search", "calculator")
+
+
 def test_the_built_in_test_set_catches_a_right_answer_reached_by_guessing(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -73,6 +73,21 @@ def test_run_the_test_set_then_look_at_a_failure(
     assert {"ActionParsed", "RunFinished"} <= {e["type"] for e in runs[0]["events"]}
 
 
+def test_resume_after_a_complete_run_is_disabled_and_the_count_stays(
+    qtbot: QtBot, window: MainWindow
+) -> None:
+    open_test_set(window)
+    panel = window.compare.eval_panel
+    qtbot.mouseClick(panel.run_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: len(panel.results) == 24 and not panel.running, timeout=20000)
+    assert panel.progress.text() == "24/24 runs"
+    assert not panel.resume_button.isEnabled()  # nothing is left to resume
+    panel.start("missing")  # asked for all the same: nothing starts, nothing blanks
+    assert not panel.running
+    assert panel.progress.text() == "24/24 runs"
+    assert panel.status.text() == "Nothing left to run: every run has its verdict."
+
+
 def test_stop_then_resume_runs_only_what_is_missing(qtbot: QtBot, window: MainWindow) -> None:
     open_test_set(window, tokens_per_second=400)
     panel = window.compare.eval_panel
@@ -83,6 +98,7 @@ def test_stop_then_resume_runs_only_what_is_missing(qtbot: QtBot, window: MainWi
     kept = panel.results.lookup(list(panel.grid_model.verdicts()))  # read back as stored
     assert 2 <= len(kept) < 24
     assert panel.status.text().startswith("stopped")
+    assert panel.resume_button.isEnabled()
     qtbot.mouseClick(panel.resume_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: not panel.running and len(panel.results) == 24, timeout=30000)
     assert panel.progress.maximum() == 24 - len(kept)

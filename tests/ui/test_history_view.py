@@ -51,6 +51,20 @@ def run_test_set(qtbot: QtBot, window: MainWindow, version: str) -> None:
     qtbot.waitUntil(lambda: len(panel.results) == 8 and not panel.running, timeout=20000)
 
 
+def test_the_trend_opens_wide_enough_to_read(
+    qtbot: QtBot, window: MainWindow, settings: QSettings
+) -> None:
+    for _ in range(4):
+        run_test_set(qtbot, window, "brief")
+    view = window.history.open_view()
+    qtbot.waitUntil(view.isVisible, timeout=2000)
+    item = view.trend.item(0, 2)
+    assert item is not None
+    assert item.text() == "#1 50% → #2 50% → #3 50% → #4 50%"
+    # The steps whole: the column as wide as its text, not cut at Qt's default width.
+    assert view.trend.columnWidth(2) >= view.trend.fontMetrics().horizontalAdvance(item.text())
+
+
 def test_compare_with_lists_exactly_the_flipped_runs(
     qtbot: QtBot, window: MainWindow, settings: QSettings
 ) -> None:

@@ -28,7 +28,9 @@ def test_rubrics_and_the_judge_are_edited_and_saved(
     qtbot.waitUntil(dialog.isVisible, timeout=2000)
     # The built-in test set's judge, shown as its file says: offline, scored, its prompt in full.
     assert dialog.rubric_edit.toPlainText().startswith("The answer gives the figure")
-    assert dialog.backend_combo.currentText() == "scripted"
+    # The backend by its name, as the lanes list it (its id is what the file keeps).
+    assert dialog.backend_combo.currentText() == "Scripted (offline)"
+    assert dialog.backend_combo.currentData() == "scripted"
     assert dialog.mode_combo.currentData() == "score"
     assert dialog.prompt_edit.toPlainText() == DEFAULT_JUDGE_PROMPT
     dialog.rubric_edit.setPlainText("Answers in dollars.")
@@ -55,6 +57,7 @@ def test_rubrics_and_the_judge_are_edited_and_saved(
     saved = json.loads(path.read_text(encoding="utf-8"))
     assert saved["rubric"] == "Answers in dollars."
     assert saved["judge"]["mode"] == "pass_fail"
+    assert saved["judge"]["backend"] == "scripted"
     assert saved["test_set"][2]["rubric"] == "Says the yearly price for 7 developers."
 
 

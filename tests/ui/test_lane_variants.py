@@ -7,10 +7,11 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QComboBox
+from PySide6.QtWidgets import QComboBox, QMessageBox
 from pytestqt.qtbot import QtBot
 
 from sandbox_app.core.react_format.prompts import render_prompt
+from sandbox_app.core.running.records import RunRecord
 from sandbox_app.core.scenarios.prompt_versions import PromptVersion, record, version_of
 from sandbox_app.core.scenarios.scenario import LaneConfig, LaneSettings, Scenario
 from sandbox_app.ui.window.main_window import MainWindow
@@ -73,8 +74,8 @@ def test_a_pinned_lane_and_an_editor_lane_send_their_own_system_prompts(
     rows = compare.rows()
     assert [r["Status"] for r in rows] == ["answered", "answered"], rows
     assert [r["Prompt"] for r in rows] == [version_a.short, version_b.short]
-    assert pinned.prompt_label.text() == f"ran prompt {version_a.short}"
-    assert editor.prompt_label.text() == f"ran prompt {version_b.short}"
+    assert pinned.prompt_label.text().endswith(f"ran prompt {version_a.short}")
+    assert editor.prompt_label.text().endswith(f"ran prompt {version_b.short}")
     # The editor still holds B: a pinned lane changes no one's prompt.
     assert window.workspace.model.scenario.system_prompt == TEMPLATE_B
 
@@ -87,17 +88,18 @@ def test_matrix_of_two_versions_by_two_models_makes_four_lanes(
     compare.set_lanes((LaneConfig("custom", "http://h/v1", "m1"), LaneConfig("ollama", "", "m2")))
     dialog = compare.open_matrix()
     versions = dialog.versions
-    for row in range(versions.count()):  # the editor unchecked, both versions checked
-        item = versions.item(row)
-        wanted = item.data(Qt.ItemDataRole.UserRole) is not None
-        item.setCheckState(Qt.CheckState.Checked if wanted else Qt.CheckState.Unchecked)
+    # The editor holds B: listed once, as the editor, named; then A.
+    texts = [versions.item(row).text() for row in range(versions.count())]
+    assert texts == [f"The editor · {version_b.short} · 1 run", f"{version_a.short} · 1 run"]
+    for row in range(versions.count()):
+        versions.item(row).setCheckState(Qt.CheckState.Checked)
     dialog._on_ok()
     assert not dialog.isVisible()
 
     lanes = [lane.config() for lane in compare.lanes]
     assert [(c.model, c.settings.prompt) for c in lanes] == [
-        ("m2" if m == 2 else "m1", v.id)
-        for v in (version_b, version_a)  # newest first, as the list shows them
+        ("m2" if m == 2 else "m1", v)
+        for v in (None, version_a.id)  # the editor's first, then the history newest first
         for m in (1, 2)
     ]
     assert [c.backend for c in lanes] == ["custom", "ollama"] * 2
@@ -111,20 +113,60 @@ def test_a_matrix_past_the_lane_limit_gives_the_test_set_every_pair(
     compare = window.compare
     compare.set_lanes((LaneConfig("custom", "http://h/v1", "m1"),))
     dialog = compare.open_matrix()
-    for row in range(dialog.versions.count()):  # the editor and the four versions
+    for row in range(dialog.versions.count()):  # the editor (the last version) and 3 more
         dialog.versions.item(row).setCheckState(Qt.CheckState.Checked)
     dialog.more.setText("m2, m3")
     dialog._on_ok()
     assert len(compare.lanes) == 4  # traces side by side: up to the lane limit
-    assert "15 pairs" in compare.message.text()
+    assert "12 pairs" in compare.message.text()
     columns = compare.eval_lanes()
-    assert len(columns) == 15  # the test-set grid: a column for each pair
-    assert len({c.label for c in columns}) == 15
+    assert len(columns) == 12  # the test-set grid: a column for each pair
+    assert len({c.label for c in columns}) == 12
     pinned = [c.settings.prompt for c in columns]
     assert pinned.count(None) == 3
-    assert all(pinned.count(v.id) == 3 for v in versions)
+    assert all(pinned.count(v.id) == 3 for v in versions[:-1])
     compare.lanes[0].backend_panel.model_combo.setCurrentText("other")  # an edit ends it
     assert len(compare.eval_lanes()) == 4
+
+
+def test_a_matrix_over_lanes_with_runs_asks_before_replacing_them(
+    qtbot: QtBot, window: MainWindow
+) -> None:
+    _versions(window, TEMPLATE_A)
+    compare = window.compare
+    compare.set_lanes((LaneConfig("custom", "http://h/v1", "m1"), LaneConfig("ollama", "", "m2")))
+    first = compare.lanes[0]
+    first.pane.show_record(RunRecord(), "Run 1")  # a run kept in a lane
+    dialog = compare.open_matrix()
+    dialog.more.setText("m3")
+    dialog._on_ok()
+    box = dialog.confirm
+    assert box is not None
+    qtbot.waitUntil(box.isVisible, timeout=2000)
+    assert "1 run " in box.text()
+    box.button(QMessageBox.StandardButton.Cancel).click()  # Cancel: nothing replaced
+    qtbot.waitUntil(lambda: not box.isVisible(), timeout=2000)
+    assert dialog.isVisible()
+    assert compare.lanes[0] is first
+    assert len(first.pane.history) == 1
+    dialog._on_ok()
+    box = dialog.confirm
+    assert box is not None
+    qtbot.waitUntil(box.isVisible, timeout=2000)
+    box.button(QMessageBox.StandardButton.Yes).click()  # Replace lanes
+    qtbot.waitUntil(lambda: not dialog.isVisible(), timeout=2000)
+    assert [lane.config().model for lane in compare.lanes] == ["m1", "m2", "m3"]
+    assert all(len(lane.pane.history) == 0 for lane in compare.lanes)
+
+
+def test_a_matrix_over_lanes_without_runs_asks_nothing(window: MainWindow) -> None:
+    compare = window.compare
+    compare.set_lanes((LaneConfig("custom", "http://h/v1", "m1"),))
+    dialog = compare.open_matrix()
+    dialog.more.setText("m2")
+    dialog._on_ok()
+    assert dialog.confirm is None
+    assert [lane.config().model for lane in compare.lanes] == ["m1", "m2"]
 
 
 def test_a_pinned_version_missing_from_the_history_is_one_line(

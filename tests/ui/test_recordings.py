@@ -105,6 +105,19 @@ def test_one_run_records_and_plays_in_the_run_tab(
     assert blocks(window.trace) == live
     assert window.answer_label.text() == "$1,680 per year"
     assert "· 4×" in window.statusBar().currentMessage()
+    window.start_run()  # a live run: the recording's line goes
+    qtbot.waitUntil(lambda: not window.run_pane.running, timeout=20000)
+    assert window.statusBar().currentMessage() == ""
+
+
+def test_a_live_comparison_clears_the_recordings_line(qtbot: QtBot, window: MainWindow) -> None:
+    window.recordings.set_speed(AT_ONCE)
+    assert window.recordings.play(SHIPPED)
+    qtbot.waitUntil(lambda: not window.compare.running, timeout=20000)
+    assert window.statusBar().currentMessage().startswith("▶ ")
+    window.compare.run_all()
+    assert window.statusBar().currentMessage() == ""
+    qtbot.waitUntil(lambda: not window.compare.running, timeout=20000)
 
 
 def test_a_recording_made_with_other_settings_says_so(
@@ -194,8 +207,8 @@ def test_the_prompt_variants_recording_plays_two_versions_one_right(
     # Each says its offline replies were written for its version (issue 34, item 7).
     said = [lane.prompt_label.text() for lane in window.compare.lanes]
     assert said == [
-        f"offline replies written for brief · ran prompt {brief.short}",
-        f"offline replies written for grounded · ran prompt {grounded.short}",
+        f"offline replies written for brief · ran prompt brief ({brief.short})",
+        f"offline replies written for grounded · ran prompt grounded ({grounded.short})",
     ]
     assert any("calculator[18 * 12 * 12]" in text for text, _ in traces[1])
 

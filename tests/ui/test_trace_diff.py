@@ -50,6 +50,18 @@ def line_number(dialog: TraceDiffDialog, side: int, text: str) -> int:
     return dialog.side_text(side).split("\n").index(text)
 
 
+def test_compare_with_lists_a_wrong_run_as_wrong(qtbot: QtBot, window: MainWindow) -> None:
+    from tests.ui.test_run_labels import WRONG, answering
+
+    window.set_scenario(answering(WRONG.replace("$1,260", "$1,260 & more"), 0))
+    window.lane.run(2)
+    qtbot.waitUntil(lambda: not window.run_pane.running and len(window.run_pane.history) == 2)
+    shown = step_menu.menu_at(window.run_pane, QPoint(5, 5))
+    assert shown is not None
+    menu = next(m for m in shown.findChildren(QMenu) if m.title() == "Compare with")
+    assert [a.text() for a in menu.actions()] == ["Run 1 · ✘ $1,260 && more per year"]
+
+
 def test_diff_lanes_marks_the_first_step_where_two_scripts_part(
     qtbot: QtBot, window: MainWindow
 ) -> None:
@@ -120,7 +132,8 @@ def test_compare_with_in_the_trace_menu_finds_two_repeats_alike(
     shown = step_menu.menu_at(lane.pane, QPoint(5, 5))  # what a right-click there pops up
     assert shown is not None
     menu = next(m for m in shown.findChildren(QMenu) if m.title() == "Compare with")
-    assert [a.text() for a in menu.actions()] == ["Run 1"]  # the run on screen is Run 2
+    # The run on screen is Run 2; Run 1 with its verdict and answer.
+    assert [a.text() for a in menu.actions()] == ["Run 1 · ✔ $1,680 per year"]
     menu.actions()[0].trigger()
     dialog = open_dialog(qtbot, trace)
     assert [p.currentText() for p in dialog.pickers] == ["Run 2", "Run 1"]

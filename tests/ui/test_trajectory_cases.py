@@ -18,7 +18,7 @@ from sandbox_app.ui.lane import step_menu
 from sandbox_app.ui.lane.add_to_test_set import AddToTestSet
 from sandbox_app.ui.lane.run_pane import RunPane
 from sandbox_app.ui.window.main_window import MainWindow
-from tests.ui.test_run_labels import run
+from tests.ui.test_run_labels import WRONG, answering, run
 from tests.ui.test_test_set_editor import open_editor, set_cell
 from tests.ui.test_trace_diff import compare_on_brightgrid, run_lane
 from tests.ui.test_window import fast
@@ -84,6 +84,27 @@ def test_checks_are_imported_from_a_csvs_columns(
     )
 
 
+def test_a_csvs_space_separated_tools_are_tools_and_an_unknown_one_is_said(
+    qtbot: QtBot, window: MainWindow, tmp_path: Path
+) -> None:
+    editor = open_editor(qtbot, window)
+    file = tmp_path / "paths.csv"
+    file.write_text("question,answer,tools_called\nRows?,5000,search calculator\n")
+    assert editor.import_file(file)
+    assert editor.message.text() == "Imported 1 cases from paths.csv."  # no warning
+    assert cells(12, editor)[0] == "search, calculator"
+    typo = tmp_path / "typo.csv"
+    typo.write_text("question,answer,tools_called,never\nRows?,5000,serch calculator,delete\n")
+    assert editor.import_file(typo)
+    assert editor.message.text() == (
+        'Imported 1 cases from typo.csv. ⚠ No tool is named "serch", "delete".'
+    )
+    set_cell(editor, 13, TOOLS, "search calculator")  # typed in the table alike
+    editor.accept()
+    case = window.current_scenario().test_set[13]
+    assert case.checks.tools_called == ("search", "calculator")
+
+
 def add_dialog(qtbot: QtBot, pane: RunPane) -> AddToTestSet:
     """Add to test set… from the trace's right-click menu: the dialog it opens."""
     menu = step_menu.menu_at(pane, QPoint(5, 5))
@@ -138,6 +159,22 @@ def test_add_to_test_set_makes_the_case_of_a_finished_run(
     assert load_scenario(tmp_path / "s.json").test_set == (expected,)
 
 
+def test_add_to_test_set_on_a_wrong_run_expects_the_scenarios_answer_and_says_it_added(
+    qtbot: QtBot, window: MainWindow
+) -> None:
+    window.set_scenario(answering(WRONG, 0))
+    run(qtbot, window)
+    assert window.answer_status.text().startswith("✘ Wrong (expected $1,680)")
+    dialog = add_dialog(qtbot, window.run_pane)
+    assert dialog.answer.text() == "$1,680"  # the scenario's, never the wrong $1,260
+    assert dialog.match.currentText() == window.current_scenario().expected.match  # type: ignore[union-attr]
+    press_ok(dialog)
+    (case,) = window.current_scenario().test_set
+    assert case.expected.answer == "$1,680"
+    status = window.statusBar().currentMessage()
+    assert status == "Added case 1 to the test set."
+
+
 def test_add_to_test_set_from_a_compare_lane_appends_to_the_test_set(
     qtbot: QtBot, window: MainWindow
 ) -> None:
@@ -152,6 +189,7 @@ def test_add_to_test_set_from_a_compare_lane_appends_to_the_test_set(
     cases = window.current_scenario().test_set
     assert [c.question for c in cases] == ["Q", QUESTION]
     assert cases[1].expected == Expected("$1,680 per year", "contains")
+    assert window.statusBar().currentMessage() == "Added case 2 to the test set."
     assert cases[1].checks.tools_called == ("search", "calculator")
     qtbot.mouseClick(compare.eval_panel.edit_button, Qt.MouseButton.LeftButton)  # in the editor
     assert compare.eval_panel.editor is not None

@@ -15,8 +15,8 @@ from pytestqt.qtbot import QtBot
 from sandbox_app.core.results.eval_result import EvalResult
 from sandbox_app.core.scenarios.scenario import EvalCase, Expected
 from sandbox_app.core.scenarios.scenario_file import load_scenario, save_scenario, scenarios_dir
+from sandbox_app.ui.versions.versions_panel import VersionsPanel
 from sandbox_app.ui.window.main_window import MainWindow
-from sandbox_app.ui.window.versions_panel import VersionsPanel
 from tests.ui.test_versions_panel import rows, run_and_wait
 
 

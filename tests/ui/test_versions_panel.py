@@ -17,8 +17,8 @@ from pytestqt.qtbot import QtBot
 from sandbox_app.core.react_format.prompts import DEFAULT_TEMPLATE
 from sandbox_app.core.scenarios.prompt_versions import PromptEntry
 from sandbox_app.core.scenarios.scenario_file import load_scenario, scenarios_dir
+from sandbox_app.ui.versions.versions_panel import VersionsPanel
 from sandbox_app.ui.window.main_window import MainWindow
-from sandbox_app.ui.window.versions_panel import VersionsPanel
 from tests.ui.test_plain_text import assert_plain_everywhere
 
 FIRST = DEFAULT_TEMPLATE + "\nBe brief and polite."
@@ -187,6 +187,54 @@ def test_name_star_and_note_persist_through_save_and_reopen(
         "the wording that worked",
         True,
     )
+
+
+def test_star_reads_unstar_on_a_starred_version_and_a_diff_header_takes_a_new_name(
+    qtbot: QtBot, window: MainWindow
+) -> None:
+    panel = two_versions(qtbot, window)
+    first, second = history(window)
+    panel.select(first.id)
+    assert panel.star_button.text() == "Star"
+    click(qtbot, panel.star_button)
+    assert rows(panel)[1][0] == "★"
+    assert panel.star_button.text() == "Unstar"  # what a click would do now
+    panel.select(second.id)
+    assert panel.star_button.text() == "Star"
+    panel.select(first.id)
+    click(qtbot, panel.star_button)
+    assert rows(panel)[1][0] == ""
+    assert panel.star_button.text() == "Star"
+    panel.select(first.id, second.id)
+    click(qtbot, panel.diff_button)
+    view = panel.diff_view
+    assert view.toPlainText().splitlines()[0] == f"{first.short} → {second.short}"
+    panel.select(second.id)
+    name_it(qtbot, panel, "thorough", "")
+    assert view.toPlainText().splitlines()[0] == f"{first.short} → thorough"
+    assert view.marked("added") == ["thorough"]  # the diff itself stays
+
+
+def test_the_run_tab_says_which_version_it_ran_by_name_first(
+    qtbot: QtBot, window: MainWindow
+) -> None:
+    panel = two_versions(qtbot, window)
+    line = window.run_pane.ran_prompt.label
+    _first, second = history(window)
+    assert line.isVisible()
+    # After the offline model's note (its replies are the same for every prompt): the version.
+    assert line.text().endswith(f" · ran prompt {second.short}")  # unnamed: its short id
+    panel.select(second.id)
+    name_it(qtbot, panel, "thorough", "")
+    run_and_wait(qtbot, window)
+    assert line.text().endswith(f" · ran prompt thorough ({second.short})")
+    compare = window.compare  # a lane says it alike, in its title row
+    window.tabs.setCurrentWidget(compare)
+    lane = compare.lanes[0]
+    lane.runner.run()
+    qtbot.waitUntil(lambda: bool(lane.record.runs) and not lane.pane.running, timeout=15000)
+    assert lane.prompt_label.text().endswith(f" · ran prompt thorough ({second.short})")
+    assert lane.prompt_label.isVisible()
 
 
 def test_a_hostile_name_and_template_show_as_text(qtbot: QtBot, window: MainWindow) -> None:

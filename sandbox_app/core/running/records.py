@@ -20,6 +20,7 @@ from sandbox_app.core.running.events import (
     Event,
     ReasoningDelta,
     RunFinished,
+    StepStarted,
     ThinkingReclassified,
     TokenDelta,
 )
@@ -182,6 +183,10 @@ class RunRecord:
     @property
     def done(self) -> bool:
         return self.finished is not None
+
+    def steps_started(self) -> int:
+        """How many steps the run started (a step it stopped in counted)."""
+        return max((e.step for e in self._events if isinstance(e, StepStarted)), default=0)
 
 
 class RunHistory:

@@ -22,6 +22,7 @@ from typing import Any
 
 from sandbox_app.core.scenarios.scenario import MATCH_RULES, EvalCase, Scenario
 from sandbox_app.core.scenarios.scenario_fields import Fields, ScenarioError, read_expected
+from sandbox_app.core.scenarios.trajectory_spec import names_in
 from sandbox_app.core.untrusted.file_reader import (
     MAX_DEPTH,
     ReadError,
@@ -228,8 +229,8 @@ def _normalised(row: dict[str, Any]) -> dict[str, Any]:
 
 def _checks(row: dict[str, Any]) -> dict[str, Any]:
     """The row's trajectory checks: a ``checks`` object (JSON text in a CSV cell), then the
-    flat columns over it — ``tools_called`` and ``never`` (lists, or names separated by commas
-    or ``|``), ``order``, ``max_steps``; an empty cell says nothing."""
+    flat columns over it — ``tools_called`` and ``never`` (lists, or names separated by commas,
+    ``|`` or spaces), ``order``, ``max_steps``; an empty cell says nothing."""
     checks = row.get("checks")
     if isinstance(checks, str):
         if not checks.strip():
@@ -245,8 +246,7 @@ def _checks(row: dict[str, Any]) -> dict[str, Any]:
     for key in ("tools_called", "never"):
         value = row.get(key)
         if isinstance(value, str):
-            value = [name.strip() for name in value.replace("|", ",").split(",") if name.strip()]
-            value = value or None
+            value = names_in(value) or None
         if value is not None:
             out[key] = value
     if row.get("order") not in (None, ""):

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import json
 import math
+import re
+from collections.abc import Iterable
 from dataclasses import dataclass, fields, replace
 from typing import Any, Literal, cast
 
@@ -105,6 +107,19 @@ class TrajectorySpec:
             max_cost=_bound(data, "max_cost", where),
             max_seconds=_bound(data, "max_seconds", where),
         )
+
+
+def names_in(text: str) -> list[str]:
+    """Tool names as a cell or a CSV column writes them: separated by commas, ``|`` or spaces
+    (a tool's name is one word: ``search calculator`` is two tools)."""
+    return [name for name in re.split(r"[\s,|]+", text) if name]
+
+
+def unknown_tools(specs: Iterable[TrajectorySpec], known: Iterable[str]) -> list[str]:
+    """The tool names the checks say (called or never) that no tool has, in order, once."""
+    have = set(known)
+    said = (n for spec in specs for n in (*(spec.tools_called or ()), *(spec.never or ())))
+    return list(dict.fromkeys(name for name in said if name not in have))
 
 
 def _names(data: dict[str, Any], key: str, where: str) -> tuple[str, ...] | None:

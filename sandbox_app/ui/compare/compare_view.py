@@ -260,8 +260,8 @@ class CompareView(QWidget):
         return self.variants.eval_lanes(self.lanes)
 
     def open_matrix(self) -> MatrixDialog:
-        scenario = self.workspace.model.scenario
-        return self.variants.open_matrix(scenario.prompt_history, self.lane_configs(), self)
+        runs = sum(len(lane.pane.history) for lane in self.lanes)  # what OK would replace
+        return self.variants.open_matrix(self.workspace.model, self.lane_configs(), runs, self)
 
     def diff_lanes(self) -> TraceDiffDialog | None:
         """The lanes' runs on screen side by side (the first two first): a trace diff."""

@@ -100,6 +100,10 @@ class EvalGridModel(QAbstractTableModel):
         """How many runs have a verdict (each cell's repeats)."""
         return sum(ran.bit_count() for ran in self._ran)
 
+    def resumable(self, repeats: int) -> bool:
+        """Some runs have a verdict and some of every case × lane × ``repeats`` have none."""
+        return 0 < self.runs() < len(self._questions) * len(self._lanes) * repeats
+
     def failed_runs(self) -> int:
         pairs = zip(self._ran, self._passed, strict=True)
         return sum((ran & ~passed).bit_count() for ran, passed in pairs)

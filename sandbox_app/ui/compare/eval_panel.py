@@ -168,6 +168,8 @@ class EvalPanel(QWidget):
         done = self.grid_model.verdicts()  # a copy: the runs read it on their own thread
         todo = planned if which == "all" else pending(planned, done, only_failed)
         total = len(planned) if which == "all" else count_pending(planned, done, only_failed)
+        if not total:  # nothing left: nothing starts, and the count shown ("80/80 runs") stays
+            return self.status.setText("Nothing left to run: every run has its verdict.")
         gui = asyncio.get_running_loop()
         runs = self.results
         runs.writing(self.history.start(scenario, lanes, self._repeats(), fresh=which == "all"))
@@ -330,7 +332,7 @@ class EvalPanel(QWidget):
     def _update_buttons(self) -> None:
         running = self.running
         self.run_button.setEnabled(not running)
-        self.resume_button.setEnabled(not running and self.grid_model.runs() > 0)
+        self.resume_button.setEnabled(not running and self.grid_model.resumable(self._repeats()))
         self.rerun_button.setEnabled(not running and self.grid_model.failed_runs() > 0)
         self.stop_button.setEnabled(running)
         self.edit_button.setEnabled(not running)
@@ -343,9 +345,7 @@ class EvalPanel(QWidget):
     def edit_cases(self) -> TestSetEditor:
         """Open the editor (not modal: runs in other tabs go on); OK writes the cases."""
         scenario = self._scenario()
-        editor = self.editor = TestSetEditor(
-            scenario.test_set, self, scenario.rubric, scenario.judge
-        )
+        editor = self.editor = TestSetEditor.of(scenario, self._sources(), self)
         editor.accepted.connect(lambda: self._cases_edited(editor.cases(), *editor.judging()))
         editor.open()
         return editor

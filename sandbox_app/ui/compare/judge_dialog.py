@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from sandbox_app.backends.registry import backend_ids
+from sandbox_app.backends.registry import backend_ids, display_name
 from sandbox_app.core.scenarios.judge_file import judge_from_dict, judge_to_dict
 from sandbox_app.core.scenarios.judge_spec import (
     DEFAULT_JUDGE_PROMPT,
@@ -53,9 +53,12 @@ class JudgeDialog(QDialog):
         self.rubric_edit.setPlaceholderText(
             "What a good answer does, graded for every case without a rubric of its own"
         )
-        self.backend_combo = QComboBox()
-        self.backend_combo.addItems(backend_ids())
-        self.backend_combo.setCurrentText(self._kept.backend)
+        self.backend_combo = QComboBox()  # by name, as the lanes list them; known by id
+        for backend in backend_ids():
+            self.backend_combo.addItem(display_name(backend), backend)
+        if self.backend_combo.findData(self._kept.backend) < 0:  # one the app does not know:
+            self.backend_combo.addItem(self._kept.backend, self._kept.backend)  # kept, by id
+        self.backend_combo.setCurrentIndex(self.backend_combo.findData(self._kept.backend))
         self.model_edit = QLineEdit(self._kept.model)
         self.url_edit = QLineEdit(self._kept.base_url)
         self.url_edit.setPlaceholderText("the backend's own")
@@ -109,7 +112,7 @@ class JudgeDialog(QDialog):
     def accept(self) -> None:
         shown = replace(
             self._kept,
-            backend=self.backend_combo.currentText(),
+            backend=self.backend_combo.currentData(),
             model=self.model_edit.text().strip(),
             base_url=self.url_edit.text().strip(),
             mode=self.mode_combo.currentData(),

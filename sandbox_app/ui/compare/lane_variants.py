@@ -22,18 +22,20 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QListWidget,
     QListWidgetItem,
+    QMessageBox,
     QVBoxLayout,
     QWidget,
 )
 
 from sandbox_app.application.eval_runner import EvalLane, lane_label
+from sandbox_app.application.workspace import Workspace
 from sandbox_app.backends.catalogue.keys import KeyStore
 from sandbox_app.backends.registry import config_for
 from sandbox_app.core.results.compare import MAX_LANES
 from sandbox_app.core.running.records import RunRecord
-from sandbox_app.core.scenarios.prompt_versions import History
+from sandbox_app.core.scenarios.prompt_versions import History, version_of
 from sandbox_app.core.scenarios.scenario import LaneConfig
-from sandbox_app.ui.common.plain import plain_label
+from sandbox_app.ui.common.plain import message_box, plain_label
 from sandbox_app.ui.lane.lane_widget import LaneWidget
 
 MAX_PAIRS = 16  # the test-set grid's columns: 4 versions × 4 models
@@ -73,15 +75,29 @@ def show_cell(lanes: Sequence[LaneWidget], label: str, record: RunRecord, title:
 class MatrixDialog(QDialog):
     """Check the versions and the models; :meth:`pairs` is what OK makes. ``lanes``: the
     current lanes, whose models are offered (each once); more are typed, on the first
-    checked model's server."""
+    checked model's server. ``editor``: the editor's version id, listed once, as the editor
+    (named when the history has it). ``runs``: the runs the lanes keep, which OK would
+    replace: asked first (:attr:`confirm`)."""
 
-    def __init__(self, history: History, lanes: Sequence[LaneConfig], parent: QWidget) -> None:
+    def __init__(
+        self,
+        history: History,
+        lanes: Sequence[LaneConfig],
+        parent: QWidget,
+        editor: str = "",
+        runs: int = 0,
+    ) -> None:
         super().__init__(parent)
         self.setWindowTitle("Matrix: prompt versions × models")
+        self.runs = runs
+        self.confirm: QMessageBox | None = None
         self.versions = QListWidget()
-        self._add(self.versions, EDITOR, None, checked=True)
-        for text, version in version_choices(history):
-            self._add(self.versions, text, version)
+        choices = version_choices(history)
+        held = next((text for text, version in choices if version == editor), None)
+        self._add(self.versions, f"{EDITOR} · {held}" if held else EDITOR, None, checked=True)
+        for text, version in choices:
+            if version != editor:
+                self._add(self.versions, text, version)
         self.models = QListWidget()
         self._models: list[LaneConfig] = []
         for lane in lanes:
@@ -140,8 +156,31 @@ class MatrixDialog(QDialog):
             self.error.setText("Check at least one prompt version and one model.")
         elif len(made) > MAX_PAIRS:
             self.error.setText(f"{len(made)} pairs: a matrix has at most {MAX_PAIRS}.")
+        elif self.runs:
+            self._ask_then_accept()
         else:
             self.accept()
+
+    def _ask_then_accept(self) -> None:
+        """The lanes' runs would go with them: Replace, or Cancel back to this dialog."""
+        buttons = QMessageBox.StandardButton
+        box = self.confirm = message_box(
+            QMessageBox.Icon.Question,
+            "Replace the lanes?",
+            f"The matrix's lanes replace the lanes shown, and the {self.runs} "
+            f"run{'s' if self.runs != 1 else ''} they keep are gone. Replace them?",
+            buttons.Yes | buttons.Cancel,
+            self,
+        )
+        box.button(buttons.Yes).setText("Replace lanes")
+        box.setDefaultButton(buttons.Cancel)
+
+        def on_finished(_: int) -> None:
+            if box.standardButton(box.clickedButton()) == buttons.Yes:
+                self.accept()
+
+        box.finished.connect(on_finished)
+        box.open()
 
 
 class LaneVariants:
@@ -158,9 +197,11 @@ class LaneVariants:
         self.matrix: tuple[LaneConfig, ...] = ()  # the last Matrix's pairs, all of them
 
     def open_matrix(
-        self, history: History, lanes: Sequence[LaneConfig], parent: QWidget
+        self, model: Workspace, lanes: Sequence[LaneConfig], runs: int, parent: QWidget
     ) -> MatrixDialog:
-        dialog = MatrixDialog(history, lanes, parent)
+        """The dialog, open; ``runs``: how many runs the lanes keep (OK asks before)."""
+        editor = version_of(model.scenario, model.tools()).id
+        dialog = MatrixDialog(model.scenario.prompt_history, lanes, parent, editor, runs)
         dialog.accepted.connect(lambda: self.apply(dialog.pairs()))
         dialog.open()
         return dialog

@@ -11,6 +11,7 @@ says what is wrong in one line, naming the row, instead of closing.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -29,10 +30,11 @@ from PySide6.QtWidgets import (
 )
 
 from sandbox_app.core.scenarios.judge_spec import JudgeSpec
-from sandbox_app.core.scenarios.scenario import MATCH_RULES, EvalCase, Expected
+from sandbox_app.core.scenarios.scenario import MATCH_RULES, EvalCase, Expected, Scenario
 from sandbox_app.core.scenarios.scenario_fields import ScenarioError
 from sandbox_app.core.scenarios.test_set import cases_from_list, cases_to_list, import_file
-from sandbox_app.core.scenarios.trajectory_spec import ORDERS
+from sandbox_app.core.scenarios.trajectory_spec import ORDERS, names_in, unknown_tools
+from sandbox_app.core.tools import Tool, tool_names
 from sandbox_app.ui.common.choice_delegate import ChoiceDelegate
 from sandbox_app.ui.common.plain import plain_label, tip
 from sandbox_app.ui.compare.judge_dialog import JudgeDialog
@@ -59,6 +61,7 @@ class TestSetEditor(QDialog):
     ) -> None:
         super().__init__(parent)
         self._rubric, self._judge = rubric, judge  # the scenario's: Judge… edits them
+        self.known_tools: list[str] | None = None  # every tool a run could have; None: unchecked
         self.setWindowTitle("Test set")
         self.resize(1100, 480)
         self.table = QTableWidget(0, len(HEADERS))
@@ -117,6 +120,16 @@ class TestSetEditor(QDialog):
     def _judged(self, rubric: str, judge: JudgeSpec | None) -> None:
         self._rubric, self._judge = rubric, judge
 
+    @classmethod
+    def of(
+        cls, scenario: Scenario, sources: Sequence[Tool], parent: QWidget | None = None
+    ) -> TestSetEditor:
+        """The editor of ``scenario``'s cases, its rubric and judge; an imported case naming a
+        tool that none of its tools (``sources``: the MCP servers' too) has is said."""
+        editor = cls(scenario.test_set, parent, scenario.rubric, scenario.judge)
+        editor.known_tools = tool_names(scenario.custom_tools, sources=sources)
+        return editor
+
     def add_case(self) -> None:
         self._append((EvalCase("", Expected("")),))
         last = self.table.rowCount() - 1
@@ -131,7 +144,14 @@ class TestSetEditor(QDialog):
             self.message.setText(f"⚠ {err}")
             return False
         self._append(imported)
-        self.message.setText(f"Imported {len(imported)} cases from {path.name}.")
+        said = f"Imported {len(imported)} cases from {path.name}."
+        if self.known_tools is not None:
+            unknown = unknown_tools((case.checks for case in imported), self.known_tools)
+            if unknown:  # a typo, or names run together: the check would fail every run
+                names = ", ".join(f'"{name}"' for name in unknown[:3])
+                more = f" and {len(unknown) - 3} more" if len(unknown) > 3 else ""
+                said += f" ⚠ No tool is named {names}{more}."
+        self.message.setText(said)
         return True
 
     def accept(self) -> None:
@@ -164,8 +184,7 @@ class TestSetEditor(QDialog):
     def _checks(self, row: int, checks: dict[str, Any]) -> dict[str, Any]:
         """The case's checks with the row's cells over them (an empty cell: none said)."""
         for column, key in ((TOOLS, "tools_called"), (NEVER, "never")):
-            names = [n.strip() for n in self._cell(row, column).text().split(",") if n.strip()]
-            checks[key] = names or None
+            checks[key] = names_in(self._cell(row, column).text()) or None
         checks["order"] = self._cell(row, ORDER).text().strip() or None
         steps = self._cell(row, STEPS).text().strip()
         # Not a number: left as text, for the file's rule to refuse in one line.
@@ -210,9 +229,9 @@ class TestSetEditor(QDialog):
 
 
 _TIPS = {
-    TOOLS: "Tools the run must call, separated by commas (empty: the scenario's default)",
+    TOOLS: "Tools the run must call, separated by commas or spaces (empty: the scenario's default)",
     ORDER: "any: each called at least once · in_order: in this order · exact: exactly these",
-    NEVER: "Tools the run must never call, separated by commas",
+    NEVER: "Tools the run must never call, separated by commas or spaces",
     STEPS: "The most steps the run may take",
 }
 

@@ -168,6 +168,7 @@ class HistoryView(QDialog):
             cells = (version[:SHORT_ID] or "—", model or "—", steps, rate(passed, runs))
             for c, text in enumerate(cells):
                 self.trend.setItem(r, c, QTableWidgetItem(text))
+        self.trend.resizeColumnsToContents()  # the steps whole, never cut at a default width
 
     def selected(self) -> list[int]:
         """The selected evaluations' ids, in the table's order (newest first)."""

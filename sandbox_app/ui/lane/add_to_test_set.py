@@ -2,10 +2,11 @@
 the scenario's test set — the way a failure seen once becomes a regression case.
 
 The dialog is filled from the run: its question as asked, its final answer as the expected
-answer (with a match rule), and the tools it called, in order, as a trajectory check; all
-editable. OK checks the case by the scenario file's rules (one line naming the field, and
-the dialog stays) and appends it to the test set through the workspace, an edit like the test
-set editor's (the document is modified; Save writes it).
+answer (with a match rule) — or, for a run judged wrong, the scenario's expected answer, never
+the wrong one —, and the tools it called, in order, as a trajectory check; all editable. OK
+checks the case by the scenario file's rules (one line naming the field, and the dialog
+stays), appends it to the test set through the workspace, an edit like the test set editor's
+(the document is modified; Save writes it), and says so in the window's status bar.
 """
 
 from __future__ import annotations
@@ -18,17 +19,19 @@ from PySide6.QtWidgets import (
     QDialogButtonBox,
     QFormLayout,
     QLineEdit,
+    QMainWindow,
     QVBoxLayout,
     QWidget,
 )
 
 from sandbox_app.core.results.trajectory import tool_calls
+from sandbox_app.core.results.verdict import verdict
 from sandbox_app.core.running.events import RunStarted
 from sandbox_app.core.running.records import RunRecord
-from sandbox_app.core.scenarios.scenario import MATCH_RULES, EvalCase
+from sandbox_app.core.scenarios.scenario import MATCH_RULES, EvalCase, Expected
 from sandbox_app.core.scenarios.scenario_fields import ScenarioError
 from sandbox_app.core.scenarios.test_set import cases_from_list
-from sandbox_app.core.scenarios.trajectory_spec import ORDERS
+from sandbox_app.core.scenarios.trajectory_spec import ORDERS, names_in
 from sandbox_app.ui.common.plain import plain_label
 from sandbox_app.ui.window.workspace_signals import QtWorkspace
 
@@ -39,6 +42,17 @@ def asked(record: RunRecord) -> str:
     return started.question if started is not None else record.settings.question
 
 
+def expected_of(record: RunRecord) -> tuple[str, str]:
+    """The expected answer and match rule a run suggests: its answer, unless the scenario's
+    expected answer judged it wrong — then that expected answer (a wrong answer is no
+    regression case's truth)."""
+    answer = (record.finished.answer if record.finished else None) or ""
+    expected: Expected | None = record.scenario.expected if record.scenario else None
+    if expected is not None and verdict(answer, expected) is False:
+        return expected.answer, expected.match
+    return answer, "contains"
+
+
 class AddToTestSet(QDialog):
     """The case a run makes, editable; after Accept, :attr:`case` holds it, checked."""
 
@@ -46,13 +60,13 @@ class AddToTestSet(QDialog):
         super().__init__(parent)
         self.setWindowTitle("Add to test set")
         self.resize(560, 0)
-        answer = record.finished.answer if record.finished else None
+        answer, match = expected_of(record)
         tools = [call.tool for call in tool_calls(record.events)]
         self.question = QLineEdit(asked(record))
-        self.answer = QLineEdit(answer or "")
+        self.answer = QLineEdit(answer)
         self.match = QComboBox()
         self.match.addItems(MATCH_RULES)
-        self.match.setCurrentText("contains")
+        self.match.setCurrentText(match)
         self.tools = QLineEdit(", ".join(tools))
         self.tools.setToolTip("The tools the run must call, separated by commas")
         self.order = QComboBox()
@@ -87,7 +101,7 @@ class AddToTestSet(QDialog):
     def item(self) -> dict[str, Any]:
         """The case as the scenario file holds it (checked when OK is pressed)."""
         checks: dict[str, Any] = {}
-        tools, never = _names(self.tools.text()), _names(self.never.text())
+        tools, never = names_in(self.tools.text()), names_in(self.never.text())
         if tools:
             checks |= {"tools_called": tools, "order": self.order.currentText()}
         if never:
@@ -108,10 +122,6 @@ class AddToTestSet(QDialog):
         super().accept()
 
 
-def _names(text: str) -> list[str]:
-    return [name.strip() for name in text.split(",") if name.strip()]
-
-
 def open_add_to_test_set(
     record: RunRecord, workspace: QtWorkspace, parent: QWidget
 ) -> AddToTestSet:
@@ -123,6 +133,9 @@ def open_add_to_test_set(
         assert dialog.case is not None  # accepted only with a checked case
         cases = workspace.model.scenario.test_set
         workspace.update(dialog, test_set=(*cases, dialog.case))
+        window = parent.window()
+        if isinstance(window, QMainWindow):
+            window.statusBar().showMessage(f"Added case {len(cases) + 1} to the test set.")
 
     dialog.accepted.connect(add)
     dialog.open()

@@ -14,11 +14,9 @@ from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QToolButton, QVBoxLay
 from sandbox_app.backends.catalogue.keys import KeyStore, UrlSource
 from sandbox_app.backends.catalogue.kinds import BackendConfig
 from sandbox_app.core.results.compare import LaneRecord
-from sandbox_app.core.running.events import Notice
 from sandbox_app.core.running.recording import RecordedLane
 from sandbox_app.core.scenarios.scenario import LaneConfig, Scenario
 from sandbox_app.ui.common.fitting import hold_height_for_width
-from sandbox_app.ui.common.notice_line import NoticeLine
 from sandbox_app.ui.common.plain import plain_label
 from sandbox_app.ui.lane.backend_panel import BackendPanel
 from sandbox_app.ui.lane.lane_runner import LaneRunner
@@ -60,12 +58,9 @@ class LaneWidget(QFrame):
         font.setBold(True)
         self.title.setFont(font)
         self.model_label = plain_label()
-        # Which prompt version the lane's run on screen was told (its record's short id) and
-        # what its model said of its answers (the offline model's replies): the rest of the
-        # title row, cut with … when the lane is narrow (the whole in its tooltip), never
-        # pushing the name or the status out.
-        self.prompt_label = NoticeLine()
-        self.prompt_label.setObjectName("lanePrompt")
+        # Which prompt version the lane's run on screen was told: the pane's line, in the title.
+        self.prompt_label = self.pane.ran_prompt.label
+        self.pane.controls.removeWidget(self.prompt_label)
         # Long model names must not widen the lane; they wrap rather than being cut.
         self.model_label.setMinimumWidth(40)
         self.model_label.setWordWrap(True)
@@ -206,14 +201,6 @@ class LaneWidget(QFrame):
 
     def _on_pane_running_changed(self, running: bool) -> None:
         self.record.running = running
-        shown = self.pane.shown_record()
-        version = shown.settings.prompt_version if shown is not None else ""
-        # What the run said before its first step: the offline model, whether its replies
-        # were written for this version or are the same for every prompt (BackendKind.notes).
-        events = shown.events if shown is not None else []
-        notes = [e.text for e in events if isinstance(e, Notice) and e.step == 0]
-        # The note first: in a narrow lane it is what is read before the "…".
-        self.prompt_label.say(" · ".join(notes + [f"ran prompt {version[:8]}"] * bool(version)))
         for widget in (self.backend_panel, self.duplicate_button, self.remove_button):
             widget.setEnabled(not running)
 

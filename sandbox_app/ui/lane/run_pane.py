@@ -40,6 +40,7 @@ from sandbox_app.ui.common.plain import plain_label
 from sandbox_app.ui.lane import step_menu
 from sandbox_app.ui.lane.answer_header import AnswerHeader
 from sandbox_app.ui.lane.inspector import RequestInspector
+from sandbox_app.ui.lane.ran_prompt import RanPrompt
 from sandbox_app.ui.lane.run_controller import RunController, RunFactory
 from sandbox_app.ui.lane.stepper import Stepper
 from sandbox_app.ui.trace.highlighter import Role
@@ -92,6 +93,8 @@ class RunPane(QWidget):
         for widget in (self.stop_button, self.run_picker, self.step_label, self.progress):
             self.controls.addWidget(widget)
         self.controls.setStretch(self.controls.indexOf(self.step_label), 1)
+        self.ran_prompt = RanPrompt(self.controls, self.run_picker, self.shown_record)
+        self.runningChanged.connect(lambda _running: self.ran_prompt.refresh())
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.controls_bar)
@@ -227,7 +230,7 @@ class RunPane(QWidget):
             self._draw(event, record)
         self.trace.flush_all()
         if record.finished is not None:
-            self._show_outcome(record.finished, _steps_started(record), record)
+            self._show_outcome(record.finished, record.steps_started(), record)
             self._say_metrics(record.finished.metrics.summary())
         else:
             self._say_metrics("")  # still running: its figures come with its next step
@@ -354,7 +357,3 @@ class RunPane(QWidget):
                 f"Step {self._step} of {self._max_steps} · waiting for "
                 f"{self._waiting_for}… {now - self._waiting_since:.0f} s"
             )
-
-
-def _steps_started(record: RunRecord) -> int:
-    return max((e.step for e in record.events if isinstance(e, StepStarted)), default=0)

@@ -23,6 +23,7 @@ if TYPE_CHECKING:  # the dialogs and the step's text: imported when first asked 
 # Add to test set… for a finished run (ui/lane/add_to_test_set.py), given by the pane's owner,
 # which knows the workspace; None: no such entry.
 AddCase = Callable[["RunRecord"], object]
+ANSWER_CHARS = 40  # of a run's answer in Compare with's entries
 
 
 class StepPane(Protocol):
@@ -106,7 +107,8 @@ def menu_at(pane: StepPane, pos: QPoint) -> QMenu | None:
     shown = pane.run_picker.currentIndex()
     for index in range(pane.run_picker.count()):
         if index != shown:
-            item = compare.addAction(pane.run_picker.itemText(index))
+            title = pane.run_picker.itemText(index)
+            item = compare.addAction(run_entry(title, pane.history[index]))
             item.triggered.connect(lambda _=False, i=index: compare_with(pane, i))
     compare.setEnabled(not compare.isEmpty())
     adder = pane.add_case
@@ -115,6 +117,26 @@ def menu_at(pane: StepPane, pos: QPoint) -> QMenu | None:
         add.setEnabled(record.done)
         add.triggered.connect(lambda: adder(record))
     return menu
+
+
+def run_entry(title: str, record: RunRecord) -> str:
+    """A kept run as Compare with lists it: "Run 2 · ✔ $1,680 per year" (✘: judged wrong by
+    the scenario's expected answer; no mark: nothing to judge by), its answer one short line;
+    how it ended when it did not answer. The answer is the model's: no & is a mnemonic."""
+    from sandbox_app.core.results.outcome import OUTCOMES
+    from sandbox_app.core.results.verdict import verdict
+    from sandbox_app.core.tools.outside import clean_description
+
+    finished = record.finished
+    if finished is None:
+        return f"{title} · running"
+    if finished.status != "answered":
+        return f"{title} · {OUTCOMES[finished.status]}"
+    expected = record.scenario.expected if record.scenario else None
+    found = verdict(finished.answer, expected)
+    mark = "✔ " if found is True else "✘ " if found is False else ""
+    answer = clean_description(finished.answer or "", ANSWER_CHARS).replace("&", "&&")
+    return f"{title} · {mark}{answer}"
 
 
 def _step_actions(menu: QMenu, pane: StepPane, step: int, record: RunRecord) -> None:

@@ -96,7 +96,7 @@ class MainWindow(QMainWindow):
             self.backend_panel,
             self.run_pane,
             self.workspace,
-            pace=self.recordings.paced,
+            pace=self.recordings.live,
             before=self.recordings.leave,
             run_log=self.history.current,
         )
@@ -190,7 +190,7 @@ class MainWindow(QMainWindow):
             from sandbox_app.ui.compare.compare_view import CompareView
 
             self._compare = CompareView(self.workspace, self.keys)
-            self._compare.pace = self.recordings.paced
+            self._compare.pace = self.recordings.live
             self._compare.eval_panel.history.source = self.history.current
             self._compare.eval_panel.history.place = lambda: self.path
             self._compare.runningChanged.connect(self._on_any_running_changed)

@@ -23,8 +23,8 @@ from sandbox_app.core.react_format.variables import VariableError, format_lines,
 from sandbox_app.ui.common.notice_line import NoticeLine, headed
 from sandbox_app.ui.common.plain import rich_label
 from sandbox_app.ui.trace.highlighter import LabelHighlighter
-from sandbox_app.ui.window.prompt_restore import PromptRestore
-from sandbox_app.ui.window.versions_panel import VersionsPanel
+from sandbox_app.ui.versions.prompt_restore import PromptRestore
+from sandbox_app.ui.versions.versions_panel import VersionsPanel
 from sandbox_app.ui.window.workspace_signals import QtWorkspace
 
 if TYPE_CHECKING:

@@ -3,8 +3,8 @@
 Saving takes the run on screen in the Run tab, or every lane of the comparison when the
 Compare tab is showing. Opening plays the recording where it belongs (one lane: the Run tab;
 more: the compare lanes, table included), labelled in the status bar with the recorded models
-and date, and says when it was made from a prompt, tools or settings other than the window's:
-it always plays what was recorded.
+and date (until a live run starts), and says when it was made from a prompt, tools or settings
+other than the window's: it always plays what was recorded.
 """
 
 from __future__ import annotations
@@ -72,6 +72,16 @@ class RecordingActions:
         self.speed = stored if stored in dict(SPEEDS).values() else 1.0
         # The Run tab's panel's own backend, URL and model while it shows a recording's.
         self.before_replay: tuple[str, str, str] | None = None
+        self.playing_line = ""  # the status bar's "▶ Recording of …" line, while it stands
+
+    def live(self, scenario: Scenario) -> Scenario:
+        """A live run starts (the Run tab's or a lane's: each asks its pace then): the
+        recording's line leaves the status bar, and the scenario is :meth:`paced`."""
+        status = self.stage.statusBar()
+        if self.playing_line and status.currentMessage() == self.playing_line:
+            status.clearMessage()
+        self.playing_line = ""
+        return self.paced(scenario)
 
     def paced(self, scenario: Scenario) -> Scenario:
         """The scenario as the offline model runs it at this pace (a presenter's control: the
@@ -127,7 +137,8 @@ class RecordingActions:
             self.stage.run_tabs.play_comparison(recording, self.speed)
         pace = next(label for label, speed in SPEEDS if speed == self.speed)
         note = _differences(recording.scenario, self.stage.current_scenario())
-        return self._say(f"▶ {recording.title()} · {pace}{note}", True)
+        self.playing_line = f"▶ {recording.title()} · {pace}{note}"
+        return self._say(self.playing_line, True)
 
     def replay(self, lane: RecordedLane, scenario: Scenario) -> None:
         """Play a recorded run in the Run tab, its model shown in the panel (and so in the

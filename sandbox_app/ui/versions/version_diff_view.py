@@ -54,6 +54,18 @@ class VersionDiffView(QPlainTextEdit):
             self.setTextCursor(shown)
             self.ensureCursorVisible()
 
+    def retitle(self, title: str) -> None:
+        """The header with the versions' names now (one named since): the diff under it and
+        where it is scrolled stay."""
+        if self._shown is None or self._shown[0] == title:
+            return
+        self._shown = (title, self._shown[1])
+        cursor = QTextCursor(self.document().firstBlock())
+        cursor.movePosition(QTextCursor.MoveOperation.EndOfBlock, QTextCursor.MoveMode.KeepAnchor)
+        bold = QTextCharFormat()
+        bold.setFontWeight(QFont.Weight.Bold)
+        cursor.insertText(title, bold)
+
     def _part(self, cursor: QTextCursor, part: PartDiff, bold: QTextCharFormat) -> int:
         """Draws ``part``; returns where its first change starts."""
         cursor.insertText(f"\n\n{part.label}\n", bold)

@@ -7,7 +7,7 @@ database's (core/comparing/version_runs.py: the Run tab's and lanes', the test s
 stored or the history changes (one read for a burst) and on **Refresh**, never while the tab
 is hidden or as the template is typed; with
 no database the scenario file's pooled counts stand, as "all models". **Diff** of two (or of
-one and the editor), **Restore** into the editor (ui/window/prompt_restore.py: one edit,
+one and the editor), **Restore** into the editor (ui/versions/prompt_restore.py: one edit,
 undone by Edit → Undo), **Name…** (and a note) and **Star** (a starred version is never
 dropped from the history).
 
@@ -42,35 +42,27 @@ from sandbox_app.core.comparing.version_runs import VersionRuns, version_runs
 from sandbox_app.core.history.history_schema import HistoryError
 from sandbox_app.core.scenarios.prompt_diff import diff_versions
 from sandbox_app.core.scenarios.prompt_versions import (
+    SHORT_ID,
     PromptEntry,
     PromptVersion,
     edited,
     version_of,
 )
-from sandbox_app.core.tools.outside import clean_description
 from sandbox_app.ui.common.fitting import tool_button
 from sandbox_app.ui.common.plain import message_box, plain_label, tip
-from sandbox_app.ui.window.prompt_restore import PromptRestore
-from sandbox_app.ui.window.version_diff_view import VersionDiffView
+from sandbox_app.ui.versions.prompt_restore import PromptRestore
+from sandbox_app.ui.versions.version_diff_view import VersionDiffView
+from sandbox_app.ui.versions.version_rows import COLUMNS, MAX_NAME, rows_of, shown
 from sandbox_app.ui.window.workspace_signals import QtWorkspace
 
 if TYPE_CHECKING:
     from sandbox_app.ui.history.history_actions import HistoryActions
 
-# The figures before the date: in a narrow panel they are what shows without scrolling.
-COLUMNS = ("★", "Version", "Id", "Model", "Runs", "Pass", "First run")
 ID_ROLE = Qt.ItemDataRole.UserRole  # a row's version id (a version has a row per model)
-ALL_MODELS = "all models"  # the scenario file's pooled counts: no history database
 NOT_COUNTED = "Runs not counted: "
 SETTLE_MS = 200  # the history changed: counted again once it has been still this long
-MAX_NAME = 60  # characters: a name is a label in a list, not a note
 # What the model is told: the editor's current version changes when any of these does.
 _PROMPT_FIELDS = ("system_prompt", "dialect", "enabled_tools", "custom_tools", "model", "sources")
-
-
-def shown(text: str, limit: int = MAX_NAME) -> str:
-    """A name from a file as one line of printable text (control and bidi characters out)."""
-    return clean_description(text, limit)
 
 
 class VersionsPanel(QWidget):
@@ -114,6 +106,7 @@ class VersionsPanel(QWidget):
         self.notice = plain_label()
         self.notice.setWordWrap(True)
         self.diff_view = VersionDiffView()
+        self._diffed: tuple[str, str | None] | None = None  # the ids diffed (None: the editor)
         buttons = QHBoxLayout()
         for button in (self.diff_button, self.restore_button, self.name_button, self.star_button):
             buttons.addWidget(button)
@@ -204,7 +197,10 @@ class VersionsPanel(QWidget):
             self._redraw()  # at once, with the counts read last (typing never reads them)
         if change.loaded:
             self.diff_view.show_note("")
+            self._diffed = None
             self.notice.clear()
+        elif change.touches("prompt_history") and self._diffed is not None:
+            self.diff_view.retitle(self._diff_title(*self._diffed))  # a version named since
 
     def _refresh(self) -> None:
         if self._stale and self.isVisible():  # hidden: read when shown
@@ -216,7 +212,7 @@ class VersionsPanel(QWidget):
         current = self.editor_version().id
         self.list.clear()
         for entry in self.entries():
-            for texts in _rows(entry, self._counts):
+            for texts in rows_of(entry, self._counts):
                 item = QTreeWidgetItem(self.list, texts)
                 item.setData(0, ID_ROLE, entry.id)
                 if entry.note:
@@ -236,6 +232,9 @@ class VersionsPanel(QWidget):
         self.diff_button.setEnabled(n in (1, 2))
         for button in (self.restore_button, self.name_button, self.star_button):
             button.setEnabled(n == 1)
+        chosen = self.selected()
+        starred = len(chosen) == 1 and chosen[0].starred
+        self.star_button.setText("Unstar" if starred else "Star")  # what a click does
 
     # ---- the actions ---------------------------------------------------------------------
 
@@ -243,14 +242,22 @@ class VersionsPanel(QWidget):
         chosen = self.selected()
         if len(chosen) == 2:
             old, new = chosen
-            self.diff_view.show_diff(
-                f"{shown(old.label)} → {shown(new.label)}", diff_versions(old.version, new.version)
-            )
+            self._diffed = (old.id, new.id)
+            diff = diff_versions(old.version, new.version)
         elif len(chosen) == 1:
-            title = f"{shown(chosen[0].label)} → the editor"
-            self.diff_view.show_diff(title, diff_versions(chosen[0].version, self.editor_version()))
+            self._diffed = (chosen[0].id, None)
+            diff = diff_versions(chosen[0].version, self.editor_version())
         else:
             self.notice.setText("Select two versions to diff (or one, to diff with the editor).")
+            return
+        self.diff_view.show_diff(self._diff_title(*self._diffed), diff)
+
+    def _diff_title(self, old: str, new: str | None) -> str:
+        """The diff's header, "old → new", by the names the history has now (an unnamed
+        version by its short id)."""
+        labels = {entry.id: shown(entry.label) for entry in self.entries()}
+        after = labels.get(new, new[:SHORT_ID]) if new else "the editor"
+        return f"{labels.get(old, old[:SHORT_ID])} → {after}"
 
     def restore(self) -> None:
         chosen = self.selected()
@@ -337,21 +344,3 @@ class VersionsPanel(QWidget):
         changed = edited(history, entry.id, lambda e: replace(e, **changes))  # type: ignore[arg-type]
         self.workspace.update(self, prompt_history=changed)
 
-
-def _rows(entry: PromptEntry, counts: dict[str, list[VersionRuns]] | None) -> list[list[str]]:
-    """A version's rows: one per model it ran on (``counts``, the history database's), else
-    one with no runs; with no database, one with the scenario file's counts over all models."""
-    when = entry.time.astimezone().strftime("%Y-%m-%d %H:%M")
-    first = ["★" if entry.starred else "", shown(entry.name) if entry.name else "—", entry.short]
-    if counts is None:
-        pooled = _pass(entry.passed, entry.checked)
-        return [[*first, ALL_MODELS, str(entry.runs), pooled, when]]
-    found = counts.get(entry.id) or [VersionRuns(entry.id, "—", 0, 0, 0)]
-    return [
-        [*first, shown(c.model) or "—", str(c.runs), _pass(c.passed, c.checked), when]
-        for c in found
-    ]
-
-
-def _pass(passed: int, checked: int) -> str:
-    return f"{passed}/{checked} ({passed / checked:.0%})" if checked else "—"
