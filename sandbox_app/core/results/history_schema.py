@@ -123,22 +123,39 @@ SCHEMA_VERSION = len(MIGRATIONS)
 
 def migrate(db: sqlite3.Connection) -> None:
     """Bring the file up to :data:`SCHEMA_VERSION`, a step at a time, each step and its new
-    version number in one transaction (a kill between steps leaves a whole version)."""
+    version number in one transaction (a kill between steps leaves a whole version).
+
+    Safe when several processes open one new file at once (two ``eval``s started together):
+    each step takes SQLite's write lock first (``BEGIN IMMEDIATE``, waiting ``LOCK_WAIT_S``
+    for another opener's step) and reads ``user_version`` again inside it, so a step another
+    opener has just made is never made twice."""
+    while True:
+        version = _version(db)  # outside a transaction: no lock taken for an up-to-date file
+        if version == SCHEMA_VERSION:
+            return
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            version = _version(db)  # what it is now that this opener alone may write
+            if version < SCHEMA_VERSION:
+                MIGRATIONS[version](db)
+                db.execute(f"PRAGMA user_version = {version + 1}")
+            db.execute("COMMIT")
+        except BaseException:
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+            raise
+
+
+def _version(db: sqlite3.Connection) -> int:
     version = db.execute("PRAGMA user_version").fetchone()[0]
+    if not isinstance(version, int) or version < 0:
+        raise HistoryError(f"not a history database (schema {version})")
     if version > SCHEMA_VERSION:
         raise HistoryError(
             f"made by a newer ReAct Sandbox (schema {version}; this one reads up to "
             f"{SCHEMA_VERSION})"
         )
-    for number in range(version, SCHEMA_VERSION):
-        db.execute("BEGIN IMMEDIATE")
-        try:
-            MIGRATIONS[number](db)
-            db.execute(f"PRAGMA user_version = {number + 1}")
-            db.execute("COMMIT")
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
+    return version
 
 
 def packed(data: Any) -> bytes:
