@@ -18,9 +18,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from sandbox_app.core.results.eval_result import EvalResult
-from sandbox_app.core.untrusted.file_reader import ReadError
-
 DATA_ENV = "REACT_SANDBOX_DATA"  # a folder for the app's data instead of the platform's
 FILE_NAME = "history.sqlite3"
 LOCK_WAIT_S = 2.0  # another writer's transaction is milliseconds; a lock held longer is one
@@ -162,10 +159,6 @@ def packed(data: Any) -> bytes:
     return zlib.compress(json.dumps(data, ensure_ascii=False).encode(), 1)
 
 
-def unpacked(blob: bytes) -> Any:
-    return json.loads(zlib.decompress(blob))
-
-
 def reason(err: BaseException) -> str:
     text = str(err) or type(err).__name__
     if isinstance(err, sqlite3.DatabaseError) and "not a database" in text:
@@ -173,42 +166,3 @@ def reason(err: BaseException) -> str:
     if isinstance(err, OSError) and err.strerror:
         return err.strerror
     return " ".join(text.split())  # one line
-
-
-def select_results(events: bool) -> str:
-    """A result's columns (its trace's too with ``events``), its row id last."""
-    trace = "t.events" if events else "NULL"
-    return (
-        "SELECT r.lane, r.case_no, r.repeat, r.prompt_version, r.model, r.passed, r.status, "
-        "r.question, r.expected, r.answer, r.checks, r.metrics, r.arm, r.reason, r.judge, "
-        f"{trace}, r.id "
-        "FROM results r "
-        "LEFT JOIN traces t ON t.result_id = r.id"
-    )
-
-
-def result_of(row: tuple[Any, ...], events: bool) -> EvalResult:
-    """A row of :func:`select_results` read as a results file's line is (EvalResult's one
-    reader); a row from before arms were kept gets its model from its ``model`` column."""
-    arm = json.loads(row[12]) if row[12] else {"model": row[4]}
-    data = {
-        "lane": row[0],
-        "case": row[1],
-        "repeat": row[2],
-        "prompt_version": row[3],
-        "arm": arm,
-        "passed": bool(row[5]),
-        "status": row[6],
-        "question": row[7],
-        "expected": row[8],
-        "answer": row[9],
-        "checks": json.loads(row[10]),
-        "metrics": json.loads(row[11]) if row[11] else None,
-        "reason": row[13],
-        "judge": json.loads(row[14]) if row[14] else None,
-        **({"events": unpacked(row[15]) if row[15] else []} if events else {}),
-    }
-    try:
-        return EvalResult.from_dict(data, f"result {row[-1]}")
-    except ReadError as err:
-        raise HistoryError(str(err)) from None
