@@ -8,6 +8,8 @@ assistant message does not start with the thinking block(s) it wrote, signature 
 (its "Preserving thinking blocks" rule). The decoder keeps those blocks whole and hands them
 on as ``Delta.carry``; the engine stores them in the assistant message (PROVIDER), and
 :func:`request_body` puts them first in that message again. Text ReAct sends content only.
+A block over ``MAX_CARRIED`` (a server's 20 MB signature) is neither held nor sent back: it is
+said in a notice, and the next request goes without it.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from typing import Any
 
 from sandbox_app.backends.request_fields import ANTHROPIC, place
 from sandbox_app.core.running.backend import (
+    MAX_CARRIED,
     PROVIDER,
     BackendError,
     Delta,
@@ -25,6 +28,7 @@ from sandbox_app.core.running.backend import (
     StreamParams,
     ToolCallPiece,
     Usage,
+    carried_notice,
 )
 from sandbox_app.core.untrusted.file_reader import parse_json_text
 
@@ -163,6 +167,8 @@ class StreamDecoder:
     the carry and the usage the stream reports at its start and end."""
 
     blocks: dict[int, dict[str, Any]] = field(default_factory=dict)  # thinking, by index
+    # A block grown past MAX_CARRIED: its size so far, never kept (said at the end).
+    dropped: dict[int, int] = field(default_factory=dict)
     usage: dict[str, int] = field(default_factory=dict)
     stop_reason: str | None = None
     ended: bool = False
@@ -204,18 +210,29 @@ class StreamDecoder:
         if kind == "text_delta":
             return [Delta(text=delta["text"])]
         if kind == "thinking_delta":
-            block = self.blocks.get(index)
-            if block is not None:
-                block["thinking"] += delta["thinking"]
+            self._grow(index, "thinking", delta["thinking"])
             return [Delta(reasoning=delta["thinking"])]
         if kind == "signature_delta":
-            block = self.blocks.get(index)
-            if block is not None:
-                block["signature"] += delta["signature"]
+            self._grow(index, "signature", delta["signature"])
             return []
         if kind == "input_json_delta":
             return [Delta(tool_calls=(ToolCallPiece(index, arguments=delta["partial_json"]),))]
         return []
+
+    def _grow(self, index: int, key: str, piece: str) -> None:
+        """A thinking block's text or signature, kept while the block is within MAX_CARRIED
+        (a server's 20 MB signature is never held, nor sent back)."""
+        if index in self.dropped:
+            self.dropped[index] += len(piece)
+            return
+        block = self.blocks.get(index)
+        if block is None:
+            return
+        block[key] += piece
+        size = len(block["thinking"]) + len(block["signature"])
+        if size > MAX_CARRIED:
+            del self.blocks[index]
+            self.dropped[index] = size
 
     def _count(self, usage: dict[str, Any] | None) -> None:
         for name, value in (usage or {}).items():
@@ -238,6 +255,8 @@ class StreamDecoder:
         if reason == "pause_turn":
             notice = "The server paused a long turn (pause_turn); the reply so far is taken."
             out.append(Delta(notice=notice))
+        for size in self.dropped.values():
+            out.append(Delta(notice=carried_notice("signed thinking block", size)))
         carry = {CARRY_KEY: [self.blocks[i] for i in sorted(self.blocks)]} if self.blocks else None
         out.append(
             Delta(

@@ -33,6 +33,7 @@ from sandbox_app.core.scenarios.lane_settings import LaneSettings
 from sandbox_app.core.scenarios.scenario import Scenario
 from sandbox_app.core.scenarios.scenario_file import scenarios_dir
 from tests.fake_anthropic import (
+    HOSTILE,
     AnthropicScript,
     FakeAnthropicServer,
     Redacted,
@@ -361,3 +362,46 @@ def test_eval_lane_kind_url_model(fake_anthropic: FakeAnthropicServer, tmp_path:
     assert result.passed
     assert result.lane == f"anthropic:{url}:claude-test"
     assert fake_anthropic.requests[0]["thinking"]["budget_tokens"] == 2048
+
+
+def test_a_reasoning_item_over_the_bound_is_dropped_said_and_never_sent_back(
+    fake_anthropic: FakeAnthropicServer,
+) -> None:
+    signature = HOSTILE + "s" * 2_000_000  # a signed thinking block of 2 MB
+    redacted = "E" * 1_000_000  # an encrypted one of 1 MB
+    turns = [
+        Turn(
+            (
+                Thinking("First the price."),
+                Thinking("And then?", signature=signature),
+                ToolUse("search", {"query": "Brightgrid Pro price per developer"}),
+            )
+        ),
+        Turn(
+            (
+                Redacted(redacted),
+                Thinking("Now the year."),
+                ToolUse("calculator", {"expression": "20 * 12 * 7"}),
+            )
+        ),
+        Turn((Thinking("Done."), Text("$1,680 per year"))),
+    ]
+    events = run(
+        fake_anthropic,
+        AnthropicScript(turns=turns),
+        thinking_budget=2048,
+        tool_calling="native",
+    )
+    done = finished(events)
+    assert (done.status, done.answer) == ("answered", "$1,680 per year"), done.reason
+    notices = [e.text for e in of_type(events, Notice) if "not kept" in e.text]
+    assert notices == [
+        "The server's signed thinking block is 2,000,017 bytes, over 256 KB: not kept, the next "
+        "request goes without it.",
+        "The server's reasoning item (anthropic) is 1,000,041 bytes, over 256 KB: not kept, the "
+        "next request goes without it.",
+    ]
+    _, second, third = fake_anthropic.requests
+    assert max(len(json.dumps(r)) for r in fake_anthropic.requests) < 20_000
+    assert [b["type"] for b in second["messages"][1]["content"]] == ["thinking", "tool_use"]
+    assert [b["type"] for b in third["messages"][3]["content"]] == ["thinking", "tool_use"]
