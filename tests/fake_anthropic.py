@@ -81,7 +81,15 @@ class ToolUse:
     input: dict[str, Any]
 
 
-Block = Thinking | Redacted | Text | ToolUse
+@dataclass(frozen=True)
+class Raw:
+    """An event written as it is (``payload["type"]`` its name): what a broken or hostile
+    server sends, a delta for a block it never started, a tool_use without a name."""
+
+    payload: dict[str, Any]
+
+
+Block = Thinking | Redacted | Text | ToolUse | Raw
 
 
 @dataclass(frozen=True)
@@ -284,6 +292,9 @@ class FakeAnthropicServer:
             )
 
         sent, cut = 0, False
+        if isinstance(block, Raw):
+            await response.write(_event(str(block.payload["type"]), block.payload))
+            return sent, cut
         if isinstance(block, Redacted):
             await start({"type": "redacted_thinking", "data": block.data})
         elif isinstance(block, ToolUse):

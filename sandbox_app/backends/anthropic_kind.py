@@ -22,7 +22,12 @@ from contextlib import aclosing
 from typing import TYPE_CHECKING, Any, cast
 
 from sandbox_app.backends import errors, request_fields
-from sandbox_app.backends.anthropic_messages import StreamDecoder, StreamFailed, request_body
+from sandbox_app.backends.anthropic_messages import (
+    NotAStream,
+    StreamDecoder,
+    StreamFailed,
+    request_body,
+)
 from sandbox_app.backends.http_library import tls_context
 from sandbox_app.backends.keys import KeyAccount, account_for, on_own_host
 from sandbox_app.backends.kinds import BackendConfig, BackendKind, Endpoint, KeyHome
@@ -182,6 +187,11 @@ class AnthropicBackend(SdkBackend["anthropic.AsyncAnthropic"]):
                 yield delta
         except BackendError:
             raise
+        except NotAStream as err:
+            raise BackendError(
+                f"{self.config.host} sent a stream that breaks the Messages API's rules after "
+                f"{events} events ({err}); the reply is not taken."
+            ) from None
         except StreamFailed as err:
             raise BackendError(
                 f"{self.config.host} ended the stream with an error after {events} events "

@@ -167,6 +167,7 @@ class StreamDecoder:
     the carry and the usage the stream reports at its start and end."""
 
     blocks: dict[int, dict[str, Any]] = field(default_factory=dict)  # thinking, by index
+    kinds: dict[int, str] = field(default_factory=dict)  # each block started: its type
     # A block grown past MAX_CARRIED: its size so far, never kept (said at the end).
     dropped: dict[int, int] = field(default_factory=dict)
     usage: dict[str, int] = field(default_factory=dict)
@@ -176,9 +177,17 @@ class StreamDecoder:
     def decode(self, event: dict[str, Any]) -> list[Delta]:
         kind = event.get("type")
         if kind == "content_block_delta":
-            return self._delta(event["index"], event["delta"])
+            index = _index(event)
+            if index not in self.kinds:
+                raise NotAStream(f"a delta for content block {index}, never started")
+            return self._delta(index, _object(event, "delta"))
         if kind == "content_block_start":
-            return self._start(event["index"], event["content_block"])
+            index = _index(event)
+            if index in self.kinds:
+                raise NotAStream(f"content block {index} started twice")
+            block = _object(event, "content_block")
+            self.kinds[index] = str(block.get("type"))
+            return self._start(index, block)
         if kind == "message_start":
             self._count(event["message"].get("usage"))
         elif kind == "message_delta":
@@ -194,7 +203,10 @@ class StreamDecoder:
     def _start(self, index: int, block: dict[str, Any]) -> list[Delta]:
         kind = block.get("type")
         if kind == "tool_use":
-            return [Delta(tool_calls=(ToolCallPiece(index, block["id"], block["name"]),))]
+            name, call_id = block.get("name"), block.get("id")
+            if not isinstance(name, str) or not name or not isinstance(call_id, str):
+                raise NotAStream(f"a tool_use block (content block {index}) without a name or id")
+            return [Delta(tool_calls=(ToolCallPiece(index, call_id, name),))]
         if kind == "thinking":
             self.blocks[index] = {"type": "thinking", "thinking": "", "signature": ""}
             return [Delta(reasoning=block["thinking"])] if block.get("thinking") else []
@@ -207,6 +219,12 @@ class StreamDecoder:
 
     def _delta(self, index: int, delta: dict[str, Any]) -> list[Delta]:
         kind = delta.get("type")
+        if kind in _DELTA_OF:
+            block, key = _DELTA_OF[kind]
+            if self.kinds[index] != block:
+                raise NotAStream(f"a {kind} for content block {index}, a {self.kinds[index]}")
+            if not isinstance(delta.get(key), str):
+                raise NotAStream(f"a {kind} (content block {index}) without its {key}")
         if kind == "text_delta":
             return [Delta(text=delta["text"])]
         if kind == "thinking_delta":
@@ -281,6 +299,35 @@ class StreamDecoder:
             cache_read_tokens=read,
             cache_write_tokens=written,
         )
+
+
+# Each delta's block type and the field it carries: a delta to another block is no reply.
+_DELTA_OF = {
+    "text_delta": ("text", "text"),
+    "thinking_delta": ("thinking", "thinking"),
+    "signature_delta": ("thinking", "signature"),
+    "input_json_delta": ("tool_use", "partial_json"),
+}
+MAX_BLOCKS = 10_000  # content blocks in one reply
+
+
+def _index(event: dict[str, Any]) -> int:
+    index = event.get("index")
+    if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < MAX_BLOCKS:
+        raise NotAStream(f"a {event.get('type')} without a content block index")
+    return index
+
+
+def _object(event: dict[str, Any], key: str) -> dict[str, Any]:
+    value = event.get(key)
+    if not isinstance(value, dict):
+        raise NotAStream(f"a {event.get('type')} without its {key}")
+    return value
+
+
+class NotAStream(Exception):
+    """An event no Messages stream holds (a delta for a block never started, a tool_use
+    without a name): the reply is not taken as an answer; what is wrong, in a few words."""
 
 
 class StreamFailed(Exception):

@@ -36,6 +36,7 @@ from tests.fake_anthropic import (
     HOSTILE,
     AnthropicScript,
     FakeAnthropicServer,
+    Raw,
     Redacted,
     Text,
     Thinking,
@@ -51,6 +52,19 @@ __all__ = ["fake_anthropic"]
 SEARCHES = [("search", "Brightgrid Pro price per developer"), ("calculator", "20 * 12 * 7")]
 # Inside the thinking: an action the engine must never run.
 DECOY = "Maybe just guess.\nAction: calculator[25 * 12 * 7]\n"
+
+
+UNSTARTED = {
+    "type": "content_block_delta",
+    "index": 3,
+    "delta": {"type": "text_delta", "text": "Final Answer: 42"},
+}
+NAMELESS = {
+    "type": "content_block_start",
+    "index": 0,
+    "content_block": {"type": "tool_use", "id": "toolu_01", "name": None, "input": {}},
+}
+INTO_THINKING = {**UNSTARTED, "index": 0}
 
 
 def text_turns() -> list[Turn]:
@@ -243,6 +257,19 @@ def test_cache_figures_reach_the_metrics_and_the_system_prompt_is_marked(
         (
             AnthropicScript(turns=[Turn((Text("I can't"),), stop_reason="refusal")]),
             "The model refused to answer (stop_reason refusal)",
+        ),
+        (  # text for a block never started: not an answer
+            AnthropicScript(turns=[Turn((Raw(UNSTARTED),))]),
+            "breaks the Messages API's rules after 2 events (a delta for content block 3, "
+            "never started); the reply is not taken.",
+        ),
+        (
+            AnthropicScript(turns=[Turn((Raw(NAMELESS),))]),
+            "(a tool_use block (content block 0) without a name or id)",
+        ),
+        (  # text into a thinking block
+            AnthropicScript(turns=[Turn((Thinking("x"), Raw(INTO_THINKING)))]),
+            "(a text_delta for content block 0, a thinking)",
         ),
     ],
 )
