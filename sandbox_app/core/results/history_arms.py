@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from sandbox_app.core.results.eval_result import Arm
 from sandbox_app.core.results.history_db import HistoryStore
-from sandbox_app.core.results.history_rows import counted, json_of, words
+from sandbox_app.core.results.history_rows import WHOLE, counted, json_of, words
 from sandbox_app.core.results.history_schema import HistoryError
 from sandbox_app.core.untrusted.file_reader import ReadError, one_line
 
@@ -35,7 +35,7 @@ def case_counts(store: HistoryStore, evaluation: int) -> list[CaseCount]:
     store.evaluation(evaluation)  # HistoryError when there is none
     rows = store.read(
         "SELECT arm, prompt_version, model, case_no, question, expected, COUNT(*), SUM(passed), "
-        f"MIN(lane), MIN(id) FROM results WHERE evaluation_id = ? AND {counted(whole=True)} "
+        f"MIN(lane), MIN(id) FROM results WHERE evaluation_id = ? AND {counted(columns=WHOLE)} "
         "GROUP BY arm, prompt_version, model, case_no, question, expected ORDER BY MIN(id)",
         (evaluation,),
     )
@@ -53,7 +53,7 @@ def case_counts(store: HistoryStore, evaluation: int) -> list[CaseCount]:
             continue
         arms[key] = arm
         counted_.append(CaseCount(arm, case, asked, wanted, runs, passed, lane))
-    store.skip_bad("AND evaluation_id = ?", (evaluation,), whole=True)
+    store.skip_bad("AND evaluation_id = ?", (evaluation,), WHOLE)
     return counted_
 
 

@@ -28,6 +28,8 @@ from typing import Any
 from sandbox_app.core.results.eval_result import EvalResult
 from sandbox_app.core.results.history_rows import (
     EVALUATION_COLUMNS,
+    TALLIED,
+    VERDICTS,
     Tally,
     bad_results,
     counted,
@@ -256,10 +258,11 @@ class HistoryStore:
             held.by_lane[lane] = Tally(was.runs + runs, was.passed + passed)
         return list(found.values())
 
-    def skip_bad(self, of: str, args: tuple[Any, ...], whole: bool = False) -> None:
+    def skip_bad(self, of: str, args: tuple[Any, ...], columns: tuple[str, ...] = TALLIED) -> None:
         """The results left out of the counts (``history_rows.counted``), said (the first few)."""
         bad = self.read(
-            f"SELECT id, evaluation_id FROM results WHERE NOT {counted(whole=whole)} {of} LIMIT 10",
+            f"SELECT id, evaluation_id FROM results WHERE NOT {counted(columns=columns)} {of} "
+            "LIMIT 10",
             args,
         )
         for (number, _), line in zip(bad, bad_results(bad), strict=True):
@@ -275,10 +278,10 @@ class HistoryStore:
         """Each run's pass or fail: all a diff reads (from the ``results_diff`` index)."""
         rows = self.read(
             "SELECT lane, case_no, repeat, passed FROM results WHERE evaluation_id = ? "
-            f"AND {counted(whole=True)}",
+            f"AND {counted(columns=VERDICTS)}",
             (evaluation,),
         )
-        self.skip_bad("AND evaluation_id = ?", (evaluation,), whole=True)
+        self.skip_bad("AND evaluation_id = ?", (evaluation,), VERDICTS)
         return {(lane, case, repeat): bool(passed) for lane, case, repeat, passed in rows}
 
     def results(

@@ -159,23 +159,26 @@ def lanes_of(value: Any, where: str) -> list[str]:
 # ---- results: counted in SQL over good rows, read whole through EvalResult -------------
 
 
-def counted(alias: str = "", whole: bool = False) -> str:
-    """The SQL condition a ``results`` row meets when the columns counted are what the app
-    writes (``alias`` the table's, with its dot; ``whole``: its case and repeat too): what
-    every count and tally sums over. Without ``whole`` only columns of the ``results_trend``
-    index: a tally is still read from the index alone."""
-    a = alias
-    condition = (
-        f"(typeof({a}passed) = 'integer' AND {a}passed IN (0, 1) "
-        f"AND typeof({a}lane) = 'text' AND typeof({a}prompt_version) = 'text' "
-        f"AND typeof({a}model) = 'text'"
-    )
-    if whole:
-        condition += (
-            f" AND typeof({a}case_no) = 'integer' AND {a}case_no BETWEEN 0 AND {MAX_COUNT} "
-            f"AND typeof({a}repeat) = 'integer' AND {a}repeat BETWEEN 0 AND {MAX_COUNT}"
-        )
-    return condition + ")"
+# What each counted column of a ``results`` row holds when the app wrote it.
+_COLUMN_RULES = {
+    "passed": "typeof({a}passed) = 'integer' AND {a}passed IN (0, 1)",
+    "lane": "typeof({a}lane) = 'text'",
+    "prompt_version": "typeof({a}prompt_version) = 'text'",
+    "model": "typeof({a}model) = 'text'",
+    "case_no": f"typeof({{a}}case_no) = 'integer' AND {{a}}case_no BETWEEN 0 AND {MAX_COUNT}",
+    "repeat": f"typeof({{a}}repeat) = 'integer' AND {{a}}repeat BETWEEN 0 AND {MAX_COUNT}",
+}
+TALLIED = ("passed", "lane", "prompt_version", "model")  # the results_trend index's
+VERDICTS = ("passed", "lane", "case_no", "repeat")  # the results_diff index's
+WHOLE = tuple(_COLUMN_RULES)
+
+
+def counted(alias: str = "", columns: tuple[str, ...] = TALLIED) -> str:
+    """The SQL condition a ``results`` row meets when the ``columns`` counted are what the
+    app writes (``alias`` the table's, with its dot): what every count and tally sums over.
+    A query names only the columns of the index it reads (``TALLIED``: ``results_trend``,
+    ``VERDICTS``: ``results_diff``), so it is still answered from the index alone."""
+    return "(" + " AND ".join(_COLUMN_RULES[c].format(a=alias) for c in columns) + ")"
 
 
 def bad_results(rows: list[Any]) -> list[str]:
