@@ -49,6 +49,9 @@ MISSING_THINKING = (
 BAD_SIGNATURE = "messages.{index}.content.{block}: Invalid `signature` in `thinking` block"
 
 
+HOSTILE = "hostile-"  # a Thinking's own signature starts so: taken back as valid
+
+
 def signature_of(thinking: str) -> str:
     """What this server signs a thinking block with: it checks it when the block comes back."""
     return "sig-" + hashlib.sha256(thinking.encode()).hexdigest()[:24]
@@ -57,6 +60,9 @@ def signature_of(thinking: str) -> str:
 @dataclass(frozen=True)
 class Thinking:
     text: str
+    # The signature sent instead of this server's own (a hostile size, say), sent in pieces
+    # of 64 KB; it is taken back as valid.
+    signature: str = ""
 
 
 @dataclass(frozen=True)
@@ -75,7 +81,15 @@ class ToolUse:
     input: dict[str, Any]
 
 
-Block = Thinking | Redacted | Text | ToolUse
+@dataclass(frozen=True)
+class Raw:
+    """An event written as it is (``payload["type"]`` its name): what a broken or hostile
+    server sends, a delta for a block it never started, a tool_use without a name."""
+
+    payload: dict[str, Any]
+
+
+Block = Thinking | Redacted | Text | ToolUse | Raw
 
 
 @dataclass(frozen=True)
@@ -278,6 +292,9 @@ class FakeAnthropicServer:
             )
 
         sent, cut = 0, False
+        if isinstance(block, Raw):
+            await response.write(_event(str(block.payload["type"]), block.payload))
+            return sent, cut
         if isinstance(block, Redacted):
             await start({"type": "redacted_thinking", "data": block.data})
         elif isinstance(block, ToolUse):
@@ -299,7 +316,12 @@ class FakeAnthropicServer:
                 await delta({"type": f"{kind}_delta", key: block.text[at : at + script.piece]})
                 sent += 1
             if thinking and not cut:
-                await delta({"type": "signature_delta", "signature": signature_of(block.text)})
+                assert isinstance(block, Thinking)
+                signature = block.signature or signature_of(block.text)
+                for at in range(0, len(signature), 65536):
+                    await delta(
+                        {"type": "signature_delta", "signature": signature[at : at + 65536]}
+                    )
         await response.write(
             _event("content_block_stop", {"type": "content_block_stop", "index": index})
         )
@@ -322,8 +344,11 @@ def _thinking_refusal(body: dict[str, Any]) -> str:
     for index, message in enumerate(messages):
         content = message["content"] if isinstance(message["content"], list) else []
         for number, block in enumerate(content):
-            if block.get("type") == "thinking" and block.get("signature") != signature_of(
-                block.get("thinking", "")
+            signature = block.get("signature")
+            if (
+                block.get("type") == "thinking"
+                and signature != signature_of(block.get("thinking", ""))
+                and not str(signature).startswith(HOSTILE)
             ):
                 return BAD_SIGNATURE.format(index=index, block=number)
     last = messages[-1]

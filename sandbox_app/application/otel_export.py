@@ -20,9 +20,10 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from sandbox_app.application.otlp_answer import Answer, answer_of
 from sandbox_app.core.otel.otel_attributes import SpanPlan
 
 if TYPE_CHECKING:
@@ -231,37 +232,67 @@ def reason(message: str) -> str:
 
 
 class WatchedExporter:
-    """The OTLP/HTTP exporter, counting what it sent and keeping its first failure."""
+    """The OTLP/HTTP exporter, counting what the endpoint took (application/otlp_answer.py:
+    its answer read, not only its status) and keeping its first failure."""
 
     def __init__(self, target: OtlpTarget, on_failure: Callable[[str], None] | None = None) -> None:
+        import requests
         from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 
         _silence()
         self.target, self.on_failure = target, on_failure
+        session = requests.Session()
+        self._answers: list[Answer] = []
+        session.hooks["response"].append(self._answered)
         self.inner: SpanExporter = OTLPSpanExporter(
-            endpoint=target.endpoint, headers=dict(target.headers), timeout=target.timeout_s
+            endpoint=target.endpoint,
+            headers=dict(target.headers),
+            timeout=target.timeout_s,
+            session=session,
         )
-        self.sent = 0
-        self.failure = ""
+        self.sent = self.rejected = 0
+        self.failure = self.why = ""
+
+    def _answered(self, response: Any, *_: Any, **__: Any) -> None:
+        if 200 <= response.status_code < 400:  # what the SDK takes as sent
+            self._answers.append(
+                answer_of(response.status_code, response.headers, response.content)
+            )
 
     def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
         from opentelemetry.sdk.trace.export import SpanExportResult
 
-        _QUIET.last = ""
+        _QUIET.last, self._answers = "", []
         result = self.inner.export(spans)
+        answer = self._answers[-1] if self._answers else Answer()
+        if result is SpanExportResult.SUCCESS and answer.problem:
+            result = SpanExportResult.FAILURE
         if result is SpanExportResult.SUCCESS:
-            self.sent += len(spans)
-        elif not self.failure:  # said once: the first failure's reason
-            self.failure = reason(_QUIET.last)
-            if self.on_failure is not None:
-                self.on_failure(failure_line(self.target, self.failure))
+            self.sent += len(spans) - min(answer.rejected, len(spans))
+            self.rejected += min(answer.rejected, len(spans))
+            self.why = self.why or answer.why
+            if answer.rejected:
+                self._failed(rejected_line(answer.rejected, len(spans), answer.why))
+        else:
+            self._failed(answer.problem or reason(_QUIET.last))
         return result
+
+    def _failed(self, why: str) -> None:
+        """Said once: the first failure's reason."""
+        if not self.failure:
+            self.failure = why
+            if self.on_failure is not None:
+                self.on_failure(failure_line(self.target, why))
 
     def shutdown(self) -> None:
         self.inner.shutdown()
 
     def force_flush(self, timeout_millis: int = 30000) -> bool:
         return True
+
+
+def rejected_line(rejected: int, of: int, why: str) -> str:
+    return f"the endpoint rejected {rejected} of {of} spans" + (f": {why}" if why else "")
 
 
 def batch_processor(exporter: WatchedExporter) -> SpanProcessor:
@@ -288,6 +319,9 @@ def send(plans: Sequence[SpanPlan], target: OtlpTarget, start_ns: int | None = N
     count = make_spans(provider, plans, start_of(plans) if start_ns is None else start_ns, None)
     provider.force_flush(round((target.timeout_s + 2) * 1000))
     provider.shutdown()
+    if watched.rejected and watched.sent + watched.rejected == count:  # all of it answered
+        why = rejected_line(watched.rejected, count, watched.why)
+        return Sent(count, False, failure_line(target, why))
     if watched.failure or watched.sent < count:
         return Sent(count, False, failure_line(target, watched.failure or "no answer in time"))
     return Sent(count, True, f"OpenTelemetry: {count} spans sent to {target.where}")

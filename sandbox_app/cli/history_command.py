@@ -27,6 +27,7 @@ from sandbox_app.core.comparing.evaluations import diff_evaluations
 from sandbox_app.core.comparing.report_lines import diff_lines
 from sandbox_app.core.history.history_arms import baselines, set_baseline
 from sandbox_app.core.history.history_db import EvaluationRow, HistoryStore
+from sandbox_app.core.history.history_rows import MAX_ID
 from sandbox_app.core.history.history_schema import HistoryError, default_path
 from sandbox_app.core.results.eval_result import EvalResult
 from sandbox_app.core.results.evaluation import rate
@@ -48,10 +49,10 @@ def parser() -> argparse.ArgumentParser:
     ):
         sub = commands.add_parser(name, help=text)
         if name in ("show", "baseline"):
-            sub.add_argument("id", type=int, metavar="ID")
+            sub.add_argument("id", type=_id, metavar="ID")
         if name == "diff":
-            sub.add_argument("a", type=int, metavar="A")
-            sub.add_argument("b", type=int, metavar="B")
+            sub.add_argument("a", type=_id, metavar="A")
+            sub.add_argument("b", type=_id, metavar="B")
         add_db_option(sub)
         sub.add_argument("--json", action="store_true", help="JSON on standard output")
     return p
@@ -73,12 +74,25 @@ def history_command(argv: list[str], out: TextIO | None = None) -> int:
         say(f"react-sandbox history: {err}")
         return 1
     finally:
+        for skipped in history.store.skipped():  # bad rows read past: each its line
+            say(f"react-sandbox history: {skipped}")
         history.close()
     if args.json:
         out.write(json_visible(json.dumps(document, ensure_ascii=False, indent=1)) + "\n")
     else:
         out.write("".join(visible(line) + "\n" for line in lines))
     return 0
+
+
+def _id(text: str) -> int:
+    """An evaluation's number, as SQLite can hold it (argparse's one line otherwise)."""
+    try:
+        number = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text[:40]!r}") from None
+    if not 1 <= number <= MAX_ID:
+        raise argparse.ArgumentTypeError(f"no evaluation has the number {text[:40]}")
+    return number
 
 
 def _answer(store: HistoryStore, args: argparse.Namespace) -> tuple[Any, list[str]]:

@@ -33,8 +33,10 @@ from sandbox_app.core.scenarios.lane_settings import LaneSettings
 from sandbox_app.core.scenarios.scenario import Scenario
 from sandbox_app.core.scenarios.scenario_file import scenarios_dir
 from tests.fake_anthropic import (
+    HOSTILE,
     AnthropicScript,
     FakeAnthropicServer,
+    Raw,
     Redacted,
     Text,
     Thinking,
@@ -50,6 +52,19 @@ __all__ = ["fake_anthropic"]
 SEARCHES = [("search", "Brightgrid Pro price per developer"), ("calculator", "20 * 12 * 7")]
 # Inside the thinking: an action the engine must never run.
 DECOY = "Maybe just guess.\nAction: calculator[25 * 12 * 7]\n"
+
+
+UNSTARTED = {
+    "type": "content_block_delta",
+    "index": 3,
+    "delta": {"type": "text_delta", "text": "Final Answer: 42"},
+}
+NAMELESS = {
+    "type": "content_block_start",
+    "index": 0,
+    "content_block": {"type": "tool_use", "id": "toolu_01", "name": None, "input": {}},
+}
+INTO_THINKING = {**UNSTARTED, "index": 0}
 
 
 def text_turns() -> list[Turn]:
@@ -243,6 +258,19 @@ def test_cache_figures_reach_the_metrics_and_the_system_prompt_is_marked(
             AnthropicScript(turns=[Turn((Text("I can't"),), stop_reason="refusal")]),
             "The model refused to answer (stop_reason refusal)",
         ),
+        (  # text for a block never started: not an answer
+            AnthropicScript(turns=[Turn((Raw(UNSTARTED),))]),
+            "breaks the Messages API's rules after 2 events (a delta for content block 3, "
+            "never started); the reply is not taken.",
+        ),
+        (
+            AnthropicScript(turns=[Turn((Raw(NAMELESS),))]),
+            "(a tool_use block (content block 0) without a name or id)",
+        ),
+        (  # text into a thinking block
+            AnthropicScript(turns=[Turn((Thinking("x"), Raw(INTO_THINKING)))]),
+            "(a text_delta for content block 0, a thinking)",
+        ),
     ],
 )
 def test_failures_are_one_line(
@@ -361,3 +389,46 @@ def test_eval_lane_kind_url_model(fake_anthropic: FakeAnthropicServer, tmp_path:
     assert result.passed
     assert result.lane == f"anthropic:{url}:claude-test"
     assert fake_anthropic.requests[0]["thinking"]["budget_tokens"] == 2048
+
+
+def test_a_reasoning_item_over_the_bound_is_dropped_said_and_never_sent_back(
+    fake_anthropic: FakeAnthropicServer,
+) -> None:
+    signature = HOSTILE + "s" * 2_000_000  # a signed thinking block of 2 MB
+    redacted = "E" * 1_000_000  # an encrypted one of 1 MB
+    turns = [
+        Turn(
+            (
+                Thinking("First the price."),
+                Thinking("And then?", signature=signature),
+                ToolUse("search", {"query": "Brightgrid Pro price per developer"}),
+            )
+        ),
+        Turn(
+            (
+                Redacted(redacted),
+                Thinking("Now the year."),
+                ToolUse("calculator", {"expression": "20 * 12 * 7"}),
+            )
+        ),
+        Turn((Thinking("Done."), Text("$1,680 per year"))),
+    ]
+    events = run(
+        fake_anthropic,
+        AnthropicScript(turns=turns),
+        thinking_budget=2048,
+        tool_calling="native",
+    )
+    done = finished(events)
+    assert (done.status, done.answer) == ("answered", "$1,680 per year"), done.reason
+    notices = [e.text for e in of_type(events, Notice) if "not kept" in e.text]
+    assert notices == [
+        "The server's signed thinking block is 2,000,017 bytes, over 256 KB: not kept, the next "
+        "request goes without it.",
+        "The server's reasoning item (anthropic) is 1,000,041 bytes, over 256 KB: not kept, the "
+        "next request goes without it.",
+    ]
+    _, second, third = fake_anthropic.requests
+    assert max(len(json.dumps(r)) for r in fake_anthropic.requests) < 20_000
+    assert [b["type"] for b in second["messages"][1]["content"]] == ["thinking", "tool_use"]
+    assert [b["type"] for b in third["messages"][3]["content"]] == ["thinking", "tool_use"]

@@ -6,6 +6,7 @@ doctor``'s lines and exit codes."""
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 
 import pytest
@@ -27,6 +28,7 @@ from tests.fake_local_servers import (
     fake_vllm,
     nothing_listening,
 )
+from tests.fakeserver import FakeOpenAIServer
 
 __all__ = ["fake_llamacpp", "fake_lmstudio", "fake_ollama_health", "fake_vllm"]
 
@@ -231,3 +233,32 @@ def test_doctor_is_listed_in_help(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit):
         main(["--help"])
     assert "react-sandbox doctor" in " ".join(capsys.readouterr().out.split())
+
+
+def test_a_context_no_server_serves_is_not_believed(fake_vllm: FakeLocalServer) -> None:
+    fake_vllm.add(LocalModel("huge", context=10**30))
+    health = checked(fake_vllm.base_url, "huge")
+    assert health.served_context is None
+    assert not any("000,000,000,000" in line for line in health.lines())
+
+
+def test_a_million_model_list_is_a_model_list(capsys: pytest.CaptureFixture[str]) -> None:
+    server = FakeOpenAIServer()
+    names = [f"m{n:07d}" for n in range(1_000_000)]
+    listing = {"object": "list", "data": [{"id": name} for name in names]}  # 16 MB
+    server.models_body = json.dumps(listing).encode()
+    server.start()
+    try:
+        code = main(["doctor", "--base-url", server.base_url, "--model", names[-1]])
+        out = capsys.readouterr().out
+        assert "not an OpenAI-compatible server" not in out
+        assert code == 0, out
+        # Larger than any answer read (64 MB): still a server, its models unread.
+        listing["data"] = [{"id": name, "description": "x" * 60} for name in names]
+        server.models_body = json.dumps(listing).encode()
+        code = main(["doctor", "--base-url", server.base_url, "--model", names[-1]])
+        out = capsys.readouterr().out
+        assert "not an OpenAI-compatible server" not in out
+        assert code == 0, out
+    finally:
+        server.stop()

@@ -28,7 +28,7 @@ from sandbox_app.core.running.engine import ReactEngine, drive
 from sandbox_app.core.running.events import Event, Exchange
 from sandbox_app.core.running.records import RunRecord, RunSettings
 from tests.helpers import builtin, run_events, scripted
-from tests.otlp_receiver import OtlpReceiver, otlp_receiver
+from tests.otlp_receiver import REJECTED, OtlpReceiver, otlp_receiver
 
 __all__ = ["otlp_receiver"]
 
@@ -335,3 +335,24 @@ def test_a_test_sets_cells_are_one_trace_tagged_with_lane_case_repeat_and_verdic
     assert compare[0].name == "compare Brightgrid"
     assert compare[0].children[0].attributes["react_sandbox.lane"] == "B"
     assert comparison_spans(Comparison("T", "q", [LaneRecord("C", "m")], [{}]), content=False) == []
+
+
+@pytest.mark.parametrize(
+    ("answer", "says"),
+    [
+        ("redirect", "the endpoint answered a redirect (HTTP 302 to /login?next=/v1/traces)"),
+        ("html", "the endpoint answered text/html, not OTLP"),
+        ("reject", f"the endpoint rejected 6 of 6 spans: {REJECTED}"),
+        ("reject json", f"the endpoint rejected 6 of 6 spans: {REJECTED}"),
+    ],
+)
+def test_run_otlp_says_what_the_endpoint_really_answered(
+    otlp_receiver: OtlpReceiver, capsys: pytest.CaptureFixture[str], answer: str, says: str
+) -> None:
+    otlp_receiver.answer = answer
+    assert main(["run", "--otlp", otlp_receiver.endpoint]) == 0
+    err = capsys.readouterr().err
+    assert err.splitlines() == [
+        f"OpenTelemetry: could not send spans to 127.0.0.1:{otlp_receiver.port} ({says}); "
+        "nothing else changed"
+    ]

@@ -170,6 +170,38 @@ def _deep_attribute(depth: int) -> bytes:
     return json.dumps(doc).encode()
 
 
+def _cycle() -> bytes:
+    """Two model calls, each the other's parent (and a third below them)."""
+    chat = [{"key": "gen_ai.operation.name", "value": {"stringValue": "chat"}}]
+    asked = {"key": "gen_ai.input.messages", "value": {"stringValue": json.dumps(
+        [{"role": "user", "parts": [{"type": "text", "content": "Price?"}]}]
+    )}}  # fmt: skip
+    said = {"key": "gen_ai.output.messages", "value": {"stringValue": json.dumps(
+        [{"role": "assistant", "parts": [{"type": "text", "content": "Answer: $20"}]}]
+    )}}  # fmt: skip
+    spans = [
+        {"traceId": "ab" * 16, "spanId": a, "parentSpanId": b, "name": "chat",
+         "startTimeUnixNano": str(n), "endTimeUnixNano": str(n + 5),
+         "attributes": [*chat, asked, said]}
+        for n, (a, b) in enumerate([("a1" * 8, "b2" * 8), ("b2" * 8, "a1" * 8)], start=1)
+    ]  # fmt: skip
+    return json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": spans}]}]}).encode()
+
+
+def test_spans_whose_parents_form_a_cycle_are_read_as_far_as_they_go(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "cycle.json"
+    path.write_bytes(_cycle())
+    trace = open_trace(path)  # each call in the cycle is a step: none wraps another
+    (done,) = [e for _, e in trace.lane.events if isinstance(e, ev.RunFinished)]
+    assert (done.status, done.answer) == ("answered", "$20")
+    assert main(["open-trace", str(path)]) == 0
+    out, err = capsys.readouterr()
+    assert "$20" in out
+    assert "Traceback" not in err
+
+
 HOSTILE: dict[str, bytes] = {
     "broken JSON": b'{"resourceSpans": [',
     "not a trace": b'{"hello": "world"}',

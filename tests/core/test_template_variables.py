@@ -229,3 +229,39 @@ def test_the_offline_model_answers_its_question_with_the_variables_filled(
     assert main(["run", path, "--json"]) == 0
     document = json.loads(capsys.readouterr().out)
     assert (document["answer"], document["settings"]["question"]) == ("Rome", "Capital of Italy?")
+
+
+def test_a_fill_over_the_limit_is_one_line_naming_the_variable_and_sends_nothing(
+    tmp_path: Path, fake_server: FakeOpenAIServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fake_server.set_model("m", ModelScript(replies=["Answer: ?"], cycle=True))
+    doc = "x" * 100_000  # the largest value a file may give; used 40 times: 4 MB
+    many = "Read {{doc}}.\n" * 40 + "{tools}\n{format}"
+    path = scenario_file(
+        tmp_path, system_prompt=many, variables={"doc": doc, "company": "B", "tone": "t"}
+    )
+    argv = ["run", path, "--base-url", fake_server.base_url, "--model", "m"]
+    assert main([*argv, "--var", "period=month", "--var", "product=Pro"]) == 1
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line.startswith(
+        "react-sandbox: Filling {{doc}} (100,000 characters, 40 times) makes the system prompt "
+    )
+    assert line.endswith("at most 1,000,000: use it fewer times or give it a shorter value.")
+    # The question too, in every case of a test set, before the first run.
+    cases = [{"question": "{{doc}} " * 11, "expected": {"answer": "1"}}]
+    path = scenario_file(tmp_path, variables={"doc": doc}, system_prompt=None, test_set=cases)
+    lane = f"{fake_server.base_url}:m"
+    results = tmp_path / "results.jsonl"
+    assert eval_command([path, "--lane", lane, "--out", str(results)], io.StringIO()) == 1
+    (line,) = capsys.readouterr().err.splitlines()
+    assert "case 1: Filling {{doc}} (100,000 characters, 11 times) makes the question" in line
+    assert fake_server.requests == []
+    # Filling never builds more than the limit, even where it is only shown (the prompt panel,
+    # the grid's questions): the rest left as written.
+    shown = render_prompt(many, [], "bracket", variables={"doc": doc}, keep_undefined=True)
+    assert len(shown) <= 1_000_000
+    assert shown.count(doc) == 9
+    with pytest.raises(PromptError, match="Filling"):
+        render_prompt(many, [], "bracket", variables={"doc": doc})
+    scenario = Scenario(question="{{doc}}" * 10_000, variables={"doc": doc})
+    assert len(scenario.asked_question) <= 1_000_000

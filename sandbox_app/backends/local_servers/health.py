@@ -23,6 +23,7 @@ from urllib.parse import urlsplit
 
 from sandbox_app.backends.catalogue.kinds import BackendConfig
 from sandbox_app.backends.local_servers.server_probes import (
+    MAX_ANSWER,
     SERVER_NAMES,
     Answer,
     Http,
@@ -38,7 +39,9 @@ from sandbox_app.core.scenarios.scenario import Scenario
 from sandbox_app.core.tools import Tool
 
 PROBE_TIMEOUT_S = 3.0  # a local server answers these in milliseconds; a stuck one is news
-MAX_BODY = 4_000_000  # bytes read of one answer (a model list with templates is ~100 kB)
+# Bytes read of one answer: a model list with templates is ~100 kB, but a router's list of a
+# million models is ~60 MB and is still a model list (server_probes.MAX_ANSWER reads as much).
+MAX_BODY = MAX_ANSWER
 # "stop": the run cannot work as chosen; "warn": it can start, and will likely go wrong.
 Level = Literal["ok", "info", "warn", "stop"]
 MARKS: dict[Level, str] = {"ok": "✓ ", "info": "• ", "warn": "⚠ ", "stop": "✗ "}
@@ -174,7 +177,8 @@ async def check(
                         data += chunk
                         if len(data) > MAX_BODY:
                             break
-                    return Answer(response.status_code, bytes(data[:MAX_BODY]))
+                    cut = len(data) > MAX_BODY
+                    return Answer(response.status_code, b"" if cut else bytes(data), cut)
 
             facts = await identify(
                 Http(lambda p: fetch("GET", p, None), lambda p, b: fetch("POST", p, b), model)

@@ -56,14 +56,19 @@ class ServerFacts:
     wants_key: bool = False  # /v1/models answered 401/403
 
 
+MAX_ANSWER = 64_000_000  # bytes (and characters) of one answer read and parsed
+MAX_CONTEXT = 100_000_000  # tokens: ten times the longest context any model serves
+
+
 class Answer:
     """One HTTP answer: its status and its JSON (None when the body is not JSON)."""
 
-    def __init__(self, status: int, body: bytes) -> None:
+    def __init__(self, status: int, body: bytes, cut: bool = False) -> None:
         self.status = status
+        self.cut = cut  # more than MAX_ANSWER came: not read (its start is no JSON)
         try:  # by the file reader's rules: a body nested 100,000 deep is no JSON, no crash
             text = body.decode("utf-8", "replace")
-            self.json: Any = parse_json_text(text, "the answer") if body else None
+            self.json: Any = parse_json_text(text, "the answer", MAX_ANSWER) if body else None
         except ValueError:
             self.json = None
 
@@ -88,7 +93,11 @@ class Http:
 
 
 def _int(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+    """A context length as a server reports it: a whole number of tokens up to
+    :data:`MAX_CONTEXT`; anything else (10^30, -1, "4096") is not believed: unknown."""
+    if isinstance(value, int) and not isinstance(value, bool) and 0 < value <= MAX_CONTEXT:
+        return value
+    return None
 
 
 def _names(items: Any, key: str) -> tuple[str, ...]:
@@ -143,6 +152,8 @@ async def ollama(http: Http) -> ServerFacts | None:
 
 async def lmstudio(http: Http) -> ServerFacts | None:
     answer = await http.get("/api/v0/models")
+    if answer.ok and answer.cut:  # a list larger than any read: a server, its models unread
+        return ServerFacts("other")
     data = answer.dict().get("data")
     if not (answer.ok and isinstance(data, list)):
         return None
@@ -219,6 +230,8 @@ async def openai_list(http: Http) -> ServerFacts | None:
     answer = await http.get("/v1/models")
     if answer.status in (401, 403):
         return ServerFacts("other", wants_key=True)
+    if answer.ok and answer.cut:  # a list larger than any read: a server, its models unread
+        return ServerFacts("other")
     data = answer.dict().get("data")
     if not (answer.ok and isinstance(data, list)):
         return None

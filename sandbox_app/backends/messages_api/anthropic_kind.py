@@ -27,6 +27,7 @@ from sandbox_app.backends.catalogue.kinds import BackendConfig, BackendKind, End
 from sandbox_app.backends.catalogue.presets import CUSTOM, Preset, ServerConfig
 from sandbox_app.backends.chat_completions.openai_compat import MAX_RETRIES, retry_after
 from sandbox_app.backends.messages_api.anthropic_messages import (
+    NotAStream,
     StreamDecoder,
     StreamFailed,
     request_body,
@@ -187,6 +188,11 @@ class AnthropicBackend(SdkBackend["anthropic.AsyncAnthropic"]):
                 yield delta
         except BackendError:
             raise
+        except NotAStream as err:
+            raise BackendError(
+                f"{self.config.host} sent a stream that breaks the Messages API's rules after "
+                f"{events} events ({err}); the reply is not taken."
+            ) from None
         except StreamFailed as err:
             raise BackendError(
                 f"{self.config.host} ended the stream with an error after {events} events "

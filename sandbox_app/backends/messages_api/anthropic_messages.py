@@ -8,6 +8,8 @@ assistant message does not start with the thinking block(s) it wrote, signature 
 (its "Preserving thinking blocks" rule). The decoder keeps those blocks whole and hands them
 on as ``Delta.carry``; the engine stores them in the assistant message (PROVIDER), and
 :func:`request_body` puts them first in that message again. Text ReAct sends content only.
+A block over ``MAX_CARRIED`` (a server's 20 MB signature) is neither held nor sent back: it is
+said in a notice, and the next request goes without it.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from typing import Any
 
 from sandbox_app.backends.catalogue.request_fields import ANTHROPIC, place
 from sandbox_app.core.running.backend import (
+    MAX_CARRIED,
     PROVIDER,
     BackendError,
     Delta,
@@ -25,6 +28,7 @@ from sandbox_app.core.running.backend import (
     StreamParams,
     ToolCallPiece,
     Usage,
+    carried_notice,
 )
 from sandbox_app.core.untrusted.file_reader import parse_json_text
 
@@ -163,6 +167,9 @@ class StreamDecoder:
     the carry and the usage the stream reports at its start and end."""
 
     blocks: dict[int, dict[str, Any]] = field(default_factory=dict)  # thinking, by index
+    kinds: dict[int, str] = field(default_factory=dict)  # each block started: its type
+    # A block grown past MAX_CARRIED: its size so far, never kept (said at the end).
+    dropped: dict[int, int] = field(default_factory=dict)
     usage: dict[str, int] = field(default_factory=dict)
     stop_reason: str | None = None
     ended: bool = False
@@ -170,9 +177,17 @@ class StreamDecoder:
     def decode(self, event: dict[str, Any]) -> list[Delta]:
         kind = event.get("type")
         if kind == "content_block_delta":
-            return self._delta(event["index"], event["delta"])
+            index = _index(event)
+            if index not in self.kinds:
+                raise NotAStream(f"a delta for content block {index}, never started")
+            return self._delta(index, _object(event, "delta"))
         if kind == "content_block_start":
-            return self._start(event["index"], event["content_block"])
+            index = _index(event)
+            if index in self.kinds:
+                raise NotAStream(f"content block {index} started twice")
+            block = _object(event, "content_block")
+            self.kinds[index] = str(block.get("type"))
+            return self._start(index, block)
         if kind == "message_start":
             self._count(event["message"].get("usage"))
         elif kind == "message_delta":
@@ -188,7 +203,10 @@ class StreamDecoder:
     def _start(self, index: int, block: dict[str, Any]) -> list[Delta]:
         kind = block.get("type")
         if kind == "tool_use":
-            return [Delta(tool_calls=(ToolCallPiece(index, block["id"], block["name"]),))]
+            name, call_id = block.get("name"), block.get("id")
+            if not isinstance(name, str) or not name or not isinstance(call_id, str):
+                raise NotAStream(f"a tool_use block (content block {index}) without a name or id")
+            return [Delta(tool_calls=(ToolCallPiece(index, call_id, name),))]
         if kind == "thinking":
             self.blocks[index] = {"type": "thinking", "thinking": "", "signature": ""}
             return [Delta(reasoning=block["thinking"])] if block.get("thinking") else []
@@ -201,21 +219,38 @@ class StreamDecoder:
 
     def _delta(self, index: int, delta: dict[str, Any]) -> list[Delta]:
         kind = delta.get("type")
+        if kind in _DELTA_OF:
+            block, key = _DELTA_OF[kind]
+            if self.kinds[index] != block:
+                raise NotAStream(f"a {kind} for content block {index}, a {self.kinds[index]}")
+            if not isinstance(delta.get(key), str):
+                raise NotAStream(f"a {kind} (content block {index}) without its {key}")
         if kind == "text_delta":
             return [Delta(text=delta["text"])]
         if kind == "thinking_delta":
-            block = self.blocks.get(index)
-            if block is not None:
-                block["thinking"] += delta["thinking"]
+            self._grow(index, "thinking", delta["thinking"])
             return [Delta(reasoning=delta["thinking"])]
         if kind == "signature_delta":
-            block = self.blocks.get(index)
-            if block is not None:
-                block["signature"] += delta["signature"]
+            self._grow(index, "signature", delta["signature"])
             return []
         if kind == "input_json_delta":
             return [Delta(tool_calls=(ToolCallPiece(index, arguments=delta["partial_json"]),))]
         return []
+
+    def _grow(self, index: int, key: str, piece: str) -> None:
+        """A thinking block's text or signature, kept while the block is within MAX_CARRIED
+        (a server's 20 MB signature is never held, nor sent back)."""
+        if index in self.dropped:
+            self.dropped[index] += len(piece)
+            return
+        block = self.blocks.get(index)
+        if block is None:
+            return
+        block[key] += piece
+        size = len(block["thinking"]) + len(block["signature"])
+        if size > MAX_CARRIED:
+            del self.blocks[index]
+            self.dropped[index] = size
 
     def _count(self, usage: dict[str, Any] | None) -> None:
         for name, value in (usage or {}).items():
@@ -238,6 +273,8 @@ class StreamDecoder:
         if reason == "pause_turn":
             notice = "The server paused a long turn (pause_turn); the reply so far is taken."
             out.append(Delta(notice=notice))
+        for size in self.dropped.values():
+            out.append(Delta(notice=carried_notice("signed thinking block", size)))
         carry = {CARRY_KEY: [self.blocks[i] for i in sorted(self.blocks)]} if self.blocks else None
         out.append(
             Delta(
@@ -262,6 +299,35 @@ class StreamDecoder:
             cache_read_tokens=read,
             cache_write_tokens=written,
         )
+
+
+# Each delta's block type and the field it carries: a delta to another block is no reply.
+_DELTA_OF = {
+    "text_delta": ("text", "text"),
+    "thinking_delta": ("thinking", "thinking"),
+    "signature_delta": ("thinking", "signature"),
+    "input_json_delta": ("tool_use", "partial_json"),
+}
+MAX_BLOCKS = 10_000  # content blocks in one reply
+
+
+def _index(event: dict[str, Any]) -> int:
+    index = event.get("index")
+    if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < MAX_BLOCKS:
+        raise NotAStream(f"a {event.get('type')} without a content block index")
+    return index
+
+
+def _object(event: dict[str, Any], key: str) -> dict[str, Any]:
+    value = event.get(key)
+    if not isinstance(value, dict):
+        raise NotAStream(f"a {event.get('type')} without its {key}")
+    return value
+
+
+class NotAStream(Exception):
+    """An event no Messages stream holds (a delta for a block never started, a tool_use
+    without a name): the reply is not taken as an answer; what is wrong, in a few words."""
 
 
 class StreamFailed(Exception):

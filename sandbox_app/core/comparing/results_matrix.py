@@ -15,7 +15,6 @@ whose runs are not all in one evaluation of the database). No Qt here.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -24,6 +23,7 @@ from typing import Any, Protocol
 from sandbox_app.core.comparing.arms import arm_name, differences, factors, identity
 from sandbox_app.core.history.history_arms import arm_of
 from sandbox_app.core.history.history_db import HistoryStore
+from sandbox_app.core.history.history_rows import lanes_of
 from sandbox_app.core.history.history_schema import HistoryError
 from sandbox_app.core.results.eval_result import Arm, EvalResult
 
@@ -104,7 +104,9 @@ class HistoryMatrix:
         found = store.read("SELECT lanes FROM evaluations WHERE id = ?", (evaluation,))
         if not found:
             raise HistoryError(f"no evaluation {evaluation} in {store.path}")
-        order = {lane["label"]: i for i, lane in enumerate(json.loads(found[0][0]))}
+        order = {
+            label: i for i, label in enumerate(lanes_of(found[0][0], f"evaluation {evaluation}"))
+        }
         self._store, self._evaluation = store, evaluation
         self.pages_read = self.rows_read = 0
         # Each lane's arm, from its first run (the lanes from the results index alone, then

@@ -8,13 +8,13 @@ version and model alone (core/comparing/arms.py compares only what both arms kno
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 
 from sandbox_app.core.history.history_db import HistoryStore
+from sandbox_app.core.history.history_rows import WHOLE, counted, json_of, words
 from sandbox_app.core.history.history_schema import HistoryError
 from sandbox_app.core.results.eval_result import Arm
-from sandbox_app.core.untrusted.file_reader import ReadError
+from sandbox_app.core.untrusted.file_reader import ReadError, one_line
 
 
 @dataclass(frozen=True)
@@ -35,30 +35,36 @@ def case_counts(store: HistoryStore, evaluation: int) -> list[CaseCount]:
     store.evaluation(evaluation)  # HistoryError when there is none
     rows = store.read(
         "SELECT arm, prompt_version, model, case_no, question, expected, COUNT(*), SUM(passed), "
-        "MIN(lane), MIN(id) FROM results WHERE evaluation_id = ? "
+        f"MIN(lane), MIN(id) FROM results WHERE evaluation_id = ? AND {counted(columns=WHOLE)} "
         "GROUP BY arm, prompt_version, model, case_no, question, expected ORDER BY MIN(id)",
         (evaluation,),
     )
     arms: dict[tuple[str | None, str, str], Arm] = {}
-    counted: list[CaseCount] = []
-    for text, version, model, case, question, expected, runs, passed, lane, _ in rows:
-        key = (text, version or "", model or "")
-        arm = arms.get(key)
-        if arm is None:
-            arm = arms[key] = arm_of(text, version or "", model or "", evaluation)
-        passes = int(passed or 0)
-        counted.append(CaseCount(arm, int(case), question, expected, int(runs), passes, lane))
-    return counted
+    counted_: list[CaseCount] = []
+    for text, version, model, case, question, expected, runs, passed, lane, first in rows:
+        key = (text, version, model)
+        try:
+            arm = arms.get(key) or arm_of(text, version, model, evaluation)
+            where = f"result {first} of evaluation {evaluation}"
+            asked = words(question, f"{where}'s question", optional=True)
+            wanted = words(expected, f"{where}'s expected answer", optional=True)
+        except HistoryError as err:  # those runs left out, said; the others compared
+            store.skip(f"result {first}", f"result {first} skipped: {err}")
+            continue
+        arms[key] = arm
+        counted_.append(CaseCount(arm, case, asked, wanted, runs, passed, lane))
+    store.skip_bad("AND evaluation_id = ?", (evaluation,), WHOLE)
+    return counted_
 
 
 def arm_of(text: str | None, version: str, model: str, evaluation: int) -> Arm:
     """A row's arm from its ``arm`` column (a row before step 3: its version and model)."""
     where = f"evaluation {evaluation}'s arm"
+    data = json_of(text, where) if text is not None else {"model": model}
     try:
-        data = json.loads(text) if text else {"model": model}
         return Arm.from_dict(data, version, where)
-    except (ValueError, RecursionError, ReadError) as err:
-        raise HistoryError(f"{where}: {str(err).splitlines()[0][:200]}") from None
+    except ReadError as err:
+        raise HistoryError(one_line(str(err))) from None
 
 
 # An evaluation's scenario: its file; without one (standard input, an untitled scenario in

@@ -22,10 +22,23 @@ import json
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from sandbox_app.core.history.history_rows import (
+    EVALUATION_COLUMNS,
+    TALLIED,
+    VERDICTS,
+    Tally,
+    bad_results,
+    counted,
+    evaluation_row,
+    result_of,
+    select_results,
+)
+from sandbox_app.core.history.history_rows import (
+    EvaluationRow as EvaluationRow,
+)
 from sandbox_app.core.history.history_schema import (
     LOCK_WAIT_S,
     HistoryError,
@@ -33,8 +46,6 @@ from sandbox_app.core.history.history_schema import (
     now,
     packed,
     reason,
-    result_of,
-    select_results,
 )
 from sandbox_app.core.results.eval_result import EvalResult
 
@@ -59,54 +70,7 @@ _NEW_RUN = (
     "status, answer, passed, document) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 
-# ---- what is read back -------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Tally:
-    runs: int = 0
-    passed: int = 0
-
-
-@dataclass
-class EvaluationRow:
-    id: int
-    started: str
-    finished: str | None
-    scenario_title: str
-    scenario_path: str
-    lanes: list[str]
-    cases: int
-    repeats: int
-    source: str
-    versions: list[str] = field(default_factory=list)  # prompt version ids, as first seen
-    by_lane: dict[str, Tally] = field(default_factory=dict)
-
-    @property
-    def runs(self) -> int:
-        return sum(t.runs for t in self.by_lane.values())
-
-    @property
-    def passed(self) -> int:
-        return sum(t.passed for t in self.by_lane.values())
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "started": self.started,
-            "finished": self.finished,
-            "scenario": self.scenario_title,
-            "scenario_path": self.scenario_path,
-            "lanes": self.lanes,
-            "cases": self.cases,
-            "repeats": self.repeats,
-            "source": self.source,
-            "prompt_versions": self.versions,
-            "runs": self.runs,
-            "passed": self.passed,
-        }
-
-
+_RUN_TEXTS = "recorded, place, scenario_title, model"
 RunKeyTuple = tuple[str, int, int]  # lane, case, repeat
 
 
@@ -117,6 +81,7 @@ class HistoryStore:
     def __init__(self, path: Path) -> None:
         self.path = path
         self._lock = threading.Lock()
+        self._skipped: dict[str, str] = {}  # bad rows read past, not yet said: row → line
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             self._db = sqlite3.connect(
@@ -163,6 +128,19 @@ class HistoryStore:
                 return self._db.execute(sql, args).fetchall()
             except sqlite3.Error as err:
                 raise HistoryError(f"{self.path}: {reason(err)}") from None
+            except OverflowError:  # an id beyond SQLite's integers: there is no such row
+                raise HistoryError(f"{self.path}: a number beyond SQLite's integers") from None
+
+    def skip(self, row: str, line: str | HistoryError) -> None:
+        """A bad row read past (core/history/history_rows.py), said once by :meth:`skipped`."""
+        with self._lock:
+            self._skipped.setdefault(row, str(line))
+
+    def skipped(self) -> list[str]:
+        """The bad rows read past since last asked, a line each (said by the front end)."""
+        with self._lock:
+            lines, self._skipped = list(self._skipped.values()), {}
+        return lines
 
     # ---- writing ---------------------------------------------------------------------------
 
@@ -250,41 +228,45 @@ class HistoryStore:
     # ---- reading ---------------------------------------------------------------------------
 
     def evaluations(self, only: int | None = None) -> list[EvaluationRow]:
-        """Every evaluation, newest first (or just ``only``), with its lanes' tallies."""
+        """Every evaluation, newest first (or just ``only``), with its lanes' tallies; a bad
+        row is skipped and said (:meth:`skipped`)."""
         where, args = ("WHERE id = ?", (only,)) if only is not None else ("", ())
-        rows = self.read(
-            "SELECT id, started, finished, scenario_title, scenario_path, lanes, cases, "
-            f"repeats, source FROM evaluations {where} ORDER BY id DESC",
-            args,
-        )
-        found = {
-            r[0]: EvaluationRow(
-                r[0],
-                r[1],
-                r[2],
-                r[3],
-                r[4],
-                [lane["label"] for lane in json.loads(r[5])],
-                r[6],
-                r[7],
-                r[8],
-            )
-            for r in rows
-        }
+        found: dict[int, EvaluationRow] = {}
+        for r in self.read(
+            f"SELECT {EVALUATION_COLUMNS} FROM evaluations {where} ORDER BY id DESC", args
+        ):
+            try:
+                row = evaluation_row(r)
+            except HistoryError as err:
+                self.skip(f"evaluation {r[0]}", err)
+                continue
+            found[row.id] = row
+        of = "AND evaluation_id = ?" if only is not None else ""
         tallies = self.read(
             "SELECT evaluation_id, prompt_version, lane, COUNT(*), SUM(passed) FROM results "
-            f"{where.replace('id', 'evaluation_id')} GROUP BY evaluation_id, prompt_version, lane",
+            f"WHERE {counted()} {of} GROUP BY evaluation_id, prompt_version, lane",
             args,
         )
+        self.skip_bad(of, args)
         for evaluation, version, lane, runs, passed in tallies:
-            row = found.get(evaluation)
-            if row is None:
+            held = found.get(evaluation)
+            if held is None:
                 continue
-            if version and version not in row.versions:
-                row.versions.append(version)
-            was = row.by_lane.get(lane, Tally())
-            row.by_lane[lane] = Tally(was.runs + runs, was.passed + passed)
+            if version and version not in held.versions:
+                held.versions.append(version)
+            was = held.by_lane.get(lane, Tally())
+            held.by_lane[lane] = Tally(was.runs + runs, was.passed + passed)
         return list(found.values())
+
+    def skip_bad(self, of: str, args: tuple[Any, ...], columns: tuple[str, ...] = TALLIED) -> None:
+        """The results left out of the counts (``history_rows.counted``), said (the first few)."""
+        bad = self.read(
+            f"SELECT id, evaluation_id FROM results WHERE NOT {counted(columns=columns)} {of} "
+            "LIMIT 10",
+            args,
+        )
+        for (number, _), line in zip(bad, bad_results(bad), strict=True):
+            self.skip(f"result {number}", line)
 
     def evaluation(self, evaluation: int) -> EvaluationRow:
         rows = self.evaluations(evaluation)
@@ -295,9 +277,11 @@ class HistoryStore:
     def verdicts(self, evaluation: int) -> dict[RunKeyTuple, bool]:
         """Each run's pass or fail: all a diff reads (from the ``results_diff`` index)."""
         rows = self.read(
-            "SELECT lane, case_no, repeat, passed FROM results WHERE evaluation_id = ?",
+            "SELECT lane, case_no, repeat, passed FROM results WHERE evaluation_id = ? "
+            f"AND {counted(columns=VERDICTS)}",
             (evaluation,),
         )
+        self.skip_bad("AND evaluation_id = ?", (evaluation,), VERDICTS)
         return {(lane, case, repeat): bool(passed) for lane, case, repeat, passed in rows}
 
     def results(
@@ -318,7 +302,15 @@ class HistoryStore:
                     (evaluation, *flat),
                 )
         for row in rows:
-            yield result_of(row, events)
+            if (result := self._result(row, events)) is not None:
+                yield result
+
+    def _result(self, row: tuple[Any, ...], events: bool) -> EvalResult | None:
+        try:
+            return result_of(row, events)
+        except HistoryError as err:
+            self.skip(f"result {row[-1]}", err)
+            return None
 
     def pages(
         self, evaluation: int, events: bool = False, size: int = 500
@@ -336,24 +328,27 @@ class HistoryStore:
             if not rows:
                 return
             last = rows[-1][-1]
-            yield [result_of(row, events) for row in rows]
+            yield [r for row in rows if (r := self._result(row, events)) is not None]
 
     def trend(self) -> list[tuple[str, str, int, str, int, int]]:
         """(prompt version, model, evaluation, its start, runs, passed), oldest first."""
         rows = self.read(
             "SELECT r.prompt_version, r.model, r.evaluation_id, e.started, COUNT(*), "
             "SUM(r.passed) FROM results r JOIN evaluations e ON e.id = r.evaluation_id "
+            f"WHERE {counted('r.')} AND typeof(e.started) = 'text' "
             "GROUP BY r.prompt_version, r.model, r.evaluation_id ORDER BY r.evaluation_id"
         )
         return [tuple(row) for row in rows]
 
     def runs(self, limit: int = 200) -> list[tuple[int, str, str, str, str, str | None]]:
-        """The newest single runs: id, when, where, scenario, model, status."""
+        """The newest single runs: id, when, where, scenario, model, status (rows whose
+        columns are what the app writes)."""
+        texts = " AND ".join(f"typeof({c}) = 'text'" for c in _RUN_TEXTS.split(", "))
         return [
             tuple(row)
             for row in self.read(
-                "SELECT id, recorded, place, scenario_title, model, status FROM runs "
-                "ORDER BY id DESC LIMIT ?",
+                f"SELECT id, {_RUN_TEXTS}, status FROM runs WHERE {texts} AND "
+                "typeof(status) IN ('text', 'null') ORDER BY id DESC LIMIT ?",
                 (limit,),
             )
         ]

@@ -18,9 +18,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from sandbox_app.core.results.eval_result import EvalResult
-from sandbox_app.core.untrusted.file_reader import ReadError
-
 DATA_ENV = "REACT_SANDBOX_DATA"  # a folder for the app's data instead of the platform's
 FILE_NAME = "history.sqlite3"
 LOCK_WAIT_S = 2.0  # another writer's transaction is milliseconds; a lock held longer is one
@@ -131,30 +128,43 @@ SCHEMA_VERSION = len(MIGRATIONS)
 
 def migrate(db: sqlite3.Connection) -> None:
     """Bring the file up to :data:`SCHEMA_VERSION`, a step at a time, each step and its new
-    version number in one transaction (a kill between steps leaves a whole version)."""
+    version number in one transaction (a kill between steps leaves a whole version).
+
+    Safe when several processes open one new file at once (two ``eval``s started together):
+    each step takes SQLite's write lock first (``BEGIN IMMEDIATE``, waiting ``LOCK_WAIT_S``
+    for another opener's step) and reads ``user_version`` again inside it, so a step another
+    opener has just made is never made twice."""
+    while True:
+        version = _version(db)  # outside a transaction: no lock taken for an up-to-date file
+        if version == SCHEMA_VERSION:
+            return
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            version = _version(db)  # what it is now that this opener alone may write
+            if version < SCHEMA_VERSION:
+                MIGRATIONS[version](db)
+                db.execute(f"PRAGMA user_version = {version + 1}")
+            db.execute("COMMIT")
+        except BaseException:
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+            raise
+
+
+def _version(db: sqlite3.Connection) -> int:
     version = db.execute("PRAGMA user_version").fetchone()[0]
+    if not isinstance(version, int) or version < 0:
+        raise HistoryError(f"not a history database (schema {version})")
     if version > SCHEMA_VERSION:
         raise HistoryError(
             f"made by a newer ReAct Sandbox (schema {version}; this one reads up to "
             f"{SCHEMA_VERSION})"
         )
-    for number in range(version, SCHEMA_VERSION):
-        db.execute("BEGIN IMMEDIATE")
-        try:
-            MIGRATIONS[number](db)
-            db.execute(f"PRAGMA user_version = {number + 1}")
-            db.execute("COMMIT")
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
+    return version
 
 
 def packed(data: Any) -> bytes:
     return zlib.compress(json.dumps(data, ensure_ascii=False).encode(), 1)
-
-
-def unpacked(blob: bytes) -> Any:
-    return json.loads(zlib.decompress(blob))
 
 
 def reason(err: BaseException) -> str:
@@ -164,42 +174,3 @@ def reason(err: BaseException) -> str:
     if isinstance(err, OSError) and err.strerror:
         return err.strerror
     return " ".join(text.split())  # one line
-
-
-def select_results(events: bool) -> str:
-    """A result's columns (its trace's too with ``events``), its row id last."""
-    trace = "t.events" if events else "NULL"
-    return (
-        "SELECT r.lane, r.case_no, r.repeat, r.prompt_version, r.model, r.passed, r.status, "
-        "r.question, r.expected, r.answer, r.checks, r.metrics, r.arm, r.reason, r.judge, "
-        f"{trace}, r.id "
-        "FROM results r "
-        "LEFT JOIN traces t ON t.result_id = r.id"
-    )
-
-
-def result_of(row: tuple[Any, ...], events: bool) -> EvalResult:
-    """A row of :func:`select_results` read as a results file's line is (EvalResult's one
-    reader); a row from before arms were kept gets its model from its ``model`` column."""
-    arm = json.loads(row[12]) if row[12] else {"model": row[4]}
-    data = {
-        "lane": row[0],
-        "case": row[1],
-        "repeat": row[2],
-        "prompt_version": row[3],
-        "arm": arm,
-        "passed": bool(row[5]),
-        "status": row[6],
-        "question": row[7],
-        "expected": row[8],
-        "answer": row[9],
-        "checks": json.loads(row[10]),
-        "metrics": json.loads(row[11]) if row[11] else None,
-        "reason": row[13],
-        "judge": json.loads(row[14]) if row[14] else None,
-        **({"events": unpacked(row[15]) if row[15] else []} if events else {}),
-    }
-    try:
-        return EvalResult.from_dict(data, f"result {row[-1]}")
-    except ReadError as err:
-        raise HistoryError(str(err)) from None

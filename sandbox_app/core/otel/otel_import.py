@@ -97,6 +97,8 @@ def imported(spans: Sequence[Span], name: str) -> ImportedTrace:
         )
     trace = unique(by_trace[trace_id])
     calls = [model_call(s) for s in innermost(trace, model_spans[trace_id])]
+    if not calls:  # innermost keeps one at least; a step list is never read empty
+        raise TraceError(f"{name}: no model calls to read (their spans' parents loop).")
     if len(calls) > MAX_STEPS:
         notices.append(f"The trace has {len(calls)} model calls: the first {MAX_STEPS} are shown.")
         calls = calls[:MAX_STEPS]

@@ -301,15 +301,28 @@ def unique(spans: list[Span]) -> list[Span]:
 
 
 def innermost(trace: list[Span], llms: list[Span]) -> list[Span]:
-    """The model spans that wrap no other model span, by start; each once."""
+    """The model spans that wrap no other model span, by start; each once. Parents that form
+    a cycle (a hostile or broken file) are no parents: a span whose ancestry comes back to
+    itself wraps nothing, so every call in a cycle is a step of its own."""
     parents = {s.span_id: s.parent_id for s in trace}
     llm_ids = {s.span_id for s in llms}
     outer: set[str] = set()
     for span in llms:
-        parent, hops = parents.get(span.span_id, ""), 0
-        while parent and hops < 1000:  # a cycle in a hostile file ends too
+        for parent in _ancestors(span.span_id, parents):
             if parent in llm_ids:
                 outer.add(parent)
-            parent, hops = parents.get(parent, ""), hops + 1
     inner = {s.span_id: s for s in llms if s.span_id not in outer}
     return sorted(inner.values(), key=lambda s: s.start_ns)
+
+
+def _ancestors(span_id: str, parents: dict[str, str]) -> list[str]:
+    """``span_id``'s parent, its parent's…; none when the chain comes back to it (a cycle),
+    up to where it would repeat when it runs into a cycle further up."""
+    chain: list[str] = []
+    seen = {span_id}
+    parent = parents.get(span_id, "")
+    while parent and parent not in seen and len(chain) < 1000:
+        chain.append(parent)
+        seen.add(parent)
+        parent = parents.get(parent, "")
+    return [] if parent == span_id else chain

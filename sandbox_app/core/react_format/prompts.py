@@ -13,7 +13,12 @@ import re
 from collections.abc import Iterable, Mapping
 
 from sandbox_app.core.react_format.dialects import Dialect, spec
-from sandbox_app.core.react_format.variables import VARIABLE, undefined_line
+from sandbox_app.core.react_format.variables import (
+    VARIABLE,
+    filler,
+    oversize_line,
+    undefined_line,
+)
 from sandbox_app.core.tools import Tool
 
 PLACEHOLDERS = ("tools", "format")
@@ -86,9 +91,11 @@ def render_prompt(
             f"Unknown placeholder {names} in the system prompt; use {{tools}} and {{format}}."
         )
     variables = variables or {}
-    undefined = undefined_line(variables, {"the system prompt": template})
-    if undefined and not keep_undefined:
+    where = {"the system prompt": template}
+    undefined = undefined_line(variables, where) or oversize_line(variables, where)
+    if undefined and not keep_undefined:  # kept: left as written, as fill leaves them
         raise PromptError(undefined)
+    use = filler(template, variables)
     if native:
         values = {"tools": tool_lines(tools), "format": NATIVE_FORMAT}
     else:
@@ -96,7 +103,7 @@ def render_prompt(
 
     def filled(m: re.Match[str]) -> str:
         if m.group(1):
-            return variables.get(m.group(1), m.group(0))
+            return use(m.group(1), m.group(0))
         return values[m.group(2)]
 
     return _EITHER.sub(filled, template)

@@ -11,7 +11,7 @@ put in as it is, never read again for placeholders: a value holding ``{x}`` or `
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 NAME = r"[A-Za-z_][A-Za-z0-9_]*"
 RESERVED = ("tools", "format")  # prompts.PLACEHOLDERS: the template's own
@@ -23,6 +23,10 @@ _NAME = re.compile(NAME)
 MAX_NAME = 64
 MAX_VARIABLES = 500
 MAX_VALUE = 100_000  # characters: a document's worth, not a file's
+# A text filled (the system prompt, the question): a value used many times multiplies, and a
+# scenario of 4 MB once made a prompt of 1 GB. A million characters is ~250,000 tokens, more
+# than any model's context.
+MAX_FILLED = 1_000_000
 
 
 class VariableError(ValueError):
@@ -66,8 +70,50 @@ def names_in(text: str) -> list[str]:
 
 def fill(text: str, values: Mapping[str, str]) -> str:
     """``text`` with each defined ``{{name}}`` replaced by its value; an undefined one is left
-    as written (the caller says so: :func:`undefined_line`)."""
-    return _VARIABLE.sub(lambda m: values.get(m.group(1), m.group(0)), text)
+    as written (the caller says so: :func:`undefined_line`), and so is one whose value would
+    take the text over :data:`MAX_FILLED` (:func:`oversize_line`)."""
+    use = filler(text, values)
+    return _VARIABLE.sub(lambda m: use(m.group(1), m.group(0)), text)
+
+
+def filler(text: str, values: Mapping[str, str]) -> Callable[[str, str], str]:
+    """What each ``{{name}}`` of ``text`` (written as ``written``) becomes, in order: its value
+    while the filled text stays within :data:`MAX_FILLED` characters, else as written."""
+    size = len(text)
+
+    def use(name: str, written: str) -> str:
+        nonlocal size
+        value = values.get(name)
+        if value is None or size + len(value) - len(written) > MAX_FILLED:
+            return written
+        size += len(value) - len(written)
+        return value
+
+    return use
+
+
+def oversize_line(values: Mapping[str, str], texts: Mapping[str, str]) -> str | None:
+    """One line naming the variable that takes one of ``texts`` (where → text) over
+    :data:`MAX_FILLED` characters once filled (the one adding most); None when none does."""
+    for where, text in texts.items():
+        size = len(text)
+        added: dict[str, int] = {}
+        uses: dict[str, int] = {}
+        for m in _VARIABLE.finditer(text):
+            value = values.get(m.group(1))
+            if value is not None:
+                size += len(value) - len(m.group(0))
+                added[m.group(1)] = added.get(m.group(1), 0) + len(value)
+                uses[m.group(1)] = uses.get(m.group(1), 0) + 1
+        if size > MAX_FILLED:
+            name = max(added, key=lambda n: added[n])
+            times = f", {uses[name]:,} times" if uses[name] > 1 else ""
+            return (
+                f"Filling {{{{{name}}}}} ({len(values[name]):,} characters{times}) makes "
+                f"{where} {size:,} characters; at most {MAX_FILLED:,}: use it fewer times "
+                "or give it a shorter value."
+            )
+    return None
 
 
 def undefined_line(values: Mapping[str, str], texts: Mapping[str, str]) -> str | None:

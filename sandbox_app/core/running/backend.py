@@ -6,6 +6,7 @@ it keeps every dependency pointing one way: backends → core, never core → ba
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncGenerator, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -85,6 +86,44 @@ class Delta:
             and self.carry is None
             and not (self.text and self.reasoning)
         )
+
+
+# One item a backend carries back (a signed thinking block, a reasoning item, a thought
+# signature), as JSON: a real one is a few KB; a server that sent 20 MB would have it sent
+# back with every later request (20, then 40 MB) and kept in every export.
+MAX_CARRIED = 256 * 1024
+
+
+def carried_notice(what: str, size: int) -> str:
+    """The one line for a carried item over :data:`MAX_CARRIED`, left out."""
+    return (
+        f"The server's {what} is {size:,} bytes, over {MAX_CARRIED // 1024} KB: not kept, "
+        "the next request goes without it."
+    )
+
+
+def bounded_carry(carry: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """``carry`` (Delta.carry: a kind's key → its items, a list or an object of them, or one
+    value) without any item over :data:`MAX_CARRIED` bytes of JSON, and a notice for each
+    left out."""
+    notices: list[str] = []
+
+    def fits(item: Any, what: str) -> bool:
+        size = len(json.dumps(item, ensure_ascii=False, default=str).encode())
+        if size > MAX_CARRIED:
+            notices.append(carried_notice(what, size))
+        return size <= MAX_CARRIED
+
+    kept: dict[str, Any] = {}
+    for key, value in carry.items():
+        what = f"reasoning item ({key})"
+        if isinstance(value, list):
+            kept[key] = [item for item in value if fits(item, what)]
+        elif isinstance(value, dict):
+            kept[key] = {name: item for name, item in value.items() if fits(item, what)}
+        elif fits(value, what):
+            kept[key] = value
+    return kept, notices
 
 
 @dataclass(frozen=True)

@@ -32,6 +32,7 @@ from sandbox_app.core.running.backend import (
     Message,
     StreamParams,
     Usage,
+    bounded_carry,
 )
 from sandbox_app.core.running.events import (
     CallMade,
@@ -139,8 +140,11 @@ class TurnReader:
                         out.usage = delta.usage
                     if delta.finish_reason is not None:
                         out.finish_reason = delta.finish_reason
-                    if delta.carry:
-                        out.carry.update(delta.carry)
+                    if delta.carry:  # each item bounded: one over is left out, said
+                        kept, notices = bounded_carry(delta.carry)
+                        out.carry.update(kept)
+                        for notice in notices:
+                            yield Notice(self.step, notice)
                     if delta.tool_calls:
                         # Arguments count against the limit too: a server that ignores
                         # max_tokens could otherwise stream a call without end.

@@ -13,7 +13,7 @@ from typing import Any, Literal, cast
 
 from sandbox_app.core.react_format.dialects import Dialect
 from sandbox_app.core.react_format.prompts import DEFAULT_TEMPLATE
-from sandbox_app.core.react_format.variables import fill, undefined_line
+from sandbox_app.core.react_format.variables import fill, oversize_line, undefined_line
 
 # The lane and run settings and their ranges live in lane_settings.py (one rule for the file,
 # the command line and the window); named here too, beside the types that hold them.
@@ -169,10 +169,11 @@ class Scenario:
 
     def undefined_variables(self) -> str | None:
         """One line naming a ``{{variable}}`` the template or question uses that nothing
-        defines (a run refuses with it); None when there is none."""
+        defines, or one whose value makes either too large once filled
+        (``variables.MAX_FILLED``): a run refuses with it; None when there is none."""
         template = self.system_prompt or DEFAULT_TEMPLATE
         texts = {"the system prompt": template, "the question": self.question}
-        return undefined_line(self.variables, texts)
+        return undefined_line(self.variables, texts) or oversize_line(self.variables, texts)
 
     @property
     def prompt_dialect(self) -> Dialect:
