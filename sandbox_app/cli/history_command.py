@@ -17,13 +17,15 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from functools import cache
 from pathlib import Path
 from typing import Any, TextIO
 
 from sandbox_app.cli.eval_history import add_db_option, history_at
 from sandbox_app.cli.terminal import json_visible, say, visible
 from sandbox_app.core.comparing.arm_diff import CaseChange, verdict_document
-from sandbox_app.core.comparing.evaluations import diff_evaluations
+from sandbox_app.core.comparing.arms import lane_title, version_label
+from sandbox_app.core.comparing.evaluations import diff_evaluations, version_names
 from sandbox_app.core.comparing.report_lines import diff_lines
 from sandbox_app.core.history.history_arms import baselines, set_baseline
 from sandbox_app.core.history.history_db import EvaluationRow, HistoryStore
@@ -31,7 +33,6 @@ from sandbox_app.core.history.history_rows import MAX_ID
 from sandbox_app.core.history.history_schema import HistoryError, default_path
 from sandbox_app.core.results.eval_result import EvalResult
 from sandbox_app.core.results.evaluation import rate
-from sandbox_app.core.scenarios.prompt_versions import SHORT_ID
 
 
 def parser() -> argparse.ArgumentParser:
@@ -125,7 +126,8 @@ def _answer(store: HistoryStore, args: argparse.Namespace) -> tuple[Any, list[st
 
 
 def _row(row: EvaluationRow) -> str:
-    versions = ", ".join(v[:SHORT_ID] for v in row.versions) or "—"
+    names = _names(row.scenario_path)
+    versions = ", ".join(version_label(v, names) for v in row.versions) or "—"
     state = "" if row.finished else " · not finished"
     return (
         f"#{row.id}  {row.started[:16].replace('T', ' ')}  {row.scenario_title} · "
@@ -134,9 +136,14 @@ def _row(row: EvaluationRow) -> str:
     )
 
 
+@cache  # one read of each scenario file however many evaluations name it
+def _names(scenario_path: str) -> dict[str, str]:
+    return version_names(scenario_path)
+
+
 def _show(row: EvaluationRow, failed: list[EvalResult]) -> list[str]:
     lines = [_row(row), f"scenario: {row.scenario_path or '(standard input or the window)'}"]
-    lines += [f"  {lane}: {rate(t.passed, t.runs)}" for lane, t in row.by_lane.items()]
+    lines += [f"  {lane_title(lane)}: {rate(t.passed, t.runs)}" for lane, t in row.by_lane.items()]
     if failed:
         lines.append(f"failed runs ({len(failed)}):")
     for result in failed:

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from sandbox_app.core.comparing.arms import (
     ArmPair,
+    lane_title,
     pair_across,
     pairs_within,
+    version_label,
     what_changed,
 )
 from sandbox_app.core.results.eval_result import Arm
@@ -88,3 +90,17 @@ def test_an_arm_from_before_arms_were_kept_pairs_by_version_and_model() -> None:
     old = Arm(BRIEF, model="good-7b")  # a schema-1 result: nothing else known
     pairing = pair_across([old], [arm(BRIEF, "good-7b"), arm(BRIEF, "sloppy-3b")])
     assert [(p.b.model, p.factor) for p in pairing.pairs] == [("good-7b", "")]
+
+
+def test_a_version_is_said_by_name_first_and_a_lane_by_its_model_not_its_url() -> None:
+    assert version_label(BRIEF, NAMES) == f"brief ({BRIEF[:8]})"
+    assert version_label("c" * 64, NAMES) == "c" * 8
+    # eval's lane specs (the same rule as cli/lane_spec.py: the URL ends where its path meets
+    # the first colon), as titles; any other title as it is.
+    assert lane_title("http://127.0.0.1:8000/v1:good-7b") == "good-7b (127.0.0.1:8000)"
+    assert lane_title("http://localhost:11434/v1:qwen3:8b @ grounded") == (
+        "qwen3:8b (localhost:11434) @ grounded"
+    )
+    assert lane_title("anthropic:http://127.0.0.1:8123:claude-x") == "claude-x (127.0.0.1:8123)"
+    for title in ("scripted @ brief", "Lane 1", "ollama:llama3"):
+        assert lane_title(title) == title

@@ -189,6 +189,7 @@ def test_diff_lists_exactly_the_runs_that_flipped(
     assert code == 0
     lines = listing.splitlines()
     assert lines[0].startswith("#2 ")
+    assert " · prompt grounded (" in lines[0]  # the version's name first, then its id
     assert "50% (2/4, 95% CI 15%–85%)" in lines[0]
     assert lines[1].startswith("#1 ")
     code, text, _ = cli("history", "diff", "1", "2", "--db", db, capsys=capsys)

@@ -79,7 +79,11 @@ def test_compare_with_lists_exactly_the_flipped_runs(
         tuple(view.trend.item(r, c).text() for c in range(3))  # type: ignore[union-attr]
         for r in range(view.trend.rowCount())
     ]
-    assert trend == [("31bfb942", "scripted", "#1 50%"), ("dc401975", "scripted", "#2 50%")]
+    # Names first (the scenario's prompt history), ids second.
+    assert trend == [
+        ("brief (31bfb942)", "scripted", "#1 50%"),
+        ("grounded (dc401975)", "scripted", "#2 50%"),
+    ]
     view.select(1, 2)
     qtbot.mouseClick(view.compare_button, Qt.MouseButton.LeftButton)
     flips = view.flips

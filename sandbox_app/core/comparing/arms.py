@@ -19,11 +19,13 @@ factors are unknown there and never count as a difference.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
+from urllib.parse import urlsplit
 
 from sandbox_app.core.results.eval_result import Arm
 from sandbox_app.core.scenarios.lane_settings import SETTINGS
@@ -153,3 +155,23 @@ def what_changed(pair: ArmPair, names: Mapping[str, str]) -> tuple[str, str, str
     else:
         where = f"with prompt {version_name(pair.b.prompt_version, names)}"
     return pair.factor.replace("_", " "), a, b, where
+
+
+def version_label(version: str, names: Mapping[str, str]) -> str:
+    """``brief (31bfb942)``: a version's name first, its short id second; unnamed, the id."""
+    name, short = names.get(version, ""), version[:8] or "—"
+    return f"{name} ({short})" if name else short
+
+
+# eval's lane specs as titles: "URL:MODEL" or "BACKEND:URL:MODEL", perhaps "… @ VERSION" after.
+_LANE_SPEC = re.compile(r"^(?:[\w.-]+:)?(https?://[^/:\s]+(?::\d+)?(?:/[^:\s]*)?):(\S+)(?=$| @ )")
+
+
+def lane_title(label: str) -> str:
+    """A lane as people call it: an ``eval --lane URL:MODEL`` title becomes "MODEL (HOST)",
+    the server's address shortened to its host; any other title stays as it is."""
+    found = _LANE_SPEC.match(label)
+    if found is None:
+        return label
+    host = urlsplit(found[1]).netloc or found[1]
+    return f"{found[2]} ({host}){label[found.end():]}"

@@ -36,11 +36,12 @@ from PySide6.QtWidgets import (
 )
 
 from sandbox_app.application.history import History
+from sandbox_app.core.comparing.arms import lane_title, version_label
+from sandbox_app.core.comparing.evaluations import version_names
 from sandbox_app.core.history.history_arms import baselines, marked_baseline, set_baseline
 from sandbox_app.core.history.history_db import EvaluationRow, HistoryStore
 from sandbox_app.core.history.history_schema import HistoryError
 from sandbox_app.core.results.evaluation import rate
-from sandbox_app.core.scenarios.prompt_versions import SHORT_ID
 from sandbox_app.ui.common.plain import plain_label
 from sandbox_app.ui.history.flips_dialog import FlipsDialog
 
@@ -141,23 +142,30 @@ class HistoryView(QDialog):
             self.problem.show()
             self.rows, trend, marked = [], [], set()
         self.table.setRowCount(len(self.rows))
+        named: dict[str, dict[str, str]] = {}  # each scenario file's version names, read once
+        window = self.history_actions.version_names()
         for r, row in enumerate(self.rows):
-            versions = ", ".join(v[:SHORT_ID] for v in row.versions) or "—"
+            if row.scenario_path not in named:
+                named[row.scenario_path] = {**version_names(row.scenario_path), **window}
+            names = named[row.scenario_path]
+            versions = ", ".join(version_label(v, names) for v in row.versions) or "—"
             cells = (
                 f"{row.id}" + (" · baseline" if row.id in marked else ""),
                 row.started[:16].replace("T", " ") + ("" if row.finished else " (not finished)"),
                 row.scenario_title,
                 versions,
-                ", ".join(row.lanes),
+                ", ".join(lane_title(lane) for lane in row.lanes),
                 f"{row.runs}",
                 rate(row.passed, row.runs),
             )
             for c, text in enumerate(cells):
                 self.table.setItem(r, c, QTableWidgetItem(text))
-        self._draw_trend(trend)
+        self._draw_trend(trend, window)
         self._update_buttons()
 
-    def _draw_trend(self, trend: list[tuple[str, str, int, str, int, int]]) -> None:
+    def _draw_trend(
+        self, trend: list[tuple[str, str, int, str, int, int]], names: Mapping[str, str]
+    ) -> None:
         series: dict[tuple[str, str], list[tuple[int, int, int]]] = {}
         for version, model, evaluation, _started, runs, passed in trend:
             series.setdefault((version, model), []).append((evaluation, runs, passed))
@@ -165,7 +173,7 @@ class HistoryView(QDialog):
         for r, ((version, model), points) in enumerate(sorted(series.items())):
             steps = " → ".join(f"#{e} {p / n:.0%}" for e, n, p in points if n)
             _, runs, passed = points[-1]
-            cells = (version[:SHORT_ID] or "—", model or "—", steps, rate(passed, runs))
+            cells = (version_label(version, names), model or "—", steps, rate(passed, runs))
             for c, text in enumerate(cells):
                 self.trend.setItem(r, c, QTableWidgetItem(text))
         self.trend.resizeColumnsToContents()  # the steps whole, never cut at a default width
