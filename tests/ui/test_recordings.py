@@ -198,7 +198,7 @@ def test_the_prompt_variants_recording_plays_two_versions_one_right(
     assert window.recordings.play(VARIANTS)
     qtbot.waitUntil(lambda: not window.compare.running, timeout=20000)
     rows = window.compare.rows()
-    assert [r["Prompt"] for r in rows] == [brief.short, grounded.short]
+    assert [r["Prompt"] for r in rows] == [f"brief ({brief.short})", f"grounded ({grounded.short})"]
     assert [r["Correct"] for r in rows] == ["no", "yes"]
     answers = [lane.record.runs[-1].answer for lane in window.compare.lanes]
     assert answers == ["About $2,160 per year", "$2,592 per year"]

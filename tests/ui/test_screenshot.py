@@ -311,7 +311,8 @@ def test_screenshot_of_two_prompt_variants(qtbot: QtBot, window: MainWindow, sho
     qtbot.waitUntil(lambda: len(compare.lanes[1].record.runs) == 1, timeout=15000)
     qtbot.waitUntil(lambda: not compare.running, timeout=15000)
     rows = compare.rows()
-    assert [row["Prompt"] for row in rows] == [brief.short, grounded.short]
+    named = [f"brief ({brief.short})", f"grounded ({grounded.short})"]  # names first
+    assert [row["Prompt"] for row in rows] == named
     assert [row["Correct"] for row in rows] == ["no", "yes"]
     save_and_check(window, shots / "variants.png")
 

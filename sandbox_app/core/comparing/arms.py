@@ -29,6 +29,7 @@ from urllib.parse import urlsplit
 
 from sandbox_app.core.results.eval_result import Arm
 from sandbox_app.core.scenarios.lane_settings import SETTINGS
+from sandbox_app.core.scenarios.prompt_versions import version_label as version_label
 
 PROMPT, MODEL = "prompt", "model"
 
@@ -155,12 +156,6 @@ def what_changed(pair: ArmPair, names: Mapping[str, str]) -> tuple[str, str, str
     else:
         where = f"with prompt {version_name(pair.b.prompt_version, names)}"
     return pair.factor.replace("_", " "), a, b, where
-
-
-def version_label(version: str, names: Mapping[str, str]) -> str:
-    """``brief (31bfb942)``: a version's name first, its short id second; unnamed, the id."""
-    name, short = names.get(version, ""), version[:8] or "—"
-    return f"{name} ({short})" if name else short
 
 
 # eval's lane specs as titles: "URL:MODEL" or "BACKEND:URL:MODEL", perhaps "… @ VERSION" after.

@@ -18,7 +18,7 @@ from sandbox_app.core.results.prices import stored_prices as stored_prices
 from sandbox_app.core.results.verdict import COULD_NOT_CHECK, matches, verdict
 from sandbox_app.core.running.events import RunFinished
 from sandbox_app.core.running.records import RunHistory
-from sandbox_app.core.scenarios.prompt_versions import SHORT_ID
+from sandbox_app.core.scenarios.prompt_versions import names_of, version_label
 from sandbox_app.core.scenarios.scenario import MAX_LANES as MAX_LANES
 from sandbox_app.core.scenarios.scenario import MIN_LANES as MIN_LANES
 from sandbox_app.core.scenarios.scenario import Expected
@@ -26,7 +26,7 @@ from sandbox_app.core.scenarios.scenario import Expected
 COLUMNS = (
     "Lane",
     "Model",
-    "Prompt",  # the prompt version the lane's latest run was told (its short id)
+    "Prompt",  # the prompt version the lane's latest run was told (its name, then short id)
     "Status",
     "Final answer",
     "Correct",  # the run's verdict; with repeats, how many of them were right (k/N)
@@ -70,7 +70,8 @@ class LaneRecord:
         row["Lane"], row["Model"] = self.lane, self.model
         latest = self.history.latest
         if latest is not None and latest.settings.prompt_version:
-            row["Prompt"] = latest.settings.prompt_version[:SHORT_ID]
+            history = latest.scenario.prompt_history if latest.scenario else ()
+            row["Prompt"] = version_label(latest.settings.prompt_version, names_of(history))
         if not self.runs:
             row["Status"] = "running" if self.running else "—"
             return row

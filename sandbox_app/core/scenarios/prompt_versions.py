@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime
 from functools import cached_property
@@ -192,6 +192,12 @@ def capped(history: History, limit: int = MAX_HISTORY) -> History:
 def names_of(history: History) -> dict[str, str]:
     """Each named version's id → its name (how a comparison says a version)."""
     return {entry.id: entry.name for entry in history if entry.name}
+
+
+def version_label(version: str, names: Mapping[str, str]) -> str:
+    """``brief (31bfb942)``: a version's name first, its short id second; unnamed, the id."""
+    name, short = names.get(version, ""), version[:SHORT_ID] or "—"
+    return f"{name} ({short})" if name else short
 
 
 def find(history: History, ref: str) -> PromptEntry:
