@@ -54,7 +54,7 @@ class RanPrompt:
         # pushes a lane's name or status out.
         self.label = NoticeLine()
         self.label.setObjectName("lanePrompt")
-        controls.addWidget(self.label)
+        controls.addWidget(self.label, 1)  # a share of the row: a NoticeLine asks no width
         self._shown = shown
         picker.currentIndexChanged.connect(lambda _index: self.refresh())
 
