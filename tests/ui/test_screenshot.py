@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QImage
-from PySide6.QtWidgets import QScrollArea, QWidget
+from PySide6.QtWidgets import QWidget
 from pytestqt.qtbot import QtBot
 
 from sandbox_app.core.results.compare import Price
@@ -225,8 +225,9 @@ def test_at_800_by_600_the_editor_is_not_clipped(
 ) -> None:
     window.resize(800, 600)
     qtbot.waitUntil(lambda: window.width() == 800, timeout=2000)
-    left = window.splitter.widget(0)
-    assert isinstance(left, QScrollArea)
+    window.column.bar.settings_button.click()  # the model's settings too
+    left = window.editors
+    qtbot.waitUntil(window.backend_panel.isVisible, timeout=2000)
     assert not left.horizontalScrollBar().isVisible()
     content = left.widget()
     assert content.width() <= left.viewport().width()
@@ -279,7 +280,7 @@ def test_screenshot_of_the_versions_panel(qtbot: QtBot, window: MainWindow, shot
         qtbot.waitUntil(lambda: window.controller.running, timeout=2000)
         qtbot.waitUntil(lambda: not window.controller.running, timeout=15000)
     versions = panel.versions
-    panel.tabs.setCurrentWidget(versions)
+    panel.show_versions()
     first, second = window.workspace.model.scenario.prompt_history
     versions.select(first.id)
     versions.name_button.click()
@@ -305,7 +306,7 @@ def test_screenshot_of_two_prompt_variants(qtbot: QtBot, window: MainWindow, sho
     brief, grounded = window.workspace.model.scenario.prompt_history
     compare = window.compare
     assert [lane.config().settings.prompt for lane in compare.lanes] == ["brief", "grounded"]
-    window.prompt_panel.tabs.setCurrentWidget(window.prompt_panel.versions)
+    window.prompt_panel.show_versions()
     window.tabs.setCurrentWidget(compare)
     qtbot.mouseClick(compare.run_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: len(compare.lanes[1].record.runs) == 1, timeout=15000)

@@ -12,13 +12,12 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QToolButton, QVBoxLayout, QWidget
 
 from sandbox_app.backends.keys import KeyStore, UrlSource
-from sandbox_app.backends.kinds import BackendConfig
 from sandbox_app.core.results.compare import LaneRecord
 from sandbox_app.core.running.recording import RecordedLane
 from sandbox_app.core.scenarios.scenario import LaneConfig, Scenario
 from sandbox_app.ui.common.fitting import hold_height_for_width
 from sandbox_app.ui.common.plain import plain_label
-from sandbox_app.ui.lane.backend_panel import BackendPanel
+from sandbox_app.ui.lane.backend_panel import BackendPanel, kind_caption
 from sandbox_app.ui.lane.lane_runner import LaneRunner
 from sandbox_app.ui.lane.run_controller import RunController
 from sandbox_app.ui.lane.run_pane import RunPane
@@ -206,12 +205,3 @@ class LaneWidget(QFrame):
         self.prompt_label.setText(f"ran prompt {version[:8]}" if version else "")
         for widget in (self.backend_panel, self.duplicate_button, self.remove_button):
             widget.setEnabled(not running)
-
-
-def kind_caption(config: BackendConfig) -> str:
-    """Which backend and of which kind, for a lane's header: a kind of its own by its name
-    ("Anthropic", "Ollama (native)"), a preset of a kind with many beside its kind's name
-    ("Ollama (OpenAI-compatible server)"), so two lanes on one server say which API each uses."""
-    kind = config.kind
-    name = kind.choice(config.backend).name
-    return name if not kind.choices or name == kind.name else f"{name} ({kind.name})"
