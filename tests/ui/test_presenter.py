@@ -192,3 +192,18 @@ def test_at_200_percent_presenter_mode_fits_1280_by_720(qtbot: QtBot, window: Ma
     qtbot.waitUntil(lambda: window.width() == 1280, timeout=2000)
     for widget in (compare.run_button, compare.export_button, window.presenter.zoom_label):
         assert fully_shown(widget), widget
+
+
+def test_the_summary_fills_the_questions_variables(qtbot: QtBot, window: MainWindow) -> None:
+    scenario = fast("brightgrid", tokens_per_second=0)
+    window.set_scenario(
+        scenario.with_changes(
+            question="How much does Brightgrid Pro cost per year for {{seats}} developers?",
+            variables={"seats": "7"},
+        )
+    )
+    window.presenter_action.trigger()
+    summary = window.presenter.summary.text()
+    assert "for 7 developers?" in summary
+    assert "{{" not in summary
+    window.presenter_action.trigger()

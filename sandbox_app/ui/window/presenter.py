@@ -187,7 +187,8 @@ class Presenter:
         s = self.shown.current_scenario()
         model = self.shown.backend_panel.choice().model
         tools = ", ".join(s.enabled_tools) or "no tools"
-        return f"{s.title} · {s.question} · {model} · {tools} · {s.max_steps} steps"
+        # The question as the model is asked it: {{seats}} filled, as the trace shows it.
+        return f"{s.title} · {s.asked_question} · {model} · {tools} · {s.max_steps} steps"
 
 
 def _scale(widget: QWidget, scale: float) -> None:
