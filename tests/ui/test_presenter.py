@@ -207,3 +207,32 @@ def test_the_summary_fills_the_questions_variables(qtbot: QtBot, window: MainWin
     assert "for 7 developers?" in summary
     assert "{{" not in summary
     window.presenter_action.trigger()
+
+
+@pytest.mark.parametrize("size", [(1280, 720), (800, 600)])
+def test_presenter_mode_shows_the_test_sets_results(
+    qtbot: QtBot, window: MainWindow, size: tuple[int, int]
+) -> None:
+    """On a projector the Test set tab's grid is in view, its result columns beside the
+    questions (the question column never takes the whole width)."""
+    from tests.ui.test_eval_panel import open_test_set
+
+    window.resize(*size)
+    open_test_set(window)
+    panel = window.compare.eval_panel
+    panel.run_button.click()
+    qtbot.waitUntil(lambda: len(panel.results) == 24 and not panel.running, timeout=20000)
+    window.presenter_action.trigger()
+    grid = panel.grid
+    model = grid.grid_model
+
+    def shown(row: int, column: int) -> bool:
+        cell = grid.visualRect(model.index(row, column))
+        seen = grid.viewport().visibleRegion().intersected(cell).boundingRect()
+        return not cell.isEmpty() and seen == cell
+
+    columns = range(1, model.columnCount())
+    assert len(columns) == 2  # a lane each
+    qtbot.waitUntil(lambda: all(shown(row, c) for row in (0, 1) for c in columns), timeout=3000)
+    assert grid.columnWidth(0) < grid.viewport().width() / 2
+    window.presenter_action.trigger()

@@ -159,6 +159,7 @@ class Presenter:
         this then)."""
         window = self.window
         set_app_scale(self.scale)
+        self.shown.run_tabs.set_presenting(self.on)
         traces = window.findChildren(TraceView)
         answers = [w for w in window.findChildren(QLabel) if w.objectName() == "finalAnswer"]
         prompt = self.shown.prompt_panel
