@@ -236,3 +236,48 @@ def test_presenter_mode_shows_the_test_sets_results(
     qtbot.waitUntil(lambda: all(shown(row, c) for row in (0, 1) for c in columns), timeout=3000)
     assert grid.columnWidth(0) < grid.viewport().width() / 2
     window.presenter_action.trigger()
+
+
+@pytest.mark.parametrize("lanes", [2, 3])
+def test_at_800_by_600_a_lane_is_readable_with_its_verdict(
+    qtbot: QtBot, window: MainWindow, lanes: int
+) -> None:
+    """A projector of 800x600: one lane at a time, full width (two as well as three), its
+    answer and ✔/✘ on one row, and lines of its trace under them; the Run tab's trace shows
+    five lines and more."""
+    window.resize(800, 600)
+    run(qtbot, window)
+    window.presenter_action.trigger()
+    qtbot.waitUntil(lambda: lines_shown(window.trace) >= 5, timeout=2000)
+    for widget in (window.answer_label, window.answer_status):
+        assert fully_shown(widget), widget
+    assert window.answer_status.text().startswith("✔ Correct")
+    window.presenter_action.trigger()
+    compare = window.compare
+    compare.set_lanes(tuple(LaneConfig("scripted", "", f"model-{i}") for i in range(lanes)))
+    window.tabs.setCurrentWidget(compare)
+    window.resize(800, 600)
+    compare.run_all()
+    qtbot.waitUntil(lambda: not compare.running, timeout=20000)
+    window.presenter_action.trigger()
+    window.resize(800, 600)
+    qtbot.waitUntil(lambda: window.width() == 800, timeout=2000)
+    lane = compare.lanes[0]
+    assert [other for other in compare.lanes if other.isVisible()] == [lane]
+    qtbot.waitUntil(lambda: lines_shown(lane.trace) >= 4, timeout=2000)
+    answer, verdict = lane.pane.answer_label, lane.pane.answer_status
+    for widget in (lane.title, answer, verdict):
+        assert fully_shown(widget), widget
+    assert verdict.text().startswith("✔ Correct")
+    assert verdict.mapTo(lane, verdict.rect().center()).y() == pytest.approx(
+        answer.mapTo(lane, answer.rect().center()).y(), abs=6
+    )
+    window.presenter_action.trigger()  # back: side by side, the verdict under the answer
+    assert all(other.isVisible() for other in compare.lanes)
+    qtbot.waitUntil(
+        lambda: (
+            verdict.mapTo(lane, verdict.rect().topLeft()).y()
+            > answer.mapTo(lane, answer.rect().bottomLeft()).y()
+        ),
+        timeout=2000,
+    )

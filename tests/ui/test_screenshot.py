@@ -42,6 +42,17 @@ GUESSER = [  # a model that skips the search and guesses the price
 ]
 
 
+@pytest.fixture(autouse=True)
+def desktop_screen(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Dialogs fit a desktop's screen (ui/common/screen_fit.py), not the offscreen
+    platform's 800x800: the pictures show them at the size they ask for."""
+    from PySide6.QtCore import QRect
+
+    from sandbox_app.ui.common import screen_fit
+
+    monkeypatch.setattr(screen_fit, "available", lambda _widget: QRect(0, 0, 1920, 1080))
+
+
 @pytest.fixture
 def shots(tmp_path: Path) -> Path:
     return Path(os.environ.get("REACT_SANDBOX_SCREENSHOTS") or tmp_path)
