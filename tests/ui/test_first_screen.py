@@ -80,8 +80,9 @@ def test_settings_opens_the_model_panel_under_the_bar(qtbot: QtBot, window: Main
     assert panel.geometry().top() < window.prompt_panel.geometry().top()
     # Another backend and model, chosen in the panel: the bar says so.
     panel.select("custom", "http://localhost:8080/v1", "qwen3:8b")
-    assert bar.caption.text() == "Custom URL (OpenAI-compatible server) · qwen3:8b"
+    assert bar.caption.text() == "Custom URL · qwen3:8b"
+    assert ">Custom URL (OpenAI-compatible server) · qwen3:8b<" in bar.caption.toolTip()
     bar.settings_button.click()
     qtbot.waitUntil(lambda: not panel.isVisible(), timeout=2000)
-    assert bar.caption.text() == "Custom URL (OpenAI-compatible server) · qwen3:8b"
+    assert bar.caption.text() == "Custom URL · qwen3:8b"
     assert window.current_scenario().model == panel.choice().settings

@@ -269,8 +269,16 @@ def test_at_800_by_600_a_lane_is_readable_with_its_verdict(
     for widget in (lane.title, answer, verdict):
         assert fully_shown(widget), widget
     assert verdict.text().startswith("✔ Correct")
-    assert verdict.mapTo(lane, verdict.rect().center()).y() == pytest.approx(
-        answer.mapTo(lane, answer.rect().center()).y(), abs=6
+    # Once laid out at presenter sizes: the verdict beside the answer, on its row.
+    qtbot.waitUntil(
+        lambda: (
+            abs(
+                verdict.mapTo(lane, verdict.rect().center()).y()
+                - answer.mapTo(lane, answer.rect().center()).y()
+            )
+            <= 6
+        ),
+        timeout=2000,
     )
     window.presenter_action.trigger()  # back: side by side, the verdict under the answer
     assert all(other.isVisible() for other in compare.lanes)

@@ -16,15 +16,15 @@ from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QHBoxLayout, QScrollArea, QToolButton, QVBoxLayout, QWidget
 
 from sandbox_app.ui.common.notice_line import NoticeLine
-from sandbox_app.ui.common.plain import rich_label
+from sandbox_app.ui.common.plain import rich_label, tip
 from sandbox_app.ui.lane.backend_panel import BackendPanel, kind_caption
 
 SETTINGS_TIP = "Show or hide the model's settings: backend, URL, key, model list, sampling"
 
 
 class ModelBar(QWidget):
-    """Backend · model on one line (cut with … when narrow, whole in its tooltip) and the
-    Settings toggle; redrawn whenever the panel changes."""
+    """Backend · model on one line (cut with … when narrow, the kind's name too in its
+    tooltip) and the Settings toggle; redrawn whenever the panel changes."""
 
     def __init__(self, panel: BackendPanel, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -44,8 +44,12 @@ class ModelBar(QWidget):
         self.show_choice()
 
     def show_choice(self) -> None:
-        choice = self.panel.choice()
-        self.caption.say(f"{kind_caption(choice.config)} · {choice.model or 'no model chosen'}")
+        """The backend's short name and the model ("Custom URL · qwen3:8b": the model is
+        what a narrow bar must not cut); the kind's name too in the tooltip."""
+        config = self.panel.choice().config
+        model = config.model or "no model chosen"
+        self.caption.say(f"{config.kind.choice(config.backend).name} · {model}")
+        self.caption.setToolTip(tip(f"{kind_caption(config)} · {model}"))
 
 
 class EditorsColumn(QWidget):
