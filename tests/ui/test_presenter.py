@@ -266,7 +266,7 @@ def test_at_800_by_600_a_lane_is_readable_with_its_verdict(
     assert [other for other in compare.lanes if other.isVisible()] == [lane]
     qtbot.waitUntil(lambda: lines_shown(lane.trace) >= 4, timeout=2000)
     answer, verdict = lane.pane.answer_label, lane.pane.answer_status
-    for widget in (lane.title, answer, verdict):
+    for widget in (lane.title, lane.pane.step_label, answer, verdict):
         assert fully_shown(widget), widget
     assert verdict.text().startswith("✔ Correct")
     # Once laid out at presenter sizes: the verdict beside the answer, on its row.

@@ -183,7 +183,13 @@ class LaneWidget(QFrame):
             pane_layout.insertWidget(1, step_label)
         step_label.show()  # a widget moved to another parent is hidden until shown again
         self._answer_beside_status(on, pane_layout)
-        chrome = (self.model_label, self.pane.controls_bar, self.duplicate_button)
+        # The prompt version it ran: the table's Prompt column says it (the row stays one line).
+        chrome = (
+            self.model_label,
+            self.pane.controls_bar,
+            self.duplicate_button,
+            self.prompt_label,
+        )
         for widget in (*chrome, self.remove_button):
             widget.setVisible(not on)
         self.backend_panel.setVisible(not on and self.settings_button.isChecked())
