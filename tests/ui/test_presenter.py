@@ -192,3 +192,100 @@ def test_at_200_percent_presenter_mode_fits_1280_by_720(qtbot: QtBot, window: Ma
     qtbot.waitUntil(lambda: window.width() == 1280, timeout=2000)
     for widget in (compare.run_button, compare.export_button, window.presenter.zoom_label):
         assert fully_shown(widget), widget
+
+
+def test_the_summary_fills_the_questions_variables(qtbot: QtBot, window: MainWindow) -> None:
+    scenario = fast("brightgrid", tokens_per_second=0)
+    window.set_scenario(
+        scenario.with_changes(
+            question="How much does Brightgrid Pro cost per year for {{seats}} developers?",
+            variables={"seats": "7"},
+        )
+    )
+    window.presenter_action.trigger()
+    summary = window.presenter.summary.text()
+    assert "for 7 developers?" in summary
+    assert "{{" not in summary
+    window.presenter_action.trigger()
+
+
+@pytest.mark.parametrize("size", [(1280, 720), (800, 600)])
+def test_presenter_mode_shows_the_test_sets_results(
+    qtbot: QtBot, window: MainWindow, size: tuple[int, int]
+) -> None:
+    """On a projector the Test set tab's grid is in view, its result columns beside the
+    questions (the question column never takes the whole width)."""
+    from tests.ui.test_eval_panel import open_test_set
+
+    window.resize(*size)
+    open_test_set(window)
+    panel = window.compare.eval_panel
+    panel.run_button.click()
+    qtbot.waitUntil(lambda: len(panel.results) == 24 and not panel.running, timeout=20000)
+    window.presenter_action.trigger()
+    grid = panel.grid
+    model = grid.grid_model
+
+    def shown(row: int, column: int) -> bool:
+        cell = grid.visualRect(model.index(row, column))
+        seen = grid.viewport().visibleRegion().intersected(cell).boundingRect()
+        return not cell.isEmpty() and seen == cell
+
+    columns = range(1, model.columnCount())
+    assert len(columns) == 2  # a lane each
+    qtbot.waitUntil(lambda: all(shown(row, c) for row in (0, 1) for c in columns), timeout=3000)
+    assert grid.columnWidth(0) < grid.viewport().width() / 2
+    window.presenter_action.trigger()
+
+
+@pytest.mark.parametrize("lanes", [2, 3])
+def test_at_800_by_600_a_lane_is_readable_with_its_verdict(
+    qtbot: QtBot, window: MainWindow, lanes: int
+) -> None:
+    """A projector of 800x600: one lane at a time, full width (two as well as three), its
+    answer and ✔/✘ on one row, and lines of its trace under them; the Run tab's trace shows
+    five lines and more."""
+    window.resize(800, 600)
+    run(qtbot, window)
+    window.presenter_action.trigger()
+    qtbot.waitUntil(lambda: lines_shown(window.trace) >= 5, timeout=2000)
+    for widget in (window.answer_label, window.answer_status):
+        assert fully_shown(widget), widget
+    assert window.answer_status.text().startswith("✔ Correct")
+    window.presenter_action.trigger()
+    compare = window.compare
+    compare.set_lanes(tuple(LaneConfig("scripted", "", f"model-{i}") for i in range(lanes)))
+    window.tabs.setCurrentWidget(compare)
+    window.resize(800, 600)
+    compare.run_all()
+    qtbot.waitUntil(lambda: not compare.running, timeout=20000)
+    window.presenter_action.trigger()
+    window.resize(800, 600)
+    qtbot.waitUntil(lambda: window.width() == 800, timeout=2000)
+    lane = compare.lanes[0]
+    assert [other for other in compare.lanes if other.isVisible()] == [lane]
+    qtbot.waitUntil(lambda: lines_shown(lane.trace) >= 4, timeout=2000)
+    answer, verdict = lane.pane.answer_label, lane.pane.answer_status
+    for widget in (lane.title, lane.pane.step_label, answer, verdict):
+        assert fully_shown(widget), widget
+    assert verdict.text().startswith("✔ Correct")
+    # Once laid out at presenter sizes: the verdict beside the answer, on its row.
+    qtbot.waitUntil(
+        lambda: (
+            abs(
+                verdict.mapTo(lane, verdict.rect().center()).y()
+                - answer.mapTo(lane, answer.rect().center()).y()
+            )
+            <= 6
+        ),
+        timeout=2000,
+    )
+    window.presenter_action.trigger()  # back: side by side, the verdict under the answer
+    assert all(other.isVisible() for other in compare.lanes)
+    qtbot.waitUntil(
+        lambda: (
+            verdict.mapTo(lane, verdict.rect().topLeft()).y()
+            > answer.mapTo(lane, answer.rect().bottomLeft()).y()
+        ),
+        timeout=2000,
+    )

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QImage
-from PySide6.QtWidgets import QScrollArea, QWidget
+from PySide6.QtWidgets import QWidget
 from pytestqt.qtbot import QtBot
 
 from sandbox_app.core.results.compare import Price
@@ -40,6 +40,17 @@ GUESSER = [  # a model that skips the search and guesses the price
     "Action: calculator[15 * 12 * 7]",
     "Thought: The calculator gave the total.\nAnswer: $1,260 per year",
 ]
+
+
+@pytest.fixture(autouse=True)
+def desktop_screen(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Dialogs fit a desktop's screen (ui/common/screen_fit.py), not the offscreen
+    platform's 800x800: the pictures show them at the size they ask for."""
+    from PySide6.QtCore import QRect
+
+    from sandbox_app.ui.common import screen_fit
+
+    monkeypatch.setattr(screen_fit, "available", lambda _widget: QRect(0, 0, 1920, 1080))
 
 
 @pytest.fixture
@@ -225,8 +236,9 @@ def test_at_800_by_600_the_editor_is_not_clipped(
 ) -> None:
     window.resize(800, 600)
     qtbot.waitUntil(lambda: window.width() == 800, timeout=2000)
-    left = window.splitter.widget(0)
-    assert isinstance(left, QScrollArea)
+    window.column.bar.settings_button.click()  # the model's settings too
+    left = window.editors
+    qtbot.waitUntil(window.backend_panel.isVisible, timeout=2000)
     assert not left.horizontalScrollBar().isVisible()
     content = left.widget()
     assert content.width() <= left.viewport().width()
@@ -279,7 +291,7 @@ def test_screenshot_of_the_versions_panel(qtbot: QtBot, window: MainWindow, shot
         qtbot.waitUntil(lambda: window.controller.running, timeout=2000)
         qtbot.waitUntil(lambda: not window.controller.running, timeout=15000)
     versions = panel.versions
-    panel.tabs.setCurrentWidget(versions)
+    panel.show_versions()
     first, second = window.workspace.model.scenario.prompt_history
     versions.select(first.id)
     versions.name_button.click()
@@ -305,7 +317,7 @@ def test_screenshot_of_two_prompt_variants(qtbot: QtBot, window: MainWindow, sho
     brief, grounded = window.workspace.model.scenario.prompt_history
     compare = window.compare
     assert [lane.config().settings.prompt for lane in compare.lanes] == ["brief", "grounded"]
-    window.prompt_panel.tabs.setCurrentWidget(window.prompt_panel.versions)
+    window.prompt_panel.show_versions()
     window.tabs.setCurrentWidget(compare)
     qtbot.mouseClick(compare.run_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: len(compare.lanes[1].record.runs) == 1, timeout=15000)

@@ -296,7 +296,7 @@ app = QApplication(sys.argv)
 seen = {}
 
 def on_screen(window):
-    tools, panel = window.tool_panel, window.backend_panel
+    tools, caption = window.tool_panel, window.column.bar.caption
     return {
         "title": window.windowTitle(),
         "tab": window.tabs.tabText(window.tabs.currentIndex()),
@@ -305,7 +305,7 @@ def on_screen(window):
         "tools": [[name, box.isChecked()] for name, box in tools.checkboxes.items()
                   if box.isVisible()],
         "max_steps": [tools.max_steps_slider.value(), tools.max_steps_slider.isVisible()],
-        "backend": panel.preset_combo.currentText() if panel.preset_combo.isVisible() else "",
+        "model": caption.text() if caption.isVisible() else "",
         "run": [window.run_button.text(), window.run_button.isEnabled()],
         "trace": window.trace.isVisible(),
         "menus": [action.text() for action in window.menuBar().actions()],
@@ -353,7 +353,7 @@ def test_the_first_frame_is_the_run_tab_as_it_is_once_everything_is_loaded(
     steps, slider_shown = first["max_steps"]
     assert steps > 0, shown
     assert slider_shown is True, shown
-    assert first["backend"] == "Scripted (offline)", shown
+    assert first["model"] == "Scripted (offline) · scripted", shown
     assert first["run"] == ["Run", True], shown
     assert first["menus"][0] == "&File", shown
     assert "&Help" in first["menus"], shown

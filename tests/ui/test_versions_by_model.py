@@ -37,7 +37,7 @@ def open_variants(window: MainWindow, tmp_path: Path) -> Path:
 
 def versions_tab(qtbot: QtBot, window: MainWindow) -> VersionsPanel:
     panel = window.prompt_panel.versions
-    window.prompt_panel.tabs.setCurrentWidget(panel)
+    window.prompt_panel.show_versions()
     qtbot.waitUntil(panel.isVisible, timeout=2000)
     return panel
 

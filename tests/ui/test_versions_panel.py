@@ -66,7 +66,7 @@ def two_versions(qtbot: QtBot, window: MainWindow) -> VersionsPanel:
     edit_and_run(qtbot, window, FIRST)
     edit_and_run(qtbot, window, SECOND)
     panel = window.prompt_panel.versions
-    window.prompt_panel.tabs.setCurrentWidget(panel)
+    window.prompt_panel.show_versions()
     return panel
 
 
@@ -243,7 +243,7 @@ def test_a_hostile_name_and_template_show_as_text(qtbot: QtBot, window: MainWind
     edit_and_run(qtbot, window, DEFAULT_TEMPLATE + "\n" + hostile)
     edit_and_run(qtbot, window, DEFAULT_TEMPLATE + "\nplain words")
     panel = window.prompt_panel.versions
-    window.prompt_panel.tabs.setCurrentWidget(panel)
+    window.prompt_panel.show_versions()
     first, second = history(window)
     panel.select(first.id)
     name_it(qtbot, panel, "<b>bold</b>\x1b[31m\u202eevil.invalid", "<i>note</i>")

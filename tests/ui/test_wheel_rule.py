@@ -190,14 +190,15 @@ def test_the_wheel_over_the_left_panels_slider_scrolls_the_panel(
     slider = window.tool_panel.max_steps_slider
     bar = window.editors.verticalScrollBar()
     qtbot.waitExposed(window)
+    window.column.bar.settings_button.click()  # the model's settings open above the editors
     qtbot.waitUntil(lambda: bar.maximum() > 0, timeout=2000)  # the panel is taller than shown
     bar.setValue(0)
     window.editors.ensureWidgetVisible(slider)
     top, steps = bar.value(), slider.value()
-    assert top < bar.maximum()
+    assert top > 0  # scrolled down to it: the wheel upwards scrolls the panel back
     # What a mouse wheel does: an event at the pointer, which Qt hands from widget to parent.
     centre = QPointF(slider.mapTo(window, slider.rect().center()))
-    QTest.wheelEvent(window.windowHandle(), centre, QPoint(0, -NOTCH))
-    qtbot.waitUntil(lambda: bar.value() > top, timeout=2000)
+    QTest.wheelEvent(window.windowHandle(), centre, QPoint(0, NOTCH))
+    qtbot.waitUntil(lambda: bar.value() < top, timeout=2000)
     assert slider.value() == steps
     assert not slider.hasFocus()  # the wheel gave it no focus: the next notch scrolls too

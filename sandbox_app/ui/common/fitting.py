@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import QEvent, QObject
 from PySide6.QtGui import QResizeEvent
-from PySide6.QtWidgets import QHBoxLayout, QScrollArea, QToolButton, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QPlainTextEdit, QScrollArea, QToolButton, QWidget
 
 # A widget property: its font is this many times the application's (unzoomed) font; the
 # answers' larger type says so, since its size at zoom 1 cannot be read once zoomed (zoom:
@@ -22,6 +22,13 @@ def tool_button(text: str) -> QToolButton:
     button = QToolButton()
     button.setText(text)
     return button
+
+
+def lines_tall(edit: QPlainTextEdit, lines: int) -> int:
+    """The height that shows ``lines`` lines of ``edit``'s text, its frame and margins with
+    them (a box's height given as lines alone showed a line fewer)."""
+    margin = edit.document().documentMargin()
+    return round(lines * edit.fontMetrics().lineSpacing() + 2 * (edit.frameWidth() + margin))
 
 
 def scrolling(widget: QWidget) -> QScrollArea:

@@ -37,6 +37,7 @@ from sandbox_app.ui.compare.eval_panel import EvalPanel
 from sandbox_app.ui.compare.lane_strip import LaneStrip
 from sandbox_app.ui.compare.lane_variants import LaneVariants, MatrixDialog, show_cell
 from sandbox_app.ui.compare.price_dialog import open_prices
+from sandbox_app.ui.compare.results_room import ResultsRoom
 from sandbox_app.ui.lane.key_confirmation import KeyConfirmation
 from sandbox_app.ui.lane.lane_runner import LaneRunner
 from sandbox_app.ui.lane.lane_widget import LaneWidget
@@ -118,10 +119,7 @@ class CompareView(QWidget):
         # Beside the results' tabs, not in the toolbar: that must fit an 800-px screen.
         self.results_tabs.setCornerWidget(side_by_side(self.matrix_button, self.diff_button))
         vertical = QSplitter(Qt.Orientation.Vertical)
-        vertical.addWidget(self.strip)
-        vertical.addWidget(self.results_tabs)
-        vertical.setStretchFactor(0, 1)
-        vertical.setSizes([560, 150])
+        self.results_room = ResultsRoom(vertical, self.strip, self.results_tabs)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 0)  # buttons clear of the tab frame
         layout.addLayout(toolbar)

@@ -17,13 +17,14 @@ from typing import Any
 
 from PySide6.QtCore import (
     QAbstractTableModel,
+    QEvent,
     QModelIndex,
     QPersistentModelIndex,
     QRect,
     Qt,
     Signal,
 )
-from PySide6.QtGui import QColor, QGuiApplication
+from PySide6.QtGui import QColor, QGuiApplication, QResizeEvent
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView, QWidget
 
 from sandbox_app.core.results.checks import described
@@ -246,12 +247,38 @@ class EvalGrid(QTableView):
         self.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 8)
         self.horizontalHeader().setDefaultSectionSize(140)
         self.horizontalHeader().setStretchLastSection(False)
-        model.modelReset.connect(self._columns_sized)
+        self._sizing = False
+        self._question_dragged = False  # the user's width for it, kept from then on
+        self.horizontalHeader().sectionResized.connect(self._on_section_resized)
+        model.modelReset.connect(self._size_question)
         self.clicked.connect(lambda index: self.cellClicked.emit(index.row(), index.column()))
 
-    def _columns_sized(self) -> None:
-        if self.grid_model.columnCount():
-            self.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+    def _size_question(self) -> None:
+        """The question column as wide as the room the results leave, between 12 and 40
+        characters: never the whole width, so the results are in view beside it (presenter
+        mode's larger type, a panel wider than the screen)."""
+        if not self.grid_model.columnCount() or self._question_dragged:
+            return
+        char = self.fontMetrics().averageCharWidth()
+        results = (self.grid_model.columnCount() - 1) * self.horizontalHeader().defaultSectionSize()
+        room = self.viewport().width() - results
+        self._sizing = True
+        self.setColumnWidth(0, max(12 * char, min(40 * char, room)))
+        self._sizing = False
+
+    def _on_section_resized(self, section: int, _old: int, _new: int) -> None:
+        if section == 0 and not self._sizing:
+            self._question_dragged = True
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self._size_question()
+
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.FontChange:  # zoom, presenter mode: rows fit the text
+            self.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 8)
+            self._size_question()
 
     def rowCount(self) -> int:
         return self.grid_model.rowCount()

@@ -112,7 +112,8 @@ class BackendPanel(QWidget):
         form.addRow("Timeout", self.timeout_spin)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(rich_label("<b>Model</b>"))
+        self.heading = rich_label("<b>Model</b>")  # the window's bar says it (model_bar.py)
+        layout.addWidget(self.heading)
         layout.addLayout(form)
 
         self.preset_combo.currentTextChanged.connect(self._on_preset_combo_changed)
@@ -307,3 +308,13 @@ class BackendPanel(QWidget):
             self._refresh_task.cancel()  # the button reads "Cancel" while it waits
             return
         self._refresh_task = asyncio.ensure_future(self.refresh_models())
+
+
+def kind_caption(config: BackendConfig) -> str:
+    """Which backend and of which kind, for a lane's header and the window's model bar: a kind
+    of its own by its name ("Anthropic", "Ollama (native)"), a preset of a kind with many
+    beside its kind's name ("Ollama (OpenAI-compatible server)"), so two lanes on one server
+    say which API each uses."""
+    kind = config.kind
+    name = kind.choice(config.backend).name
+    return name if not kind.choices or name == kind.name else f"{name} ({kind.name})"

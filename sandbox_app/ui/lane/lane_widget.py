@@ -8,17 +8,16 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QToolButton, QVBoxLayout, QWidget
 
 from sandbox_app.backends.catalogue.keys import KeyStore, UrlSource
-from sandbox_app.backends.catalogue.kinds import BackendConfig
 from sandbox_app.core.results.compare import LaneRecord
 from sandbox_app.core.running.recording import RecordedLane
 from sandbox_app.core.scenarios.scenario import LaneConfig, Scenario
 from sandbox_app.ui.common.fitting import hold_height_for_width
 from sandbox_app.ui.common.plain import plain_label
-from sandbox_app.ui.lane.backend_panel import BackendPanel
+from sandbox_app.ui.lane.backend_panel import BackendPanel, kind_caption
 from sandbox_app.ui.lane.lane_runner import LaneRunner
 from sandbox_app.ui.lane.run_controller import RunController
 from sandbox_app.ui.lane.run_pane import RunPane
@@ -53,6 +52,7 @@ class LaneWidget(QFrame):
         # Showing a played recording's settings, which are not the scenario's (compare_view).
         self.shows_recording = False
         self.compact = False  # one line of chrome: set_compact
+        self._answer_row: QHBoxLayout | None = None  # compact: the answer beside its verdict
         self.title = plain_label(name)  # a lane's name may come from a file
         font = self.title.font()
         font.setBold(True)
@@ -182,11 +182,39 @@ class LaneWidget(QFrame):
             self._title_row.removeWidget(step_label)
             pane_layout.insertWidget(1, step_label)
         step_label.show()  # a widget moved to another parent is hidden until shown again
-        chrome = (self.model_label, self.pane.controls_bar, self.duplicate_button)
+        self._answer_beside_status(on, pane_layout)
+        # The prompt version it ran: the table's Prompt column says it (the row stays one line).
+        chrome = (
+            self.model_label,
+            self.pane.controls_bar,
+            self.duplicate_button,
+            self.prompt_label,
+        )
         for widget in (*chrome, self.remove_button):
             widget.setVisible(not on)
         self.backend_panel.setVisible(not on and self.settings_button.isChecked())
         self._show_title()
+
+    def _answer_beside_status(self, on: bool, pane_layout: QVBoxLayout) -> None:
+        """Compact: the answer and its ✔/✘ line share a row (a line more of trace at 600 px)."""
+        answer, status = self.pane.answer_label, self.pane.answer_status
+        if on:
+            index = pane_layout.indexOf(answer)
+            pane_layout.removeWidget(answer)
+            pane_layout.removeWidget(status)
+            row = self._answer_row = QHBoxLayout()
+            row.addWidget(answer)
+            row.addWidget(status, 1, Qt.AlignmentFlag.AlignVCenter)
+            pane_layout.insertLayout(index, row)
+        elif self._answer_row is not None:
+            row, self._answer_row = self._answer_row, None
+            index = pane_layout.indexOf(row)
+            pane_layout.removeItem(row)
+            row.removeWidget(answer)
+            row.removeWidget(status)
+            row.deleteLater()
+            pane_layout.insertWidget(index, answer)
+            pane_layout.insertWidget(index + 1, status)
 
     def _show_title(self) -> None:
         model = self.model_label.text()
@@ -203,12 +231,3 @@ class LaneWidget(QFrame):
         self.record.running = running
         for widget in (self.backend_panel, self.duplicate_button, self.remove_button):
             widget.setEnabled(not running)
-
-
-def kind_caption(config: BackendConfig) -> str:
-    """Which backend and of which kind, for a lane's header: a kind of its own by its name
-    ("Anthropic", "Ollama (native)"), a preset of a kind with many beside its kind's name
-    ("Ollama (OpenAI-compatible server)"), so two lanes on one server say which API each uses."""
-    kind = config.kind
-    name = kind.choice(config.backend).name
-    return name if not kind.choices or name == kind.name else f"{name} ({kind.name})"

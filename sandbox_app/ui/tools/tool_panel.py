@@ -36,6 +36,7 @@ from sandbox_app.core.scenarios.scenario import MAX_STEPS_RANGE, DialectChoice
 from sandbox_app.core.tools import TOOL_NAMES, Tool, tools_for
 from sandbox_app.core.tools.plugins import installed
 from sandbox_app.core.tools.policy import POLICIES, default_policy
+from sandbox_app.ui.common.fitting import lines_tall
 from sandbox_app.ui.common.plain import message_box, plain_label, rich_label, tip
 from sandbox_app.ui.tools.mcp_sources import McpSources
 from sandbox_app.ui.window.workspace_signals import QtWorkspace
@@ -72,7 +73,7 @@ class ToolPanel(QWidget):
         self.mcp_button.setToolTip("Tools from MCP servers (stdio or HTTP)")
         self.documents_edit = QPlainTextEdit()
         self.documents_edit.setPlaceholderText("Documents for the search tool, one per line")
-        self.documents_edit.setFixedHeight(self.fontMetrics().lineSpacing() * 5)
+        self.documents_edit.setFixedHeight(lines_tall(self.documents_edit, 3))
         self.documents_edit.setTabChangesFocus(True)  # one document per line; Tab moves on
         self.documents_edit.textChanged.connect(self._on_documents_edit_text_changed)
         self.max_steps_slider = QSlider(Qt.Orientation.Horizontal)

@@ -21,7 +21,7 @@ from PySide6.QtWidgets import QApplication, QWidget
 
 import sandbox_app
 from sandbox_app import APP_ID
-from sandbox_app.ui.common import wheel_rule
+from sandbox_app.ui.common import screen_fit, wheel_rule
 from sandbox_app.ui.window import gc_policy
 
 if TYPE_CHECKING:
@@ -235,6 +235,7 @@ def app_wide_rules(app: QApplication) -> None:
     """What holds for every widget of ``app``, those made later too: the application's own
     rules, given wherever an application runs the window (here, the self-test, the tests)."""
     wheel_rule.install(app)
+    screen_fit.install(app)  # every dialog fits the screen it opens on
 
 
 def run_app(scenario: str | None = None) -> int:

@@ -19,11 +19,9 @@ from PySide6.QtWidgets import (
     QMainWindow,
     QProgressBar,
     QPushButton,
-    QScrollArea,
     QSplitter,
     QTabWidget,
     QToolButton,
-    QVBoxLayout,
     QWidget,
 )
 
@@ -47,6 +45,7 @@ from sandbox_app.ui.telemetry.otel_out import OtelOut
 from sandbox_app.ui.tools.tool_panel import ToolPanel
 from sandbox_app.ui.trace.trace_view import TraceView
 from sandbox_app.ui.window import gc_policy
+from sandbox_app.ui.window.editors_column import EditorsColumn
 from sandbox_app.ui.window.file_actions import FileActions
 from sandbox_app.ui.window.menus import build_menus
 from sandbox_app.ui.window.presenter import Presenter
@@ -84,7 +83,7 @@ class MainWindow(QMainWindow):
         self._build_layout()
         self.recordings = RecordingActions(self)
         self.traces = TraceActions(self)
-        self.presenter = Presenter(self, self.editors, self)
+        self.presenter = Presenter(self, self.column, self)
         self.show_thinking_action, self.presenter_action = build_menus(self, self)
         if self.presenter.zoom != 1.0:
             self.presenter.apply()  # the zoom the user left it at
@@ -106,22 +105,8 @@ class MainWindow(QMainWindow):
     # ---- layout -------------------------------------------------------------------------
 
     def _build_layout(self) -> None:
-        left = QWidget()
-        left_layout = QVBoxLayout(left)
-        left_layout.addWidget(self.prompt_panel, 1)
-        left_layout.addWidget(self.tool_panel)
-        left_layout.addWidget(self.backend_panel)
-        scroll = self.editors = QScrollArea()  # what presenter mode collapses
-        scroll.setWidget(left)
-        scroll.setWidgetResizable(True)
-        # Never narrower than its contents: a small window squeezes the trace, which wraps,
-        # instead of clipping the editor behind a horizontal scrollbar.
-        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        scroll.setMinimumWidth(
-            left.minimumSizeHint().width()
-            + scroll.verticalScrollBar().sizeHint().width()
-            + 2 * scroll.frameWidth()
-        )
+        self.column = EditorsColumn(self.backend_panel, self.prompt_panel, self.tool_panel)
+        self.editors = self.column.area  # the left panel's scroll area
         self.run_button = QPushButton("Run")
         self.run_button.setToolTip("Run the scenario (Ctrl+Enter)")
         self.run_button.setShortcut(QKeySequence("Ctrl+Return"))
@@ -140,7 +125,7 @@ class MainWindow(QMainWindow):
             self.tabs, self.run_pane, lambda: self.compare, lambda: self._compare
         )
         self.splitter = QSplitter()
-        self.splitter.addWidget(scroll)
+        self.splitter.addWidget(self.column)  # what presenter mode collapses
         self.splitter.addWidget(self.tabs)
         self.splitter.setStretchFactor(1, 1)
         self.splitter.setSizes([380, 820])  # at 1,440 px four compare lanes fit beside it

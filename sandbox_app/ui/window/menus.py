@@ -2,12 +2,21 @@
 
 from __future__ import annotations
 
-import html
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol
 
-from PySide6.QtGui import QAction, QActionGroup, QKeySequence, QShortcut
-from PySide6.QtWidgets import QAbstractButton, QMainWindow, QMenu, QMessageBox, QWidget
+from PySide6.QtGui import QAction, QActionGroup, QFont, QKeySequence, QShortcut
+from PySide6.QtWidgets import (
+    QAbstractButton,
+    QDialog,
+    QDialogButtonBox,
+    QMainWindow,
+    QMenu,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
 
 from sandbox_app.core.running.recording import recordings_dir
 from sandbox_app.core.scenarios.scenario_file import builtin_scenarios
@@ -205,9 +214,35 @@ def _clean(text: str) -> str:
     return text.replace("&&", "\0").replace("&", "").replace("\0", "&").rstrip("…")
 
 
-def show_shortcuts(window: QWidget) -> None:
-    rows = "".join(
-        f"<tr><td><b>{html.escape(keys)}</b></td><td>{html.escape(what)}</td></tr>"
-        for keys, what in shortcut_rows(window)
-    )
-    QMessageBox.information(window, "Keyboard shortcuts", f"<table cellpadding=4>{rows}</table>")
+def show_shortcuts(window: QWidget) -> QDialog:
+    """Help → Keyboard shortcuts: a table of every key (ui/common/screen_fit.py keeps it on
+    a 720-px screen: the table scrolls, Close stays in view)."""
+    rows = shortcut_rows(window)
+    dialog = QDialog(window)
+    dialog.setWindowTitle("Keyboard shortcuts")
+    table = QTableWidget(len(rows), 2)
+    table.setObjectName("shortcuts")
+    table.setHorizontalHeaderLabels(["Keys", "What it does"])
+    table.verticalHeader().hide()
+    table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+    bold = QFont(table.font())
+    bold.setBold(True)
+    for row, (keys, what) in enumerate(rows):
+        key_item = QTableWidgetItem(keys)
+        key_item.setFont(bold)
+        table.setItem(row, 0, key_item)
+        table.setItem(row, 1, QTableWidgetItem(what))
+    table.resizeColumnsToContents()
+    table.horizontalHeader().setStretchLastSection(True)
+    close = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
+    close.rejected.connect(dialog.reject)
+    layout = QVBoxLayout(dialog)
+    layout.addWidget(table, 1)
+    layout.addWidget(close)
+    # Every row if the screen has room for them; the screen's height at most (screen_fit).
+    header = table.horizontalHeader().sizeHint().height()
+    height = header + table.verticalHeader().length() + 2 * table.frameWidth() + 60
+    width = table.horizontalHeader().length() + 2 * table.frameWidth() + 40
+    dialog.resize(max(width, 420), height)
+    dialog.open()
+    return dialog

@@ -4,9 +4,10 @@ View → Presenter mode (F11): the editors collapse to a summary line (the scena
 question, model and tools, wrapped, never cut), the trace, the answer and the compare lanes
 fill the window, everything grows by half, and every trace takes the high-contrast colours
 (theme.py: 7:1 against the background, so a washed-out projector still shows each role).
-With three or four lanes it shows one lane at a time, full width, above the table (View → One
-lane at a time): side by side, four lanes at projector sizes leave each a dozen characters a
-line; stacked, 720 px leave each two or three lines; one at a time keeps the whole trace
+With three or four lanes (two in a window under 1,200 px) it shows one lane at a time, full
+width, above the table (View → One lane at a time): side by side, four lanes at projector
+sizes leave each a dozen characters a line; stacked, 720 px leave each two or three lines;
+one at a time keeps the whole trace
 readable, and the table beneath still compares every lane at a glance.
 
 Zoom (Ctrl+= / Ctrl+- / Ctrl+0) scales the whole window, in or out of presenter mode, and is
@@ -40,6 +41,9 @@ if TYPE_CHECKING:
 ZOOM_STEPS = (0.8, 0.9, 1.0, 1.15, 1.3, 1.5, 1.75, 2.0, 2.5, 3.0)
 PRESENTER_SCALE = 1.5
 ONE_LANE_FROM = 3  # lanes: presenter mode shows them one at a time from this many
+# ... and two in a window narrower than this: side by side at presenter sizes, two lanes in
+# 800 px left each a dozen characters a line and three lines of trace.
+TWO_SIDE_BY_SIDE_FROM = 1200
 BASE_SIZE = "baseFontSize"  # a widget property: its font's size at zoom 1
 _app_base: list[float] = []  # the application font's size before any zoom: one per process
 
@@ -131,7 +135,8 @@ class Presenter:
         if action is None:
             return
         if self.on and not action.isChecked():
-            if self.shown.run_tabs.lane_count() >= ONE_LANE_FROM:
+            least = ONE_LANE_FROM if self.window.width() >= TWO_SIDE_BY_SIDE_FROM else 2
+            if self.shown.run_tabs.lane_count() >= least:
                 self._one_lane_by_presenter = True
                 action.setChecked(True)
         elif not self.on and self._one_lane_by_presenter:
@@ -159,6 +164,7 @@ class Presenter:
         this then)."""
         window = self.window
         set_app_scale(self.scale)
+        self.shown.run_tabs.set_presenting(self.on)
         traces = window.findChildren(TraceView)
         answers = [w for w in window.findChildren(QLabel) if w.objectName() == "finalAnswer"]
         prompt = self.shown.prompt_panel
@@ -187,7 +193,8 @@ class Presenter:
         s = self.shown.current_scenario()
         model = self.shown.backend_panel.choice().model
         tools = ", ".join(s.enabled_tools) or "no tools"
-        return f"{s.title} · {s.question} · {model} · {tools} · {s.max_steps} steps"
+        # The question as the model is asked it: {{seats}} filled, as the trace shows it.
+        return f"{s.title} · {s.asked_question} · {model} · {tools} · {s.max_steps} steps"
 
 
 def _scale(widget: QWidget, scale: float) -> None:

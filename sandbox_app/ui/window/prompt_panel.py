@@ -20,6 +20,7 @@ from PySide6.QtWidgets import QPlainTextEdit, QTabWidget, QVBoxLayout, QWidget
 from sandbox_app.application.workspace import Change
 from sandbox_app.core.react_format.prompts import DEFAULT_TEMPLATE, PromptError, render_prompt
 from sandbox_app.core.react_format.variables import VariableError, format_lines, parse_lines
+from sandbox_app.ui.common.fitting import lines_tall, scrolling
 from sandbox_app.ui.common.notice_line import NoticeLine, headed
 from sandbox_app.ui.common.plain import rich_label
 from sandbox_app.ui.trace.highlighter import LabelHighlighter
@@ -61,12 +62,15 @@ class PromptPanel(QWidget):
         # The history beside the editor: a version restored is an edit of the template's.
         self.restorer = PromptRestore(self.template_edit, workspace)
         self.versions = VersionsPanel(workspace, self.restorer, history)
-        self.tabs.addTab(self.versions, "Versions")
+        # Its page scrolls when short: the tabs' least height is the template's, so the
+        # editors fit beside the trace at 1280×720 (ui/window/editors_column.py).
+        self.versions_page = scrolling(self.versions)
+        self.tabs.addTab(self.versions_page, "Versions")
         self.prompt_error = NoticeLine()
         self.prompt_error.setObjectName("promptError")
         self.question_edit = QPlainTextEdit()
         self.question_edit.setPlaceholderText("The question the model must answer")
-        self.question_edit.setFixedHeight(self.fontMetrics().lineSpacing() * 4)
+        self.question_edit.setFixedHeight(lines_tall(self.question_edit, 3))
         # A question never needs a tab character: Tab moves on, as in any form.
         self.question_edit.setTabChangesFocus(True)
         self.variables_edit = QPlainTextEdit()
@@ -74,7 +78,7 @@ class PromptPanel(QWidget):
             "name = value, one a line: {{name}} in the prompt or the question becomes the value "
             "(\\n for a line break)"
         )
-        self.variables_edit.setFixedHeight(self.fontMetrics().lineSpacing() * 4)
+        self.variables_edit.setFixedHeight(lines_tall(self.variables_edit, 2))
         self.variables_edit.setTabChangesFocus(True)
         self.variables_error = NoticeLine()  # a bad line: said here, the variables kept
         self.variables_error.setObjectName("variablesError")
@@ -151,6 +155,9 @@ class PromptPanel(QWidget):
             return
         self.variables_error.say("")
         self.workspace.update(self, variables=values)
+
+    def show_versions(self) -> None:
+        self.tabs.setCurrentWidget(self.versions_page)
 
     def undo(self) -> None:
         """Edit → Undo: the template's last edit (a restored version is one)."""

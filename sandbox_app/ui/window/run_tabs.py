@@ -83,6 +83,12 @@ class RunTabs:
     def lane_count(self) -> int:
         return len(self._compare().lanes)
 
+    def set_presenting(self, on: bool) -> None:
+        """Presenter mode: the comparison's Test set tab takes half its height (if built)."""
+        compare = self._built()
+        if compare is not None:
+            compare.results_room.set_presenting(on)
+
     def set_one_lane(self, on: bool) -> None:
         """Compare lanes one at a time, full width (or side by side)."""
         self._compare().strip.set_one_lane(on)
