@@ -47,9 +47,12 @@ def test_each_lane_says_whether_its_replies_were_written_for_its_version(
     qtbot.waitUntil(lambda: all(len(lane.record.runs) == 1 for lane in lanes), timeout=15000)
     qtbot.waitUntil(lambda: not compare.running, timeout=15000)
     headers = [lane.prompt_label.text() for lane in compare.lanes]
-    assert headers[0].startswith("offline replies written for brief · ran prompt ")
-    assert headers[1].startswith("offline replies written for grounded · ran prompt ")
-    assert headers[2].startswith(SAME_REPLIES + " · ran prompt ")
+    # The version first, then the offline model's word on its replies.
+    assert headers[0].startswith("ran prompt brief (")
+    assert headers[0].endswith(" · offline replies written for brief")
+    assert headers[1].endswith(" · offline replies written for grounded")
+    assert headers[2].startswith("ran prompt ")
+    assert headers[2].endswith(" · " + SAME_REPLIES)
     # The improved prompt "guessed $2,160" with replies not written for it: its trace says so
     # before its first step.
     assert lines(compare.lanes[2].trace)[0] == SAME_REPLIES

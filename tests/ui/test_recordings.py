@@ -207,8 +207,8 @@ def test_the_prompt_variants_recording_plays_two_versions_one_right(
     # Each says its offline replies were written for its version (issue 34, item 7).
     said = [lane.prompt_label.text() for lane in window.compare.lanes]
     assert said == [
-        f"offline replies written for brief · ran prompt brief ({brief.short})",
-        f"offline replies written for grounded · ran prompt grounded ({grounded.short})",
+        f"ran prompt brief ({brief.short}) · offline replies written for brief",
+        f"ran prompt grounded ({grounded.short}) · offline replies written for grounded",
     ]
     assert any("calculator[18 * 12 * 12]" in text for text, _ in traces[1])
 

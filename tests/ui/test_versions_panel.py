@@ -222,18 +222,18 @@ def test_the_run_tab_says_which_version_it_ran_by_name_first(
     line = window.run_pane.ran_prompt.label
     _first, second = history(window)
     assert line.isVisible()
-    # After the offline model's note (its replies are the same for every prompt): the version.
-    assert line.text().endswith(f" · ran prompt {second.short}")  # unnamed: its short id
+    # The version, then the offline model's note (its replies are the same for every prompt).
+    assert line.text().startswith(f"ran prompt {second.short} · ")  # unnamed: its short id
     panel.select(second.id)
     name_it(qtbot, panel, "thorough", "")
     run_and_wait(qtbot, window)
-    assert line.text().endswith(f" · ran prompt thorough ({second.short})")
+    assert line.text().startswith(f"ran prompt thorough ({second.short}) · ")
     compare = window.compare  # a lane says it alike, in its title row
     window.tabs.setCurrentWidget(compare)
     lane = compare.lanes[0]
     lane.runner.run()
     qtbot.waitUntil(lambda: bool(lane.record.runs) and not lane.pane.running, timeout=15000)
-    assert lane.prompt_label.text().endswith(f" · ran prompt thorough ({second.short})")
+    assert lane.prompt_label.text().startswith(f"ran prompt thorough ({second.short}) · ")
     assert lane.prompt_label.isVisible()
 
 

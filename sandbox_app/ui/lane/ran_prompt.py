@@ -24,20 +24,21 @@ MAX_NAME = 60  # characters of a version's name: a label, not a note
 
 
 def ran_prompt(record: RunRecord | None) -> str:
-    """The line for ``record`` ("" before any run, or for a run told no version and no note).
-    What the run said before its first step comes first (the offline model: whether its
-    replies were written for this version, BackendKind.notes): in a narrow lane it is what is
-    read before the "…"."""
+    """The line for ``record`` ("" before any run, or for a run told no version and no note):
+    the version first (what the line is for), then what the run said before its first step
+    (the offline model: whether its replies were written for this version, BackendKind.notes;
+    the trace's first line says it whole)."""
     if record is None:
         return ""
-    notes = [e.text for e in record.events if isinstance(e, Notice) and e.step == 0]
+    said: list[str] = []
     version = record.settings.prompt_version
     if version:
         history = record.scenario.prompt_history if record.scenario else ()
         name = clean_description(names_of(history).get(version, ""), MAX_NAME)  # from a file
         short = version[:SHORT_ID]
-        notes.append(f"ran prompt {name} ({short})" if name else f"ran prompt {short}")
-    return " · ".join(notes)
+        said.append(f"ran prompt {name} ({short})" if name else f"ran prompt {short}")
+    said += [e.text for e in record.events if isinstance(e, Notice) and e.step == 0]
+    return " · ".join(said)
 
 
 class RanPrompt:
