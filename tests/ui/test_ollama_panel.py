@@ -65,6 +65,7 @@ def test_pull_shows_its_progress_then_the_model_is_listed(
     qtbot: QtBot, window: MainWindow, fake_ollama: FakeOllama
 ) -> None:
     fake_ollama.registry["qwen3:0.6b"] = 522_653_767
+    window.column.bar.settings_button.click()  # open: the bar's hiding is then its own doing
     panel = window.backend_panel
     on_ollama(panel, fake_ollama, "qwen3:0.6b")
     bar = panel.pull_bar
@@ -84,6 +85,7 @@ def test_a_pull_can_be_cancelled_and_the_server_sees_the_stream_closed(
 ) -> None:
     fake_ollama.registry["qwen3:30b"] = 18_556_701_338
     fake_ollama.hold_pull = True  # a download that goes on until it is hung up on
+    window.column.bar.settings_button.click()  # the model's settings, where Pull is, open
     panel = window.backend_panel
     on_ollama(panel, fake_ollama, "qwen3:30b")
     bar = panel.pull_bar
