@@ -10,7 +10,6 @@ gets a key by the key rule as if typed.
 from __future__ import annotations
 
 import argparse
-import re
 from dataclasses import replace
 from typing import Any
 
@@ -19,13 +18,8 @@ from sandbox_app.backends.catalogue.presets import preset_for_url
 from sandbox_app.backends.registry import SCRIPTED, backend_id, config_for
 from sandbox_app.cli.prompt_choice import lanes_by_version
 from sandbox_app.core.scenarios.lane_settings import LaneSettings
+from sandbox_app.core.scenarios.lane_text import url_lane
 from sandbox_app.core.scenarios.scenario import Scenario
-
-# "http://localhost:11434/v1:qwen3:8b": the URL ends where its path meets the first colon.
-_URL_LANE = re.compile(r"^(https?://[^/\s]+(?:/[^:\s]*)?):(.+)$")
-# "anthropic:http://127.0.0.1:8123:claude-x": a backend id, then a URL whose port (digits)
-# is told from the model that follows it, so the model may hold colons too.
-_KIND_URL_LANE = re.compile(r"^([\w.-]+):(https?://[^/:\s]+(?::\d+)?(?:/[^:\s]*)?):(.+)$")
 
 
 def lane_from_spec(spec: str, timeout: float, base: LaneSettings) -> EvalLane:
@@ -33,15 +27,14 @@ def lane_from_spec(spec: str, timeout: float, base: LaneSettings) -> EvalLane:
     (one line) for an unknown backend, a missing model or a URL given to a kind without one."""
     head, *pairs = spec.split(",")
     options = base.replace(**dict(_option(pair) for pair in pairs))
-    url = _URL_LANE.match(head)
-    kind_url = _KIND_URL_LANE.match(head)
-    if kind_url is not None:  # any kind with a URL field
-        backend, base_url, model = kind_url.groups()
+    with_url = url_lane(head)
+    if with_url is not None and with_url[0]:  # any kind with a URL field
+        backend, base_url, model = with_url
         config = config_for(backend_id(backend), base_url, model, timeout)
         if not config.kind.has("base_url"):
             raise ValueError(f"--lane {spec!r}: {backend} takes no URL; write {backend}:MODEL")
-    elif url is not None:
-        base_url, model = url.groups()
+    elif with_url is not None:
+        _, base_url, model = with_url
         config = config_for(preset_for_url(base_url).id, base_url, model, timeout)
     else:  # a backend id: "scripted", "ollama:llama3", a registered kind's "echo:m"
         backend, _, model = head.partition(":")

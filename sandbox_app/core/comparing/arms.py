@@ -19,7 +19,6 @@ factors are unknown there and never count as a difference.
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -29,6 +28,7 @@ from urllib.parse import urlsplit
 
 from sandbox_app.core.results.eval_result import Arm
 from sandbox_app.core.scenarios.lane_settings import SETTINGS
+from sandbox_app.core.scenarios.lane_text import url_lane
 from sandbox_app.core.scenarios.prompt_versions import version_label as version_label
 
 PROMPT, MODEL = "prompt", "model"
@@ -158,15 +158,12 @@ def what_changed(pair: ArmPair, names: Mapping[str, str]) -> tuple[str, str, str
     return pair.factor.replace("_", " "), a, b, where
 
 
-# eval's lane specs as titles: "URL:MODEL" or "BACKEND:URL:MODEL", perhaps "… @ VERSION" after.
-_LANE_SPEC = re.compile(r"^(?:[\w.-]+:)?(https?://[^/:\s]+(?::\d+)?(?:/[^:\s]*)?):(\S+)(?=$| @ )")
-
-
 def lane_title(label: str) -> str:
-    """A lane as people call it: an ``eval --lane URL:MODEL`` title becomes "MODEL (HOST)",
-    the server's address shortened to its host; any other title stays as it is."""
-    found = _LANE_SPEC.match(label)
+    """A lane as people call it: a title ``eval`` made from a ``--lane URL:MODEL`` (perhaps
+    with " @ VERSION" after) becomes "MODEL (HOST)"; any other title stays as it is."""
+    head, at, version = label.partition(" @ ")
+    found = url_lane(head)
     if found is None:
         return label
-    host = urlsplit(found[1]).netloc or found[1]
-    return f"{found[2]} ({host}){label[found.end():]}"
+    _, url, model = found
+    return f"{model} ({urlsplit(url).netloc or url}){at}{version}"
