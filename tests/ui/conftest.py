@@ -143,3 +143,17 @@ def make_window(
 @pytest.fixture
 def window(make_window: Callable[..., MainWindow]) -> MainWindow:
     return make_window()
+
+
+@pytest.fixture
+def window_without_history(
+    settings: QSettings, tmp_path: Path, make_window: Callable[..., MainWindow]
+) -> MainWindow:
+    """A window whose history file is damaged: history is off (said in one line), and
+    everything else must work as before."""
+    from sandbox_app.ui.history.history_actions import SETTING
+
+    damaged = tmp_path / "damaged.sqlite3"
+    damaged.write_bytes(b"\x00not a database" * 300)
+    settings.setValue(SETTING, str(damaged))
+    return make_window()

@@ -21,11 +21,10 @@ from PySide6.QtWidgets import (
 from pytestqt.qtbot import QtBot
 
 from sandbox_app.ui.common import screen_fit
-from sandbox_app.ui.compare.test_set_editor import TestSetEditor
 from sandbox_app.ui.lane import step_menu
 from sandbox_app.ui.window.main_window import MainWindow
 from tests.ui.test_screenshot import fully_shown
-from tests.ui.test_wheel_rule import dialogs_opened_by, menu_action, openers
+from tests.ui.test_wheel_rule import each_dialog, menu_action, openers
 from tests.ui.test_window import fast
 
 SCREEN = QRect(0, 0, 1280, 720)
@@ -86,18 +85,10 @@ def test_every_dialog_fits_a_1280_by_720_screen(
     compare.run_all()
     qtbot.waitUntil(lambda: not window.run_pane.running and not compare.running, timeout=15000)
     seen, misfits = [], {}
-    for name, open_it in every_opener(window):
-        dialogs = dialogs_opened_by(qtbot, open_it)
-        if name == "Edit cases…":  # and the Judge… dialog over it
-            (editor,) = dialogs
-            assert isinstance(editor, TestSetEditor)
-            dialogs += dialogs_opened_by(qtbot, editor.judge_button.click)
-        for dialog in dialogs:
-            seen.append(f"{name} {type(dialog).__name__}")
-            if problems := on_screen(dialog):
-                misfits[seen[-1]] = problems
-        for dialog in reversed(dialogs):
-            dialog.close()
+    for name, dialog in each_dialog(qtbot, every_opener(window)):
+        seen.append(name)
+        if problems := on_screen(dialog):
+            misfits[name] = problems
     assert misfits == {}
     assert len(seen) >= 13, seen
 

@@ -16,7 +16,7 @@ from pytestqt.qtbot import QtBot
 from sandbox_app.core.history.history_db import HistoryStore
 from sandbox_app.core.running.records import RunRecord
 from sandbox_app.core.scenarios.scenario import LaneConfig
-from sandbox_app.ui.history.history_actions import SETTING, database_path
+from sandbox_app.ui.history.history_actions import database_path
 from sandbox_app.ui.window.main_window import MainWindow
 from tests.ui.test_eval_panel import cells, open_test_set
 from tests.ui.test_history_view import run_test_set
@@ -105,12 +105,9 @@ def test_open_in_grid_reads_no_trace_until_a_cell_is_clicked(
 
 
 def test_with_history_off_the_runs_are_kept_and_a_click_still_shows_the_trace(
-    qtbot: QtBot, settings: QSettings, tmp_path: Path, make_window: Callable[[], MainWindow]
+    qtbot: QtBot, window_without_history: MainWindow, tmp_path: Path
 ) -> None:
-    damaged = tmp_path / "damaged.sqlite3"
-    damaged.write_bytes(b"\x00not a database" * 300)
-    settings.setValue(SETTING, str(damaged))
-    window = make_window()
+    window = window_without_history
     open_test_set(window)
     panel = window.compare.eval_panel
     qtbot.mouseClick(panel.run_button, Qt.MouseButton.LeftButton)
@@ -123,4 +120,4 @@ def test_with_history_off_the_runs_are_kept_and_a_click_still_shows_the_trace(
     runs = json.loads(panel.export_text("json"))
     assert len(runs) == 24
     assert all(run["events"] for run in runs)
-    assert damaged.read_bytes() == b"\x00not a database" * 300
+    assert (tmp_path / "damaged.sqlite3").read_bytes() == b"\x00not a database" * 300  # untouched

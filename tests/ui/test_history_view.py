@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import io
 import json
-from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
@@ -20,7 +19,7 @@ from sandbox_app.core.history.history_db import HistoryStore
 from sandbox_app.core.scenarios.prompt_versions import find
 from sandbox_app.core.scenarios.scenario import EvalCase, Expected, LaneConfig, Scenario
 from sandbox_app.core.scenarios.scenario_file import load_scenario, save_scenario, scenarios_dir
-from sandbox_app.ui.history.history_actions import SETTING, database_path
+from sandbox_app.ui.history.history_actions import database_path
 from sandbox_app.ui.window.main_window import MainWindow
 from tests.ui.test_eval_panel import cells
 from tests.ui.test_eval_verdicts import run_versions, variants
@@ -143,12 +142,9 @@ def test_run_tab_and_lane_runs_are_stored(
 
 
 def test_a_damaged_database_is_one_line_and_the_test_set_runs(
-    qtbot: QtBot, settings: QSettings, tmp_path: Path, make_window: Callable[[], MainWindow]
+    qtbot: QtBot, window_without_history: MainWindow, tmp_path: Path
 ) -> None:
-    damaged = tmp_path / "damaged.sqlite3"
-    damaged.write_bytes(b"\x00not a database" * 300)
-    settings.setValue(SETTING, str(damaged))
-    window = make_window()
+    window = window_without_history
     run_test_set(qtbot, window, "brief")
     assert cells(window) == [["fail", "fail"], ["pass", "pass"], ["pass", "pass"], ["fail", "fail"]]
     message = window.statusBar().currentMessage()
@@ -158,7 +154,7 @@ def test_a_damaged_database_is_one_line_and_the_test_set_runs(
     view = window.history.open_view()
     assert view.table.rowCount() == 0
     assert view.problem.text() == message
-    assert damaged.read_bytes() == b"\x00not a database" * 300
+    assert (tmp_path / "damaged.sqlite3").read_bytes() == b"\x00not a database" * 300  # untouched
 
 
 def test_set_as_baseline_marks_it_and_compare_with_defaults_to_it(

@@ -5,17 +5,15 @@ the Test set tab and from the History view."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import QPoint, QSettings, Qt
+from PySide6.QtCore import QPoint, Qt
 from PySide6.QtGui import QColor, QTextDocument
 from pytestqt.qtbot import QtBot
 
 from sandbox_app.core.comparing.results_matrix import CountedMatrix, HistoryMatrix
 from sandbox_app.core.results.evaluation import wilson
-from sandbox_app.ui.history.history_actions import SETTING
 from sandbox_app.ui.results.matrix_dialog import MatrixDialog, open_stored
 from sandbox_app.ui.results.matrix_model import PAGE
 from sandbox_app.ui.window.main_window import MainWindow
@@ -185,12 +183,9 @@ def test_matrix_view_opens_from_the_test_set_tab_and_the_history(
 
 
 def test_with_the_history_off_the_matrix_counts_the_runs_kept_in_memory(
-    qtbot: QtBot, settings: QSettings, tmp_path: Path, make_window: Callable[[], MainWindow]
+    qtbot: QtBot, window_without_history: MainWindow
 ) -> None:
-    damaged = tmp_path / "damaged.sqlite3"
-    damaged.write_bytes(b"\x00not a database" * 300)
-    settings.setValue(SETTING, str(damaged))
-    window = make_window()
+    window = window_without_history
     run_test_set(qtbot, window, "brief")
     panel = window.compare.eval_panel
     qtbot.mouseClick(panel.matrix_button, Qt.MouseButton.LeftButton)

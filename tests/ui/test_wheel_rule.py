@@ -5,7 +5,7 @@ panel scrolls the panel."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 from PySide6.QtCore import QPoint, QPointF, Qt
 from PySide6.QtGui import QAction, QWheelEvent
@@ -99,6 +99,23 @@ def dialogs_opened_by(qtbot: QtBot, open_it: Callable[[], object]) -> list[QDial
     return new()
 
 
+def each_dialog(
+    qtbot: QtBot, openers: Iterable[tuple[str, Callable[[], object]]]
+) -> Iterator[tuple[str, QDialog]]:
+    """Each dialog the ``openers`` open, shown, as ("OPENER Type", dialog) — Edit cases…'s
+    Judge… dialog over it too —, closed once the caller has looked at them."""
+    for name, open_it in openers:
+        dialogs = dialogs_opened_by(qtbot, open_it)
+        if name == "Edit cases…":  # and the Judge… dialog over it
+            (editor,) = dialogs
+            assert isinstance(editor, TestSetEditor)
+            dialogs += dialogs_opened_by(qtbot, editor.judge_button.click)
+        for dialog in dialogs:
+            yield f"{name} {type(dialog).__name__}", dialog
+        for dialog in reversed(dialogs):
+            dialog.close()
+
+
 def menu_action(window: MainWindow, *path: str) -> QAction:
     """The menu bar's entry at ``path`` (menu titles, then the entry's text)."""
     actions = window.menuBar().actions()
@@ -146,17 +163,9 @@ def test_no_unfocused_control_anywhere_takes_the_wheel(qtbot: QtBot, window: Mai
     assert wheeled_unchanged(window) == []
 
     seen: dict[str, int] = {}
-    for name, open_it in openers(window):
-        dialogs = dialogs_opened_by(qtbot, open_it)
-        if name == "Edit cases…":  # and the Judge… dialog over it
-            (editor,) = dialogs
-            assert isinstance(editor, TestSetEditor)
-            dialogs += dialogs_opened_by(qtbot, editor.judge_button.click)
-        for dialog in dialogs:
-            seen[f"{name} {type(dialog).__name__}"] = len(controls(dialog))
-            assert wheeled_unchanged(dialog) == [], name
-        for dialog in reversed(dialogs):
-            dialog.close()
+    for name, dialog in each_dialog(qtbot, openers(window)):
+        seen[name] = len(controls(dialog))
+        assert wheeled_unchanged(dialog) == [], name
     # The walk reached the dialogs that hold such controls.
     holding = {name for name, count in seen.items() if count}
     assert holding >= {
