@@ -10,11 +10,10 @@ QApplication (:func:`install`, by ``app.app_wide_rules``), as the wheel rule is.
 
 from __future__ import annotations
 
-from PySide6.QtCore import QEvent, QObject, QRect, QSize
+from PySide6.QtCore import QRect, QSize
 from PySide6.QtWidgets import (
     QApplication,
     QBoxLayout,
-    QDialog,
     QDialogButtonBox,
     QScrollArea,
     QWidget,
@@ -83,15 +82,3 @@ def _scroll_content(dialog: QWidget) -> None:
     if keep:
         inner.setContentsMargins(margins.left(), margins.top(), margins.right(), 0)
     layout.activate()  # the dialog's least size is the scroll area's now
-
-
-class ScreenFit(QObject):
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-        shown = event.type() == QEvent.Type.Show
-        if shown and isinstance(watched, QDialog) and watched.isWindow():
-            fit_to_screen(watched)
-        return False
-
-
-def install(app: QApplication) -> None:
-    app.installEventFilter(ScreenFit(app))

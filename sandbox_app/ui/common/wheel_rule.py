@@ -9,16 +9,16 @@ the parents, and the scroll area around them scrolls. A control the user clicked
 WheelFocus, their default, would make the first notch focus the control and the next change
 it; they take the focus by click and Tab only (StrongFocus).
 
-Installed once on the QApplication (:func:`install`, by ``app.app_wide_rules``, which the tests'
-application gets too), so it holds for every widget, those made later included. Scroll bars are
-sliders, but the wheel is what they are for: they keep it. An application-wide filter sees
-every event (about 4,000 a second while four lanes stream); the window's lag with it stayed
-within the run-to-run noise, and tests/perf/bench.py measures the window with it.
+Given once to the QApplication by ``app_rules.py`` (through ``app.app_wide_rules``, which the
+tests' application gets too), so it holds for every widget, those made later included. Scroll
+bars are sliders, but the wheel is what they are for: they keep it. The application-wide
+filter sees every event (about 4,000 a second while four lanes stream); the window's lag with
+it stayed within the run-to-run noise, and tests/perf/bench.py measures the window with it.
 """
 
 from __future__ import annotations
 
-from PySide6.QtCore import QEvent, QObject, Qt
+from PySide6.QtCore import QObject, Qt
 from PySide6.QtWidgets import (
     QAbstractSlider,
     QAbstractSpinBox,
@@ -36,18 +36,10 @@ def is_guarded(widget: QObject) -> bool:
     return isinstance(widget, _CONTROLS) and not isinstance(widget, QScrollBar)
 
 
-class WheelRule(QObject):
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-        kind = event.type()
-        if kind == QEvent.Type.Wheel:
-            if is_guarded(watched) and isinstance(watched, QWidget) and not watched.hasFocus():
-                # Filtered and ignored: Qt offers a wheel event nobody accepted to the parent,
-                # and so on up to the scroll area, which scrolls.
-                event.ignore()
-                return True
-        elif kind == QEvent.Type.Polish and isinstance(watched, QWidget):
-            no_wheel_focus(watched)  # each widget is polished once, before it first shows
-        return False
+def not_theirs(watched: QObject) -> bool:
+    """A wheel event over ``watched`` that its control must not take (the caller ignores
+    it: Qt offers a wheel event nobody accepted to the parent, up to the scroll area)."""
+    return is_guarded(watched) and isinstance(watched, QWidget) and not watched.hasFocus()
 
 
 def no_wheel_focus(widget: QWidget) -> None:
@@ -56,10 +48,7 @@ def no_wheel_focus(widget: QWidget) -> None:
         widget.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
 
 
-def install(app: QApplication) -> None:
-    """The rule on ``app``, once however often asked; widgets made before it follow it too."""
-    if app.findChild(WheelRule) is not None:
-        return
-    app.installEventFilter(WheelRule(app))
+def existing_widgets() -> None:
+    """Widgets made before the rule was installed follow it too."""
     for widget in QApplication.allWidgets():
         no_wheel_focus(widget)

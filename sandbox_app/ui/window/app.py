@@ -21,7 +21,7 @@ from PySide6.QtWidgets import QApplication, QWidget
 
 import sandbox_app
 from sandbox_app import APP_ID
-from sandbox_app.ui.common import screen_fit, wheel_rule
+from sandbox_app.ui.common import app_rules
 from sandbox_app.ui.window import gc_policy
 
 if TYPE_CHECKING:
@@ -234,8 +234,7 @@ def app_icon() -> QIcon | None:
 def app_wide_rules(app: QApplication) -> None:
     """What holds for every widget of ``app``, those made later too: the application's own
     rules, given wherever an application runs the window (here, the self-test, the tests)."""
-    wheel_rule.install(app)
-    screen_fit.install(app)  # every dialog fits the screen it opens on
+    app_rules.install(app)  # the wheel changes only a focused control; dialogs fit the screen
 
 
 def run_app(scenario: str | None = None) -> int:

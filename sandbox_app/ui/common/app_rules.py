@@ -1,0 +1,36 @@
+"""The application's own rules, for every widget, those made later too, in one event filter on
+the QApplication: the mouse wheel changes only a focused control (wheel_rule.py) and every
+dialog fits the screen it opens on (screen_fit.py).
+
+One filter, not one a rule: an application-wide filter is called from C++ for every event of
+every object (thousands a second while lanes stream), and each Python filter is a crossing of
+its own. Installed once however often asked (the app, the self-test and the tests' application
+all ask)."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QEvent, QObject
+from PySide6.QtWidgets import QApplication, QDialog, QWidget
+
+from sandbox_app.ui.common import screen_fit, wheel_rule
+
+
+class AppRules(QObject):
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        kind = event.type()
+        if kind == QEvent.Type.Wheel:
+            if wheel_rule.not_theirs(watched):
+                event.ignore()
+                return True
+        elif kind == QEvent.Type.Polish and isinstance(watched, QWidget):
+            wheel_rule.no_wheel_focus(watched)  # each widget is polished once, before it shows
+        elif kind == QEvent.Type.Show and isinstance(watched, QDialog) and watched.isWindow():
+            screen_fit.fit_to_screen(watched)
+        return False
+
+
+def install(app: QApplication) -> None:
+    if app.findChild(AppRules) is not None:
+        return
+    app.installEventFilter(AppRules(app))
+    wheel_rule.existing_widgets()
