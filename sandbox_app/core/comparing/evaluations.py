@@ -27,7 +27,7 @@ def diff_evaluations(
     """What changed from evaluation ``first`` to ``second``, arm by arm; ``names``: prompt
     version ids → their names (by default the scenarios' prompt histories), shown first."""
     if names is None:
-        paths = (store.evaluation(first).scenario_path, store.evaluation(second).scenario_path)
+        paths = tuple(store.evaluation(e, tallied=False).scenario_path for e in (first, second))
         names = version_names(*paths)
     return compare_evaluations(cells_in(store, first), cells_in(store, second), names)
 

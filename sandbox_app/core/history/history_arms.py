@@ -32,7 +32,7 @@ class CaseCount:
 
 def case_counts(store: HistoryStore, evaluation: int) -> list[CaseCount]:
     """An evaluation's runs per arm and case, in the order the arms were first recorded."""
-    store.evaluation(evaluation)  # HistoryError when there is none
+    store.evaluation(evaluation, tallied=False)  # HistoryError when there is none
     rows = store.read(
         "SELECT arm, prompt_version, model, case_no, question, expected, COUNT(*), SUM(passed), "
         f"MIN(lane), MIN(id) FROM results WHERE evaluation_id = ? AND {counted(columns=WHOLE)} "
@@ -74,7 +74,7 @@ _SAME_SCENARIO = "scenario_path = ? AND (scenario_path != '' OR scenario_title =
 
 def set_baseline(store: HistoryStore, evaluation: int) -> None:
     """``evaluation`` becomes its scenario's baseline (the one before it no longer is)."""
-    row = store.evaluation(evaluation)
+    row = store.evaluation(evaluation, tallied=False)
     store.execute(
         f"UPDATE evaluations SET baseline = (id = ?) WHERE ({_SAME_SCENARIO}) OR id = ?",
         (evaluation, row.scenario_path, row.scenario_title, evaluation),
@@ -84,7 +84,7 @@ def set_baseline(store: HistoryStore, evaluation: int) -> None:
 def marked_baseline(store: HistoryStore, evaluation: int) -> int | None:
     """The evaluation marked as the baseline of ``evaluation``'s scenario, unless none is
     or it is that one."""
-    row = store.evaluation(evaluation)
+    row = store.evaluation(evaluation, tallied=False)
     marked = store.read(
         f"SELECT id FROM evaluations WHERE {_SAME_SCENARIO} AND baseline = 1 AND id != ? "
         "ORDER BY id DESC LIMIT 1",

@@ -227,9 +227,9 @@ class HistoryStore:
 
     # ---- reading ---------------------------------------------------------------------------
 
-    def evaluations(self, only: int | None = None) -> list[EvaluationRow]:
-        """Every evaluation, newest first (or just ``only``), with its lanes' tallies; a bad
-        row is skipped and said (:meth:`skipped`)."""
+    def evaluations(self, only: int | None = None, tallied: bool = True) -> list[EvaluationRow]:
+        """Every evaluation, newest first (or just ``only``), with its lanes' tallies (not
+        ``tallied``: none, and no result read); a bad row is skipped and said (:meth:`skipped`)."""
         where, args = ("WHERE id = ?", (only,)) if only is not None else ("", ())
         found: dict[int, EvaluationRow] = {}
         for r in self.read(
@@ -241,6 +241,8 @@ class HistoryStore:
                 self.skip(f"evaluation {r[0]}", err)
                 continue
             found[row.id] = row
+        if not tallied:
+            return list(found.values())
         of = "AND evaluation_id = ?" if only is not None else ""
         tallies = self.read(
             "SELECT evaluation_id, prompt_version, lane, COUNT(*), SUM(passed) FROM results "
@@ -268,8 +270,8 @@ class HistoryStore:
         for (number, _), line in zip(bad, bad_results(bad), strict=True):
             self.skip(f"result {number}", line)
 
-    def evaluation(self, evaluation: int) -> EvaluationRow:
-        rows = self.evaluations(evaluation)
+    def evaluation(self, evaluation: int, tallied: bool = True) -> EvaluationRow:
+        rows = self.evaluations(evaluation, tallied)
         if not rows:
             raise HistoryError(f"no evaluation {evaluation} in {self.path}")
         return rows[0]

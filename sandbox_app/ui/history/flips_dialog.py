@@ -47,7 +47,7 @@ class FlipsDialog(QDialog):
         self.setWindowTitle(f"Evaluation #{first} → #{second}")
         self.resize(960, 520)
         self.store, self.first, self.second = store, first, second
-        paths = (store.evaluation(first).scenario_path, store.evaluation(second).scenario_path)
+        paths = tuple(store.evaluation(e, tallied=False).scenario_path for e in (first, second))
         known = {**version_names(*paths), **(names or {})}
         self.diff: EvaluationDiff = diff_evaluations(store, first, second, known)
         self.rows_shown: list[tuple[ArmComparison, CaseChange]] = [
@@ -116,7 +116,7 @@ class FlipsDialog(QDialog):
         return self.trace_diff
 
     def _run(self, evaluation: int, cell: Cell, passed: bool) -> tuple[str, RunRecord]:
-        repeats = self.store.evaluation(evaluation).repeats
+        repeats = self.store.evaluation(evaluation, tallied=False).repeats
         keys = [(cell.lane, cell.case, r) for r in range(repeats)]
         found = list(self.store.results(evaluation, keys))
         chosen = next((r for r in found if r.passed == passed), found[0] if found else None)

@@ -138,14 +138,8 @@ def open_stored(
     store: HistoryStore, evaluation: int, names: Mapping[str, str], parent: QWidget | None
 ) -> MatrixDialog:
     """A stored evaluation (HistoryError: unreadable)."""
-    # Not store.evaluation(): it tallies every lane (0.1 s at 200,000 results).
-    found = store.read(
-        "SELECT started, scenario_title FROM evaluations WHERE id = ?", (evaluation,)
-    )
-    if not found:
-        raise HistoryError(f"no evaluation {evaluation} in {store.path}")
-    started, scenario = found[0]
-    title = f"#{evaluation} · {started[:16].replace('T', ' ')} · {scenario}"
+    row = store.evaluation(evaluation, tallied=False)  # its tallies: 0.1 s at 200,000 results
+    title = f"#{evaluation} · {row.started[:16].replace('T', ' ')} · {row.scenario_title}"
     dialog = MatrixDialog(title, HistoryMatrix(store, evaluation), names, store, parent)
     return shown(dialog)
 
