@@ -126,6 +126,10 @@ class ArmComparison:
             return self.now
         return f"{self.factor} {self.was} → {self.now}, {self.where}"
 
+    def heading(self, first: str, second: str) -> str:
+        """The title, and for one arm in two evaluations which two ("brief · m: #3 → #4")."""
+        return self.title if self.factor else f"{self.title}: {first} → {second}"
+
     def sentence(self, first: str = "", second: str = "") -> str:
         """The verdict in words; ``first``/``second`` name the two evaluations when the arm
         is one and the same ("#3", "#4")."""

@@ -17,6 +17,7 @@ from sandbox_app.core.comparing.arm_diff import (
     Cells,
     EvaluationDiff,
     compare_within,
+    verdict_document,
 )
 from sandbox_app.core.results.junit import SuiteCounts, xml_attribute, xml_text
 
@@ -30,7 +31,7 @@ def diff_lines(diff: EvaluationDiff, first: str, second: str) -> list[str]:
         v = c.verdict
         lines += [
             "",
-            c.title if c.factor else f"{c.title}: {first} → {second}",
+            c.heading(first, second),
             f"  {c.sentence(first, second)}",
             f"  pass rate {v.rate_a:.0%} → {v.rate_b:.0%} over {v.cases} cases ({v.method})",
         ]
@@ -54,7 +55,7 @@ def junit_suite(diff: EvaluationDiff, first: str, second: str) -> tuple[str, Sui
     figures as the suite's properties (JUnit has none on a test case), named by the test
     case they belong to."""
     counts = SuiteCounts()
-    names = [c.title if c.factor else f"{c.title}: {first} → {second}" for c in diff.comparisons]
+    names = [c.heading(first, second) for c in diff.comparisons]
     named = list(zip(names, diff.comparisons, strict=True))
     body = _properties_element(named)
     for name, c in named:
@@ -96,16 +97,14 @@ def _properties_element(named: Sequence[tuple[str, ArmComparison]]) -> str:
 
 
 def _properties(name: str, c: ArmComparison) -> str:
-    v = c.verdict
+    # The figures --json carries (verdict_document), one property each.
+    document = verdict_document(c)
+    low, high = document["ci95_points"]
     figures = {
-        "verdict": v.word,
-        "difference_points": f"{v.difference * 100:.1f}",
-        "ci95_low_points": f"{v.low * 100:.1f}",
-        "ci95_high_points": f"{v.high * 100:.1f}",
-        "cases": str(v.cases),
-        "cases_better": str(v.better_cases),
-        "cases_worse": str(v.worse_cases),
-        "method": v.method,
+        **{k: document[k] for k in ("verdict", "difference_points")},
+        "ci95_low_points": low,
+        "ci95_high_points": high,
+        **{k: document[k] for k in ("cases", "cases_better", "cases_worse", "method")},
     }
     return "".join(
         f"<property name={xml_attribute(f'{name} · {key}')} value={xml_attribute(value)}/>"
