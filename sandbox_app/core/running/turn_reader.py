@@ -8,8 +8,7 @@ closes the stream as soon as the model starts writing its own observation.
 
 With native tool calling the content is not parsed: it is shown as the step's Thought and the
 tool-call pieces as Action lines (core/running/native_tools.py); the engine decides, once the
-reply
-ends, whether the content was the answer.
+reply ends, whether the content was the answer.
 """
 
 from __future__ import annotations
@@ -117,6 +116,7 @@ class TurnReader:
         self._sent_at = time.perf_counter()  # replaced by the backend's own send time
         self._first_reasoning_at: float | None = None
         self._request: dict[str, Any] = {}
+        self._messages: tuple[Message, ...] = ()
         self._last_token_at: float | None = None
         self._first_content_at: float | None = None
 
@@ -124,6 +124,7 @@ class TurnReader:
         self, backend: Backend, messages: list[Message], params: StreamParams
     ) -> AsyncIterator[Event]:
         out = self.out
+        self._messages = tuple(dict(m) for m in messages)  # as sent: the list changes later
         max_chars = params.max_tokens * CHARS_PER_TOKEN_LIMIT
         received_chars = 0
         last_yield = time.perf_counter()
@@ -227,6 +228,7 @@ class TurnReader:
         out = self.out
         calls = tuple(CallMade(c.id, c.name, c.arguments) for c in out.tool_calls)
         last = self._last_token_at
+        sent = self._messages if self._request.get("messages") != list(self._messages) else ()
         return Exchange(
             self.step,
             self._request,
@@ -237,6 +239,7 @@ class TurnReader:
             out.ttft_s,
             last - self._sent_at if last is not None else None,
             calls,
+            sent,
         )
 
     def _shown(self, piece: str) -> list[Event]:
@@ -330,8 +333,7 @@ def ask_again(
 ) -> tuple[StreamParams, str] | None:
     """Whether to ask for this step's reply again, and how; at most twice a step. What
     was learnt holds for the model's later steps (core/running/model_traits.py); ``auto``: Max
-    tokens
-    is Auto."""
+    tokens is Auto."""
     if asked_again >= 2 or out.turn.dropped or out.repeated:
         return None
     if out.unclosed_preopened and not out.cut_by_limit:
