@@ -479,6 +479,9 @@ class FakeOpenAIServer:
         self._stats: dict[str, int] = {}
         self._reset_stats()
         self._ids = 0
+        # DeepSeek and Kimi passback: the reasoning each tool call's reply streamed, by call id
+        # (tests/fake_passback.py takes back only these bytes).
+        self._reasoning_sent: dict[str, str] = {}
         # What a server with a small context kept of each prompt (ModelScript.context_length).
         self.kept: list[list[Any]] = []
         # GET /v1/models answers these bytes as JSON instead of the models set (a hostile list).
@@ -696,7 +699,11 @@ class FakeOpenAIServer:
                 param="messages",
             )
 
-        refused = fake_passback.refusal(script.passback, messages) if script.passback else None
+        refused = None
+        if script.passback:
+            with self._lock:
+                sent = dict(self._reasoning_sent)
+            refused = fake_passback.refusal(script.passback, messages, sent)
         if refused is not None:
             self._bump("errors")
             return refused
@@ -774,6 +781,7 @@ class FakeOpenAIServer:
         content, calls = split_calls(reply)
         deltas: list[dict[str, Any]] = [{"role": "assistant", "content": ""}]
         span = _find_thinking(content) if script.passback else None
+        thinking: list[str] = []
         if span is not None and script.passback is not None:
             thinking = script.tokenizer(content[span[0] : span[1]])
             deltas += fake_passback.thinking_deltas(script.passback, thinking)
@@ -785,6 +793,11 @@ class FakeOpenAIServer:
         pieces = call_deltas(script.tool_call_style, calls, script.tokenizer, first_id)
         if script.passback is not None:
             pieces = fake_passback.sign_calls(script.passback, pieces)
+            with self._lock:
+                self._reasoning_sent.update(
+                    (p["id"], "".join(thinking)) for d in pieces for p in d.get("tool_calls", ())
+                    if "id" in p
+                )  # fmt: skip
         deltas += pieces
         completion_id = self._next_id()
         head = {"id": completion_id, "object": "chat.completion.chunk", "model": model}
