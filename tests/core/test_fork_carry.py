@@ -39,7 +39,7 @@ from tests.fake_anthropic import AnthropicScript, FakeAnthropicServer, fake_anth
 from tests.fake_gemini import FakeGeminiServer, gemini_server
 from tests.fake_responses import FakeResponsesServer, responses_server
 from tests.fakeserver import FakeOpenAIServer, ModelScript
-from tests.helpers import builtin, collect, finished, of_type
+from tests.helpers import builtin, collect, finished, of_type, replies_of
 
 __all__ = ["fake_anthropic", "gemini_server", "responses_server"]  # fixtures, for pytest
 
@@ -178,3 +178,19 @@ def test_a_recording_holding_an_item_over_the_bound_is_refused_in_one_line(
     assert "\n" not in said
     assert "over 256 KB: refused, not cut" in said
     assert f"{len(json.dumps(block).encode()):,} bytes" in said
+
+
+def test_a_request_that_is_the_engines_messages_is_recorded_once(
+    fake_server: FakeOpenAIServer,
+) -> None:
+    """An OpenAI-compatible run that carries nothing sends the engine's messages as they are:
+    its Exchanges hold them once (the request's), and a fork starts from those."""
+    fake_server.set_model("plain", ModelScript(replies=replies_of("brightgrid")))
+    config = config_for("custom", fake_server.base_url, "plain", 10.0, "test-key")
+    events = run(RunSpec(builtin("brightgrid"), config))
+    exchanges = of_type(events, Exchange)
+    assert len(exchanges) == 3
+    assert all(e.messages == () for e in exchanges)
+    point = fork_point(events, 1)
+    assert point is not None
+    assert point.history == exchanges[1].request["messages"]
