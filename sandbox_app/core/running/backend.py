@@ -18,7 +18,8 @@ from sandbox_app.core.scenarios.lane_settings import SETTINGS, LaneSettings
 # An assistant message may also hold PROVIDER: what the backend that wrote the reply said
 # must come back with it in a tool-calling turn (Delta.carry: signed thinking blocks,
 # reasoning items, thought signatures, reasoning_content). It is the backend's own business:
-# each backend reads back what it put there and never sends the key itself.
+# each backend reads back what it put there and never sends the key itself. The engine stamps
+# it with who wrote it, and a fork on another model drops it (core/running/carried.py).
 Message = dict[str, Any]
 PROVIDER = "provider"
 ToolSchema = dict[str, Any]  # one entry of the API's "tools": {"type": "function", …}
