@@ -4,7 +4,9 @@ from it live.
 
 Each model call (a ``chat`` span, an OpenInference ``LLM`` span; an outer one that wraps
 another, as LangChain's wraps the OpenAI SDK's, gives way to the inner) is a step, in the
-order they started. What a run of this app would have emitted is rebuilt from it, so the
+order they started; traces that are steps of one conversation (a trace per call, as an
+instrumentation with nothing around the loop writes them) are joined as one run
+(core/otel/otel_joining.py), and the conversation with the most calls is the one opened. What a run of this app would have emitted is rebuilt from it, so the
 trace, the metrics, the exports and the fork are a live run's:
 
 - text ReAct (no call in the trace has a tool call): the reply is the step's model text,
@@ -32,15 +34,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from sandbox_app.core.otel.otel_messages import ModelCall, model_call
-from sandbox_app.core.otel.otel_spans import (
-    Span,
-    TraceError,
-    innermost,
-    kind,
-    read_spans,
-    unique,
-)
+from sandbox_app.core.otel.otel_joining import threads
+from sandbox_app.core.otel.otel_messages import ModelCall
+from sandbox_app.core.otel.otel_spans import Span, TraceError, kind, read_spans
 from sandbox_app.core.otel.otel_tools import scenario_tools
 from sandbox_app.core.react_format.parser import parse_turn
 from sandbox_app.core.react_format.prompts import unknown_placeholders
@@ -80,25 +76,27 @@ def open_trace(path: str | Path) -> ImportedTrace:
 
 def imported(spans: Sequence[Span], name: str) -> ImportedTrace:
     notices: list[str] = []
-    by_trace: dict[str, list[Span]] = defaultdict(list)
-    for span in spans:
-        by_trace[span.trace_id].append(span)
-    model_spans = {t: [s for s in ss if kind(s) == "llm"] for t, ss in by_trace.items()}
-    trace_id = max(model_spans, key=lambda t: len(model_spans[t]))
-    if not model_spans[trace_id]:
+    found = threads(spans)
+    if not found:
         raise TraceError(
             f"{name}: no model calls (no span with gen_ai.operation.name chat or "
             "openinference.span.kind LLM)."
         )
-    if len(by_trace) > 1:
+    chosen, traces = found[0], len({s.trace_id for s in spans})
+    first_trace = chosen.traces[0][:12]
+    if 1 < len(chosen.traces) == traces:
+        notices.append(f"The file holds {traces} traces, each a step of one run: joined.")
+    elif len(chosen.traces) > 1:
         notices.append(
-            f"The file holds {len(by_trace)} traces: this is the one with the most model calls "
-            f"(trace {trace_id[:12]})."
+            f"The file holds {traces} traces: the {len(chosen.traces)} that are steps of the "
+            f"conversation with the most model calls are joined (the first: trace {first_trace})."
         )
-    trace = unique(by_trace[trace_id])
-    calls = [model_call(s) for s in innermost(trace, model_spans[trace_id])]
-    if not calls:  # innermost keeps one at least; a step list is never read empty
-        raise TraceError(f"{name}: no model calls to read (their spans' parents loop).")
+    elif traces > 1:
+        notices.append(
+            f"The file holds {traces} traces: this is the one with the most model calls "
+            f"(trace {first_trace})."
+        )
+    trace, calls = chosen.spans, chosen.calls
     if len(calls) > MAX_STEPS:
         notices.append(f"The trace has {len(calls)} model calls: the first {MAX_STEPS} are shown.")
         calls = calls[:MAX_STEPS]
