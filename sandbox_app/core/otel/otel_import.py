@@ -6,8 +6,9 @@ Each model call (a ``chat`` span, an OpenInference ``LLM`` span; an outer one th
 another, as LangChain's wraps the OpenAI SDK's, gives way to the inner) is a step, in the
 order they started; traces that are steps of one conversation (a trace per call, as an
 instrumentation with nothing around the loop writes them) are joined as one run
-(core/otel/otel_joining.py), and the conversation with the most calls is the one opened. What a run of this app would have emitted is rebuilt from it, so the
-trace, the metrics, the exports and the fork are a live run's:
+(core/otel/otel_joining.py), and the conversation with the most calls is the one opened.
+What a run of this app would have emitted is rebuilt from it, so the trace, the metrics, the
+exports and the fork are a live run's:
 
 - text ReAct (no call in the trace has a tool call): the reply is the step's model text,
   parsed with the scenario's parser (dialect ``auto``) into an action, an answer or a format
