@@ -35,7 +35,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from sandbox_app.core.otel.otel_joining import threads
+from sandbox_app.core.otel.otel_joining import chains
 from sandbox_app.core.otel.otel_messages import ModelCall
 from sandbox_app.core.otel.otel_spans import Span, TraceError, kind, read_spans
 from sandbox_app.core.otel.otel_tools import scenario_tools
@@ -77,7 +77,7 @@ def open_trace(path: str | Path) -> ImportedTrace:
 
 def imported(spans: Sequence[Span], name: str) -> ImportedTrace:
     notices: list[str] = []
-    found = threads(spans)
+    found = chains(spans)
     if not found:
         raise TraceError(
             f"{name}: no model calls (no span with gen_ai.operation.name chat or "

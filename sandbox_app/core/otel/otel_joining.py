@@ -29,34 +29,34 @@ Key = tuple[str, str, tuple[tuple[str, str], ...]]
 
 
 @dataclass
-class Thread:
+class Chain:
     """One conversation: its traces in order, their spans, their model calls by start."""
 
     traces: list[str]
     spans: list[Span]
     calls: list[ModelCall]
     _resource: str = ""
-    _next: Thread | None = field(default=None, repr=False)
-    _previous: Thread | None = field(default=None, repr=False)
-    _root: Thread | None = field(default=None, repr=False)  # towards its chain's first
+    _next: Chain | None = field(default=None, repr=False)
+    _previous: Chain | None = field(default=None, repr=False)
+    _root: Chain | None = field(default=None, repr=False)  # towards its chain's first
 
 
-def threads(spans: Sequence[Span]) -> list[Thread]:
+def chains(spans: Sequence[Span]) -> list[Chain]:
     """Every conversation in ``spans``, the one with the most model calls first (the first
     in the file among equals); traces without a model call are left out."""
     by_trace: dict[str, list[Span]] = defaultdict(list)
     for span in spans:
         by_trace[span.trace_id].append(span)
-    found: list[Thread] = []
+    found: list[Chain] = []
     for trace_id, members in by_trace.items():
         trace = unique(members)
         llms = [s for s in trace if kind(s) == "llm"]
         if llms:
             calls = [model_call(s) for s in innermost(trace, llms)]
-            found.append(Thread([trace_id], trace, calls, _resource_key(trace[0].resource)))
+            found.append(Chain([trace_id], trace, calls, _resource_key(trace[0].resource)))
     _link(found)
-    joined = [_follow(t) for t in found if t._previous is None]
-    return sorted(joined, key=lambda t: -len(t.calls))
+    joined = [_follow(c) for c in found if c._previous is None]
+    return sorted(joined, key=lambda c: -len(c.calls))
 
 
 def _resource_key(resource: dict[str, Any]) -> str:
@@ -86,24 +86,24 @@ def _said(call: ModelCall) -> list[Key]:
 
 
 def _prefix_hashes(keys: list[Key]) -> list[int]:
-    """The hash of each prefix of ``keys``, the empty one first (one pass, not one a prefix)."""
+    """The hash of each prefix of ``keys``, the empty one first, in one pass over them."""
     hashes = [hash(())]
     for key in keys:
         hashes.append(hash((hashes[-1], key)))
     return hashes
 
 
-def _link(found: list[Thread]) -> None:
-    """Each thread's continuation: the threads whose last call's input and reply (by length
-    and hash) a thread's first call sends, latest first, checked message by message."""
-    ends: dict[tuple[str, int, int], list[tuple[int, Thread, list[Key]]]] = defaultdict(list)
-    for thread in found:
-        said = _said(thread.calls[-1])
-        key = (thread._resource, len(said), _prefix_hashes(said)[-1])
-        ends[key].append((thread.calls[-1].span.start_ns, thread, said))
+def _link(found: list[Chain]) -> None:
+    """Each chain's continuation: the chains whose last call's input and reply (by length
+    and hash) a chain's first call sends, latest first, checked message by message."""
+    ends: dict[tuple[str, int, int], list[tuple[int, Chain, list[Key]]]] = defaultdict(list)
+    for chain in found:
+        said = _said(chain.calls[-1])
+        key = (chain._resource, len(said), _prefix_hashes(said)[-1])
+        ends[key].append((chain.calls[-1].span.start_ns, chain, said))
     for bucket in ends.values():
         bucket.sort(key=lambda end: end[0])
-    for later in sorted(found, key=lambda t: t.calls[0].span.start_ns):
+    for later in sorted(found, key=lambda c: c.calls[0].span.start_ns):
         first = later.calls[0]
         sent = [_key(m) for m in first.messages]
         hashes = _prefix_hashes(sent)
@@ -124,20 +124,20 @@ def _link(found: list[Thread]) -> None:
                 break
 
 
-def _root(thread: Thread) -> Thread:
-    """The first thread of the chain ``thread`` is in (union-find, paths shortened as found):
+def _root(chain: Chain) -> Chain:
+    """The first of the chains linked to ``chain`` (union-find, paths shortened as found):
     linking a chain's end to its own start would close a loop, which only a file whose times
     are all the same allows."""
-    root = thread
+    root = chain
     while root._root is not None:
         root = root._root
-    while thread._root is not None and thread._root is not root:
-        thread._root, thread = root, thread._root
+    while chain._root is not None and chain._root is not root:
+        chain._root, chain = root, chain._root
     return root
 
 
-def _follow(start: Thread) -> Thread:
-    """``start`` and the threads that continue it, as one."""
+def _follow(start: Chain) -> Chain:
+    """``start`` and the chains that continue it, as one."""
     traces, spans, calls = list(start.traces), list(start.spans), list(start.calls)
     at = start._next
     while at is not None:
@@ -145,4 +145,4 @@ def _follow(start: Thread) -> Thread:
         spans += at.spans
         calls += at.calls
         at = at._next
-    return Thread(traces, spans, calls, start._resource)
+    return Chain(traces, spans, calls, start._resource)
