@@ -157,3 +157,43 @@ def test_a_trace_that_ends_without_an_answer_exits_8_as_help_says(
     listed = capsys.readouterr().out
     assert "8  the trace ends without a final answer" in listed
     assert "3  stopped (Ctrl+C) during a fork" in listed
+
+
+def _genai_span(trace: str, span: str, sent: list[str], reply: str) -> dict[str, Any]:
+    """A GenAI chat span: ``sent`` alternates user and assistant messages."""
+
+    def attribute(key: str, value: Any) -> dict[str, Any]:
+        return {"key": key, "value": {"stringValue": value}}
+
+    def message(role: str, words: str) -> dict[str, Any]:
+        return {"role": role, "parts": [{"type": "text", "content": words}]}
+
+    messages = [message(("user", "assistant")[i % 2], w) for i, w in enumerate(sent)]
+    return {
+        "traceId": trace * 16,
+        "spanId": span * 8,
+        "name": "chat",
+        "attributes": [
+            attribute("gen_ai.operation.name", "chat"),
+            attribute("gen_ai.input.messages", json.dumps(messages)),
+            attribute("gen_ai.output.messages", json.dumps([message("assistant", reply)])),
+        ],
+    }  # no times: every call starts at 0
+
+
+def test_traces_that_would_continue_each_other_are_read_once(tmp_path: Path) -> None:
+    """Two traces of two calls each, no times, each one's first call extending the other's
+    last (only a hostile or broken file can): one run of the four calls, no loop."""
+    a1, a2 = ["u", "Thought: x", "t"], ["v"]  # a1 extends b2's input and reply, b1 a2's
+    b1, b2 = ["v", "Thought: y", "t"], ["u"]
+    spans = [
+        _genai_span("a1", "a1", a1, "Thought: p"),
+        _genai_span("a1", "a2", a2, "Thought: y"),
+        _genai_span("b2", "b1", b1, "Thought: q"),
+        _genai_span("b2", "b2", b2, "Thought: x"),
+    ]
+    path = written(tmp_path, [{"scopeSpans": [{"spans": spans}]}])
+    trace = open_trace(path)
+    started = [e for _, e in trace.lane.events if isinstance(e, ev.StepStarted)]
+    assert len(started) == 4
+    assert trace.notices[0] == "The file holds 2 traces, each a step of one run: joined."
