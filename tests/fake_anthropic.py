@@ -224,7 +224,9 @@ class FakeAnthropicServer:
     ) -> web.StreamResponse:
         response = web.StreamResponse(status=200, headers=_SSE_HEADERS)
         await response.prepare(request)
-        prompt = len(json.dumps(body["messages"])) // 4
+        # As the API counts: the system prompt and the tools are part of the input.
+        counted = [body.get("system"), body.get("tools"), body["messages"]]
+        prompt = len(json.dumps(counted)) // 4
         start_usage = {
             "input_tokens": prompt,
             "output_tokens": 1,

@@ -72,6 +72,18 @@ def test_max_steps_and_a_usage_error_have_different_exit_codes() -> None:
                 "7  --fail-on-regression: an arm worse",
             ],
         ),
+        (
+            "open-trace",
+            [
+                "0  answered",
+                "1  an error",
+                "2  a usage error",
+                "3  stopped (Ctrl+C) during a fork",
+                "5  the fork reached max steps",
+                "6  the fork stopped on a loop",
+                "8  the trace ends without a final answer",
+            ],
+        ),
     ],
 )
 def test_help_lists_every_exit_code(

@@ -4,8 +4,11 @@ from it live.
 
 Each model call (a ``chat`` span, an OpenInference ``LLM`` span; an outer one that wraps
 another, as LangChain's wraps the OpenAI SDK's, gives way to the inner) is a step, in the
-order they started. What a run of this app would have emitted is rebuilt from it, so the
-trace, the metrics, the exports and the fork are a live run's:
+order they started; traces that are steps of one conversation (a trace per call, as an
+instrumentation with nothing around the loop writes them) are joined as one run
+(core/otel/otel_joining.py), and the conversation with the most calls is the one opened.
+What a run of this app would have emitted is rebuilt from it, so the trace, the metrics, the
+exports and the fork are a live run's:
 
 - text ReAct (no call in the trace has a tool call): the reply is the step's model text,
   parsed with the scenario's parser (dialect ``auto``) into an action, an answer or a format
@@ -32,15 +35,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from sandbox_app.core.otel.otel_messages import ModelCall, model_call
-from sandbox_app.core.otel.otel_spans import (
-    Span,
-    TraceError,
-    innermost,
-    kind,
-    read_spans,
-    unique,
-)
+from sandbox_app.core.otel.otel_joining import chains
+from sandbox_app.core.otel.otel_messages import ModelCall
+from sandbox_app.core.otel.otel_spans import Span, TraceError, kind, read_spans
 from sandbox_app.core.otel.otel_tools import scenario_tools
 from sandbox_app.core.react_format.parser import parse_turn
 from sandbox_app.core.react_format.prompts import unknown_placeholders
@@ -80,25 +77,27 @@ def open_trace(path: str | Path) -> ImportedTrace:
 
 def imported(spans: Sequence[Span], name: str) -> ImportedTrace:
     notices: list[str] = []
-    by_trace: dict[str, list[Span]] = defaultdict(list)
-    for span in spans:
-        by_trace[span.trace_id].append(span)
-    model_spans = {t: [s for s in ss if kind(s) == "llm"] for t, ss in by_trace.items()}
-    trace_id = max(model_spans, key=lambda t: len(model_spans[t]))
-    if not model_spans[trace_id]:
+    found = chains(spans)
+    if not found:
         raise TraceError(
             f"{name}: no model calls (no span with gen_ai.operation.name chat or "
             "openinference.span.kind LLM)."
         )
-    if len(by_trace) > 1:
+    chosen, traces = found[0], len({s.trace_id for s in spans})
+    first_trace = chosen.traces[0][:12]
+    if 1 < len(chosen.traces) == traces:
+        notices.append(f"The file holds {traces} traces, each a step of one run: joined.")
+    elif len(chosen.traces) > 1:
         notices.append(
-            f"The file holds {len(by_trace)} traces: this is the one with the most model calls "
-            f"(trace {trace_id[:12]})."
+            f"The file holds {traces} traces: the {len(chosen.traces)} that are steps of the "
+            f"conversation with the most model calls are joined (the first: trace {first_trace})."
         )
-    trace = unique(by_trace[trace_id])
-    calls = [model_call(s) for s in innermost(trace, model_spans[trace_id])]
-    if not calls:  # innermost keeps one at least; a step list is never read empty
-        raise TraceError(f"{name}: no model calls to read (their spans' parents loop).")
+    elif traces > 1:
+        notices.append(
+            f"The file holds {traces} traces: this is the one with the most model calls "
+            f"(trace {first_trace})."
+        )
+    trace, calls = chosen.spans, chosen.calls
     if len(calls) > MAX_STEPS:
         notices.append(f"The trace has {len(calls)} model calls: the first {MAX_STEPS} are shown.")
         calls = calls[:MAX_STEPS]
@@ -203,8 +202,10 @@ class _Builder:
                 {"type": "function", "function": {k_: v for k_, v in t.items() if v is not None}}
                 for t in call.tools
             ]
+        made = tuple(ev.CallMade(c.id, c.name, c.arguments) for c in call.calls)
+        reply = call.text + ev.call_lines(made)
         exchange = ev.Exchange(
-            k, request, call.text, call.reasoning, call.finish_reason, call.usage, None, None
+            k, request, reply, call.reasoning, call.finish_reason, call.usage, None, None, made
         )
         answer = self._native(k, call, exchange) if self.native else self._text(k, call, exchange)
         self._steps.append(self._metrics(k, call))
@@ -223,12 +224,12 @@ class _Builder:
             self._add(span.end_ns, ev.FinalAnswer(k, content.strip(), was_thought=True))
             return content.strip()
         self._tool_end, self._tool_s = span.end_ns, 0.0
-        for c in call.calls:
+        for i, c in enumerate(call.calls):
             text, refused = call_input(None, NativeCall(c.id, c.name, c.arguments))
             given = text if refused is None else c.arguments
             self._actions += 1
             self._add(span.end_ns, ev.ActionParsed(k, c.name, given))
-            result = self._result(k, c.name, given, c.id)
+            result = self._result(k, c.name, given, (c.id, i))
             if result is not None:
                 self._add(self._tool_end, _observation(k, c.name, result))
         return None
@@ -247,7 +248,7 @@ class _Builder:
         if turn.kind == "action":
             self._actions += 1
             self._add(span.end_ns, ev.ActionParsed(k, turn.tool, turn.input))
-            result = self._result(k, turn.tool, turn.input, "")
+            result = self._result(k, turn.tool, turn.input, None)
             if result is not None:
                 self._add(self._tool_end, _observation(k, turn.tool, result))
             return None
@@ -256,19 +257,15 @@ class _Builder:
         self._add(span.end_ns, ev.FormatError(k, correction))
         return None
 
-    def _result(self, k: int, tool: str, given: str, call_id: str) -> str | None:
-        """What the tool returned: as the next call was sent it, else its span said."""
-        span = self._tool_span(tool, call_id)
+    def _result(self, k: int, tool: str, given: str, native: tuple[str, int] | None) -> str | None:
+        """What the tool returned: as the next call was sent it, else its span said.
+        ``native``: the call's id and its place in the reply (text ReAct: None)."""
+        span = self._tool_span(tool, native[0] if native else "")
         if span is not None:
             self._tool_end = max(self._tool_end, span.end_ns)
             self._tool_s += max(0, span.end_ns - span.start_ns) / 1e9
-        if call_id:
-            later = self._later(k)
-            sent = next(
-                (m for m in later if m.get("role") == "tool" and m.get("tool_call_id") == call_id),
-                None,
-            )
-            result = str(sent.get("content", "")) if sent is not None else None
+        if native is not None:
+            result = self._tool_message(k, *native)
         else:
             result = self._sent_after(k, "user")
             if result is not None:
@@ -287,14 +284,26 @@ class _Builder:
     def _later(self, k: int) -> list[dict[str, object]]:
         return self.calls[k].messages if k < len(self.calls) else []
 
-    def _sent_after(self, k: int, role: str) -> str | None:
-        """The next call's messages after this step's reply (the last assistant message)."""
+    def _after_reply(self, k: int, role: str) -> list[dict[str, object]]:
+        """The next call's messages of ``role`` after this step's reply (its last assistant
+        message): what answered it. Earlier ones answered earlier steps, whose call ids a
+        provider or the app may have given again (Gemini's and Ollama's calls have none)."""
         later = self._later(k)
         last = max((i for i, m in enumerate(later) if m.get("role") == "assistant"), default=None)
-        if last is None:
-            return None
-        after = [str(m.get("content", "")) for m in later[last + 1 :] if m.get("role") == role]
+        return [] if last is None else [m for m in later[last + 1 :] if m.get("role") == role]
+
+    def _sent_after(self, k: int, role: str) -> str | None:
+        after = [str(m.get("content", "")) for m in self._after_reply(k, role)]
         return "\n".join(after) if after else None
+
+    def _tool_message(self, k: int, call_id: str, place: int) -> str | None:
+        """The result sent back for a call: the tool message with its id, else, where the
+        trace gives the results no ids, the one in the call's place."""
+        answers = self._after_reply(k, "tool")
+        found = next((m for m in answers if call_id and m.get("tool_call_id") == call_id), None)
+        if found is None and place < len(answers) and not answers[place].get("tool_call_id"):
+            found = answers[place]
+        return None if found is None else str(found.get("content", ""))
 
     def _tool_span(self, tool: str, call_id: str) -> Span | None:
         for span in self.tools:
