@@ -28,8 +28,7 @@ import shlex
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QEvent, QObject, QSignalBlocker, Qt
-from PySide6.QtGui import QKeyEvent
+from PySide6.QtCore import QSignalBlocker
 from PySide6.QtWidgets import (
     QCheckBox,
     QDoubleSpinBox,
@@ -67,9 +66,6 @@ class McpServersDialog(DraftsDialog[McpServerSpec]):
         self.env_edit = QPlainTextEdit()
         self.env_edit.setPlaceholderText("NAME=value, one per line (no secrets here)")
         self.env_edit.setFixedHeight(self.fontMetrics().lineSpacing() * 3 + 12)
-        # A variable never holds a tab: Tab and Shift+Tab move on, as in any form, and so do
-        # Ctrl+Tab and Ctrl+Shift+Tab (the way out of the template, which keeps Tab).
-        self.env_edit.installEventFilter(self)
         self.secrets_edit = QLineEdit()
         self.secrets_edit.setPlaceholderText("GITHUB_TOKEN, …: from the keyring or the environment")
         self.timeout_spin = QDoubleSpinBox()
@@ -101,15 +97,6 @@ class McpServersDialog(DraftsDialog[McpServerSpec]):
         self.connecting: asyncio.Task[None] | None = None
         self.pruning: asyncio.Task[None] | None = None  # closing removed servers, after OK
         self.fill()
-
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-        if watched is self.env_edit and event.type() == QEvent.Type.KeyPress:
-            assert isinstance(event, QKeyEvent)
-            if event.key() in (Qt.Key.Key_Tab, Qt.Key.Key_Backtab):
-                shift = event.modifiers() & Qt.KeyboardModifier.ShiftModifier
-                self.focusNextPrevChild(event.key() == Qt.Key.Key_Tab and not shift)
-                return True
-        return super().eventFilter(watched, event)
 
     def add_server(self) -> None:
         self.add_draft(McpServerSpec(self.free_name("server"), command="python"))
