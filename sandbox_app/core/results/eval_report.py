@@ -157,11 +157,13 @@ _STYLE = (
 def results_markdown(
     questions: Sequence[str], labels: Sequence[str], results: Sequence[EvalResult]
 ) -> str:
-    """Each lane's summary line, then the grid as a table (cells are literal text)."""
+    """Each lane's summary line as a list item, then the grid as a table; every piece is
+    literal text (a lane's name is the scenario file's: a model named like an image stays
+    text)."""
     header, rows = ["#", "Question", *labels], grid(questions, labels, results)
     lines = ["| " + " | ".join(inline(c) for c in header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(inline(c) for c in row) + " |" for row in rows]
-    summary = [s.row() for s in summarise(results, labels)]
+    summary = [f"- {inline(s.row())}" for s in summarise(results, labels)]
     return "\n".join([*summary, "", *lines, *_failed_checks(results)]) + "\n"
 
 

@@ -324,7 +324,6 @@ class VersionsPanel(QWidget):
         name.setObjectName("versionName")
         note = QPlainTextEdit(entry.note)
         note.setObjectName("versionNote")
-        note.setTabChangesFocus(True)
         box = QDialogButtonBox(
             QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
         )
