@@ -98,10 +98,16 @@ def run_command(argv: list[str]) -> int:
         token_budget=args.token_budget,
     )
     backend = spec.new_backend()  # a server's one client; its label for the waiting line
+    native = scenario.model.tool_calling == "native"
     printer = (
         None
         if args.json
-        else TracePrinter(sys.stdout, thinking=not args.hide_thinking, expected=scenario.expected)
+        else TracePrinter(
+            sys.stdout,
+            thinking=not args.hide_thinking,
+            expected=scenario.expected,
+            native=native,
+        )
     )
     # With --json stdout holds only the document: the wait shows on stderr, and only if that
     # is a terminal (a status line that leaves nothing behind), never in a log.

@@ -167,3 +167,19 @@ def test_native_tool_calls_on_the_command_line(capsys: pytest.CaptureFixture[str
     out = capsys.readouterr().out
     assert 'Action: search({"search_text": "Brightgrid Pro price per developer"})' in out
     assert "Final answer: $1,680 per year" in out
+
+
+def test_a_native_reply_without_a_call_is_printed_as_the_answer_as_the_window_shows_it(
+    fake_server: FakeOpenAIServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tests.core.test_native_tools import NATIVE_REPLIES
+
+    fake_server.set_model("m", ModelScript(replies=[], native_replies=NATIVE_REPLIES))
+    args = ["run", "--base-url", fake_server.base_url, "--model", "m", "--tool-calling", "native"]
+    assert main(args) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert "Answer: $1,680 per year" in lines  # the window's line for it
+    assert not any(line.startswith("Thought: $1,680") for line in lines)
+    # A reply that went on to call a tool stays a Thought, its Action line under it.
+    thought = lines.index("Thought: I need the price per developer first.")
+    assert lines[thought + 1].startswith('Action: search({"query": ')
