@@ -17,6 +17,7 @@ from sandbox_app.application.mcp_set import McpSet, own_tool_names
 from sandbox_app.application.run_builder import RunSpec, build_run
 from sandbox_app.backends.catalogue.keys import KeyStore
 from sandbox_app.backends.catalogue.presets import preset_for_url
+from sandbox_app.backends.local_servers.served import served_context
 from sandbox_app.backends.mcp_client.mcp_tools import McpError
 from sandbox_app.backends.registry import (
     SCRIPTED,
@@ -96,6 +97,8 @@ def run_command(argv: list[str]) -> int:
         ask=person.ask,
         trusted=allowance.trusted,
         token_budget=args.token_budget,
+        # The window's source for the meter's window: its local server asked (/api/ps…).
+        served_context=asyncio.run(served_context(config)),
     )
     backend = spec.new_backend()  # a server's one client; its label for the waiting line
     native = scenario.model.tool_calling == "native"
