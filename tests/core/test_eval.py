@@ -345,3 +345,39 @@ def test_a_lane_tally_takes_back_a_replaced_run() -> None:
     assert tally.summary("a") == expected
     assert (expected.runs, expected.passed, expected.tool_calls) == (2, 2, 2)
     assert (expected.mean_steps, expected.latency_p95_s) == (2.0, 3.0)
+
+
+def test_the_default_results_file_is_where_help_says(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit):
+        eval_command(["--help"], io.StringIO())
+    said = " ".join(capsys.readouterr().out.split())
+    assert "default: ./NAME.results.jsonl in the current folder" in said
+    assert eval_command([str(EXAMPLE)], io.StringIO()) == 0
+    assert len(read_results(tmp_path / "test_set.results.jsonl")) == 12
+
+
+def test_ctrl_c_before_the_first_run_ends_leaves_no_file_and_names_none(
+    tmp_path: Path, fake_server: FakeOpenAIServer
+) -> None:
+    fake_server.set_model("slow", ModelScript(replies=["Answer: 42"], delay_first=60.0))
+    process = subprocess.Popen(
+        [sys.executable, "-m", "sandbox_app", "eval", str(EXAMPLE), "--lane",
+         f"{fake_server.base_url}:slow", "--concurrency", "1"],
+        cwd=tmp_path,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )  # fmt: skip
+    assert fake_server.wait_for_stat("completions", 1, timeout=60)  # the first run is asking
+    process.send_signal(signal.SIGINT)
+    code = process.wait(timeout=30)
+    assert process.stderr is not None
+    said = process.stderr.read()
+    process.stderr.close()
+    assert code == EXIT_STOPPED, said
+    assert "stopped before the first run ended; nothing written" in said
+    assert "results.jsonl" not in said
+    assert not (tmp_path / "test_set.results.jsonl").exists()
