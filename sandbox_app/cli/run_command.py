@@ -19,6 +19,7 @@ from sandbox_app.backends.catalogue.keys import KeyStore
 from sandbox_app.backends.catalogue.presets import preset_for_url
 from sandbox_app.backends.local_servers.served import served_context
 from sandbox_app.backends.mcp_client.mcp_tools import McpError
+from sandbox_app.backends.transport.sdk_backend import SdkBackend
 from sandbox_app.backends.registry import (
     SCRIPTED,
     BackendConfig,
@@ -182,6 +183,8 @@ async def _run(
     watcher = None
     try:
         engine = make_engine(await connected.connect_all(servers, taken))
+        if isinstance(backend, SdkBackend):  # its start-up is never counted as the server's wait
+            await backend.ready()
         watcher = asyncio.create_task(waiting.watch()) if waiting is not None else None
         return await drive(engine, emit)
     finally:

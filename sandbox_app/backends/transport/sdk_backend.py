@@ -48,6 +48,16 @@ class SdkBackend(Generic[Client]):
 
         await network_loop.call(self._aclose())
 
+    async def ready(self) -> None:
+        """Make the client now (the SDK imported, its certificates loaded), so the first
+        request's wait is the server's alone; a failure is left for that request to say."""
+        from sandbox_app.backends.transport import network_loop
+
+        try:
+            await network_loop.call(self._get_client())
+        except BackendError:
+            pass
+
     async def list_models(self) -> list[str]:
         from sandbox_app.backends.transport import network_loop
 
