@@ -19,7 +19,6 @@ from sandbox_app.backends.catalogue.keys import KeyStore
 from sandbox_app.backends.catalogue.presets import preset_for_url
 from sandbox_app.backends.local_servers.served import served_context
 from sandbox_app.backends.mcp_client.mcp_tools import McpError
-from sandbox_app.backends.transport.sdk_backend import SdkBackend
 from sandbox_app.backends.registry import (
     SCRIPTED,
     BackendConfig,
@@ -28,6 +27,7 @@ from sandbox_app.backends.registry import (
     display_name,
     key_notice,
 )
+from sandbox_app.backends.transport.sdk_backend import SdkBackend
 from sandbox_app.cli.cli_io import (
     EXIT_ANSWERED,
     EXIT_ERROR,
