@@ -20,7 +20,7 @@ import textwrap
 from pathlib import Path
 from typing import TextIO
 
-from sandbox_app.application.eval_runner import EvalRunner, declined
+from sandbox_app.application.eval_runner import EvalRunner, declined, unjudged_lanes
 from sandbox_app.backends.catalogue.keys import KeyStore
 from sandbox_app.backends.registry import key_notice
 from sandbox_app.cli.cli_io import (
@@ -201,6 +201,8 @@ def eval_command(argv: list[str], out: TextIO | None = None, progress: TextIO | 
     for name in allowance.refused:
         say(f"react-sandbox eval: {refused_line(name)}")
     if notice := declined(scenario, allowance.trusted):
+        say(f"react-sandbox eval: {notice}")
+    if notice := unjudged_lanes(scenario, lanes):
         say(f"react-sandbox eval: {notice}")
     cache = Path(args.cache) if args.cache else None
     problem = cache_problem(cache) if cache is not None else None
