@@ -227,6 +227,9 @@ class ModelScript:
     # The streamed reply's usage object, sent as it is instead of the counted one (a server
     # that reports nonsense: negative, huge or non-numeric counts).
     usage: dict[str, Any] | None = None
+    # False: a stream with no usage at all, whatever stream_options asks (llama-cpp-python's
+    # server: abetlen/llama-cpp-python#1082, #1640).
+    sends_usage: bool = True
     # A server that requires a reply's reasoning back in a tool-calling turn and answers 400
     # without it (tests/fake_passback.py: "deepseek", "kimi", "gemini", "openrouter"); a
     # tool-calling reply's leading <think> block streams in that server's shape.
@@ -1004,7 +1007,7 @@ class FakeOpenAIServer:
                 else:
                     await response.write(r_prefix + content + twice + content + r_suffix)
             tail = finish
-            if include_usage:
+            if include_usage and script.sends_usage:
                 usage = json.dumps(script.usage or _usage(prompt_tokens, plan))
                 tail += usage_head + f'"choices":[],"usage":{usage}}}\n\n'.encode()
             await response.write(tail + _DONE)

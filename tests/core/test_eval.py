@@ -381,3 +381,24 @@ def test_ctrl_c_before_the_first_run_ends_leaves_no_file_and_names_none(
     assert "stopped before the first run ended; nothing written" in said
     assert "results.jsonl" not in said
     assert not (tmp_path / "test_set.results.jsonl").exists()
+
+
+def test_token_counts_a_server_never_reported_are_estimated_and_marked_as_run_marks_them(
+    tmp_path: Path, fake_server: FakeOpenAIServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # llama-cpp-python's server streams no usage (abetlen/llama-cpp-python#1082, #1640).
+    from sandbox_app.cli.main import main
+
+    cases = load_scenario(EXAMPLE).test_set
+    by_question = {c.question: list(c.replies) for c in cases}
+    fake_server.set_model("m", ModelScript(by_question=by_question, sends_usage=False))
+    assert main(["run", "--base-url", fake_server.base_url, "--model", "m"]) == 0
+    ran = capsys.readouterr().out
+    assert "tokens ~" in ran  # `run`: "tokens ~716 in / ~70 out"
+    code, out, results = evaluate(tmp_path, "--lane", f"{fake_server.base_url}:m")
+    assert code == 0
+    tokens_out = sum(r.metrics.tokens_out for r in results)
+    tokens_in = sum(r.metrics.tokens_in for r in results)
+    assert tokens_out > 0  # estimated from the replies, as `run` estimates them
+    assert f"tokens ~{tokens_in:,} in / ~{tokens_out:,} out" in out
+    assert all(r.metrics.estimated for r in results)
