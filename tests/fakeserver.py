@@ -24,6 +24,7 @@ free port, so the code under test can use any event loop (``asyncio.run``, qasyn
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import re
 import threading
@@ -226,10 +227,17 @@ class ModelScript:
     # The streamed reply's usage object, sent as it is instead of the counted one (a server
     # that reports nonsense: negative, huge or non-numeric counts).
     usage: dict[str, Any] | None = None
+    # False: a stream with no usage at all, whatever stream_options asks (llama-cpp-python's
+    # server: abetlen/llama-cpp-python#1082, #1640).
+    sends_usage: bool = True
     # A server that requires a reply's reasoning back in a tool-calling turn and answers 400
     # without it (tests/fake_passback.py: "deepseek", "kimi", "gemini", "openrouter"); a
     # tool-calling reply's leading <think> block streams in that server's shape.
     passback: PassbackMode | None = None
+    # Hold each passback refusal until this many are held (at most 5 s), then answer them
+    # together: that many runs' requests were in flight when the first 400 came (eval's
+    # concurrency), none of them yet knowing what the others learn from it.
+    refusals_together: int = 0
     # ---- a small context window (the context meter, core/running/context_meter.py) ---
     # A server whose context holds this many tokens (``tokenize``'s): a longer prompt is cut
     # silently, keeping only the last messages that fit, and its prompt_tokens is the window
@@ -474,6 +482,7 @@ class FakeOpenAIServer:
         self._models: dict[str, ModelScript] = {}
         self._failures: dict[str, int] = {}
         self._conversations: dict[str, int] = {}  # conversations started, per model
+        self._held: dict[str, list[Any]] = {}  # refusals held, per model (refusals_together)
         self._authorizations: list[str] = []  # the Authorization header of each completion
         self._requests: list[dict[str, Any]] = []
         self._stats: dict[str, int] = {}
@@ -537,6 +546,7 @@ class FakeOpenAIServer:
             self._models.clear()
             self._failures.clear()
             self._conversations.clear()
+            self._held.clear()
             self._requests.clear()
             self._reset_stats()
             self.kept.clear()
@@ -619,6 +629,17 @@ class FakeOpenAIServer:
         with self._changed:
             self._stats[name] = self._stats.get(name, 0) + 1
             self._changed.notify_all()
+
+    async def _hold_together(self, name: str, together: int) -> None:
+        """Wait (at most 5 s) until ``together`` refusals of ``name`` are held."""
+        if together <= 1:
+            return
+        held = self._held.setdefault(name, [0, asyncio.Event()])
+        held[0] += 1
+        if held[0] >= together:
+            held[1].set()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(held[1].wait(), 5.0)
 
     def _next_id(self) -> str:
         with self._lock:
@@ -706,6 +727,7 @@ class FakeOpenAIServer:
             refused = fake_passback.refusal(script.passback, messages, sent)
         if refused is not None:
             self._bump("errors")
+            await self._hold_together(name, script.refusals_together)
             return refused
 
         step = sum(1 for m in messages if isinstance(m, dict) and m.get("role") == "assistant")
@@ -998,7 +1020,7 @@ class FakeOpenAIServer:
                 else:
                     await response.write(r_prefix + content + twice + content + r_suffix)
             tail = finish
-            if include_usage:
+            if include_usage and script.sends_usage:
                 usage = json.dumps(script.usage or _usage(prompt_tokens, plan))
                 tail += usage_head + f'"choices":[],"usage":{usage}}}\n\n'.encode()
             await response.write(tail + _DONE)

@@ -20,7 +20,7 @@ import textwrap
 from pathlib import Path
 from typing import TextIO
 
-from sandbox_app.application.eval_runner import EvalRunner, declined
+from sandbox_app.application.eval_runner import EvalRunner, declined, unjudged_lanes
 from sandbox_app.backends.catalogue.keys import KeyStore
 from sandbox_app.backends.registry import key_notice
 from sandbox_app.cli.cli_io import (
@@ -92,7 +92,11 @@ def parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--repeat", default="1", help="runs per case and lane, 1-1000 (default 1)")
     p.add_argument("--concurrency", default="4", help="requests at once per server, 1-64")
-    p.add_argument("--out", help="results file, one JSON line per run (default: SCENARIO.jsonl)")
+    p.add_argument(
+        "--out",
+        help="results file, one JSON line per run (default: ./NAME.results.jsonl in the "
+        "current folder, NAME the scenario file's name without .json)",
+    )
     p.add_argument("--resume", action="store_true", help="skip the runs the results file has")
     p.add_argument("--only-failed", action="store_true", help="run again what failed")
     p.add_argument("--min-pass-rate", help="exit 4 when a lane passes less (0.8 or 80%%)")
@@ -168,6 +172,8 @@ def eval_command(argv: list[str], out: TextIO | None = None, progress: TextIO | 
         lanes = eval_lanes(args, scenario)
         minimum = _rate(args.min_pass_rate)
         check_baseline_option(args)
+        # In the current folder, not beside the scenario: a built-in's folder is the
+        # installed package's, and a shared scenario's may not be the user's to write in.
         results_path = Path(args.out or Path(args.scenario).with_suffix(".results.jsonl").name)
         # Every file the evaluation writes is checked before the first run, not after the last.
         scenario_path = {} if piped else {"the scenario file": Path(args.scenario)}
@@ -195,6 +201,8 @@ def eval_command(argv: list[str], out: TextIO | None = None, progress: TextIO | 
     for name in allowance.refused:
         say(f"react-sandbox eval: {refused_line(name)}")
     if notice := declined(scenario, allowance.trusted):
+        say(f"react-sandbox eval: {notice}")
+    if notice := unjudged_lanes(scenario, lanes):
         say(f"react-sandbox eval: {notice}")
     cache = Path(args.cache) if args.cache else None
     problem = cache_problem(cache) if cache is not None else None
@@ -244,10 +252,13 @@ def eval_command(argv: list[str], out: TextIO | None = None, progress: TextIO | 
     except KeyboardInterrupt:  # Ctrl+C: asyncio.run cancelled the runs, then re-raised this
         # Every finished run is a whole line already (and a history row): the evaluation
         # stays unfinished in the history, as after a kill, and --resume goes on from it.
-        say(
-            f"react-sandbox eval: stopped after {runs.count} runs; {results_path.name} has "
-            "them, --resume goes on"
-        )
+        if runs.count:
+            say(
+                f"react-sandbox eval: stopped after {runs.count} runs; {results_path.name} "
+                "has them, --resume goes on"
+            )
+        else:  # no file was made for it: nothing to name
+            say("react-sandbox eval: stopped before the first run ended; nothing written")
         return EXIT_STOPPED
     log.finish()
     otlp.send_evaluation(progress, scenario.title)

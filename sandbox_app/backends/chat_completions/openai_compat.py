@@ -125,8 +125,10 @@ class OpenAICompatBackend(SdkBackend["openai.AsyncOpenAI"]):
                 yield waiting
                 await asyncio.sleep(wait)
             except openai.BadRequestError as err:
-                # Each fact is learnt at most once, and a retry must change the request, so
-                # this ends.
+                # Whether to retry depends on what this request carried, not on what was
+                # known when its 400 came: under eval's concurrency another run may have
+                # learnt the same fact while this request was in flight. Facts only grow and
+                # a retry must change the request, so this ends.
                 notice = _learn(err, request, facts, params)
                 retry = body() if notice else request
                 if retry == request:
@@ -203,23 +205,22 @@ def rate_limited_retry(err: openai.RateLimitError, host: str, tried: int) -> tup
 
 def _learn(err: Exception, request: dict[str, Any], facts: ModelFacts, params: StreamParams) -> str:
     """What a 400 teaches about the model, kept in ``facts``, as the trace's notice; "" when
-    it teaches nothing new (the 400 is then the user's to read)."""
+    it teaches nothing (the 400 is then the user's to read). A fact another run learnt while
+    this request was in flight still gets its notice: the caller retries only when the
+    request the facts now make differs from the one refused."""
     model = params.model
     required = passback.required_field(error_message(err))
     if required is not None:
-        if required in facts.passback:
-            return ""
         facts.passback.add(required)
         return passback.learned_notice(required, model)
     effort = nearest_effort(err, request)
     asked = params.reasoning_effort
     if effort is not None and asked is not None:
-        if asked in facts.efforts:  # retried once with the nearest: not again
-            return ""
-        facts.efforts[asked] = effort
+        # Retried once with the nearest: a second refusal of it sends the same request.
+        effort = facts.efforts.setdefault(asked, effort)
         return effort_notice(asked, effort, model)
     param = refused_parameter(err, request)
-    if param is None or param in facts.refused:
+    if param is None:
         return ""
     facts.refused.add(param)
     return refusal_notice(param, model, facts.refused)

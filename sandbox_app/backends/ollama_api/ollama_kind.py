@@ -22,6 +22,7 @@ from sandbox_app.backends.catalogue.keys import host_of
 from sandbox_app.backends.catalogue.kinds import BackendConfig, BackendKind, Endpoint
 from sandbox_app.backends.ollama_api import ollama_wire
 from sandbox_app.backends.ollama_api.model_store import PullProgress, relayed
+from sandbox_app.backends.transport.errors import clipped
 from sandbox_app.backends.transport.sdk_backend import SdkBackend
 from sandbox_app.core.running.backend import Backend, BackendError, Delta, Message, StreamParams
 from sandbox_app.core.scenarios.scenario import Scenario
@@ -107,7 +108,7 @@ class OllamaBackend(SdkBackend["ollama.AsyncClient"]):
 
         if isinstance(err, ollama.ResponseError):
             if pulling:  # a missing model is what Pull is for: the server's words then
-                detail = str(err.error).strip().splitlines()[0][:160] if err.error else "failed"
+                detail = clipped(str(err.error)) if err.error else "failed"
                 return BackendError(f"Ollama at {self.host} could not pull {model!r}: {detail}")
             return ollama_wire.refused(err.status_code, str(err.error), self.host, model)
         if isinstance(err, httpx.TimeoutException | TimeoutError):

@@ -11,6 +11,7 @@ methods hand their work to it, and a subclass writes the private ones, which run
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator, Sequence
+from contextlib import suppress
 from typing import Generic, TypeVar
 
 from sandbox_app.backends.transport import errors, server_text
@@ -47,6 +48,14 @@ class SdkBackend(Generic[Client]):
         from sandbox_app.backends.transport import network_loop
 
         await network_loop.call(self._aclose())
+
+    async def ready(self) -> None:
+        """Make the client now (the SDK imported, its certificates loaded), so the first
+        request's wait is the server's alone; a failure is left for that request to say."""
+        from sandbox_app.backends.transport import network_loop
+
+        with suppress(BackendError):
+            await network_loop.call(self._get_client())
 
     async def list_models(self) -> list[str]:
         from sandbox_app.backends.transport import network_loop

@@ -117,6 +117,7 @@ class _Figures:
     tokens_out: int | None = None
     reasoning_tokens: int | None = None
     wall_s: float | None = None
+    estimated: bool | None = None  # the token counts are the app's estimate (no usage sent)
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,6 +136,7 @@ class ResultMetrics:
     reasoning_tokens: int = 0
     wall_s: float = 0.0
     document: Mapping[str, Any] | None = None
+    estimated: bool = False  # tokens_in / tokens_out estimated: the server sent no usage
 
     @classmethod
     def of(cls, metrics: RunMetrics) -> ResultMetrics:
@@ -150,6 +152,7 @@ class ResultMetrics:
             metrics.reasoning_tokens,
             metrics.wall_s,
             metrics_to_dict(metrics),
+            estimated=metrics.estimated,
         )
 
     @classmethod
@@ -168,6 +171,7 @@ class ResultMetrics:
             f.reasoning_tokens or 0,
             f.wall_s or 0.0,
             document,
+            estimated=bool(f.estimated),
         )
 
     def without_steps(self) -> ResultMetrics:

@@ -192,6 +192,9 @@ class LaneSummary:
     # Judged answers: the judge's tokens (in + out) and cost (None: no judge price known).
     judge_tokens: int = 0
     judge_cost: float | None = None
+    # Some run's token counts are the app's estimate (its server sent no usage): shown with ~,
+    # as `run` shows them.
+    estimated: bool = False
 
     @property
     def pass_rate(self) -> float:
@@ -203,14 +206,14 @@ class LaneSummary:
 
     def row(self) -> str:
         low, high = self.interval
+        approx = "~" if self.estimated else ""
         return (
             f"{self.lane}: {self.pass_rate:.0%} ({self.passed}/{self.runs}, 95% CI "
             f"{low:.0%}–{high:.0%}) · {self.mean_steps:.1f} steps · "
             f"{self.tool_calls} tool calls · {self.format_errors} format errors · "
             + (f"{plural(self.loops, 'loop')} · " if self.loops else "")
             + (f"{plural(self.prompt_cuts, 'prompt cut')} · " if self.prompt_cuts else "")
-            + "tokens "
-            f"{self.tokens_in:,} in / {self.tokens_out:,} out"
+            + f"tokens {approx}{self.tokens_in:,} in / {approx}{self.tokens_out:,} out"
             + (f" · thinking {self.thinking_tokens:,}" if self.thinking_tokens else "")
             + f" · p50 {self.latency_p50_s:.2f} s · p95 {self.latency_p95_s:.2f} s"
             + (f" · {self.judge_words()}" if self.judge_tokens else "")
@@ -253,6 +256,7 @@ class LaneTally:
     prompt_cuts: int = 0
     tokens_in: int = 0
     tokens_out: int = 0
+    estimated: int = 0  # runs whose token counts are estimates
     thinking: int = 0
     # Each run's time, for the percentiles: 8 bytes a run (a list of floats takes 32).
     walls: array[float] = field(default_factory=lambda: array("d"))
@@ -273,6 +277,7 @@ class LaneTally:
         self.prompt_cuts += sign * m.truncations
         self.tokens_in += sign * m.tokens_in
         self.tokens_out += sign * m.tokens_out
+        self.estimated += sign * m.estimated
         self.thinking += sign * m.reasoning_tokens
         if result.judge is not None:
             self.judge_tokens += sign * (result.judge.tokens_in + result.judge.tokens_out)
@@ -306,6 +311,7 @@ class LaneTally:
             self.prompt_cuts,
             self.judge_tokens,
             self.judge_cost,
+            self.estimated > 0,
         )
 
 

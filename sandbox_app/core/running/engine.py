@@ -229,6 +229,9 @@ class ReactEngine:
                 message = self._observation(step, "", correction)
                 self.messages.append({"role": "user", "content": message})
                 yield FormatError(step, message)
+                if (stuck := self._loops.see_reply(step, turn.kept)) is not None:
+                    self._tally.loops += 1
+                    yield stuck
             yield self._record_step(step, step_started, outcome, earlier)
             if (loop := self._loops.stopped_on) is not None:  # its action was not run
                 what = loop.text.removeprefix("loop: ")
@@ -239,7 +242,7 @@ class ReactEngine:
                 used = f"Token budget of {self.token_budget:,} used up after step {step}."
                 yield self._finish("failed", used)
                 return
-        yield self._finish("max_steps", MAX_STEPS_MESSAGE)
+        yield self._finish("max_steps", MAX_STEPS_MESSAGE + self._loops.stuck_note())
 
     async def _paused_after(self, observation: Observation) -> AsyncIterator[Event]:
         """Step-through: the observation may be edited before the model reads it."""

@@ -27,7 +27,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from sandbox_app.application.eval_runner import EvalLane, EvalRunner, unpinned
+from sandbox_app.application.eval_runner import EvalLane, EvalRunner, unjudged_lanes, unpinned
 from sandbox_app.application.judge import judge_config
 from sandbox_app.backends.catalogue.keys import KeyStore
 from sandbox_app.backends.registry import BackendConfig
@@ -86,7 +86,7 @@ class EvalPanel(QWidget):
         self._labels: list[str] = []
         self._asked: Mapping[int, str] = {}  # a past evaluation's questions, by case
         self._task: asyncio.Task[None] | None = None
-        self._running, self._started = False, 0.0
+        self._running, self._started, self._note = False, 0.0, ""
         self._repeat_count = 1  # of the last start: the repeats a cell's tooltip looks up
         self._failed = self._done = 0  # of the runs started last
         self._tallies: dict[str, LaneTally] = {}  # the summary's sums, added as runs end
@@ -156,12 +156,11 @@ class EvalPanel(QWidget):
             return
         lanes = self._lanes()
         if missing := unpinned(scenario, lanes):  # every run of that lane would fail alike
-            self.status.setText(missing)
-            return
+            return self.status.setText(missing)
         labels = [lane.label for lane in lanes]
         if which == "all" or labels != self._labels:
             self._clear()
-        self._labels = labels
+        self._labels, self._note = labels, unjudged_lanes(scenario, lanes)
         self._repeat_count = self._repeats()
         planned = iter_plan(labels, len(scenario.test_set), self._repeat_count)
         only_failed = which == "failed"
@@ -276,7 +275,7 @@ class EvalPanel(QWidget):
     def _clear(self) -> None:
         """No run any more: a run of all of it, other lanes, edited cases, a past evaluation."""
         self.results.clear()
-        self._tallies, self._asked = {}, {}
+        self._tallies, self._asked, self._note = {}, {}, ""
         self.grid_model.reset([], [])
         self.verdicts.clear()
 
@@ -296,7 +295,8 @@ class EvalPanel(QWidget):
     def _draw_summary(self) -> None:
         started = time.perf_counter()
         summaries = [self._tallies.setdefault(k, LaneTally()).summary(k) for k in self._labels]
-        self.summary.setText("\n".join(s.row() for s in summaries))
+        note = [f"⚠ {self._note}"] if self._note else []  # the offline judge's lanes
+        self.summary.setText("\n".join([*(s.row() for s in summaries), *note]))
         self.verdicts.draw()
         # Its latency percentiles sort every run's time (~17 ms for 2 lanes x 50,000 runs):
         # waited on a hundredfold, so the loop's lag p99 stays the grid's own.
