@@ -17,7 +17,10 @@ from sandbox_app.cli.main import main
 from sandbox_app.core.scenarios.scenario_file import save_scenario, scenario_to_dict, scenarios_dir
 from tests.helpers import builtin
 
-ENV = {**os.environ, "NO_COLOR": "1"}
+def environment() -> dict[str, str]:
+    """The test's environment as it is now: the history folder the autouse fixture set (an
+    environment taken at import went to the user's own history, whatever its schema)."""
+    return {**os.environ, "NO_COLOR": "1"}
 
 
 def cli(*argv: str, stdin: str | bytes = b"") -> subprocess.CompletedProcess[str]:
@@ -27,7 +30,7 @@ def cli(*argv: str, stdin: str | bytes = b"") -> subprocess.CompletedProcess[str
         input=data,
         capture_output=True,
         timeout=120,
-        env=ENV,
+        env=environment(),
         check=False,
     )
     return subprocess.CompletedProcess(
@@ -173,7 +176,7 @@ def test_a_closed_pipe_ends_the_run_quietly(tmp_path: Path, form: list[str]) -> 
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
-        env=ENV,
+        env=environment(),
     )
     assert process.stdout is not None
     assert process.stderr is not None
