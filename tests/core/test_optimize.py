@@ -12,7 +12,13 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -211,3 +217,54 @@ def test_bad_options_are_one_line_and_change_nothing(
     assert len(err) == 1
     assert said in err[0]
     assert path.read_bytes() == before
+
+
+def test_killed_and_resumed_it_ends_as_an_uninterrupted_run_would(
+    fake_server: FakeOpenAIServer, tmp_path: Path
+) -> None:
+    # Each of the agent's replies waits 30 ms, so the kill lands inside candidate 1's runs.
+    for name, script in fake_optimizer.scripts(fake_optimizer.teacher, delay=0.03).items():
+        fake_server.set_model(name, script)
+    killed, whole = tmp_path / "killed", tmp_path / "whole"
+    for folder in (killed, whole):
+        folder.mkdir()
+        write_scenario(folder / "seats.json")
+    args = [*lanes(fake_server), "--seed", "3", "--concurrency", "1", "--json"]
+    command = [sys.executable, "-m", "sandbox_app", "optimize", str(killed / "seats.json")]
+    db = killed / "h.sqlite3"
+    process = subprocess.Popen(
+        [*command, *args, "--db", str(db)], stderr=subprocess.PIPE, text=True
+    )
+    assert process.stderr is not None
+    # Candidate 0's 6 training runs (a request each), the reflection, then candidate 1's
+    # runs (3 requests each, one run at a time): its third run asked means two are stored.
+    assert fake_server.wait_for_stat("completions", 6 + 1 + 2 * 3 + 1, timeout=60)
+    os.kill(process.pid, signal.SIGKILL)
+    process.wait(timeout=10)
+    process.stderr.close()
+    assert _runs_of(db, "candidate 1") >= 2
+    assert _unfinished(db)  # killed mid-run: the optimization had not ended
+    asked_before = len(fake_server.requests)
+
+    code, resumed = optimize(str(killed / "seats.json"), *args[:-1], "--db", str(db), "--resume")
+    assert code == 0
+    reflections = [r for r in fake_server.requests[asked_before:] if r["model"] == "reflector"]
+    assert reflections == []  # the stored reply is used: nothing asked twice
+    code, uninterrupted = optimize(str(whole / "seats.json"), *args[:-1], "--db", str(whole / "h"))
+    assert code == 0
+    assert resumed == uninterrupted
+    assert resumed["better"] is True
+
+
+def _runs_of(db: Path, lane: str) -> int:
+    with closing(sqlite3.connect(db, timeout=5)) as connection:
+        (count,) = connection.execute(
+            "SELECT COUNT(*) FROM results WHERE lane = ?", (lane,)
+        ).fetchone()
+    return int(count)
+
+
+def _unfinished(db: Path) -> bool:
+    with closing(sqlite3.connect(db, timeout=5)) as connection:
+        rows = connection.execute("SELECT finished FROM optimizations").fetchall()
+    return rows == [(None,)]
