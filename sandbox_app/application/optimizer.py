@@ -129,6 +129,14 @@ class Optimizer:
         reflection model that fails raises its BackendError: everything before it is kept."""
         setup = self.setup
         settings = setup.settings()
+        split = split_cases(settings["cases"], setup.held_out, setup.seed)
+        need = (2 * len(split.train) + 2 * len(split.held_out)) * setup.repeats
+        if setup.budget.runs is not None and setup.budget.runs < need:
+            raise OptimizeError(
+                f"--runs {setup.budget.runs} is too few: the version improved and one "
+                f"candidate on {len(split.train)} training cases, then the held-out check, "
+                f"take {need} runs"
+            )
         if resume:
             row = stored.unfinished(self.store, setup.place, settings)
             if row is None or row.evaluation is None:
@@ -163,16 +171,16 @@ class Optimizer:
         self.asked = stored.reflections(self.store, self.id)
         reflector = Reflector(setup.reflect, setup.scenario.script.reflections, setup.keys)
         try:
-            outcome = await self._loop(reflector, settings["cases"])
+            outcome = await self._loop(reflector, split)
         finally:
             await reflector.aclose()
-        stored.finish(self.store, self.id, outcome.document())
+        run_lanes = {lane_of(c.number): self.runs.model for c in outcome.candidates if c.runs}
+        stored.finish(self.store, self.id, outcome.document(), evaluation, run_lanes)
         self.store.finish_evaluation(evaluation)
         return outcome
 
-    async def _loop(self, reflector: Reflector, identities: list[str]) -> Outcome:
+    async def _loop(self, reflector: Reflector, split: Split) -> Outcome:
         setup, budget = self.setup, self.setup.budget
-        split = split_cases(identities, setup.held_out, setup.seed)
         train, held = split.train, split.held_out
         self.train = train
         base = setup.base()

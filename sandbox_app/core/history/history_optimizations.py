@@ -137,7 +137,17 @@ def reflections(store: HistoryStore, optimization_id: int) -> dict[int, Reflecti
     return found
 
 
-def finish(store: HistoryStore, optimization_id: int, outcome: dict[str, Any]) -> None:
+def finish(
+    store: HistoryStore,
+    optimization_id: int,
+    outcome: dict[str, Any],
+    evaluation: int,
+    lanes: dict[str, str],
+) -> None:
+    """The outcome kept, and the evaluation's lanes named (each candidate that ran: its lane
+    and its model), as ``history list`` shows an evaluation's."""
+    lanes_json = json.dumps([{"label": k, "model": v} for k, v in lanes.items()])
+    store.execute("UPDATE evaluations SET lanes = ? WHERE id = ?", (lanes_json, evaluation))
     store.execute(
         "UPDATE optimizations SET finished = ?, outcome = ? WHERE id = ?",
         (now(), json.dumps(outcome, ensure_ascii=False), optimization_id),
