@@ -22,21 +22,18 @@ reported.
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
-from typing import Any
+from collections.abc import Callable
+from dataclasses import replace
 
-from sandbox_app.application.eval_runner import EvalLane, case_scenario
+from sandbox_app.application.optimize_setup import OptimizeSetup
 from sandbox_app.application.optimizer_runs import OptimizerRuns, lane_of, price_of
 from sandbox_app.application.reflector import Reflector
-from sandbox_app.application.run_builder import RunSpec
-from sandbox_app.backends.catalogue.keys import KeyStore
 from sandbox_app.core.comparing.arm_diff import ArmComparison, cells_of, compare_within
 from sandbox_app.core.history import history_optimizations as stored
 from sandbox_app.core.history.history_db import HistoryStore
 from sandbox_app.core.history.history_schema import HistoryError
 from sandbox_app.core.optimizing import pareto
-from sandbox_app.core.optimizing.budget import Budget, Progress, Spent
+from sandbox_app.core.optimizing.budget import Progress, Spent
 from sandbox_app.core.optimizing.keeping import Kept, refusal
 from sandbox_app.core.optimizing.outcome import Candidate, Outcome
 from sandbox_app.core.optimizing.reflection import (
@@ -46,62 +43,15 @@ from sandbox_app.core.optimizing.reflection import (
     reflection_prompt,
     trace_of,
 )
-from sandbox_app.core.optimizing.split import DEFAULT_HELD_OUT, Split, case_identity, split_cases
+from sandbox_app.core.optimizing.split import Split, split_cases
 from sandbox_app.core.results.checks import failure_lines
-from sandbox_app.core.results.prices import Price
 from sandbox_app.core.results.verdict import matches
 from sandbox_app.core.scenarios.prompt_versions import PromptVersion
-from sandbox_app.core.scenarios.scenario import Scenario
 from sandbox_app.core.scenarios.test_set import asked_questions
 
 
 class OptimizeError(Exception):
     """The optimization cannot start or go on, in one line."""
-
-
-@dataclass(frozen=True)
-class OptimizeSetup:
-    """What an optimization is asked to do; its settings are what a resume finds it by."""
-
-    scenario: Scenario
-    place: str  # the scenario's file (its resolved path)
-    arm: EvalLane  # the lane whose prompt is improved (its model runs every candidate)
-    reflect: EvalLane  # the reflection model
-    budget: Budget = field(default_factory=Budget)
-    seed: int = 0
-    held_out: float = DEFAULT_HELD_OUT
-    repeats: int = 1
-    concurrency: int = 4
-    prices: Mapping[str, Price] = field(default_factory=dict)
-    keys: KeyStore = field(default_factory=KeyStore, compare=False)
-    trusted: frozenset[str] = frozenset()
-
-    def base(self) -> PromptVersion:
-        """The version being improved: what the arm's runs are told now."""
-        scenario = case_scenario(self.scenario, self.arm, 0)
-        return RunSpec(scenario, self.arm.config).prompt_version
-
-    def settings(self) -> dict[str, Any]:
-        questions = asked_questions(self.scenario)
-        cases = [
-            case_identity(q, c.expected.answer)
-            for q, c in zip(questions, self.scenario.test_set, strict=True)
-        ]
-        return {
-            "arm": _lane(self.arm),
-            "reflect": _lane(self.reflect),
-            "budget": self.budget.to_dict(),
-            "seed": self.seed,
-            "held_out": self.held_out,
-            "repeats": self.repeats,
-            "version": self.base().id,
-            "cases": cases,
-        }
-
-
-def _lane(lane: EvalLane) -> dict[str, Any]:
-    c = lane.config
-    return {"kind": c.kind.id, "url": c.base_url, "model": c.model, **lane.settings.to_dict()}
 
 
 OnProgress = Callable[[Progress], None]
@@ -122,6 +72,7 @@ class Optimizer:
         self.candidates: list[Candidate] = []
         self.scores: dict[int, dict[int, float]] = {}
         self.train: tuple[int, ...] = ()
+        self.stage = "training"
 
     async def run(self, resume: bool = False) -> Outcome:
         """The whole optimization (``resume``: the unfinished one with these settings, going
@@ -168,6 +119,7 @@ class Optimizer:
             trusted=setup.trusted,
             prices=setup.prices,
         )
+        self.runs.on_run = lambda made: self._say(self.stage, "", made)
         self.asked = stored.reflections(self.store, self.id)
         reflector = Reflector(setup.reflect, setup.scenario.script.reflections, setup.keys)
         try:
@@ -337,13 +289,15 @@ class Optimizer:
         self._say("done", f"stopped: {stopped}")
         return outcome
 
-    def _say(self, stage: str, line: str) -> None:
+    def _say(self, stage: str, line: str, made: int = 0) -> None:
+        """Progress: a line for people (``""``: only the figures moved, ``made`` runs into
+        the evaluation under way)."""
+        self.stage = stage
         best = pareto.winner(self.scores, self.train) if self.scores else 0
         rate = pareto.mean(self.scores[best], self.train) if self.scores else 0.0
         proposed = sum(1 for c in self.candidates if c.number > 0)
-        self.on_progress(
-            Progress(stage, line, self.spent.runs, self.spent.cost, proposed, best, rate)
-        )
+        runs = self.spent.runs + made
+        self.on_progress(Progress(stage, line, runs, self.spent.cost, proposed, best, rate))
 
 
 __all__ = ["HistoryError", "OptimizeError", "OptimizeSetup", "Optimizer", "lane_of"]

@@ -10,7 +10,7 @@ file) is made again.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from sandbox_app.application.eval_runner import EvalLane, EvalRunner
@@ -75,6 +75,10 @@ class OptimizerRuns:
         self.done: dict[RunTuple, EvalResult] = {
             (r.lane, r.case, r.repeat): r for r in store.results(evaluation)
         }
+        # Called after each fresh run with the runs made in this evaluation so far (a
+        # front end's live count; the figures that decide are counted when it ends).
+        self.on_run: Callable[[int], None] = lambda _made: None
+        self._made = 0
 
     async def evaluate(
         self, number: int, version: PromptVersion, cases: Sequence[int], spent: Spent
@@ -87,6 +91,7 @@ class OptimizerRuns:
             for key in wanted
             if key not in self.done or self.done[key].prompt_version != version.id
         ]
+        self._made = 0
         if todo:
             lane = EvalLane(label, self.arm.config, self.arm.settings, prompt=version)
             runner = EvalRunner(
@@ -134,3 +139,5 @@ class OptimizerRuns:
         """A run has ended: in the database (its trace with it) before it counts."""
         self.store.add_result(self.evaluation, result, list(result.events or ()), self.model)
         self.done[(result.lane, result.case, result.repeat)] = result.without_trace()
+        self._made += 1
+        self.on_run(self._made)

@@ -23,7 +23,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TextIO
 
-from sandbox_app.application.optimizer import OptimizeError, Optimizer, OptimizeSetup
+from sandbox_app.application.optimize_setup import OptimizeSetup
+from sandbox_app.application.optimizer import OptimizeError, Optimizer
 from sandbox_app.backends.catalogue.keys import KeyStore
 from sandbox_app.backends.registry import key_notice
 from sandbox_app.cli.cli_io import EXIT_STOPPED
@@ -230,9 +231,16 @@ def _number(text: str, option: str, kind: type[int] | type[float], least: float 
 
 
 def _progress(p: Progress) -> None:
+    """A line a step; on a terminal, the run count kept live in between."""
     cost = f" · ${p.dollars:.4f}" if p.dollars is not None else ""
     best = f"best: candidate {p.best} {p.best_rate:.0%}"
-    say(visible(f"[{p.runs} runs{cost} · {p.candidates} candidates · {best}] {p.line}"))
+    figures = f"[{p.runs} runs{cost} · {p.candidates} candidates · {best}]"
+    live = sys.stderr.isatty()
+    if p.line:
+        sys.stderr.write(("\r\033[K" if live else "") + visible(f"{figures} {p.line}") + "\n")
+    elif live:
+        sys.stderr.write(f"\r{figures}\033[K")
+    sys.stderr.flush()
 
 
 def _keep(path: Path, candidate: Candidate, parent: PromptVersion, optimization: int) -> None:

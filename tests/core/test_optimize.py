@@ -87,7 +87,7 @@ def lanes(server: FakeOpenAIServer) -> list[str]:
 
 
 def test_finds_a_version_better_on_the_held_out_cases_within_its_budget(
-    fake_server: FakeOpenAIServer, tmp_path: Path
+    fake_server: FakeOpenAIServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     for name, script in fake_optimizer.scripts(fake_optimizer.teacher).items():
         fake_server.set_model(name, script)
@@ -102,6 +102,13 @@ def test_finds_a_version_better_on_the_held_out_cases_within_its_budget(
     assert verdict["ci95_points"][0] > 0
     assert verdict["cases"] == len(outcome["held_out_cases"]) == 6
     assert outcome["runs"] <= 60
+    # The progress as it went: runs, the best so far, each step in a line.
+    progress = capsys.readouterr().err.splitlines()
+    assert progress[1].startswith("[6 runs · 0 candidates · best: candidate 0 0%]")
+    assert any("asking" in line and "failing cases" in line for line in progress)
+    assert progress[-1].startswith(
+        f"[{outcome['runs']} runs · 1 candidates · best: candidate 1 100%]"
+    )
     winner = outcome["candidates"][outcome["winner"]]
     assert winner["training_pass_rate"] == 1.0
     assert winner["parent"] == 0

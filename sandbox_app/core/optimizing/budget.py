@@ -68,7 +68,7 @@ class Progress:
     (the CLI prints the line; a dialog sets its labels from the rest)."""
 
     stage: str  # "training", "reflecting", "validating", "done"
-    line: str
+    line: str  # "": a run ended and only the figures moved
     runs: int
     dollars: float | None  # None: some model has no price
     candidates: int  # proposed so far (refused ones included)
