@@ -213,8 +213,9 @@ class Optimizer:
             )
             prompt = reflection_prompt(version, kept, self._failures(parent, shown), len(failing))
             reply = await reflector.ask(prompt, number)
+            text = reply.text[: stored.MAX_REPLY]  # what is stored is what is read, resumed or not
             asked = stored.Reflection(
-                number, parent, tuple(shown), model, reply.text, reply.tokens_in, reply.tokens_out
+                number, parent, tuple(shown), model, text, reply.tokens_in, reply.tokens_out
             )
             stored.add_reflection(self.store, self.id, asked)
         price = price_of(reflector.lane.config, self.setup.prices)

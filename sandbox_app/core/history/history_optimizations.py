@@ -103,7 +103,7 @@ def add_reflection(store: HistoryStore, optimization_id: int, r: Reflection) -> 
             r.parent,
             json.dumps(list(r.failures)),
             r.model,
-            r.reply[:MAX_REPLY],
+            r.reply[:MAX_REPLY],  # the caller cut it already: read back as it was read
             r.tokens_in,
             r.tokens_out,
             now(),
