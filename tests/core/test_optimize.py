@@ -24,6 +24,7 @@ from typing import Any
 
 import pytest
 
+from sandbox_app.cli.cli_io import EXIT_STOPPED
 from sandbox_app.cli.optimize_command import optimize_command
 from sandbox_app.core.scenarios.prompt_versions import PromptEntry, edited, record, version_of
 from sandbox_app.core.scenarios.scenario import EvalCase, Expected, Scenario
@@ -226,28 +227,41 @@ def test_bad_options_are_one_line_and_change_nothing(
     assert path.read_bytes() == before
 
 
+def a_slow_optimization(
+    server: FakeOpenAIServer, folder: Path, args: list[str]
+) -> subprocess.Popen[str]:
+    """``optimize`` in a subprocess, the agent 30 ms a reply, one run at a time; returned
+    once candidate 1's runs are under way (two of them stored)."""
+    for name, script in fake_optimizer.scripts(fake_optimizer.teacher, delay=0.03).items():
+        server.set_model(name, script)
+    command = [sys.executable, "-m", "sandbox_app", "optimize", str(folder / "seats.json")]
+    process = subprocess.Popen(
+        [*command, *args, "--db", str(folder / "h.sqlite3")],
+        stderr=subprocess.PIPE,
+        text=True,
+        # Ctrl+C's default, whatever this process inherited (a CI runner's background job
+        # starts with SIGINT ignored).
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    # Candidate 0's 6 training runs (a request each), the reflection, then candidate 1's
+    # runs (3 requests each, one run at a time): its third run asked means two are stored.
+    assert server.wait_for_stat("completions", 6 + 1 + 2 * 3 + 1, timeout=60)
+    return process
+
+
 def test_killed_and_resumed_it_ends_as_an_uninterrupted_run_would(
     fake_server: FakeOpenAIServer, tmp_path: Path
 ) -> None:
-    # Each of the agent's replies waits 30 ms, so the kill lands inside candidate 1's runs.
-    for name, script in fake_optimizer.scripts(fake_optimizer.teacher, delay=0.03).items():
-        fake_server.set_model(name, script)
     killed, whole = tmp_path / "killed", tmp_path / "whole"
     for folder in (killed, whole):
         folder.mkdir()
         write_scenario(folder / "seats.json")
     args = [*lanes(fake_server), "--seed", "3", "--concurrency", "1", "--json"]
-    command = [sys.executable, "-m", "sandbox_app", "optimize", str(killed / "seats.json")]
     db = killed / "h.sqlite3"
-    process = subprocess.Popen(
-        [*command, *args, "--db", str(db)], stderr=subprocess.PIPE, text=True
-    )
-    assert process.stderr is not None
-    # Candidate 0's 6 training runs (a request each), the reflection, then candidate 1's
-    # runs (3 requests each, one run at a time): its third run asked means two are stored.
-    assert fake_server.wait_for_stat("completions", 6 + 1 + 2 * 3 + 1, timeout=60)
+    process = a_slow_optimization(fake_server, killed, args)
     os.kill(process.pid, signal.SIGKILL)
     process.wait(timeout=10)
+    assert process.stderr is not None
     process.stderr.close()
     assert _runs_of(db, "candidate 1") >= 2
     assert _unfinished(db)  # killed mid-run: the optimization had not ended
@@ -275,3 +289,21 @@ def _unfinished(db: Path) -> bool:
     with closing(sqlite3.connect(db, timeout=5)) as connection:
         rows = connection.execute("SELECT finished FROM optimizations").fetchall()
     return rows == [(None,)]
+
+
+def test_ctrl_c_stops_with_exit_3_and_says_how_to_go_on(
+    fake_server: FakeOpenAIServer, tmp_path: Path
+) -> None:
+    write_scenario(tmp_path / "seats.json")
+    process = a_slow_optimization(fake_server, tmp_path, [*lanes(fake_server)])
+    process.send_signal(signal.SIGINT)  # what Ctrl+C in the terminal sends
+    code = process.wait(timeout=30)
+    assert process.stderr is not None
+    said = process.stderr.read()
+    process.stderr.close()
+    assert code == EXIT_STOPPED, said
+    assert "Traceback" not in said
+    assert said.splitlines()[-1].endswith(
+        "stopped; what it did is in the history, --resume goes on"
+    )
+    assert _unfinished(tmp_path / "h.sqlite3")
