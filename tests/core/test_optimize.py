@@ -26,6 +26,7 @@ import pytest
 
 from sandbox_app.cli.cli_io import EXIT_STOPPED
 from sandbox_app.cli.optimize_command import optimize_command
+from sandbox_app.core.scenarios.judge_spec import JudgeSpec
 from sandbox_app.core.scenarios.prompt_versions import PromptEntry, edited, record, version_of
 from sandbox_app.core.scenarios.scenario import EvalCase, Expected, Scenario
 from sandbox_app.core.scenarios.scenario_file import load_scenario, save_scenario, scenarios_dir
@@ -307,3 +308,22 @@ def test_ctrl_c_stops_with_exit_3_and_says_how_to_go_on(
         "stopped; what it did is in the history, --resume goes on"
     )
     assert _unfinished(tmp_path / "h.sqlite3")
+
+
+def test_the_reflection_is_shown_the_judges_reasons_and_the_trace(
+    fake_server: FakeOpenAIServer, tmp_path: Path
+) -> None:
+    for name, script in fake_optimizer.scripts(fake_optimizer.idle()).items():
+        fake_server.set_model(name, script)
+    path = tmp_path / "seats.json"
+    scenario = write_scenario(path, cases=4)
+    judge = JudgeSpec(replies=('{"pass": false, "reason": "the price is a guess, not a source"}',))
+    save_scenario(scenario.with_changes(rubric="The price comes from a source.", judge=judge), path)
+    args = [str(path), *lanes(fake_server), "--candidates", "1"]
+    code, _ = optimize(*args, "--db", str(tmp_path / "h.sqlite3"))
+    assert code == 0
+    (asked,) = [r for r in fake_server.requests if r["model"] == "reflector"]
+    shown = asked["messages"][-1]["content"]
+    assert "✗ judge — fail — the price is a guess, not a source" in shown
+    assert "✗ answer — does not match the expected answer" in shown
+    assert "About $15 a seat a month, I think." in shown  # the trace's thought
