@@ -26,6 +26,8 @@ import pytest
 
 from sandbox_app.cli.cli_io import EXIT_STOPPED
 from sandbox_app.cli.optimize_command import optimize_command
+from sandbox_app.core.history.history_arms import baseline_of
+from sandbox_app.core.history.history_db import HistoryStore
 from sandbox_app.core.scenarios.judge_spec import JudgeSpec
 from sandbox_app.core.scenarios.prompt_versions import PromptEntry, edited, record, version_of
 from sandbox_app.core.scenarios.scenario import EvalCase, Expected, Scenario
@@ -327,3 +329,14 @@ def test_the_reflection_is_shown_the_judges_reasons_and_the_trace(
     assert "✗ judge — fail — the price is a guess, not a source" in shown
     assert "✗ answer — does not match the expected answer" in shown
     assert "About $15 a seat a month, I think." in shown  # the trace's thought
+
+
+def test_an_optimization_is_never_the_next_evaluations_latest_baseline(tmp_path: Path) -> None:
+    store = HistoryStore(tmp_path / "h.sqlite3")
+    place = str(tmp_path / "seats.json")
+    evaluated = store.begin_evaluation("Seats", place, {}, 4, 1, "eval")
+    store.finish_evaluation(evaluated)
+    optimized = store.begin_evaluation("Seats", place, {}, 4, 1, "optimize")
+    store.finish_evaluation(optimized)
+    assert baseline_of(store, place, optimized + 1) == evaluated
+    store.close()
