@@ -84,7 +84,7 @@ class Optimizer:
         need = (2 * len(split.train) + 2 * len(split.held_out)) * setup.repeats
         if setup.budget.runs is not None and setup.budget.runs < need:
             raise OptimizeError(
-                f"--runs {setup.budget.runs} is too few: the version improved and one "
+                f"a budget of {setup.budget.runs} runs is too few: the version improved and one "
                 f"candidate on {len(split.train)} training cases, then the held-out check, "
                 f"take {need} runs"
             )
@@ -93,9 +93,10 @@ class Optimizer:
             if row is None or row.evaluation is None:
                 raise OptimizeError(
                     "no unfinished optimization of this scenario with these settings to "
-                    "resume; run it without --resume"
+                    "resume; start a new one"
                 )
             self.id, evaluation = row.id, row.evaluation
+            self._say("training", f"resuming optimization {self.id}: what it stored is reused")
         else:
             evaluation = self.store.begin_evaluation(
                 setup.scenario.title,

@@ -210,6 +210,8 @@ def test_the_offline_example_shows_a_whole_improvement_loop(tmp_path: Path) -> N
         (["--candidates", "0"], "--candidates must be at least 1"),
         (["--dollars", "1"], "--dollars needs the price of agent"),
         (["--resume"], "no unfinished optimization"),
+        (["--runs", "5"], "a budget of 5 runs is too few"),
+        (["--lane", "nosuchkind:m"], "nosuchkind"),
     ],
 )
 def test_bad_options_are_one_line_and_change_nothing(
