@@ -28,11 +28,16 @@ from sandbox_app.application.optimizer import OptimizeError, Optimizer
 from sandbox_app.backends.catalogue.keys import KeyStore
 from sandbox_app.backends.registry import key_notice
 from sandbox_app.cli.cli_io import EXIT_STOPPED
-from sandbox_app.cli.eval_history import add_db_option, history_at
 from sandbox_app.cli.lane_spec import eval_lanes, lane_from_spec
 from sandbox_app.cli.prompts_command import diff_lines
 from sandbox_app.cli.terminal import say, visible
-from sandbox_app.core.history.history_schema import HistoryError
+from sandbox_app.core.history.history_db import HistoryStore
+from sandbox_app.core.history.history_schema import (
+    DATA_ENV,
+    FILE_NAME,
+    HistoryError,
+    default_path,
+)
 from sandbox_app.core.optimizing.budget import (
     DEFAULT_CANDIDATES,
     DEFAULT_PATIENCE,
@@ -61,6 +66,8 @@ def parser() -> argparse.ArgumentParser:
         "reads the failing cases and proposes whole new templates; each candidate runs on a "
         "training split, the best is checked against the current version on held-out cases. "
         "Candidates go to the file's prompt history (unstarred); the prompt is never changed.",
+        epilog="exit codes: 0 done (whatever was found), 1 an error, 2 usage, 3 stopped "
+        "(Ctrl+C; --resume goes on)",
     )
     p.add_argument("scenario", help="a scenario file with a test set")
     p.add_argument(
@@ -82,26 +89,44 @@ def parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--candidates",
+        metavar="N",
         default=str(DEFAULT_CANDIDATES),
         help=f"candidates to propose at most (default {DEFAULT_CANDIDATES})",
     )
-    p.add_argument("--runs", help="runs of the arm at most, the held-out check included")
-    p.add_argument("--dollars", help="dollars at most, runs and reflections (needs --prices)")
+    p.add_argument(
+        "--runs", metavar="N", help="runs of the arm at most, the held-out check included"
+    )
+    p.add_argument(
+        "--dollars", metavar="X", help="dollars at most, runs and reflections (needs --prices)"
+    )
     p.add_argument(
         "--patience",
+        metavar="N",
         default=str(DEFAULT_PATIENCE),
         help="stop after this many "
         f"candidates in a row that are no better (default {DEFAULT_PATIENCE})",
     )
-    p.add_argument("--seed", default="0", help="the split's and the parents' seed (default 0)")
+    p.add_argument(
+        "--seed", metavar="N", default="0", help="the split's and the parents' seed (default 0)"
+    )
     p.add_argument(
         "--held-out",
+        metavar="SHARE",
         default=str(DEFAULT_HELD_OUT),
         help=f"the share of cases kept back to judge the winner on (default {DEFAULT_HELD_OUT})",
     )
-    p.add_argument("--repeat", default="1", help="runs per case and candidate (default 1)")
-    p.add_argument("--concurrency", default="4", help="requests at once per server, 1-64")
-    p.add_argument("--timeout", default="60", help="seconds to wait for a server (default 60)")
+    p.add_argument(
+        "--repeat", metavar="N", default="1", help="runs per case and candidate (default 1)"
+    )
+    p.add_argument(
+        "--concurrency", metavar="N", default="4", help="requests at once per server, 1-64"
+    )
+    p.add_argument(
+        "--timeout",
+        metavar="SECONDS",
+        default="60",
+        help="seconds to wait for a server (default 60)",
+    )
     p.add_argument(
         "--prices",
         metavar="FILE",
@@ -125,7 +150,12 @@ def parser() -> argparse.ArgumentParser:
         help="go on with the unfinished optimization of this scenario with these settings",
     )
     p.add_argument("--json", action="store_true", help="print the outcome as JSON")
-    add_db_option(p)
+    p.add_argument(
+        "--db",
+        metavar="PATH",
+        help=f"the history database that keeps the optimization's state (default: {FILE_NAME} "
+        f"in the app's data folder, or in ${DATA_ENV}); optimize cannot run without one",
+    )
     return p
 
 
@@ -137,16 +167,17 @@ def optimize_command(argv: list[str], out: TextIO | None = None) -> int:
     except (ScenarioError, ReadError, ValueError, KeyError) as err:
         say(f"{NAME}: {err}")
         return 1
-    history = history_at(args.db, "optimize")
-    if history.store is None:
-        say(f"{NAME}: the optimization's state is kept in the history database, so it needs one")
+    try:  # not application/history.py's History, which goes on without a database
+        store = HistoryStore(Path(args.db) if args.db else default_path())
+    except HistoryError as err:
+        say(f"{NAME}: {err}; optimize keeps its state in the history database")
         return 1
     for lane in {setup.arm.label: setup.arm, setup.reflect.label: setup.reflect}.values():
         if notice := key_notice(lane.config, setup.keys):
             say(f"{NAME}: {lane.label}: {notice}")
     path = Path(args.scenario)
     optimizer = Optimizer(
-        setup, history.store, _progress, lambda c, parent: _keep(path, c, parent, optimizer.id)
+        setup, store, _progress, lambda c, parent: _keep(path, c, parent, optimizer.id)
     )
     try:
         outcome = asyncio.run(optimizer.run(resume=args.resume))
@@ -157,7 +188,7 @@ def optimize_command(argv: list[str], out: TextIO | None = None) -> int:
         say(f"{NAME}: {err}")
         return 1
     finally:
-        history.close()
+        store.close()
     _report(outcome, args.json, out)
     return 0
 

@@ -342,3 +342,20 @@ def test_an_optimization_is_never_the_next_evaluations_latest_baseline(tmp_path:
     store.finish_evaluation(optimized)
     assert baseline_of(store, place, optimized + 1) == evaluated
     store.close()
+
+
+def test_without_a_usable_history_database_it_says_so_and_runs_nothing(
+    fake_server: FakeOpenAIServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "seats.json"
+    write_scenario(path, cases=4)
+    damaged = tmp_path / "h.sqlite3"
+    damaged.write_bytes(b"not a database at all" * 100)
+    code, _ = optimize(str(path), *lanes(fake_server), "--db", str(damaged))
+    assert code == 1
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert line == (
+        f"react-sandbox optimize: {damaged}: not a history database (damaged, or another "
+        "kind of file); optimize keeps its state in the history database"
+    )
+    assert fake_server.requests == []
