@@ -359,3 +359,27 @@ def test_without_a_usable_history_database_it_says_so_and_runs_nothing(
         "kind of file); optimize keeps its state in the history database"
     )
     assert fake_server.requests == []
+
+
+def test_a_reflection_model_that_fails_stops_it_in_one_line_and_resume_goes_on(
+    fake_server: FakeOpenAIServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    scripts = fake_optimizer.scripts(fake_optimizer.teacher)
+    fake_server.set_model("agent", scripts["agent"])  # no reflector yet: a 404
+    path = tmp_path / "seats.json"
+    write_scenario(path, cases=4)
+    args = [str(path), *lanes(fake_server), "--db", str(tmp_path / "h.sqlite3")]
+    code, _ = optimize(*args)
+    assert code == 1
+    said = capsys.readouterr().err.strip().splitlines()[-1]
+    assert said.startswith("react-sandbox optimize: ")
+    assert "reflector" in said
+    assert _unfinished(tmp_path / "h.sqlite3")
+    agent_requests = sum(r["model"] == "agent" for r in fake_server.requests)
+    fake_server.set_model("reflector", scripts["reflector"])
+    code, outcome = optimize(*args, "--resume")
+    assert code == 0
+    assert outcome["winner"] == 1  # (two held-out cases are too few for a verdict of better)
+    # Candidate 0's training runs were not made again.
+    again = sum(r["model"] == "agent" for r in fake_server.requests) - agent_requests
+    assert again == 3 * 2 + (1 + 3) * 2  # candidate 1 on 2 training cases, then the check
