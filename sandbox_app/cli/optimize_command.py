@@ -184,7 +184,10 @@ def optimize_command(argv: list[str], out: TextIO | None = None) -> int:
     except KeyboardInterrupt:
         say(f"{NAME}: stopped; what it did is in the history, --resume goes on")
         return EXIT_STOPPED
-    except (OptimizeError, HistoryError, BackendError, SettingError) as err:
+    except BackendError as err:  # the reflection model: everything before it is stored
+        say(f"{NAME}: {err}; what it did is in the history, --resume goes on")
+        return 1
+    except (OptimizeError, HistoryError, SettingError) as err:
         say(f"{NAME}: {err}")
         return 1
     finally:

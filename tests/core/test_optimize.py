@@ -374,6 +374,7 @@ def test_a_reflection_model_that_fails_stops_it_in_one_line_and_resume_goes_on(
     said = capsys.readouterr().err.strip().splitlines()[-1]
     assert said.startswith("react-sandbox optimize: ")
     assert "reflector" in said
+    assert said.endswith("; what it did is in the history, --resume goes on")
     assert _unfinished(tmp_path / "h.sqlite3")
     agent_requests = sum(r["model"] == "agent" for r in fake_server.requests)
     fake_server.set_model("reflector", scripts["reflector"])
