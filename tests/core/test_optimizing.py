@@ -133,3 +133,10 @@ def test_the_front_keeps_each_cases_best_and_drops_the_dominated() -> None:
 def test_no_parent_when_every_training_case_passes() -> None:
     assert pareto.parent({0: {0: 0.0}, 1: {0: 1.0}}, [0], seed=0, number=1) is None
     assert pareto.winner({0: {0: 0.5}, 1: {0: 0.5}}, [0]) == 0  # a tie: the earlier
+
+
+def test_a_template_that_speaks_of_thinking_tags_is_kept_as_written() -> None:
+    template = "Think inside <think> and </think> first.\n{tools}\n{format}"
+    reply = f"<think>plan</think>Reasons.\n<new_prompt>\n{template}\n</new_prompt>"
+    assert read_reply(reply).template == template
+    assert read_reply(reply).diagnosis == "Reasons."

@@ -7,12 +7,13 @@ bounded (:data:`MAX_FAILURES` cases, :data:`MAX_TRACE` characters of each trace,
 and its end), so that a long run never makes an unbounded request.
 
 Read: the whole new template between ``<new_prompt>`` and ``</new_prompt>``, the last such
-block of the reply once its thinking is set apart (``<think>…</think>`` or
-``<thinking>…</thinking>`` blocks, and everything before a closing tag that nothing opened,
-as a template that pre-opens the block leaves it); what the reply says before the block is
-its diagnosis, shown in the progress. Tags rather than a Markdown fence: a template may hold
-fences of its own, and a reasoning model writes fences in its thinking. The reply is text
-from outside: read for that block, never executed.
+block of the reply once its leading thinking is set apart (``<think>…</think>`` or
+``<thinking>…</thinking>`` blocks at its start; one never closed is the whole reply), the
+template taken as written (a prompt may itself speak of ``<think>`` tags); what the reply
+says before the block is its diagnosis, shown in the progress, from after a closing tag that
+nothing opened (a template that pre-opens the thinking block leaves one). Tags rather than
+a Markdown fence: a template may hold fences of its own, and a reasoning model writes fences
+in its thinking. The reply is text from outside: read for that block, never executed.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ MAX_TRACE = 3_000  # characters of one trace shown (its start and its end)
 MAX_ANSWER = 500  # characters of one answer shown
 MAX_DIAGNOSIS = 300  # characters of the reply's diagnosis kept for the progress line
 OPEN, CLOSE = "<new_prompt>", "</new_prompt>"
-_THINK_BLOCK = re.compile(r"<(think|thinking)>.*?(?:</\1>|\Z)", re.S | re.I)
+_LEADING_THINK = re.compile(r"\s*<(think|thinking)>", re.I)
 _LONE_CLOSER = re.compile(r"</think(?:ing)?>", re.I)
 
 PROMPT = """You improve the system prompt of a ReAct agent. The agent runs with the template \
@@ -131,17 +132,26 @@ class Proposal:
 
 
 def read_reply(reply: str) -> Proposal:
-    text = _THINK_BLOCK.sub("", reply)
-    closers = list(_LONE_CLOSER.finditer(text))
-    if closers:  # "…</think>" with nothing opened: all before it was thinking
-        text = text[closers[-1].end() :]
-    start = text.rfind(OPEN)
-    if start == -1:
-        return Proposal(None, problem=f"the reply has no {OPEN}…{CLOSE} block")
-    end = text.find(CLOSE, start + len(OPEN))
-    if end == -1:
+    text = reply
+    # Thinking comes first: each leading block is set apart (one never closed is all of it).
+    while (opened := _LEADING_THINK.match(text)) is not None:
+        closer = re.compile(f"</{opened.group(1)}>", re.I).search(text, opened.end())
+        text = "" if closer is None else text[closer.end() :]
+    # The last block: it ends at the last closing tag and starts at the first opening tag
+    # after the closing tag before (so a template may hold an opening tag of its own).
+    end = text.rfind(CLOSE)
+    if text.find(OPEN, end + 1 if end != -1 else 0) != -1:
         return Proposal(None, problem=f"the reply's {OPEN} block is not closed (cut short?)")
-    diagnosis = " ".join(text[:start].split())
+    previous = text.rfind(CLOSE, 0, end) if end != -1 else -1
+    start = text.find(OPEN, previous + len(CLOSE) if previous != -1 else 0, max(end, 0))
+    if end == -1 or start == -1:
+        return Proposal(None, problem=f"the reply has no {OPEN}…{CLOSE} block")
+    before = text[:start]
+    closers = list(_LONE_CLOSER.finditer(before))
+    if closers:  # "…</think>" with nothing opened (a pre-opened block): all before it thinking
+        before = before[closers[-1].end() :]
+    diagnosis = " ".join(before.split())
+    # The template as written, tags inside it and all (a prompt may speak of <think>).
     template = text[start + len(OPEN) : end].strip()
     return Proposal(template, _bounded(diagnosis, MAX_DIAGNOSIS))
 
