@@ -157,6 +157,9 @@ class ModelScript:
     # Replies per question (the conversation's first user message), for runs that arrive in
     # any order (a test set run concurrently); a question not in it uses the above.
     by_question: dict[str, list[str]] | None = None
+    # Replies worked out from the request's messages (a model whose answers depend on the
+    # prompt's words: tests/fake_optimizer.py); None: the above. Called for each request.
+    responder: Callable[[list[Any]], list[str]] | None = None
     # Tokens (SSE chunks) per second; None = as fast as the socket takes them.
     rate: float | None = None
     # Cut the reply at the earliest ``stop`` string of the request.
@@ -738,6 +741,8 @@ class FakeOpenAIServer:
             users = (m for m in messages if isinstance(m, dict) and m.get("role") == "user")
             asked = next((m.get("content") for m in users), None)
             replies = script.by_question.get(str(asked), replies)
+        if script.responder is not None:
+            replies = script.responder(messages)
         if script.runs:
             with self._lock:
                 if step == 0:
