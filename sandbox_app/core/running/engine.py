@@ -1,11 +1,8 @@
 """The ReAct loop: stream a turn, cut fabricated observations, run the tool, repeat to an answer.
 
-A plain hand-written ReAct loop is the shape: a system prompt and the question, then per step
-the model's text as the assistant message and ``Observation: <result>`` as the next user
-message, until a final answer or the step limit; on top, a client-side cut at the Observation
-label, one correction for a reply in no format, approval for tools with side effects,
-budgets, metrics, and native tool calling in the API's own messages (native_tools.py).
-"""
+A plain hand-written ReAct loop (per step the model's text, then ``Observation: <result>``, to
+an answer or the step limit) with the Observation cut, one format correction, approval for side
+effects, budgets, metrics and native tool calls in the API's own messages (native_tools.py)."""
 
 from __future__ import annotations
 
