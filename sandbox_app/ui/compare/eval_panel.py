@@ -135,7 +135,7 @@ class EvalPanel(QWidget):
         self.edit_button.clicked.connect(self.edit_cases)
         self.failures_only.toggled.connect(lambda: self._filter())
         self.grid.cellClicked.connect(self._on_grid_cell_clicked)
-        self._update_buttons()
+        self.update_buttons()
 
     @property
     def running(self) -> bool:
@@ -204,7 +204,7 @@ class EvalPanel(QWidget):
         work = call_until_ended(runner.run_all(todo), background_loop("evaluation"))
         self._task = asyncio.ensure_future(work)
         self._task.add_done_callback(lambda _: self._ended())
-        self._update_buttons()
+        self.update_buttons()
         self.runningChanged.emit(True)
 
     def stop(self) -> None:
@@ -266,7 +266,7 @@ class EvalPanel(QWidget):
         self.history.finish()
         self._draw_changes()
         self._running = False
-        self._update_buttons()
+        self.update_buttons()
         stopped = self.progress.value() < self.progress.maximum()
         failed = self.grid_model.failed_runs()
         self.status.setText(("stopped · " if stopped else "") + f"{failed} failed")
@@ -329,7 +329,7 @@ class EvalPanel(QWidget):
         """A past evaluation from the history in the grid (ui/history/eval_history.py)."""
         return self.history.show(self, title, labels, store, evaluation)
 
-    def _update_buttons(self) -> None:
+    def update_buttons(self) -> None:
         running = self.running
         self.run_button.setEnabled(not running)
         self.resume_button.setEnabled(not running and self.grid_model.resumable(self._repeats()))
@@ -357,4 +357,4 @@ class EvalPanel(QWidget):
         self._clear()  # keyed by case number: an edited set starts afresh
         self._draw()
         self.status.setText(f"{len(cases)} cases")
-        self._update_buttons()
+        self.update_buttons()
