@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from PySide6.QtGui import QFont, QFontDatabase
+from PySide6.QtGui import QFont, QFontDatabase, QFontInfo
 from PySide6.QtWidgets import QApplication
 
 FONTS = Path(__file__).parents[1] / "data" / "fonts"
@@ -44,4 +44,7 @@ def apply_chosen(app: QApplication) -> str:
     """The font ``REACT_SANDBOX_TEST_FONT`` asks for made the application's; its name."""
     if os.environ.get(CHOSEN, "").lower() == "noto":
         with_family(app, second_font())
+        shown = QFontInfo(app.font()).family()
+        if shown != NOTO:  # a fallback font would pass every layout test for nothing
+            raise RuntimeError(f"{CHOSEN}=noto, but Qt draws with {shown}")
     return app.font().family()

@@ -28,10 +28,12 @@ SHOWN_LINES = 12
 SHOWN_CHARS = 900
 
 
-def plain_label(text: str = "", parent: QWidget | None = None) -> QLabel:
-    """A label whose text is shown exactly as given, whatever it holds."""
+def plain_label(text: str = "", parent: QWidget | None = None, *, wrap: bool = False) -> QLabel:
+    """A label whose text is shown exactly as given, whatever it holds; ``wrap``: its lines
+    wrapped at its width (else its longest line is the least width of all around it)."""
     label = QLabel(parent)
     label.setTextFormat(PLAIN)
+    label.setWordWrap(wrap)
     label.setText(text)
     return label
 
