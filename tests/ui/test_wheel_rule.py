@@ -116,14 +116,16 @@ def each_dialog(
             dialog.close()
 
 
+def menu_titled(window: MainWindow, title: str) -> QMenu:
+    """The menu of the menu bar titled ``title``, a submenu as well. Found as the menu bar's
+    child, not by ``QAction.menu()``: on PySide6 6.8 and 6.9 the QMenu that call returns is
+    a dead wrapper once the action's own wrapper is gone (a generator's, say)."""
+    return next(m for m in window.menuBar().findChildren(QMenu) if m.title() == title)
+
+
 def menu_action(window: MainWindow, *path: str) -> QAction:
     """The menu bar's entry at ``path`` (menu titles, then the entry's text)."""
-    actions = window.menuBar().actions()
-    for name in path[:-1]:
-        menu = next(a.menu() for a in actions if a.text() == name)
-        assert isinstance(menu, QMenu)
-        actions = menu.actions()
-    return next(a for a in actions if a.text() == path[-1])
+    return next(a for a in menu_titled(window, path[-2]).actions() if a.text() == path[-1])
 
 
 def add_to_test_set(window: MainWindow) -> None:

@@ -19,9 +19,7 @@ from PySide6.QtCore import Signal
 from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import (
     QCheckBox,
-    QHBoxLayout,
     QProgressBar,
-    QPushButton,
     QSpinBox,
     QVBoxLayout,
     QWidget,
@@ -43,6 +41,7 @@ from sandbox_app.core.scenarios.judge_spec import JudgeSpec
 from sandbox_app.core.scenarios.scenario import EvalCase, Scenario
 from sandbox_app.core.scenarios.test_set import asked_questions
 from sandbox_app.core.tools import Tool
+from sandbox_app.ui.common.fitting import FoldingRow, tool_button
 from sandbox_app.ui.common.plain import plain_label
 from sandbox_app.ui.compare.eval_grid_model import EvalGrid, EvalGridModel
 from sandbox_app.ui.compare.eval_results import MadeWith, RunStore
@@ -93,12 +92,12 @@ class EvalPanel(QWidget):
         self._dirty: set[tuple[int, int]] = set()
         self._summary_drawn = self._summary_wait = 0.0  # when last drawn; the wait after it
         self.history = EvalHistory()  # each run stored as it ends; past evaluations shown
-        self.edit_button = QPushButton("Edit cases…")
+        self.edit_button = tool_button("Edit cases…")
         self.edit_button.setToolTip("Add, change or import (CSV, JSONL) the scenario's cases")
-        self.run_button = QPushButton("Run test set")
-        self.stop_button = QPushButton("Stop")
-        self.resume_button = QPushButton("Resume")
-        self.rerun_button = QPushButton("Re-run failed")
+        self.run_button = tool_button("Run test set")
+        self.stop_button = tool_button("Stop")
+        self.resume_button = tool_button("Resume")
+        self.rerun_button = tool_button("Re-run failed")
         self.failures_only = QCheckBox("Failures only")
         self.concurrency_spin = QSpinBox(minimum=1, maximum=64, value=4)
         self.concurrency_spin.setSuffix(" at once")
@@ -106,7 +105,7 @@ class EvalPanel(QWidget):
         self.progress = QProgressBar()
         self.progress.setFormat("%v/%m runs")
         self.status = plain_label()
-        self.summary = plain_label()
+        self.summary = plain_label(wrap=True)  # a lane a line, wrapped on a projector
         self.verdicts = ArmVerdicts(scenario, self)  # the arms one factor apart, compared
         # Each run's result and trace: in the history database, read back when asked for.
         self.results = RunStore(lambda: self.grid_model.runs())
@@ -115,16 +114,15 @@ class EvalPanel(QWidget):
         self.grid_model = EvalGridModel(lambda case, lane: fetch(lane, case, self._repeat_count))
         self.grid_model.setParent(self)
         self.grid = EvalGrid(self.grid_model)
-        row = QHBoxLayout()
+        row = FoldingRow()  # its groups go onto new lines on a narrow screen
         buttons = (self.edit_button, self.run_button, self.stop_button, self.resume_button)
-        for widget in (*buttons, self.rerun_button, self.concurrency_spin, self.failures_only):
-            row.addWidget(widget)
-        self.matrix_button = matrix_button(row, self, scenario)  # its dialog: on first click
-        row.addWidget(self.progress, 1)
-        row.addWidget(self.status)
+        row.group(*buttons, self.rerun_button)
+        options = row.group(self.concurrency_spin, self.failures_only)
+        self.matrix_button = matrix_button(options, self, scenario)  # its dialog: first click
+        row.group(self.progress, self.status, stretch=1)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 4, 0, 0)
-        layout.addLayout(row)
+        layout.addWidget(row)
         layout.addWidget(self.summary)
         layout.addWidget(self.grid, 1)
         layout.addWidget(self.verdicts.label)
@@ -135,7 +133,7 @@ class EvalPanel(QWidget):
         self.edit_button.clicked.connect(self.edit_cases)
         self.failures_only.toggled.connect(lambda: self._filter())
         self.grid.cellClicked.connect(self._on_grid_cell_clicked)
-        self._update_buttons()
+        self.update_buttons()
 
     @property
     def running(self) -> bool:
@@ -203,7 +201,7 @@ class EvalPanel(QWidget):
         work = call_until_ended(runner.run_all(todo), background_loop("evaluation"))
         self._task = asyncio.ensure_future(work)
         self._task.add_done_callback(lambda _: self._ended())
-        self._update_buttons()
+        self.update_buttons()
         self.runningChanged.emit(True)
 
     def stop(self) -> None:
@@ -265,7 +263,7 @@ class EvalPanel(QWidget):
         self.history.finish()
         self._draw_changes()
         self._running = False
-        self._update_buttons()
+        self.update_buttons()
         stopped = self.progress.value() < self.progress.maximum()
         failed = self.grid_model.failed_runs()
         self.status.setText(("stopped · " if stopped else "") + f"{failed} failed")
@@ -329,7 +327,7 @@ class EvalPanel(QWidget):
         """A past evaluation from the history in the grid (ui/history/eval_history.py)."""
         return self.history.show(self, title, labels, store, evaluation)
 
-    def _update_buttons(self) -> None:
+    def update_buttons(self) -> None:
         running = self.running
         self.run_button.setEnabled(not running)
         self.resume_button.setEnabled(not running and self.grid_model.resumable(self._repeats()))
@@ -357,4 +355,4 @@ class EvalPanel(QWidget):
         self._clear()  # keyed by case number: an edited set starts afresh
         self._draw()
         self.status.setText(f"{len(cases)} cases")
-        self._update_buttons()
+        self.update_buttons()
