@@ -19,7 +19,7 @@ from sandbox_app.core.scenarios.scenario import Scenario
 from sandbox_app.core.tools import Tool
 
 NO_CASES = (
-    "the offline model has no cases written (the scenario's \"script.generated_cases\"); "
+    'the offline model has no cases written (the scenario\'s "script.generated_cases"); '
     "choose a model"
 )
 
