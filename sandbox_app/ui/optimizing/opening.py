@@ -99,7 +99,6 @@ class Improving(QObject):
         dialog = self.dialog
         dialog.offer(arms, [*arms, offline_lane()], place)  # running: kept as they are
         dialog.show()
-        dialog.raise_()
         return dialog
 
     def _store(self) -> tuple[HistoryStore | None, str]:
