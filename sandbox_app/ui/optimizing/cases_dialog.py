@@ -50,6 +50,7 @@ from sandbox_app.ui.common.plain import plain_label
 QUESTION, ANSWER, CHECKS, NOTE = range(4)
 HEADERS = ("Question", "Expected answer", "Trajectory checks", "Note")
 CASE = Qt.ItemDataRole.UserRole  # on a row's question: the case as proposed
+ORDERS = {"any": "", "in_order": ", in this order", "exact": ", exactly these"}
 
 
 class CasesDialog(QDialog):
@@ -218,7 +219,7 @@ def _checks_text(case: EvalCase) -> str:
     checks = case.checks
     parts = []
     if checks.tools_called:
-        parts.append(f"calls {', '.join(checks.tools_called)} ({checks.order or 'any'} order)")
+        parts.append(f"calls {', '.join(checks.tools_called)}{ORDERS[checks.order or 'any']}")
     if checks.never:
         parts.append(f"never {', '.join(checks.never)}")
     if checks.max_steps is not None:

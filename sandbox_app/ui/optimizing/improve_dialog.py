@@ -54,6 +54,7 @@ from sandbox_app.core.scenarios.prompt_diff import diff_versions
 from sandbox_app.core.scenarios.prompt_versions import PromptVersion, VersionError, added
 from sandbox_app.core.scenarios.test_set import undefined_in_cases
 from sandbox_app.core.untrusted.file_reader import ReadError
+from sandbox_app.ui.common.fitting import hold_height_for_width
 from sandbox_app.ui.common.plain import plain_label
 from sandbox_app.ui.versions.prompt_restore import PromptRestore
 from sandbox_app.ui.versions.version_diff_view import VersionDiffView
@@ -61,6 +62,10 @@ from sandbox_app.ui.window.workspace_signals import QtWorkspace
 
 Store = Callable[[], tuple[HistoryStore | None, str]]  # the database, or none and why
 STOPPED = "Stopped: every run so far is in the history; Resume goes on from there."
+ADVICE = {
+    True: "It is better on the held-out cases: Accept puts it in the editor.",
+    False: "The held-out cases do not show it is better: keep the prompt you have.",
+}
 _FAILED = (OptimizeError, HistoryError, BackendError, SettingError, VersionError, ReadError)
 
 
@@ -91,19 +96,22 @@ class ImproveDialog(QDialog):
         self.reflect_combo = QComboBox()
         self.candidates_spin = QSpinBox(minimum=1, maximum=100, value=DEFAULT_CANDIDATES)
         self.runs_spin = QSpinBox(minimum=0, maximum=1_000_000, value=0)
-        self.runs_spin.setSpecialValueText("no limit")
         self.dollars_spin = QDoubleSpinBox(minimum=0.0, maximum=10_000.0, value=0.0)
         self.dollars_spin.setDecimals(2)
         self.dollars_spin.setPrefix("$")
-        self.dollars_spin.setSpecialValueText("no limit")
         self.seed_spin = QSpinBox(minimum=0, maximum=1_000_000, value=0)
+        self.candidates_spin.setSuffix(" candidates")
+        self.runs_spin.setSuffix(" runs")
+        self.runs_spin.setSpecialValueText("runs: no limit")
+        self.dollars_spin.setSpecialValueText("dollars: no limit")
+        self.seed_spin.setPrefix("seed ")
+        budget = QHBoxLayout()
+        for spin in (self.candidates_spin, self.runs_spin, self.dollars_spin, self.seed_spin):
+            budget.addWidget(spin)
         form = QFormLayout()
         form.addRow("Arm to improve", self.arm_combo)
         form.addRow("Reflection model", self.reflect_combo)
-        form.addRow("Candidates at most", self.candidates_spin)
-        form.addRow("Runs at most", self.runs_spin)
-        form.addRow("Dollars at most", self.dollars_spin)
-        form.addRow("Seed", self.seed_spin)
+        form.addRow("At most", budget)
         self.start_button = QPushButton("Start")
         self.stop_button = QPushButton("Stop")
         self.resume_button = QPushButton("Resume")
@@ -125,20 +133,16 @@ class ImproveDialog(QDialog):
             row.addWidget(button)
         row.addWidget(self.progress, 1)
         row.addWidget(self.accept_button)
-        result = QWidget()
-        result_layout = QVBoxLayout(result)
-        result_layout.setContentsMargins(0, 0, 0, 0)
-        result_layout.addWidget(self.verdict)
-        result_layout.addWidget(self.diff_view, 1)
         split = QSplitter(Qt.Orientation.Horizontal)
         split.addWidget(self.log)
-        split.addWidget(result)
+        split.addWidget(self.diff_view)
         split.setSizes([400, 560])
         layout = QVBoxLayout(self)
         layout.addLayout(form)
         layout.addLayout(row)
-        layout.addWidget(self.figures)
-        layout.addWidget(self.status)
+        for label in (self.figures, self.status, self.verdict):
+            layout.addWidget(label)
+            hold_height_for_width(label)  # a wrapped verdict is never overlapped
         layout.addWidget(split, 1)
         self.start_button.clicked.connect(self.start)
         self.stop_button.clicked.connect(self.stop)
@@ -265,13 +269,16 @@ class ImproveDialog(QDialog):
         self.outcome = outcome
         self.progress.setRange(0, max(outcome.runs, 1))
         self.progress.setValue(outcome.runs)
-        lines = outcome.lines()
-        self.log.appendPlainText("\n".join(lines))
+        lines = outcome.lines()  # the CLI's advice, last with a winner, is the verdict's here
+        self.log.appendPlainText("\n".join(lines if outcome.winner is None else lines[:-1]))
         if outcome.winner is None:
             self.verdict.setText(f"{lines[-1]}. Keep the prompt you have.")
             self.status.setText(f"Done: stopped, {outcome.stopped}.")
             return
-        self.verdict.setText("\n".join(lines[-2:]))  # the held-out verdict and the advice
+        verdict = outcome.verdict  # the paired verdict on the cases it never saw
+        held = verdict.sentence() if verdict is not None else "not checked on held-out cases"
+        advice = ADVICE[outcome.better]
+        self.verdict.setText(f"Winner: candidate {outcome.winner}. Held out: {held}. {advice}")
         base, winner = outcome.version(0), outcome.version(outcome.winner)
         assert base is not None
         assert winner is not None
