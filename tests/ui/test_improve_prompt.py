@@ -246,3 +246,24 @@ def test_a_models_markup_shows_as_the_characters_it_is(
     assert dialog.table.item(0, 0).text() == HOSTILE  # type: ignore[union-attr]
     assert "Left out: proposal 2" in dialog.status.text()
     assert_plain_everywhere(least=1)
+
+
+def test_opening_another_scenario_stops_it_and_gives_it_nothing(
+    qtbot: QtBot, window: MainWindow, tmp_path: Path
+) -> None:
+    open_example(window, tmp_path)
+    dialog = open_improve(qtbot, window)
+    other = load_scenario(scenarios_dir() / "brightgrid.json")
+
+    def open_other(runs: int) -> None:
+        if runs >= 8 and window.current_scenario().title != other.title:
+            window.set_scenario(other)
+
+    dialog.progress.valueChanged.connect(open_other)
+    click(qtbot, dialog.start_button)
+    qtbot.waitUntil(lambda: not dialog.running, timeout=DONE_S)
+    assert dialog.outcome is None
+    assert window.improving.dialog is None
+    assert not dialog.isVisible()
+    names = [e.name for e in window.workspace.model.scenario.prompt_history]
+    assert not [n for n in names if n.startswith("opt")]

@@ -203,6 +203,12 @@ class ImproveDialog(QDialog):
         if self.task is not None:
             self.task.cancel()
 
+    async def finish(self) -> None:
+        task = self.task
+        self.stop()
+        if task is not None:
+            await asyncio.wait([task])
+
     def _go(self, resume: bool) -> None:
         assert self.setup is not None
         store, why = self._store()

@@ -68,10 +68,18 @@ class Improving(QObject):
 
     def _on_workspace_changed(self, change: Change) -> None:
         dialog = self.dialog
-        if change.loaded and dialog is not None and not dialog.running:
-            self.dialog = None  # another scenario: its winner is not this one's to accept
-            dialog.close()
-            dialog.deleteLater()
+        if change.loaded and dialog is not None:
+            # Another scenario: its candidates and winner are not this one's (stopped, the
+            # optimization can be resumed on its own file).
+            self.dialog = None
+            dialog.close()  # stops it
+            if not dialog.running:
+                dialog.deleteLater()
+
+    async def finish(self) -> None:
+        """Stop the optimization, if one runs, and wait for its end (the window closing)."""
+        if self.dialog is not None:
+            await self.dialog.finish()
 
     def attach(self, panel: EvalPanel) -> None:
         """The Test set tab's button, and Generate cases… in each editor it opens."""

@@ -344,6 +344,7 @@ class MainWindow(QMainWindow):
             await controller.wait()
         if self._compare is not None:
             await self._compare.eval_panel.finish()
+        await self.improving.finish()
         await self.tool_panel.mcp.close_all()
 
     def closeEvent(self, event: QCloseEvent) -> None:
