@@ -267,3 +267,19 @@ def test_opening_another_scenario_stops_it_and_gives_it_nothing(
     assert not dialog.isVisible()
     names = [e.name for e in window.workspace.model.scenario.prompt_history]
     assert not [n for n in names if n.startswith("opt")]
+
+
+def test_a_dollar_budget_without_the_models_price_starts_nothing(
+    qtbot: QtBot, window: MainWindow, tmp_path: Path
+) -> None:
+    open_example(window, tmp_path)
+    window.backend_panel.select("custom", "http://127.0.0.1:9/v1", "priceless-7b")
+    dialog = open_improve(qtbot, window)
+    dialog.arm_combo.setCurrentIndex(0)  # the Run tab's model, a server with no price
+    dialog.dollars_spin.setValue(1.0)
+    click(qtbot, dialog.start_button)
+    assert dialog.status.text() == (
+        "A dollar budget needs the price of priceless-7b (Compare → Prices…)."
+    )
+    assert not dialog.running
+    assert dialog.setup is None

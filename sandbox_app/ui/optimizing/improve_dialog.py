@@ -175,18 +175,24 @@ class ImproveDialog(QDialog):
         problem = undefined_in_cases(scenario) or ""
         if len(scenario.test_set) < 2:
             problem = "Improving a prompt needs two cases at least: one to learn, one to check."
+        arm = self._arms[self.arm_combo.currentIndex()]
+        reflect = self._reflectors[self.reflect_combo.currentIndex()]
+        dollars, prices = self.dollars_spin.value() or None, dict(self.workspace.model.prices)
+        for lane in (arm, reflect) if dollars is not None else ():
+            model = lane.config.model or lane.config.kind.id
+            if lane.config.kind.server and model not in prices:  # its cost would be unknown
+                problem = f"A dollar budget needs the price of {model} (Compare → Prices…)."
         if problem or self.running:
             self.status.setText(problem)
             return
-        dollars = self.dollars_spin.value() or None
         self.setup = OptimizeSetup(
             scenario,
             self.place,
-            self._arms[self.arm_combo.currentIndex()],
-            self._reflectors[self.reflect_combo.currentIndex()],
+            arm,
+            reflect,
             Budget(self.candidates_spin.value(), self.runs_spin.value() or None, dollars),
             seed=self.seed_spin.value(),
-            prices=dict(self.workspace.model.prices),
+            prices=prices,
             keys=self.keys,
         )
         self.log.clear()
