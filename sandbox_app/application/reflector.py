@@ -20,6 +20,10 @@ from sandbox_app.backends.registry import make_backend
 from sandbox_app.core.running.backend import Backend, BackendError, Message, stream_params
 from sandbox_app.core.scenarios.scenario import Scenario, Script
 
+NO_REPLIES = (
+    "the offline reflection model has no replies written (the scenario's "
+    '"script.reflections"); choose a model with --reflect'
+)
 DEFAULT_MAX_TOKENS = 8192  # a whole template and the reasons for it, a thinking model's too
 
 
@@ -33,10 +37,15 @@ class Reply:
 class Reflector:
     """Asks ``lane``'s model; ``written``: the offline model's replies (the scenario's)."""
 
-    def __init__(self, lane: EvalLane, written: Sequence[str], keys: KeyStore) -> None:
+    def __init__(
+        self, lane: EvalLane, written: Sequence[str], keys: KeyStore, missing: str = NO_REPLIES
+    ) -> None:
+        """``missing``: the one line when the offline model has no replies written (Generate
+        cases… asks through this class too, its replies in ``script.generated_cases``)."""
         self.lane = lane
         self.written = tuple(written)
         self.keys = keys
+        self.missing = missing
         self._server: Backend | None = None
 
     @property
@@ -76,10 +85,7 @@ class Reflector:
                 )
             return self._server
         if not self.written:
-            raise BackendError(
-                "the offline reflection model has no replies written (the scenario's "
-                '"script.reflections"); choose a model with --reflect'
-            )
+            raise BackendError(self.missing)
         reply = self.written[(number - 1) % len(self.written)]
         script = Script((reply,), tokens_per_second=0, question=prompt)
         played = Scenario(question=prompt, script=script)

@@ -17,6 +17,7 @@ from sandbox_app.cli.main import main
 from sandbox_app.core.scenarios.scenario_file import save_scenario, scenario_to_dict, scenarios_dir
 from tests.helpers import builtin
 
+
 def environment() -> dict[str, str]:
     """The test's environment as it is now: the history folder the autouse fixture set (an
     environment taken at import went to the user's own history, whatever its schema)."""

@@ -131,12 +131,18 @@ class Proposal:
     problem: str = ""
 
 
-def read_reply(reply: str) -> Proposal:
+def after_thinking(reply: str) -> str:
+    """``reply`` without its leading thinking: each leading block set apart (one never
+    closed is all of it). Generated cases are read after it too (generated_cases.py)."""
     text = reply
-    # Thinking comes first: each leading block is set apart (one never closed is all of it).
     while (opened := _LEADING_THINK.match(text)) is not None:
         closer = re.compile(f"</{opened.group(1)}>", re.I).search(text, opened.end())
         text = "" if closer is None else text[closer.end() :]
+    return text
+
+
+def read_reply(reply: str) -> Proposal:
+    text = after_thinking(reply)
     # The last block: it ends at the last closing tag and starts at the first opening tag
     # after the closing tag before (so a template may hold an opening tag of its own).
     end = text.rfind(CLOSE)

@@ -1,12 +1,10 @@
 """The compare view's Test set tab: every lane × case × repeat of the scenario's test set, a
-results grid (cases × lanes), a per-lane summary, Stop, Resume and Re-run failed.
-
-The runs go through the same runner as ``react-sandbox eval`` (eval_runner.py); a cell's trace
-is the recorded run, shown in its lane's trace view on a click (never run again). The panel
-keeps what the grid and summary draw; each run's result and trace live in the history
-database, read back for a tooltip, a click or an export (eval_results.py). A judge's server
-the file names is asked about with the lanes' first (the key rule, key_confirmation).
-"""
+results grid (cases × lanes), a per-lane summary, Stop, Resume and Re-run failed. The runs go
+through ``react-sandbox eval``'s runner (eval_runner.py); a cell's trace is the recorded run,
+shown in its lane's trace view on a click (never run again). The panel keeps what the grid
+and summary draw; each run's result and trace live in the history database, read back for a
+tooltip, a click or an export (eval_results.py). A judge's server the file names is asked
+about with the lanes' first (the key rule, key_confirmation)."""
 
 from __future__ import annotations
 
@@ -49,18 +47,20 @@ from sandbox_app.ui.compare.eval_verdicts import ArmVerdicts
 from sandbox_app.ui.compare.test_set_editor import TestSetEditor
 from sandbox_app.ui.history.eval_history import EvalHistory
 from sandbox_app.ui.lane.frames import Phase, frame_clock
+from sandbox_app.ui.optimizing.buttons import improve_button
 from sandbox_app.ui.results.opening import matrix_button
 
 SUMMARY_EVERY_S = 0.25  # at most; and at most 1 % of the loop's time (see _draw_summary)
-
 
 Confirm = Callable[[Sequence[BackendConfig], str, Callable[[], None]], None]
 
 
 class EvalPanel(QWidget):
-    """Signals: runningChanged(bool); traceRequested(lane, RunRecord, title) on a cell click."""
+    """Signals: runningChanged(bool); traceRequested(lane, RunRecord, title) on a cell click;
+    editorOpened(TestSetEditor) (the window adds Generate cases… to it: ui/optimizing)."""
 
     runningChanged = Signal(bool)
+    editorOpened = Signal(object)
     traceRequested = Signal(str, object, str)
 
     def __init__(
@@ -119,6 +119,7 @@ class EvalPanel(QWidget):
         row.group(*buttons, self.rerun_button)
         options = row.group(self.concurrency_spin, self.failures_only)
         self.matrix_button = matrix_button(options, self, scenario)  # its dialog: first click
+        self.improve_button = improve_button(options)  # its dialog: the window's (ui/optimizing)
         row.group(self.progress, self.status, stretch=1)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 4, 0, 0)
@@ -150,8 +151,7 @@ class EvalPanel(QWidget):
     def _start_now(self, which: str) -> None:
         scenario = self._scenario()
         if self.running or not scenario.test_set:
-            self.status.setText("This scenario has no test set." if not scenario.test_set else "")
-            return
+            return self.status.setText("" if scenario.test_set else "The scenario has no test set.")
         lanes = self._lanes()
         if missing := unpinned(scenario, lanes):  # every run of that lane would fail alike
             return self.status.setText(missing)
@@ -342,9 +342,9 @@ class EvalPanel(QWidget):
 
     def edit_cases(self) -> TestSetEditor:
         """Open the editor (not modal: runs in other tabs go on); OK writes the cases."""
-        scenario = self._scenario()
-        editor = self.editor = TestSetEditor.of(scenario, self._sources(), self)
+        editor = self.editor = TestSetEditor.of(self._scenario(), self._sources(), self)
         editor.accepted.connect(lambda: self._cases_edited(editor.cases(), *editor.judging()))
+        self.editorOpened.emit(editor)
         editor.open()
         return editor
 
