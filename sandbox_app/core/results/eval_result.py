@@ -117,6 +117,7 @@ class _Figures:
     tokens_out: int | None = None
     reasoning_tokens: int | None = None
     wall_s: float | None = None
+    queued_s: float | None = None  # results written before queue time was kept: none
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,6 +136,13 @@ class ResultMetrics:
     reasoning_tokens: int = 0
     wall_s: float = 0.0
     document: Mapping[str, Any] | None = None
+    # Part of wall_s waited for the server's turn (a place among its requests, a 429's wait).
+    queued_s: float = 0.0
+
+    @property
+    def working_s(self) -> float:
+        """The run's own time: its wall time without its queue time."""
+        return max(0.0, self.wall_s - self.queued_s)
 
     @classmethod
     def of(cls, metrics: RunMetrics) -> ResultMetrics:
@@ -150,6 +158,7 @@ class ResultMetrics:
             metrics.reasoning_tokens,
             metrics.wall_s,
             metrics_to_dict(metrics),
+            metrics.queued_s,
         )
 
     @classmethod
@@ -168,6 +177,7 @@ class ResultMetrics:
             f.reasoning_tokens or 0,
             f.wall_s or 0.0,
             document,
+            f.queued_s or 0.0,
         )
 
     def without_steps(self) -> ResultMetrics:
