@@ -35,16 +35,21 @@ class History:
         path: Path | None = None,
         say: Say = lambda _line: None,
         stored: Callable[[], None] = lambda: None,
+        keep: bool = True,
     ) -> None:
         """``stored``: called after each run the database took (on the thread that stored
-        it), so what counts runs can count again."""
+        it), so what counts runs can count again; ``keep`` False: no history, unsaid (a
+        shard's runs, which reach it when merged)."""
         self.path = path or default_path()
         self._say = say
         self.stored = stored
         self.problem = ""  # the one line saying why there is no history ("": there is)
         self._said = threading.Lock()
+        self.store: HistoryStore | None = None
+        if not keep:
+            return
         try:
-            self.store: HistoryStore | None = HistoryStore(self.path)
+            self.store = HistoryStore(self.path)
         except HistoryError as err:
             self.store = None
             self._off(err)

@@ -17,6 +17,7 @@ import argparse
 import asyncio
 import sys
 import textwrap
+from collections.abc import Collection
 from pathlib import Path
 from typing import TextIO
 
@@ -40,12 +41,20 @@ from sandbox_app.cli.eval_baseline import (
 from sandbox_app.cli.eval_history import add_db_option, eval_log, scenario_place
 from sandbox_app.cli.eval_outputs import Finish, cache_problem, check_writable, finish
 from sandbox_app.cli.eval_runs import EvalRuns
+from sandbox_app.cli.eval_shards import (
+    add_shard_options,
+    check_shard_options,
+    default_results,
+    merge_into,
+)
 from sandbox_app.cli.lane_spec import eval_lanes, lane_from_spec
 from sandbox_app.cli.otel_options import OtlpOut, add_otlp_options
 from sandbox_app.cli.terminal import say
 from sandbox_app.core.results.compare import read_prices
+from sandbox_app.core.results.eval_result import RunKey
 from sandbox_app.core.results.evaluation import count_pending, iter_plan, pending
 from sandbox_app.core.results.result_stream import Scan, iter_latest, scan, tally_latest
+from sandbox_app.core.results.shards import ShardPlan, case_ids
 from sandbox_app.core.scenarios.lane_settings import parse_option
 from sandbox_app.core.scenarios.prompt_versions import names_of
 from sandbox_app.core.scenarios.scenario_fields import ScenarioError
@@ -142,6 +151,7 @@ def parser() -> argparse.ArgumentParser:
     add_db_option(p)
     add_baseline_options(p)
     add_otlp_options(p)  # --otlp, --otlp-file: the runs as OpenTelemetry traces
+    add_shard_options(p)  # --shard, --merge, --ray: one evaluation in pieces (eval_shards.py)
     return p
 
 
@@ -168,12 +178,15 @@ def eval_command(argv: list[str], out: TextIO | None = None, progress: TextIO | 
         lanes = eval_lanes(args, scenario)
         minimum = _rate(args.min_pass_rate)
         check_baseline_option(args)
-        results_path = Path(args.out or Path(args.scenario).with_suffix(".results.jsonl").name)
+        shard = check_shard_options(args)
+        results_path = Path(args.out or default_results(args.scenario, shard))
         # Every file the evaluation writes is checked before the first run, not after the last.
         scenario_path = {} if piped else {"the scenario file": Path(args.scenario)}
         check_writable(results_path, "--out", others=scenario_path)
         resume = args.resume or args.only_failed
-        if results_path.exists() and results_path.stat().st_size and not resume:
+        # A shard run again replaces its own file (a rerun never doubles a run).
+        replace_shard = shard is not None and not resume and results_path.exists()
+        if results_path.exists() and results_path.stat().st_size and not resume and not shard:
             raise ValueError(
                 f"{results_path} exists: add --resume to go on with it, or choose another --out"
             )
@@ -208,7 +221,19 @@ def eval_command(argv: list[str], out: TextIO | None = None, progress: TextIO | 
             say(f"react-sandbox eval: {lane.label}: {notice}")
     labels = [lane.label for lane in lanes]
     # The plan is walked one run at a time: only its count is known up front.
-    planned = iter_plan(labels, len(scenario.test_set), args.repeat)
+    planned: Collection[RunKey] = iter_plan(labels, len(scenario.test_set), args.repeat)
+    if shard is not None:
+        planned = ShardPlan(planned, shard, case_ids(scenario.test_set))
+        if replace_shard:
+            say(f"react-sandbox eval: shard {shard}: {results_path.name} replaced")
+            results_path.write_bytes(b"")
+    try:
+        if args.merge:  # the shards' runs as the one results file; then as a resume of it
+            merge_into(results_path, [Path(f) for f in args.merge], planned)
+            resume = True
+    except (ValueError, ReadError) as err:
+        say(f"react-sandbox eval: {err}")
+        return 1
     try:  # what the file has: each run's latest verdict, not its result (result_stream.py)
         found = scan(results_path, planned) if resume else Scan()
         # The earlier runs' sums, but those about to be made again (their new result counts).

@@ -84,6 +84,40 @@ def tally_latest(
 _KEY = re.compile(rb'\{"lane": ("(?:[^"\\]|\\.)*"), "case": (\d{1,9}), "repeat": (\d{1,9}), ')
 
 
+def scan_keys(path: Path, planned: Collection[RunKey] | None) -> Scan:
+    """Each run's latest line that is whole JSON (a line cut short by a kill is not), its
+    key read from its start (:func:`_quick_key`), the result not typed: what a merge of
+    shard files copies (core/results/shards.py)."""
+    found = Scan()
+    for number, raw in _lines(path):
+        try:
+            json.loads(raw)
+        except ValueError:
+            found.damaged += 1
+            continue
+        key = _quick_key(raw)
+        if key is None:  # not as this program writes a line: read as a result
+            try:
+                key = EvalResult.from_json(raw, f"{display_name(path)} line {number}").key
+            except ReadError:
+                found.damaged += 1
+                continue
+        if planned is None or key in planned:
+            found.lines[key] = number
+        else:
+            found.outside += 1
+    return found
+
+
+def iter_raw_latest(path: Path, found: Scan) -> Iterator[tuple[RunKey, bytes]]:
+    """The lines ``found`` names (each run's latest), as they are in ``path``."""
+    wanted = {number: key for key, number in found.lines.items()}
+    for number, raw in _lines(path):
+        key = wanted.get(number)
+        if key is not None:
+            yield key, raw
+
+
 def _scan_keys(path: Path, planned: Collection[RunKey] | None) -> Scan:
     """:func:`scan`'s ``lines``, cheaply: a line whose start is a key, as this program writes
     it, is not parsed (:func:`iter_latest` parses the chosen lines and checks their keys)."""
