@@ -46,6 +46,7 @@ from sandbox_app.cli.eval_shards import (
     check_shard_options,
     default_results,
     merge_into,
+    run_on_ray,
 )
 from sandbox_app.cli.lane_spec import eval_lanes, lane_from_spec
 from sandbox_app.cli.otel_options import OtlpOut, add_otlp_options
@@ -228,8 +229,13 @@ def eval_command(argv: list[str], out: TextIO | None = None, progress: TextIO | 
             say(f"react-sandbox eval: shard {shard}: {results_path.name} replaced")
             results_path.write_bytes(b"")
     try:
-        if args.merge:  # the shards' runs as the one results file; then as a resume of it
-            merge_into(results_path, [Path(f) for f in args.merge], planned)
+        # The shards' runs (from files, or from Ray tasks) as the one results file; then
+        # the evaluation ends as a resume of it that has nothing left to run.
+        shard_files = [Path(f) for f in args.merge or ()]
+        if args.ray:
+            shard_files = run_on_ray(args, results_path, eval_command, progress)
+        if shard_files:
+            merge_into(results_path, shard_files, planned)
             resume = True
     except (ValueError, ReadError) as err:
         say(f"react-sandbox eval: {err}")

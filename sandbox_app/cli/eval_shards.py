@@ -18,15 +18,20 @@ differently from an unsharded one.
 from __future__ import annotations
 
 import argparse
+import io
 import os
 import tempfile
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
+from typing import Any, TextIO
 
+from sandbox_app.cli.cli_io import STDIN
 from sandbox_app.cli.terminal import say
 from sandbox_app.core.results.eval_result import RunKey
 from sandbox_app.core.results.shards import Shard, merge
 from sandbox_app.core.running.metrics import plural
+from sandbox_app.core.scenarios.scenario_file import MAX_FILE_BYTES
+from sandbox_app.core.untrusted.file_reader import one_line, read_bytes
 
 
 def add_shard_options(p: argparse.ArgumentParser) -> None:
@@ -115,3 +120,115 @@ def merge_into(results: Path, files: Sequence[Path], planned: Collection[RunKey]
             f"react-sandbox eval: {plural(merged.replaced, 'run')} found in two files: "
             "the later file's result kept (a rerun shard replaces)"
         )
+
+
+# ---- eval --ray: the shards as Ray tasks ----------------------------------------------------
+#
+# Tasks, not a Ray job: a task's return value comes back to this process (the shard's results
+# file as bytes), so the cluster needs no file system shared with it, and ``max_retries``
+# makes a task whose worker died run again elsewhere — the retried shard starts its file
+# afresh, so it replaces, never doubles. A job (``ray job submit``) would be one driver on
+# the cluster doing what this process does, its results left on the cluster's disk.
+#
+# Keys never travel in a task's arguments (the flags sent are the lanes, prompts, repeats,
+# limits: no key; the scenario file holds none): each worker's eval takes them from its own
+# environment or keyring by the one key rule (backends/catalogue/keys.py), as `eval` does
+# here. A node gets them from the environment `ray start` ran in (its workers inherit it).
+# Ray's ``runtime_env={"env_vars": …}`` would carry them, but is written into the cluster's
+# job table and dashboard: a key would travel and be kept, so it is not used.
+
+MAX_RETRIES = 3  # a shard whose worker died is run again up to this many times
+# The flags a shard is given as they were given here: they make the plan and the runs.
+SENT_FLAGS = ("lane", "prompt", "allow")
+
+
+def shard_argv(args: argparse.Namespace) -> list[str]:
+    argv = [f"--{name}={value}" for name in SENT_FLAGS for value in getattr(args, name)]
+    argv += [f"--repeat={args.repeat}", f"--concurrency={args.concurrency}"]
+    argv += [f"--timeout={args.timeout}"] + ["--trust-file-lanes"] * args.trust_file_lanes
+    return argv
+
+
+def run_shard(
+    command: Callable[[list[str], TextIO, TextIO], int],
+    scenario: tuple[str, bytes],
+    prices: bytes | None,
+    argv: list[str],
+    shard: str,
+) -> tuple[int, bytes, str]:
+    """On a worker: ``command`` (eval's) on one shard in a folder of its own; its exit code,
+    its results file and its last line. ``command`` comes by reference (its module imported
+    on the worker), so this module never imports eval's."""
+    with tempfile.TemporaryDirectory(prefix="react-sandbox-shard-") as folder:
+        place = Path(folder) / scenario[0]
+        place.write_bytes(scenario[1])
+        out = Path(folder) / "results.jsonl"
+        extra = [f"--prices={_written(Path(folder) / 'prices.json', prices)}"] if prices else []
+        said = io.StringIO()
+        code = command([str(place), *argv, *extra, f"--shard={shard}", f"--out={out}"], said, said)
+        lines = said.getvalue().strip().splitlines()
+        return code, out.read_bytes() if out.exists() else b"", lines[-1] if lines else ""
+
+
+def _written(path: Path, data: bytes) -> Path:
+    path.write_bytes(data)
+    return path
+
+
+def run_on_ray(
+    args: argparse.Namespace,
+    results: Path,
+    command: Callable[[list[str], TextIO, TextIO], int],
+    progress: TextIO,
+) -> list[Path]:
+    """Each shard a Ray task on the cluster ``args.ray`` names; each shard's file written
+    beside ``results`` as it comes back, said on ``progress``; the files, for the merge."""
+    try:
+        import ray
+    except ImportError:
+        raise ValueError(
+            "--ray needs Ray: pip install 'react-sandbox[ray]' (uv run --extra ray …)"
+        ) from None
+    if args.scenario == STDIN:
+        raise ValueError("--ray needs a scenario file, not standard input")
+    scenario = (Path(args.scenario).name, read_bytes(args.scenario, MAX_FILE_BYTES, "a scenario"))
+    prices = read_bytes(args.prices, MAX_FILE_BYTES, "a price table") if args.prices else None
+    try:  # a cluster that cannot be reached, a shard that died past its retries: one line
+        return _shards_on_ray(ray, args, (scenario, prices), results, command, progress)
+    except (ray.exceptions.RayError, ConnectionError, RuntimeError) as err:
+        raise ValueError(f"--ray: {one_line(str(err))}") from None
+    finally:
+        ray.shutdown()
+
+
+def _shards_on_ray(
+    ray: Any,
+    args: argparse.Namespace,
+    files: tuple[tuple[str, bytes], bytes | None],
+    results: Path,
+    command: Callable[[list[str], TextIO, TextIO], int],
+    progress: TextIO,
+) -> list[Path]:
+    scenario, prices = files
+    # Under `uv run`, Ray would ship this folder to the workers as a uv project of their own
+    # (its uv hook); a worker runs the react-sandbox its node has installed instead.
+    os.environ.setdefault("RAY_ENABLE_UV_RUN_RUNTIME_ENV", "0")
+    ray.init(address=None if args.ray == "auto" else args.ray, logging_level="ERROR")
+    count = shard_count(args, int(ray.cluster_resources().get("CPU", 1)))
+    task = ray.remote(max_retries=MAX_RETRIES, num_cpus=1)(run_shard)
+    argv = shard_argv(args)
+    shards = {
+        task.remote(command, scenario, prices, argv, str(Shard(i, count))): Shard(i, count)
+        for i in range(count)
+    }
+    written, pending = [], list(shards)
+    while pending:
+        done, pending = ray.wait(pending, num_returns=1)
+        shard = shards[done[0]]
+        code, data, last = ray.get(done[0])
+        if code != 0:
+            raise ValueError(f"shard {shard} on Ray: {last or f'exit code {code}'}")
+        written.append(_written(shard_file(results, shard), data))
+        progress.write(f"shard {shard} done ({count - len(pending)} of {count}): {last}\n")
+        progress.flush()
+    return written
