@@ -42,10 +42,10 @@ from sandbox_app.cli.eval_history import add_db_option, eval_log, scenario_place
 from sandbox_app.cli.eval_outputs import Finish, cache_problem, check_writable, finish
 from sandbox_app.cli.eval_runs import EvalRuns
 from sandbox_app.cli.eval_shards import (
+    Merging,
     add_shard_options,
     check_shard_options,
     default_results,
-    merge_into,
     run_on_ray,
 )
 from sandbox_app.cli.lane_spec import eval_lanes, lane_from_spec
@@ -228,32 +228,27 @@ def eval_command(argv: list[str], out: TextIO | None = None, progress: TextIO | 
         if replace_shard:
             say(f"react-sandbox eval: shard {shard}: {results_path.name} replaced")
             results_path.write_bytes(b"")
-    try:
-        # The shards' runs (from files, or from Ray tasks) as the one results file; then
-        # the evaluation ends as a resume of it that has nothing left to run.
+    try:  # the shards' runs (from files, or from Ray tasks): checked before anything is written
         shard_files = [Path(f) for f in args.merge or ()]
         if args.ray:
             shard_files = run_on_ray(args, results_path, eval_command, progress)
-        if shard_files:
-            merge_into(results_path, shard_files, planned)
-            resume = True
-    except (ValueError, ReadError) as err:
-        say(f"react-sandbox eval: {err}")
-        return 1
-    try:  # what the file has: each run's latest verdict, not its result (result_stream.py)
-        found = scan(results_path, planned) if resume else Scan()
+        merging = Merging(results_path, shard_files, planned) if shard_files else None
+        # What the file has: each run's latest verdict, not its result (result_stream.py).
+        found = scan(results_path, planned) if resume and merging is None else Scan()
         # The earlier runs' sums, but those about to be made again (their new result counts).
         tallies = tally_latest(
             results_path, labels, found, lambda key: args.only_failed and not found.latest[key]
         )
-    except ReadError as err:
+    except (ValueError, ReadError) as err:
         say(f"react-sandbox eval: {err}")
         return 1
-    if notice := found.notice(display_name(results_path)):
-        say(f"react-sandbox eval: {notice}")
     # The history database gets the earlier runs it lacks (a resume), read as a stream.
     earlier = iter_latest(results_path, planned, found) if resume else iter([])
     log = eval_log(args, scenario, lanes, results_path, earlier)
+    if merging is not None:  # the merged file written, its runs stored and counted, at once
+        log.add_many(merging.written(tallies, found))
+    if notice := found.notice(display_name(results_path)):
+        say(f"react-sandbox eval: {notice}")
     # Each result is handed on, in this order, after its line is written (eval_runs.py).
     title = scenario.title
     hand_on = [lambda result, record: otlp.add_result(result, record, title), log.add]

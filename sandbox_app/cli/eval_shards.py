@@ -21,17 +21,19 @@ import argparse
 import io
 import os
 import tempfile
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
 from sandbox_app.cli.cli_io import STDIN
 from sandbox_app.cli.terminal import say
-from sandbox_app.core.results.eval_result import RunKey
-from sandbox_app.core.results.shards import Shard, merge
+from sandbox_app.core.results.eval_result import EvalResult, RunKey
+from sandbox_app.core.results.evaluation import LaneTally
+from sandbox_app.core.results.result_stream import Scan, split_line
+from sandbox_app.core.results.shards import Merge, Shard
 from sandbox_app.core.running.metrics import plural
 from sandbox_app.core.scenarios.scenario_file import MAX_FILE_BYTES
-from sandbox_app.core.untrusted.file_reader import one_line, read_bytes
+from sandbox_app.core.untrusted.file_reader import ReadError, display_name, one_line, read_bytes
 
 
 def add_shard_options(p: argparse.ArgumentParser) -> None:
@@ -95,31 +97,55 @@ def shard_file(results: Path, shard: Shard) -> Path:
     return results.with_name(f"{results.name.removesuffix('.jsonl')}{shard.file_suffix()}.jsonl")
 
 
-def merge_into(results: Path, files: Sequence[Path], planned: Collection[RunKey]) -> None:
-    """Write the shards' runs to ``results`` (through a temporary file: a merge that fails
-    leaves nothing behind); a ValueError of one line when a planned run is in none."""
-    for path in files:
-        if not path.is_file():
-            raise ValueError(f"--merge {path}: no such file")
-    handle, temporary = tempfile.mkstemp(prefix=".merging-", dir=results.parent or ".")
-    try:
-        with os.fdopen(handle, "wb") as out:
-            merged = merge(files, planned, out)
-        if merged.missing:
+class Merging:
+    """``--merge``'s shard files (or ``--ray``'s) as the one results file ``results``:
+    checked first (a planned run in none of them: a ValueError of one line, nothing
+    written), then written by :meth:`written`."""
+
+    def __init__(self, results: Path, files: Sequence[Path], planned: Collection[RunKey]):
+        for path in files:
+            if not path.is_file():
+                raise ValueError(f"--merge {path}: no such file")
+        self.results, self.merge = results, Merge(files, planned)
+        if self.merge.missing:
             raise ValueError(
-                f"{plural(merged.missing, 'run')} of this evaluation are in none of the "
+                f"{plural(self.merge.missing, 'run')} of this evaluation are in none of the "
                 f"{plural(len(files), 'file')}: a shard is missing or was cut short (run it "
                 "again with --shard I/N --resume), or the flags differ from the shards'"
             )
-        os.replace(temporary, results)
-    finally:
-        if os.path.exists(temporary):
-            os.unlink(temporary)
-    if merged.replaced:
-        say(
-            f"react-sandbox eval: {plural(merged.replaced, 'run')} found in two files: "
-            "the later file's result kept (a rerun shard replaces)"
-        )
+        if self.merge.replaced:
+            say(
+                f"react-sandbox eval: {plural(self.merge.replaced, 'run')} found in two "
+                "files: the later file's result kept (a rerun shard replaces)"
+            )
+
+    def written(
+        self, tallies: dict[str, LaneTally], found: Scan
+    ) -> Iterator[tuple[EvalResult, bytes]]:
+        """Each run's line written to the results file (through a temporary file, put in
+        place once whole), counted in its lane's tally and in ``found`` (what the file
+        holds, as a scan of it would say), and given on with its trace unparsed (for the
+        history database): each line read once, its trace never parsed."""
+        name = display_name(self.results)
+        handle, temporary = tempfile.mkstemp(prefix=".merging-", dir=self.results.parent)
+        try:
+            with os.fdopen(handle, "wb") as out:
+                number = 0
+                for key, raw in self.merge.lines():
+                    try:
+                        result, events = split_line(raw, f"{name} line {number + 1}")
+                    except ReadError:
+                        found.damaged += 1  # said as a resume says it, not counted
+                        continue
+                    number += 1
+                    out.write(raw + b"\n")
+                    found.latest[key], found.lines[key] = result.passed, number
+                    tallies.setdefault(key.lane, LaneTally()).add(result)
+                    yield result, events
+            os.replace(temporary, self.results)
+        finally:
+            if os.path.exists(temporary):
+                os.unlink(temporary)
 
 
 # ---- eval --ray: the shards as Ray tasks ----------------------------------------------------

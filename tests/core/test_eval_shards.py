@@ -87,6 +87,10 @@ def test_shards_merged_are_the_unsharded_evaluation_run_for_run(tmp_path: Path) 
         first, second = store.evaluations()[-2:]
         assert {first.id, second.id} == {1, 2}
         assert store.verdicts(1) == store.verdicts(2)
+        stored = [  # each run's row and trace, as the history gives them back
+            {r.key: same(r.to_dict()) for r in store.results(e, events=True)} for e in (1, 2)
+        ]
+        assert stored[0] == stored[1] == by_key
         assert (first.lanes, first.cases, first.repeats) == (
             second.lanes,
             second.cases,

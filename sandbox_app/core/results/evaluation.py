@@ -145,9 +145,7 @@ def pending(planned: Iterable[RunKey], done: Done, only_failed: bool = False) ->
             yield key
 
 
-def count_pending(
-    planned: Collection[RunKey], done: Done, only_failed: bool = False
-) -> int:
+def count_pending(planned: Collection[RunKey], done: Done, only_failed: bool = False) -> int:
     """How many runs :func:`pending` gives for ``planned``, without going through them."""
     latest = _verdicts(done)
     in_plan = [passed for key, passed in latest.items() if key in planned]

@@ -6,9 +6,9 @@ documents, replies, variables, checks: :func:`case_ids`), never by its place in 
 so moving cases around moves no run to another shard; the hash is sha256's first 8 bytes, the
 same in every process and on every machine (Python's ``hash`` is salted per process).
 
-:func:`merge` writes each planned run's latest result, from whichever shard file has it, to
+:class:`Merge` finds each planned run's latest result in whichever shard file has it, for
 one results file: the lines copied as they are (an evaluation of 100,000 runs is 1 GB of
-lines: parsing each again would cost minutes), a line cut short by a kill left out. A run in
+lines), a line cut short by a kill left out. A run in
 two files (a shard killed and rerun into a new file) is the later file's: a rerun replaces,
 never doubles.
 """
@@ -20,7 +20,6 @@ import json
 from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
 
 from sandbox_app.core.results.eval_result import RunKey
 from sandbox_app.core.results.result_stream import Scan, iter_raw_latest, scan_keys
@@ -93,27 +92,27 @@ class ShardPlan(Collection[RunKey]):
         return found == self.shard.index
 
 
-@dataclass(frozen=True)
-class Merged:
-    runs: int  # the planned runs written
-    replaced: int  # runs a later file had again (a rerun shard's): its result kept
-    missing: int  # planned runs no file has
+class Merge:
+    """Shard files' runs as one evaluation's: made, it has read which file holds each
+    planned run's latest line (the later file's for a run in two); :meth:`lines` gives those
+    lines, as they are, file by file."""
 
+    def __init__(self, paths: Sequence[Path], planned: Collection[RunKey]) -> None:
+        self.paths = paths
+        self._scans: list[Scan] = []
+        self._owner: dict[RunKey, int] = {}
+        self.replaced = 0  # runs a later file had again (a rerun shard's): its result kept
+        for number, path in enumerate(paths):
+            found = scan_keys(path, planned)
+            self._scans.append(found)
+            for key in found.lines:
+                self.replaced += key in self._owner
+                self._owner[key] = number
+        self.missing = len(planned) - len(self._owner)  # planned runs no file has
+        self.damaged = sum(found.damaged for found in self._scans)
 
-def merge(paths: Sequence[Path], planned: Collection[RunKey], out: BinaryIO) -> Merged:
-    """Each planned run's latest result in ``paths`` (the later file's for a run in two),
-    its line written to ``out`` as it is; a line no result (cut short) is skipped."""
-    scans: list[Scan] = []
-    owner: dict[RunKey, int] = {}
-    replaced = 0
-    for number, path in enumerate(paths):
-        found = scan_keys(path, planned)
-        scans.append(found)
-        for key in found.lines:
-            replaced += key in owner
-            owner[key] = number
-    for number, path in enumerate(paths):
-        for key, raw in iter_raw_latest(path, scans[number]):
-            if owner.get(key) == number:
-                out.write(raw.rstrip(b"\r\n") + b"\n")
-    return Merged(len(owner), replaced, len(planned) - len(owner))
+    def lines(self) -> Iterator[tuple[RunKey, bytes]]:
+        for number, path in enumerate(self.paths):
+            for key, raw in iter_raw_latest(path, self._scans[number]):
+                if self._owner.get(key) == number:
+                    yield key, raw.rstrip(b"\r\n")
