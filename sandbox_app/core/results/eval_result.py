@@ -18,6 +18,7 @@ paired by what made them rather than by a lane's title.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -86,12 +87,27 @@ class Arm:
 
     @classmethod
     def from_dict(cls, data: Any, prompt_version: str, where: str) -> Arm:
+        # An evaluation's 100,000 lines hold a handful of arms: each read once (a third of a
+        # line's reading), then found by what it says.
+        key = (json.dumps(data, sort_keys=True), prompt_version)
+        known = _ARMS.get(key)
+        if known is None:
+            known = _ARMS[key] = cls._read(data, prompt_version, where)
+            if len(_ARMS) > 1024:
+                _ARMS.pop(next(iter(_ARMS)))
+        return known
+
+    @classmethod
+    def _read(cls, data: Any, prompt_version: str, where: str) -> Arm:
         plain = typed(cls, data, where)  # "settings" and "prompt_version" are never its keys
         try:
             settings = LaneSettings.from_dict(data, where, lane=False)
         except SettingError as err:
             raise ReadError(str(err)) from None
         return replace(plain, prompt_version=prompt_version, settings=settings)
+
+
+_ARMS: dict[tuple[str, str], Arm] = {}  # arms read, by their JSON (Arm.from_dict)
 
 
 @dataclass(frozen=True, slots=True)

@@ -227,23 +227,24 @@ def typed(cls: type[T], data: Any, where: str) -> T:
     (keys it does not have are ignored; a missing field without a default is an error)."""
     if not isinstance(data, dict):
         raise ReadError(f'"{where}" must be an object (got {shown(data)}).')
-    hints = _hints(typing.cast(Any, cls))
     values: dict[str, Any] = {}
-    for f in dataclasses.fields(cls):  # type: ignore[arg-type]
-        if f.name in data:
-            values[f.name] = check(data[f.name], hints[f.name], f"{where}.{f.name}")
-        elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
-            raise ReadError(f'"{where}.{f.name}" is missing.')
+    for name, hint, required in _fields(typing.cast(Any, cls)):
+        if name in data:
+            values[name] = check(data[name], hint, f"{where}.{name}")
+        elif required:
+            raise ReadError(f'"{where}.{name}" is missing.')
     return cls(**values)
 
 
 def check(value: Any, kind: Any, where: str) -> Any:
     """``value`` if it is of the type annotation ``kind`` (as JSON gives it: a list for a
     tuple, which is returned as a tuple); else a ReadError naming ``where``."""
-    origin, args = typing.get_origin(kind), typing.get_args(kind)
     if kind is Any:
         return value
+    origin, args = _shape(kind)
     if origin in (Union, types.UnionType):
+        if value is None and type(None) in args:  # the common case, without a failed try
+            return None
         for option in args:
             try:
                 return check(value, option, where)
@@ -321,8 +322,24 @@ def shown(value: Any) -> str:
 
 
 @functools.cache
-def _hints(cls: Any) -> dict[str, Any]:
-    return typing.get_type_hints(cls)
+def _fields(cls: Any) -> tuple[tuple[str, Any, bool], ...]:
+    """Each field of a dataclass: its name, its annotation, whether it must be given (read
+    once a class: a results file's 100,000 lines are read by the same few)."""
+    hints = typing.get_type_hints(cls)
+    return tuple(
+        (
+            f.name,
+            hints[f.name],
+            f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING,
+        )
+        for f in dataclasses.fields(cls)
+    )
+
+
+@functools.cache
+def _shape(kind: Any) -> tuple[Any, tuple[Any, ...]]:
+    """An annotation's origin and arguments (``typing`` works them out anew each call)."""
+    return typing.get_origin(kind), typing.get_args(kind)
 
 
 MAX_TEXT_CHARS = 10_000_000
