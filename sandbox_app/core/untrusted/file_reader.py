@@ -22,7 +22,6 @@ line) and the field.
 from __future__ import annotations
 
 import dataclasses
-import functools
 import json
 import math
 import os
@@ -34,6 +33,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, BinaryIO, Literal, TypeVar, Union
 
+from sandbox_app.core.untrusted.annotations import fields_of, shape_of
 from sandbox_app.core.untrusted.outside_text import clean_value, may_hold_surrogates
 
 T = TypeVar("T")
@@ -228,7 +228,7 @@ def typed(cls: type[T], data: Any, where: str) -> T:
     if not isinstance(data, dict):
         raise ReadError(f'"{where}" must be an object (got {shown(data)}).')
     values: dict[str, Any] = {}
-    for name, hint, required in _fields(typing.cast(Any, cls)):
+    for name, hint, required in fields_of(typing.cast(Any, cls)):
         if name in data:
             values[name] = check(data[name], hint, f"{where}.{name}")
         elif required:
@@ -241,7 +241,7 @@ def check(value: Any, kind: Any, where: str) -> Any:
     tuple, which is returned as a tuple); else a ReadError naming ``where``."""
     if kind is Any:
         return value
-    origin, args = _shape(kind)
+    origin, args = shape_of(kind)
     if origin in (Union, types.UnionType):
         if value is None and type(None) in args:  # the common case, without a failed try
             return None
@@ -319,27 +319,6 @@ def shown(value: Any) -> str:
     except (TypeError, ValueError, RecursionError):
         text = type(value).__name__
     return one_line(text, 40)
-
-
-@functools.cache
-def _fields(cls: Any) -> tuple[tuple[str, Any, bool], ...]:
-    """Each field of a dataclass: its name, its annotation, whether it must be given (read
-    once a class: a results file's 100,000 lines are read by the same few)."""
-    hints = typing.get_type_hints(cls)
-    return tuple(
-        (
-            f.name,
-            hints[f.name],
-            f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING,
-        )
-        for f in dataclasses.fields(cls)
-    )
-
-
-@functools.cache
-def _shape(kind: Any) -> tuple[Any, tuple[Any, ...]]:
-    """An annotation's origin and arguments (``typing`` works them out anew each call)."""
-    return typing.get_origin(kind), typing.get_args(kind)
 
 
 MAX_TEXT_CHARS = 10_000_000
