@@ -3,10 +3,12 @@
 One JSON line per finished run (case, lane, repeat, status, answer, verdict, metrics and the
 full event trace) is appended and flushed as each run ends, so a killed process loses no
 finished run; ``--resume`` skips what the file already has, ``--only-failed`` runs again
-what failed. Each server gets at most ``--concurrency`` requests at once (a 429's retries wait
-inside that server's share, never another's). The progress goes to stderr, the summary to
-stdout (``--json``: as JSON); ``--junit`` writes the runs as a CI server's test report
-(eval_outputs.py). Nothing is kept per run (eval_runs.py): 100,000 runs take flat memory.
+what failed. Each server gets at most ``--concurrency`` requests at once (a 429 pauses and
+halves that server's requests, never another's: backends/transport/throttle.py). The
+progress goes to stderr, the summary to stdout (``--json``: as JSON); ``--junit`` writes the
+runs as a CI server's test report (eval_outputs.py). Nothing is kept per run (eval_runs.py):
+100,000 runs take flat memory. ``--shard I/N``, ``--merge`` and ``--ray``: one evaluation in
+pieces (eval_shards.py).
 Exit codes (cli_io.py, listed in ``--help``): 0 done, 1 an error, 2 usage, 3 stopped (Ctrl+C),
 4 a lane below ``--min-pass-rate``.
 """
