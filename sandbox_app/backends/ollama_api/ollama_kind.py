@@ -24,6 +24,7 @@ from sandbox_app.backends.ollama_api import ollama_wire
 from sandbox_app.backends.ollama_api.model_store import PullProgress, relayed
 from sandbox_app.backends.transport.errors import clipped
 from sandbox_app.backends.transport.sdk_backend import SdkBackend
+from sandbox_app.backends.transport.throttle import RateLimited
 from sandbox_app.core.running.backend import Backend, BackendError, Delta, Message, StreamParams
 from sandbox_app.core.scenarios.scenario import Scenario
 
@@ -86,6 +87,10 @@ class OllamaBackend(SdkBackend["ollama.AsyncClient"]):
         except BackendError:
             raise
         except Exception as err:
+            if _is_status(err) and getattr(err, "status_code", 0) == 429:
+                # A gateway in front of Ollama: the library keeps no headers, so the throttle
+                # backs off 1, 2, 4 s (throttle.py).
+                raise RateLimited(self.host, None) from None
             failure = self._failure(err, params.model)
             if reader.chunks and not _is_status(err):
                 failure = ollama_wire.broke(self.host, reader.chunks, str(failure))

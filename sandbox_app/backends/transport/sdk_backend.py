@@ -1,6 +1,7 @@
 """What every backend built on a provider's SDK shares (OpenAI-compatible, Anthropic, Gemini,
 Ollama): one client per backend, made on first use on a worker thread, living on the
-network loop with its connections.
+network loop with its connections; every request paced by its server's throttle, a 429
+retried there (throttle.py), whatever the kind.
 
 Making a client imports the SDK and loads the TLS certificates: 40-170 ms (a second for the
 first import) that would freeze the window and every other lane, so it happens on a worker
@@ -14,7 +15,9 @@ from collections.abc import AsyncGenerator, Sequence
 from contextlib import suppress
 from typing import Generic, TypeVar
 
+from sandbox_app.backends.catalogue.keys import host_of
 from sandbox_app.backends.transport import errors, server_text
+from sandbox_app.backends.transport.throttle import paced
 from sandbox_app.core.running.backend import BackendError, Delta, Message, StreamParams
 from sandbox_app.core.untrusted.outside_text import secrets_of
 
@@ -41,6 +44,7 @@ class SdkBackend(Generic[Client]):
         self._client: Client | None = None
         self._client_lock = asyncio.Lock()  # concurrent runs of one backend (eval) share it
         self._client_url = base_url
+        self._server = host_of(base_url)  # whose pace its requests keep (throttle.py)
 
     # ---- on the caller's loop: handed to the network loop --------------------------------
 
@@ -68,8 +72,11 @@ class SdkBackend(Generic[Client]):
         from sandbox_app.backends.transport import network_loop
 
         snapshot = list(messages)  # read on the network thread while the caller goes on
+        # Every kind's 429s are retried and its server's pace kept in one place (throttle.py).
         return network_loop.relay_stream(
-            lambda: server_text.deltas(self._stream(snapshot, params), self._secrets)
+            lambda: server_text.deltas(
+                paced(self._server, lambda: self._stream(snapshot, params)), self._secrets
+            )
         )
 
     # ---- on the network loop -------------------------------------------------------------

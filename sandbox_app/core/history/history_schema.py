@@ -188,7 +188,12 @@ def _version(db: sqlite3.Connection) -> int:
 
 
 def packed(data: Any) -> bytes:
-    return zlib.compress(json.dumps(data, ensure_ascii=False).encode(), 1)
+    return packed_json(json.dumps(data, ensure_ascii=False).encode())
+
+
+def packed_json(raw: bytes) -> bytes:
+    """JSON already written (a results line's events, as :func:`packed` would write them)."""
+    return zlib.compress(raw, 1)
 
 
 def reason(err: BaseException) -> str:

@@ -73,6 +73,10 @@ class Delta:
     # turn (see PROVIDER): merged into the assistant message the engine sends back. Opaque
     # to the engine; the backend that yields it reads it back.
     carry: dict[str, Any] | None = None
+    # Seconds the request waited before it was sent: for a place among its server's requests
+    # or for the wait a 429 asked (backends/transport/throttle.py). Queue time, not the
+    # model's: kept apart from the run's working time.
+    queued_s: float = 0.0
 
     @property
     def plain(self) -> bool:
@@ -85,6 +89,7 @@ class Delta:
             and self.request is None
             and not self.tool_calls
             and self.carry is None
+            and not self.queued_s
             and not (self.text and self.reasoning)
         )
 

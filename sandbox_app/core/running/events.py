@@ -290,6 +290,7 @@ _RUN_TOTALS = (
     "peak_prompt_tokens",
     "peak_context_share",
     "truncations",
+    "queued_s",
 )
 
 

@@ -81,6 +81,7 @@ class TurnOutcome:
     repeated: str | None = None  # a degenerate reply's line, said over and over: cut there
     # What the backend said must go back with this reply (Delta.carry), merged in order.
     carry: dict[str, Any] = field(default_factory=dict)
+    queued_s: float = 0.0  # waited before it was sent (Delta.queued_s): not the model's time
 
     @property
     def content(self) -> str:
@@ -137,6 +138,7 @@ class TurnReader:
                         self._request = delta.request
                     if delta.notice:
                         yield Notice(self.step, delta.notice)
+                    out.queued_s += delta.queued_s
                     if delta.usage is not None:
                         out.usage = delta.usage
                     if delta.finish_reason is not None:
