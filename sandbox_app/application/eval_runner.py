@@ -1,6 +1,6 @@
 """Running a test set: lane × case × repeat on the same engine, each server's requests capped.
 
-Shared by ``react-sandbox eval`` (eval_command.py) and the window's test-set panel
+Shared by ``react-sandbox eval`` (cli/evaluating/eval_command.py) and the window's test-set panel
 (ui/compare/eval_panel.py): both hand it the runs to make and get each finished run back, as
 an :class:`EvalResult` (core/results/eval_result.py: the run's key, its arm, how it ended,
 its figures, checks and verdict) and its record, through ``on_result``.

@@ -60,7 +60,7 @@ def _headless(command: str, argv: list[str]) -> int:
             from sandbox_app.cli.history_command import history_command
 
             return history_command(argv)
-        from sandbox_app.cli.eval_command import eval_command
+        from sandbox_app.cli.evaluating.eval_command import eval_command
 
         return eval_command(argv)
     except BrokenPipeError:  # `run --json | head -c 10`: the reader has what it wanted

@@ -35,7 +35,7 @@ from sandbox_app.cli.cli_io import (
     EXIT_MAX_STEPS,
     EXIT_STOPPED,
 )
-from sandbox_app.cli.eval_history import history_at
+from sandbox_app.cli.evaluating.eval_history import history_at
 from sandbox_app.cli.otel_options import OtlpOut
 from sandbox_app.cli.run_options import (
     UnknownTool,

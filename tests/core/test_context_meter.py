@@ -13,7 +13,7 @@ import pytest
 
 from sandbox_app.application.run_builder import RunSpec, build_run
 from sandbox_app.backends.registry import config_for
-from sandbox_app.cli.eval_command import eval_command
+from sandbox_app.cli.evaluating.eval_command import eval_command
 from sandbox_app.core.results.compare import LaneRecord
 from sandbox_app.core.results.evaluation import read_results
 from sandbox_app.core.results.presentation import Role

@@ -15,7 +15,11 @@ from pathlib import Path
 import pytest
 
 from sandbox_app.cli.cli_io import EXIT_STOPPED
-from sandbox_app.cli.eval_command import EXIT_BELOW_PASS_RATE, _lane_from_spec, eval_command
+from sandbox_app.cli.evaluating.eval_command import (
+    EXIT_BELOW_PASS_RATE,
+    _lane_from_spec,
+    eval_command,
+)
 from sandbox_app.core.results.eval_result import EvalResult
 from sandbox_app.core.results.evaluation import RunKey, plan, read_results, still_to_run, wilson
 from sandbox_app.core.scenarios.lane_settings import LaneSettings

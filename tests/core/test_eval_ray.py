@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from sandbox_app.cli.eval_command import eval_command
+from sandbox_app.cli.evaluating.eval_command import eval_command
 from sandbox_app.core.results.evaluation import read_results
 from sandbox_app.core.scenarios.scenario_file import load_scenario, scenarios_dir
 from tests.core.test_eval_shards import junit_cases, same

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from sandbox_app.cli.eval_command import eval_command
+from sandbox_app.cli.evaluating.eval_command import eval_command
 from sandbox_app.core.comparing.evaluations import diff_evaluations
 from sandbox_app.core.history.history_db import HistoryStore
 from sandbox_app.core.results.evaluation import iter_plan, read_results

@@ -22,7 +22,7 @@ from sandbox_app.backends.transport.passback import (
     preset_fields,
     required_field,
 )
-from sandbox_app.cli.eval_command import eval_command
+from sandbox_app.cli.evaluating.eval_command import eval_command
 from sandbox_app.core.results.evaluation import read_results
 from sandbox_app.core.running.backend import PROVIDER
 from sandbox_app.core.running.events import (

@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 from sandbox_app.backends.transport.throttle import ServerThrottle
-from sandbox_app.cli.eval_command import eval_command
+from sandbox_app.cli.evaluating.eval_command import eval_command
 from sandbox_app.core.results.evaluation import read_results
 from sandbox_app.core.scenarios.scenario_file import load_scenario, scenarios_dir
 from tests.fakeserver import FakeOpenAIServer, ModelScript

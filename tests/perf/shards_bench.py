@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from sandbox_app.cli.eval_command import eval_command
+from sandbox_app.cli.evaluating.eval_command import eval_command
 from sandbox_app.core.results.evaluation import iter_plan
 from sandbox_app.core.results.shards import Merge
 from sandbox_app.core.scenarios.scenario_file import load_scenario, save_scenario, scenarios_dir

@@ -1,15 +1,12 @@
 """Reading one model reply as it streams: thinking apart, content guarded, metrics measured.
 
-A backend's deltas carry content (which may still hold inline ``<think>`` tags), reasoning
-from a field of its own, usage, the finish reason and when the request was sent. The reader
-turns them into the run's events: ``ReasoningDelta`` for thinking (never parsed, never cut),
-``TokenDelta`` for the content the :class:`TurnScanner` certifies as the model's own, and it
-closes the stream as soon as the model starts writing its own observation.
-
-With native tool calling the content is not parsed: it is shown as the step's Thought and the
-tool-call pieces as Action lines (core/running/native_tools.py); the engine decides, once the
-reply ends, whether the content was the answer.
-"""
+A backend's deltas carry content (which may hold inline ``<think>`` tags), reasoning from a
+field of its own, usage, the finish reason and when the request was sent. The reader makes
+them the run's events: ``ReasoningDelta`` for thinking (never parsed, never cut), ``TokenDelta``
+for the content the :class:`TurnScanner` certifies as the model's own; it closes the stream as
+soon as the model writes its own observation. Native tool calls' content is not parsed: it
+is the step's Thought, the call pieces its Action lines (native_tools.py); the engine decides,
+once the reply ends, whether the content was the answer."""
 
 from __future__ import annotations
 

@@ -32,7 +32,7 @@ from sandbox_app.cli.cli_io import (
     EXIT_ERROR,
     EXIT_REGRESSED,
 )
-from sandbox_app.cli.eval_baseline import BaselineDiff
+from sandbox_app.cli.evaluating.eval_baseline import BaselineDiff
 from sandbox_app.cli.prompt_choice import versions_note
 from sandbox_app.cli.terminal import say, visible
 from sandbox_app.core.comparing.arm_diff import ArmComparison, Cells, cells_of, verdict_document

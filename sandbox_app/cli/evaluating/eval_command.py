@@ -34,16 +34,16 @@ from sandbox_app.cli.cli_io import (
     STDIN_NAME,
     scenario_from,
 )
-from sandbox_app.cli.eval_baseline import (
+from sandbox_app.cli.evaluating.eval_baseline import (
     add_baseline_options,
     check_baseline_option,
     compare_with_baseline,
     counted_in_history,
 )
-from sandbox_app.cli.eval_history import add_db_option, eval_log, scenario_place
-from sandbox_app.cli.eval_outputs import Finish, cache_problem, check_writable, finish
-from sandbox_app.cli.eval_runs import EvalRuns
-from sandbox_app.cli.eval_shards import (
+from sandbox_app.cli.evaluating.eval_history import add_db_option, eval_log, scenario_place
+from sandbox_app.cli.evaluating.eval_outputs import Finish, cache_problem, check_writable, finish
+from sandbox_app.cli.evaluating.eval_runs import EvalRuns
+from sandbox_app.cli.evaluating.eval_shards import (
     Merging,
     add_shard_options,
     check_shard_options,
