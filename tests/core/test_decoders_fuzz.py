@@ -11,7 +11,6 @@ token count it reports is a count a server could mean (0 to a billion).
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 
@@ -26,9 +25,10 @@ from sandbox_app.backends.messages_api.anthropic_messages import (
 )
 from sandbox_app.backends.responses_api.responses_stream import ResponseEvents
 from sandbox_app.backends.transport.passback import Gathered
-from sandbox_app.backends.transport.sse import MAX_TOKENS_REPORTED, decode_chunk, sse_lines
+from sandbox_app.backends.transport.sse import decode_chunk, sse_lines
 from sandbox_app.core.running.backend import BackendError, Delta
 from tests.hostile_input import (
+    check_deltas,
     hostile_bytes,
     hostile_payloads,
     sse_payloads,
@@ -87,22 +87,6 @@ KINDS = [
 ]
 SAMPLES = {kind.name: sse_payloads(stream_sample(kind.sample)) for kind in KINDS}
 KIND = {kind.name: kind for kind in KINDS}
-
-
-def check_deltas(deltas: list[Delta]) -> None:
-    """What the engine, the records and every writer after them take as they are."""
-    for delta in deltas:
-        texts = [delta.text, delta.reasoning, delta.notice, delta.finish_reason or ""]
-        texts += [t for call in delta.tool_calls for t in (call.id, call.name, call.arguments)]
-        for text in texts:
-            text.encode("utf-8")
-        if delta.carry is not None:
-            json.dumps(delta.carry, ensure_ascii=False).encode("utf-8")
-        if delta.usage is not None:
-            u = delta.usage
-            counts = [u.prompt_tokens, u.completion_tokens, u.reasoning_tokens]
-            counts += [u.cache_read_tokens, u.cache_write_tokens]
-            assert all(0 <= c <= 2 * MAX_TOKENS_REPORTED for c in counts if c is not None), u
 
 
 def test_every_sample_decodes_as_it_was_recorded() -> None:
