@@ -32,6 +32,7 @@ from tests.helpers import builtin
 from tests.hostile_input import (
     check_deltas,
     hostile_bytes,
+    hostile_json,
     hostile_payloads,
     sse_payloads,
     stream_sample,
@@ -45,15 +46,31 @@ class Kind:
     sample: str
     content_type: str
     sse: bool  # SSE data lines; else one JSON object a line (Ollama)
+    error: dict[str, Any]  # the body of a refused request, as the API's reference shows it
     done: bool = False  # ends with data: [DONE]
 
 
+# Error bodies from each API's reference: OpenAI's "Error codes", Anthropic's "Errors",
+# Google's "Troubleshooting" (google.rpc.Status as JSON), Ollama's docs/api.md ("Errors").
+OPENAI_ERROR = {"error": {"message": "Bad input.", "type": "invalid_request_error", "code": None}}
 KINDS = [
-    Kind("custom", "chat_completions.sse", "text/event-stream", sse=True, done=True),
-    Kind("anthropic", "anthropic.sse", "text/event-stream", sse=True),
-    Kind("gemini", "../gemini_stream.sse", "text/event-stream", sse=True),
-    Kind("responses", "responses.sse", "text/event-stream", sse=True),
-    Kind("ollama-native", "ollama.jsonl", "application/x-ndjson", sse=False),
+    Kind("custom", "chat_completions.sse", "text/event-stream", True, OPENAI_ERROR, done=True),
+    Kind(
+        "anthropic",
+        "anthropic.sse",
+        "text/event-stream",
+        True,
+        {"type": "error", "error": {"type": "invalid_request_error", "message": "Bad input."}},
+    ),
+    Kind(
+        "gemini",
+        "../gemini_stream.sse",
+        "text/event-stream",
+        True,
+        {"error": {"code": 400, "message": "Bad input.", "status": "INVALID_ARGUMENT"}},
+    ),
+    Kind("responses", "responses.sse", "text/event-stream", True, OPENAI_ERROR),
+    Kind("ollama-native", "ollama.jsonl", "application/x-ndjson", False, {"error": "Bad input."}),
 ]
 
 
@@ -71,8 +88,9 @@ def _framed(kind: Kind, payloads: list[str]) -> bytes:
 
 
 class Answer:
-    """What the server sends next: one body, its content type (set per example)."""
+    """What the server sends next: its status, one body, its content type (set per example)."""
 
+    status = 200
     body = b""
     content_type = "text/event-stream"
     lock = threading.Lock()
@@ -81,7 +99,7 @@ class Answer:
 class StreamHandler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         self.rfile.read(int(self.headers.get("content-length") or 0))
-        self.send_response(200)
+        self.send_response(Answer.status)
         self.send_header("Content-Type", Answer.content_type)
         self.send_header("Content-Length", str(len(Answer.body)))
         self.end_headers()
@@ -123,11 +141,18 @@ async def _read(backend: Backend) -> tuple[list[Delta], str | None]:
     return deltas, None
 
 
-def _streams_or_says_why(kind: Kind, base_url: str, body: bytes) -> None:
+def _streams_or_says_why(kind: Kind, base_url: str, answer: tuple[int, bytes]) -> None:
+    status, body = answer
     with Answer.lock:
-        Answer.body, Answer.content_type = body, kind.content_type
+        Answer.status, Answer.body = status, body
+        Answer.content_type = kind.content_type if status == 200 else "application/json"
         deltas, error = asyncio.run(_read(_backend(kind, base_url)))
     check_deltas(deltas)
+    if status != 200:
+        assert error is not None, deltas
+        # A status said is the reply's: "Server error 1234…" only if the server answered so.
+        said = re.findall(r"Server error (\d+)|\((\d{3})\b", error)
+        assert {a or b for a, b in said} <= {str(status)}, (status, error)
     if error is not None:
         error.encode("utf-8")
         assert "\n" not in error, error
@@ -137,16 +162,22 @@ def _streams_or_says_why(kind: Kind, base_url: str, body: bytes) -> None:
 def test_every_sample_streams_as_recorded(base_url: str) -> None:
     for kind in KINDS:
         with Answer.lock:
-            Answer.body, Answer.content_type = _framed(kind, _payloads(kind)), kind.content_type
+            Answer.status, Answer.content_type = 200, kind.content_type
+            Answer.body = _framed(kind, _payloads(kind))
             deltas, error = asyncio.run(_read(_backend(kind, base_url)))
         assert error is None, (kind.backend, error)
         assert any(d.text or d.tool_calls for d in deltas), kind.backend
 
 
 @st.composite
-def hostile_body(draw: st.DrawFn, kind: Kind) -> bytes:
-    framed = _framed(kind, draw(hostile_payloads(_payloads(kind)), label="payloads"))
-    return draw(st.just(framed) | hostile_bytes(framed), label="body")
+def hostile_body(draw: st.DrawFn, kind: Kind) -> tuple[int, bytes]:
+    """A 200 with the kind's stream damaged, or a refusal with its error body damaged."""
+    status = draw(st.sampled_from([200, 200, 200, 400, 500]), label="status")
+    if status == 200:
+        framed = _framed(kind, draw(hostile_payloads(_payloads(kind)), label="payloads"))
+    else:
+        framed = draw(hostile_json(kind.error), label="error").encode("utf-8", "surrogatepass")
+    return status, draw(st.just(framed) | hostile_bytes(framed), label="body")
 
 
 # One HTTP request an example, some of 10 MB: a tenth of the profile's examples a kind (20 a
@@ -159,8 +190,8 @@ FEWER = settings(max_examples=max(10, settings.default.max_examples // 10))
 @example(data=None).via("Ollama: a line that is a list: 'AttributeError: 'list' object…'")
 def test_ollama_stream(base_url: str, data: st.DataObject | None) -> None:
     kind = KINDS[4]
-    body = b"[1, 2]\n" if data is None else data.draw(hostile_body(kind))
-    _streams_or_says_why(kind, base_url, body)
+    answer = (200, b"[1, 2]\n") if data is None else data.draw(hostile_body(kind))
+    _streams_or_says_why(kind, base_url, answer)
 
 
 @FEWER
@@ -177,8 +208,11 @@ def test_anthropic_stream(base_url: str, data: st.DataObject) -> None:
 
 @FEWER
 @given(data=st.data())
-def test_gemini_stream(base_url: str, data: st.DataObject) -> None:
-    _streams_or_says_why(KINDS[2], base_url, data.draw(hostile_body(KINDS[2])))
+@example(data=None).via("a 400 whose error names code 10**23: 'Server error 1234… from'")
+def test_gemini_stream(base_url: str, data: st.DataObject | None) -> None:
+    huge = b'{"error": {"code": 123456789012345678901234, "message": "m", "status": "X"}}'
+    answer = (400, huge) if data is None else data.draw(hostile_body(KINDS[2]))
+    _streams_or_says_why(KINDS[2], base_url, answer)
 
 
 @FEWER
