@@ -90,9 +90,8 @@ class HistoryStore:
             )
         except (OSError, sqlite3.Error) as err:
             raise HistoryError(f"{path}: {reason(err)}") from None
-        # Text that is not UTF-8 (another program's, a damaged disk's) would fail the whole
-        # read it is in ("Could not decode to UTF-8"): read as text is read from outside,
-        # each bad byte U+FFFD (core/untrusted/outside_text.py), so the row alone is odd.
+        # Text not UTF-8 (another program's) failed every read it was in: each bad byte is
+        # U+FFFD, as in any text from outside (core/untrusted/outside_text.py).
         self._db.text_factory = functools.partial(str, encoding="utf-8", errors="replace")
         try:
             self._db.execute("PRAGMA journal_mode=WAL")
