@@ -67,6 +67,7 @@ REPLIES = st.one_of(
 @example(reply="score" + " " * 99_000 + "x", mode="score").via("blanks after score: minutes")
 @example(reply="reason" + " " * 99_000, mode="pass_fail").via("blanks after reason: minutes")
 @example(reply="<think>" * 14_000, mode="pass_fail").via("unclosed <think> tags: 6 s")
+@example(reply="Verdict:" + "\n" * 99_000, mode="pass_fail").via("newlines after a colon")
 def test_any_reply_is_a_verdict_with_a_one_line_reason(reply: str, mode: JudgeMode) -> None:
     with bounded(20):
         verdict = parse_verdict(reply, mode, 3)

@@ -31,18 +31,19 @@ MAX_REASON = 200  # characters: a reason is one sentence, not the judge's essay
 MAX_REPLY = 100_000
 
 _PLACEHOLDER = re.compile(r"\{\{\s*(" + "|".join(PLACEHOLDERS) + r")\s*\}\}")
-# Each pattern is linear in the reply: a run of blanks is matched by one part only, and a
-# line's marks stay on its line ([ \t], not \s, which also takes the newlines after it), so
-# 100,000 newlines or spaces are read in one pass, not once from every line (minutes).
+# Each pattern is linear in the reply: a run of blanks is matched by one part only (the
+# value may follow its colon on the next line), and a line's marks stay on its line ([ \t],
+# not \s, which also takes the newlines after it), so 100,000 newlines or spaces are read
+# in one pass, not once from every line (minutes).
 _THINK_OPEN = re.compile(r"<(think|thinking)>", re.IGNORECASE)
 _THINK_CLOSE = {tag: re.compile(f"</{tag}>", re.IGNORECASE) for tag in ("think", "thinking")}
 _VERDICT_LINE = re.compile(
-    r"^[ \t*#>_-]*(?:(?:final[ \t]+)?verdict[ \t]*(?:[:=-][ \t]*)?)?[*_\"']*(pass|fail)(?:ed)?\b",
+    r"^[ \t*#>_-]*(?:(?:final[ \t]+)?verdict[ \t]*(?:[:=-]\s*)?)?[*_\"']*(pass|fail)(?:ed)?\b",
     re.IGNORECASE | re.MULTILINE,
 )
-_SCORE_LINE = re.compile(r"\bscore[ \t]*(?:[:=][ \t]*)?(-?\d+(?:\.\d+)?)", re.IGNORECASE)
+_SCORE_LINE = re.compile(r"\bscore[ \t]*(?:[:=]\s*)?(-?\d+(?:\.\d+)?)", re.IGNORECASE)
 _REASON_LINE = re.compile(
-    r"^[ \t*_-]*reason(?:ing)?[ \t]*[:=-][ \t]*(.+)$", re.IGNORECASE | re.MULTILINE
+    r"^[ \t*_-]*reason(?:ing)?[ \t]*[:=-]\s*(.+)$", re.IGNORECASE | re.MULTILINE
 )
 
 # Structured output where the server takes it (OpenAI-compatible ``response_format``).
