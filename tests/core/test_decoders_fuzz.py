@@ -141,6 +141,7 @@ def test_a_damaged_gemini_stream(payloads: list[str]) -> None:
 
 
 @given(payloads=hostile_payloads(SAMPLES["responses"]))
+@example(payloads=['{"type": [], "item": {}}']).via("an event type that is a list: unhashable")
 def test_a_damaged_responses_stream(payloads: list[str]) -> None:
     _decodes_or_says_why("responses", payloads)
 
