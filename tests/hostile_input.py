@@ -6,7 +6,8 @@ as it is, cut short, or changed where it matters: a value swapped for one of the
 (:data:`ATOMS`: lone surrogates, escapes such as ``\\u0000``, terminal escapes, control and
 line-separator characters, huge, negative, fractional and non-finite numbers, 24-digit ids),
 nested 10,000 deep, a 10 MB string, raw bytes that are not UTF-8. What a property then
-asserts is the module's own business; :func:`encodes` is the check every output shares.
+asserts is the module's own business; :func:`encodes` is the check every output shares,
+:func:`check_deltas` what every decoder's deltas must be.
 """
 
 from __future__ import annotations
@@ -90,11 +91,11 @@ HOW += ["escape", "huge"]
 
 
 @st.composite
-def hostile_json(draw: st.DrawFn, sample: Any, hows: list[str] = HOW) -> str:
+def hostile_json(draw: st.DrawFn, sample: Any) -> str:
     """JSON text made from the value ``sample``: as it is, cut short, or one of its values
     replaced by an atom, by any JSON, by 10,000 nested brackets or by a 10 MB string, or
     with an escape put inside one of its strings."""
-    how = draw(st.sampled_from(hows), label="how")
+    how = draw(st.sampled_from(HOW), label="how")
     paths = nodes(sample)
     path = paths[draw(st.integers(0, len(paths) - 1), label="where")]
     if how == "atom":
@@ -104,9 +105,9 @@ def hostile_json(draw: st.DrawFn, sample: Any, hows: list[str] = HOW) -> str:
     if how == "huge":
         return json.dumps(replaced(sample, path, "x" * BIG))
     if how == "escape":
-        strings = [p for p in paths if isinstance(_at(sample, p), str)] or [path]
+        strings = [p for p in paths if isinstance(at(sample, p), str)] or [path]
         where = strings[draw(st.integers(0, len(strings) - 1))]
-        old = _at(sample, where)
+        old = at(sample, where)
         text = old if isinstance(old, str) else ""
         cut = draw(st.integers(0, len(text)))
         atom = draw(st.sampled_from(TEXTS))
@@ -122,7 +123,8 @@ def hostile_json(draw: st.DrawFn, sample: Any, hows: list[str] = HOW) -> str:
     return text
 
 
-def _at(value: Any, path: tuple[Any, ...]) -> Any:
+def at(value: Any, path: tuple[Any, ...]) -> Any:
+    """The value at ``path`` inside ``value``."""
     for key in path:
         value = value[key]
     return value

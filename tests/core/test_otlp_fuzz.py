@@ -26,7 +26,7 @@ from sandbox_app.cli.main import main
 from sandbox_app.cli.run_command import EXIT_CODES
 from sandbox_app.core.otel.otel_import import open_trace
 from sandbox_app.core.otel.otel_spans import TraceError
-from tests.hostile_input import DATA, hostile_bytes, hostile_json, nodes, replaced
+from tests.hostile_input import DATA, at, hostile_bytes, hostile_json, nodes, replaced
 
 SAMPLES = {path.name: path.read_bytes() for path in sorted((DATA / "otlp").glob("*.*[bn]"))}
 JSON_SAMPLES = [name for name in SAMPLES if name.endswith(".json")]
@@ -39,9 +39,7 @@ def _inner_json(document: Any) -> list[tuple[Any, ...]]:
     found = []
     for path in nodes(document):
         if path and path[-1] == "stringValue":
-            value = document
-            for key in path:
-                value = value[key]
+            value = at(document, path)
             if isinstance(value, str) and value[:1] in "[{":
                 found.append(path)
     return found
@@ -58,10 +56,7 @@ def hostile_trace(draw: st.DrawFn) -> bytes:
     inner = _inner_json(document)
     if inner and draw(st.booleans()):
         path = inner[draw(st.integers(0, len(inner) - 1))]
-        value = document
-        for key in path:
-            value = value[key]
-        damaged = draw(hostile_json(json.loads(value)), label="attribute")
+        damaged = draw(hostile_json(json.loads(at(document, path))), label="attribute")
         return json.dumps(replaced(document, path, damaged)).encode("utf-8")
     text = draw(hostile_json(document), label="file")
     raw = text.encode("utf-8", "surrogatepass")  # "as is" keeps a lone one raw: not UTF-8
