@@ -101,6 +101,9 @@ class JudgeUsage:
     tokens_in: int = 0
     tokens_out: int = 0
     cost: float | None = None
+    # The run's verdict with the judge's check left out (None: not known, a line written
+    # before): what a build's gate reads when the judge is uncalibrated.
+    passed_without_judge: bool | None = None
 
 
 @dataclass(frozen=True)
@@ -261,6 +264,8 @@ class EvalResult:
                 "tokens_out": self.judge.tokens_out,
                 "cost": self.judge.cost,
             }
+            if self.judge.passed_without_judge is not None:
+                data["judge"]["passed_without_judge"] = self.judge.passed_without_judge
         data["checks"] = [check.to_dict() for check in self.checks]
         data["passed"] = self.passed
         return data

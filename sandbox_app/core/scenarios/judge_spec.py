@@ -19,9 +19,9 @@ JudgeMode = Literal["pass_fail", "score"]
 JUDGE_MODES: tuple[JudgeMode, ...] = ("pass_fail", "score")
 SCORE_RANGE = (1, 5)
 MAX_REPEATS = 9
-PLACEHOLDERS = ("question", "answer", "expected", "rubric")
+PLACEHOLDERS = ("question", "answer", "expected", "rubric", "trajectory")
 
-# What the judge is asked: the four {{names}} are filled in one pass (a value holding
+# What the judge is asked: the {{names}} are filled in one pass (a value holding
 # "{{answer}}" is never filled again). It asks for JSON and says the text form too, so a
 # server without structured output still gives a reply core/results/judging.py can read.
 DEFAULT_JUDGE_PROMPT = """You are grading an AI agent's answer against a rubric.
@@ -30,10 +30,13 @@ Question: {{question}}
 Expected answer (may be empty): {{expected}}
 Rubric: {{rubric}}
 
+The agent's steps (its thoughts, tool calls and what the tools returned; long ones shortened):
+{{trajectory}}
+
 The agent's answer:
 {{answer}}
 
-Decide whether the answer meets the rubric. Reply with one JSON object and nothing else:
+Decide whether the answer, and the way the agent reached it, meet the rubric. Reply with one JSON object and nothing else:
 {"verdict": "pass" or "fail", "score": a whole number from 1 (poor) to 5 (excellent), "reason": "one sentence"}
 If you cannot write JSON, reply with the lines "Verdict: PASS" or "Verdict: FAIL", "Score: N" and "Reason: one sentence"."""  # noqa: E501
 
