@@ -146,6 +146,7 @@ def finish(done: Finish, tallies: dict[str, LaneTally], out: TextIO) -> int:
             out.write("".join(visible(line) + "\n" for line in ["", *within_lines(within)]))
         if done.baseline is not None:
             lines = diff_lines(done.baseline.diff, *done.baseline.names)
+            lines += [done.baseline.judge_alone] if done.baseline.judge_alone else []
             out.write("\n" + "".join(visible(line) + "\n" for line in lines))
     written: dict[str, str] = {}
     code = EXIT_ANSWERED
@@ -176,7 +177,7 @@ def finish(done: Finish, tallies: dict[str, LaneTally], out: TextIO) -> int:
         out.write(visible(f"below the minimum pass rate of {rate}: {', '.join(below)}") + "\n")
     if code == EXIT_ANSWERED and below:
         code = EXIT_BELOW_PASS_RATE
-    regressed = done.baseline is not None and done.baseline.diff.worse
+    regressed = done.baseline is not None and done.baseline.regressed
     if code == EXIT_ANSWERED and done.fail_on_regression and regressed:
         code = EXIT_REGRESSED
     return code

@@ -81,15 +81,18 @@ class Agreement:
         return self.labels >= MIN_LABELS and kappa is not None and kappa >= KAPPA_FLOOR
 
     def words(self) -> str:
-        """"κ 0.72 · true pass 90% · true fail 80% · 64 labels", then "uncalibrated (…)"
-        and why when it is."""
+        """The figures, then " — uncalibrated (…)" and why when it is."""
+        return self.figures() + ("" if self.calibrated else f" — {self.why_uncalibrated()}")
+
+    def figures(self) -> str:
+        """"κ 0.72 · true pass 90% · true fail 80% · 64 labels"."""
         said = [
             f"κ {_figure(self.kappa, '.2f')}",
             f"true pass {_figure(self.true_pass, '.0%')}",
             f"true fail {_figure(self.true_fail, '.0%')}",
             f"{self.labels} label{'s' * (self.labels != 1)}",
         ]
-        return " · ".join(said) + ("" if self.calibrated else f" — {self.why_uncalibrated()}")
+        return " · ".join(said)
 
     def why_uncalibrated(self) -> str:
         if self.labels < MIN_LABELS:
