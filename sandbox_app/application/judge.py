@@ -75,8 +75,8 @@ class Judge:
         self._server: Backend | None = None
 
     async def grade(self, values: Mapping[str, str], own_replies: Sequence[str] = ()) -> Judged:
-        """Judge one answer (``values``: question, answer, expected, rubric, trajectory) ``repeats`` times;
-        ``own_replies``: the case's own offline verdicts."""
+        """Judge one answer (``values``: question, answer, expected, rubric, trajectory)
+        ``repeats`` times; ``own_replies``: the case's own offline verdicts."""
         prompt = fill_prompt(self.spec.prompt, values)
         judged = Judged(CheckResult("judge", None))
         for repeat in range(self.spec.repeats):
@@ -127,8 +127,7 @@ class Judge:
             settings = settings.replace(temperature=0.0)
         extra = (("response_format", VERDICT_SCHEMA),) if structured else ()
         params = stream_params(
-            settings,
-            self.config.model, settings.max_tokens or DEFAULT_MAX_TOKENS, extra=extra
+            settings, self.config.model, settings.max_tokens or DEFAULT_MAX_TOKENS, extra=extra
         )
         if self.cache is not None:  # keyed by the whole request, and the judge's repeat
             salt = f"judge|{self.config.url}|{self.config.model}|judge repeat {repeat}"

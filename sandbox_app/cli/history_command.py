@@ -109,11 +109,11 @@ def _answer(store: HistoryStore, args: argparse.Namespace) -> tuple[Any, list[st
             + (f" · optimization {optimizing[row.id]}" if row.id in optimizing else "")
             for row in rows
         ]
-        document = [
+        listed = [
             {**row.to_dict(), "baseline": row.id in marked, "optimization": optimizing.get(row.id)}
             for row in rows
         ]
-        return document, lines
+        return listed, lines
     if args.command == "show":
         row = store.evaluation(args.id)
         failed = [r for r in store.results(args.id) if not r.passed]

@@ -4,6 +4,7 @@ whose 95 % interval covers a known truth about 95 % of the time (simulated)."""
 
 from __future__ import annotations
 
+import json
 import random
 from pathlib import Path
 
@@ -96,12 +97,16 @@ def test_kappa_of_known_tables() -> None:
 
 def test_a_judge_is_calibrated_only_with_enough_labels_and_kappa() -> None:
     good = [(True, True)] * 30 + [(False, False)] * 20
-    assert Agreement.of(good[:-1]).words().endswith(
-        f"uncalibrated (fewer than {MIN_LABELS} human grades of judged runs)"
+    assert (
+        Agreement.of(good[:-1])
+        .words()
+        .endswith(f"uncalibrated (fewer than {MIN_LABELS} human grades of judged runs)")
     )
     assert Agreement.of(good).calibrated
     assert Agreement.of(good).words() == "κ 1.00 · true pass 100% · true fail 100% · 50 labels"
-    noisy = [(True, True)] * 20 + [(True, False)] * 10 + [(False, True)] * 10 + [(False, False)] * 20
+    noisy = (
+        [(True, True)] * 20 + [(True, False)] * 10 + [(False, True)] * 10 + [(False, False)] * 20
+    )
     assert Agreement.of(noisy).kappa == pytest.approx(1 / 3)
     assert "uncalibrated (κ below 0.6)" in Agreement.of(noisy).words()
 
@@ -142,3 +147,18 @@ def test_win_rate_words_count_ties_apart() -> None:
     said = win_rate(["first"] * 7 + ["second"] * 3 + ["tie"] * 2).words("v2", "v1")
     assert said == "v2 over v1: 70% (7/10, 95% CI 40%–89%) · 2 ties"
     assert "no choice but ties" in win_rate(["tie"]).words("v2", "v1")
+
+
+def test_the_test_sets_json_and_html_exports_carry_grades() -> None:
+    from sandbox_app.core.results.eval_result import RunKey
+    from sandbox_app.core.results.exports import TEST_SET_FORMATS, EvalResults
+
+    runs = [(judged(0, True), None), (judged(1, False), None)]
+    grades = {RunKey("A", 1, 0): Grade(True, "the judge is wrong here").to_dict()}
+    results = EvalResults("t", ["q1", "q2"], ["A"], runs, grades=grades)
+    document = json.loads(TEST_SET_FORMATS.exporter("json").text(results))
+    assert "grade" not in document[0]
+    assert document[1]["grade"] == {"good": True, "note": "the judge is wrong here"}
+    page = TEST_SET_FORMATS.exporter("html").text(results)
+    assert "<h2>Human grades</h2>" in page
+    assert "case 2, A, repeat 1: 👍 the judge is wrong here" in page

@@ -44,8 +44,9 @@ def test_history_shows_an_optimizations_candidates_and_outcome(
     shown = history(db, capsys, "show", str(evaluation))
     assert "optimization 1: finished" in shown
     assert "stopped: every training case passes" in shown
-    assert "candidate 1 (from 0): refused:" in shown and "{format}" in shown
-    assert "candidate 3 " in shown and ": 100% of training cases" in shown
+    assert "candidate 1 (from 0): refused:" in shown
+    assert "{format}" in shown
+    assert ": 100% of training cases" in shown
     assert "winner: candidate 3, on the held-out cases better" in shown
     document = json.loads(history(db, capsys, "show", str(evaluation), "--json"))
     assert document["optimization"]["outcome"]["winner"] == 3

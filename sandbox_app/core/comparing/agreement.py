@@ -85,7 +85,7 @@ class Agreement:
         return self.figures() + ("" if self.calibrated else f" — {self.why_uncalibrated()}")
 
     def figures(self) -> str:
-        """"κ 0.72 · true pass 90% · true fail 80% · 64 labels"."""
+        """ "κ 0.72 · true pass 90% · true fail 80% · 64 labels"."""
         said = [
             f"κ {_figure(self.kappa, '.2f')}",
             f"true pass {_figure(self.true_pass, '.0%')}",
@@ -125,7 +125,7 @@ class WinRate:
         return wilson(self.first_wins, self.decided)
 
     def words(self, first: str, second: str) -> str:
-        """"A preferred in 70% (7/10, 95% CI 40%–89%) · 2 ties" (the first arm's wins)."""
+        """ "A preferred in 70% (7/10, 95% CI 40%–89%) · 2 ties" (the first arm's wins)."""
         ties = f" · {self.ties} tie{'s' * (self.ties != 1)}"
         if not self.decided:
             return f"{first} vs {second}: no choice but ties yet{ties if self.ties else ''}"

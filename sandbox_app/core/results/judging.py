@@ -76,12 +76,14 @@ def trajectory_text(events: Iterable[Event]) -> str:
         return text
     half = MAX_TRAJECTORY // 2
     left_out = len(text) - 2 * half
-    return f"{text[:half]}\n[… {left_out:,} characters of the middle steps left out …]\n{text[-half:]}"
+    cut = f"[… {left_out:,} characters of the middle steps left out …]"
+    return f"{text[:half]}\n{cut}\n{text[-half:]}"
 
 
 def fill_prompt(template: str, values: Mapping[str, str]) -> str:
     """``template`` with {{question}}, {{answer}}, {{expected}}, {{rubric}} and
-    {{trajectory}} filled in one pass: an answer that says "{{rubric}}" is shown as it is, never filled again."""
+    {{trajectory}} filled in one pass: an answer that says "{{rubric}}" is shown as it is,
+    never filled again."""
     return _PLACEHOLDER.sub(lambda m: values.get(m.group(1), ""), template)
 
 

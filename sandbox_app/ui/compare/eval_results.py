@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
+from sandbox_app.core.history.history_grades import evaluation_grades
 from sandbox_app.core.history.history_schema import HistoryError
 from sandbox_app.core.results.eval_result import EvalResult, RunKey
 from sandbox_app.core.results.exports import EvalResults, ExportError
@@ -234,7 +235,15 @@ class RunStore:
         labels: Sequence[str],
         verdicts: Sequence[Mapping[str, Any]] = (),
     ) -> StoredResults:
-        return StoredResults(title, questions, labels, Reading(self), verdicts, source=self)
+        grades: dict[RunKey, dict[str, object]] = {}  # the exports carry people's grades
+        for layer in self._stored:
+            try:
+                found = evaluation_grades(layer.store, layer.evaluation)
+            except HistoryError:  # the export goes on, and its reading says the problem
+                continue
+            for (lane, case, repeat), grade in found.items():
+                grades[RunKey(lane, case, repeat)] = grade.to_dict()
+        return StoredResults(title, questions, labels, Reading(self), verdicts, grades, source=self)
 
     def stream(self, events: bool) -> Iterator[Run]:
         """Every run's latest, in the order first recorded, a page at a time."""
