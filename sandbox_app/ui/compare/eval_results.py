@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
-from sandbox_app.core.history.history_grades import evaluation_grades
+from sandbox_app.core.history.history_grades import evaluation_grades, result_ref
 from sandbox_app.core.history.history_schema import HistoryError
 from sandbox_app.core.results.eval_result import EvalResult, RunKey
 from sandbox_app.core.results.exports import EvalResults, ExportError
@@ -226,7 +226,16 @@ class RunStore:
             return None
         repeat, _ = ([run for run in runs if not run[1]] or runs)[-1]
         record = self.record(RunKey(lane, case, repeat))
-        return (repeat, record) if record is not None else None
+        if record is None:
+            return None
+        for layer in reversed(self._stored):  # the newest evaluation holding it: its grade's
+            try:
+                ref = result_ref(layer.store, layer.evaluation, lane, case, repeat)
+            except HistoryError:
+                continue
+            record.stored_as = (ref.place, ref.id, str(layer.store.path))
+            break
+        return repeat, record
 
     def exported(
         self,

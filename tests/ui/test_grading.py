@@ -1,0 +1,88 @@
+"""Human grades in the window: a 👍/👎 and a note on the Run tab's answer, a compare lane's and
+a test-set cell's, by keyboard and by mouse, kept in the history with the run and shown again
+by a new window on the same file; the keys listed in Help → Keyboard shortcuts."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from PySide6.QtCore import Qt
+from pytestqt.qtbot import QtBot
+
+from sandbox_app.core.history.history_grades import Grade, RunRef, evaluation_grades, grade_of
+from sandbox_app.ui.window.main_window import MainWindow
+from sandbox_app.ui.window.menus import shortcut_rows
+from tests.ui.test_history_view import run_test_set
+
+CTRL_SHIFT = Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier
+
+
+def stored_run(window: MainWindow) -> RunRef:
+    record = window.run_pane.shown_record()
+    assert record is not None
+    assert record.stored_as is not None
+    return RunRef("run", record.stored_as[1])
+
+
+def test_grading_the_run_tabs_answer_by_keyboard_and_mouse_survives_a_new_window(
+    qtbot: QtBot, make_window: Callable[..., MainWindow]
+) -> None:
+    window = make_window()
+    bar = window.lane.grades
+    assert not bar.isVisible()  # nothing run yet: nothing to grade
+    qtbot.mouseClick(window.run_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: not window.controller.running and bar.isVisible(), timeout=10000)
+    store = window.history.current().store
+    assert store is not None
+    ref = stored_run(window)
+    trace = window.run_pane.trace
+    trace.setFocus()
+    qtbot.keyClick(trace, Qt.Key.Key_B, CTRL_SHIFT)  # 👎
+    assert grade_of(store, ref) == Grade(False)
+    assert bar.bad.isChecked()
+    assert not bar.good.isChecked()
+    qtbot.keyClick(trace, Qt.Key.Key_N, CTRL_SHIFT)  # to the note
+    qtbot.waitUntil(bar.note.hasFocus)
+    qtbot.keyClicks(bar.note, "right, but slow")
+    qtbot.keyClick(bar.note, Qt.Key.Key_Return)
+    assert grade_of(store, ref) == Grade(False, "right, but slow")
+    assert bar.said.text() == "note kept"
+    qtbot.mouseClick(bar.good, Qt.MouseButton.LeftButton)  # changed its mind: 👍
+    assert grade_of(store, ref) == Grade(True, "right, but slow")
+    qtbot.mouseClick(bar.good, Qt.MouseButton.LeftButton)  # again: taken back
+    assert grade_of(store, ref) is None
+    qtbot.keyClick(trace, Qt.Key.Key_G, CTRL_SHIFT)  # 👍 by keyboard
+    assert grade_of(store, ref) == Grade(True, "right, but slow")
+
+    again = make_window()  # a new window on the same history file
+    fresh = again.history.current().store
+    assert fresh is not None
+    assert fresh is not store
+    assert grade_of(fresh, ref) == Grade(True, "right, but slow")
+    keys = dict((what, key) for key, what in shortcut_rows(window))
+    assert keys["Grade the run shown 👍 (in a run pane)"] == "Ctrl+Shift+G"
+    assert keys["Grade the run shown 👎 (in a run pane)"] == "Ctrl+Shift+B"
+    assert keys["Write a note on the run shown (in a run pane)"] == "Ctrl+Shift+N"
+
+
+def test_a_test_set_cell_shown_in_its_lane_is_graded_as_the_test_sets_run(
+    qtbot: QtBot, window: MainWindow
+) -> None:
+    run_test_set(qtbot, window, "brief")
+    panel = window.compare.eval_panel
+    lane = window.compare.lanes[0]
+    item = panel.grid.item(0, 1)
+    assert item is not None
+    rect = panel.grid.visualItemRect(item)
+    qtbot.mouseClick(panel.grid.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+    bar = lane.runner.grades
+    qtbot.waitUntil(bar.isVisible, timeout=5000)
+    qtbot.mouseClick(bar.bad, Qt.MouseButton.LeftButton)
+    store = window.history.current().store
+    assert store is not None
+    ((evaluation,),) = store.read("SELECT MAX(id) FROM evaluations")
+    grades = evaluation_grades(store, evaluation)
+    assert list(grades.values()) == [Grade(False)]
+    ((lane_label, case, _repeat),) = grades
+    assert case == 0
+    assert lane_label.startswith(lane.name)
