@@ -9,7 +9,14 @@ from collections.abc import Callable
 from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
-from sandbox_app.core.history.history_grades import Grade, RunRef, evaluation_grades, grade_of
+from sandbox_app.core.history.history_grades import (
+    Grade,
+    RunRef,
+    choices,
+    evaluation_grades,
+    grade_of,
+)
+from sandbox_app.ui.grading.pairwise_review import PairwiseReview, side_of
 from sandbox_app.ui.window.main_window import MainWindow
 from sandbox_app.ui.window.menus import shortcut_rows
 from tests.ui.test_history_view import run_test_set
@@ -86,3 +93,51 @@ def test_a_test_set_cell_shown_in_its_lane_is_graded_as_the_test_sets_run(
     ((lane_label, case, _repeat),) = grades
     assert case == 0
     assert lane_label.startswith(lane.name)
+
+
+def test_the_blind_pairwise_review_by_keyboard_is_kept_and_summarised(
+    qtbot: QtBot, make_window: Callable[..., MainWindow]
+) -> None:
+    window = make_window()
+    run_test_set(qtbot, window, "brief")  # two lanes, four cases
+    view = window.history.open_view()
+    qtbot.waitUntil(view.isVisible, timeout=2000)
+    view.select(1)
+    qtbot.mouseClick(view.pairwise_button, Qt.MouseButton.LeftButton)
+    dialog = next(w for w in view.findChildren(PairwiseReview) if w.isVisible())
+    assert len(dialog.cases) == 4
+    assert dialog.progress.text().startswith("Case 1 · 1 of 4 · 0 chosen")
+    # The sides: a coin per case from the dialog's seed, never shown by lane name.
+    sides = [side_of(dialog.seed, case.case) for case in dialog.cases]
+    for key in (Qt.Key.Key_Left, Qt.Key.Key_2, Qt.Key.Key_Down, Qt.Key.Key_1):
+        qtbot.keyClick(dialog, key)
+    assert dialog.progress.text() == "All 4 cases chosen"
+    wanted = [
+        "first" if sides[0] else "second",  # ← : the left answer
+        "second" if sides[1] else "first",  # 2 : the right answer
+        "tie",  # ↓
+        "first" if sides[3] else "second",  # 1 : the left answer
+    ]
+    first_wins = wanted.count("first")
+    assert dialog.summary.text().startswith(
+        f"{dialog.first} over {dialog.second}: {first_wins / 3:.0%} ({first_wins}/3, 95% CI "
+    )
+    assert dialog.summary.text().endswith(" · 1 tie")
+
+    again = make_window()  # a new window, a new store on the same file
+    store = again.history.current().store
+    assert store is not None
+    picks = choices(store, 1)
+    assert [p.choice for p in picks] == wanted
+    assert {p.seed for p in picks} == {dialog.seed}
+    assert [p.first_left for p in picks] == sides
+    reopened = PairwiseReview(store, 1, dialog.first, dialog.second)
+    qtbot.addWidget(reopened)
+    assert reopened.progress.text() == "All 4 cases chosen"  # goes on where it was left
+
+
+def test_sides_are_a_fair_coin_per_case_and_the_same_for_the_same_seed() -> None:
+    lefts = [side_of(35, case) for case in range(400)]
+    assert 160 <= sum(lefts) <= 240  # a fair coin's 400 throws: 200 ± 2 standard deviations
+    assert lefts == [side_of(35, case) for case in range(400)]
+    assert lefts != [side_of(36, case) for case in range(400)]
