@@ -67,9 +67,9 @@ def test_grading_the_run_tabs_answer_by_keyboard_and_mouse_survives_a_new_window
     assert fresh is not store
     assert grade_of(fresh, ref) == Grade(True, "right, but slow")
     keys = dict((what, key) for key, what in shortcut_rows(window))
-    assert keys["Grade the run shown 👍 (in a run pane)"] == "Ctrl+Shift+G"
-    assert keys["Grade the run shown 👎 (in a run pane)"] == "Ctrl+Shift+B"
-    assert keys["Write a note on the run shown (in a run pane)"] == "Ctrl+Shift+N"
+    assert keys["Grade the run shown 👍 (in a trace)"] == "Ctrl+Shift+G"
+    assert keys["Grade the run shown 👎 (in a trace)"] == "Ctrl+Shift+B"
+    assert keys["Write a note on the run shown (in a trace)"] == "Ctrl+Shift+N"
 
 
 def test_a_test_set_cell_shown_in_its_lane_is_graded_as_the_test_sets_run(

@@ -5,8 +5,9 @@ The Run tab's pane and every lane's have one (made by ui/lane/lane_runner.py); i
 run on screen — the one just finished, one picked from the kept runs, or a test-set cell's
 shown in its lane — by the place the history keeps it (``RunRecord.stored_as``), so a grade
 given here is the one the judge's agreement counts. A run the history does not keep (no
-history, a recording played) shows no bar. By keyboard, in a pane: Ctrl+Shift+G 👍,
-Ctrl+Shift+B 👎 (again: the grade taken back), Ctrl+Shift+N the note (Enter keeps it).
+history, a recording played) shows no bar. By keyboard, in a pane's trace or its note:
+Ctrl+Shift+G 👍, Ctrl+Shift+B 👎 (again: the grade taken back), Ctrl+Shift+N the note
+(Enter keeps it).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from sandbox_app.core.history.history_grades import (
     set_grade,
 )
 from sandbox_app.core.history.history_schema import HistoryError
-from sandbox_app.ui.common.plain import plain_label
+from sandbox_app.ui.common.plain import plain_label, tip
 
 if TYPE_CHECKING:
     from sandbox_app.core.history.history_db import HistoryStore
@@ -57,25 +58,28 @@ class GradeBar(QWidget):
         self.bad.clicked.connect(lambda: self.grade(False))
         self.note.returnPressed.connect(self._keep_note)
         for key, what, act in (
-            (KEYS["good"], "Grade the run shown 👍 (in a run pane)", lambda: self.grade(True)),
-            (KEYS["bad"], "Grade the run shown 👎 (in a run pane)", lambda: self.grade(False)),
-            (KEYS["note"], "Write a note on the run shown (in a run pane)", self._to_note),
+            (KEYS["good"], "Grade the run shown 👍 (in a trace)", lambda: self.grade(True)),
+            (KEYS["bad"], "Grade the run shown 👎 (in a trace)", lambda: self.grade(False)),
+            (KEYS["note"], "Write a note on the run shown (in a trace)", self._to_note),
         ):
-            shortcut = QShortcut(QKeySequence(key), pane)
-            shortcut.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
-            shortcut.setWhatsThis(what)  # Help → Keyboard shortcuts lists it
-            shortcut.activated.connect(act)
+            # A pane's own keys, as its trace's Space: the trace and the note field take them
+            # (the Run tab and every lane have theirs; the focus says which run is graded).
+            for target in (pane.trace, self.note):
+                shortcut = QShortcut(QKeySequence(key), target)
+                shortcut.setContext(Qt.ShortcutContext.WidgetShortcut)
+                shortcut.setWhatsThis(what)  # Help → Keyboard shortcuts lists it
+                shortcut.activated.connect(act)
         # After the owner has stored the run (its runFinished handler is connected first).
         pane.runFinished.connect(lambda _event: self.refresh())
         pane.metricsChanged.connect(lambda _text: self.refresh())  # another run on screen
         self._ref: RunRef | None = None
         self.hide()
 
-    def _button(self, text: str, tip: str, key: str) -> QToolButton:
+    def _button(self, text: str, what: str, key: str) -> QToolButton:
         button = QToolButton()
         button.setText(text)
         button.setCheckable(True)
-        button.setToolTip(f"{tip} ({key}; again to take it back)")
+        button.setToolTip(tip(f"{what} ({key}; again to take it back)"))
         return button
 
     def refresh(self) -> None:
