@@ -5,6 +5,7 @@ by a new window on the same file; the keys listed in Help → Keyboard shortcuts
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 
 from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
@@ -16,10 +17,12 @@ from sandbox_app.core.history.history_grades import (
     evaluation_grades,
     grade_of,
 )
+from sandbox_app.core.scenarios.judge_spec import JudgeSpec
+from sandbox_app.core.scenarios.scenario import LaneConfig
 from sandbox_app.ui.grading.pairwise_review import PairwiseReview, side_of
 from sandbox_app.ui.window.main_window import MainWindow
 from sandbox_app.ui.window.menus import shortcut_rows
-from tests.ui.test_history_view import run_test_set
+from tests.ui.test_history_view import run_test_set, versions_scenario
 
 CTRL_SHIFT = Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier
 
@@ -141,3 +144,45 @@ def test_sides_are_a_fair_coin_per_case_and_the_same_for_the_same_seed() -> None
     assert 160 <= sum(lefts) <= 240  # a fair coin's 400 throws: 200 ± 2 standard deviations
     assert lefts == [side_of(35, case) for case in range(400)]
     assert lefts != [side_of(36, case) for case in range(400)]
+
+
+def test_the_judges_agreement_with_grades_shows_under_the_test_set_and_after_a_restart(
+    qtbot: QtBot, make_window: Callable[..., MainWindow]
+) -> None:
+    verdict = '{"verdict": "pass", "score": 5, "reason": "fine"}'
+    scenario = replace(
+        versions_scenario("brief"), rubric="Names a price.", judge=JudgeSpec(replies=(verdict,))
+    )
+    window = make_window()
+    window.set_scenario(scenario)
+    compare = window.compare
+    compare.set_lanes((LaneConfig(), LaneConfig()))
+    window.tabs.setCurrentWidget(compare)
+    compare.results_tabs.setCurrentIndex(1)
+    panel = compare.eval_panel
+    qtbot.mouseClick(panel.run_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: len(panel.results) == 8 and not panel.running, timeout=20000)
+    said = panel.verdicts.label
+    assert "Judge: uncalibrated (no human grades of its runs yet" in said.text()
+    item = panel.grid.item(0, 1)
+    assert item is not None
+    qtbot.mouseClick(
+        panel.grid.viewport(),
+        Qt.MouseButton.LeftButton,
+        pos=panel.grid.visualItemRect(item).center(),
+    )
+    bar = compare.lanes[0].runner.grades
+    qtbot.waitUntil(bar.isVisible, timeout=5000)
+    qtbot.mouseClick(bar.bad, Qt.MouseButton.LeftButton)  # the judge passed it; people fail it
+    panel.verdicts.draw()
+    assert said.text().endswith(
+        "Judge: κ 0.00 · true pass — · true fail 0% · 1 label — uncalibrated "
+        "(fewer than 50 human grades of judged runs)"
+    )
+
+    again = make_window()  # a new window on the same history: the grade is still counted
+    again.set_scenario(scenario)
+    view = again.history.open_view()
+    qtbot.waitUntil(view.isVisible, timeout=2000)
+    assert view.open_in_grid(1)
+    assert "true fail 0% · 1 label" in again.compare.eval_panel.verdicts.label.text()

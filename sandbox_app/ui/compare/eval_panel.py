@@ -107,7 +107,7 @@ class EvalPanel(QWidget):
         self.progress.setFormat("%v/%m runs")
         self.status = plain_label()
         self.summary = plain_label()
-        self.verdicts = ArmVerdicts(scenario, self)  # the arms one factor apart, compared
+        self.verdicts = ArmVerdicts(scenario, self, self.history)  # arms compared; the judge
         # Each run's result and trace: in the history database, read back when asked for.
         self.results = RunStore(lambda: self.grid_model.runs())
         # Two bit masks a cell, drawn where on screen (eval_grid_model.py); tooltips looked up.
