@@ -1,7 +1,8 @@
 """The judge of a test set's answers, in the window: the scenario's rubric (each case may have its
 own, in the test set editor's Rubric column) and the judge — its backend, model and URL, its
 mode (pass/fail, or a 1–5 score with a threshold), how many times it is asked, and the prompt
-it is sent, shown in full and editable ({{question}}, {{answer}}, {{expected}}, {{rubric}}).
+it is sent, shown in full and editable ({{question}}, {{answer}}, {{expected}}, {{rubric}},
+{{trajectory}}: the run's steps, bounded).
 
 OK checks the judge by the scenario file's own rules (core/scenarios/judge_file.py) and says
 what is wrong in one line instead of closing. The offline judge's written verdicts and the
