@@ -4,8 +4,8 @@ terminal.
 Every evaluation (the window's test sets and ``eval``'s) is stored as it runs
 (application/history.py); ``list`` shows them newest first with each one's pass rate and its
 95 % Wilson interval (and the optimization whose runs it holds), ``show`` one evaluation's
-lanes and failed runs (and cli/history_details.py: its optimization's candidates and outcome,
-its human grades, pairwise choices and the judge's agreement), ``diff`` A and B arm
+lanes and failed runs (and core/comparing/evaluation_details.py: its optimization's candidates
+and outcome, its human grades, pairwise choices and the judge's agreement), ``diff`` A and B arm
 by arm (core/comparing/: paired by what made each arm, per case k/N → k/N, the difference
 with its paired interval and a verdict), ``baseline`` marks the evaluation later ones of its
 scenario are compared with (``eval --baseline latest``). Scenario titles, lanes, questions
@@ -24,10 +24,10 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from sandbox_app.cli.eval_history import add_db_option, history_at
-from sandbox_app.cli.history_details import details
 from sandbox_app.cli.terminal import json_visible, say, visible
 from sandbox_app.core.comparing.arm_diff import CaseChange, verdict_document
 from sandbox_app.core.comparing.arms import lane_title, version_label
+from sandbox_app.core.comparing.evaluation_details import details
 from sandbox_app.core.comparing.evaluations import diff_evaluations, version_names
 from sandbox_app.core.comparing.report_lines import diff_lines
 from sandbox_app.core.history.history_arms import baselines, set_baseline

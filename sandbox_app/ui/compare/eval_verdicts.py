@@ -27,8 +27,7 @@ from sandbox_app.core.results.eval_result import EvalResult
 from sandbox_app.core.scenarios.prompt_versions import names_of
 from sandbox_app.core.scenarios.scenario import Scenario
 from sandbox_app.ui.common.plain import plain_label
-from sandbox_app.ui.grading.judge_agreement import agreement_line
-from sandbox_app.ui.history.eval_history import EvalHistory
+from sandbox_app.ui.grading.judge_agreement import Kept, agreement_line
 
 
 class ArmVerdicts:
@@ -39,7 +38,7 @@ class ArmVerdicts:
         self,
         scenario: Callable[[], Scenario],
         parent: QWidget | None = None,
-        history: EvalHistory | None = None,
+        history: Kept | None = None,
     ):
         """``history``: where the judge's agreement with the human grades is counted from
         (ui/grading/judge_agreement.py), said under the verdicts; None: not said."""

@@ -8,14 +8,27 @@ history to count from.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
 from sandbox_app.core.comparing.agreement import Agreement
 from sandbox_app.core.history.history_grades import judged_grades
 from sandbox_app.core.history.history_schema import HistoryError
 from sandbox_app.core.scenarios.scenario import Scenario
-from sandbox_app.ui.history.eval_history import EvalHistory
+
+if TYPE_CHECKING:
+    from sandbox_app.application.history import History
 
 
-def agreement_line(scenario: Scenario, history: EvalHistory) -> str:
+class Kept(Protocol):
+    """Where the Test set panel keeps its runs (ui/history/eval_history.py's EvalHistory)."""
+
+    source: Callable[[], History | None]  # the window's history
+    place: Callable[[], Path | None]  # the scenario's file (None: untitled)
+
+
+def agreement_line(scenario: Scenario, history: Kept) -> str:
     if not scenario.rubric and not any(case.rubric for case in scenario.test_set):
         return ""  # no judge asked
     kept = history.source()

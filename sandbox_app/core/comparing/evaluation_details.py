@@ -1,8 +1,9 @@
-"""What ``history show ID`` adds to an evaluation's lanes and failed runs: the optimization
-whose runs it holds (each candidate, refused or run, and the outcome, read from the tables
-``optimize`` wrote: optimizations and candidates), the people's grades of its runs, their
-blind pairwise choices with each pair's win rate, and the judge's agreement with the grades
-of its scenario's runs. Each as lines and as a part of ``--json``'s document.
+"""What ``history show ID`` (cli/history_command.py) adds to an evaluation's lanes and failed
+runs: the optimization whose runs it holds (each candidate, refused or run, and the outcome,
+read from the tables ``optimize`` wrote: optimizations and candidates), the people's grades
+of its runs, their blind pairwise choices with each pair's win rate, and the judge's
+agreement with the grades of its scenario's runs. Each as lines and as a part of
+``--json``'s document.
 """
 
 from __future__ import annotations
