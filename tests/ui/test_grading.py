@@ -179,6 +179,12 @@ def test_the_judges_agreement_with_grades_shows_under_the_test_set_and_after_a_r
         "Judge: κ 0.00 · true pass — · true fail 0% · 1 label — uncalibrated "
         "(fewer than 50 human grades of judged runs)"
     )
+    editor = panel.edit_cases()  # Edit cases… → Judge… says it beside the judge too
+    qtbot.mouseClick(editor.judge_button, Qt.MouseButton.LeftButton)
+    assert editor.judge_dialog is not None
+    assert editor.judge_dialog.agreement.text() == said.text().splitlines()[-1]
+    editor.judge_dialog.reject()
+    editor.reject()
 
     again = make_window()  # a new window on the same history: the grade is still counted
     again.set_scenario(scenario)

@@ -345,7 +345,7 @@ class EvalPanel(QWidget):
     def edit_cases(self) -> TestSetEditor:
         """Open the editor (not modal: runs in other tabs go on); OK writes the cases."""
         scenario = self._scenario()
-        editor = self.editor = TestSetEditor.of(scenario, self._sources(), self)
+        editor = self.editor = TestSetEditor.of(scenario, self._sources(), self, self.verdicts)
         editor.accepted.connect(lambda: self._cases_edited(editor.cases(), *editor.judging()))
         editor.open()
         return editor

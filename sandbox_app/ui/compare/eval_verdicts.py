@@ -67,10 +67,15 @@ class ArmVerdicts:
         scenario = self._scenario()
         self.comparisons = compared_within(self.cells, names_of(scenario.prompt_history))
         lines = within_lines(self.comparisons)
-        if self._history is not None and (judge := agreement_line(scenario, self._history)):
+        if judge := self.judge_line():
             lines.append(judge)
         self.label.setText("\n".join(lines))
         self.label.setVisible(bool(lines))
+
+    def judge_line(self) -> str:
+        """The judge's agreement with the human grades ("": nothing judged, or not known)."""
+        history = self._history
+        return agreement_line(self._scenario(), history) if history is not None else ""
 
     def lines(self) -> list[str]:
         return within_lines(self.comparisons)
