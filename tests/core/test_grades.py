@@ -63,6 +63,17 @@ def test_grades_and_choices_survive_a_restart(tmp_path: Path) -> None:
     assert grade_of(again, RunRef("run", run)) is None
 
 
+def test_a_run_again_is_not_graded_by_the_grade_of_the_run_it_replaced(tmp_path: Path) -> None:
+    store = HistoryStore(tmp_path / "h.sqlite3")
+    evaluation = store.begin_evaluation("t", "/s.json", {"A": "m"}, 1, 1, "eval")
+    store.add_result(evaluation, judged(0, False), [], "m")
+    ref = result_ref(store, evaluation, "A", 0, 0)
+    set_grade(store, ref, Grade(False))
+    store.add_result(evaluation, judged(0, True), [], "m")  # the same run made again
+    assert result_ref(store, evaluation, "A", 0, 0) == ref  # the row is kept…
+    assert grade_of(store, ref) is None  # …its grade is not: it graded another answer
+
+
 def test_an_unjudged_run_is_no_label_and_a_missing_run_cannot_be_graded(tmp_path: Path) -> None:
     store = HistoryStore(tmp_path / "h.sqlite3")
     evaluation = store.begin_evaluation("t", "/s.json", {"A": "m"}, 1, 1, "eval")
