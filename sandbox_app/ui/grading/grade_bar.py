@@ -43,8 +43,9 @@ class GradeBar(QWidget):
     def __init__(self, pane: RunPane, store: Callable[[], HistoryStore | None]) -> None:
         super().__init__()
         self._pane, self._store = pane, store
-        self.good = self._button("👍", "A good run: kept in the history with it", KEYS["good"])
-        self.bad = self._button("👎", "A bad run: kept in the history with it", KEYS["bad"])
+        # Words beside the signs: an emoji font may draw them small, or not at all.
+        self.good = self._button("👍 Good", "A good run: kept in the history with it", KEYS["good"])
+        self.bad = self._button("👎 Bad", "A bad run: kept in the history with it", KEYS["bad"])
         self.note = QLineEdit()
         self.note.setPlaceholderText("note (optional; Enter keeps it)")
         self.note.setMaxLength(MAX_NOTE)
@@ -53,7 +54,8 @@ class GradeBar(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         for widget in (self.good, self.bad, self.note, self.said):
             layout.addWidget(widget)
-        layout.setStretch(2, 1)
+        layout.setStretch(2, 3)  # the note, and what was done with the grade, both in view
+        layout.setStretch(3, 2)
         self.good.clicked.connect(lambda: self.grade(True))
         self.bad.clicked.connect(lambda: self.grade(False))
         self.note.returnPressed.connect(self._keep_note)
