@@ -27,6 +27,7 @@ from sandbox_app.core.history.history_arms import baseline_of
 from sandbox_app.core.history.history_db import HistoryStore
 from sandbox_app.core.history.history_grades import judged_grades
 from sandbox_app.core.history.history_schema import HistoryError
+from sandbox_app.core.scenarios.scenario import Scenario
 
 LATEST = "latest"
 
@@ -104,6 +105,18 @@ def compare_with_baseline(
         return BaselineDiff(base, log.id, diff, _judge_alone(store, where, base, log.id, diff))
     except HistoryError as err:
         say(f"react-sandbox eval: --baseline: {err}")
+        return None
+
+
+def judge_agreement(log: EvaluationLog, where: str, scenario: Scenario) -> Agreement | None:
+    """The judge's agreement with the human grades of the scenario's judged runs, said beside
+    the judge's figures in the summary; None when nothing is judged or history is off."""
+    store = log.history.store
+    if store is None or not (scenario.rubric or any(c.rubric for c in scenario.test_set)):
+        return None
+    try:
+        return Agreement.of(judged_grades(store, where))
+    except HistoryError:
         return None
 
 

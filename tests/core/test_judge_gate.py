@@ -58,6 +58,7 @@ def test_an_uncalibrated_judge_alone_cannot_fail_the_build(tmp_path: Path) -> No
     assert "the regression comes from the judge's verdicts alone" in text
     assert "uncalibrated (fewer than 50 human grades of judged runs)" in text
     assert "κ — · true pass — · true fail — · 0 labels" in text
+    assert "judge's agreement with human grades" not in text  # said once people grade
 
     # People grade 60 runs as the judge did (its passes 👍, its fails 👎): κ 1 on 60 labels.
     store = HistoryStore(tmp_path / "h.sqlite3")
@@ -67,10 +68,17 @@ def test_an_uncalibrated_judge_alone_cannot_fail_the_build(tmp_path: Path) -> No
                 ref = result_ref(store, evaluation, "scripted", case, repeat)
                 set_grade(store, ref, Grade(good))
     store.close()
-    code, text = evaluate(path, tmp_path, *GATE, "--json")  # #3, a calibrated judge now
+    _, text = evaluate(path, tmp_path)  # #3: the summary says the judge's agreement now
+    assert (
+        "judge's agreement with human grades: κ 1.00 · true pass 100% · true fail 100% · "
+        "60 labels\n"
+    ) in text
+    code, text = evaluate(path, tmp_path, *GATE, "--json")  # #4, a calibrated judge now
     assert code == EXIT_REGRESSED, text
     document = json.loads(text)["baseline"]
     assert (document["regressed"], document["uncalibrated_judge_alone"]) == (True, None)
+    agreement = json.loads(text)["judge_agreement"]
+    assert (agreement["kappa"], agreement["labels"], agreement["calibrated"]) == (1.0, 60, True)
 
 
 def test_a_regression_without_the_judge_fails_whatever_the_judge(tmp_path: Path) -> None:

@@ -49,7 +49,7 @@ def details(store: HistoryStore, row: EvaluationRow) -> tuple[dict[str, Any], li
         lines += [f"  {win_rate(c).words(f, s)}" for (f, s), c in pairs.items()]
     agreement = Agreement.of(judged_grades(store, row.scenario_path))
     if agreement.labels:
-        document["judge_agreement"] = _agreement_document(agreement)
+        document["judge_agreement"] = agreement_document(agreement)
         lines.append(f"judge's agreement with the human grades: {agreement.words()}")
     return document, lines
 
@@ -116,7 +116,8 @@ def _pair_document(first: str, second: str, picks: list[str]) -> dict[str, Any]:
     }
 
 
-def _agreement_document(agreement: Agreement) -> dict[str, Any]:
+def agreement_document(agreement: Agreement) -> dict[str, Any]:
+    """The judge's agreement as ``--json`` carries it (``history show``, ``eval``)."""
     return {
         "kappa": agreement.kappa,
         "true_pass_rate": agreement.true_pass,
