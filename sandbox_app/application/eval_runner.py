@@ -34,7 +34,7 @@ from sandbox_app.core.running.backend import Backend
 from sandbox_app.core.running.engine import drive
 from sandbox_app.core.running.events import Event, event_to_dict
 from sandbox_app.core.running.records import RunRecord
-from sandbox_app.core.scenarios.judge_spec import JudgeSpec
+from sandbox_app.core.scenarios.judge_spec import JudgeSpec, judge_identity
 from sandbox_app.core.scenarios.lane_settings import LaneSettings, SettingError
 from sandbox_app.core.scenarios.prompt_versions import PromptVersion, VersionError
 from sandbox_app.core.scenarios.scenario import EvalCase, Scenario
@@ -228,7 +228,10 @@ class EvalRunner:
         )  # fmt: skip
         if judge is not None:  # what the run would be without the judge's verdict: a build
             # is not failed by a judge people have not calibrated (cli/eval_baseline.py)
-            judge = replace(judge, passed_without_judge=overall(answer_ok, checks))
+            identity = judge_identity(self.scenario.judge or JudgeSpec())
+            judge = replace(
+                judge, passed_without_judge=overall(answer_ok, checks), judge_id=identity
+            )
         checks += judged
         result = replace(
             result, checks=tuple(checks), judge=judge, passed=overall(answer_ok, checks)

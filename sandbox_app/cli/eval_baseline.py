@@ -25,8 +25,9 @@ from sandbox_app.core.comparing.arm_diff import Cells, EvaluationDiff, verdict_d
 from sandbox_app.core.comparing.evaluations import cells_in, diff_evaluations
 from sandbox_app.core.history.history_arms import baseline_of
 from sandbox_app.core.history.history_db import HistoryStore
-from sandbox_app.core.history.history_grades import judged_grades
+from sandbox_app.core.history.history_grades import evaluation_judge, judged_grades
 from sandbox_app.core.history.history_schema import HistoryError
+from sandbox_app.core.scenarios.judge_spec import JudgeSpec, judge_identity
 from sandbox_app.core.scenarios.scenario import Scenario
 
 LATEST = "latest"
@@ -115,7 +116,9 @@ def judge_agreement(log: EvaluationLog, where: str, scenario: Scenario) -> Agree
     if store is None or not (scenario.rubric or any(c.rubric for c in scenario.test_set)):
         return None
     try:
-        return Agreement.of(judged_grades(store, where))
+        return Agreement.of(
+            judged_grades(store, where, judge_identity(scenario.judge or JudgeSpec()))
+        )
     except HistoryError:
         return None
 
@@ -128,7 +131,8 @@ def _judge_alone(
     human grades of the scenario's judged runs)."""
     if not diff.worse:
         return ""
-    agreement = Agreement.of(judged_grades(store, where))
+    judge = evaluation_judge(store, current) or ""  # the judge of the runs just made
+    agreement = Agreement.of(judged_grades(store, where, judge))
     if agreement.calibrated or diff_evaluations(store, base, current, without_judge=True).worse:
         return ""
     return (

@@ -20,7 +20,7 @@ from sandbox_app.core.history.history_grades import (
     set_grade,
 )
 from sandbox_app.core.results.checks import CheckResult
-from sandbox_app.core.results.eval_result import EvalResult
+from sandbox_app.core.results.eval_result import EvalResult, JudgeUsage
 from sandbox_app.core.scenarios.scenario_file import scenarios_dir
 from tests.core.test_optimize import optimize
 
@@ -62,7 +62,9 @@ def test_history_shows_grades_pairwise_choices_and_the_judges_agreement(
     for lane in ("A", "B"):
         for case in range(4):
             judged = CheckResult("judge", case % 2 == 0)
-            store.add_result(evaluation, EvalResult(lane, case, 0, True, checks=(judged,)), [], "m")
+            usage = JudgeUsage(judge_id="abc123")  # the judge that judged them
+            result = EvalResult(lane, case, 0, True, checks=(judged,), judge=usage)
+            store.add_result(evaluation, result, [], "m")
     set_grade(store, result_ref(store, evaluation, "A", 0, 0), Grade(True, "crisp"))
     set_grade(store, result_ref(store, evaluation, "A", 1, 0), Grade(True))
     for case, choice in enumerate(("first", "first", "second", "tie")):

@@ -92,3 +92,28 @@ def test_a_regression_without_the_judge_fails_whatever_the_judge(tmp_path: Path)
     assert code == EXIT_REGRESSED, text
     assert "judge's verdicts alone" not in text
     assert main(["history", "list", "--db", str(tmp_path / "h.sqlite3")]) == 0
+
+
+def test_a_new_judge_prompt_is_a_judge_to_calibrate_again(tmp_path: Path) -> None:
+    from sandbox_app.core.history.history_grades import evaluation_judge, judged_grades
+    from sandbox_app.core.scenarios.judge_spec import JudgeSpec, judge_identity
+
+    path = scenario(tmp_path / "colours.json", PASS)
+    assert evaluate(path, tmp_path)[0] == 0  # #1
+    store = HistoryStore(tmp_path / "h.sqlite3")
+    for case in range(CASES):
+        set_grade(store, result_ref(store, 1, "scripted", case, 0), Grade(True))
+    place = str(path.resolve())
+    first = evaluation_judge(store, 1)
+    assert first == judge_identity(JudgeSpec())  # the default judge, whatever its verdicts
+    assert len(judged_grades(store, place, first)) == CASES
+    data = json.loads(path.read_text(encoding="utf-8"))
+    data["judge"]["prompt"] = "Is {{answer}} polite? {{rubric}}"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    assert evaluate(path, tmp_path)[0] == 0  # #2, judged by the new prompt
+    second = evaluation_judge(store, 2)
+    assert second is not None
+    assert second != first
+    assert judged_grades(store, place, second) == []  # its agreement starts from nothing
+    assert len(judged_grades(store, place)) == CASES  # any judge: the old labels are there
+    store.close()

@@ -13,7 +13,12 @@ from typing import Any
 
 from sandbox_app.core.comparing.agreement import Agreement, win_rate
 from sandbox_app.core.history.history_db import EvaluationRow, HistoryStore
-from sandbox_app.core.history.history_grades import choices, evaluation_grades, judged_grades
+from sandbox_app.core.history.history_grades import (
+    choices,
+    evaluation_grades,
+    evaluation_judge,
+    judged_grades,
+)
 from sandbox_app.core.history.history_optimizations import (
     OptimizationRow,
     of_evaluation,
@@ -47,8 +52,9 @@ def details(store: HistoryStore, row: EvaluationRow) -> tuple[dict[str, Any], li
         document["pairwise"] = [_pair_document(f, s, c) for (f, s), c in pairs.items()]
         lines.append("blind pairwise review:")
         lines += [f"  {win_rate(c).words(f, s)}" for (f, s), c in pairs.items()]
-    agreement = Agreement.of(judged_grades(store, row.scenario_path))
-    if agreement.labels:
+    judge = evaluation_judge(store, row.id)  # the judge of its runs: its grades alone count
+    agreement = Agreement.of(judged_grades(store, row.scenario_path, judge)) if judge else None
+    if agreement is not None and agreement.labels:
         document["judge_agreement"] = agreement_document(agreement)
         lines.append(f"judge's agreement with the human grades: {agreement.words()}")
     return document, lines

@@ -115,10 +115,17 @@ def evaluation_grades(store: HistoryStore, evaluation: int) -> dict[tuple[str, i
     return found
 
 
-def judged_grades(store: HistoryStore, scenario_path: str) -> list[tuple[bool, bool]]:
+def judged_grades(
+    store: HistoryStore, scenario_path: str, judge_id: str | None = None
+) -> list[tuple[bool, bool]]:
     """(the person's 👍, the judge's pass) for each graded run of the scenario's evaluations
     that the judge decided: the labels its agreement is counted from (an unjudged run, or one
-    with no judge, is no label)."""
+    with no judge, is no label); ``judge_id``: of that judge only (judge_spec.judge_identity,
+    kept in each judged result; None: any judge)."""
+    which = (
+        "" if judge_id is None
+        else "AND json_valid(r.judge) AND json_extract(r.judge, '$.judge_id') = ? "
+    )  # fmt: skip
     rows = store.read(
         "SELECT g.good, json_extract(c.value, '$.passed') FROM grades g "
         "JOIN results r ON r.id = g.result_id JOIN evaluations e ON e.id = r.evaluation_id, "
@@ -126,10 +133,20 @@ def judged_grades(store: HistoryStore, scenario_path: str) -> list[tuple[bool, b
         "THEN r.checks ELSE '[]' END) c "
         "WHERE e.scenario_path = ? AND json_type(c.value) = 'object' "
         "AND json_extract(c.value, '$.name') = 'judge' "
-        "AND json_type(c.value, '$.passed') IN ('true', 'false')",
-        (scenario_path,),
+        f"AND json_type(c.value, '$.passed') IN ('true', 'false') {which}",
+        (scenario_path,) if judge_id is None else (scenario_path, judge_id),
     )
     return [(bool(good), bool(passed)) for good, passed in rows if good in (0, 1)]
+
+
+def evaluation_judge(store: HistoryStore, evaluation: int) -> str | None:
+    """The judge that judged an evaluation's runs (its identity), if it kept one."""
+    rows = store.read(
+        "SELECT json_extract(judge, '$.judge_id') FROM results WHERE evaluation_id = ? "
+        "AND json_valid(judge) AND json_type(judge, '$.judge_id') = 'text' LIMIT 1",
+        (evaluation,),
+    )
+    return str(rows[0][0]) if rows else None
 
 
 def choose(store: HistoryStore, evaluation: int, pick: PairChoice) -> None:

@@ -104,6 +104,7 @@ class JudgeUsage:
     # The run's verdict with the judge's check left out (None: not known, a line written
     # before): what a build's gate reads when the judge is uncalibrated.
     passed_without_judge: bool | None = None
+    judge_id: str = ""  # which judge it was (judge_spec.judge_identity; "": not known)
 
 
 @dataclass(frozen=True)
@@ -266,6 +267,8 @@ class EvalResult:
             }
             if self.judge.passed_without_judge is not None:
                 data["judge"]["passed_without_judge"] = self.judge.passed_without_judge
+            if self.judge.judge_id:
+                data["judge"]["judge_id"] = self.judge.judge_id
         data["checks"] = [check.to_dict() for check in self.checks]
         data["passed"] = self.passed
         return data

@@ -10,6 +10,8 @@ the call application/judge.py.
 
 from __future__ import annotations
 
+import hashlib
+import json
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -56,3 +58,22 @@ class JudgeSpec:
     # Dollars per million tokens in and out, to count the judge in cost; None: not counted.
     price: tuple[float, float] | None = None
     settings: LaneSettings = field(default_factory=LaneSettings)  # temperature, max tokens…
+
+
+def judge_identity(spec: JudgeSpec) -> str:
+    """What tells one judge from another, as 12 hex digits: its backend, server, model, prompt,
+    mode, threshold, repeats and settings (not its written offline verdicts or its price). A
+    judge's agreement with the human grades is counted for this judge only: a new prompt or
+    model is a judge to calibrate again."""
+    made = {
+        "backend": spec.backend,
+        "base_url": spec.base_url,
+        "model": spec.model,
+        "prompt": spec.prompt,
+        "mode": spec.mode,
+        "threshold": spec.threshold,
+        "repeats": spec.repeats,
+        "settings": spec.settings.to_dict(),
+    }
+    text = json.dumps(made, sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:12]

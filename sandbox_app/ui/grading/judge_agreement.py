@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Protocol
 from sandbox_app.core.comparing.agreement import Agreement
 from sandbox_app.core.history.history_grades import judged_grades
 from sandbox_app.core.history.history_schema import HistoryError
+from sandbox_app.core.scenarios.judge_spec import JudgeSpec, judge_identity
 from sandbox_app.core.scenarios.scenario import Scenario
 
 if TYPE_CHECKING:
@@ -37,7 +38,8 @@ def agreement_line(scenario: Scenario, history: Kept) -> str:
         return ""
     path = history.place()
     try:
-        labels = judged_grades(store, str(path.resolve()) if path is not None else "")
+        where = str(path.resolve()) if path is not None else ""
+        labels = judged_grades(store, where, judge_identity(scenario.judge or JudgeSpec()))
     except HistoryError as err:
         return f"Judge's agreement with your grades: ⚠ {err}"
     agreement = Agreement.of(labels)
