@@ -27,13 +27,14 @@ from sandbox_app.core.results.eval_result import (
     ResultMetrics,
     RunKey,
 )
+from sandbox_app.core.results.judging import trajectory_text
 from sandbox_app.core.results.trajectory import trajectory_checks
 from sandbox_app.core.results.verdict import matches
 from sandbox_app.core.running.backend import Backend
 from sandbox_app.core.running.engine import drive
-from sandbox_app.core.running.events import event_to_dict
+from sandbox_app.core.running.events import Event, event_to_dict
 from sandbox_app.core.running.records import RunRecord
-from sandbox_app.core.scenarios.judge_spec import JudgeSpec
+from sandbox_app.core.scenarios.judge_spec import JudgeSpec, judge_identity
 from sandbox_app.core.scenarios.lane_settings import LaneSettings, SettingError
 from sandbox_app.core.scenarios.prompt_versions import PromptVersion, VersionError
 from sandbox_app.core.scenarios.scenario import EvalCase, Scenario
@@ -223,8 +224,14 @@ class EvalRunner:
         # offline judge's written verdicts only the offline model's (unjudged_lanes).
         judge, judged = (
             (None, []) if lane.config.kind.server and self._offline_judge
-            else await self._judged(case, result)
+            else await self._judged(case, result, record.events)
         )  # fmt: skip
+        if judge is not None:  # what the run would be without the judge's verdict: a build
+            # is not failed by a judge people have not calibrated (cli/eval_baseline.py)
+            identity = judge_identity(self.scenario.judge or JudgeSpec())
+            judge = replace(
+                judge, passed_without_judge=overall(answer_ok, checks), judge_id=identity
+            )
         checks += judged
         result = replace(
             result, checks=tuple(checks), judge=judge, passed=overall(answer_ok, checks)
@@ -232,7 +239,7 @@ class EvalRunner:
         return result, record
 
     async def _judged(
-        self, case: EvalCase, result: EvalResult
+        self, case: EvalCase, result: EvalResult, events: Sequence[Event]
     ) -> tuple[JudgeUsage | None, list[CheckResult]]:
         """The judge's check of this run's answer when its case (or the scenario) has a
         rubric, with its tokens and cost (the result's ``judge``); none without one."""
@@ -248,6 +255,7 @@ class EvalRunner:
                 self._judge = Judge(spec, self.keys, self.cache, self.judge_url_source)
             except ValueError as err:  # an unknown backend id: every run unjudged, said why
                 return None, [CheckResult("judge", None, f"unjudged — {err}")]
-        values = judge_values(result.question or "", answer, result.expected or "", rubric)
+        steps = trajectory_text(events)  # the judge sees the path, not only the answer
+        values = judge_values(result.question or "", answer, result.expected or "", rubric, steps)
         judged = await self._judge.grade(values, case.judge_replies)
         return judged.usage(), [judged.check]

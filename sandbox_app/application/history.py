@@ -119,10 +119,11 @@ class History:
 
         title = record.scenario.title if record.scenario is not None else ""
         try:
-            store.add_run(place, title, run_document(record), passed)
+            number = store.add_run(place, title, run_document(record), passed)
         except HistoryError as err:
             self._off(err)
             return
+        record.stored_as = ("run", number, str(store.path))  # what a grade of it is kept by
         self.stored()
 
 

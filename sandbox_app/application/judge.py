@@ -75,8 +75,8 @@ class Judge:
         self._server: Backend | None = None
 
     async def grade(self, values: Mapping[str, str], own_replies: Sequence[str] = ()) -> Judged:
-        """Judge one answer (``values``: question, answer, expected, rubric) ``repeats`` times;
-        ``own_replies``: the case's own offline verdicts."""
+        """Judge one answer (``values``: question, answer, expected, rubric, trajectory)
+        ``repeats`` times; ``own_replies``: the case's own offline verdicts."""
         prompt = fill_prompt(self.spec.prompt, values)
         judged = Judged(CheckResult("judge", None))
         for repeat in range(self.spec.repeats):
@@ -179,5 +179,15 @@ def judge_config(scenario: Scenario) -> BackendConfig | None:
         return None
 
 
-def judge_values(question: str, answer: str, expected: str, rubric: str) -> dict[str, str]:
-    return {"question": question, "answer": answer, "expected": expected, "rubric": rubric}
+def judge_values(
+    question: str, answer: str, expected: str, rubric: str, trajectory: str = ""
+) -> dict[str, str]:
+    """What the judge's prompt is filled with; ``trajectory``: the run's steps, bounded
+    (core/results/judging.py ``trajectory_text``), so the judge grades the path too."""
+    return {
+        "question": question,
+        "answer": answer,
+        "expected": expected,
+        "rubric": rubric,
+        "trajectory": trajectory,
+    }

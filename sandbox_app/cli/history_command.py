@@ -3,7 +3,9 @@ terminal.
 
 Every evaluation (the window's test sets and ``eval``'s) is stored as it runs
 (application/history.py); ``list`` shows them newest first with each one's pass rate and its
-95 % Wilson interval, ``show`` one evaluation's lanes and failed runs, ``diff`` A and B arm
+95 % Wilson interval (and the optimization whose runs it holds), ``show`` one evaluation's
+lanes and failed runs (and core/comparing/evaluation_details.py: its optimization's candidates
+and outcome, its human grades, pairwise choices and the judge's agreement), ``diff`` A and B arm
 by arm (core/comparing/: paired by what made each arm, per case k/N → k/N, the difference
 with its paired interval and a verdict), ``baseline`` marks the evaluation later ones of its
 scenario are compared with (``eval --baseline latest``). Scenario titles, lanes, questions
@@ -25,10 +27,12 @@ from sandbox_app.cli.evaluating.eval_history import add_db_option, history_at
 from sandbox_app.cli.terminal import json_visible, say, visible
 from sandbox_app.core.comparing.arm_diff import CaseChange, verdict_document
 from sandbox_app.core.comparing.arms import lane_title, version_label
+from sandbox_app.core.comparing.evaluation_details import details
 from sandbox_app.core.comparing.evaluations import diff_evaluations, version_names
 from sandbox_app.core.comparing.report_lines import diff_lines
 from sandbox_app.core.history.history_arms import baselines, set_baseline
 from sandbox_app.core.history.history_db import EvaluationRow, HistoryStore
+from sandbox_app.core.history.history_optimizations import optimized
 from sandbox_app.core.history.history_rows import MAX_ID
 from sandbox_app.core.history.history_schema import HistoryError, default_path
 from sandbox_app.core.results.eval_result import EvalResult
@@ -44,7 +48,7 @@ def parser() -> argparse.ArgumentParser:
     commands = p.add_subparsers(dest="command", required=True, metavar="list|show|diff|baseline")
     for name, text in (
         ("list", "every evaluation, newest first, with its pass rate"),
-        ("show", "one evaluation: its lanes and its failed runs"),
+        ("show", "one evaluation: its lanes, failed runs, grades, optimization"),
         ("diff", "A → B arm by arm: each case's k/N, the difference with its 95 % interval"),
         ("baseline", "mark evaluation ID as its scenario's baseline (eval --baseline latest)"),
     ):
@@ -98,14 +102,24 @@ def _id(text: str) -> int:
 
 def _answer(store: HistoryStore, args: argparse.Namespace) -> tuple[Any, list[str]]:
     if args.command == "list":
-        rows, marked = store.evaluations(), baselines(store)
-        lines = [_row(row) + (" · baseline" if row.id in marked else "") for row in rows]
-        return [{**row.to_dict(), "baseline": row.id in marked} for row in rows], lines
+        rows, marked, optimizing = store.evaluations(), baselines(store), optimized(store)
+        lines = [
+            _row(row)
+            + (" · baseline" if row.id in marked else "")
+            + (f" · optimization {optimizing[row.id]}" if row.id in optimizing else "")
+            for row in rows
+        ]
+        listed = [
+            {**row.to_dict(), "baseline": row.id in marked, "optimization": optimizing.get(row.id)}
+            for row in rows
+        ]
+        return listed, lines
     if args.command == "show":
         row = store.evaluation(args.id)
         failed = [r for r in store.results(args.id) if not r.passed]
-        document = {**row.to_dict(), "failed": [r.to_dict() for r in failed]}
-        return document, _show(row, failed)
+        extra, more = details(store, row)
+        document = {**row.to_dict(), "failed": [r.to_dict() for r in failed], **extra}
+        return document, _show(row, failed) + more
     if args.command == "baseline":
         set_baseline(store, args.id)
         row = store.evaluation(args.id)

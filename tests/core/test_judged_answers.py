@@ -258,3 +258,40 @@ def test_the_offline_judge_never_grades_a_real_models_answers_and_says_so(
     real = [r for r in results if r.lane == lane]
     assert len(real) == 12
     assert all(r.judge is None for r in real)
+
+
+def test_the_judge_sees_the_whole_trajectory_bounded(
+    tmp_path: Path, fake_server: FakeOpenAIServer
+) -> None:
+    # The default prompt shows the judge the run's steps: its tool call and what the tool
+    # returned, not only the final answer (langfuse#8151's judges see only the last span).
+    fake_server.set_model("judge", ModelScript(replies=[PASS]))
+    path = scenario_file(
+        tmp_path, {"backend": "custom", "base_url": fake_server.base_url, "model": "judge"}
+    )
+    data = json.loads(path.read_text(encoding="utf-8"))
+    data["test_set"] = data["test_set"][:1]
+    data["test_set"][0]["replies"] = [
+        "Thought: Add them.\nAction: calculator[17 + 25]",
+        "Thought: Done.\nAnswer: Red",
+    ]
+    path.write_text(json.dumps(data), encoding="utf-8")
+    evaluate(path, tmp_path / "r.jsonl")
+    (asked,) = [r for r in fake_server.requests if r["model"] == "judge"]
+    prompt = asked["messages"][0]["content"]
+    assert "Action: calculator" in prompt
+    assert "17 + 25" in prompt
+    assert "Observation: 42" in prompt  # the observation the tool returned
+    assert prompt.index("Action: calculator") < prompt.rindex("Red")
+
+
+def test_a_long_trajectory_keeps_its_start_and_end_within_the_bound() -> None:
+    from sandbox_app.core.results.judging import MAX_TRAJECTORY, trajectory_text
+    from sandbox_app.core.running.events import Notice
+
+    events = [Notice(i, f"step {i} " + "x" * 200) for i in range(400)]
+    text = trajectory_text(events)
+    assert len(text) < MAX_TRAJECTORY + 100
+    assert text.startswith("[step 0 ")
+    assert "step 399 " in text
+    assert "characters of the middle steps left out" in text

@@ -6,6 +6,11 @@ made them, cases k/N → k/N, the difference with its paired 95 % interval and a
 ``history baseline ID``), else the newest finished one of the same scenario file before this
 one. ``--fail-on-regression`` fails (exit 7) only when an arm is *worse* beyond the interval;
 nothing to compare (no history, no baseline, no arm in common) is said, never a failure.
+
+A judge people have not calibrated (core/comparing/agreement.py: κ below the floor, or too
+few human grades of its verdicts) cannot fail a build alone: a regression that is gone when
+every run's verdict is taken without the judge's check is reported, and said to be the
+uncalibrated judge's, with exit 0.
 """
 
 from __future__ import annotations
@@ -15,10 +20,15 @@ from dataclasses import dataclass
 
 from sandbox_app.application.history import EvaluationLog
 from sandbox_app.cli.terminal import say
+from sandbox_app.core.comparing.agreement import Agreement
 from sandbox_app.core.comparing.arm_diff import Cells, EvaluationDiff, verdict_document
 from sandbox_app.core.comparing.evaluations import cells_in, diff_evaluations
 from sandbox_app.core.history.history_arms import baseline_of
+from sandbox_app.core.history.history_db import HistoryStore
+from sandbox_app.core.history.history_grades import evaluation_judge, judged_grades
 from sandbox_app.core.history.history_schema import HistoryError
+from sandbox_app.core.scenarios.judge_spec import JudgeSpec, judge_identity
+from sandbox_app.core.scenarios.scenario import Scenario
 
 LATEST = "latest"
 
@@ -51,6 +61,14 @@ class BaselineDiff:
     baseline: int
     current: int
     diff: EvaluationDiff
+    # Why the regression does not fail the build: the judge's verdicts alone make it, and the
+    # judge is uncalibrated ("": it fails the build, or there is none).
+    judge_alone: str = ""
+
+    @property
+    def regressed(self) -> bool:
+        """An arm worse beyond the interval that fails a build."""
+        return bool(self.diff.worse) and not self.judge_alone
 
     @property
     def names(self) -> tuple[str, str]:
@@ -64,7 +82,8 @@ class BaselineDiff:
             "comparisons": [verdict_document(c, first, second) for c in self.diff.comparisons],
             "only_in_baseline": self.diff.only_first,
             "only_in_evaluation": self.diff.only_second,
-            "regressed": bool(self.diff.worse),
+            "regressed": self.regressed,
+            "uncalibrated_judge_alone": self.judge_alone or None,
         }
 
 
@@ -83,10 +102,44 @@ def compare_with_baseline(
         if base is None:
             say("react-sandbox eval: --baseline latest: no earlier evaluation of this scenario")
             return None
-        return BaselineDiff(base, log.id, diff_evaluations(store, base, log.id))
+        diff = diff_evaluations(store, base, log.id)
+        return BaselineDiff(base, log.id, diff, _judge_alone(store, where, base, log.id, diff))
     except HistoryError as err:
         say(f"react-sandbox eval: --baseline: {err}")
         return None
+
+
+def judge_agreement(log: EvaluationLog, where: str, scenario: Scenario) -> Agreement | None:
+    """The judge's agreement with the human grades of the scenario's judged runs, said beside
+    the judge's figures in the summary; None when nothing is judged or history is off."""
+    store = log.history.store
+    if store is None or not (scenario.rubric or any(c.rubric for c in scenario.test_set)):
+        return None
+    try:
+        return Agreement.of(
+            judged_grades(store, where, judge_identity(scenario.judge or JudgeSpec()))
+        )
+    except HistoryError:
+        return None
+
+
+def _judge_alone(
+    store: HistoryStore, where: str, base: int, current: int, diff: EvaluationDiff
+) -> str:
+    """Why a regression does not fail the build, or "": it is gone when the runs are judged
+    without the judge's verdicts, and the judge is uncalibrated (its agreement with the
+    human grades of the scenario's judged runs)."""
+    if not diff.worse:
+        return ""
+    judge = evaluation_judge(store, current) or ""  # the judge of the runs just made
+    agreement = Agreement.of(judged_grades(store, where, judge))
+    if agreement.calibrated or diff_evaluations(store, base, current, without_judge=True).worse:
+        return ""
+    return (
+        "the regression comes from the judge's verdicts alone, and the judge is "
+        f"{agreement.why_uncalibrated()}: {agreement.figures()}; "
+        "not failing the build (grade runs in the window to calibrate it)"
+    )
 
 
 def counted_in_history(log: EvaluationLog) -> Cells | None:

@@ -39,6 +39,7 @@ from sandbox_app.cli.evaluating.eval_baseline import (
     check_baseline_option,
     compare_with_baseline,
     counted_in_history,
+    judge_agreement,
 )
 from sandbox_app.cli.evaluating.eval_history import add_db_option, eval_log, scenario_place
 from sandbox_app.cli.evaluating.eval_outputs import Finish, cache_problem, check_writable, finish
@@ -291,6 +292,7 @@ def eval_command(argv: list[str], out: TextIO | None = None, progress: TextIO | 
     log.finish()
     otlp.send_evaluation(progress, scenario.title)
     baseline = compare_with_baseline(args, log, scenario_place(args))
+    judge = judge_agreement(log, scenario_place(args), scenario)
     outputs = Finish(
         scenario.title,
         asked_questions(scenario),
@@ -305,6 +307,7 @@ def eval_command(argv: list[str], out: TextIO | None = None, progress: TextIO | 
         fail_on_regression=args.fail_on_regression,
         names=names_of(scenario.prompt_history),
         counted=counted_in_history(log),
+        judge=judge,
     )
     return finish(outputs, runs.tallies, out)
 

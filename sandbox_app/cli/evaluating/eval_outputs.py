@@ -35,7 +35,9 @@ from sandbox_app.cli.cli_io import (
 from sandbox_app.cli.evaluating.eval_baseline import BaselineDiff
 from sandbox_app.cli.prompt_choice import versions_note
 from sandbox_app.cli.terminal import say, visible
+from sandbox_app.core.comparing.agreement import Agreement
 from sandbox_app.core.comparing.arm_diff import ArmComparison, Cells, cells_of, verdict_document
+from sandbox_app.core.comparing.evaluation_details import agreement_document
 from sandbox_app.core.comparing.report_lines import (
     compared_within,
     diff_lines,
@@ -123,6 +125,7 @@ class Finish:
     # file), and the arms one factor apart compared from them (filled by ``finish``).
     counted: Cells | None = None
     within: Sequence[ArmComparison] = ()
+    judge: Agreement | None = None  # the judge's agreement with the human grades
 
 
 def finish(done: Finish, tallies: dict[str, LaneTally], out: TextIO) -> int:
@@ -143,10 +146,13 @@ def finish(done: Finish, tallies: dict[str, LaneTally], out: TextIO) -> int:
     if not done.as_json:
         rows = (visible(s.row()) + versions_note(tallies[s.lane].versions) for s in summaries)
         out.write("\n" + "\n".join(rows) + "\n")
+        if done.judge is not None and done.judge.labels:  # once people have graded its runs
+            out.write(visible(f"judge's agreement with human grades: {done.judge.words()}") + "\n")
         if within:
             out.write("".join(visible(line) + "\n" for line in ["", *within_lines(within)]))
         if done.baseline is not None:
             lines = diff_lines(done.baseline.diff, *done.baseline.names)
+            lines += [done.baseline.judge_alone] if done.baseline.judge_alone else []
             out.write("\n" + "".join(visible(line) + "\n" for line in lines))
     written: dict[str, str] = {}
     code = EXIT_ANSWERED
@@ -169,6 +175,8 @@ def finish(done: Finish, tallies: dict[str, LaneTally], out: TextIO) -> int:
     if done.as_json:
         document = summary_document(done, summaries, tallies, written)
         document["comparisons"] = [verdict_document(c) for c in within]
+        if done.judge is not None:
+            document["judge_agreement"] = agreement_document(done.judge)
         if done.baseline is not None:
             document["baseline"] = done.baseline.document()
         out.write(json.dumps(document, indent=1) + "\n")
@@ -177,7 +185,7 @@ def finish(done: Finish, tallies: dict[str, LaneTally], out: TextIO) -> int:
         out.write(visible(f"below the minimum pass rate of {rate}: {', '.join(below)}") + "\n")
     if code == EXIT_ANSWERED and below:
         code = EXIT_BELOW_PASS_RATE
-    regressed = done.baseline is not None and done.baseline.diff.worse
+    regressed = done.baseline is not None and done.baseline.regressed
     if code == EXIT_ANSWERED and done.fail_on_regression and regressed:
         code = EXIT_REGRESSED
     return code

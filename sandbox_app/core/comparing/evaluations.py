@@ -13,23 +13,31 @@ from sandbox_app.core.scenarios.scenario_file import load_scenario
 from sandbox_app.core.untrusted.file_reader import ReadError
 
 
-def cells_in(store: HistoryStore, evaluation: int) -> Cells:
-    """An evaluation's runs counted per arm and case (HistoryError: none such)."""
+def cells_in(store: HistoryStore, evaluation: int, without_judge: bool = False) -> Cells:
+    """An evaluation's runs counted per arm and case (HistoryError: none such);
+    ``without_judge``: as they would have passed without their judge's verdicts."""
     cells = Cells()
-    for c in case_counts(store, evaluation):
+    for c in case_counts(store, evaluation, without_judge):
         cells.add(c.arm, (c.case, c.question, c.expected), c.runs, c.passed, c.lane)
     return cells
 
 
 def diff_evaluations(
-    store: HistoryStore, first: int, second: int, names: Mapping[str, str] | None = None
+    store: HistoryStore,
+    first: int,
+    second: int,
+    names: Mapping[str, str] | None = None,
+    without_judge: bool = False,
 ) -> EvaluationDiff:
     """What changed from evaluation ``first`` to ``second``, arm by arm; ``names``: prompt
-    version ids → their names (by default the scenarios' prompt histories), shown first."""
+    version ids → their names (by default the scenarios' prompt histories), shown first;
+    ``without_judge``: every run's verdict as it would be without its judge's check."""
     if names is None:
         paths = tuple(store.evaluation(e, tallied=False).scenario_path for e in (first, second))
         names = version_names(*paths)
-    return compare_evaluations(cells_in(store, first), cells_in(store, second), names)
+    return compare_evaluations(
+        cells_in(store, first, without_judge), cells_in(store, second, without_judge), names
+    )
 
 
 def version_names(*scenario_paths: str) -> dict[str, str]:

@@ -30,11 +30,24 @@ class CaseCount:
     lane: str  # a lane it ran on (its runs are found by lane, case and repeat)
 
 
-def case_counts(store: HistoryStore, evaluation: int) -> list[CaseCount]:
-    """An evaluation's runs per arm and case, in the order the arms were first recorded."""
+# A run's verdict with its judge's check left out, where the run kept it (a judged run since
+# schema step 7's app: ``JudgeUsage.passed_without_judge``), else its verdict.
+_WITHOUT_JUDGE = (
+    "CASE WHEN json_valid(judge) AND json_type(judge, '$.passed_without_judge') "
+    "IN ('true', 'false') THEN json_extract(judge, '$.passed_without_judge') ELSE passed END"
+)
+
+
+def case_counts(
+    store: HistoryStore, evaluation: int, without_judge: bool = False
+) -> list[CaseCount]:
+    """An evaluation's runs per arm and case, in the order the arms were first recorded;
+    ``without_judge``: each run passed or failed as it would have without its judge's check."""
     store.evaluation(evaluation, tallied=False)  # HistoryError when there is none
+    passed = _WITHOUT_JUDGE if without_judge else "passed"
     rows = store.read(
-        "SELECT arm, prompt_version, model, case_no, question, expected, COUNT(*), SUM(passed), "
+        "SELECT arm, prompt_version, model, case_no, question, expected, COUNT(*), "
+        f"SUM({passed}), "
         f"MIN(lane), MIN(id) FROM results WHERE evaluation_id = ? AND {counted(columns=WHOLE)} "
         "GROUP BY arm, prompt_version, model, case_no, question, expected ORDER BY MIN(id)",
         (evaluation,),

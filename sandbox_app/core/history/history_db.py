@@ -191,6 +191,8 @@ class HistoryStore:
         def work(db: sqlite3.Connection) -> None:
             for row, trace in rows:
                 (result_id,) = db.execute(_NEW_RESULT, row).fetchone()
+                # A run again is another run: a person's grade of the one it replaces goes.
+                db.execute("DELETE FROM grades WHERE result_id = ?", (result_id,))
                 db.execute(
                     "INSERT OR REPLACE INTO traces (result_id, events) VALUES (?, ?)",
                     (result_id, trace),

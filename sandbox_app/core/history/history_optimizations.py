@@ -152,3 +152,22 @@ def finish(
         "UPDATE optimizations SET finished = ?, outcome = ? WHERE id = ?",
         (now(), json.dumps(outcome, ensure_ascii=False), optimization_id),
     )
+
+
+def of_evaluation(store: HistoryStore, evaluation: int) -> OptimizationRow | None:
+    """The optimization whose runs evaluation ``evaluation`` holds, if one does."""
+    rows = store.read(
+        "SELECT id FROM optimizations WHERE evaluation_id = ? ORDER BY id DESC LIMIT 1",
+        (evaluation,),
+    )
+    return optimization(store, int(rows[0][0])) if rows else None
+
+
+def optimized(store: HistoryStore) -> dict[int, int]:
+    """Each evaluation that holds an optimization's runs → that optimization's number."""
+    return {
+        int(e): int(o)
+        for o, e in store.read(
+            "SELECT id, evaluation_id FROM optimizations WHERE typeof(evaluation_id) = 'integer'"
+        )
+    }

@@ -139,6 +139,30 @@ def _v6_optimizations(db: sqlite3.Connection) -> None:
     db.execute("CREATE INDEX optimizations_place ON optimizations (scenario_path, finished)")
 
 
+def _v7_grades(db: sqlite3.Connection) -> None:
+    # Human grades (core/history/history_grades.py): a 👍/👎 and a note on one run, a single
+    # run's (``runs``) or a test set's (``results``), at most one each (a new grade replaces
+    # it); and blind pairwise choices between two lanes' answers to one case of an evaluation,
+    # the choice said by lane (which side each was shown on kept beside it, with the seed).
+    db.execute(
+        """CREATE TABLE grades (
+            id INTEGER PRIMARY KEY,
+            run_id INTEGER UNIQUE REFERENCES runs(id) ON DELETE CASCADE,
+            result_id INTEGER UNIQUE REFERENCES results(id) ON DELETE CASCADE,
+            good INTEGER NOT NULL, note TEXT NOT NULL DEFAULT '', recorded TEXT NOT NULL,
+            CHECK ((run_id IS NULL) != (result_id IS NULL)))"""
+    )
+    db.execute(
+        """CREATE TABLE pairwise (
+            id INTEGER PRIMARY KEY,
+            evaluation_id INTEGER NOT NULL REFERENCES evaluations(id) ON DELETE CASCADE,
+            case_no INTEGER NOT NULL, first TEXT NOT NULL, second TEXT NOT NULL,
+            first_left INTEGER NOT NULL, seed INTEGER NOT NULL,
+            choice TEXT NOT NULL CHECK (choice IN ('first', 'second', 'tie')),
+            recorded TEXT NOT NULL, UNIQUE (evaluation_id, case_no, first, second))"""
+    )
+
+
 MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     _v1_tables,
     _v2_indexes,
@@ -146,6 +170,7 @@ MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     _v4_baselines,
     _v5_versions,
     _v6_optimizations,
+    _v7_grades,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -66,8 +66,10 @@ def to_html(
     lanes: Sequence[str],
     results: Sequence[EvalResult],
     verdicts: Sequence[Mapping[str, Any]] = (),
+    grades: Mapping[RunKey, Mapping[str, Any]] | None = None,
 ) -> str:
-    """A report that opens in any browser, offline: no scripts, no external files."""
+    """A report that opens in any browser, offline: no scripts, no external files; with
+    ``grades``, the people's grades of runs listed after the failed runs."""
     e = html.escape
     latest = latest_results(results)
     parts = [
@@ -118,7 +120,16 @@ def to_html(
                 + "".join(f"<br>{e(line)}" for line in failure_lines(result.checks))
                 + "</li>"
             )
-    parts.append("</ul></body></html>\n")
+    parts.append("</ul>")
+    if grades:
+        parts.append("<h2>Human grades</h2><ul>")
+        for key, grade in sorted(grades.items()):
+            said = "👍" if grade.get("good") else "👎"
+            note = f" {e(str(grade.get('note') or ''))}" if grade.get("note") else ""
+            where = f"case {key.case + 1}, {e(key.lane)}, repeat {key.repeat + 1}"
+            parts.append(f"<li>{where}: {said}{note}</li>")
+        parts.append("</ul>")
+    parts.append("</body></html>\n")
     return "".join(parts)
 
 
@@ -189,12 +200,23 @@ def results_csv(
     return out.getvalue()
 
 
-def results_json(runs: Iterable[tuple[EvalResult, Sequence[Any]]]) -> str:
-    """Every run: its result (verdict, metrics) with its full event trace as dicts.
+def results_json(
+    runs: Iterable[tuple[EvalResult, Sequence[Any]]],
+    grades: Mapping[RunKey, Mapping[str, Any]] | None = None,
+) -> str:
+    """Every run: its result (verdict, metrics) with its full event trace as dicts, and its
+    human grade (``"grade": {"good", "note"}``) where it has one.
 
     The text ``json.dumps`` gives the list, written a run at a time: each run's dicts are
     dropped once written (the window reads its runs from the database as this goes)."""
-    parts = [_in_list({**result.to_dict(), "events": list(events)}) for result, events in runs]
+    graded = grades or {}
+    parts = [
+        _in_list(
+            {**result.to_dict(), "events": list(events)}
+            | ({"grade": dict(graded[result.key])} if result.key in graded else {})
+        )
+        for result, events in runs
+    ]
     return "[\n" + ",\n".join(parts) + "\n]" if parts else "[]"
 
 

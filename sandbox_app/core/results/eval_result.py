@@ -117,6 +117,10 @@ class JudgeUsage:
     tokens_in: int = 0
     tokens_out: int = 0
     cost: float | None = None
+    # The run's verdict with the judge's check left out (None: not known, a line written
+    # before): what a build's gate reads when the judge is uncalibrated.
+    passed_without_judge: bool | None = None
+    judge_id: str = ""  # which judge it was (judge_spec.judge_identity; "": not known)
 
 
 @dataclass(frozen=True)
@@ -287,6 +291,10 @@ class EvalResult:
                 "tokens_out": self.judge.tokens_out,
                 "cost": self.judge.cost,
             }
+            if self.judge.passed_without_judge is not None:
+                data["judge"]["passed_without_judge"] = self.judge.passed_without_judge
+            if self.judge.judge_id:
+                data["judge"]["judge_id"] = self.judge.judge_id
         data["checks"] = [check.to_dict() for check in self.checks]
         data["passed"] = self.passed
         return data

@@ -14,7 +14,7 @@ import csv
 import io
 import json
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
@@ -25,7 +25,7 @@ from sandbox_app.core.results.eval_report import (
     results_markdown,
     to_html,
 )
-from sandbox_app.core.results.eval_result import EvalResult
+from sandbox_app.core.results.eval_result import EvalResult, RunKey
 from sandbox_app.core.results.outcome import verdict_fields
 from sandbox_app.core.results.run_export import run_html, run_markdown
 from sandbox_app.core.results.trace_text import TraceText
@@ -225,6 +225,9 @@ class EvalResults:
     labels: Sequence[str]
     runs: Iterable[tuple[EvalResult, RunRecord | None]]
     verdicts: Sequence[Mapping[str, Any]] = ()
+    # People's grades of runs (the history's, core/history/history_grades.py): a run's key →
+    # {"good": 👍 or not, "note": …}; the JSON and the HTML report carry them.
+    grades: Mapping[RunKey, Mapping[str, Any]] = field(default_factory=dict)
 
     @property
     def results(self) -> list[EvalResult]:
@@ -240,9 +243,10 @@ def _recording(run: RunExport) -> str:
 def _with_events(r: EvalResults) -> str:
     # Only this format turns events into dicts: ~1 ms a run, thousands of runs.
     return results_json(
-        (result, [event_to_dict(e) for e in record.events] if record else [])
-        for result, record in r.runs
-    )
+        ((result, [event_to_dict(e) for e in record.events] if record else [])
+         for result, record in r.runs),
+        r.grades,
+    )  # fmt: skip
 
 
 # The window adds its PNG to these (ui/window/run_exports.py): Qt draws it, and core knows no Qt.
@@ -267,7 +271,7 @@ TEST_SET_FORMATS: Formats[EvalResults] = Formats(
         "html",
         "HTML",
         ".html",
-        lambda r: to_html(r.title, r.questions, r.labels, r.results, r.verdicts),
+        lambda r: to_html(r.title, r.questions, r.labels, r.results, r.verdicts, r.grades),
     ),
 )
 

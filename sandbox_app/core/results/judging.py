@@ -15,11 +15,14 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from sandbox_app.core.results.checks import CheckResult
+from sandbox_app.core.results.presentation import Role
+from sandbox_app.core.results.trace_text import lines
+from sandbox_app.core.running.events import Event
 from sandbox_app.core.scenarios.judge_spec import PLACEHOLDERS, SCORE_RANGE, JudgeMode
 from sandbox_app.core.untrusted.file_reader import MAX_DEPTH, nesting
 from sandbox_app.core.untrusted.outside_text import clean
@@ -29,7 +32,11 @@ MAX_REASON = 200  # characters: a reason is one sentence, not the judge's essay
 # A verdict and a sentence, or a thinking judge's page: far more is a judge gone wrong (and
 # each "{" of it is a place a JSON object is tried from).
 MAX_REPLY = 100_000
+# The run's steps a judge is shown: a dozen ReAct steps with their observations, well inside
+# any judge's context beside the prompt; langfuse#8151's judges see only the last span.
+MAX_TRAJECTORY = 12_000
 
+_THINKING_ROLES = (Role.THINKING, Role.THINKING_HEADER)
 _PLACEHOLDER = re.compile(r"\{\{\s*(" + "|".join(PLACEHOLDERS) + r")\s*\}\}")
 # Each pattern is linear in the reply: a run of blanks is matched by one part only (the
 # value may follow its colon on the next line), and a line's marks stay on its line ([ \t],
@@ -66,9 +73,24 @@ VERDICT_SCHEMA: dict[str, Any] = {
 }
 
 
+def trajectory_text(events: Iterable[Event]) -> str:
+    """What the judge is shown of the run's steps (``{{trajectory}}``): the trace as Copy
+    trace writes it, without the model's thinking (the steps it took, not its scratch), at
+    most :data:`MAX_TRAJECTORY` characters: a long one keeps its start and its end (where the
+    task is read and where the answer is reached), the middle said to be left out."""
+    text = "\n".join(line for line, role in lines(events) if role not in _THINKING_ROLES)
+    if len(text) <= MAX_TRAJECTORY:
+        return text
+    half = MAX_TRAJECTORY // 2
+    left_out = len(text) - 2 * half
+    cut = f"[… {left_out:,} characters of the middle steps left out …]"
+    return f"{text[:half]}\n{cut}\n{text[-half:]}"
+
+
 def fill_prompt(template: str, values: Mapping[str, str]) -> str:
-    """``template`` with {{question}}, {{answer}}, {{expected}} and {{rubric}} filled in one
-    pass: an answer that says "{{rubric}}" is shown as it is, never filled again."""
+    """``template`` with {{question}}, {{answer}}, {{expected}}, {{rubric}} and
+    {{trajectory}} filled in one pass: an answer that says "{{rubric}}" is shown as it is,
+    never filled again."""
     return _PLACEHOLDER.sub(lambda m: values.get(m.group(1), ""), template)
 
 

@@ -83,6 +83,9 @@ class RunRecord:
         self.replayed = False  # played back from a recording, not run
         self.fork: ForkOrigin | None = None  # a fork or rerun of another kept run
         self.finished: RunFinished | None = None
+        # Where the history database keeps this run, once it does: "run" (a single run) or
+        # "result" (a test set's), its row id and the database file; what a grade is kept by.
+        self.stored_as: tuple[str, int, str] | None = None
         # The events as they arrived, each frame's text joined, with seconds since the run
         # began: what a recording plays back (core/running/recording.py). Only when add() is timed.
         self.timeline: list[tuple[float, Event]] = []

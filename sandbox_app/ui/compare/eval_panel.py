@@ -106,7 +106,7 @@ class EvalPanel(QWidget):
         self.progress.setFormat("%v/%m runs")
         self.status = plain_label()
         self.summary = plain_label(wrap=True)  # a lane a line, wrapped on a projector
-        self.verdicts = ArmVerdicts(scenario, self)  # the arms one factor apart, compared
+        self.verdicts = ArmVerdicts(scenario, self, self.history)  # arms compared; the judge
         # Each run's result and trace: in the history database, read back when asked for.
         self.results = RunStore(lambda: self.grid_model.runs())
         # Two bit masks a cell, drawn where on screen (eval_grid_model.py); tooltips looked up.
@@ -342,7 +342,8 @@ class EvalPanel(QWidget):
 
     def edit_cases(self) -> TestSetEditor:
         """Open the editor (not modal: runs in other tabs go on); OK writes the cases."""
-        editor = self.editor = TestSetEditor.of(self._scenario(), self._sources(), self)
+        scenario = self._scenario()
+        editor = self.editor = TestSetEditor.of(scenario, self._sources(), self, self.verdicts)
         editor.accepted.connect(lambda: self._cases_edited(editor.cases(), *editor.judging()))
         self.editorOpened.emit(editor)
         editor.open()

@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
+from sandbox_app.core.history.history_grades import evaluation_grades, result_ref
 from sandbox_app.core.history.history_schema import HistoryError
 from sandbox_app.core.results.eval_result import EvalResult, RunKey
 from sandbox_app.core.results.exports import EvalResults, ExportError
@@ -225,7 +226,16 @@ class RunStore:
             return None
         repeat, _ = ([run for run in runs if not run[1]] or runs)[-1]
         record = self.record(RunKey(lane, case, repeat))
-        return (repeat, record) if record is not None else None
+        if record is None:
+            return None
+        for layer in reversed(self._stored):  # the newest evaluation holding it: its grade's
+            try:
+                ref = result_ref(layer.store, layer.evaluation, lane, case, repeat)
+            except HistoryError:
+                continue
+            record.stored_as = (ref.place, ref.id, str(layer.store.path))
+            break
+        return repeat, record
 
     def exported(
         self,
@@ -234,7 +244,15 @@ class RunStore:
         labels: Sequence[str],
         verdicts: Sequence[Mapping[str, Any]] = (),
     ) -> StoredResults:
-        return StoredResults(title, questions, labels, Reading(self), verdicts, source=self)
+        grades: dict[RunKey, dict[str, object]] = {}  # the exports carry people's grades
+        for layer in self._stored:
+            try:
+                found = evaluation_grades(layer.store, layer.evaluation)
+            except HistoryError:  # the export goes on, and its reading says the problem
+                continue
+            for (lane, case, repeat), grade in found.items():
+                grades[RunKey(lane, case, repeat)] = grade.to_dict()
+        return StoredResults(title, questions, labels, Reading(self), verdicts, grades, source=self)
 
     def stream(self, events: bool) -> Iterator[Run]:
         """Every run's latest, in the order first recorded, a page at a time."""

@@ -1,7 +1,9 @@
 """The Test set tab's verdicts: under the grid, the arms one factor apart (two prompt versions
 on one model, two models on one version) compared case by case, in the same sentences
 ``react-sandbox eval`` prints after its lane rows (core/comparing/report_lines.py
-``within_lines``), a prompt version said by the name the scenario's prompt history gives it.
+``within_lines``), a prompt version said by the name the scenario's prompt history gives it;
+then, when the scenario is judged, the judge's agreement with the human grades of its runs
+(ui/grading/judge_agreement.py).
 
 Live as results come in: each result is counted into its arm's and case's cell as it ends
 (``Cells.count``: a re-run's earlier result taken out first), and the comparisons are made
@@ -25,14 +27,22 @@ from sandbox_app.core.results.eval_result import EvalResult
 from sandbox_app.core.scenarios.prompt_versions import names_of
 from sandbox_app.core.scenarios.scenario import Scenario
 from sandbox_app.ui.common.plain import plain_label
+from sandbox_app.ui.grading.judge_agreement import Kept, agreement_line
 
 
 class ArmVerdicts:
     """``label``: the sentences (hidden while there is nothing to compare); the scenario is
     asked at each redraw for its prompt history's names (a version named since says so)."""
 
-    def __init__(self, scenario: Callable[[], Scenario], parent: QWidget | None = None):
-        self._scenario = scenario
+    def __init__(
+        self,
+        scenario: Callable[[], Scenario],
+        parent: QWidget | None = None,
+        history: Kept | None = None,
+    ):
+        """``history``: where the judge's agreement with the human grades is counted from
+        (ui/grading/judge_agreement.py), said under the verdicts; None: not said."""
+        self._scenario, self._history = scenario, history
         self.cells = Cells()
         self.comparisons: list[ArmComparison] = []
         self.label = plain_label("", parent)
@@ -54,9 +64,18 @@ class ArmVerdicts:
         self.show(Cells())
 
     def draw(self) -> None:
-        self.comparisons = compared_within(self.cells, names_of(self._scenario().prompt_history))
-        self.label.setText("\n".join(within_lines(self.comparisons)))
-        self.label.setVisible(bool(self.comparisons))
+        scenario = self._scenario()
+        self.comparisons = compared_within(self.cells, names_of(scenario.prompt_history))
+        lines = within_lines(self.comparisons)
+        if judge := self.judge_line():
+            lines.append(judge)
+        self.label.setText("\n".join(lines))
+        self.label.setVisible(bool(lines))
+
+    def judge_line(self) -> str:
+        """The judge's agreement with the human grades ("": nothing judged, or not known)."""
+        history = self._history
+        return agreement_line(self._scenario(), history) if history is not None else ""
 
     def lines(self) -> list[str]:
         return within_lines(self.comparisons)

@@ -1,7 +1,8 @@
 """The judge of a test set's answers, in the window: the scenario's rubric (each case may have its
 own, in the test set editor's Rubric column) and the judge — its backend, model and URL, its
 mode (pass/fail, or a 1–5 score with a threshold), how many times it is asked, and the prompt
-it is sent, shown in full and editable ({{question}}, {{answer}}, {{expected}}, {{rubric}}).
+it is sent, shown in full and editable ({{question}}, {{answer}}, {{expected}}, {{rubric}},
+{{trajectory}}: the run's steps, bounded).
 
 OK checks the judge by the scenario file's own rules (core/scenarios/judge_file.py) and says
 what is wrong in one line instead of closing. The offline judge's written verdicts and the
@@ -43,7 +44,15 @@ MODE_NAMES = {"pass_fail": "Pass or fail", "score": "Score 1–5"}
 class JudgeDialog(QDialog):
     """Edit a rubric and a judge; after Accept, :meth:`rubric` and :meth:`judge` hold them."""
 
-    def __init__(self, rubric: str, judge: JudgeSpec | None, parent: QWidget | None = None) -> None:
+    def __init__(
+        self,
+        rubric: str,
+        judge: JudgeSpec | None,
+        parent: QWidget | None = None,
+        agreement: str = "",
+    ) -> None:
+        """``agreement``: the judge's agreement with the human grades, said above the form
+        (ui/grading/judge_agreement.py; "": not known)."""
         super().__init__(parent)
         self.setWindowTitle("Judge")
         self.resize(640, 560)
@@ -78,7 +87,11 @@ class JudgeDialog(QDialog):
         self.default_button = QPushButton("Default prompt")
         self.message = plain_label()
         self.message.setWordWrap(True)
+        self.agreement = plain_label(agreement)
+        self.agreement.setWordWrap(True)
+        self.agreement.setVisible(bool(agreement))
         form = QFormLayout()
+        form.addRow(self.agreement)
         form.addRow("Rubric", self.rubric_edit)
         form.addRow("Judge backend", self.backend_combo)
         form.addRow("Model", self.model_edit)

@@ -11,9 +11,9 @@ says what is wrong in one line, naming the row, instead of closing.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
@@ -45,6 +45,12 @@ HEADERS = [
     *("Tools called", "Order", "Never", "Max steps", "Rubric"),
 ]
 KEPT = Qt.ItemDataRole.UserRole  # on a row's question: the case as the file has it
+
+
+class Judged(Protocol):
+    """What says the judge's agreement with the human grades (ui/compare/eval_verdicts.py)."""
+
+    def judge_line(self) -> str: ...
 
 
 class TestSetEditor(QDialog):
@@ -81,6 +87,7 @@ class TestSetEditor(QDialog):
         self.judge_button = QPushButton("Judge…")
         self.judge_button.setToolTip("The rubric every case is graded by, and the judge model")
         self.judge_dialog: JudgeDialog | None = None
+        self.judge_line: Callable[[], str] | None = None  # the judge's agreement, when known
         self.message = plain_label()
         self.message.setWordWrap(True)
         buttons = QDialogButtonBox(
@@ -112,7 +119,8 @@ class TestSetEditor(QDialog):
         return self._rubric, self._judge
 
     def edit_judge(self) -> JudgeDialog:
-        dialog = self.judge_dialog = JudgeDialog(self._rubric, self._judge, self)
+        said = self.judge_line() if self.judge_line is not None else ""
+        dialog = self.judge_dialog = JudgeDialog(self._rubric, self._judge, self, said)
         dialog.accepted.connect(lambda: self._judged(dialog.rubric(), dialog.judge()))
         dialog.open()
         return dialog
@@ -122,11 +130,17 @@ class TestSetEditor(QDialog):
 
     @classmethod
     def of(
-        cls, scenario: Scenario, sources: Sequence[Tool], parent: QWidget | None = None
+        cls,
+        scenario: Scenario,
+        sources: Sequence[Tool],
+        parent: QWidget | None = None,
+        judged: Judged | None = None,
     ) -> TestSetEditor:
         """The editor of ``scenario``'s cases, its rubric and judge; an imported case naming a
-        tool that none of its tools (``sources``: the MCP servers' too) has is said."""
+        tool that none of its tools (``sources``: the MCP servers' too) has is said;
+        ``judged``: what says the judge's agreement with the human grades (Judge… shows it)."""
         editor = cls(scenario.test_set, parent, scenario.rubric, scenario.judge)
+        editor.judge_line = judged.judge_line if judged is not None else None
         editor.known_tools = tool_names(scenario.custom_tools, sources=sources)
         return editor
 

@@ -93,6 +93,10 @@ class HistoryView(QDialog):
             "Compare later evaluations of this scenario with this one (Compare with…, "
             "eval --baseline latest)"
         )
+        self.pairwise_button = QPushButton("Pairwise review…")
+        self.pairwise_button.setToolTip(
+            "Two lanes' answers to each case side by side, sides hidden: choose the better"
+        )
         self.refresh_button = QPushButton("Refresh")
         self.trend = _table(TREND_COLUMNS)
         top = QHBoxLayout()
@@ -104,6 +108,7 @@ class HistoryView(QDialog):
             self.matrix_button,
             self.compare_button,
             self.baseline_button,
+            self.pairwise_button,
         ):
             buttons.addWidget(button)
         buttons.addWidget(self.refresh_button)
@@ -121,6 +126,7 @@ class HistoryView(QDialog):
         self.compare_button.clicked.connect(self._compare_clicked)
         self.baseline_button.clicked.connect(lambda: self.set_baseline(self.selected()[0]))
         self.matrix_button.clicked.connect(lambda: self.open_matrix(self.selected()[0]))
+        self.pairwise_button.clicked.connect(lambda: self.review(self.selected()[0]))
         self.table.itemSelectionChanged.connect(self._update_buttons)
         self.table.cellDoubleClicked.connect(lambda row, _c: self.open_in_grid(self.rows[row].id))
 
@@ -197,6 +203,7 @@ class HistoryView(QDialog):
         self.open_button.setEnabled(chosen == 1)
         self.baseline_button.setEnabled(chosen == 1)
         self.matrix_button.setEnabled(chosen == 1)
+        self.pairwise_button.setEnabled(chosen == 1)
         self.compare_button.setEnabled(chosen == 2 or (chosen == 1 and len(self.rows) > 1))
 
     def open_in_grid(self, evaluation: int) -> bool:
@@ -241,6 +248,14 @@ class HistoryView(QDialog):
             self.problem.setText(str(err))
             self.problem.show()
             return None
+
+    def review(self, evaluation: int, pair: tuple[str, str] | None = None) -> QDialog | None:
+        """The blind pairwise review of two of ``evaluation``'s lanes (ui/grading/): ``pair``,
+        else its two lanes, else the pair the user picks."""
+        from sandbox_app.ui.grading.pairwise_review import open_review
+
+        store = self.store
+        return open_review(store, evaluation, self, pair) if store is not None else None
 
     def _compare_clicked(self) -> None:
         chosen = self.selected()

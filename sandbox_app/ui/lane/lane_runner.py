@@ -10,12 +10,15 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
+from PySide6.QtWidgets import QVBoxLayout
+
 from sandbox_app.core.running.events import RunFinished
 from sandbox_app.core.running.fork import ForkPoint
 from sandbox_app.core.scenarios.prompt_versions import VersionError, graded, record
 from sandbox_app.core.scenarios.scenario import Expected, Scenario
 from sandbox_app.core.scenarios.setting_rules import SettingError
 from sandbox_app.core.tools import Tool
+from sandbox_app.ui.grading.grade_bar import GradeBar
 from sandbox_app.ui.lane.backend_panel import BackendPanel
 from sandbox_app.ui.lane.run_pane import RunPane
 from sandbox_app.ui.window.workspace_signals import QtWorkspace
@@ -23,6 +26,7 @@ from sandbox_app.ui.window.workspace_signals import QtWorkspace
 if TYPE_CHECKING:  # the rest is imported when first used, off the first frame's path
     from sandbox_app.application.backend_choice import BackendChoice
     from sandbox_app.application.history import History
+    from sandbox_app.core.history.history_db import HistoryStore
     from sandbox_app.core.running.records import RunRecord
     from sandbox_app.ui.lane.key_confirmation import KeyConfirmation
 
@@ -57,9 +61,18 @@ class LaneRunner:
         # The version and expected answer of the runs going now: each answer is graded for it.
         self._grading: tuple[str, Expected | None] = ("", None)
         pane.runFinished.connect(self._grade)
+        # A person's 👍/👎 and note on the run shown, under its answer (after _grade stored it).
+        self.grades = GradeBar(pane, self._store)
+        rows = pane.layout()
+        assert isinstance(rows, QVBoxLayout)
+        rows.insertWidget(rows.indexOf(pane.answer_status) + 1, self.grades)
         # The trace's menu: Add to test set… makes a case of a run shown here.
         pane.add_case = self._add_to_test_set
         panel.health_line.subject = self._health_subject  # the context this lane's run needs
+
+    def _store(self) -> HistoryStore | None:
+        log = self.run_log()
+        return log.store if log is not None else None
 
     def _add_to_test_set(self, record: RunRecord) -> object:
         from sandbox_app.ui.lane.add_to_test_set import open_add_to_test_set

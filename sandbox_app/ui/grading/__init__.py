@@ -1,0 +1,2 @@
+"""Human grades in the window: a 👍/👎 and a note on a run, the blind pairwise review, the
+judge's agreement with the grades."""
