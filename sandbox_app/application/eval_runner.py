@@ -227,7 +227,7 @@ class EvalRunner:
             else await self._judged(case, result, record.events)
         )  # fmt: skip
         if judge is not None:  # what the run would be without the judge's verdict: a build
-            # is not failed by a judge people have not calibrated (cli/eval_baseline.py)
+            # is not failed by a judge people have not calibrated (cli/evaluating/eval_baseline.py)
             identity = judge_identity(self.scenario.judge or JudgeSpec())
             judge = replace(
                 judge, passed_without_judge=overall(answer_ok, checks), judge_id=identity

@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 from sandbox_app.cli.cli_io import EXIT_REGRESSED
-from sandbox_app.cli.eval_command import eval_command
+from sandbox_app.cli.evaluating.eval_command import eval_command
 from sandbox_app.cli.main import main
 from sandbox_app.core.history.history_db import HistoryStore
 from sandbox_app.core.history.history_grades import Grade, result_ref, set_grade

@@ -10,7 +10,7 @@ least :data:`MIN_LABELS` labels: 0.6 is where Landis and Koch's "substantial" ag
 starts; raw agreement (zeroclaw#9227's ≥ 0.85) is not used because it rewards a judge for a
 test set's prevalence; 50 labels as zeroclaw#9227 asks (κ's standard error is then about
 0.1). An uncalibrated judge's verdicts are shown, and never fail a build alone
-(cli/eval_baseline.py).
+(cli/evaluating/eval_baseline.py).
 
 **A blind pairwise review**'s win rate: of the choices that were not a tie, the share the
 first arm won, with its 95 % Wilson interval; ties are counted and said beside it, never
