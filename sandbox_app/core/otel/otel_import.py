@@ -51,18 +51,18 @@ from sandbox_app.core.otel.otel_spans import (
     kind,
     unique,
 )
-from sandbox_app.core.otel.otel_steps import Steps, Timed
+from sandbox_app.core.otel.otel_steps import Steps
 from sandbox_app.core.otel.otel_tools import scenario_tools
 from sandbox_app.core.react_format.prompts import unknown_placeholders
 from sandbox_app.core.running import events as ev
-from sandbox_app.core.running.recording import RecordedLane, Recording
+from sandbox_app.core.running.recording import RecordedLane, Recording, Timed
 from sandbox_app.core.running.records import RunSettings
 from sandbox_app.core.scenarios.lane_settings import MAX_STEPS_RANGE, LaneSettings
 from sandbox_app.core.scenarios.scenario import Scenario
 from sandbox_app.core.untrusted.file_reader import ReadError, display_name
 
 FIRST_SPANS = 2_000  # read before anything is shown: the trace and its scenario come from it
-MORE_SPANS = 200  # each later read: a few milliseconds of work, so the window stays live
+MORE_SPANS = 40  # each later read: ~20 steps, a few milliseconds, so the window stays live
 T = TypeVar("T")
 
 
@@ -79,7 +79,11 @@ class ImportedTrace:
 def open_trace(path: str | Path) -> ImportedTrace:
     """The whole trace in ``path`` as a recording, its notices first; TraceError says in one
     line what is wrong."""
-    stream = TraceStream(path)
+    return whole(TraceStream(path))
+
+
+def whole(stream: TraceStream) -> ImportedTrace:
+    """The rest of ``stream`` read: the trace as a recording, its notices first."""
     events = list(stream.steps())
     lead: list[ev.Event] = [stream.started]
     lead += [ev.Notice(0, f"⚠ {line}") for line in stream.notices]

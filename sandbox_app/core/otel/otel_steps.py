@@ -16,9 +16,7 @@ from sandbox_app.core.react_format.parser import parse_turn
 from sandbox_app.core.running import events as ev
 from sandbox_app.core.running.metrics import RunMetrics, StepMetrics, estimate_tokens
 from sandbox_app.core.running.native_tools import NativeCall, call_input
-from sandbox_app.core.running.recording import MAX_OFFSET_S
-
-Timed = tuple[float, ev.Event]
+from sandbox_app.core.running.recording import MAX_OFFSET_S, Timed
 
 
 class Steps:

@@ -33,7 +33,10 @@ _WHAT = {Role.OBSERVATION: "observation", Role.ERROR: "observation", Role.MODEL:
 
 def size_words(text: str) -> str:
     """``10.0 MB``: the text's size as UTF-8, as a file of it would be."""
-    size = len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+    return _size(len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass")))
+
+
+def _size(size: int) -> str:
     for unit, scale in (("MB", 1e6), ("KB", 1e3)):
         if size >= scale:
             return f"{size / scale:.1f} {unit}"
@@ -50,10 +53,7 @@ class Fold:
 
     def line(self) -> str:
         what = _WHAT.get(self.role, "text")
-        return (
-            f"⋯ {what} {size_words(self.text)} — show more "
-            f"({self.shown / max(len(self.text), 1):.0%} shown)"
-        )
+        return f"⋯ {what} {size_words(self.text)} — show more ({_size(self.shown)} shown)"
 
 
 class TraceRows:

@@ -14,8 +14,9 @@ colours, the metrics and the comparison table are the live run's.
 
 from __future__ import annotations
 
+import itertools
 import json
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -195,23 +196,41 @@ def event_from_dict(data: dict[str, Any], where: str = "event") -> Event:
 
 class RecordedRun:
     """Plays a recorded lane's events at ``speed`` × the recorded pace (0: at once); runs
-    through ``engine.drive`` like a live engine, so everything downstream is the same."""
+    through ``engine.drive`` like a live engine, so everything downstream is the same.
+    ``more``: events after the lane's that are still being read (a long trace streams in:
+    core/otel/otel_import.TraceStream); a file that turns out damaged on the way ends the
+    run as failed, in its one line. At once, the loop gets a turn every :data:`TURN_S`, so
+    the window draws and answers while a long run pours in."""
 
-    def __init__(self, lane: RecordedLane, speed: float = 1.0) -> None:
+    TURN_S = 0.004
+
+    def __init__(self, lane: RecordedLane, speed: float = 1.0, more: Iterable[Timed] = ()) -> None:
         self.lane = lane
         self.speed = speed
+        self.more = more
         self._shown: RunMetrics = RunMetrics()
 
     async def run(self) -> AsyncIterator[Event]:
         import asyncio
 
         loop = asyncio.get_running_loop()
-        started = loop.time()
-        for offset, event in self.lane.events:
+        started = turn = loop.time()
+        timed = itertools.chain(self.lane.events, self.more)
+        while True:
+            try:
+                offset, event = next(timed)
+            except StopIteration:
+                return
+            except ReadError as err:
+                yield RunFinished("failed", str(err), None, self._shown)
+                return
             if self.speed > 0:
                 delay = started + offset / self.speed - loop.time()
                 if delay > 0:
                     await asyncio.sleep(delay)
+            elif loop.time() - turn > self.TURN_S:
+                await asyncio.sleep(0)
+                turn = loop.time()
             if isinstance(event, RunFinished):
                 self._shown = event.metrics
             yield event

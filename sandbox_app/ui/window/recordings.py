@@ -9,7 +9,7 @@ other than the window's: it always plays what was recorded.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
@@ -22,6 +22,7 @@ from sandbox_app.backends.registry import SCRIPTED
 from sandbox_app.core.running.recording import (
     RecordedLane,
     RecordingError,
+    Timed,
     load_recording,
     recording_of,
     recordings_dir,
@@ -140,16 +141,17 @@ class RecordingActions:
         self.playing_line = f"▶ {recording.title()} · {pace}{note}"
         return self._say(self.playing_line, True)
 
-    def replay(self, lane: RecordedLane, scenario: Scenario) -> None:
+    def replay(self, lane: RecordedLane, scenario: Scenario, more: Iterable[Timed] = ()) -> None:
         """Play a recorded run in the Run tab, its model shown in the panel (and so in the
-        presenter's summary) until the user runs or picks another."""
+        presenter's summary) until the user runs or picks another. ``more``: its events still
+        being read (a long trace's), played at once."""
         stage = self.stage
         if self.before_replay is None:
             choice = stage.backend_panel.choice()
             self.before_replay = (stage.backend_panel.backend_id(), choice.base_url, choice.model)
         settings = lane.settings
         self._select_quietly(settings.backend or SCRIPTED, settings.base_url, settings.model)
-        stage.run_tabs.run_pane.replay(lane, scenario, self.speed)
+        stage.run_tabs.run_pane.replay(lane, scenario, 0.0 if more else self.speed, more)
         if stage.presenter.on:
             stage.presenter.apply()
 
