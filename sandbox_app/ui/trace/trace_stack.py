@@ -24,10 +24,12 @@ from sandbox_app.ui.lane.frames import Phase, frame_clock
 from sandbox_app.ui.trace.trace_find import TraceFind
 from sandbox_app.ui.trace.trace_list import TraceList
 from sandbox_app.ui.trace.trace_view import TraceView
+from sandbox_app.ui.window import gc_policy
 
 # Past this many events (a step is some six), a kept run or a recording is drawn as rows: the
 # live view's document costs ~66 bytes a character and drops text from its top past 100,000.
 LONG_EVENTS = 3_000
+FREEZE_EVERY = 15  # frames of rows between two freezes of what they are made of (gc_policy)
 
 
 class TraceStack(QWidget):
@@ -47,6 +49,7 @@ class TraceStack(QWidget):
         layout.addWidget(self.finder)
         self._pending: list[Event] = []
         self._events: list[Event] = []  # every one shown since the trace was cleared
+        self._frames = 0  # frames that added rows
         self.menu_requested: Callable[[QPoint], None] = lambda _pos: None  # the step menu
         for view in (trace, self.rows):
             view.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
@@ -83,21 +86,23 @@ class TraceStack(QWidget):
         return step
 
     def show_event(self, event: Event) -> None:
-        self._events.append(event)
-        if not self.long and _huge(event):  # drawn again as rows, from the run's start
-            self.trace.clear_trace()
-            self.long, self._pending = True, self._events[:-1]
         if not self.long:
-            self.trace.show_event(event)
-            return
+            if not _huge(event):
+                self._events.append(event)  # kept while drawn live: for a switch to rows
+                self.trace.show_event(event)
+                return
+            self.trace.clear_trace()  # drawn again as rows, from the run's start
+            self.long, self._pending, self._events = True, self._events, []
         self._pending.append(event)
-        if len(self._pending) == 1:
-            frame_clock().schedule(self.flush_all, Phase.DRAW)
+        frame_clock().schedule(self.flush_all, Phase.DRAW)  # once a frame, however often asked
 
     def flush_all(self) -> None:
         if self._pending:
             pending, self._pending = self._pending, []
             self.rows.add(pending)
+            self._frames += 1
+            if self._frames % FREEZE_EVERY == 0:
+                gc_policy.keep_long_lived()
         self.trace.flush_all()
 
     def clear_trace(self) -> None:
