@@ -140,8 +140,7 @@ class RunPane(QWidget):
 
     def run(self, spec: RunSpec, waiting_for: str, repeats: int = 1) -> None:
         """Run ``spec`` ``repeats`` times (application/run_builder.py makes each run)."""
-        settings, scenario = spec.record_settings(), spec.scenario
-        self.traces.long = False
+        settings, scenario, self.traces.long = spec.record_settings(), spec.scenario, False
         self.start(lambda: build_run(spec), settings, waiting_for, repeats, scenario, spec.fork)
 
     def start(
@@ -312,7 +311,7 @@ class RunPane(QWidget):
                 self._counts[i] += isinstance(event, kind)
         if isinstance(event, StepFinished):
             self._step_metrics.append(event.metrics)
-            # Not for a long trace pouring in: summing every step at each step is quadratic.
+            # Not while a long trace pours in (every step summed at each step: quadratic).
             if self._showing_latest() and not self.traces.long:  # else its figures stay
                 elapsed = time.perf_counter() - self._started
                 live = RunMetrics(tuple(self._step_metrics), elapsed, *self._counts)
