@@ -42,7 +42,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
-from sandbox_app.core.otel.otel_messages import ModelCall, model_call
+from sandbox_app.core.otel.otel_messages import ModelCall
+from sandbox_app.core.otel.otel_reading import Read, read_ahead
 from sandbox_app.core.otel.otel_spans import (
     Span,
     TraceError,
@@ -98,14 +99,14 @@ class TraceStream:
 
     def __init__(self, path: str | Path) -> None:
         self.name = name = display_name(path)
-        self._spans = iter_spans(path)
+        self._spans = read_ahead(iter_spans(path))
         self.done = False
-        first = self._read(FIRST_SPANS)
+        first = self._guarded(lambda: self._read(FIRST_SPANS))
         self.notices: list[str] = []
-        by_trace: dict[str, list[Span]] = defaultdict(list)
-        for span in first:
-            by_trace[span.trace_id].append(span)
-        model_spans = {t: [s for s in ss if kind(s) == "llm"] for t, ss in by_trace.items()}
+        by_trace: dict[str, list[Read]] = defaultdict(list)
+        for read in first:
+            by_trace[read[0].trace_id].append(read)
+        model_spans = {t: [s for s, c in rs if c is not None] for t, rs in by_trace.items()}
         self.trace_id = max(model_spans, key=lambda t: len(model_spans[t]))
         if not model_spans[self.trace_id]:
             raise TraceError(
@@ -122,10 +123,10 @@ class TraceStream:
         if not calls:  # innermost keeps one at least; a step list is never read empty
             raise TraceError(f"{name}: no model calls to read (their spans' parents loop).")
         native = any(c.calls or any(m.get("role") == "tool" for m in c.messages) for c in calls)
-        self._builder = Steps(native, min(s.start_ns for s in trace))
+        self._builder = Steps(native, min(s.start_ns for s, _ in trace))
         self._builder.add(calls, tools)
         self._first = self._guarded(lambda: list(self._builder.built(final=self.done)))
-        self.scenario = self._scenario(calls, trace, native)
+        self.scenario = self._scenario(calls, [s for s, _ in trace], native)
         self._builder.collecting = False  # the mock tools answer the first read's inputs
         model = next((c.model for c in calls if c.model), "")
         scenario = self.scenario
@@ -142,16 +143,16 @@ class TraceStream:
         )
         self._told = len(self.notices)
 
-    def _read(self, count: int) -> list[Span]:
-        spans = list(itertools.islice(self._spans, count))
-        self.done = len(spans) < count
-        return spans
+    def _read(self, count: int) -> list[Read]:
+        reads = list(itertools.islice(self._spans, count))
+        self.done = len(reads) < count
+        return reads
 
-    def _calls(self, spans: list[Span]) -> tuple[list[ModelCall], list[Span]]:
-        spans = unique(spans)
-        llms = [s for s in spans if kind(s) == "llm"]
-        calls = self._guarded(lambda: [model_call(s) for s in innermost(spans, llms)])
-        return calls, [s for s in spans if kind(s) == "tool"]
+    def _calls(self, reads: list[Read]) -> tuple[list[ModelCall], list[Span]]:
+        calls = {s.span_id: c for s, c in reads if c is not None}
+        spans = unique([s for s, _ in reads])
+        inner = innermost(spans, [s for s in spans if s.span_id in calls])
+        return [calls[s.span_id] for s in inner], [s for s in spans if kind(s) == "tool"]
 
     def _guarded(self, build: Callable[[], list[T]]) -> list[T]:
         try:
@@ -178,8 +179,8 @@ class TraceStream:
         self._first = []
         builder = self._builder
         while not self.done and builder.answer is None:
-            spans = [s for s in self._read(MORE_SPANS) if s.trace_id == self.trace_id]
-            builder.add(*self._calls(spans))
+            reads = self._guarded(lambda: self._read(MORE_SPANS))
+            builder.add(*self._calls([r for r in reads if r[0].trace_id == self.trace_id]))
             yield from self._guarded(lambda: list(builder.built(final=self.done)))
         self.notices += builder.notices
         builder.notices = []
