@@ -202,7 +202,7 @@ class RecordedRun:
     run as failed, in its one line. At once, the loop gets a turn every :data:`TURN_S`, so
     the window draws and answers while a long run pours in."""
 
-    TURN_S = 0.004
+    TURN_S = 0.002
 
     def __init__(self, lane: RecordedLane, speed: float = 1.0, more: Iterable[Timed] = ()) -> None:
         self.lane = lane
