@@ -74,15 +74,13 @@ class RunPane(QWidget):
         self.controller = RunController(self)
         self.history = RunHistory()
         self.trace = TraceView()
-        self.traces = TraceStack(self.trace)  # the live view, or a long trace's rows
+        self.traces = TraceStack(self.trace, self.controller.runningChanged)  # live, or rows
         self.stop_button = QToolButton()  # compact: four lanes of these fit beside the editor
         self.stop_button.setText("Stop")
         self.stop_button.setEnabled(False)
         self.step_label = plain_label("Ready")
         self.step_label.setMinimumWidth(24)  # long "waiting for host…" lines must not widen it
-        self.progress = QProgressBar()
-        self.progress.setTextVisible(False)
-        self.progress.setMaximumWidth(160)
+        self.progress = QProgressBar(textVisible=False, maximumWidth=160)  # type: ignore[call-arg]
         self.progress.setMinimumWidth(16)  # a sliver in a narrow lane; the step line says how far
         self.run_picker = QComboBox()
         self.run_picker.setToolTip("Show the trace of any run kept here")
@@ -302,8 +300,10 @@ class RunPane(QWidget):
         # From a step's start to its first text the request is waiting on the model.
         self._waiting_since = time.perf_counter() if isinstance(event, StepStarted) else None
         if isinstance(event, StepStarted):
-            self._step = event.step
+            # An opened trace may go past its scenario's limit (a fork's): the steps it has.
+            self._step, self._max_steps = event.step, max(self._max_steps, event.step)
             self.step_label.setText(f"Step {event.step} of {self._max_steps}")
+            self.progress.setRange(0, self._max_steps)
             self.progress.setValue(event.step)
         else:  # counted as they come, as the engine counts them for its final figures
             kinds = (Observation, FormatError, FabricationCut, LoopNoticed | RepetitionCut)
@@ -333,7 +333,7 @@ class RunPane(QWidget):
         rerun = (origin, turn_text(record.events, origin.step)) if origin and origin.rerun else None
         self.header.show(event, steps, scenario.expected if scenario else None, rerun)
         most = record.settings.max_steps or (scenario.max_steps if scenario else 0) or steps
-        of = f"{steps} of {most}"
+        of = f"{steps} of {max(most, steps)}"
         if rerun is not None and event.status == "stopped":
             self.step_label.setText(f"Reran step {steps}")
         elif event.status in ("stopped", "failed", "loop"):  # "Loop at step 3 of 8"

@@ -79,6 +79,7 @@ class TraceFind(QWidget):
         layout.setStretch(0, 1)
         self.matches: list[int] = []
         self.current = -1
+        self.growing = False  # rows may still come (a trace streams in)
         self._needle = ""
         self._scanned = 0
         self._timer = QTimer(self)
@@ -114,6 +115,12 @@ class TraceFind(QWidget):
         self.step.setMaximum(max(1, self.target.step_count()))
         if self._needle and not self._timer.isActive():
             self._timer.start()
+
+    def set_growing(self, on: bool) -> None:
+        self.growing = on
+        self.rows_changed()
+        if self._needle and not self._timer.isActive():
+            self._say()  # "…" gone: the count is the whole trace's
 
     def restart(self) -> None:
         self._restart(self.field.text())
@@ -154,9 +161,10 @@ class TraceFind(QWidget):
         self._say()
 
     def _say(self) -> None:
-        total = f"{len(self.matches):,}" + ("" if self.done else "…")
+        final = self.done and not self.growing
+        total = f"{len(self.matches):,}" + ("" if final else "…")
         if not self.matches:
-            self.count.setText("no match" if self.done else "searching…")
+            self.count.setText("no match" if final else "searching…")
         else:
             self.count.setText(f"{self.current + 1:,} of {total}")
 

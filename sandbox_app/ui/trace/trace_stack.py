@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from PySide6.QtCore import QPoint, Qt
+from PySide6.QtCore import QPoint, Qt, SignalInstance
 from PySide6.QtGui import QTextCursor
 from PySide6.QtWidgets import QAbstractScrollArea, QStackedWidget, QVBoxLayout, QWidget
 
@@ -33,7 +33,10 @@ FREEZE_EVERY = 15  # frames of rows between two freezes of what they are made of
 
 
 class TraceStack(QWidget):
-    def __init__(self, trace: TraceView, parent: QWidget | None = None) -> None:
+    def __init__(
+        self, trace: TraceView, running: SignalInstance, parent: QWidget | None = None
+    ) -> None:
+        """``running``: the pane's runs started (True) or ended: rows may still come."""
         super().__init__(parent)
         self.trace = trace
         self.rows = TraceList()
@@ -54,6 +57,7 @@ class TraceStack(QWidget):
         for view in (trace, self.rows):
             view.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
             view.customContextMenuRequested.connect(lambda pos: self.menu_requested(pos))
+        running.connect(self.finder.set_growing)
         model = self.rows.model_
         model.rowsInserted.connect(lambda *_: self.finder.rows_changed())
         self.rows.clicked.connect(lambda _index: self._after_click())
