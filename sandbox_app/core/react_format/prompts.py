@@ -46,6 +46,7 @@ def tool_lines(tools: Iterable[Tool]) -> str:
     return "\n".join(lines) if lines else "(no tools are enabled)"
 
 
+
 class PromptError(ValueError):
     """A template the engine cannot fill, with a message that says how to fix it."""
 

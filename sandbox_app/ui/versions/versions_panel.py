@@ -343,3 +343,4 @@ class VersionsPanel(QWidget):
         history = self.workspace.model.scenario.prompt_history
         changed = edited(history, entry.id, lambda e: replace(e, **changes))  # type: ignore[arg-type]
         self.workspace.update(self, prompt_history=changed)
+
