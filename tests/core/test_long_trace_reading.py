@@ -1,15 +1,24 @@
 """A long trace read as it is shown (core/otel/otel_import.TraceStream): its first steps come
 before the file is read to its end, every step comes in order, and a line damaged past the
-first read ends the played run as failed in one line, the steps before it kept."""
+first read ends the played run as failed in one line, the steps before it kept. A long
+recording likewise: its first events checked before it plays, the rest as they play."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 
 from sandbox_app.core.otel.otel_import import TraceStream, open_trace
 from sandbox_app.core.running import events as ev
-from sandbox_app.core.running.recording import RecordedLane, RecordedRun
+from sandbox_app.core.running.recording import (
+    FIRST_EVENTS,
+    RecordedLane,
+    RecordedRun,
+    load_recording,
+    open_recording,
+    recording_text,
+)
 from tests.long_trace import ANSWER, observation, write_trace
 
 STEPS = 1_500  # 3,000 spans and more: past the first read's 2,000
@@ -61,3 +70,33 @@ def test_a_line_damaged_past_the_first_read_ends_the_run_as_failed_in_one_line(
     steps = [e.step for e in events if isinstance(e, ev.StepStarted)]
     assert steps == list(range(1, len(steps) + 1))  # what came before it, in order
     assert len(steps) >= 1_000
+
+
+def test_a_long_recording_plays_its_checked_first_events_and_checks_the_rest_as_it_plays(
+    tmp_path: Path,
+) -> None:
+    trace = open_trace(write_trace(tmp_path / "run.jsonl", 200))  # 1,200 events and more
+    path = tmp_path / "run.json"
+    path.write_text(recording_text(trace.recording), encoding="utf-8")
+    recording, more = open_recording(path)
+    lane = recording.lanes[0]
+    assert len(lane.events) == FIRST_EVENTS  # checked before it plays
+    rest = list(more)
+    assert [e for _, e in (*lane.events, *rest)] == [e for _, e in trace.lane.events]
+    assert load_recording(path).lanes == trace.recording.lanes  # read whole: the same
+
+    data = json.loads(path.read_text(encoding="utf-8"))
+    data["lanes"][0]["events"][900]["step"] = "nine hundred"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    recording, more = open_recording(path)  # its first events are fine: it opens
+    play = RecordedRun(recording.lanes[0], 0.0, more)
+
+    async def played() -> list[ev.Event]:
+        return [event async for event in play.run()]
+
+    events = asyncio.run(played())
+    finished = events[-1]
+    assert isinstance(finished, ev.RunFinished)
+    assert finished.status == "failed"
+    assert "lanes[0].events[900].step" in finished.reason
+    assert len(events) == 901  # the 900 before it, then the run's end
