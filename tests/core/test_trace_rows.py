@@ -113,3 +113,13 @@ def test_nesting_is_the_depth_of_any_json_brackets_in_strings_not_counted(value:
 def test_nesting_of_a_string_never_closed_stops_at_it() -> None:
     assert nesting('[[{"a": "[[[') == 3
     assert nesting('["\\\\", [[1]]]') == 3  # an escaped backslash ends nothing
+
+
+def test_a_5_mb_reply_is_folded_as_a_reply_with_its_size() -> None:
+    rows = TraceRows()
+    reply = "Thought: " + "long " * 1_000_000 + "\nAction: look[1]"
+    rows.add([ev.StepStarted(1), ev.TokenDelta(1, reply)])
+    fold = next(iter(rows.folds))
+    assert rows.text(fold) == "⋯ reply 5.0 MB — show more (65.5 KB shown)"
+    assert rows.role(1) is Role.THOUGHT  # its first page styled as the window styles it
+    assert rows.count < PAGE_CHARS // ROW_CHARS + 5
