@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from PySide6.QtCore import QPoint, Qt, SignalInstance
+from PySide6.QtCore import QPoint, Qt, Signal, SignalInstance
 from PySide6.QtGui import QTextCursor
 from PySide6.QtWidgets import QAbstractScrollArea, QStackedWidget, QVBoxLayout, QWidget
 
@@ -33,6 +33,9 @@ FREEZE_EVERY = 15  # frames of rows between two freezes of what they are made of
 
 
 class TraceStack(QWidget):
+    """``stepClicked(int)``: a step's separator was clicked, in the view shown."""
+
+    stepClicked = Signal(int)
     def __init__(
         self, trace: TraceView, running: SignalInstance, parent: QWidget | None = None
     ) -> None:
@@ -58,6 +61,8 @@ class TraceStack(QWidget):
             view.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
             view.customContextMenuRequested.connect(lambda pos: self.menu_requested(pos))
         running.connect(self.finder.set_growing)
+        trace.stepClicked.connect(self.stepClicked)
+        self.rows.stepClicked.connect(self.stepClicked)
         model = self.rows.model_
         model.rowsInserted.connect(lambda *_: self.finder.rows_changed())
         self.rows.clicked.connect(lambda _index: self._after_click())
@@ -72,6 +77,10 @@ class TraceStack(QWidget):
         self._stack.setCurrentWidget(self.rows if on else self.trace)
         self.finder.target = self.rows if on else self._blocks
         self.finder.restart()
+
+    def scroll_to_step(self, step: int) -> bool:
+        """Step ``step``'s separator at the top of the view shown; False if it is not there."""
+        return (self.rows if self.long else self.trace).scroll_to_step(step)
 
     def shown(self) -> QAbstractScrollArea:
         return self.rows if self.long else self.trace
