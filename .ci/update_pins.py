@@ -56,7 +56,8 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         (folder / "pyproject.toml").write_text(_without_pins(text), encoding="utf-8")
-        runtime = _compile(folder, "pyproject.toml", *groups)
+        # The extras too (react-sandbox[ray]): an extra installs the pins CI tested as well.
+        runtime = _compile(folder, "pyproject.toml", "--all-extras", *groups)
         (folder / "build.in").write_text("\n".join(project["build-system"]["requires"]))
         build = _compile(folder, "build.in")
     for name, pins in zip(BLOCKS, (runtime, build), strict=True):

@@ -15,7 +15,7 @@ As the real API does with extended thinking on ("Extended thinking", section "Pr
 thinking blocks"), a request whose last user turn carries ``tool_result`` blocks is refused
 (400 invalid_request_error, the API's own wording) when the assistant message before it does
 not start with its thinking block, and any thinking block whose ``signature`` is not the one
-this server signed it with is refused too.
+this server signed it with, or redacted block whose ``data`` is not what it sent, is refused too.
 
 Each reply is scripted per request turn (the number of assistant messages the request holds).
 Every request body and key is recorded for the tests to read.
@@ -47,6 +47,9 @@ MISSING_THINKING = (
     "https://docs.claude.com/en/docs/build-with-claude/extended-thinking"
 )
 BAD_SIGNATURE = "messages.{index}.content.{block}: Invalid `signature` in `thinking` block"
+# A redacted block is encrypted by the API, which refuses one it cannot decrypt; these words
+# are this server's own, shaped as the signature's.
+BAD_REDACTED = "messages.{index}.content.{block}: Invalid `data` in `redacted_thinking` block"
 
 
 HOSTILE = "hostile-"  # a Thinking's own signature starts so: taken back as valid
@@ -145,6 +148,7 @@ class FakeAnthropicServer:
         self._failures: dict[str, int] = {}
         self.requests: list[dict[str, Any]] = []  # every /v1/messages body, in order
         self.keys: list[str] = []  # the x-api-key of every request, in order
+        self._redacted: set[str] = set()  # every redacted block's data sent: taken back only
         self._server = ThreadedApp("FakeAnthropicServer", self._app)
         self._port = 0
 
@@ -205,7 +209,9 @@ class FakeAnthropicServer:
             if script.retry_after is not None:
                 headers["retry-after"] = f"{script.retry_after:g}"
             return _error(script.fail_status, kind, message, **headers)
-        refusal = _thinking_refusal(body)
+        with self._lock:
+            redacted = set(self._redacted)
+        refusal = _thinking_refusal(body, redacted)
         if refusal:
             return _error(400, "invalid_request_error", refusal)
         turn_index = sum(1 for m in body["messages"] if m["role"] == "assistant")
@@ -218,7 +224,9 @@ class FakeAnthropicServer:
     ) -> web.StreamResponse:
         response = web.StreamResponse(status=200, headers=_SSE_HEADERS)
         await response.prepare(request)
-        prompt = len(json.dumps(body["messages"])) // 4
+        # As the API counts: the system prompt and the tools are part of the input.
+        counted = [body.get("system"), body.get("tools"), body["messages"]]
+        prompt = len(json.dumps(counted)) // 4
         start_usage = {
             "input_tokens": prompt,
             "output_tokens": 1,
@@ -296,6 +304,8 @@ class FakeAnthropicServer:
             await response.write(_event(str(block.payload["type"]), block.payload))
             return sent, cut
         if isinstance(block, Redacted):
+            with self._lock:
+                self._redacted.add(block.data)
             await start({"type": "redacted_thinking", "data": block.data})
         elif isinstance(block, ToolUse):
             tool_id = f"toolu_{index:02d}"
@@ -335,9 +345,9 @@ def _key_of(request: web.Request) -> str:
     return request.headers.get("x-api-key") or bearer.removeprefix("Bearer ")
 
 
-def _thinking_refusal(body: dict[str, Any]) -> str:
+def _thinking_refusal(body: dict[str, Any], redacted: set[str]) -> str:
     """The 400 the real API answers a thinking request whose thinking did not come back as it
-    was sent (module docstring), or ""."""
+    was sent (module docstring), or "". ``redacted``: the redacted blocks' data sent."""
     if (body.get("thinking") or {}).get("type") != "enabled":
         return ""
     messages = body["messages"]
@@ -351,6 +361,8 @@ def _thinking_refusal(body: dict[str, Any]) -> str:
                 and not str(signature).startswith(HOSTILE)
             ):
                 return BAD_SIGNATURE.format(index=index, block=number)
+            if block.get("type") == "redacted_thinking" and block.get("data") not in redacted:
+                return BAD_REDACTED.format(index=index, block=number)
     last = messages[-1]
     results = isinstance(last["content"], list) and any(
         b.get("type") == "tool_result" for b in last["content"]

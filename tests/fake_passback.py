@@ -24,7 +24,9 @@ plays them (ModelScript.passback), each answering 400 in its own words when it i
   vllm-project/vllm#38488): the tests check which field went out.
 
 Signatures are a hash of what they sign, so a detail or a call sent back wrong (text joined
-badly, a signature on the wrong call) is refused like a missing one.
+badly, a signature on the wrong call) is refused like a missing one; DeepSeek's and Kimi's
+``reasoning_content`` must come back byte for byte as streamed (the test server's own
+strictness: it is what a fork or a replayed run must keep).
 """
 
 from __future__ import annotations
@@ -99,18 +101,26 @@ def sign_calls(mode: PassbackMode, deltas: list[dict[str, Any]]) -> list[dict[st
     return signed
 
 
-def refusal(mode: PassbackMode, messages: list[Any]) -> web.Response | None:
+def refusal(
+    mode: PassbackMode, messages: list[Any], reasoning_sent: dict[str, str] | None = None
+) -> web.Response | None:
     """The 400 ``mode``'s server answers when an assistant tool-call message lacks what it
-    requires back; None when every one has it."""
+    requires back; None when every one has it. ``reasoning_sent``: DeepSeek's and Kimi's
+    reasoning as this server streamed it, by the id of the call its reply made: a message
+    sending other bytes back for that call is refused like one sending none."""
+    sent_by_call = reasoning_sent or {}
     for index, message in enumerate(messages):
         if not isinstance(message, dict) or message.get("role") != "assistant":
             continue
         calls = message.get("tool_calls") or []
         if not calls:
             continue
-        if mode == "deepseek" and not isinstance(message.get("reasoning_content"), str):
+        back = message.get("reasoning_content")
+        streamed = [sent_by_call[c["id"]] for c in calls if c.get("id") in sent_by_call]
+        exact = isinstance(back, str) and all(back == text for text in streamed)
+        if mode == "deepseek" and not exact:
             return _openai_error(DEEPSEEK_MISSING, param=None, code="invalid_request_error")
-        if mode == "kimi" and not isinstance(message.get("reasoning_content"), str):
+        if mode == "kimi" and not exact:
             return web.json_response(
                 {"error": {"message": KIMI_MISSING.format(index=index),
                            "type": "invalid_request_error"}},

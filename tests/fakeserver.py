@@ -24,6 +24,7 @@ free port, so the code under test can use any event loop (``asyncio.run``, qasyn
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import re
 import threading
@@ -156,6 +157,9 @@ class ModelScript:
     # Replies per question (the conversation's first user message), for runs that arrive in
     # any order (a test set run concurrently); a question not in it uses the above.
     by_question: dict[str, list[str]] | None = None
+    # Replies worked out from the request's messages (a model whose answers depend on the
+    # prompt's words: tests/fake_optimizer.py); None: the above. Called for each request.
+    responder: Callable[[list[Any]], list[str]] | None = None
     # Tokens (SSE chunks) per second; None = as fast as the socket takes them.
     rate: float | None = None
     # Cut the reply at the earliest ``stop`` string of the request.
@@ -226,10 +230,17 @@ class ModelScript:
     # The streamed reply's usage object, sent as it is instead of the counted one (a server
     # that reports nonsense: negative, huge or non-numeric counts).
     usage: dict[str, Any] | None = None
+    # False: a stream with no usage at all, whatever stream_options asks (llama-cpp-python's
+    # server: abetlen/llama-cpp-python#1082, #1640).
+    sends_usage: bool = True
     # A server that requires a reply's reasoning back in a tool-calling turn and answers 400
     # without it (tests/fake_passback.py: "deepseek", "kimi", "gemini", "openrouter"); a
     # tool-calling reply's leading <think> block streams in that server's shape.
     passback: PassbackMode | None = None
+    # Hold each passback refusal until this many are held (at most 5 s), then answer them
+    # together: that many runs' requests were in flight when the first 400 came (eval's
+    # concurrency), none of them yet knowing what the others learn from it.
+    refusals_together: int = 0
     # ---- a small context window (the context meter, core/running/context_meter.py) ---
     # A server whose context holds this many tokens (``tokenize``'s): a longer prompt is cut
     # silently, keeping only the last messages that fit, and its prompt_tokens is the window
@@ -474,11 +485,15 @@ class FakeOpenAIServer:
         self._models: dict[str, ModelScript] = {}
         self._failures: dict[str, int] = {}
         self._conversations: dict[str, int] = {}  # conversations started, per model
+        self._held: dict[str, list[Any]] = {}  # refusals held, per model (refusals_together)
         self._authorizations: list[str] = []  # the Authorization header of each completion
         self._requests: list[dict[str, Any]] = []
         self._stats: dict[str, int] = {}
         self._reset_stats()
         self._ids = 0
+        # DeepSeek and Kimi passback: the reasoning each tool call's reply streamed, by call id
+        # (tests/fake_passback.py takes back only these bytes).
+        self._reasoning_sent: dict[str, str] = {}
         # What a server with a small context kept of each prompt (ModelScript.context_length).
         self.kept: list[list[Any]] = []
         # GET /v1/models answers these bytes as JSON instead of the models set (a hostile list).
@@ -534,6 +549,7 @@ class FakeOpenAIServer:
             self._models.clear()
             self._failures.clear()
             self._conversations.clear()
+            self._held.clear()
             self._requests.clear()
             self._reset_stats()
             self.kept.clear()
@@ -617,6 +633,17 @@ class FakeOpenAIServer:
             self._stats[name] = self._stats.get(name, 0) + 1
             self._changed.notify_all()
 
+    async def _hold_together(self, name: str, together: int) -> None:
+        """Wait (at most 5 s) until ``together`` refusals of ``name`` are held."""
+        if together <= 1:
+            return
+        held = self._held.setdefault(name, [0, asyncio.Event()])
+        held[0] += 1
+        if held[0] >= together:
+            held[1].set()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(held[1].wait(), 5.0)
+
     def _next_id(self) -> str:
         with self._lock:
             self._ids += 1
@@ -696,9 +723,14 @@ class FakeOpenAIServer:
                 param="messages",
             )
 
-        refused = fake_passback.refusal(script.passback, messages) if script.passback else None
+        refused = None
+        if script.passback:
+            with self._lock:
+                sent = dict(self._reasoning_sent)
+            refused = fake_passback.refusal(script.passback, messages, sent)
         if refused is not None:
             self._bump("errors")
+            await self._hold_together(name, script.refusals_together)
             return refused
 
         step = sum(1 for m in messages if isinstance(m, dict) and m.get("role") == "assistant")
@@ -709,6 +741,8 @@ class FakeOpenAIServer:
             users = (m for m in messages if isinstance(m, dict) and m.get("role") == "user")
             asked = next((m.get("content") for m in users), None)
             replies = script.by_question.get(str(asked), replies)
+        if script.responder is not None:
+            replies = script.responder(messages)
         if script.runs:
             with self._lock:
                 if step == 0:
@@ -774,6 +808,7 @@ class FakeOpenAIServer:
         content, calls = split_calls(reply)
         deltas: list[dict[str, Any]] = [{"role": "assistant", "content": ""}]
         span = _find_thinking(content) if script.passback else None
+        thinking: list[str] = []
         if span is not None and script.passback is not None:
             thinking = script.tokenizer(content[span[0] : span[1]])
             deltas += fake_passback.thinking_deltas(script.passback, thinking)
@@ -785,6 +820,11 @@ class FakeOpenAIServer:
         pieces = call_deltas(script.tool_call_style, calls, script.tokenizer, first_id)
         if script.passback is not None:
             pieces = fake_passback.sign_calls(script.passback, pieces)
+            with self._lock:
+                self._reasoning_sent.update(
+                    (p["id"], "".join(thinking)) for d in pieces for p in d.get("tool_calls", ())
+                    if "id" in p
+                )  # fmt: skip
         deltas += pieces
         completion_id = self._next_id()
         head = {"id": completion_id, "object": "chat.completion.chunk", "model": model}
@@ -985,7 +1025,7 @@ class FakeOpenAIServer:
                 else:
                     await response.write(r_prefix + content + twice + content + r_suffix)
             tail = finish
-            if include_usage:
+            if include_usage and script.sends_usage:
                 usage = json.dumps(script.usage or _usage(prompt_tokens, plan))
                 tail += usage_head + f'"choices":[],"usage":{usage}}}\n\n'.encode()
             await response.write(tail + _DONE)

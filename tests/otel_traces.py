@@ -113,24 +113,34 @@ def _instrumented(kind: Instrumentation) -> Iterator[tuple[TracerProvider, InMem
         os.environ.pop("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", None)
 
 
-def run_agent(server: FakeOpenAIServer, loop: Loop, kind: Instrumentation) -> list[ReadableSpan]:
-    """Run one loop against the test server under ``kind``; the spans it made."""
+def run_agent(
+    server: FakeOpenAIServer, loop: Loop, kind: Instrumentation, *, wrapped: bool = True
+) -> list[ReadableSpan]:
+    """Run one loop against the test server under ``kind``; the spans it made. ``wrapped``:
+    inside an agent span, with a span per tool call, as agent frameworks do; unwrapped, a
+    plain loop whose only spans are the instrumentation's, each model call a trace of its
+    own."""
     serve(server)
     with _instrumented(kind) as (provider, exporter):
-        tracer = provider.get_tracer("tests.otel_traces")
+        tracer = provider.get_tracer("tests.otel_traces") if wrapped else None
         client = openai.OpenAI(base_url=server.base_url, api_key="sk-test", max_retries=0)
-        with tracer.start_as_current_span("invoke_agent brightgrid") as agent:
-            agent.set_attribute("gen_ai.operation.name", "invoke_agent")
-            agent.set_attribute("openinference.span.kind", "AGENT")
-            agent.set_attribute("input.value", QUESTION)
-            answer = _react(client, tracer) if loop == "react" else _native(client, tracer)
-            agent.set_attribute("output.value", answer)
+        run = _react if loop == "react" else _native
+        if tracer is None:
+            run(client, None)
+        else:
+            with tracer.start_as_current_span("invoke_agent brightgrid") as agent:
+                agent.set_attribute("gen_ai.operation.name", "invoke_agent")
+                agent.set_attribute("openinference.span.kind", "AGENT")
+                agent.set_attribute("input.value", QUESTION)
+                agent.set_attribute("output.value", run(client, tracer))
         client.close()
         provider.force_flush()
         return list(exporter.get_finished_spans())
 
 
 def _tool(tracer: Any, name: str, arguments: str) -> str:
+    if tracer is None:
+        return RESULTS[name]
     with tracer.start_as_current_span(f"execute_tool {name}") as span:
         result = RESULTS[name]
         span.set_attribute("gen_ai.operation.name", "execute_tool")
@@ -235,3 +245,12 @@ def _hex(b64: str) -> str:
     import base64
 
     return base64.b64decode(b64).hex()
+
+
+def write_per_call_sample(path: Path) -> Path:
+    """The native loop under OpenInference's OpenAI instrumentation with nothing around it,
+    each model call a trace of its own, as OTLP JSON: how tests/data/openinference_per_call.json
+    was made (its .md says so)."""
+    with FakeOpenAIServer() as server:
+        spans = run_agent(server, "native", "openinference", wrapped=False)
+    return write_json(spans, path)

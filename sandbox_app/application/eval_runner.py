@@ -1,6 +1,6 @@
 """Running a test set: lane × case × repeat on the same engine, each server's requests capped.
 
-Shared by ``react-sandbox eval`` (eval_command.py) and the window's test-set panel
+Shared by ``react-sandbox eval`` (cli/evaluating/eval_command.py) and the window's test-set panel
 (ui/compare/eval_panel.py): both hand it the runs to make and get each finished run back, as
 an :class:`EvalResult` (core/results/eval_result.py: the run's key, its arm, how it ended,
 its figures, checks and verdict) and its record, through ``on_result``.
@@ -13,7 +13,7 @@ from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, S
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from sandbox_app.application.judge import Judge, judge_values
+from sandbox_app.application.judge import Judge, judge_config, judge_values
 from sandbox_app.application.run_builder import RunSpec, build_run
 from sandbox_app.backends.catalogue.keys import KeyStore, UrlSource, host_of
 from sandbox_app.backends.registry import SCRIPTED, BackendConfig, config_for
@@ -93,6 +93,27 @@ def declined(scenario: Scenario, trusted: frozenset[str]) -> str | None:
     )
 
 
+def offline_judge(scenario: Scenario) -> bool:
+    """Whether the scenario's answers are judged by the offline model's written verdicts."""
+    judge = judge_config(scenario)
+    return judge is not None and not judge.kind.server
+
+
+def unjudged_lanes(scenario: Scenario, lanes: Iterable[EvalLane]) -> str:
+    """One line naming the lanes the offline judge does not grade, and why ("": none).
+
+    Its verdicts and reasons were written for the offline model's answers: on a real model's
+    answer they would be a grade that never read it. Those lanes' runs get no judge check
+    (their answer and path still decide them) rather than a canned one."""
+    names = [lane.label for lane in lanes if lane.config.kind.server]
+    if not names or not offline_judge(scenario):
+        return ""
+    return (
+        f"the offline judge's written verdicts grade only the offline model's answers: "
+        f"{', '.join(names)} not judged (choose a judge model to grade them)"
+    )
+
+
 class EvalRunner:
     def __init__(
         self,
@@ -126,6 +147,7 @@ class EvalRunner:
         # URL the scenario file names gets a key only as a lane's would (keys.py).
         self.judge_url_source: UrlSource = judge_url_source
         self._judge: Judge | None = None
+        self._offline_judge = offline_judge(scenario)
         self._slots: dict[str, asyncio.Semaphore] = {}
 
     async def run_all(self, todo: Iterable[RunKey]) -> None:
@@ -197,8 +219,12 @@ class EvalRunner:
             metrics=ResultMetrics.of(finished.metrics),
             events=tuple(event_to_dict(e) for e in record.events) if self.with_events else None,
         )
-        # Judged answers (application/judge.py): a rubric graded by the judge model.
-        judge, judged = await self._judged(case, result)
+        # Judged answers (application/judge.py): a rubric graded by the judge model; the
+        # offline judge's written verdicts only the offline model's (unjudged_lanes).
+        judge, judged = (
+            (None, []) if lane.config.kind.server and self._offline_judge
+            else await self._judged(case, result)
+        )  # fmt: skip
         checks += judged
         result = replace(
             result, checks=tuple(checks), judge=judge, passed=overall(answer_ok, checks)

@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sandbox_app.core.history.history_db import HistoryStore
-from sandbox_app.core.history.history_schema import HistoryError, default_path
+from sandbox_app.core.history.history_rows import result_row
+from sandbox_app.core.history.history_schema import HistoryError, default_path, packed_json
 from sandbox_app.core.results.eval_result import EvalResult
 from sandbox_app.core.running.events import event_to_dict
 from sandbox_app.core.running.recording import event_from_dict
@@ -35,16 +36,21 @@ class History:
         path: Path | None = None,
         say: Say = lambda _line: None,
         stored: Callable[[], None] = lambda: None,
+        keep: bool = True,
     ) -> None:
         """``stored``: called after each run the database took (on the thread that stored
-        it), so what counts runs can count again."""
+        it), so what counts runs can count again; ``keep`` False: no history, unsaid (a
+        shard's runs, which reach it when merged)."""
         self.path = path or default_path()
         self._say = say
         self.stored = stored
         self.problem = ""  # the one line saying why there is no history ("": there is)
         self._said = threading.Lock()
+        self.store: HistoryStore | None = None
+        if not keep:
+            return
         try:
-            self.store: HistoryStore | None = HistoryStore(self.path)
+            self.store = HistoryStore(self.path)
         except HistoryError as err:
             self.store = None
             self._off(err)
@@ -146,6 +152,34 @@ class EvaluationLog:
             return False
         self.history.stored()
         return True
+
+    def add_many(self, results: Iterable[tuple[EvalResult, bytes]], batch: int = 500) -> None:
+        """Each result with its trace as the JSON its line held (a merge's: the trace is
+        never parsed), ``batch`` a transaction. ``results`` is gone through whole, history
+        or not: what makes them may count them as they come."""
+        store = self.history.store
+        rows: list[tuple[tuple[Any, ...], bytes]] = []
+        for result, events in results:
+            if store is None or self.id is None:
+                continue
+            model = self.models.get(result.lane, "")
+            rows.append((result_row(self.id, result, model), packed_json(events)))
+            if len(rows) == batch:
+                store = self._store_rows(store, rows)
+                rows = []
+        if rows and store is not None:
+            self._store_rows(store, rows)
+
+    def _store_rows(
+        self, store: HistoryStore, rows: list[tuple[tuple[Any, ...], bytes]]
+    ) -> HistoryStore | None:
+        try:
+            store.add_rows(rows)
+        except HistoryError as err:
+            self.history._off(err)
+            return None
+        self.history.stored()
+        return store
 
     def finish(self) -> None:
         store = self.history.store

@@ -127,8 +127,7 @@ class Judge:
             settings = settings.replace(temperature=0.0)
         extra = (("response_format", VERDICT_SCHEMA),) if structured else ()
         params = stream_params(
-            settings,
-            self.config.model, settings.max_tokens or DEFAULT_MAX_TOKENS, extra=extra
+            settings, self.config.model, settings.max_tokens or DEFAULT_MAX_TOKENS, extra=extra
         )
         if self.cache is not None:  # keyed by the whole request, and the judge's repeat
             salt = f"judge|{self.config.url}|{self.config.model}|judge repeat {repeat}"

@@ -1,11 +1,16 @@
-"""The MCP servers connected now, by name: one set for the window and for ``react-sandbox run``.
+"""The MCP servers connected now: one set for the window and for ``react-sandbox run``.
 
 :class:`McpSet` holds each server's connection (backends/mcp_client/mcp_tools.py), the tools it
-offers,
-one status line a server ("connecting…", "connected: 7 tools" with its skipped and renamed
-lines, or "⚠ why not"), the connects under way and the servers whose read-only hints the user
-trusts. A tool named like one already taken (the built-ins, the scenario's own tools, another
-server's) is offered as ``SERVER_NAME``; each such line is also a notice, said once.
+offers, one status line a server ("connecting…", "connected: 7 tools" with its skipped and
+renamed lines, or "⚠ why not"), the connects under way and the servers whose read-only hints
+the user trusts. A tool named like one already taken (the built-ins, the scenario's own tools,
+another server's) is offered as ``SERVER_NAME``; each such line is also a notice, said once.
+
+Lines are shown by the server's name, but trust and a live connection follow what the server
+is (``McpServerSpec.identity``: its program and arguments, or its URL): a scenario that names
+another program like a trusted one gets neither the old connection nor its trust
+(:meth:`McpSet.keep_only`, which the window calls whenever the scenario's list changes, and
+on opening another file).
 
 It is Qt-free: whoever holds it hears through two callbacks. ``on_change(tools_changed)`` after
 any change, on the caller's thread (``tools_changed``: the tools offered, or whether their
@@ -38,7 +43,7 @@ def own_tool_names(scenario: Scenario) -> tuple[str, ...]:
 
 
 class McpSet:
-    """MCP connections by server name, with their tools, status lines and notices."""
+    """MCP connections, with their tools, status lines (by server name) and notices."""
 
     def __init__(
         self,
@@ -55,10 +60,13 @@ class McpSet:
         self.on_notice = on_notice  # each skipped or renamed line, as its server connects
         self.reconnect_hint = reconnect_hint  # how to bring a gone server back, in its line
         self.status: dict[str, str] = {}  # server name → one line (several for the notices)
-        self.trusted_hints: set[str] = set()  # servers whose read-only hints are believed
+        # The servers (their identities, never names) whose read-only hints are believed.
+        self.trusted: set[tuple[object, ...]] = set()
+        self._specs: dict[str, McpServerSpec] = {}  # the server each status line is about
         self._connections: dict[str, McpConnection] = {}
         self._tools: dict[str, list[McpTool]] = {}
         self._pending: dict[str, McpConnection] = {}
+        self._abandoned: set[McpConnection] = set()  # connects under way, for servers unlisted
         self._closed = False
 
     @property
@@ -83,17 +91,23 @@ class McpSet:
         connection = self._connections.get(name)
         return [*connection.skipped, *connection.renamed] if connection is not None else []
 
-    def trust_hints(self, name: str, trusted: bool) -> None:
-        """Believe (or stop believing) server ``name``'s read-only hints, for this session."""
+    def trusts(self, spec: McpServerSpec) -> bool:
+        """Whether the server ``spec`` starts or reaches has its read-only hints believed."""
+        return spec.identity in self.trusted
+
+    def trust_hints(self, spec: McpServerSpec, trusted: bool) -> None:
+        """Believe (or stop believing) the read-only hints of the server ``spec`` is, for this
+        session: its connection's tools if that same server is connected, and after its next
+        connect. A connection of another program under the same name is left as it is."""
         if trusted:
-            self.trusted_hints.add(name)
+            self.trusted.add(spec.identity)
         else:
-            self.trusted_hints.discard(name)
-        connection = self._connections.get(name)
-        if connection is not None:
+            self.trusted.discard(spec.identity)
+        connection = self._connections.get(spec.name)
+        if connection is not None and connection.spec.identity == spec.identity:
             connection.trust_hints = trusted
-        for tool in self._tools.get(name, []):
-            tool.read_only = trusted and tool.hinted_read_only
+            for tool in self._tools.get(spec.name, []):
+                tool.read_only = trusted and tool.hinted_read_only
         self._changed(True)
 
     async def connect_server(self, spec: McpServerSpec, taken: Iterable[str] = ()) -> None:
@@ -115,11 +129,31 @@ class McpSet:
             await self._connect(spec, taken)
         return self.tools
 
-    async def keep_only(self, names: set[str]) -> None:
-        """Close the connections of servers no longer in the list (removed or renamed)."""
-        for name in [n for n in self._connections if n not in names]:
-            await self.drop_server(name, quiet=True)
-        self._changed(True)
+    async def keep_only(self, specs: Iterable[McpServerSpec]) -> None:
+        """Only the servers listed in ``specs`` stay: see :meth:`unlist`, then the connections
+        it let go are closed."""
+        for connection in self.unlist(specs):
+            await connection.close()
+
+    def unlist(self, specs: Iterable[McpServerSpec]) -> list[McpConnection]:
+        """At once, forget every server not in ``specs`` as it is (removed, renamed, or the
+        same name now starting another program or reaching another URL): its tools, status
+        line and trust go, a connect under way for it is dropped when it ends. The
+        connections let go, for the caller to close (closing takes the network loop)."""
+        listed = {(s.name, s.identity) for s in specs}
+        self.trusted &= {identity for _, identity in listed}
+        for name, connection in self._pending.items():
+            if (name, connection.spec.identity) not in listed:
+                self._abandoned.add(connection)
+        stale = [n for n, s in self._specs.items() if (n, s.identity) not in listed]
+        let_go = [self._connections.pop(n) for n in stale if n in self._connections]
+        for name in stale:
+            self.status.pop(name, None)
+            self._specs.pop(name, None)
+            self._tools.pop(name, None)
+        if stale:
+            self._changed(True)
+        return let_go
 
     async def drop_server(self, name: str, *, quiet: bool = False) -> None:
         """Close server ``name``'s connection; its tools and status go (said unless quiet)."""
@@ -128,6 +162,7 @@ class McpSet:
         if connection is not None:
             await connection.close()
         self.status.pop(name, None)
+        self._specs.pop(name, None)
         if not quiet:
             self._changed(True)
 
@@ -155,13 +190,14 @@ class McpSet:
         self._pending[spec.name] = connection = McpConnection(
             spec,
             self.keys,
-            trust_hints=spec.name in self.trusted_hints,
+            trust_hints=self.trusts(spec),
             on_end=self.on_end,
             reconnect_hint=self.reconnect_hint,
         )
         failure: McpError | None = None
         try:
             await self.drop_server(spec.name, quiet=True)
+            self._specs[spec.name] = spec
             self.status[spec.name] = CONNECTING
             self._changed(False)
             others = [t.name for t in self.tools]  # a name already taken is SERVER_NAME
@@ -183,7 +219,9 @@ class McpSet:
                         self.on_notice(notice)
         finally:
             del self._pending[spec.name]
-            if self._closed:  # closed while this was connecting
+            # Closed, or its server unlisted, while this was connecting.
+            if self._closed or connection in self._abandoned:
+                self._abandoned.discard(connection)
                 await self.drop_server(spec.name, quiet=True)
         self._changed(True)
         if failure is not None:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from sandbox_app.backends.catalogue.keys import KeyStore
 from sandbox_app.backends.registry import BackendConfig, make_backend
 from sandbox_app.core.running.backend import Backend
+from sandbox_app.core.running.carried import source_of
 from sandbox_app.core.running.fork import ForkPoint
 from sandbox_app.core.running.records import RunSettings
 from sandbox_app.core.running.stepping import PauseFn
@@ -76,6 +77,12 @@ class RunSpec:
         notes = self.backend.kind.notes
         return notes(self.scenario, self.prompt_version.id) if notes else ()
 
+    def source(self) -> str:
+        """Who the run's model is: the one its reasoning items may go back to in a fork
+        (core/running/carried.py)."""
+        config = self.backend
+        return source_of(config.backend_id, config.url, config.model)
+
     def record_settings(self) -> RunSettings:
         """What a run record keeps of how the run was made (never the key)."""
         s = self.scenario
@@ -104,7 +111,6 @@ def build_run(spec: RunSpec, backend: Backend | None = None) -> tuple[ReactEngin
     # front ends ask first, to say it their way: BackendChoice.spec, run, eval's lanes).
     spec.backend.kind.check_settings(spec.scenario.model)
     backend = backend or spec.new_backend()
-    fork = spec.fork
     engine = ReactEngine(
         spec.scenario,
         backend,
@@ -113,11 +119,10 @@ def build_run(spec: RunSpec, backend: Backend | None = None) -> tuple[ReactEngin
         token_budget=spec.token_budget,
         tools=spec.tools(),
         trusted=spec.trusted,
-        history=fork.history if fork else (),
-        prefix=fork.prefix if fork else (),
-        only_step=fork.only_step if fork else None,
+        fork=spec.fork,
         pause=spec.pause,
         served=ServedContext(spec.served_context, spec.backend.kind.cuts_silently),
         notes=spec.notes(),
+        source=spec.source(),
     )
     return engine, backend

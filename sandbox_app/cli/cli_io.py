@@ -3,8 +3,9 @@ in ``--help``), ``-`` for standard input, and a reader that went away (``| head`
 
 Exit codes: 0 answered (``eval``: done), 1 an error, 2 a usage error (argparse's own), 3
 stopped, 4 a lane below ``eval --min-pass-rate``, 5 max steps reached without an answer, 6
-stopped on a loop (Stop on loops). Each
-means one thing, so a script can tell "the model ran out of steps" from "I typed a flag wrong".
+stopped on a loop (Stop on loops), 7 an arm that regressed (``eval``), 8 a trace that ends
+without an answer (``open-trace``). Each means one thing, so a script can tell "the model ran
+out of steps" from "I typed a flag wrong".
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ EXIT_BELOW_PASS_RATE = 4
 EXIT_MAX_STEPS = 5
 EXIT_LOOP = 6
 EXIT_REGRESSED = 7
+EXIT_TRACE_UNANSWERED = 8  # open-trace: the trace itself ends without an answer
 
 RUN_EXIT_CODES = f"""exit codes:
   {EXIT_ANSWERED}  answered
@@ -39,6 +41,15 @@ RUN_EXIT_CODES = f"""exit codes:
   {EXIT_STOPPED}  stopped (Ctrl+C)
   {EXIT_MAX_STEPS}  max steps reached without a final answer
   {EXIT_LOOP}  stopped on a loop: the model repeated an action (--stop-on-loops)"""
+
+OPEN_TRACE_EXIT_CODES = f"""exit codes:
+  {EXIT_ANSWERED}  answered: the trace (or, with --fork-from, the fork) ends with a final answer
+  {EXIT_ERROR}  an error: a trace that cannot be read, a bad option, a server's error in a fork
+  {EXIT_USAGE}  a usage error: an unknown option, a missing value, an invalid choice
+  {EXIT_STOPPED}  stopped (Ctrl+C) during a fork
+  {EXIT_MAX_STEPS}  the fork reached max steps without a final answer
+  {EXIT_LOOP}  the fork stopped on a loop (--stop-on-loops)
+  {EXIT_TRACE_UNANSWERED}  the trace ends without a final answer (printed as it is)"""
 
 EVAL_EXIT_CODES = f"""exit codes:
   {EXIT_ANSWERED}  every planned run done (failed cases included)

@@ -21,7 +21,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any, TextIO
 
-from sandbox_app.cli.eval_history import add_db_option, history_at
+from sandbox_app.cli.evaluating.eval_history import add_db_option, history_at
 from sandbox_app.cli.terminal import json_visible, say, visible
 from sandbox_app.core.comparing.arm_diff import CaseChange, verdict_document
 from sandbox_app.core.comparing.arms import lane_title, version_label

@@ -15,7 +15,8 @@ import sys
 
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
-    if args[:1] in (["run"], ["eval"], ["prompts"], ["doctor"], ["history"], ["open-trace"]):
+    commands = ("run", "eval", "optimize", "prompts", "doctor", "history", "open-trace")
+    if args[:1] and args[0] in commands:
         return _headless(args[0], args[1:])
     options = _window_parser().parse_args(args)
     if options.self_test:
@@ -51,11 +52,15 @@ def _headless(command: str, argv: list[str]) -> int:
             from sandbox_app.cli.doctor_command import doctor_command
 
             return doctor_command(argv)
+        if command == "optimize":
+            from sandbox_app.cli.optimize_command import optimize_command
+
+            return optimize_command(argv)
         if command == "history":
             from sandbox_app.cli.history_command import history_command
 
             return history_command(argv)
-        from sandbox_app.cli.eval_command import eval_command
+        from sandbox_app.cli.evaluating.eval_command import eval_command
 
         return eval_command(argv)
     except BrokenPipeError:  # `run --json | head -c 10`: the reader has what it wanted
@@ -70,6 +75,7 @@ def _window_parser() -> argparse.ArgumentParser:
         "test set: react-sandbox eval SCENARIO … (see react-sandbox eval --help); prompt "
         "versions: react-sandbox prompts list|show|diff … FILE; a local server's health: "
         "react-sandbox doctor --base-url URL [--model M] (see react-sandbox doctor --help); "
+        "improve a prompt on its test set: react-sandbox optimize SCENARIO (see its --help); "
         "past evaluations: react-sandbox history list|show ID|diff A B; a trace from "
         "elsewhere: react-sandbox open-trace FILE [--fork-from K] (see its --help).",
     )

@@ -2,8 +2,9 @@
 OpenInference spans) printed as ``run`` prints a run (``--json`` as ``run --json``), and with
 ``--fork-from K`` continued live from its step K against the model the backend flags name.
 
-Exit codes (cli_io.py) as ``run``'s: 0 answered, 1 error (an unreadable trace is one line),
-2 usage, 3 stopped (a trace that ends without an answer), 5 max steps, 6 a loop.
+Exit codes (cli_io.py): 0 answered, 1 error (an unreadable trace is one line), 2 usage, and
+for a fork as ``run``'s: 3 stopped (Ctrl+C), 5 max steps, 6 a loop; 8 a trace that itself
+ends without an answer (never 3: that is Ctrl+C).
 """
 
 from __future__ import annotations
@@ -13,11 +14,12 @@ import asyncio
 import json
 import sys
 import textwrap
+from collections.abc import Mapping
 
 from sandbox_app.application.run_builder import RunSpec, build_run
 from sandbox_app.backends.catalogue.keys import KeyStore
 from sandbox_app.backends.registry import key_notice
-from sandbox_app.cli.cli_io import RUN_EXIT_CODES
+from sandbox_app.cli.cli_io import EXIT_TRACE_UNANSWERED, OPEN_TRACE_EXIT_CODES
 from sandbox_app.cli.run_command import EXIT_CODES, _backend_config
 from sandbox_app.cli.run_options import add_setting_flags, check_flags, settings_from_flags
 from sandbox_app.cli.terminal import TracePrinter, json_visible, say
@@ -43,7 +45,7 @@ def open_trace_parser() -> argparse.ArgumentParser:
             "only names become mock tools (the results it recorded) or ask you.",
             79,
         ),
-        epilog=RUN_EXIT_CODES,
+        epilog=OPEN_TRACE_EXIT_CODES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("file", help="an OTLP trace file (.json, .jsonl or protobuf)")
@@ -94,7 +96,8 @@ def _print(trace: ImportedTrace, args: argparse.Namespace) -> int:
         record.add([event])
         if printer is not None:
             printer.show(event)
-    return _finish(record, args)
+    # Only the end of the trace stops a printed trace: not Ctrl+C, which 3 means.
+    return _finish(record, args, {**EXIT_CODES, "stopped": EXIT_TRACE_UNANSWERED})
 
 
 def _fork(trace: ImportedTrace, args: argparse.Namespace) -> int:
@@ -157,12 +160,12 @@ def _fork(trace: ImportedTrace, args: argparse.Namespace) -> int:
         finished = engine.stopped()
         if record.finished is None:
             record.add([finished])
-    return _finish(record, args)
+    return _finish(record, args, EXIT_CODES)
 
 
-def _finish(record: RunRecord, args: argparse.Namespace) -> int:
+def _finish(record: RunRecord, args: argparse.Namespace, codes: Mapping[str, int]) -> int:
     if args.json:
         document = json.dumps(run_document(record), ensure_ascii=False, indent=1)
         sys.stdout.write(json_visible(document) + "\n")
     finished = record.finished
-    return EXIT_CODES[finished.status] if finished is not None else 1
+    return codes[finished.status] if finished is not None else 1

@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 from typing import TextIO
 
-from sandbox_app.cli.eval_outputs import check_writable
+from sandbox_app.cli.evaluating.eval_outputs import check_writable
 from sandbox_app.cli.terminal import visible
 from sandbox_app.core.otel.otel_attributes import SpanPlan, Tags, group_span, run_spans
 from sandbox_app.core.results.eval_result import EvalResult

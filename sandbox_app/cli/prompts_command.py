@@ -51,7 +51,7 @@ def prompts_command(argv: list[str], out: TextIO | None = None) -> int:
         elif args.command == "show":
             lines = _show(find(history, args.version))
         else:
-            lines = _diff(find(history, args.a), find(history, args.b))
+            lines = diff_lines(find(history, args.a), find(history, args.b))
     except (ScenarioError, VersionError) as err:
         say(f"react-sandbox prompts: {err}")
         return 1
@@ -91,7 +91,8 @@ def _show(entry: PromptEntry) -> list[str]:
     return lines
 
 
-def _diff(a: PromptEntry, b: PromptEntry) -> list[str]:
+def diff_lines(a: PromptEntry, b: PromptEntry) -> list[str]:
+    """What changed from version A to B, word by word (`prompts diff`, `optimize`'s winner)."""
     changes = diff_versions(a.version, b.version)
     lines = [f"{a.short} → {b.short}"]
     if changes.same:

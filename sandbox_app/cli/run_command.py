@@ -17,6 +17,7 @@ from sandbox_app.application.mcp_set import McpSet, own_tool_names
 from sandbox_app.application.run_builder import RunSpec, build_run
 from sandbox_app.backends.catalogue.keys import KeyStore
 from sandbox_app.backends.catalogue.presets import preset_for_url
+from sandbox_app.backends.local_servers.served import served_context
 from sandbox_app.backends.mcp_client.mcp_tools import McpError
 from sandbox_app.backends.registry import (
     SCRIPTED,
@@ -26,6 +27,7 @@ from sandbox_app.backends.registry import (
     display_name,
     key_notice,
 )
+from sandbox_app.backends.transport.sdk_backend import SdkBackend
 from sandbox_app.cli.cli_io import (
     EXIT_ANSWERED,
     EXIT_ERROR,
@@ -33,7 +35,7 @@ from sandbox_app.cli.cli_io import (
     EXIT_MAX_STEPS,
     EXIT_STOPPED,
 )
-from sandbox_app.cli.eval_history import history_at
+from sandbox_app.cli.evaluating.eval_history import history_at
 from sandbox_app.cli.otel_options import OtlpOut
 from sandbox_app.cli.run_options import (
     UnknownTool,
@@ -96,12 +98,20 @@ def run_command(argv: list[str]) -> int:
         ask=person.ask,
         trusted=allowance.trusted,
         token_budget=args.token_budget,
+        # The window's source for the meter's window: its local server asked (/api/ps…).
+        served_context=asyncio.run(served_context(config)),
     )
     backend = spec.new_backend()  # a server's one client; its label for the waiting line
+    native = scenario.model.tool_calling == "native"
     printer = (
         None
         if args.json
-        else TracePrinter(sys.stdout, thinking=not args.hide_thinking, expected=scenario.expected)
+        else TracePrinter(
+            sys.stdout,
+            thinking=not args.hide_thinking,
+            expected=scenario.expected,
+            native=native,
+        )
     )
     # With --json stdout holds only the document: the wait shows on stderr, and only if that
     # is a terminal (a status line that leaves nothing behind), never in a log.
@@ -173,6 +183,8 @@ async def _run(
     watcher = None
     try:
         engine = make_engine(await connected.connect_all(servers, taken))
+        if isinstance(backend, SdkBackend):  # its start-up is never counted as the server's wait
+            await backend.ready()
         watcher = asyncio.create_task(waiting.watch()) if waiting is not None else None
         return await drive(engine, emit)
     finally:

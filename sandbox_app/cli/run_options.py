@@ -15,7 +15,7 @@ from typing import Any
 
 from sandbox_app.backends.catalogue.keys import CUSTOM_KEY_ENV
 from sandbox_app.cli.cli_io import RUN_EXIT_CODES, STDIN, question_from, scenario_from
-from sandbox_app.cli.eval_history import add_db_option
+from sandbox_app.cli.evaluating.eval_history import add_db_option
 from sandbox_app.cli.otel_options import add_otlp_options
 from sandbox_app.cli.prompt_choice import with_version
 from sandbox_app.core.react_format.dialects import DIALECTS

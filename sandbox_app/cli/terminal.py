@@ -156,12 +156,18 @@ class TracePrinter:
     """Writes events as a terminal trace; on a terminal, lines are coloured by their role."""
 
     def __init__(
-        self, out: TextIO, *, thinking: bool = True, expected: Expected | None = None
+        self,
+        out: TextIO,
+        *,
+        thinking: bool = True,
+        expected: Expected | None = None,
+        native: bool = False,
     ) -> None:
-        """``expected``: the scenario's expected answer, which the end judges (✔ / ✘)."""
+        """``expected``: the scenario's expected answer, which the end judges (✔ / ✘);
+        ``native``: a native tool-calling run (its answer said as the window says it)."""
         self.out = out
         self.colour = out.isatty() and "NO_COLOR" not in os.environ
-        self._text = TraceText(thinking=thinking, expected=expected)
+        self._text = TraceText(thinking=thinking, expected=expected, native=native)
         self._styles = LineStyles()
         self._line = ""  # model text of the current line, held to colour it by its label
 

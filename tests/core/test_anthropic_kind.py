@@ -18,7 +18,7 @@ from sandbox_app.backends.catalogue.keys import CUSTOM_KEY_ENV, KeyStore
 from sandbox_app.backends.catalogue.presets import ServerConfig
 from sandbox_app.backends.messages_api.anthropic_kind import AnthropicBackend
 from sandbox_app.backends.registry import config_for, key_notice, make_backend
-from sandbox_app.cli.eval_command import eval_command
+from sandbox_app.cli.evaluating.eval_command import eval_command
 from sandbox_app.cli.lane_spec import lane_from_spec
 from sandbox_app.cli.main import main
 from sandbox_app.core.results.evaluation import read_results

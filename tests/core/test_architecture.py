@@ -136,6 +136,7 @@ PACKAGE_ORDER = {
         "history",
         "otel",
         "comparing",
+        "optimizing",
     ),
     # What a kind is, then how bytes travel, then the kinds (the OpenAI-compatible one first:
     # others reuse its client), then what is not a model; the registry, a module at the

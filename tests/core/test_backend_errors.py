@@ -183,3 +183,30 @@ def test_a_list_shaped_error_body_gives_the_servers_message() -> None:
                    "status": "INVALID_ARGUMENT"}}
     ]  # fmt: skip
     assert errors.short(err) == "Function call is missing a thought_signature."
+
+
+# A server's long message (a llama.cpp-style 500), cut where the issue saw it cut mid-word.
+LONG_500 = (
+    "Value is not callable: null at row 1, column 12: the chat template raised an exception "
+    "while rendering the conversation, which happens when the assistant called tools without "
+    "a matching tool message after them"
+)
+
+
+def test_a_long_server_message_is_cut_at_a_word_with_an_ellipsis_never_a_full_stop(
+    fake_server: FakeOpenAIServer,
+) -> None:
+    fake_server.set_model("m", ModelScript([REPLY], fail_status=500, fail_message=LONG_500))
+    reason = finished(
+        run_events(builtin("brightgrid"), server_backend(fake_server.base_url), model="m")
+    ).reason
+    shown = reason.split(": ", 1)[1].removesuffix(" Try again later.")
+    assert shown.endswith("…")  # cut, and said to be
+    kept = shown.removesuffix("…")
+    assert LONG_500.startswith(kept)
+    assert LONG_500[len(kept)] == " "  # at a word boundary, the last word whole
+    assert len(shown) <= errors.SHOWN
+    assert not shown.endswith(".…")
+    # A whole message keeps its one full stop.
+    assert errors.sentence("Model is loading") == "Model is loading."
+    assert errors.sentence("x" * 200) == "x" * (errors.SHOWN - 1) + "…"  # no word to cut at

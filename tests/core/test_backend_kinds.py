@@ -20,7 +20,7 @@ from sandbox_app.backends.registry import (
     register_kind,
     waiting_for,
 )
-from sandbox_app.cli.eval_command import eval_command
+from sandbox_app.cli.evaluating.eval_command import eval_command
 from sandbox_app.cli.main import main
 from sandbox_app.core.results.evaluation import read_results
 from sandbox_app.core.scenarios.scenario import LaneConfig

@@ -9,6 +9,7 @@ import socket
 import subprocess
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -167,3 +168,51 @@ def test_native_tool_calls_on_the_command_line(capsys: pytest.CaptureFixture[str
     out = capsys.readouterr().out
     assert 'Action: search({"search_text": "Brightgrid Pro price per developer"})' in out
     assert "Final answer: $1,680 per year" in out
+
+
+def test_a_native_reply_without_a_call_is_printed_as_the_answer_as_the_window_shows_it(
+    fake_server: FakeOpenAIServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tests.core.test_native_tools import NATIVE_REPLIES
+
+    fake_server.set_model("m", ModelScript(replies=[], native_replies=NATIVE_REPLIES))
+    args = ["run", "--base-url", fake_server.base_url, "--model", "m", "--tool-calling", "native"]
+    assert main(args) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert "Answer: $1,680 per year" in lines  # the window's line for it
+    assert not any(line.startswith("Thought: $1,680") for line in lines)
+    # A reply that went on to call a tool stays a Thought, its Action line under it.
+    thought = lines.index("Thought: I need the price per developer first.")
+    assert lines[thought + 1].startswith('Action: search({"query": ')
+
+
+# Imported first by the process (PYTHONPATH): the SDK's chat module, which only making a client
+# imports (not the health check's HTTP library), takes 2.5 s, as on a cold disk.
+SLOW_SDK_IMPORT = """
+import importlib.abc, sys, time
+
+class SlowSdk(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path, target=None):
+        if name == "openai.resources.chat":
+            sys.meta_path.remove(self)
+            time.sleep(2.5)
+        return None
+
+sys.meta_path.insert(0, SlowSdk())
+"""
+
+
+def test_the_sdks_start_up_is_never_counted_as_waiting_for_the_server(
+    fake_server: FakeOpenAIServer, tmp_path: Path
+) -> None:
+    (tmp_path / "sitecustomize.py").write_text(SLOW_SDK_IMPORT)
+    fake_server.set_model("m1", ModelScript(replies=["Answer: 1"]))  # answers at once
+    env = {**os.environ, "NO_COLOR": "1", "PYTHONPATH": str(tmp_path)}
+    result = subprocess.run(
+        [sys.executable, "-m", "sandbox_app", "run", "--base-url", fake_server.base_url,
+         "--model", "m1"],
+        capture_output=True, text=True, timeout=120, env=env, check=False,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "Final answer: 1" in result.stdout
+    assert "waiting" not in result.stdout  # the server answered at once

@@ -17,7 +17,11 @@ from sandbox_app.cli.main import main
 from sandbox_app.core.scenarios.scenario_file import save_scenario, scenario_to_dict, scenarios_dir
 from tests.helpers import builtin
 
-ENV = {**os.environ, "NO_COLOR": "1"}
+
+def environment() -> dict[str, str]:
+    """The test's environment as it is now: the history folder the autouse fixture set (an
+    environment taken at import went to the user's own history, whatever its schema)."""
+    return {**os.environ, "NO_COLOR": "1"}
 
 
 def cli(*argv: str, stdin: str | bytes = b"") -> subprocess.CompletedProcess[str]:
@@ -27,7 +31,7 @@ def cli(*argv: str, stdin: str | bytes = b"") -> subprocess.CompletedProcess[str
         input=data,
         capture_output=True,
         timeout=120,
-        env=ENV,
+        env=environment(),
         check=False,
     )
     return subprocess.CompletedProcess(
@@ -70,6 +74,18 @@ def test_max_steps_and_a_usage_error_have_different_exit_codes() -> None:
                 "3  stopped",
                 "4  a lane",
                 "7  --fail-on-regression: an arm worse",
+            ],
+        ),
+        (
+            "open-trace",
+            [
+                "0  answered",
+                "1  an error",
+                "2  a usage error",
+                "3  stopped (Ctrl+C) during a fork",
+                "5  the fork reached max steps",
+                "6  the fork stopped on a loop",
+                "8  the trace ends without a final answer",
             ],
         ),
     ],
@@ -161,7 +177,7 @@ def test_a_closed_pipe_ends_the_run_quietly(tmp_path: Path, form: list[str]) -> 
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
-        env=ENV,
+        env=environment(),
     )
     assert process.stdout is not None
     assert process.stderr is not None

@@ -13,7 +13,7 @@ import pytest
 
 from sandbox_app.application.run_builder import RunSpec, build_run
 from sandbox_app.backends.registry import config_for
-from sandbox_app.cli.eval_command import eval_command
+from sandbox_app.cli.evaluating.eval_command import eval_command
 from sandbox_app.core.results.compare import LaneRecord
 from sandbox_app.core.results.evaluation import read_results
 from sandbox_app.core.results.presentation import Role
@@ -207,3 +207,18 @@ def test_a_providers_own_api_is_never_judged_by_size() -> None:
     assert config_for("anthropic").kind.cuts_silently is False
     assert config_for("ollama-native").kind.cuts_silently is True
     assert config_for("lmstudio").kind.cuts_silently is True
+
+
+def test_run_on_the_command_line_asks_the_local_server_its_window_as_the_window_does(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # Ollama says a loaded model's context in /api/ps: the window's health check reads it,
+    # and so must `run`, or its headers never show the fill.
+    from sandbox_app.cli.main import main
+    from tests.fake_local_servers import FakeOllama, LocalModel, started
+
+    for server in started(FakeOllama()):
+        server.add(LocalModel("qwen3:8b", context=8192), ModelScript(replies=["Answer: 4"]))
+        assert main(["run", "--base-url", server.base_url, "--model", "qwen3:8b"]) == 0
+    header = next(line for line in capsys.readouterr().out.splitlines() if "Step 1 · " in line)
+    assert "/ 8,192 tokens (" in header, header

@@ -15,7 +15,11 @@ from pathlib import Path
 import pytest
 
 from sandbox_app.cli.cli_io import EXIT_STOPPED
-from sandbox_app.cli.eval_command import EXIT_BELOW_PASS_RATE, _lane_from_spec, eval_command
+from sandbox_app.cli.evaluating.eval_command import (
+    EXIT_BELOW_PASS_RATE,
+    _lane_from_spec,
+    eval_command,
+)
 from sandbox_app.core.results.eval_result import EvalResult
 from sandbox_app.core.results.evaluation import RunKey, plan, read_results, still_to_run, wilson
 from sandbox_app.core.scenarios.lane_settings import LaneSettings
@@ -345,3 +349,60 @@ def test_a_lane_tally_takes_back_a_replaced_run() -> None:
     assert tally.summary("a") == expected
     assert (expected.runs, expected.passed, expected.tool_calls) == (2, 2, 2)
     assert (expected.mean_steps, expected.latency_p95_s) == (2.0, 3.0)
+
+
+def test_the_default_results_file_is_where_help_says(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit):
+        eval_command(["--help"], io.StringIO())
+    said = " ".join(capsys.readouterr().out.split())
+    assert "default: ./NAME.results.jsonl in the current folder" in said
+    assert eval_command([str(EXAMPLE)], io.StringIO()) == 0
+    assert len(read_results(tmp_path / "test_set.results.jsonl")) == 12
+
+
+def test_ctrl_c_before_the_first_run_ends_leaves_no_file_and_names_none(
+    tmp_path: Path, fake_server: FakeOpenAIServer
+) -> None:
+    fake_server.set_model("slow", ModelScript(replies=["Answer: 42"], delay_first=60.0))
+    process = subprocess.Popen(
+        [sys.executable, "-m", "sandbox_app", "eval", str(EXAMPLE), "--lane",
+         f"{fake_server.base_url}:slow", "--concurrency", "1"],
+        cwd=tmp_path,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )  # fmt: skip
+    assert fake_server.wait_for_stat("completions", 1, timeout=60)  # the first run is asking
+    process.send_signal(signal.SIGINT)
+    code = process.wait(timeout=30)
+    assert process.stderr is not None
+    said = process.stderr.read()
+    process.stderr.close()
+    assert code == EXIT_STOPPED, said
+    assert "stopped before the first run ended; nothing written" in said
+    assert "results.jsonl" not in said
+    assert not (tmp_path / "test_set.results.jsonl").exists()
+
+
+def test_token_counts_a_server_never_reported_are_estimated_and_marked_as_run_marks_them(
+    tmp_path: Path, fake_server: FakeOpenAIServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # llama-cpp-python's server streams no usage (abetlen/llama-cpp-python#1082, #1640).
+    from sandbox_app.cli.main import main
+
+    cases = load_scenario(EXAMPLE).test_set
+    by_question = {c.question: list(c.replies) for c in cases}
+    fake_server.set_model("m", ModelScript(by_question=by_question, sends_usage=False))
+    assert main(["run", "--base-url", fake_server.base_url, "--model", "m"]) == 0
+    ran = capsys.readouterr().out
+    assert "tokens ~" in ran  # `run`: "tokens ~716 in / ~70 out"
+    code, out, results = evaluate(tmp_path, "--lane", f"{fake_server.base_url}:m")
+    assert code == 0
+    tokens_out = sum(r.metrics.tokens_out for r in results)
+    tokens_in = sum(r.metrics.tokens_in for r in results)
+    assert tokens_out > 0  # estimated from the replies, as `run` estimates them
+    assert f"tokens ~{tokens_in:,} in / ~{tokens_out:,} out" in out
+    assert all(r.metrics.estimated for r in results)

@@ -14,7 +14,7 @@ import pytest
 import xmlschema
 
 from sandbox_app.cli.cli_io import EXIT_REGRESSED
-from sandbox_app.cli.eval_command import eval_command
+from sandbox_app.cli.evaluating.eval_command import eval_command
 from sandbox_app.cli.main import main
 from sandbox_app.core.scenarios.scenario import EvalCase, Expected
 from sandbox_app.core.scenarios.scenario_file import load_scenario, save_scenario, scenarios_dir

@@ -15,7 +15,7 @@ import pytest
 import xmlschema
 
 from sandbox_app.cli.cli_io import EXIT_USAGE
-from sandbox_app.cli.eval_command import eval_command, parser
+from sandbox_app.cli.evaluating.eval_command import eval_command, parser
 from sandbox_app.core.results.eval_result import EvalResult
 from sandbox_app.core.results.evaluation import read_results
 from sandbox_app.core.running.records import RunRecord

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from sandbox_app.cli.eval_command import eval_command
+from sandbox_app.cli.evaluating.eval_command import eval_command
 from sandbox_app.core.results.evaluation import read_results
 from sandbox_app.core.scenarios.scenario_file import load_scenario, save_scenario, scenarios_dir
 from sandbox_app.core.scenarios.trajectory_spec import TrajectorySpec

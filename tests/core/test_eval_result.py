@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from sandbox_app.cli.eval_command import eval_command
+from sandbox_app.cli.evaluating.eval_command import eval_command
 from sandbox_app.core.history.history_db import HistoryStore
 from sandbox_app.core.history.history_schema import MIGRATIONS
 from sandbox_app.core.results.eval_result import RESULT_SCHEMA, Arm, EvalResult

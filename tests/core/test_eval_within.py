@@ -14,7 +14,7 @@ from xml.etree import ElementTree
 import pytest
 import xmlschema
 
-from sandbox_app.cli.eval_command import eval_command
+from sandbox_app.cli.evaluating.eval_command import eval_command
 from sandbox_app.core.comparing.report_lines import WITHIN_SUITE
 from sandbox_app.core.results.eval_report import to_html
 from tests.core.test_eval_baseline import CASES, scenario  # noqa: F401 (a fixture)

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from sandbox_app.cli.eval_command import eval_command
+from sandbox_app.cli.evaluating.eval_command import eval_command
 from sandbox_app.core.results.compare import LaneRecord
 from sandbox_app.core.results.eval_result import EvalResult, ResultMetrics
 from sandbox_app.core.results.evaluation import read_results

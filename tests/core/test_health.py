@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+from pathlib import Path
 
 import pytest
 from openai import AsyncOpenAI
@@ -262,3 +263,35 @@ def test_a_million_model_list_is_a_model_list(capsys: pytest.CaptureFixture[str]
         assert code == 0, out
     finally:
         server.stop()
+
+
+LLAMA_CPP_MODELS = json.loads(
+    (Path(__file__).parent.parent / "data" / "llama_cpp_models.json").read_text(encoding="utf-8")
+)
+
+
+@pytest.mark.parametrize(
+    ("listing", "asked"),
+    [
+        ("llama-cpp-python, --model_alias smollm2", "smollm2"),
+        # No alias: its id is the path it was started with; the file's name is the model.
+        ("llama-cpp-python, no alias", "SmolLM2-135M-Instruct-Q8_0"),
+        ("llama-cpp-python, no alias", "SmolLM2-135M-Instruct-Q8_0.gguf"),
+    ],
+)
+def test_a_model_llama_cpp_python_lists_is_never_called_not_loaded(
+    listing: str, asked: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    server = FakeOpenAIServer()
+    server.models_body = json.dumps(LLAMA_CPP_MODELS[listing]).encode()
+    server.start()
+    host = server.host_port
+    try:
+        code = main(["doctor", "--base-url", server.base_url, "--model", asked])
+    finally:
+        server.stop()
+    out = capsys.readouterr().out.splitlines()
+    assert code == 0, out
+    # Its list says the model is there, not whether it is loaded (it loads it at start).
+    assert out[0] == f"The server at {host}: {asked} listed", out
+    assert not any("not loaded" in line or "has no model" in line for line in out), out

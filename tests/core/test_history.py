@@ -98,7 +98,7 @@ def test_migrations_from_version_0_and_from_each_step(tmp_path: Path) -> None:
     sqlite3.connect(empty).close()  # a file at user_version 0
     HistoryStore(empty).close()
     with sqlite3.connect(empty) as db:
-        assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 5
+        assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 6
         assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     # A file made by the first step only (an older app), with a result in it.
     old = tmp_path / "old.sqlite3"

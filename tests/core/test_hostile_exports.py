@@ -10,7 +10,7 @@ import re
 from html.parser import HTMLParser
 
 from sandbox_app.core.results.compare import COLUMNS, LaneRecord
-from sandbox_app.core.results.eval_report import to_html
+from sandbox_app.core.results.eval_report import results_markdown, to_html
 from sandbox_app.core.results.eval_result import EvalResult
 from sandbox_app.core.results.exports import to_markdown
 from sandbox_app.core.results.run_export import run_html, run_markdown
@@ -89,6 +89,20 @@ def test_the_comparisons_markdown_table_keeps_each_cell_in_its_column() -> None:
     row = unescaped(table[2])
     assert row.count("|") == len(COLUMNS) + 1
     assert not re.search(r"[<>\[\]`!&$~]", row), table[2]
+
+
+def test_the_test_sets_markdown_keeps_a_lanes_name_as_text() -> None:
+    """A lane is named by the scenario file (its model): its summary line, like the table's
+    header, shows the name and makes no image, no HTML."""
+    lane = "m ![t](http://x/y.png) <img src=x>"
+    result = EvalResult.from_dict(
+        {"lane": lane, "case": 0, "repeat": 0, "passed": True, "answer": ANSWER}
+    )
+    markdown = results_markdown([QUESTION], [lane], [result])
+    for line in markdown.splitlines():
+        assert not re.search(r"[<>\[\]`!&$~]", unescaped(line)), line
+    summary = markdown.splitlines()[0]
+    assert summary.startswith(f"- {inline(lane)}: 100% ")  # the name shown, escaped
 
 
 def test_the_rule_itself() -> None:

@@ -21,7 +21,7 @@ import pytest
 
 from sandbox_app.backends.offline.scripted import ScriptedBackend
 from sandbox_app.backends.transport.response_cache import CachedBackend
-from sandbox_app.cli.eval_command import eval_command
+from sandbox_app.cli.evaluating.eval_command import eval_command
 from sandbox_app.core.running.backend import StreamParams
 from sandbox_app.core.running.recording import RecordingError, load_recording, recordings_dir
 from sandbox_app.core.scenarios.scenario import Script

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from sandbox_app.cli.eval_command import eval_command
+from sandbox_app.cli.evaluating.eval_command import eval_command
 from sandbox_app.core.results.checks import CheckResult, described
 from sandbox_app.core.results.eval_result import EvalResult
 from sandbox_app.core.results.evaluation import read_results
@@ -232,3 +232,29 @@ def test_a_judge_setting_its_kind_cannot_send_leaves_answers_unjudged_and_asks_n
         "judge not asked: seed: Anthropic (Claude) cannot send it; leave it unset for this backend"
     )
     assert fake_anthropic.requests == []
+
+
+def test_the_offline_judge_never_grades_a_real_models_answers_and_says_so(
+    tmp_path: Path, fake_server: FakeOpenAIServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The shipped test set's judge plays verdicts written for the offline model's answers: on
+    # a real model's answer its "pass" and reason would be a grade that never read it.
+    example = scenarios_dir() / "test_set.json"
+    cases = load_scenario(example).test_set
+    by_question = {c.question: list(c.replies) for c in cases}  # runs arrive in any order
+    fake_server.set_model("m", ModelScript(by_question=by_question))
+    lane = f"{fake_server.base_url}:m"
+    out = tmp_path / "results.jsonl"
+    args = [str(example), "--lane", "scripted", "--lane", lane, "--out", str(out)]
+    assert eval_command(args, io.StringIO()) == 0
+    said = [line for line in capsys.readouterr().err.splitlines() if "offline judge" in line]
+    assert said == [
+        "react-sandbox eval: the offline judge's written verdicts grade only the offline "
+        f"model's answers: {lane} not judged (choose a judge model to grade them)"
+    ]
+    results = read_results(out)
+    judged = {r.lane: [c.name for c in r.checks].count("judge") for r in results}
+    assert judged == {"scripted": 1, lane: 0}  # the offline model's answers still are
+    real = [r for r in results if r.lane == lane]
+    assert len(real) == 12
+    assert all(r.judge is None for r in real)

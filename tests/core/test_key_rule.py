@@ -33,7 +33,7 @@ from sandbox_app.backends.registry import (
     key_notice,
     server_config,
 )
-from sandbox_app.cli.eval_command import eval_command
+from sandbox_app.cli.evaluating.eval_command import eval_command
 from sandbox_app.cli.main import main
 from sandbox_app.core.running.events import Exchange
 from sandbox_app.core.running.fork import as_curl

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from sandbox_app.cli.eval_command import _lane_from_spec
+from sandbox_app.cli.evaluating.eval_command import _lane_from_spec
 from sandbox_app.cli.main import main
 from sandbox_app.core.scenarios.lane_settings import (
     LaneSettings,

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from sandbox_app.cli.eval_command import _lane_from_spec
+from sandbox_app.cli.evaluating.eval_command import _lane_from_spec
 from sandbox_app.cli.main import main
 from sandbox_app.core.react_format.parser import parse_turn
 from sandbox_app.core.results.compare import LaneRecord
@@ -23,9 +23,11 @@ from sandbox_app.core.running.events import (
     RepetitionCut,
     TokenDelta,
 )
+from sandbox_app.core.running.loops import LoopWatch
 from sandbox_app.core.scenarios.lane_settings import LaneSettings, SettingError
 from sandbox_app.core.scenarios.scenario import Scenario, Script
 from sandbox_app.core.scenarios.scenario_file import load_scenario, save_scenario, scenarios_dir
+from tests.fakeserver import FakeOpenAIServer, ModelScript
 from tests.helpers import builtin, finished, of_type, run_events, scripted
 
 LOOPS = str(scenarios_dir() / "loops.json")
@@ -248,3 +250,33 @@ def test_eval_results_count_loops(tmp_path: Path, capsys: pytest.CaptureFixture[
     result = json.loads(out.read_text().splitlines()[0])
     assert result["metrics"]["loops"] == 2
     assert "· 2 loops ·" in capsys.readouterr().out
+
+
+SORRY = "I'm sorry for the confusion."  # what SmolLM2-135M said five times to a real question
+
+
+def test_a_model_giving_the_same_reply_again_and_again_is_named_as_stuck(
+    fake_server: FakeOpenAIServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fake_server.set_model("smollm2", ModelScript(replies=[SORRY], cycle=True))
+    args = ["run", "--base-url", fake_server.base_url, "--model", "smollm2", "--max-steps", "5"]
+    assert main(args) == 5  # max steps, as before
+    lines = capsys.readouterr().out.splitlines()
+    end = next(line for line in lines if line.startswith("max_steps: "))
+    assert end == (
+        "max_steps: Reached max steps without final answer; stuck: the same reply 5 times in "
+        f"a row (“{SORRY}”)"
+    )
+    # Named from its REPLY_REPEATS-th time (the 3rd), as a repeated action is.
+    named = [line for line in lines if "the same reply for the" in line]
+    assert [line.split(" time")[0][-3:] for line in named] == ["3rd", "4th", "5th"]
+
+
+def test_replies_that_differ_or_come_between_actions_are_not_stuck() -> None:
+    watch = LoopWatch()
+    assert [watch.see_reply(1, text) for text in ("a", "b", "a", "b")] == [None] * 4
+    assert watch.see_reply(5, "x") is None
+    assert watch.see_reply(6, "  X ") is None  # the same reply, twice
+    watch.see(ActionParsed(7, "search", "q"))  # an action between: not in a row
+    assert watch.see_reply(8, "x") is None
+    assert watch.stuck_note() == ""

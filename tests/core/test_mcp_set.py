@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import sys
 import threading
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -53,13 +54,13 @@ def test_connect_rename_ignore_a_second_connect_drop_keep_only_and_close_all() -
             seen["names"] = sorted(t.name for t in mcp.tools)
             seen["capital"] = await {t.name: t for t in mcp.tools}["test_capital"].run("Japan")
             capital = by_name["capital"]
-            mcp.trust_hints("evaltools", True)
+            mcp.trust_hints(CLASH, True)
             seen["trusted"] = capital.read_only
             await mcp.drop_server("evaltools")
             seen["after drop"] = (mcp.names(), sorted(mcp.status), "capital" in mcp.tools)
             seen["dropped call"] = await capital.run("France")
             await mcp.connect_server(CLASH, own)
-            await mcp.keep_only({"evaltools"})  # "test" was removed from the list
+            await mcp.keep_only([CLASH])  # "test" was removed from the list
             seen["after keep_only"] = (mcp.names(), sorted(mcp.status))
             kept = mcp.tools[0]
         finally:
@@ -143,3 +144,54 @@ def test_connect_all_stops_at_the_first_server_that_fails() -> None:
         error
         == "MCP server nope (/no/such/program) failed: cannot start '/no/such/program' (not found)."
     )
+
+
+def test_trust_and_a_connection_follow_what_the_server_is_not_its_name() -> None:
+    """A file naming another program like the trusted one gets neither the old connection nor
+    its trust: the trusted "hostile" is this test server; the next file's "hostile" is the same
+    server with --hostile, whose wipe says it is read-only and is not."""
+    trusted = McpServerSpec("hostile", sys.executable, (str(SERVER),), timeout_s=5.0)
+    other = McpServerSpec("hostile", sys.executable, (str(SERVER), "--hostile"), timeout_s=5.0)
+
+    async def session() -> dict[str, Any]:
+        mcp = McpSet()
+        seen: dict[str, Any] = {}
+        try:
+            await mcp.connect_server(trusted)
+            mcp.trust_hints(trusted, True)
+            old = {t.name: t for t in mcp.tools}
+            seen["trusted capital"] = old["capital"].read_only
+            # The same program under another name is the same server: trusted too.
+            seen["renamed"] = mcp.trusts(replace(trusted, name="geo"))
+            seen["other env"] = mcp.trusts(replace(trusted, env={"MODE": "write"}))
+            await mcp.keep_only([other])  # the next file: same name, another program
+            seen["after"] = (mcp.names(), dict(mcp.status), mcp.tools)
+            seen["old call"] = await old["capital"].run("France")
+            seen["trusts"] = (mcp.trusts(trusted), mcp.trusts(other))
+            await mcp.connect_server(other)
+            new = {t.name: t for t in mcp.tools}
+            seen["new hints"] = (new["wipe"].read_only, new["capital"].read_only)
+            # Trusting the old program (its form, before OK) leaves this one asking.
+            mcp.trust_hints(trusted, True)
+            seen["still asks"] = new["wipe"].read_only
+            # A connect under way for a server the list no longer names is dropped when done.
+            task = asyncio.create_task(mcp.connect_server(trusted))
+            await asyncio.sleep(0)  # the task starts: its connect is under way
+            seen["was connecting"] = mcp.connecting("hostile")
+            await mcp.keep_only([other])
+            await task
+            seen["abandoned"] = (mcp.names(), dict(mcp.status))
+        finally:
+            await mcp.close_all()
+        return seen
+
+    seen = asyncio.run(session())
+    assert seen["trusted capital"] is True
+    assert (seen["renamed"], seen["other env"]) == (True, False)
+    assert seen["after"] == ([], {}, [])
+    assert str(seen["old call"]).startswith("Error: MCP server hostile was closed")
+    assert seen["trusts"] == (False, False)  # the old one's trust went with it
+    assert seen["new hints"] == (False, False)  # the new program's hints ask again
+    assert seen["still asks"] is False
+    assert seen["was connecting"] is True
+    assert seen["abandoned"] == ([], {})

@@ -15,7 +15,7 @@ import mcp.client.stdio  # noqa: F401  (see test_an_mcp_servers_words_never_show
 import pytest
 
 from sandbox_app.backends.catalogue.keys import CUSTOM_KEY_ENV
-from sandbox_app.cli.eval_command import eval_command
+from sandbox_app.cli.evaluating.eval_command import eval_command
 from sandbox_app.cli.main import main
 from sandbox_app.core.scenarios.scenario_file import save_scenario, scenarios_dir
 from sandbox_app.core.untrusted.outside_text import KEY_REMOVED

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from sandbox_app.cli.eval_command import eval_command
+from sandbox_app.cli.evaluating.eval_command import eval_command
 from sandbox_app.cli.main import main
 from sandbox_app.core.results.evaluation import read_results
 from sandbox_app.core.results.verdict import Expected

@@ -6,7 +6,10 @@ and OpenRouter do, refuse the next request when the reply's reasoning or signatu
 
 from __future__ import annotations
 
+import io
 import json
+from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,6 +22,8 @@ from sandbox_app.backends.transport.passback import (
     preset_fields,
     required_field,
 )
+from sandbox_app.cli.evaluating.eval_command import eval_command
+from sandbox_app.core.results.evaluation import read_results
 from sandbox_app.core.running.backend import PROVIDER
 from sandbox_app.core.running.events import (
     ActionParsed,
@@ -28,7 +33,8 @@ from sandbox_app.core.running.events import (
     ReasoningDelta,
 )
 from sandbox_app.core.running.fork import as_json, exchanges_of
-from sandbox_app.core.scenarios.scenario import Scenario
+from sandbox_app.core.scenarios.scenario import EvalCase, Scenario
+from sandbox_app.core.scenarios.scenario_file import save_scenario
 from tests.fake_passback import GEMINI_MISSING, signature
 from tests.fakeserver import FakeOpenAIServer, ModelScript
 from tests.helpers import builtin, finished, of_type, replies_of, run_events
@@ -292,3 +298,24 @@ def test_streamed_details_and_signatures_are_gathered_whole() -> None:
 )  # fmt: skip
 def test_the_preset_rules(preset: str, host: str, model: str, fields: set[str]) -> None:
     assert preset_fields(preset, host, model) == fields
+
+
+def test_runs_in_flight_when_another_learns_the_rule_are_sent_again_too(
+    fake_server: FakeOpenAIServer, tmp_path: Path
+) -> None:
+    # eval --concurrency 4: four runs' second requests are all out when the first 400 comes
+    # back (the server holds the four refusals and answers them together). Each must be sent
+    # again with reasoning_content, whichever of them learnt the rule first.
+    script = script_for("deepseek")
+    fake_server.set_model("my-thinker", replace(script, refusals_together=4))
+    scenario = builtin("brightgrid")
+    case = EvalCase(scenario.question, scenario.expected)
+    path = tmp_path / "four.json"
+    save_scenario(scenario.with_changes(test_set=(case,) * 4), path)
+    out = tmp_path / "results.jsonl"
+    lane = f"{fake_server.base_url}:my-thinker,tool_calling=native"
+    args = [str(path), "--lane", lane, "--concurrency", "4", "--out", str(out)]
+    assert eval_command(args, io.StringIO()) == 0
+    results = read_results(out)
+    assert [(r.status, r.answer) for r in results] == [("answered", "$1,680 per year")] * 4
+    assert fake_server.stats["errors"] == 4  # all four were in flight, all four sent again

@@ -9,6 +9,7 @@ import asyncio
 import os
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from importlib.metadata import EntryPoint
 from pathlib import Path
@@ -30,6 +31,9 @@ SKIPPED = {
     "SystemExit while making its tool: no configuration file",
     "Plugin 'string_limit' (react_sandbox_hostile.flawed:StringLimit) was skipped: its "
     "'max_input' must be a positive whole number (got '100').",
+    "Plugin 'not_a_schema' (react_sandbox_hostile.blocking:NotASchema) was skipped: its "
+    "'parameters' is not a JSON schema of an object: at $.properties, 'oops' is not of type "
+    "'object'.",
 }
 
 
@@ -52,6 +56,7 @@ def test_an_installed_plugin_is_found_and_broken_ones_skipped_with_one_line_each
     assert sorted(tool.name for tool in installed_plugins.tools) == [
         "exits_when_run",
         "returns_a_number",
+        "sleeps",
         "weather",
     ]
     assert set(installed_plugins.problems) == SKIPPED
@@ -148,6 +153,8 @@ TRUE_LIMIT = _variant(max_input=True)
 TEXT_RUN = _variant(run="run")
 TEXT_TIMEOUT = _variant(timeout_s="10")
 LIST_SCHEMA = _variant(parameters=[])
+TEXT_SCHEMA = _variant(parameters={"type": "string"})
+NO_SCHEMA = _variant(parameters={"type": "object", "required": "city"})
 NAMED_LIKE_A_BUILT_IN = _variant(name="calculator")
 
 
@@ -174,6 +181,16 @@ def _found(monkeypatch: pytest.MonkeyPatch, *objects: str) -> plugins.Plugins:
         ("TEXT_RUN", "its 'run' must be a function"),
         ("TEXT_TIMEOUT", "its 'timeout_s' must be None or a positive number of seconds"),
         ("LIST_SCHEMA", "its 'parameters' must be a JSON schema (a dict) (got [])."),
+        (
+            "TEXT_SCHEMA",
+            "its 'parameters' is not a JSON schema of an object: its type is 'string', not "
+            "'object' (a tool's input is an object).",
+        ),
+        (
+            "NO_SCHEMA",
+            "its 'parameters' is not a JSON schema of an object: at $.required, 'city' is not "
+            "of type 'array'.",
+        ),
         ("NoRun", "it has no 'run'"),
         ("NAMED_LIKE_A_BUILT_IN", "another tool is named 'calculator'."),
         ("ExplodingName", "SystemExit while checking it: reading the name exits"),
@@ -230,3 +247,74 @@ def test_ctrl_c_inside_a_plugin_still_stops_the_app(monkeypatch: pytest.MonkeyPa
     router = ToolRouter(_found(monkeypatch, "Interrupted").tools)
     with pytest.raises(KeyboardInterrupt):
         asyncio.run(router.run_tool("interrupted", "x"))
+
+
+def test_a_plugins_synchronous_run_waits_on_a_thread_so_stop_and_the_time_limit_act(
+    installed_plugins: plugins.Plugins,
+) -> None:
+    """tests/plugin_hostile's sleeps blocks for as many seconds as it is told, with an ordinary
+    ``def run``. On the event loop it would hold everything (the window's loop) for 30 s:
+    on its own thread the time limit answers, Stop ends the wait, the loop ticks meanwhile,
+    and the thread finishes in the background."""
+    router = ToolRouter(installed_plugins.tools, timeout=0.5)
+
+    def sleeping() -> list[threading.Thread]:
+        return [t for t in threading.enumerate() if t.name == "plugin tool" and t.is_alive()]
+
+    async def session() -> dict[str, Any]:
+        seen: dict[str, Any] = {"quick": (await router.run_tool("sleeps", "0")).text}
+        ticks = 0
+
+        async def tick() -> None:
+            nonlocal ticks
+            while True:
+                await asyncio.sleep(0.01)
+                ticks += 1
+
+        ticker = asyncio.create_task(tick())
+        seen["timed out"] = (await router.run_tool("sleeps", "30")).text
+        seen["ticked"] = ticks
+        asleep = set(sleeping())  # the timed-out call's thread among them, still asleep
+        stopped = asyncio.create_task(router.run_tool("sleeps", "30"))
+        await asyncio.sleep(0)  # one turn of the loop: the call has started its thread
+        (thread,) = set(sleeping()) - asleep
+        stopped.cancel()  # Stop
+        seen["stop"] = await asyncio.gather(stopped, return_exceptions=True)
+        seen["still sleeping"] = (bool(asleep), thread.is_alive())
+        ticker.cancel()
+        return seen
+
+    seen = asyncio.run(session())
+    assert seen["quick"] == "slept 0 s"
+    assert seen["timed out"] == "Error: tool timed out"
+    assert seen["ticked"] > 0  # the loop went on while the plugin slept
+    assert isinstance(seen["stop"][0], asyncio.CancelledError)
+    assert seen["still sleeping"] == (True, True)  # both finish in the background, unwaited
+
+
+class SyncExits(Good):
+    name = "sync_exits"
+
+    def run(self, input: str) -> str:  # type: ignore[override]
+        raise SystemExit(4)
+
+
+class SyncAwaitable(Good):
+    name = "sync_awaitable"
+
+    def run(self, input: str) -> Any:  # type: ignore[override]
+        return Good().run(input)  # an ordinary function handing back a coroutine
+
+
+def test_what_a_synchronous_run_raises_or_hands_back_reaches_the_loop(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    router = ToolRouter(_found(monkeypatch, "SyncExits", "SyncAwaitable").tools)
+
+    async def observations() -> list[str]:
+        return [(await router.run_tool(n, "x")).text for n in ("sync_exits", "sync_awaitable")]
+
+    assert asyncio.run(observations()) == [
+        "Error: the plugin tool sync_exits raised SystemExit: 4.",
+        "got x",
+    ]

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from sandbox_app.cli.eval_command import eval_command
+from sandbox_app.cli.evaluating.eval_command import eval_command
 from sandbox_app.cli.main import main
 from sandbox_app.core.react_format.prompts import PromptError, render_prompt
 from sandbox_app.core.results.evaluation import read_results

@@ -16,7 +16,7 @@ import pytest
 from sandbox_app.backends.catalogue.kinds import BackendConfig, BackendKind
 from sandbox_app.backends.catalogue.request_fields import CHAT
 from sandbox_app.backends.registry import register_kind, unregister_kind
-from sandbox_app.cli.eval_command import eval_command
+from sandbox_app.cli.evaluating.eval_command import eval_command
 from sandbox_app.cli.main import main
 from sandbox_app.core.results.evaluation import read_results
 from sandbox_app.core.running.backend import Backend, Delta, Message, StreamParams

@@ -15,7 +15,7 @@ import pytest
 
 from sandbox_app.application.eval_runner import EvalLane, EvalRunner
 from sandbox_app.backends.registry import SCRIPTED, config_for
-from sandbox_app.cli.eval_command import eval_command
+from sandbox_app.cli.evaluating.eval_command import eval_command
 from sandbox_app.core.results.compare import Price
 from sandbox_app.core.results.eval_report import results_markdown
 from sandbox_app.core.results.eval_result import EvalResult

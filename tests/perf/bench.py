@@ -707,7 +707,7 @@ def history_diff(cases: int) -> dict[str, float]:
 EVAL_CHILD = """
 import os, resource, sys
 from pathlib import Path
-from sandbox_app.cli import eval_command  # the command's modules, before its first run
+from sandbox_app.cli.evaluating import eval_command  # the command's modules, before its first run
 
 def kb(field):
     for line in Path("/proc/self/status").read_text().splitlines():

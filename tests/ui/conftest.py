@@ -20,6 +20,7 @@ from sandbox_app.backends.catalogue.keys import KeyStore
 from sandbox_app.core.tools import Tool
 from sandbox_app.ui.window.app import app_wide_rules, prepare_loop
 from sandbox_app.ui.window.main_window import MainWindow
+from tests.ui.desktop_fonts import apply_chosen
 
 
 def _condition(callback: Callable[[], object]) -> str:
@@ -53,8 +54,10 @@ def _screen() -> str:
 
 @pytest.fixture(scope="session", autouse=True)
 def app_rules(qapp: QApplication) -> None:
-    """pytest-qt's application gets what the app's own gets (the wheel rule, …), the same way."""
+    """pytest-qt's application gets what the app's own gets (the wheel rule, …), the same way;
+    and the desktop font asked for (desktop_fonts.py)."""
     app_wide_rules(qapp)
+    apply_chosen(qapp)
 
 
 @pytest.fixture(autouse=True)

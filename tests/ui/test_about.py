@@ -10,10 +10,11 @@ from pytestqt.qtbot import QtBot
 
 from sandbox_app import HOMEPAGE, __version__
 from sandbox_app.ui.window.main_window import MainWindow
+from tests.ui.test_wheel_rule import menu_titled
 
 
 def test_help_about_shows_what_is_running(qtbot: QtBot, window: MainWindow) -> None:
-    help_menu = next(a.menu() for a in window.menuBar().actions() if a.text() == "&Help")
+    help_menu = menu_titled(window, "&Help")
     about = next(a for a in help_menu.actions() if "About" in a.text())
     seen: list[str] = []
 

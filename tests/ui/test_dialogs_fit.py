@@ -14,13 +14,14 @@ from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
     QLabel,
+    QMessageBox,
     QScrollArea,
     QVBoxLayout,
     QWidget,
 )
 from pytestqt.qtbot import QtBot
 
-from sandbox_app.ui.common import screen_fit
+from sandbox_app.ui.common import plain, screen_fit
 from sandbox_app.ui.lane import step_menu
 from sandbox_app.ui.window.main_window import MainWindow
 from tests.ui.test_screenshot import fully_shown
@@ -115,3 +116,29 @@ def test_a_dialog_taller_than_the_screen_scrolls_inside(
     qtbot.waitUntil(lambda: fully_shown(labels[-1]), timeout=2000)
     assert fully_shown(buttons.button(QDialogButtonBox.StandardButton.Ok))
     dialog.close()
+
+
+def test_a_message_box_with_a_long_text_fits_and_keeps_it_all(
+    qtbot: QtBot, window: MainWindow, screen_of_720: QRect
+) -> None:
+    """A message box lays its text out whole (a QGridLayout: nothing to scroll), so a long one,
+    a server's 400-line error say, stood taller than the screen with its OK button below it.
+    Its first lines show; all of it is under Show Details…, nothing lost."""
+    text = "\n".join(f"line {i}: the server said something long" for i in range(400))
+    box = plain.message_box(
+        QMessageBox.Icon.Warning, "Run failed", text, QMessageBox.StandardButton.Ok, window
+    )
+    box.open()
+    qtbot.waitUntil(box.isVisible, timeout=2000)
+    assert on_screen(box) == []
+    assert box.text().startswith("line 0:")
+    assert box.detailedText() == text
+    box.close()
+    informed = plain.message_box(
+        QMessageBox.Icon.Warning, "Run failed", "Short.", parent=window, informative=text
+    )
+    informed.open()
+    qtbot.waitUntil(informed.isVisible, timeout=2000)
+    assert on_screen(informed) == []
+    assert informed.detailedText() == text
+    informed.close()

@@ -103,3 +103,24 @@ def test_stop_then_resume_runs_only_what_is_missing(qtbot: QtBot, window: MainWi
     qtbot.waitUntil(lambda: not panel.running and len(panel.results) == 24, timeout=30000)
     assert panel.progress.maximum() == 24 - len(kept)
     assert panel.results.lookup(list(kept)) == kept  # kept as they were
+
+
+def test_raising_repeat_after_a_complete_run_offers_resume_of_the_new_repeats(
+    qtbot: QtBot, window: MainWindow
+) -> None:
+    """Resume follows the Repeat box: after 24/24 runs at Repeat 1, Repeat 2 leaves 24 to run
+    (Resume on, and it runs just those), and back at 1 there is nothing left again."""
+    open_test_set(window)
+    panel, repeat = window.compare.eval_panel, window.compare.repeat_spin
+    qtbot.mouseClick(panel.run_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: len(panel.results) == 24 and not panel.running, timeout=20000)
+    assert not panel.resume_button.isEnabled()
+    repeat.setValue(2)
+    assert panel.resume_button.isEnabled()
+    repeat.setValue(1)
+    assert not panel.resume_button.isEnabled()
+    repeat.setValue(2)
+    qtbot.mouseClick(panel.resume_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: not panel.running and panel.grid_model.runs() == 48, timeout=30000)
+    assert panel.progress.maximum() == 24
+    assert not panel.resume_button.isEnabled()

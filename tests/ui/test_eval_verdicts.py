@@ -16,7 +16,7 @@ import pytest
 from PySide6.QtCore import QSettings, Qt
 from pytestqt.qtbot import QtBot
 
-from sandbox_app.cli.eval_command import eval_command
+from sandbox_app.cli.evaluating.eval_command import eval_command
 from sandbox_app.cli.main import main
 from sandbox_app.core.scenarios.lane_settings import LaneSettings
 from sandbox_app.core.scenarios.prompt_versions import find

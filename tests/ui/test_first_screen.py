@@ -1,34 +1,35 @@
 """The first screen shows the whole loop (issue 36, item 2): at 1280×720 and 1440×900 the Run
 tab shows, without scrolling, the prompt editor, the tool toggles, the max-steps slider, the
-model in use with a way to change it, and the trace; with the desktop's font (Noto Sans here)
-and with DejaVu Sans, whose lines are a fifth shorter."""
+model in use with a way to change it, and the trace; with DejaVu Sans and with Noto Sans, whose
+lines are a fifth taller (tests/ui/desktop_fonts.py)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 
 import pytest
-from PySide6.QtGui import QFont
+from PySide6.QtGui import QFontInfo
 from PySide6.QtWidgets import QApplication, QWidget
 from pytestqt.qtbot import QtBot
 
 from sandbox_app.ui.window.main_window import MainWindow
+from tests.ui.desktop_fonts import NOTO, second_font, with_family
 from tests.ui.test_screenshot import fully_shown
 
-FONTS = ["desktop", "DejaVu Sans"]
+FONTS = ["DejaVu Sans", "Noto Sans"]
 
 
 @pytest.fixture(params=FONTS)
 def font_window(
     request: pytest.FixtureRequest, make_window: Callable[..., MainWindow]
 ) -> Iterator[MainWindow]:
-    """A window built with the desktop's font, or with the application's font set to another
-    family at the same size (the window's widgets take it as they are made)."""
-    before = QFont(QApplication.font())
-    if request.param != "desktop":
-        font = QFont(before)
-        font.setFamily(request.param)
-        QApplication.setFont(font)
+    """A window built with the application's font set to a family at the same size (the
+    window's widgets take it as they are made)."""
+    app = QApplication.instance()
+    assert isinstance(app, QApplication)
+    family = second_font() if request.param == NOTO else request.param
+    before = with_family(app, family)
+    assert QFontInfo(app.font()).family() == family  # the font asked for, not a fallback
     try:
         yield make_window()
     finally:

@@ -14,7 +14,7 @@ from pathlib import Path
 from PySide6.QtCore import QSettings, Qt
 from pytestqt.qtbot import QtBot
 
-from sandbox_app.cli.eval_command import eval_command
+from sandbox_app.cli.evaluating.eval_command import eval_command
 from sandbox_app.core.history.history_db import HistoryStore
 from sandbox_app.core.scenarios.prompt_versions import find
 from sandbox_app.core.scenarios.scenario import EvalCase, Expected, LaneConfig, Scenario

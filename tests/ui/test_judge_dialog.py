@@ -11,8 +11,10 @@ from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
 from sandbox_app.core.scenarios.judge_spec import DEFAULT_JUDGE_PROMPT
+from sandbox_app.core.scenarios.scenario import LaneConfig
 from sandbox_app.ui.compare.test_set_editor import RUBRIC
 from sandbox_app.ui.window.main_window import MainWindow
+from tests.fakeserver import FakeOpenAIServer, ModelScript
 from tests.ui.test_eval_panel import open_test_set
 from tests.ui.test_test_set_editor import open_editor, set_cell
 
@@ -74,3 +76,24 @@ def test_a_cell_tooltip_says_the_judges_verdict_and_reason(
     assert "✓ judge — pass (score 5/5) — The answer states the figure" in passed.toolTip()
     assert "✗ judge — fail (score 2/5) — $2,160 per year names no source" in failed.toolTip()
     assert "judge " in panel.summary.text()  # the judge's tokens in each lane's summary
+
+
+def test_the_offline_judge_leaves_a_real_lane_unjudged_and_the_summary_says_so(
+    qtbot: QtBot, window: MainWindow, fake_server: FakeOpenAIServer
+) -> None:
+    open_test_set(window)
+    cases = window.current_scenario().test_set
+    by_question = {c.question: list(c.replies) for c in cases}  # runs arrive in any order
+    fake_server.set_model("m", ModelScript(by_question=by_question))
+    window.compare.set_lanes((LaneConfig(), LaneConfig("custom", fake_server.base_url, "m")))
+    panel = window.compare.eval_panel
+    qtbot.mouseClick(panel.run_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: len(panel.results) == 24 and not panel.running, timeout=20000)
+    last = panel.summary.text().splitlines()[-1]
+    assert last.startswith("⚠ the offline judge's written verdicts grade only the offline")
+    assert "not judged" in last
+    offline, real = panel.grid.item(0, 1), panel.grid.item(0, 2)
+    assert offline is not None
+    assert real is not None
+    assert "judge — pass" in offline.toolTip()
+    assert "judge" not in real.toolTip()  # no canned verdict on the real model's answer

@@ -1,17 +1,21 @@
 """MCP servers in the window: add a server, Connect, its tools become toggles and run in the
 loop; a server that cannot start is one line in the dialog, and so is one that dies (then the
-button reads Reconnect); a tool renamed for a taken name is said once."""
+button reads Reconnect); a tool renamed for a taken name is said once; trust follows the
+program, not the name."""
 
 from __future__ import annotations
 
 import asyncio
 import json
 import sys
+from pathlib import Path
 
 import pytest
 from pytestqt.qtbot import QtBot
 
+from sandbox_app.core.scenarios.scenario import Scenario
 from sandbox_app.core.scenarios.scenario_file import scenario_to_dict
+from sandbox_app.core.tools.mcp_server import McpServerSpec
 from sandbox_app.ui.tools.mcp_servers import McpServersDialog
 from sandbox_app.ui.window.main_window import MainWindow
 from tests.core.test_mcp import SERVER, free_port, serving_http
@@ -102,12 +106,12 @@ def http_server_in_dialog(window: MainWindow) -> tuple[McpServersDialog, str, in
     return dialog, url, port
 
 
-def connect_shown(qtbot: QtBot, dialog: McpServersDialog) -> None:
-    """Connect the shown server and wait until it is connected."""
+def connect_shown(qtbot: QtBot, dialog: McpServersDialog, tools: int = 7) -> None:
+    """Connect the shown server and wait until it is connected with ``tools`` tools."""
     task = dialog.connect_current()
     assert task is not None
     qtbot.waitUntil(task.done, timeout=30000)
-    assert dialog.status.text() == "connected: 7 tools"
+    assert dialog.status.text().splitlines()[0] == f"connected: {tools} tools"
     assert dialog.connect_button.text() == "Connect"
 
 
@@ -170,5 +174,44 @@ def test_a_renamed_tool_is_said_once_in_its_servers_status(
             "(calculator is taken)."
         )
         assert run_tool(qtbot, window, "evaltools_calculator", "two plus two") == "four"
+    finally:
+        close_connections(qtbot, window)
+
+
+def test_another_file_naming_another_program_alike_gets_no_trust(
+    qtbot: QtBot, window: MainWindow, tmp_path: Path
+) -> None:
+    """Trust follows the program, not the name: "geo" is trusted in one file; the next file
+    names another program "geo". Its opening drops the old connection (its tools leave the
+    toggles at once), the box is unticked, and after Connect the new program's wipe (a
+    read-only hint, a lie) asks."""
+    first, second = tmp_path / "first.json", tmp_path / "second.json"
+    for path, args in ((first, (str(SERVER),)), (second, (str(SERVER), "--hostile"))):
+        server = McpServerSpec("geo", sys.executable, args, timeout_s=5.0)
+        scenario = Scenario(title=path.stem, mcp_servers=(server,))
+        path.write_text(json.dumps(scenario_to_dict(scenario)), encoding="utf-8")
+    panel = window.tool_panel
+    try:
+        assert window.files.open_scenario(first)
+        dialog = panel.edit_servers()
+        connect_shown(qtbot, dialog)
+        dialog.trust_box.setChecked(True)
+        dialog.accept()
+        assert panel.policy_combos["capital"].currentText() == "auto"  # trusted: runs unasked
+        assert window.files.open_scenario(second)
+        assert "capital" not in panel.checkboxes  # gone with its connection, before any run
+        assert panel.mcp.set.names() == []
+        dialog = panel.edit_servers()
+        assert dialog.status.text() == "not connected"
+        assert not dialog.trust_box.isChecked()
+        connect_shown(qtbot, dialog, tools=10)
+        assert panel.policy_combos["wipe"].currentText() == "ask"  # its hints: asking
+        assert panel.policy_combos["capital"].currentText() == "ask"
+        dialog.reject()
+        # The first file's program again: its trust went when the other file was opened.
+        assert window.files.open_scenario(first)
+        dialog = panel.edit_servers()
+        assert not dialog.trust_box.isChecked()
+        dialog.reject()
     finally:
         close_connections(qtbot, window)

@@ -18,6 +18,7 @@ from sandbox_app.ui.telemetry.otel_out import header_account
 from sandbox_app.ui.window.main_window import MainWindow
 from tests.core.test_otel_export import CONTENT_KEYS, attrs, read_back, spans_of
 from tests.otlp_receiver import OtlpReceiver, otlp_receiver
+from tests.ui.test_wheel_rule import menu_titled
 from tests.ui.test_window import fast
 
 __all__ = ["otlp_receiver"]
@@ -31,9 +32,7 @@ def finished_run(qtbot: QtBot, window: MainWindow) -> None:
 
 
 def test_the_file_menu_offers_run_comparison_and_test_set(window: MainWindow) -> None:
-    file_menu = window.menuBar().actions()[0].menu()
-    texts = {a.text().replace("&", ""): a for a in file_menu.actions()}
-    otel = texts["Export as OpenTelemetry"].menu()
+    otel = menu_titled(window, "Export as Open&Telemetry")
     assert [a.text().replace("&", "") for a in otel.actions()] == [
         "Run…",
         "Comparison…",

@@ -184,6 +184,25 @@ def test_screenshot_of_mcp_servers(qtbot: QtBot, window: MainWindow, shots: Path
     qtbot.waitUntil(closing.done, timeout=10000)
 
 
+def presenter_laid_out(window: MainWindow) -> bool:
+    """Presenter mode laid out again for its larger fonts (on the next turns of the event
+    loop): a picture taken before shows a lane in its side-by-side width, small type."""
+    answers = [lane.pane.answer_label for lane in window.compare.lanes]
+    summary, menus, zoom = window.presenter.summary, window.menuBar(), window.presenter.zoom_label
+    strip = window.compare.strip
+    return (
+        all(a.height() >= a.sizeHint().height() for a in answers if a.isVisible())
+        and summary.height() >= summary.heightForWidth(summary.width())
+        and menus.height() >= menus.sizeHint().height()
+        and zoom.width() >= zoom.sizeHint().width()  # "· presenter ×1.5" not cut off
+        and all(  # one lane at a time: the lane shown takes the strip's width
+            lane.width() >= strip.area.viewport().width() - 2
+            for lane in strip.lanes
+            if strip.one_lane and lane.isVisible()
+        )
+    )
+
+
 def test_screenshot_of_presenter_mode(
     qtbot: QtBot, window: MainWindow, fake_server: FakeOpenAIServer, shots: Path
 ) -> None:
@@ -197,17 +216,8 @@ def test_screenshot_of_presenter_mode(
     try:
         for lane in compare.lanes:
             lane.settings_button.setChecked(False)  # the traces, not the settings
-        answers = [lane.pane.answer_label for lane in compare.lanes]
-        # Laid out again for the larger fonts (on the next turns of the event loop); one lane
-        # at a time is shown, the others wait in their tabs.
-        summary, menus = window.presenter.summary, window.menuBar()
-        qtbot.waitUntil(
-            lambda: (
-                all(a.height() >= a.sizeHint().height() for a in answers if a.isVisible())
-                and summary.height() >= summary.heightForWidth(summary.width())
-                and menus.height() >= menus.sizeHint().height()
-            )
-        )
+        # One lane at a time is shown, the others wait in their tabs.
+        qtbot.waitUntil(lambda: presenter_laid_out(window))
         save_and_check(window, shots / "presenter.png", (1280, 720))
     finally:
         window.presenter_action.trigger()

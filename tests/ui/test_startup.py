@@ -77,7 +77,7 @@ GUARD = "pydantic"
 SCRIPT = """
 import json, sys
 from PySide6.QtCore import QEvent, QObject, QSettings, QTimer
-from PySide6.QtWidgets import QApplication, QMessageBox, QWidget
+from PySide6.QtWidgets import QApplication, QMenu, QMessageBox, QWidget
 from sandbox_app.ui.window import app as app_module
 
 HEAVY = json.loads(sys.argv[1])
@@ -110,7 +110,7 @@ def use_what_came_later(window):  # what the first frame left out, first used
     window.tabs.setCurrentIndex(1)
     seen["compare_lanes"] = len(window.compare.lanes) if window.showing_comparison() else 0
     seen["version"] = QApplication.applicationVersion()
-    help_menu = next(a.menu() for a in window.menuBar().actions() if a.text() == "&Help")
+    help_menu = next(m for m in window.menuBar().findChildren(QMenu) if m.title() == "&Help")
     about = next(a for a in help_menu.actions() if "About" in a.text())
     def read_and_close():
         boxes = [w for w in QApplication.topLevelWidgets() if isinstance(w, QMessageBox)]

@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
     QDialog,
     QDoubleSpinBox,
     QMenu,
+    QPushButton,
     QScrollBar,
     QSpinBox,
     QWidget,
@@ -106,24 +107,28 @@ def each_dialog(
     Judge… dialog over it too —, closed once the caller has looked at them."""
     for name, open_it in openers:
         dialogs = dialogs_opened_by(qtbot, open_it)
-        if name == "Edit cases…":  # and the Judge… dialog over it
+        if name == "Edit cases…":  # and the Judge… and Generate cases… dialogs over it
             (editor,) = dialogs
             assert isinstance(editor, TestSetEditor)
             dialogs += dialogs_opened_by(qtbot, editor.judge_button.click)
+            generate = next(b for b in editor.findChildren(QPushButton) if "Generate" in b.text())
+            dialogs += dialogs_opened_by(qtbot, generate.click)
         for dialog in dialogs:
             yield f"{name} {type(dialog).__name__}", dialog
         for dialog in reversed(dialogs):
             dialog.close()
 
 
+def menu_titled(window: MainWindow, title: str) -> QMenu:
+    """The menu of the menu bar titled ``title``, a submenu as well. Found as the menu bar's
+    child, not by ``QAction.menu()``: on PySide6 6.8 and 6.9 the QMenu that call returns is
+    a dead wrapper once the action's own wrapper is gone (a generator's, say)."""
+    return next(m for m in window.menuBar().findChildren(QMenu) if m.title() == title)
+
+
 def menu_action(window: MainWindow, *path: str) -> QAction:
     """The menu bar's entry at ``path`` (menu titles, then the entry's text)."""
-    actions = window.menuBar().actions()
-    for name in path[:-1]:
-        menu = next(a.menu() for a in actions if a.text() == name)
-        assert isinstance(menu, QMenu)
-        actions = menu.actions()
-    return next(a for a in actions if a.text() == path[-1])
+    return next(a for a in menu_titled(window, path[-2]).actions() if a.text() == path[-1])
 
 
 def add_to_test_set(window: MainWindow) -> None:
@@ -143,6 +148,7 @@ def openers(window: MainWindow) -> Iterator[tuple[str, Callable[[], object]]]:
     yield "Matrix…", compare.matrix_button.click
     yield "Diff lanes…", compare.diff_button.click
     yield "Edit cases…", compare.eval_panel.edit_button.click
+    yield "Improve prompt…", window.prompt_panel.versions.improve_button.click
     yield "View → History…", menu_action(window, "&View", "&History…").trigger
     otel = menu_action(window, "&File", "Export as Open&Telemetry", "&Run…")
     yield "File → Export as OpenTelemetry → Run…", otel.trigger
@@ -174,6 +180,8 @@ def test_no_unfocused_control_anywhere_takes_the_wheel(qtbot: QtBot, window: Mai
         "Add to test set… AddToTestSet",
         "Diff lanes… TraceDiffDialog",
         "Edit cases… JudgeDialog",
+        "Edit cases… CasesDialog",
+        "Improve prompt… ImproveDialog",
     }, seen
 
 

@@ -186,3 +186,20 @@ def test_lanes_use_the_scenarios_tools(
     qtbot.waitUntil(lambda: not compare.running, timeout=20000)
     for lane in compare.lanes:
         assert "Observation: 18 °C, clear" in lane.trace.plain_text()
+
+
+def test_stop_ends_a_run_whose_plugin_tool_blocks_in_an_ordinary_function(
+    qtbot: QtBot, plugin_on_path: None, window: MainWindow, fake_server: FakeOpenAIServer
+) -> None:
+    """tests/plugin_hostile's sleeps blocks 8 s in a plain ``def run`` (time.sleep): on the
+    window's loop it froze the window for those 8 s, and Stop could not act until the
+    observation was in. On its own thread, Stop ends the run while it sleeps."""
+    window.tool_panel.checkboxes["sleeps"].setChecked(True)
+    on_server(window, fake_server, ["Action: sleeps[8]", "Answer: done"])
+    window.start_run()
+    qtbot.waitUntil(lambda: "Action: sleeps[8]" in window.run_pane.trace.plain_text())
+    window.stop_run()
+    qtbot.waitUntil(lambda: not window.run_pane.running, timeout=3000)
+    trace = window.run_pane.trace.plain_text()
+    assert "Stopped by the user." in trace
+    assert "slept" not in trace

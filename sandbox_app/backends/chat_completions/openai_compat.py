@@ -1,7 +1,8 @@
 """OpenAI and every OpenAI-compatible server (Ollama, LM Studio, llama.cpp, vLLM, …) via the SDK.
 
 One ``AsyncOpenAI`` client per backend configuration, closed with the backend. The SDK's own
-retries are off so a 429 retry (honouring ``Retry-After``, at most 3 times) shows in the trace.
+retries are off: a 429 is raised as ``RateLimited`` and retried, honouring ``Retry-After``,
+by the server's throttle (backends/transport/throttle.py), its wait shown in the trace.
 The SDK sends each request and raises its typed errors; the stream's bytes are decoded by
 sse.py, and every failure becomes one line by errors.py. ``openai`` is imported on first use:
 it costs about a second of start-up the offline model never needs. The client reads its
@@ -32,15 +33,12 @@ from sandbox_app.backends.transport import errors, passback
 from sandbox_app.backends.transport.http_library import tls_context
 from sandbox_app.backends.transport.sdk_backend import SdkBackend, missing_key
 from sandbox_app.backends.transport.sse import decode_chunk, sse_payloads
+from sandbox_app.backends.transport.throttle import RateLimited, header_wait
 from sandbox_app.core.running.backend import BackendError, Delta, Message, StreamParams
 from sandbox_app.core.untrusted.file_reader import parse_json_text
 
 if TYPE_CHECKING:
     import openai
-
-
-MAX_RETRIES = 3
-MAX_RETRY_WAIT_S = 60.0
 
 
 class OpenAICompatBackend(SdkBackend["openai.AsyncOpenAI"]):
@@ -93,7 +91,6 @@ class OpenAICompatBackend(SdkBackend["openai.AsyncOpenAI"]):
     async def _stream(
         self, messages: Sequence[Message], params: StreamParams
     ) -> AsyncGenerator[Delta, None]:
-        import asyncio
 
         client = await self._get_client()
         import openai  # already imported by _get_client's worker thread: instant here
@@ -109,7 +106,6 @@ class OpenAICompatBackend(SdkBackend["openai.AsyncOpenAI"]):
             )
 
         request = body()
-        rate_limited = 0
         while True:
             # The SDK sends the request, checks the status and raises its typed errors; the
             # SSE lines are decoded by sse.py, not by the SDK's pydantic chunk objects.
@@ -120,13 +116,12 @@ class OpenAICompatBackend(SdkBackend["openai.AsyncOpenAI"]):
                 response = await opened.__aenter__()
                 break
             except openai.RateLimitError as err:
-                wait, waiting = rate_limited_retry(err, host, rate_limited)
-                rate_limited += 1
-                yield waiting
-                await asyncio.sleep(wait)
+                raise rate_limited(err, host) from None
             except openai.BadRequestError as err:
-                # Each fact is learnt at most once, and a retry must change the request, so
-                # this ends.
+                # Whether to retry depends on what this request carried, not on what was
+                # known when its 400 came: under eval's concurrency another run may have
+                # learnt the same fact while this request was in flight. Facts only grow and
+                # a retry must change the request, so this ends.
                 notice = _learn(err, request, facts, params)
                 retry = body() if notice else request
                 if retry == request:
@@ -188,38 +183,30 @@ class OpenAICompatBackend(SdkBackend["openai.AsyncOpenAI"]):
         return errors.translate(err, self.config, model)
 
 
-def rate_limited_retry(err: openai.RateLimitError, host: str, tried: int) -> tuple[float, Delta]:
-    """A 429: the wait before the next try and its trace line, or (out of quota, or the
-    retries used up) the one-line error that ends them, raised."""
-    final = errors.out_of_quota(err, host)
-    if final is None and tried == MAX_RETRIES:
-        final = errors.gave_up(host, MAX_RETRIES)
-    if final is not None:
-        raise final from None
-    wait = retry_after(err, default=2.0**tried)
-    notice = f"Rate limited (429): retrying in {wait:g} s ({tried + 1} of {MAX_RETRIES})"
-    return wait, Delta(notice=notice)
+def rate_limited(err: openai.RateLimitError, host: str) -> BackendError:
+    """A 429: out of quota (waiting cannot help) as its line, else :class:`RateLimited`
+    with the wait its ``Retry-After`` asks for, for the throttle to retry."""
+    return errors.out_of_quota(err, host) or RateLimited(host, header_wait(err.response.headers))
 
 
 def _learn(err: Exception, request: dict[str, Any], facts: ModelFacts, params: StreamParams) -> str:
     """What a 400 teaches about the model, kept in ``facts``, as the trace's notice; "" when
-    it teaches nothing new (the 400 is then the user's to read)."""
+    it teaches nothing (the 400 is then the user's to read). A fact another run learnt while
+    this request was in flight still gets its notice: the caller retries only when the
+    request the facts now make differs from the one refused."""
     model = params.model
     required = passback.required_field(error_message(err))
     if required is not None:
-        if required in facts.passback:
-            return ""
         facts.passback.add(required)
         return passback.learned_notice(required, model)
     effort = nearest_effort(err, request)
     asked = params.reasoning_effort
     if effort is not None and asked is not None:
-        if asked in facts.efforts:  # retried once with the nearest: not again
-            return ""
-        facts.efforts[asked] = effort
+        # Retried once with the nearest: a second refusal of it sends the same request.
+        effort = facts.efforts.setdefault(asked, effort)
         return effort_notice(asked, effort, model)
     param = refused_parameter(err, request)
-    if param is None or param in facts.refused:
+    if param is None:
         return ""
     facts.refused.add(param)
     return refusal_notice(param, model, facts.refused)
@@ -282,15 +269,3 @@ def warm_up() -> None:
     # Not in debug mode even under -X dev: its steps are slow on purpose.
     with asyncio.Runner(debug=False, loop_factory=asyncio.SelectorEventLoop) as runner:
         runner.run(refused_request())
-
-
-def retry_after(err: openai.APIError, default: float) -> float:
-    """The wait a 429 asks for in its Retry-After header (seconds), else ``default``; never
-    negative and never more than a minute, whatever a server sends."""
-    response = getattr(err, "response", None)  # only APIStatusError has one
-    headers = getattr(response, "headers", None) or {}
-    try:
-        value = float(headers.get("retry-after", default))
-    except (TypeError, ValueError):
-        value = default
-    return min(max(value, 0.0), MAX_RETRY_WAIT_S)

@@ -50,6 +50,7 @@ from sandbox_app.backends.gemini_api.gemini_stream import (
 from sandbox_app.backends.transport import errors
 from sandbox_app.backends.transport.sdk_backend import SdkBackend, missing_key
 from sandbox_app.backends.transport.sse import sse_payloads
+from sandbox_app.backends.transport.throttle import RateLimited, header_wait
 from sandbox_app.core.running.backend import BackendError, Delta, Message, StreamParams
 from sandbox_app.core.scenarios.scenario import Scenario
 
@@ -147,6 +148,9 @@ class GeminiBackend(SdkBackend[GeminiClient]):
         decoder = Decoder()
         streaming = False
         try:
+            if response.status_code == 429:  # retried when Google says when (throttle.py)
+                final = self._explain(await refused(response, host), params.model)
+                raise RateLimited(host, header_wait(response.headers), final)
             if not response.is_success:
                 raise await refused(response, host)
             check_media_type(response, host)

@@ -241,17 +241,33 @@ async def openai_list(http: Http) -> ServerFacts | None:
     kind: ServerKind = "vllm" if vllm else "other"
     if not http.model:
         return ServerFacts(kind, models=models)
-    mine = next((m for m in entries if http.model in (m["id"], m.get("root"))), None)
+    mine = next((m for m in entries if _listed_as(http.model, m)), None)
     if mine is None:
         return ServerFacts(kind, models=models, model_state="missing")
     # vLLM holds every model it serves loaded, with the window --max-model-len gave it (the
-    # model's own maximum is not listed).
+    # model's own maximum is not listed). Any other server's list says a model is there,
+    # not whether it is loaded ("listed"): llama-cpp-python loads its first one at start.
     served = _int(mine.get("max_model_len"))
     return ServerFacts(
         kind,
         models=models,
-        model_state="loaded" if vllm else "present",
+        model_state="loaded" if vllm else "unknown",
         served_context=served,
+    )
+
+
+def _listed_as(wanted: str, entry: dict[str, Any]) -> bool:
+    """Whether a model list's ``entry`` is the model asked for: its id, vLLM's ``root``, or,
+    for an id that is a file's path (llama-cpp-python and llama-server list the path they
+    were started with unless given an alias, tests/data/llama_cpp_models.json), the file's
+    name with or without ".gguf"."""
+    model_id = str(entry["id"])
+    if wanted in (model_id, entry.get("root")):
+        return True
+    name = model_id.replace("\\", "/").rsplit("/", 1)[-1]
+    return name != model_id and wanted.casefold() in (
+        name.casefold(),
+        name.casefold().removesuffix(".gguf"),
     )
 
 

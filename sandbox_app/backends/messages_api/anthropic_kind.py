@@ -3,9 +3,10 @@
 Why not Anthropic's OpenAI-compatible layer: it returns no thinking, ignores
 ``reasoning_effort``, and has no signed thinking blocks, ``stop_reason`` or prompt-cache
 figures. Here a streaming ``POST /v1/messages`` is sent by the SDK (typed errors, its own
-retries off so a 429's wait shows in the trace) and its SSE payloads are read by
-anthropic_messages.py. Any server speaking the Messages API (LM Studio, providers with an
-Anthropic-compatible endpoint) works through its base URL.
+retries off: a 429 is retried by the server's throttle, throttle.py, its wait shown in the
+trace) and its SSE payloads are read by anthropic_messages.py. Any server speaking the
+Messages API (LM Studio, providers with an Anthropic-compatible endpoint) works through its
+base URL.
 
 The key, by the one rule of keys.py: ``ANTHROPIC_API_KEY`` (or the keyring's "Anthropic") goes
 only to https://api.anthropic.com; another URL gets a key typed for it, its host's keyring
@@ -19,13 +20,12 @@ from __future__ import annotations
 import time
 from collections.abc import AsyncGenerator, Sequence
 from contextlib import aclosing
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from sandbox_app.backends.catalogue import request_fields
 from sandbox_app.backends.catalogue.keys import KeyAccount, account_for, on_own_host
 from sandbox_app.backends.catalogue.kinds import BackendConfig, BackendKind, Endpoint, KeyHome
 from sandbox_app.backends.catalogue.presets import CUSTOM, Preset, ServerConfig
-from sandbox_app.backends.chat_completions.openai_compat import MAX_RETRIES, retry_after
 from sandbox_app.backends.messages_api.anthropic_messages import (
     NotAStream,
     StreamDecoder,
@@ -36,6 +36,7 @@ from sandbox_app.backends.transport import errors
 from sandbox_app.backends.transport.http_library import tls_context
 from sandbox_app.backends.transport.sdk_backend import SdkBackend, missing_key
 from sandbox_app.backends.transport.sse import gathered_reads, sse_data, sse_lines
+from sandbox_app.backends.transport.throttle import RateLimited, header_wait
 from sandbox_app.core.running.backend import Backend, BackendError, Delta, Message, StreamParams
 from sandbox_app.core.scenarios.scenario import Scenario
 from sandbox_app.core.untrusted.file_reader import parse_json_text
@@ -130,7 +131,6 @@ class AnthropicBackend(SdkBackend["anthropic.AsyncAnthropic"]):
     async def _stream(
         self, messages: Sequence[Message], params: StreamParams
     ) -> AsyncGenerator[Delta, None]:
-        import asyncio
 
         client = await self._get_client()
         import anthropic
@@ -143,7 +143,6 @@ class AnthropicBackend(SdkBackend["anthropic.AsyncAnthropic"]):
         # The fields the SDK requires by name; the rest as they are, through extra_body.
         required = ("model", "max_tokens", "messages", "stream")
         extra = {k: v for k, v in body.items() if k not in required}
-        rate_limited = 0
         while True:
             opened = client.messages.with_streaming_response.create(
                 model=body["model"],
@@ -155,17 +154,8 @@ class AnthropicBackend(SdkBackend["anthropic.AsyncAnthropic"]):
             try:
                 response = await opened.__aenter__()
                 break
-            except anthropic.RateLimitError as err:
-                if rate_limited == MAX_RETRIES:
-                    raise errors.gave_up(self.config.host, MAX_RETRIES) from None
-                # retry_after reads the response's headers alone, which both SDKs share.
-                wait = retry_after(cast("Any", err), default=2.0**rate_limited)
-                rate_limited += 1
-                yield Delta(
-                    notice=f"Rate limited (429): retrying in {wait:g} s "
-                    f"({rate_limited} of {MAX_RETRIES})"
-                )
-                await asyncio.sleep(wait)
+            except anthropic.RateLimitError as err:  # retried by the throttle (throttle.py)
+                raise RateLimited(self.config.host, header_wait(err.response.headers)) from None
             except anthropic.APIError as err:
                 raise translate(err, self.config, params.model) from None
         yield Delta(sent_at=response.http_response.request.extensions.get("sent_at"), request=body)

@@ -22,7 +22,9 @@ from sandbox_app.backends.catalogue.keys import host_of
 from sandbox_app.backends.catalogue.kinds import BackendConfig, BackendKind, Endpoint
 from sandbox_app.backends.ollama_api import ollama_wire
 from sandbox_app.backends.ollama_api.model_store import PullProgress, relayed
+from sandbox_app.backends.transport.errors import clipped
 from sandbox_app.backends.transport.sdk_backend import SdkBackend
+from sandbox_app.backends.transport.throttle import RateLimited
 from sandbox_app.core.running.backend import Backend, BackendError, Delta, Message, StreamParams
 from sandbox_app.core.scenarios.scenario import Scenario
 
@@ -85,6 +87,10 @@ class OllamaBackend(SdkBackend["ollama.AsyncClient"]):
         except BackendError:
             raise
         except Exception as err:
+            if _is_status(err) and getattr(err, "status_code", 0) == 429:
+                # A gateway in front of Ollama: the library keeps no headers, so the throttle
+                # backs off 1, 2, 4 s (throttle.py).
+                raise RateLimited(self.host, None) from None
             failure = self._failure(err, params.model)
             if reader.chunks and not _is_status(err):
                 failure = ollama_wire.broke(self.host, reader.chunks, str(failure))
@@ -107,7 +113,7 @@ class OllamaBackend(SdkBackend["ollama.AsyncClient"]):
 
         if isinstance(err, ollama.ResponseError):
             if pulling:  # a missing model is what Pull is for: the server's words then
-                detail = str(err.error).strip().splitlines()[0][:160] if err.error else "failed"
+                detail = clipped(str(err.error)) if err.error else "failed"
                 return BackendError(f"Ollama at {self.host} could not pull {model!r}: {detail}")
             return ollama_wire.refused(err.status_code, str(err.error), self.host, model)
         if isinstance(err, httpx.TimeoutException | TimeoutError):

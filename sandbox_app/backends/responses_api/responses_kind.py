@@ -24,7 +24,7 @@ from sandbox_app.backends.catalogue.kinds import BackendConfig, BackendKind, End
 from sandbox_app.backends.catalogue.presets import ServerConfig, preset_with_id
 from sandbox_app.backends.chat_completions.openai_compat import (
     OpenAICompatBackend,
-    rate_limited_retry,
+    rate_limited,
 )
 from sandbox_app.backends.chat_completions.openai_kind import effective_preset
 from sandbox_app.backends.chat_completions.request_body import (
@@ -77,7 +77,6 @@ class ResponsesBackend(OpenAICompatBackend):
         host = self.config.host
         refused = refused_by(self.config.base_url, params.model)
         body = responses_input.request(messages, params, refused)
-        rate_limited = 0
         while True:
             # The SDK sends the request and raises its typed errors; the events are decoded
             # by responses_stream.py from the SSE lines, not by the SDK's event objects.
@@ -86,10 +85,7 @@ class ResponsesBackend(OpenAICompatBackend):
                 response = await opened.__aenter__()
                 break
             except openai.RateLimitError as err:
-                wait, waiting = rate_limited_retry(err, host, rate_limited)
-                rate_limited += 1
-                yield waiting
-                await asyncio.sleep(wait)
+                raise rate_limited(err, host) from None
             except openai.BadRequestError as err:
                 param = refused_parameter(err, body)  # each given up once, so this ends
                 if param not in DROPPABLE or param in refused:

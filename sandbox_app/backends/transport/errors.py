@@ -27,15 +27,32 @@ NOT_AN_API_STATUSES = frozenset({400, 404, 405, 501})
 WEB_PAGE_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 
 
-def sentence(text: str) -> str:
-    """First line, at most 160 characters, ending in exactly one full stop."""
+SHOWN = 160  # characters of a server's message in a line
+
+
+def clipped(text: str) -> str:
+    """The first line, at most SHOWN characters: a longer one cut at the last word boundary
+    before that and ended by an ellipsis."""
     lines = text.strip().splitlines()
-    first = (lines[0] if lines else "")[:160].rstrip(". ")
-    return first + "."
+    first = (lines[0] if lines else "").strip()
+    if len(first) <= SHOWN:
+        return first
+    cut = first[: SHOWN - 1]
+    if not first[SHOWN - 1].isspace():  # mid-word: back to the last space, if one is near
+        space = cut.rfind(" ")
+        cut = cut[:space] if space > SHOWN // 2 else cut
+    return cut.rstrip(" .,;:") + "…"
+
+
+def sentence(text: str) -> str:
+    """:func:`clipped`, a whole line ending in exactly one full stop; a cut one keeps its
+    ellipsis, never a full stop (that would say the server's sentence ended there)."""
+    line = clipped(text)
+    return line if line.endswith("…") else line.rstrip(". ") + "."
 
 
 def short(err: BaseException) -> str:
-    """The first line of an error's message, without the SDK's JSON dump, at most 160 chars."""
+    """The first line of an error's message, without the SDK's JSON dump, as :func:`sentence`."""
     body = getattr(err, "body", None)  # the SDK's APIError keeps the server's JSON here
     if isinstance(body, list) and body:  # Gemini's OpenAI-compatible endpoint: a list of them
         body = body[0]
@@ -136,9 +153,10 @@ def no_tool_calls(err: openai.APIError, host: str, model: str) -> BackendError |
 
     if not isinstance(err, openai.APIStatusError) or not NO_TOOLS.search(short(err)):
         return None
+    said = short(err).removesuffix(".")
     return BackendError(
         f"{host} cannot take native tool calls for {model or 'this model'} "
-        f"({err.status_code}: {short(err)[:-1]}): set Tool calls to ReAct text for this "
+        f"({err.status_code}: {said}): set Tool calls to ReAct text for this "
         "model, or start the server with tool support."
     )
 

@@ -1,6 +1,7 @@
 """What every backend built on a provider's SDK shares (OpenAI-compatible, Anthropic, Gemini,
 Ollama): one client per backend, made on first use on a worker thread, living on the
-network loop with its connections.
+network loop with its connections; every request paced by its server's throttle, a 429
+retried there (throttle.py), whatever the kind.
 
 Making a client imports the SDK and loads the TLS certificates: 40-170 ms (a second for the
 first import) that would freeze the window and every other lane, so it happens on a worker
@@ -11,9 +12,12 @@ methods hand their work to it, and a subclass writes the private ones, which run
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator, Sequence
+from contextlib import suppress
 from typing import Generic, TypeVar
 
+from sandbox_app.backends.catalogue.keys import host_of
 from sandbox_app.backends.transport import errors, server_text
+from sandbox_app.backends.transport.throttle import paced
 from sandbox_app.core.running.backend import BackendError, Delta, Message, StreamParams
 from sandbox_app.core.untrusted.outside_text import secrets_of
 
@@ -40,6 +44,7 @@ class SdkBackend(Generic[Client]):
         self._client: Client | None = None
         self._client_lock = asyncio.Lock()  # concurrent runs of one backend (eval) share it
         self._client_url = base_url
+        self._server = host_of(base_url)  # whose pace its requests keep (throttle.py)
 
     # ---- on the caller's loop: handed to the network loop --------------------------------
 
@@ -47,6 +52,14 @@ class SdkBackend(Generic[Client]):
         from sandbox_app.backends.transport import network_loop
 
         await network_loop.call(self._aclose())
+
+    async def ready(self) -> None:
+        """Make the client now (the SDK imported, its certificates loaded), so the first
+        request's wait is the server's alone; a failure is left for that request to say."""
+        from sandbox_app.backends.transport import network_loop
+
+        with suppress(BackendError):
+            await network_loop.call(self._get_client())
 
     async def list_models(self) -> list[str]:
         from sandbox_app.backends.transport import network_loop
@@ -59,8 +72,11 @@ class SdkBackend(Generic[Client]):
         from sandbox_app.backends.transport import network_loop
 
         snapshot = list(messages)  # read on the network thread while the caller goes on
+        # Every kind's 429s are retried and its server's pace kept in one place (throttle.py).
         return network_loop.relay_stream(
-            lambda: server_text.deltas(self._stream(snapshot, params), self._secrets)
+            lambda: server_text.deltas(
+                paced(self._server, lambda: self._stream(snapshot, params)), self._secrets
+            )
         )
 
     # ---- on the network loop -------------------------------------------------------------

@@ -95,7 +95,8 @@ def marked_baseline(store: HistoryStore, evaluation: int) -> int | None:
 
 def baseline_of(store: HistoryStore, scenario_path: str, before: int) -> int | None:
     """The evaluation a new one of ``scenario_path`` (id ``before``) is compared with: the
-    one marked as its baseline, else the newest finished one before it."""
+    one marked as its baseline, else the newest finished one before it (an optimization's
+    runs aside: a search over candidates, not a measure of the prompt as it was)."""
     marked = store.read(
         "SELECT id FROM evaluations WHERE scenario_path = ? AND baseline = 1 AND id != ? "
         "ORDER BY id DESC LIMIT 1",
@@ -105,7 +106,7 @@ def baseline_of(store: HistoryStore, scenario_path: str, before: int) -> int | N
         return int(marked[0][0])
     latest = store.read(
         "SELECT id FROM evaluations WHERE scenario_path = ? AND id < ? AND finished IS NOT NULL "
-        "ORDER BY id DESC LIMIT 1",
+        "AND source != 'optimize' ORDER BY id DESC LIMIT 1",
         (scenario_path, before),
     )
     return int(latest[0][0]) if latest else None

@@ -12,11 +12,12 @@ it and say that line where the rest can still be shown. No Qt here.
 
 from __future__ import annotations
 
+import json
 import zlib
 from dataclasses import dataclass, field
 from typing import Any
 
-from sandbox_app.core.history.history_schema import HistoryError
+from sandbox_app.core.history.history_schema import HistoryError, now
 from sandbox_app.core.results.eval_result import EvalResult
 from sandbox_app.core.untrusted.file_reader import (
     ReadError,
@@ -231,3 +232,27 @@ def result_of(row: tuple[Any, ...], events: bool) -> EvalResult:
         return EvalResult.from_dict(data, where)
     except ReadError as err:
         raise HistoryError(one_line(str(err))) from None
+
+
+def result_row(evaluation: int, result: EvalResult, model: str) -> tuple[Any, ...]:
+    """A result's row in ``results``: its JSON columns as a results file's line has them."""
+    data = result.to_dict()
+    return (
+        evaluation,
+        result.lane,
+        result.case,
+        result.repeat,
+        result.prompt_version,
+        model,
+        int(result.passed),
+        result.status,
+        result.question,
+        result.expected,
+        result.answer,
+        json.dumps(data["checks"], ensure_ascii=False),
+        json.dumps(data["metrics"], ensure_ascii=False),
+        None if data["arm"] is None else json.dumps(data["arm"], ensure_ascii=False),
+        result.reason,
+        json.dumps(data["judge"]) if "judge" in data else None,
+        now(),
+    )

@@ -116,12 +116,36 @@ def _v5_versions(db: sqlite3.Connection) -> None:
     db.execute("CREATE INDEX runs_versions ON runs (prompt_version, model, backend, passed)")
 
 
+def _v6_optimizations(db: sqlite3.Connection) -> None:
+    # `optimize` (core/optimizing/, application/optimizer.py): each optimization's settings
+    # (what a resume finds it by), the evaluation its runs are stored in, and its outcome;
+    # each reflection's reply and the candidate it made (or why it was refused), so that a
+    # resumed optimization asks the models nothing already answered.
+    db.execute(
+        """CREATE TABLE optimizations (
+            id INTEGER PRIMARY KEY, started TEXT NOT NULL, finished TEXT,
+            scenario_title TEXT NOT NULL, scenario_path TEXT NOT NULL DEFAULT '',
+            evaluation_id INTEGER REFERENCES evaluations(id) ON DELETE SET NULL,
+            settings TEXT NOT NULL, outcome TEXT)"""
+    )
+    db.execute(
+        """CREATE TABLE candidates (
+            optimization_id INTEGER NOT NULL REFERENCES optimizations(id) ON DELETE CASCADE,
+            number INTEGER NOT NULL, parent INTEGER NOT NULL, failures TEXT NOT NULL,
+            reflection_model TEXT NOT NULL, reply TEXT NOT NULL,
+            tokens_in INTEGER NOT NULL DEFAULT 0, tokens_out INTEGER NOT NULL DEFAULT 0,
+            recorded TEXT NOT NULL, PRIMARY KEY (optimization_id, number))"""
+    )
+    db.execute("CREATE INDEX optimizations_place ON optimizations (scenario_path, finished)")
+
+
 MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     _v1_tables,
     _v2_indexes,
     _v3_arms,
     _v4_baselines,
     _v5_versions,
+    _v6_optimizations,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -164,7 +188,12 @@ def _version(db: sqlite3.Connection) -> int:
 
 
 def packed(data: Any) -> bytes:
-    return zlib.compress(json.dumps(data, ensure_ascii=False).encode(), 1)
+    return packed_json(json.dumps(data, ensure_ascii=False).encode())
+
+
+def packed_json(raw: bytes) -> bytes:
+    """JSON already written (a results line's events, as :func:`packed` would write them)."""
+    return zlib.compress(raw, 1)
 
 
 def reason(err: BaseException) -> str:

@@ -129,7 +129,6 @@ def run_spans(record: RunRecord, tags: Tags, *, content: bool, start_s: float = 
     linked = tags.attributes()
     children: list[SpanPlan] = []
     at = start_s
-    call_ids = _call_ids(record)  # native tool calling's own ids, else call_1, call_2…
     calls = 0
     for step in _steps(record):
         wall = step.metrics.wall_s if step.metrics else 0.0
@@ -147,10 +146,14 @@ def run_spans(record: RunRecord, tags: Tags, *, content: bool, start_s: float = 
             children.append(SpanPlan(f"chat {model}", cursor, cursor + took, attrs))
             cursor += each
         tool_each = tool_s / len(step.actions) if step.actions else 0.0
+        # Native tool calling's ids, as the provider gave them (the app's own where it gave
+        # none) in the step's last reply, whose calls ran; text ReAct's calls have none:
+        # call_1, call_2… over the run.
+        call_ids = [c.id for c in asks[-1].calls] if asks else []
         for i, action in enumerate(step.actions):
             seen = step.observations[i] if i < len(step.observations) else None
             calls += 1
-            call_id = call_ids[calls - 1] if calls <= len(call_ids) else f"call_{calls}"
+            call_id = call_ids[i] if i < len(call_ids) and call_ids[i] else f"call_{calls}"
             attrs = tool_attributes(action, call_id)
             attrs.update(linked)
             if content:
@@ -289,16 +292,3 @@ def agent_attributes(record: RunRecord, model: str) -> Attributes:
         if metrics.reasoning_tokens:
             attrs["gen_ai.usage.reasoning.output_tokens"] = metrics.reasoning_tokens
     return attrs
-
-
-def _call_ids(record: RunRecord) -> list[str]:
-    """Native tool calling's own call ids, in order, as the last request sent them back."""
-    last = next((e for e in reversed(record.events) if isinstance(e, Exchange)), None)
-    raw = last.request.get("messages") if last is not None else None
-    ids: list[str] = []
-    for message in raw if isinstance(raw, list) else []:
-        if isinstance(message, dict) and message.get("role") == "assistant":
-            for call in message.get("tool_calls") or []:
-                if isinstance(call, dict) and isinstance(call.get("id"), str):
-                    ids.append(call["id"])
-    return ids

@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from sandbox_app.core.otel.otel_conversation import conversation
+from sandbox_app.core.otel.otel_messages import chat_messages
 from sandbox_app.core.running.events import ActionParsed, Exchange, Observation, RunStarted
 from sandbox_app.core.running.records import RunRecord
 
@@ -17,34 +19,10 @@ AttributeValue = str | int | float | bool | list[str]
 Attributes = dict[str, AttributeValue]
 
 
-def _parts(message: dict[str, Any]) -> list[dict[str, Any]]:
-    text = message.get("content")
-    parts: list[dict[str, Any]] = []
-    if isinstance(text, str) and text:
-        parts.append({"type": "text", "content": text})
-    elif isinstance(text, list):  # content blocks: their text
-        for block in text:
-            if isinstance(block, dict) and isinstance(block.get("text"), str):
-                parts.append({"type": "text", "content": block["text"]})
-    for call in message.get("tool_calls") or []:
-        function = call.get("function", {}) if isinstance(call, dict) else {}
-        parts.append(
-            {
-                "type": "tool_call",
-                "id": call.get("id", ""),
-                "name": function.get("name", ""),
-                "arguments": function.get("arguments", ""),
-            }
-        )
-    return parts
-
-
 def chat_content(ask: Exchange, thinking: str) -> Attributes:
-    """The request's messages and the reply, in both conventions' shapes."""
-    raw = ask.request.get("messages")
-    messages = [m for m in raw if isinstance(m, dict)] if isinstance(raw, list) else []
-    system = [m for m in messages if m.get("role") == "system"]
-    rest = [m for m in messages if m.get("role") != "system"]
+    """The request's conversation and the reply, in both conventions' shapes: whatever API the
+    request was written for, its input is the conversation (core/otel/otel_conversation.py)."""
+    said = conversation(ask.request)
     reply_parts: list[dict[str, Any]] = []
     if ask.reasoning or thinking:
         reply_parts.append({"type": "reasoning", "content": ask.reasoning or thinking})
@@ -54,35 +32,51 @@ def chat_content(ask: Exchange, thinking: str) -> Attributes:
         {"type": "tool_call", "id": c.id, "name": c.name, "arguments": c.arguments}
         for c in ask.calls
     ]
+    # OpenInference's view (and the request as JSON) in Chat Completions' shape, which
+    # Phoenix shows and the reader falls back on: the system prompt first.
+    messages = chat_messages(said.messages)
+    system = "".join(p["content"] for p in said.system)
+    if said.system:
+        messages.insert(0, {"role": "system", "content": system})
     attrs: Attributes = {
-        "gen_ai.input.messages": json.dumps(
-            [{"role": m.get("role", ""), "parts": _parts(m)} for m in rest], ensure_ascii=False
+        "gen_ai.input.messages": _json(said.messages),
+        "gen_ai.output.messages": _json(
+            [{"role": "assistant", "parts": reply_parts, "finish_reason": ask.finish_reason}]
         ),
-        "gen_ai.output.messages": json.dumps(
-            [{"role": "assistant", "parts": reply_parts, "finish_reason": ask.finish_reason}],
-            ensure_ascii=False,
-        ),
-        "input.value": json.dumps({"messages": messages}, ensure_ascii=False),
+        "input.value": _json({"messages": messages}),
         "input.mime_type": "application/json",
         "output.value": ask.reply,
         "output.mime_type": "text/plain",
     }
-    if system:
-        attrs["gen_ai.system_instructions"] = json.dumps(
-            [part for m in system for part in _parts(m)], ensure_ascii=False
-        )
+    if said.system:
+        attrs["gen_ai.system_instructions"] = _json(said.system)
     for i, message in enumerate(messages):
-        text = message.get("content")
-        attrs[f"llm.input_messages.{i}.message.role"] = str(message.get("role", ""))
-        if isinstance(text, str):
-            attrs[f"llm.input_messages.{i}.message.content"] = text
-    attrs["llm.output_messages.0.message.role"] = "assistant"
-    attrs["llm.output_messages.0.message.content"] = ask.content
-    for j, call in enumerate(ask.calls):  # OpenInference's tool calls of the reply
-        made = f"llm.output_messages.0.message.tool_calls.{j}.tool_call"
-        attrs[f"{made}.id"] = call.id
-        attrs[f"{made}.function.name"] = call.name
-        attrs[f"{made}.function.arguments"] = call.arguments
+        attrs.update(_flattened(f"llm.input_messages.{i}.message", message))
+    reply: dict[str, Any] = {"role": "assistant", "content": ask.content}
+    reply["tool_calls"] = [
+        {"id": c.id, "function": {"name": c.name, "arguments": c.arguments}} for c in ask.calls
+    ]
+    attrs.update(_flattened("llm.output_messages.0.message", reply))
+    return attrs
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _flattened(at: str, message: dict[str, Any]) -> Attributes:
+    """One chat message as OpenInference flattens it: role, content, each tool call and the
+    call a tool message answers."""
+    attrs: Attributes = {f"{at}.role": str(message.get("role", ""))}
+    if isinstance(message.get("content"), str):
+        attrs[f"{at}.content"] = message["content"]
+    for j, call in enumerate(message.get("tool_calls") or []):
+        made = f"{at}.tool_calls.{j}.tool_call"
+        attrs[f"{made}.id"] = str(call.get("id") or "")
+        attrs[f"{made}.function.name"] = str(call["function"].get("name", ""))
+        attrs[f"{made}.function.arguments"] = str(call["function"].get("arguments", ""))
+    if message.get("tool_call_id"):
+        attrs[f"{at}.tool_call_id"] = str(message["tool_call_id"])
     return attrs
 
 

@@ -4,16 +4,20 @@ from it live.
 
 Each model call (a ``chat`` span, an OpenInference ``LLM`` span; an outer one that wraps
 another, as LangChain's wraps the OpenAI SDK's, gives way to the inner) is a step, in the
-order they started. What a run of this app would have emitted is rebuilt from it, so the
-trace, the metrics, the exports and the fork are a live run's:
+order they started; traces that are steps of one conversation (a trace per call, as an
+instrumentation with nothing around the loop writes them) are joined as one run
+(core/otel/otel_joining.py), and the conversation with the most calls is the one opened.
+What a run of this app would have emitted is rebuilt from it, so the trace, the metrics, the
+exports and the fork are a live run's:
 
 - text ReAct (no call in the trace has a tool call): the reply is the step's model text,
   parsed with the scenario's parser (dialect ``auto``) into an action, an answer or a format
   error; the observation is what the next call sent after that reply (the ``Observation:``
   message), else the tool span's output;
 - native tool calls: the reply is the Thought and each call an Action line, as the native
-  trace shows them; each result is the next call's ``tool`` message for that call id, else
-  the tool span's output; a reply without calls is the answer;
+  trace shows them; each result is the next call's ``tool`` message, after the reply it
+  answers, for that call id (else, where the trace gives none, in the call's place), else the
+  tool span's output; a reply without calls is the answer;
 - each step's request (the messages it sent) is its ``Exchange``: what a fork starts from;
 - each step's figures are its span's usage attributes (tokens in and out, reasoning, cache),
   its duration and its tools' spans'.
@@ -30,18 +34,22 @@ tools are chosen from the first :data:`FIRST_SPANS` spans (a file that short is 
 as a whole file would be), and the steps of each later :data:`MORE_SPANS` spans are built as
 they come, so the first steps are on screen while the rest is read. A model call is a step
 unless another model call within its read wraps it; the tools' mock answers are those of the
-first read's steps.
+first read's steps. Joining needs every trace a conversation's steps may be in, and a file
+of per-call traces may hold them in any order: when the first read's chosen conversation is
+joined from several traces, the rest of the file is read before anything is shown and the
+conversations are found again in the whole (such a file is a call a trace, each holding the
+conversation so far: its steps are few for its size).
 """
 
 from __future__ import annotations
 
 import itertools
-from collections import defaultdict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
+from sandbox_app.core.otel.otel_joining import Chain, chains
 from sandbox_app.core.otel.otel_messages import ModelCall
 from sandbox_app.core.otel.otel_reading import Read, read_ahead
 from sandbox_app.core.otel.otel_spans import (
@@ -98,35 +106,24 @@ class TraceStream:
     rest is read. ``done``: the whole file is read."""
 
     def __init__(self, path: str | Path) -> None:
-        self.name = name = display_name(path)
+        self.name = display_name(path)
         self._spans = read_ahead(iter_spans(path))
         self.done = False
-        first = self._guarded(lambda: self._read(FIRST_SPANS))
-        self.notices: list[str] = []
-        by_trace: dict[str, list[Read]] = defaultdict(list)
-        for read in first:
-            by_trace[read[0].trace_id].append(read)
-        model_spans = {t: [s for s, c in rs if c is not None] for t, rs in by_trace.items()}
-        self.trace_id = max(model_spans, key=lambda t: len(model_spans[t]))
-        if not model_spans[self.trace_id]:
-            raise TraceError(
-                f"{name}: no model calls (no span with gen_ai.operation.name chat or "
-                "openinference.span.kind LLM)."
-            )
-        if len(by_trace) > 1:
-            self.notices.append(
-                f"The file holds {len(by_trace)} traces: this is the one with the most model "
-                f"calls (trace {self.trace_id[:12]})."
-            )
-        trace = by_trace[self.trace_id]
-        calls, tools = self._calls(trace)
-        if not calls:  # innermost keeps one at least; a step list is never read empty
-            raise TraceError(f"{name}: no model calls to read (their spans' parents loop).")
+        reads = self._guarded(lambda: self._read(FIRST_SPANS))
+        chosen = self._chosen(reads)
+        if len(chosen.traces) > 1 and not self.done:  # per-call pieces: join them all
+            reads += self._guarded(lambda: list(self._spans))
+            self.done = True
+            chosen = self._chosen(reads)
+        self.notices = _joined(chosen, len({s.trace_id for s, _ in reads}))
+        self._traces = set(chosen.traces)
+        calls, trace = chosen.calls, chosen.spans
+        tools = [s for s in trace if kind(s) == "tool"]
         native = any(c.calls or any(m.get("role") == "tool" for m in c.messages) for c in calls)
-        self._builder = Steps(native, min(s.start_ns for s, _ in trace))
+        self._builder = Steps(native, min(s.start_ns for s in trace))
         self._builder.add(calls, tools)
         self._first = self._guarded(lambda: list(self._builder.built(final=self.done)))
-        self.scenario = self._scenario(calls, [s for s, _ in trace], native)
+        self.scenario = self._scenario(calls, trace, native)
         self._builder.collecting = False  # the mock tools answer the first read's inputs
         model = next((c.model for c in calls if c.model), "")
         scenario = self.scenario
@@ -147,6 +144,18 @@ class TraceStream:
         reads = list(itertools.islice(self._spans, count))
         self.done = len(reads) < count
         return reads
+
+    def _chosen(self, reads: list[Read]) -> Chain:
+        """The conversation with the most model calls in ``reads``, its calls those the
+        reading thread made."""
+        made = {id(s): c for s, c in reads if c is not None}  # the spans' own objects
+        found = chains([s for s, _ in reads], lambda s: made[id(s)])
+        if not found:
+            raise TraceError(
+                f"{self.name}: no model calls (no span with gen_ai.operation.name chat or "
+                "openinference.span.kind LLM)."
+            )
+        return found[0]
 
     def _calls(self, reads: list[Read]) -> tuple[list[ModelCall], list[Span]]:
         calls = {s.span_id: c for s, c in reads if c is not None}
@@ -180,7 +189,7 @@ class TraceStream:
         builder = self._builder
         while not self.done and builder.answer is None:
             reads = self._guarded(lambda: self._read(MORE_SPANS))
-            builder.add(*self._calls([r for r in reads if r[0].trace_id == self.trace_id]))
+            builder.add(*self._calls([r for r in reads if r[0].trace_id in self._traces]))
             yield from self._guarded(lambda: list(builder.built(final=self.done)))
         self.notices += builder.notices
         builder.notices = []
@@ -213,3 +222,21 @@ class TraceStream:
             max_steps=min(MAX_STEPS_RANGE[1], max(5, len(calls) + 1)),
             model=LaneSettings().replace(tool_calling="native" if native else "react"),
         )
+
+
+def _joined(chosen: Chain, traces: int) -> list[str]:
+    """The notice of which of the file's ``traces`` are shown, when it holds more than one."""
+    first = chosen.traces[0][:12]
+    if 1 < len(chosen.traces) == traces:
+        return [f"The file holds {traces} traces, each a step of one run: joined."]
+    if len(chosen.traces) > 1:
+        return [
+            f"The file holds {traces} traces: the {len(chosen.traces)} that are steps of the "
+            f"conversation with the most model calls are joined (the first: trace {first})."
+        ]
+    if traces > 1:
+        return [
+            f"The file holds {traces} traces: this is the one with the most model calls "
+            f"(trace {first})."
+        ]
+    return []

@@ -108,7 +108,7 @@ def _genai_messages(a: dict[str, Any]) -> list[Message]:
     items = json_value(a.get("gen_ai.input.messages"))
     if not isinstance(items, list):
         return []
-    messages = [m for item in items for m in _from_parts(item)]
+    messages = chat_messages(items)
     system = json_value(a.get("gen_ai.system_instructions"))
     if system:
         messages.insert(0, {"role": "system", "content": _parts_text(system)})
@@ -139,6 +139,11 @@ def _parts_text(parts: Any) -> str:
     return "".join(
         text(p.get("content")) for p in parts if isinstance(p, dict) and p.get("type") == "text"
     )
+
+
+def chat_messages(items: list[Any]) -> list[Message]:
+    """GenAI messages (a role and parts each) as Chat Completions messages."""
+    return [m for item in items for m in _from_parts(item)]
 
 
 def _from_parts(item: Any) -> list[Message]:

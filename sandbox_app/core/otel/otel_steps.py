@@ -92,8 +92,10 @@ class Steps:
                 {"type": "function", "function": {k_: v for k_, v in t.items() if v is not None}}
                 for t in call.tools
             ]
+        made = tuple(ev.CallMade(c.id, c.name, c.arguments) for c in call.calls)
+        reply = call.text + ev.call_lines(made)
         exchange = ev.Exchange(
-            k, request, call.text, call.reasoning, call.finish_reason, call.usage, None, None
+            k, request, reply, call.reasoning, call.finish_reason, call.usage, None, None, made
         )
         answer = self._native(k, call, exchange) if self.native else self._text(k, call, exchange)
         self._steps.append(self._metrics(k, call))
@@ -112,12 +114,12 @@ class Steps:
             self._add(span.end_ns, ev.FinalAnswer(k, content.strip(), was_thought=True))
             return content.strip()
         self._tool_end, self._tool_s = span.end_ns, 0.0
-        for c in call.calls:
+        for i, c in enumerate(call.calls):
             text, refused = call_input(None, NativeCall(c.id, c.name, c.arguments))
             given = text if refused is None else c.arguments
             self._actions += 1
             self._add(span.end_ns, ev.ActionParsed(k, c.name, given))
-            result = self._result(k, c.name, given, c.id)
+            result = self._result(k, c.name, given, (c.id, i))
             if result is not None:
                 self._add(self._tool_end, _observation(k, c.name, result))
         return None
@@ -136,7 +138,7 @@ class Steps:
         if turn.kind == "action":
             self._actions += 1
             self._add(span.end_ns, ev.ActionParsed(k, turn.tool, turn.input))
-            result = self._result(k, turn.tool, turn.input, "")
+            result = self._result(k, turn.tool, turn.input, None)
             if result is not None:
                 self._add(self._tool_end, _observation(k, turn.tool, result))
             return None
@@ -145,19 +147,15 @@ class Steps:
         self._add(span.end_ns, ev.FormatError(k, correction))
         return None
 
-    def _result(self, k: int, tool: str, given: str, call_id: str) -> str | None:
-        """What the tool returned: as the next call was sent it, else its span said."""
-        span = self._tool_span(tool, call_id)
+    def _result(self, k: int, tool: str, given: str, native: tuple[str, int] | None) -> str | None:
+        """What the tool returned: as the next call was sent it, else its span said.
+        ``native``: the call's id and its place in the reply (text ReAct: None)."""
+        span = self._tool_span(tool, native[0] if native else "")
         if span is not None:
             self._tool_end = max(self._tool_end, span.end_ns)
             self._tool_s += max(0, span.end_ns - span.start_ns) / 1e9
-        if call_id:
-            later = self._later(k)
-            sent = next(
-                (m for m in later if m.get("role") == "tool" and m.get("tool_call_id") == call_id),
-                None,
-            )
-            result = str(sent.get("content", "")) if sent is not None else None
+        if native is not None:
+            result = self._tool_message(k, *native)
         else:
             result = self._sent_after(k, "user")
             if result is not None:
@@ -178,14 +176,28 @@ class Steps:
         """The call after step ``k``'s (the first call held is step ``k``'s own)."""
         return self.calls[1].messages if len(self.calls) > 1 else []
 
-    def _sent_after(self, k: int, role: str) -> str | None:
-        """The next call's messages after this step's reply (the last assistant message)."""
+    def _after_reply(self, k: int, role: str) -> list[dict[str, object]]:
+        """The next call's messages of ``role`` after this step's reply (its last assistant
+        message): what answered it. Earlier ones answered earlier steps, whose call ids a
+        provider or the app may have given again (Gemini's and Ollama's calls have none). A
+        call that sends no assistant message sends only what is new since the reply (a
+        sliding window, a Responses ``previous_response_id`` chain): all of it answered it."""
         later = self._later(k)
-        last = max((i for i, m in enumerate(later) if m.get("role") == "assistant"), default=None)
-        if last is None:
-            return None
-        after = [str(m.get("content", "")) for m in later[last + 1 :] if m.get("role") == role]
+        last = max((i for i, m in enumerate(later) if m.get("role") == "assistant"), default=-1)
+        return [m for m in later[last + 1 :] if m.get("role") == role]
+
+    def _sent_after(self, k: int, role: str) -> str | None:
+        after = [str(m.get("content", "")) for m in self._after_reply(k, role)]
         return "\n".join(after) if after else None
+
+    def _tool_message(self, k: int, call_id: str, place: int) -> str | None:
+        """The result sent back for a call: the tool message with its id, else, where the
+        trace gives the results no ids, the one in the call's place."""
+        answers = self._after_reply(k, "tool")
+        found = next((m for m in answers if call_id and m.get("tool_call_id") == call_id), None)
+        if found is None and place < len(answers) and not answers[place].get("tool_call_id"):
+            found = answers[place]
+        return None if found is None else str(found.get("content", ""))
 
     def _tool_span(self, tool: str, call_id: str) -> Span | None:
         """The first tool span not matched yet that is this call's (by id, else by name);

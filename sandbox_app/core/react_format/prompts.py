@@ -46,7 +46,6 @@ def tool_lines(tools: Iterable[Tool]) -> str:
     return "\n".join(lines) if lines else "(no tools are enabled)"
 
 
-
 class PromptError(ValueError):
     """A template the engine cannot fill, with a message that says how to fix it."""
 
@@ -62,10 +61,15 @@ def render_tools(tools: Iterable[Tool], dialect: Dialect) -> str:
     return "\n".join(rendered) if rendered else "(no tools are enabled)"
 
 
+def placeholders_in(template: str) -> list[str]:
+    """The single-brace placeholders the template uses, in order, each once (``{{name}}``
+    variables and JSON braces are not placeholders)."""
+    return list(dict.fromkeys(m.group(2) for m in _EITHER.finditer(template) if m.group(2)))
+
+
 def unknown_placeholders(template: str) -> list[str]:
     """Placeholders other than ``{tools}`` and ``{format}``; JSON braces are not placeholders."""
-    found = [m.group(2) for m in _EITHER.finditer(template) if m.group(2)]
-    return sorted({name for name in found if name not in PLACEHOLDERS})
+    return sorted(name for name in placeholders_in(template) if name not in PLACEHOLDERS)
 
 
 def render_prompt(

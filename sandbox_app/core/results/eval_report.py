@@ -84,7 +84,7 @@ def to_html(
             f"<tr><td>{e(s.lane)}</td><td>{s.pass_rate:.0%} ({s.passed}/{s.runs})</td>"
             f"<td>{low:.0%}–{high:.0%}</td><td>{s.mean_steps:.1f}</td><td>{s.tool_calls}</td>"
             f"<td>{s.format_errors}</td><td>{s.loops}</td>"
-            f"<td>{s.tokens_in:,} / {s.tokens_out:,}</td>"
+            f"<td>{'~' * s.estimated}{s.tokens_in:,} / {'~' * s.estimated}{s.tokens_out:,}</td>"
             f"<td>{s.thinking_tokens:,}</td>"
             f"<td>{s.latency_p50_s:.2f} s / {s.latency_p95_s:.2f} s</td>"
             f"<td>{e(s.judge_words()) if s.judge_tokens else '—'}</td></tr>"
@@ -157,11 +157,13 @@ _STYLE = (
 def results_markdown(
     questions: Sequence[str], labels: Sequence[str], results: Sequence[EvalResult]
 ) -> str:
-    """Each lane's summary line, then the grid as a table (cells are literal text)."""
+    """Each lane's summary line as a list item, then the grid as a table; every piece is
+    literal text (a lane's name is the scenario file's: a model named like an image stays
+    text)."""
     header, rows = ["#", "Question", *labels], grid(questions, labels, results)
     lines = ["| " + " | ".join(inline(c) for c in header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(inline(c) for c in row) + " |" for row in rows]
-    summary = [s.row() for s in summarise(results, labels)]
+    summary = [f"- {inline(s.row())}" for s in summarise(results, labels)]
     return "\n".join([*summary, "", *lines, *_failed_checks(results)]) + "\n"
 
 

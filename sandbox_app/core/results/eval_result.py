@@ -18,6 +18,7 @@ paired by what made them rather than by a lane's title.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -86,12 +87,27 @@ class Arm:
 
     @classmethod
     def from_dict(cls, data: Any, prompt_version: str, where: str) -> Arm:
+        # An evaluation's 100,000 lines hold a handful of arms: each read once (a third of a
+        # line's reading), then found by what it says.
+        key = (json.dumps(data, sort_keys=True), prompt_version)
+        known = _ARMS.get(key)
+        if known is None:
+            known = _ARMS[key] = cls._read(data, prompt_version, where)
+            if len(_ARMS) > 1024:
+                _ARMS.pop(next(iter(_ARMS)))
+        return known
+
+    @classmethod
+    def _read(cls, data: Any, prompt_version: str, where: str) -> Arm:
         plain = typed(cls, data, where)  # "settings" and "prompt_version" are never its keys
         try:
             settings = LaneSettings.from_dict(data, where, lane=False)
         except SettingError as err:
             raise ReadError(str(err)) from None
         return replace(plain, prompt_version=prompt_version, settings=settings)
+
+
+_ARMS: dict[tuple[str, str], Arm] = {}  # arms read, by their JSON (Arm.from_dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,6 +133,8 @@ class _Figures:
     tokens_out: int | None = None
     reasoning_tokens: int | None = None
     wall_s: float | None = None
+    estimated: bool | None = None  # the token counts are the app's estimate (no usage sent)
+    queued_s: float | None = None  # results written before queue time was kept: none
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,6 +153,14 @@ class ResultMetrics:
     reasoning_tokens: int = 0
     wall_s: float = 0.0
     document: Mapping[str, Any] | None = None
+    estimated: bool = False  # tokens_in / tokens_out estimated: the server sent no usage
+    # Part of wall_s waited for the server's turn (a place among its requests, a 429's wait).
+    queued_s: float = 0.0
+
+    @property
+    def working_s(self) -> float:
+        """The run's own time: its wall time without its queue time."""
+        return max(0.0, self.wall_s - self.queued_s)
 
     @classmethod
     def of(cls, metrics: RunMetrics) -> ResultMetrics:
@@ -150,6 +176,8 @@ class ResultMetrics:
             metrics.reasoning_tokens,
             metrics.wall_s,
             metrics_to_dict(metrics),
+            queued_s=metrics.queued_s,
+            estimated=metrics.estimated,
         )
 
     @classmethod
@@ -168,6 +196,8 @@ class ResultMetrics:
             f.reasoning_tokens or 0,
             f.wall_s or 0.0,
             document,
+            queued_s=f.queued_s or 0.0,
+            estimated=bool(f.estimated),
         )
 
     def without_steps(self) -> ResultMetrics:

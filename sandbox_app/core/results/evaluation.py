@@ -145,7 +145,7 @@ def pending(planned: Iterable[RunKey], done: Done, only_failed: bool = False) ->
             yield key
 
 
-def count_pending(planned: Plan, done: Done, only_failed: bool = False) -> int:
+def count_pending(planned: Collection[RunKey], done: Done, only_failed: bool = False) -> int:
     """How many runs :func:`pending` gives for ``planned``, without going through them."""
     latest = _verdicts(done)
     in_plan = [passed for key, passed in latest.items() if key in planned]
@@ -192,6 +192,12 @@ class LaneSummary:
     # Judged answers: the judge's tokens (in + out) and cost (None: no judge price known).
     judge_tokens: int = 0
     judge_cost: float | None = None
+    # Some run's token counts are the app's estimate (its server sent no usage): shown with ~,
+    # as `run` shows them.
+    estimated: bool = False
+    # Seconds the lane's runs waited for their server's turn (a place, a 429's wait), over all
+    # runs: apart from the latencies, which are working time.
+    queued_s: float = 0.0
 
     @property
     def pass_rate(self) -> float:
@@ -203,16 +209,17 @@ class LaneSummary:
 
     def row(self) -> str:
         low, high = self.interval
+        approx = "~" if self.estimated else ""
         return (
             f"{self.lane}: {self.pass_rate:.0%} ({self.passed}/{self.runs}, 95% CI "
             f"{low:.0%}–{high:.0%}) · {self.mean_steps:.1f} steps · "
             f"{self.tool_calls} tool calls · {self.format_errors} format errors · "
             + (f"{plural(self.loops, 'loop')} · " if self.loops else "")
             + (f"{plural(self.prompt_cuts, 'prompt cut')} · " if self.prompt_cuts else "")
-            + "tokens "
-            f"{self.tokens_in:,} in / {self.tokens_out:,} out"
+            + f"tokens {approx}{self.tokens_in:,} in / {approx}{self.tokens_out:,} out"
             + (f" · thinking {self.thinking_tokens:,}" if self.thinking_tokens else "")
             + f" · p50 {self.latency_p50_s:.2f} s · p95 {self.latency_p95_s:.2f} s"
+            + (f" working, {self.queued_s:.1f} s queued" if self.queued_s else "")
             + (f" · {self.judge_words()}" if self.judge_tokens else "")
         )
 
@@ -253,9 +260,12 @@ class LaneTally:
     prompt_cuts: int = 0
     tokens_in: int = 0
     tokens_out: int = 0
+    estimated: int = 0  # runs whose token counts are estimates
     thinking: int = 0
-    # Each run's time, for the percentiles: 8 bytes a run (a list of floats takes 32).
+    # Each run's working time (its wall time less its queue time), for the percentiles: 8
+    # bytes a run (a list of floats takes 32).
     walls: array[float] = field(default_factory=lambda: array("d"))
+    queued: float = 0.0
     judge_tokens: int = 0  # judged answers' requests (a result's "judge")
     judge_cost: float | None = None
     # The prompt versions the lane's runs were made with, in the order first seen (a resumed
@@ -273,17 +283,19 @@ class LaneTally:
         self.prompt_cuts += sign * m.truncations
         self.tokens_in += sign * m.tokens_in
         self.tokens_out += sign * m.tokens_out
+        self.estimated += sign * m.estimated
         self.thinking += sign * m.reasoning_tokens
+        self.queued += sign * m.queued_s
         if result.judge is not None:
             self.judge_tokens += sign * (result.judge.tokens_in + result.judge.tokens_out)
             if result.judge.cost is not None:
                 self.judge_cost = (self.judge_cost or 0.0) + sign * result.judge.cost
         if sign > 0:
-            self.walls.append(m.wall_s)
+            self.walls.append(m.working_s)
             if result.prompt_version:
                 self.versions.setdefault(result.prompt_version, None)
         else:
-            self.walls.remove(m.wall_s)
+            self.walls.remove(m.working_s)
 
     def remove(self, result: EvalResult) -> None:
         self.add(result, -1)
@@ -306,6 +318,8 @@ class LaneTally:
             self.prompt_cuts,
             self.judge_tokens,
             self.judge_cost,
+            estimated=self.estimated > 0,
+            queued_s=self.queued,
         )
 
 

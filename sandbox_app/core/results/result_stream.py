@@ -19,7 +19,7 @@ from pathlib import Path
 
 from sandbox_app.core.results.eval_result import EvalResult, RunKey
 from sandbox_app.core.results.evaluation import MAX_RESULTS_BYTES, LaneTally, ResultsFile
-from sandbox_app.core.untrusted.file_reader import ReadError, display_name, iter_lines
+from sandbox_app.core.untrusted.file_reader import ReadError, display_name, iter_lines, json_line
 
 
 @dataclass
@@ -84,6 +84,38 @@ def tally_latest(
 _KEY = re.compile(rb'\{"lane": ("(?:[^"\\]|\\.)*"), "case": (\d{1,9}), "repeat": (\d{1,9}), ')
 
 
+def scan_keys(path: Path, planned: Collection[RunKey] | None) -> Scan:
+    """Each run's latest line that ends as a whole one does (a line cut short by a kill
+    does not), its key read from its start (:func:`_quick_key`), the result not parsed:
+    which lines a merge of shard files copies (core/results/shards.py)."""
+    found = Scan()
+    for number, raw in _lines(path):
+        if not raw.rstrip().endswith(b"}"):  # a line cut short (its JSON is read when copied)
+            found.damaged += 1
+            continue
+        key = _quick_key(raw)
+        if key is None:  # not as this program writes a line: read as a result
+            try:
+                key = EvalResult.from_json(raw, f"{display_name(path)} line {number}").key
+            except ReadError:
+                found.damaged += 1
+                continue
+        if planned is None or key in planned:
+            found.lines[key] = number
+        else:
+            found.outside += 1
+    return found
+
+
+def iter_raw_latest(path: Path, found: Scan) -> Iterator[tuple[RunKey, bytes]]:
+    """The lines ``found`` names (each run's latest), as they are in ``path``."""
+    wanted = {number: key for key, number in found.lines.items()}
+    for number, raw in _lines(path):
+        key = wanted.get(number)
+        if key is not None:
+            yield key, raw
+
+
 def _scan_keys(path: Path, planned: Collection[RunKey] | None) -> Scan:
     """:func:`scan`'s ``lines``, cheaply: a line whose start is a key, as this program writes
     it, is not parsed (:func:`iter_latest` parses the chosen lines and checks their keys)."""
@@ -141,3 +173,30 @@ def _results(
             counts.outside += 1
             continue
         yield number, result
+
+
+# Where a line as this program writes it holds its trace: after the metrics, before "judge"
+# (when judged) and "checks" (EvalResult.to_dict's order). Inside a JSON string a quote is
+# escaped, so these bytes are keys wherever they stand.
+_EVENTS, _JUDGE, _CHECKS = b', "events": ', b', "judge": {', b', "checks": ['
+
+
+def split_line(raw: bytes, where: str) -> tuple[EvalResult, bytes]:
+    """A results line read without parsing its trace: the result (no events) and the
+    events' JSON as the line holds them — what a merge of 100,000 runs stores, parsing 2 kB
+    a run rather than 12. A line not as this program writes it is read whole (its events
+    written again); one that is no result a ReadError naming ``where``."""
+    start = raw.find(_EVENTS)
+    end = raw.rfind(_CHECKS)
+    if 0 <= start < end:
+        judged = raw.rfind(_JUDGE, start, end)
+        end = judged if judged >= 0 else end
+        events = raw[start + len(_EVENTS) : end]
+        if events.startswith(b"[") and events.endswith(b"]"):
+            try:
+                data = json_line(raw[:start] + raw[end:], where, "a result")
+                return EvalResult.from_dict(data, where), events
+            except ReadError:
+                pass  # not cut where it seemed: read whole below
+    result = EvalResult.from_json(raw, where)
+    return result, json.dumps(list(result.events or ()), ensure_ascii=False).encode()

@@ -11,7 +11,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from sandbox_app.core.results.presentation import Edit, LineStyles, Piece, Presentation, Role
-from sandbox_app.core.running.events import Event
+from sandbox_app.core.running.events import (
+    Event,
+    FinalAnswer,
+    RunFinished,
+    StepFinished,
+    TokenDelta,
+)
+from sandbox_app.core.running.native_tools import ACTION_LABEL, THOUGHT_LABEL
 from sandbox_app.core.scenarios.scenario import Expected
 
 THINKING_PREFIX = "┆ "  # marks thinking lines where there is no colour
@@ -84,20 +91,54 @@ _WRITTEN = (Edit.APPEND, Edit.TEXT_ONLY)
 
 
 class TraceText:
-    """Feeds events in order; each call returns the text they add, as (text, role) pairs."""
+    """Feeds events in order; each call returns the text they add, as (text, role) pairs.
+
+    ``native``: a native tool-calling run. The window shows a reply's text as the Thought
+    while it streams and redraws it as the Answer when no tool call came; a text that only
+    grows cannot redraw, so it holds that text until it knows which it was (an Action line,
+    the answer, the step's end) and says it once, as the window ends up saying it.
+    """
 
     def __init__(
-        self, *, thinking: bool = True, marks: bool = True, expected: Expected | None = None
+        self,
+        *,
+        thinking: bool = True,
+        marks: bool = True,
+        expected: Expected | None = None,
+        native: bool = False,
     ) -> None:
         self.presentation = Presentation(thinking=thinking, expected=expected)
         self._text = PlainText(marks=marks)
+        self._native = native
+        self._held: list[Piece] | None = None  # a native reply's text not yet said
 
     def feed(self, event: Event) -> list[tuple[str, Role]]:
         written = self.written(event)
         return [(text, role) for role, text, _ in written]
 
     def written(self, event: Event) -> list[Piece]:
-        return [out for piece in self.presentation.feed(event) for out in self._text.write(piece)]
+        pieces = self.presentation.feed(event)
+        if self._native:
+            pieces = self._said(event, pieces)
+        return [out for piece in pieces for out in self._text.write(piece)]
+
+    def _said(self, event: Event, pieces: list[Piece]) -> list[Piece]:
+        if isinstance(event, TokenDelta):
+            if self._held is None and not event.text.startswith(THOUGHT_LABEL):
+                return pieces
+            self._held = [*(self._held or ()), *pieces]
+            text = "".join(p.text for p in self._held)
+            return self._release() if f"\n{ACTION_LABEL}" in text else []
+        if isinstance(event, FinalAnswer) and event.was_thought and self._held is not None:
+            self._held = [Piece(p.role, p.text) for p in pieces if p.edit is Edit.REDRAW]
+            return self._release()
+        if isinstance(event, StepFinished | RunFinished):
+            return [*self._release(), *pieces]
+        return pieces  # the step's other lines (thinking, the meter) are not the reply's
+
+    def _release(self) -> list[Piece]:
+        held, self._held = self._held or [], None
+        return held
 
 
 def lines(events: Iterable[Event], *, marks: bool = True) -> list[tuple[str, Role]]:

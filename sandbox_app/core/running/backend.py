@@ -18,7 +18,8 @@ from sandbox_app.core.scenarios.lane_settings import SETTINGS, LaneSettings
 # An assistant message may also hold PROVIDER: what the backend that wrote the reply said
 # must come back with it in a tool-calling turn (Delta.carry: signed thinking blocks,
 # reasoning items, thought signatures, reasoning_content). It is the backend's own business:
-# each backend reads back what it put there and never sends the key itself.
+# each backend reads back what it put there and never sends the key itself. The engine stamps
+# it with who wrote it, and a fork on another model drops it (core/running/carried.py).
 Message = dict[str, Any]
 PROVIDER = "provider"
 ToolSchema = dict[str, Any]  # one entry of the API's "tools": {"type": "function", …}
@@ -72,6 +73,10 @@ class Delta:
     # turn (see PROVIDER): merged into the assistant message the engine sends back. Opaque
     # to the engine; the backend that yields it reads it back.
     carry: dict[str, Any] | None = None
+    # Seconds the request waited before it was sent: for a place among its server's requests
+    # or for the wait a 429 asked (backends/transport/throttle.py). Queue time, not the
+    # model's: kept apart from the run's working time.
+    queued_s: float = 0.0
 
     @property
     def plain(self) -> bool:
@@ -84,6 +89,7 @@ class Delta:
             and self.request is None
             and not self.tool_calls
             and self.carry is None
+            and not self.queued_s
             and not (self.text and self.reasoning)
         )
 

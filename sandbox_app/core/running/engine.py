@@ -1,11 +1,8 @@
 """The ReAct loop: stream a turn, cut fabricated observations, run the tool, repeat to an answer.
 
-A plain hand-written ReAct loop is the shape: a system prompt and the question, then per step
-the model's text as the assistant message and ``Observation: <result>`` as the next user
-message, until a final answer or the step limit; on top, a client-side cut at the Observation
-label, one correction for a reply in no format, approval for tools with side effects,
-budgets, metrics, and native tool calling in the API's own messages (native_tools.py).
-"""
+A plain hand-written ReAct loop (per step the model's text, then ``Observation: <result>``, to
+an answer or the step limit) with the Observation cut, one format correction, approval for side
+effects, budgets, metrics and native tool calls in the API's own messages (native_tools.py)."""
 
 from __future__ import annotations
 
@@ -20,6 +17,7 @@ from sandbox_app.core.react_format.parser import correction_for, parse_kept
 from sandbox_app.core.react_format.prompts import DEFAULT_TEMPLATE, PromptError, render_prompt
 from sandbox_app.core.running.backend import Backend, BackendError, Message, StreamParams
 from sandbox_app.core.running.backend import stream_params as request_with
+from sandbox_app.core.running.carried import stamped
 from sandbox_app.core.running.context_meter import ServedContext
 from sandbox_app.core.running.events import (
     ActionParsed,
@@ -35,6 +33,7 @@ from sandbox_app.core.running.events import (
     StepFinished,
     StepStarted,
 )
+from sandbox_app.core.running.fork import ForkPoint
 from sandbox_app.core.running.loops import LoopWatch
 from sandbox_app.core.running.metrics import RunTally
 from sandbox_app.core.running.model_traits import traits_for
@@ -53,6 +52,7 @@ from sandbox_app.core.running.stepping import Pause, PauseFn
 from sandbox_app.core.running.turn_reader import TurnOutcome, TurnReader, ask_again
 from sandbox_app.core.scenarios.scenario import Scenario
 from sandbox_app.core.tools import Approver, Tool, ToolResult, ToolRouter
+from sandbox_app.core.tools.recorded import Recorded
 
 MAX_STEPS_MESSAGE = "Reached max steps without final answer"  # as plain ReAct loops word it
 # Stop generating where the model would start writing its own observation. "\nObservation "
@@ -77,28 +77,28 @@ class ReactEngine:
         token_budget: int | None = None,
         tools: list[Tool] | None = None,
         trusted: Collection[str] = (),
-        history: Sequence[Message] = (),
-        prefix: Sequence[Event] = (),
-        only_step: int | None = None,
+        fork: ForkPoint | None = None,
         pause: PauseFn | None = None,
         served: ServedContext = ServedContext(),  # noqa: B008 (frozen: one shared value)
         notes: Sequence[str] = (),
+        source: str = "",
     ) -> None:
-        """``history`` and ``prefix``: a fork (core/running/fork.py): the conversation so far
-        (system prompt and question first) and the events of the steps it holds, shown as they
-        were; the run goes on from the step after them. ``served``: the server's context.
-        ``notes``: lines the trace says before the first step (BackendKind.notes)."""
-        self.notes = tuple(notes)
-        self.history, self.prefix = list(history), list(prefix)
-        self.only_step = only_step  # a rerun: this step's turn, then the end
+        """``fork`` (fork.py): the conversation so far and the events of the steps it holds,
+        shown as they were; the run goes on from the step after them. ``served``: the server's
+        context. ``notes``: what the trace says before step 1 (BackendKind.notes). ``source``:
+        who the model is (kind, server, model), whom its reasoning items go back to (carried.py)."""
+        self.notes, self.source = tuple(notes), source or f"{backend.label} {model}"
+        # A fork goes on with its reasoning items only on the model that wrote them.
+        self.fork = fork.going_on_with(self.source) if fork else ForkPoint(0, [], [])
         self.pause = pause  # step-through (core/running/stepping.py)
         self.scenario, self.backend, self.model = scenario, backend, model
         self.token_budget = token_budget
         self.tools = tools if tools is not None else scenario.tools()
-        # ``trusted``: side-effecting tools the user let run unasked (tools/policy.py).
+        # Trusted: side-effecting tools let run unasked; recorded: an imported trace's answers.
         self.router = ToolRouter(
-            self.tools, approve=approve, policies=scenario.policies, trusted=trusted
-        )
+            self.tools, approve=approve, policies=scenario.policies, trusted=trusted,
+            recorded=self.fork.recorded,
+        )  # fmt: skip
         self.messages: list[Message] = []
         self.answer: str | None = None
         self._tally = RunTally()
@@ -128,18 +128,18 @@ class ReactEngine:
         self._tally = RunTally()
         self._loops = LoopWatch(stop=s.model.stop_on_loops)
         try:
-            system = self.history[0]["content"] if self.history else self.system_prompt()
+            system = self.fork.history[0]["content"] if self.fork.history else self.system_prompt()
         except PromptError as err:
             yield self._finish("failed", str(err))
             return
-        self.messages = list(self.history) or [
+        self.messages = list(self.fork.history) or [
             {"role": "system", "content": system},
             {"role": "user", "content": s.asked_question},
         ]
         yield RunStarted(system, s.asked_question, s.max_steps, self.backend.label, self.model)
-        for note in () if self.prefix else self.notes:  # a fork's prefix has them already
+        for note in () if self.fork.prefix else self.notes:  # a fork's prefix has them already
             yield Notice(0, note)
-        for event in self.prefix:  # a fork's steps so far, as they were
+        for event in self.fork.prefix:  # a fork's steps so far, as they were
             if isinstance(event, StepFinished):
                 self._tally.steps.append(event.metrics)
             yield event
@@ -188,7 +188,7 @@ class ReactEngine:
             finish = finish_answer(outcome.tool_calls, self.router.resolve)
             if finish is not None:  # native: a call to the finish tool
                 turn = replace(turn, kind="answer", answer=finish)
-            if step == self.only_step and turn.kind != "answer":
+            if step == self.fork.only_step and turn.kind != "answer":  # a rerun ends here
                 yield self._record_step(step, step_started, outcome, earlier)
                 yield self._finish("stopped", f"Reran step {step}: its action was not run.")
                 return
@@ -204,9 +204,8 @@ class ReactEngine:
                 yield self._finish("answered", "")
                 return
             if outcome.tool_calls:
-                self.messages.append(
-                    assistant_message(outcome.content, outcome.tool_calls, outcome.carry)
-                )
+                carry = stamped(outcome.carry, self.source)  # who may get it back
+                self.messages.append(assistant_message(outcome.content, outcome.tool_calls, carry))
                 for call in outcome.tool_calls:
                     tool_input, refused = call_input(self.router.resolve(call.name), call)
                     async for event in self._act(step, call.name, tool_input, refused, call):
@@ -227,6 +226,9 @@ class ReactEngine:
                 message = self._observation(step, "", correction)
                 self.messages.append({"role": "user", "content": message})
                 yield FormatError(step, message)
+                if (stuck := self._loops.see_reply(step, turn.kept)) is not None:
+                    self._tally.loops += 1
+                    yield stuck
             yield self._record_step(step, step_started, outcome, earlier)
             if (loop := self._loops.stopped_on) is not None:  # its action was not run
                 what = loop.text.removeprefix("loop: ")
@@ -234,11 +236,10 @@ class ReactEngine:
                 return
             spent = sum(m.tokens_in + m.tokens_out for m in self._tally.steps)
             if self.token_budget is not None and spent >= self.token_budget:
-                yield self._finish(
-                    "failed", f"Token budget of {self.token_budget:,} used up after step {step}."
-                )
+                used = f"Token budget of {self.token_budget:,} used up after step {step}."
+                yield self._finish("failed", used)
                 return
-        yield self._finish("max_steps", MAX_STEPS_MESSAGE)
+        yield self._finish("max_steps", MAX_STEPS_MESSAGE + self._loops.stuck_note())
 
     async def _paused_after(self, observation: Observation) -> AsyncIterator[Event]:
         """Step-through: the observation may be edited before the model reads it."""
@@ -248,10 +249,8 @@ class ReactEngine:
         edited = await self.pause(pause)
         if edited != observation.text:
             last = self.messages[-1]
-            native = last["role"] == "tool"
-            tool = observation.tool
-            shown = self._observation(pause.step, tool, edited)  # as the Observation showed
-            last["content"] = edited if native else shown
+            shown = self._observation(pause.step, observation.tool, edited)  # as it was shown
+            last["content"] = edited if last["role"] == "tool" else shown
             yield Edited(pause.step, "observation", shown)
 
     async def _act(
@@ -271,7 +270,10 @@ class ReactEngine:
             yield loop
             if self._loops.ended():  # Stop on loops
                 return
-        yield (observation := await self._observe(action, refused))
+        observation, recorded = await self._observe(action, refused)
+        yield observation
+        if recorded is not None:  # a fork of an imported trace: its answer, said so
+            yield Notice(step, recorded.notice())
         if call is not None:
             self.messages.append(tool_message(call, observation.text))
         else:
@@ -279,8 +281,10 @@ class ReactEngine:
         async for event in self._paused_after(observation):
             yield event
 
-    async def _observe(self, action: ActionParsed, refused: str | None) -> Observation:
-        """Run the call through the router (approval, limits)."""
+    async def _observe(
+        self, action: ActionParsed, refused: str | None
+    ) -> tuple[Observation, Recorded | None]:
+        """Run the call through the router (approval, limits; a trace's recorded answer)."""
         tool = action.tool
         if refused is not None:
             result = ToolResult(refused, True)
@@ -289,7 +293,7 @@ class ReactEngine:
         self._tally.tool_calls += 1
         self._tool_seconds += result.seconds
         message = self._observation(action.step, tool, result.text)
-        return Observation(action.step, tool, result.text, result.error, message)
+        return Observation(action.step, tool, result.text, result.error, message), result.recorded
 
     def _params(self) -> StreamParams:
         m = self.scenario.model

@@ -212,6 +212,10 @@ class Exchange:
     last_token_s: float | None
     # Native tool calling: the reply's calls (``reply`` shows them too, after its text).
     calls: tuple[CallMade, ...] = ()
+    # The engine's messages this request sent, provider items and all (core/running/
+    # carried.py), when ``request["messages"]`` is not them (another kind's shape, reasoning
+    # passed back); empty when it is: what a fork starts from (core/running/fork.py).
+    messages: tuple[dict[str, Any], ...] = ()
 
     @property
     def content(self) -> str:
@@ -286,6 +290,7 @@ _RUN_TOTALS = (
     "peak_prompt_tokens",
     "peak_context_share",
     "truncations",
+    "queued_s",
 )
 
 

@@ -3,8 +3,13 @@
 A fork starts from the conversation the run had after step k (exactly what step k+1's request
 sent: the system prompt, the question, and each step's reply and observation, edits and all)
 and shows steps 1..k as they were; from there it goes on live with the window's settings
-now, through the same engine (``ReactEngine(history=…, prefix=…)``). Rerunning step k is a
-fork from step k−1. The inspector reads each request's :class:`Exchange`.
+now, through the same engine (``ReactEngine(fork=…)``). Rerunning step k is a fork from step
+k−1. The inspector reads each request's :class:`Exchange`.
+
+The conversation is the engine's own messages as step k+1 sent them (``Exchange.messages``, else
+the request's, which are them), each reply's provider items with it (core/running/carried.py).
+A fork of an imported trace (the one whose run says it was read from a ``trace``) also answers
+the inputs the trace recorded with its recorded observations (core/tools/recorded.py).
 """
 
 from __future__ import annotations
@@ -12,10 +17,24 @@ from __future__ import annotations
 import json
 import shlex
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from sandbox_app.core.running.backend import Message
-from sandbox_app.core.running.events import Event, Exchange, RunFinished, RunStarted, TokenDelta
+from sandbox_app.core.running.carried import kept_for
+from sandbox_app.core.running.events import (
+    ActionParsed,
+    Event,
+    Exchange,
+    Notice,
+    Observation,
+    RunFinished,
+    RunStarted,
+    TokenDelta,
+)
+from sandbox_app.core.tools.recorded import Recorded, RecordedAnswers
+
+# RunStarted.backend of a run read from a trace file (core/otel/otel_import.py writes it).
+IMPORTED = "trace"
 
 
 @dataclass(frozen=True)
@@ -26,6 +45,15 @@ class ForkPoint:
     # Rerun: the one step asked again; the run ends once its turn is read (its action is
     # not run). None: a fork, which goes on to the end.
     only_step: int | None = None
+    # A fork of an imported trace: the observations it recorded, answered again.
+    recorded: RecordedAnswers | None = None
+
+    def going_on_with(self, source: str) -> ForkPoint:
+        """This fork as ``source``'s run (core/running/carried.py): the reasoning items another
+        kind, server or model wrote dropped from its conversation, and said at step 0."""
+        history, dropped = kept_for(self.history, source)
+        prefix = [Notice(0, dropped), *self.prefix] if dropped else self.prefix
+        return replace(self, history=history, prefix=prefix)
 
 
 @dataclass(frozen=True)
@@ -71,15 +99,33 @@ def fork_point(events: Sequence[Event], step: int) -> ForkPoint | None:
     """Where a fork from ``step`` starts, or None when the run never asked for step + 1
     (it ended at ``step``, or was stopped before the next request came back)."""
     later = next((e for e in events if isinstance(e, Exchange) and e.step == step + 1), None)
-    messages = later.request.get("messages") if later is not None else None
-    if not isinstance(messages, list) or len(messages) < 2:
+    messages = (later.messages or later.request.get("messages")) if later is not None else None
+    if not isinstance(messages, list | tuple) or len(messages) < 2:
         return None
     prefix: list[Event] = [
         e
         for e in events
         if not isinstance(e, RunStarted | RunFinished) and getattr(e, "step", 0) <= step
     ]
-    return ForkPoint(step, [dict(m) for m in messages], prefix)
+    started = next((e for e in events if isinstance(e, RunStarted)), None)
+    imported = started is not None and started.backend == IMPORTED
+    recorded = RecordedAnswers(recorded_observations(events)) if imported else None
+    return ForkPoint(step, [dict(m) for m in messages], prefix, recorded=recorded)
+
+
+def recorded_observations(events: Sequence[Event]) -> list[Recorded]:
+    """Each action's input with the observation it got, as the run recorded them."""
+    found: list[Recorded] = []
+    action: ActionParsed | None = None
+    for event in events:
+        if isinstance(event, ActionParsed):
+            action = event
+        elif isinstance(event, Observation) and action is not None:
+            if (action.step, action.tool) == (event.step, event.tool):
+                seen = Recorded(event.tool, action.input, event.text, event.error, event.step)
+                found.append(seen)
+            action = None
+    return found
 
 
 def exchanges_of(events: Sequence[Event], step: int) -> list[Exchange]:

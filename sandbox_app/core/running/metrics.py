@@ -39,6 +39,9 @@ class StepMetrics:
     # as the server reported them; None when it did not say (never a made-up 0).
     cache_read_tokens: int | None = None
     cache_write_tokens: int | None = None
+    # Part of wall_s its requests waited before they were sent: for a place among their
+    # server's requests, or a 429's wait (backends/transport/throttle.py).
+    queued_s: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -71,6 +74,11 @@ class RunMetrics:
     @property
     def tool_s(self) -> float:
         return sum(s.tool_s for s in self.steps)
+
+    @property
+    def queued_s(self) -> float:
+        """Part of :attr:`wall_s` spent waiting for the server's turn, not working."""
+        return sum(s.queued_s for s in self.steps)
 
     @property
     def tokens_saved(self) -> int:

@@ -20,7 +20,6 @@ from sandbox_app.core.scenarios.lane_settings import THINKING_MAX_TOKENS as THIN
 _OPENAI_REASONING = re.compile(r"(?:^|/)(?:o\d+(?:$|[-.])|gpt-5)", re.IGNORECASE)
 
 
-
 def is_openai_reasoning_model(model: str) -> bool:
     return _OPENAI_REASONING.search(model.strip()) is not None
 

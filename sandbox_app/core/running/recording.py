@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from sandbox_app.core.running import events as ev
+from sandbox_app.core.running.carried import check_carried
 from sandbox_app.core.running.events import Event, RunFinished, event_to_dict
 from sandbox_app.core.running.metrics import RunMetrics
 from sandbox_app.core.running.records import RunSettings
@@ -212,12 +213,15 @@ def _timed(item: Any, at: str) -> Timed:
 
 def event_from_dict(data: dict[str, Any], where: str = "event") -> Event:
     """The event :func:`events.event_to_dict` wrote (its extra keys, like ``t``, ignored),
-    each field checked against its type (:class:`ReadError` names the one that is wrong)."""
+    each field checked against its type (:class:`ReadError` names the one that is wrong), a
+    request's provider items against their bound (core/running/carried.py)."""
     kind = data.get("type")
     cls = _TYPES.get(kind) if isinstance(kind, str) else None
     if cls is None:
         raise RecordingError(f'"{where}.type" is not an event type (got {shown(kind)}).')
     event: Event = typed(cls, data, where)
+    if isinstance(event, ev.Exchange):
+        check_carried(event.messages, f"{where}.messages")
     return event
 
 

@@ -54,6 +54,7 @@ def step_metrics(
         cut_by_limit=last.cut_by_limit,
         cache_read_tokens=_cache(requests, "cache_read_tokens"),
         cache_write_tokens=_cache(requests, "cache_write_tokens"),
+        queued_s=sum(request.queued_s for request in requests),
     )
 
 

@@ -1,16 +1,12 @@
 """Reading one model reply as it streams: thinking apart, content guarded, metrics measured.
 
-A backend's deltas carry content (which may still hold inline ``<think>`` tags), reasoning
-from a field of its own, usage, the finish reason and when the request was sent. The reader
-turns them into the run's events: ``ReasoningDelta`` for thinking (never parsed, never cut),
-``TokenDelta`` for the content the :class:`TurnScanner` certifies as the model's own, and it
-closes the stream as soon as the model starts writing its own observation.
-
-With native tool calling the content is not parsed: it is shown as the step's Thought and the
-tool-call pieces as Action lines (core/running/native_tools.py); the engine decides, once the
-reply
-ends, whether the content was the answer.
-"""
+A backend's deltas carry content (which may hold inline ``<think>`` tags), reasoning from a
+field of its own, usage, the finish reason and when the request was sent. The reader makes
+them the run's events: ``ReasoningDelta`` for thinking (never parsed, never cut), ``TokenDelta``
+for the content the :class:`TurnScanner` certifies as the model's own; it closes the stream as
+soon as the model writes its own observation. Native tool calls' content is not parsed: it
+is the step's Thought, the call pieces its Action lines (native_tools.py); the engine decides,
+once the reply ends, whether the content was the answer."""
 
 from __future__ import annotations
 
@@ -82,6 +78,7 @@ class TurnOutcome:
     repeated: str | None = None  # a degenerate reply's line, said over and over: cut there
     # What the backend said must go back with this reply (Delta.carry), merged in order.
     carry: dict[str, Any] = field(default_factory=dict)
+    queued_s: float = 0.0  # waited before it was sent (Delta.queued_s): not the model's time
 
     @property
     def content(self) -> str:
@@ -117,6 +114,7 @@ class TurnReader:
         self._sent_at = time.perf_counter()  # replaced by the backend's own send time
         self._first_reasoning_at: float | None = None
         self._request: dict[str, Any] = {}
+        self._messages: tuple[Message, ...] = ()
         self._last_token_at: float | None = None
         self._first_content_at: float | None = None
 
@@ -124,6 +122,7 @@ class TurnReader:
         self, backend: Backend, messages: list[Message], params: StreamParams
     ) -> AsyncIterator[Event]:
         out = self.out
+        self._messages = tuple(dict(m) for m in messages)  # as sent: the list changes later
         max_chars = params.max_tokens * CHARS_PER_TOKEN_LIMIT
         received_chars = 0
         last_yield = time.perf_counter()
@@ -136,6 +135,7 @@ class TurnReader:
                         self._request = delta.request
                     if delta.notice:
                         yield Notice(self.step, delta.notice)
+                    out.queued_s += delta.queued_s
                     if delta.usage is not None:
                         out.usage = delta.usage
                     if delta.finish_reason is not None:
@@ -227,6 +227,7 @@ class TurnReader:
         out = self.out
         calls = tuple(CallMade(c.id, c.name, c.arguments) for c in out.tool_calls)
         last = self._last_token_at
+        sent = self._messages if self._request.get("messages") != list(self._messages) else ()
         return Exchange(
             self.step,
             self._request,
@@ -237,6 +238,7 @@ class TurnReader:
             out.ttft_s,
             last - self._sent_at if last is not None else None,
             calls,
+            sent,
         )
 
     def _shown(self, piece: str) -> list[Event]:
@@ -330,8 +332,7 @@ def ask_again(
 ) -> tuple[StreamParams, str] | None:
     """Whether to ask for this step's reply again, and how; at most twice a step. What
     was learnt holds for the model's later steps (core/running/model_traits.py); ``auto``: Max
-    tokens
-    is Auto."""
+    tokens is Auto."""
     if asked_again >= 2 or out.turn.dropped or out.repeated:
         return None
     if out.unclosed_preopened and not out.cut_by_limit:

@@ -157,6 +157,17 @@ def record(history: History, version: PromptVersion, now: datetime, runs: int = 
     return capped((*rest, entry))
 
 
+def added(
+    history: History, version: PromptVersion, now: datetime, *, name: str = "", note: str = ""
+) -> History:
+    """``history`` with ``version`` as a new unstarred entry, last (an optimizer's candidate:
+    proposed, not run by the user); unchanged when the history holds it already (its name,
+    star and note are the user's). No other entry moves."""
+    if any(e.id == version.id for e in history):
+        return history
+    return capped((*history, PromptEntry(version, now, now, name=name, note=note)))
+
+
 def graded(history: History, version_id: str, passed: bool) -> History:
     """``history`` with one checked answer of version ``version_id`` counted (a version no
     longer in the history, dropped by the cap, is left out)."""

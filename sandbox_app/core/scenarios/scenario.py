@@ -115,6 +115,12 @@ class Script:
     # Replies written for particular prompt versions (a workshop shows how the wording changes
     # what the model does); a version none of them names plays ``replies``.
     by_prompt: tuple[PromptReplies, ...] = ()
+    # The offline reflection model's replies (`optimize --reflect scripted`), one a
+    # reflection, in order: each a diagnosis and a whole new template (core/optimizing/).
+    reflections: tuple[str, ...] = ()
+    # The offline model's replies to Generate cases… (each a JSON array of cases,
+    # core/optimizing/generated_cases.py), one a request, in order.
+    generated_cases: tuple[str, ...] = ()
 
     def replies_for(self, version_id: str, name: str = "") -> tuple[str, ...]:
         """The replies for the version with ``version_id`` (and ``name`` in the history): the

@@ -160,6 +160,8 @@ def scenario_to_dict(s: Scenario) -> dict[str, Any]:
             **({"question": s.script.question} if s.script.question != s.question else {}),
             # Only when there are some: a script without is written as it always was.
             **({"by_prompt": _by_prompt_to_list(s.script)} if s.script.by_prompt else {}),
+            **({"reflections": list(s.script.reflections)} if s.script.reflections else {}),
+            **({"generated_cases": list(g)} if (g := s.script.generated_cases) else {}),
         },
         "lanes": [
             {
@@ -228,6 +230,8 @@ def scenario_from_dict(data: Any) -> Scenario:
             # ("" written: replies for any question, as scripts built in code).
             question=script.get("question", str, d.get("question", str, "")),
             by_prompt=_by_prompt(script.get("by_prompt", list, [])),
+            reflections=tuple(script.strings("reflections", [])),
+            generated_cases=tuple(script.strings("generated_cases", [])),
         ),
         lanes=_lanes(d.get("lanes", list, [])),
         test_set=cases_from_list(d.get("test_set", list, [])),

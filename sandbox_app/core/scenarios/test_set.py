@@ -68,6 +68,12 @@ def cases_from_list(items: list[Any]) -> tuple[EvalCase, ...]:
     return tuple(_case(item, f"test_set[{i}]") for i, item in enumerate(items))
 
 
+def case_from_row(row: dict[str, Any], where: str) -> EvalCase:
+    """One case from a flat row (an import's, a model's proposal) by the file's rules; a
+    ScenarioError (one line naming ``where``) when it is not one."""
+    return _case(_normalised(row), where)
+
+
 def _case(data: Any, where: str) -> EvalCase:
     fields = Fields(data, where)
     question = fields.get("question", str, "").strip()

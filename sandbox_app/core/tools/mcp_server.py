@@ -19,6 +19,17 @@ class McpServerSpec:
     timeout_s: float = 10.0  # for one call
 
     @property
+    def identity(self) -> tuple[object, ...]:
+        """What the server is, whatever the scenario calls it: the program started (command,
+        arguments, the variables it is given and the names of those filled with secrets), or
+        the URL reached. Trust and a live connection follow this, never the name, so a file
+        naming another program like a trusted one gets no trust (application/mcp_set.py). The
+        working folder is the app's own for every server, so it adds nothing here."""
+        if self.url:
+            return ("url", self.url)
+        return ("stdio", self.command, self.args, tuple(sorted(self.env.items())), self.secret_env)
+
+    @property
     def where(self) -> str:
         """How the user recognises it: its command line or its URL."""
         return self.url or " ".join((self.command, *self.args))

@@ -11,12 +11,22 @@ A plugin is someone else's code running in the app, so it is kept at arm's lengt
 - Every attribute is checked for its type when found (:func:`_validated`), and the tool that
   runs is a :class:`PluginTool` holding those checked values, never the plugin's object: a
   ``max_input = "100"`` is one skipped line, not a crash in the middle of a run.
+- ``parameters``, when it has them, must be a JSON schema of an object (checked by the
+  ``jsonschema`` package against its draft's meta-schema, :func:`schema_problem`), as native
+  tool calling sends them to the model and the router reads an input by them.
 - What ``run`` does is made an observation: a result that is not text, or any exception it
   raises, reaches the model as one ``Error:`` line, like any tool's.
+- A ``run`` that is an ordinary function (not ``async def``) runs on a thread of its own
+  (:func:`_on_a_thread`), never on the event loop, which is the window's: a plugin that sleeps
+  or reads a socket without asyncio would freeze the window and leave Stop and the router's
+  time limit unable to act. Both end the wait at once; Python cannot stop a thread, so it
+  finishes in the background (a daemon thread: never holding up the app's exit) and what it
+  returns then is dropped.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
 import math
@@ -178,7 +188,7 @@ _ATTRIBUTES: dict[str, tuple[Callable[[object], bool], str]] = {
 # Optional: the router and native tool calling read them with getattr when present.
 _OPTIONAL: dict[str, tuple[Callable[[object], bool], str]] = {
     "timeout_s": (_is_time_limit, "None or a positive number of seconds"),
-    "parameters": (_is_schema, "a JSON schema (a dict)"),
+    "parameters": (_is_schema, "a JSON schema (a dict)"),  # and schema_problem's checks
 }
 _MISSING = object()
 
@@ -196,9 +206,26 @@ def _validated(tool: object, taken: set[str]) -> PluginTool:
         if not ok(value):
             raise NotATool(f"its {attribute!r} must be {wanted} (got {_shown(value)}).")
         values[attribute] = value
+    if "parameters" in values and (problem := schema_problem(values["parameters"])):
+        raise NotATool(f"its 'parameters' is not a JSON schema of an object: {problem}.")
     if values["name"] in taken:
         raise NotATool(f"another tool is named {values['name']!r}.")
     return PluginTool(**values)
+
+
+def schema_problem(schema: dict[str, Any]) -> str:
+    """What keeps ``schema`` from being a tool's parameters ("" when nothing): invalid by its
+    JSON Schema draft's meta-schema (``$schema``, else the latest), or not an object's."""
+    from jsonschema import SchemaError
+    from jsonschema.validators import validator_for
+
+    try:
+        validator_for(schema).check_schema(schema)
+    except SchemaError as err:
+        return f"at {err.json_path}, {err.message}"
+    if schema.get("type", "object") != "object":
+        return f"its type is {_shown(schema['type'])}, not 'object' (a tool's input is an object)"
+    return ""
 
 
 class PluginTool:
@@ -221,6 +248,9 @@ class PluginTool:
         self.read_only = read_only
         self.max_input = max_input
         self._run = run
+        # An ordinary function runs on a thread (_on_a_thread); a coroutine function, or a
+        # callable object whose call gives an awaitable, is awaited on the loop.
+        self._blocking = not inspect.iscoroutinefunction(run)
         for attribute, value in optional.items():
             setattr(self, attribute, value)
 
@@ -228,7 +258,7 @@ class PluginTool:
         import asyncio
 
         try:
-            result = self._run(input)
+            result = await _on_a_thread(self._run, input) if self._blocking else self._run(input)
             if inspect.isawaitable(result):
                 result = await result
         except (KeyboardInterrupt, GeneratorExit):
@@ -247,6 +277,37 @@ class PluginTool:
 
     def _error(self, what: str) -> str:
         return _one_line(f"Error: the plugin tool {self.name} {what}.")
+
+
+async def _on_a_thread(run: Callable[[str], Any], input: str) -> Any:
+    """``run(input)`` on a daemon thread of its own, the loop free meanwhile; what it returns,
+    or raises, here. Cancelled (Stop, the router's time limit), the wait ends at once and the
+    thread's later result is dropped."""
+    import asyncio
+    import threading
+
+    loop = asyncio.get_running_loop()
+    answered: asyncio.Future[tuple[Any, BaseException | None]] = loop.create_future()
+
+    def settle(outcome: tuple[Any, BaseException | None]) -> None:
+        if not answered.done():  # else cancelled: nobody waits for it any more
+            answered.set_result(outcome)
+
+    def work() -> None:
+        # Any exception (SystemExit too) is carried back to be one error line, never left
+        # to end the thread unsaid.
+        try:
+            outcome: tuple[Any, BaseException | None] = (run(input), None)
+        except BaseException as err:
+            outcome = (None, err)
+        with contextlib.suppress(RuntimeError):  # the loop has closed since
+            loop.call_soon_threadsafe(settle, outcome)
+
+    threading.Thread(target=work, name="plugin tool", daemon=True).start()
+    result, err = await answered
+    if err is not None:
+        raise err
+    return result
 
 
 def _shown(value: object) -> str:

@@ -17,6 +17,7 @@ from sandbox_app.core.tools.action_objects import name_key, plain_input
 from sandbox_app.core.tools.base import Tool
 from sandbox_app.core.tools.object_inputs import object_input
 from sandbox_app.core.tools.policy import Policy, denied, effective_policy
+from sandbox_app.core.tools.recorded import Recorded, RecordedAnswers
 from sandbox_app.core.untrusted.outside_text import clean
 
 Approver = Callable[[str, str], Awaitable[bool]]
@@ -28,6 +29,7 @@ class ToolResult:
     text: str
     error: bool
     seconds: float = 0.0
+    recorded: Recorded | None = None  # answered from an imported trace, the tool not run
 
 
 class ToolRouter:
@@ -43,7 +45,9 @@ class ToolRouter:
         max_observation: int = 2000,
         policies: Mapping[str, Policy] | None = None,
         trusted: Collection[str] = (),
+        recorded: RecordedAnswers | None = None,
     ) -> None:
+        self._recorded = recorded  # a fork of an imported trace: its observations (recorded.py)
         self._tools = {tool.name.lower(): tool for tool in tools}
         self._by_key: dict[str, list[Tool]] = {}
         for tool in self._tools.values():
@@ -55,6 +59,9 @@ class ToolRouter:
         self.max_observation = max_observation
 
     async def run_tool(self, name: str, input: str) -> ToolResult:
+        known = self._recorded.find(name, input) if self._recorded is not None else None
+        if known is not None:  # what the trace recorded, as it recorded it
+            return ToolResult(known.text, known.error, 0.0, known)
         started = time.perf_counter()
         # What a tool returns is text from outside (an MCP server's, a web page's, a plugin's):
         # a lone surrogate in it would stop every writer of the trace.

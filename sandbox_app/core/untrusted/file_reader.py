@@ -22,7 +22,6 @@ line) and the field.
 from __future__ import annotations
 
 import dataclasses
-import functools
 import json
 import math
 import os
@@ -34,6 +33,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, BinaryIO, Literal, TypeVar, Union
 
+from sandbox_app.core.untrusted.annotations import fields_of, shape_of
 from sandbox_app.core.untrusted.outside_text import clean_value, may_hold_surrogates
 
 T = TypeVar("T")
@@ -223,23 +223,24 @@ def typed(cls: type[T], data: Any, where: str) -> T:
     (keys it does not have are ignored; a missing field without a default is an error)."""
     if not isinstance(data, dict):
         raise ReadError(f'"{where}" must be an object (got {shown(data)}).')
-    hints = _hints(typing.cast(Any, cls))
     values: dict[str, Any] = {}
-    for f in dataclasses.fields(cls):  # type: ignore[arg-type]
-        if f.name in data:
-            values[f.name] = check(data[f.name], hints[f.name], f"{where}.{f.name}")
-        elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
-            raise ReadError(f'"{where}.{f.name}" is missing.')
+    for name, hint, required in fields_of(typing.cast(Any, cls)):
+        if name in data:
+            values[name] = check(data[name], hint, f"{where}.{name}")
+        elif required:
+            raise ReadError(f'"{where}.{name}" is missing.')
     return cls(**values)
 
 
 def check(value: Any, kind: Any, where: str) -> Any:
     """``value`` if it is of the type annotation ``kind`` (as JSON gives it: a list for a
     tuple, which is returned as a tuple); else a ReadError naming ``where``."""
-    origin, args = typing.get_origin(kind), typing.get_args(kind)
     if kind is Any:
         return value
+    origin, args = shape_of(kind)
     if origin in (Union, types.UnionType):
+        if value is None and type(None) in args:  # the common case, without a failed try
+            return None
         for option in args:
             try:
                 return check(value, option, where)
@@ -314,11 +315,6 @@ def shown(value: Any) -> str:
     except (TypeError, ValueError, RecursionError):
         text = type(value).__name__
     return one_line(text, 40)
-
-
-@functools.cache
-def _hints(cls: Any) -> dict[str, Any]:
-    return typing.get_type_hints(cls)
 
 
 MAX_TEXT_CHARS = 10_000_000

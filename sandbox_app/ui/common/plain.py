@@ -21,11 +21,19 @@ from PySide6.QtWidgets import QLabel, QMessageBox, QWidget
 
 PLAIN = Qt.TextFormat.PlainText
 
+# A message box lays its text out whole (no scroll area can be put round its grid), so a long
+# text (a server's 400-line error) stood 6,863 px tall on a 720-px screen. It shows this much;
+# the whole text is under Show Details…, which scrolls.
+SHOWN_LINES = 12
+SHOWN_CHARS = 900
 
-def plain_label(text: str = "", parent: QWidget | None = None) -> QLabel:
-    """A label whose text is shown exactly as given, whatever it holds."""
+
+def plain_label(text: str = "", parent: QWidget | None = None, *, wrap: bool = False) -> QLabel:
+    """A label whose text is shown exactly as given, whatever it holds; ``wrap``: its lines
+    wrapped at its width (else its longest line is the least width of all around it)."""
     label = QLabel(parent)
     label.setTextFormat(PLAIN)
+    label.setWordWrap(wrap)
     label.setText(text)
     return label
 
@@ -49,7 +57,10 @@ def message_box(
     """A message box that shows ``text`` and ``informative`` as plain text."""
     box = QMessageBox(icon, title, "", buttons, parent)
     box.setTextFormat(PLAIN)
-    box.setText(text)
+    shown = _head(text)
+    box.setText(shown)
+    if shown != text:
+        box.setDetailedText(text)
     for label in box.findChildren(QLabel, "qt_msgbox_label"):
         label.setOpenExternalLinks(False)  # nothing in it is a link: no click leaves the app
     if informative:
@@ -57,10 +68,23 @@ def message_box(
     return box
 
 
+def _head(text: str) -> str:
+    """``text`` if it is short enough to show in a message box, else its first lines."""
+    head = "\n".join(text.splitlines()[:SHOWN_LINES])[:SHOWN_CHARS]
+    if head == text:
+        return text
+    return head.rstrip() + "\n… (all of it under Show Details…)"
+
+
 def set_informative(box: QMessageBox, text: str) -> None:
     """``box``'s informative text, as plain text (QMessageBox's text format covers only its
-    main text: the informative label it makes is AutoText and opens external links)."""
-    box.setInformativeText(text)
+    main text: the informative label it makes is AutoText and opens external links); a long
+    one cut as the main text is, the whole of it added to the details."""
+    shown = _head(text)
+    if shown != text:
+        detail = box.detailedText()
+        box.setDetailedText(f"{detail}\n\n{text}" if detail else text)
+    box.setInformativeText(shown)
     for label in box.findChildren(QLabel, "qt_msgbox_informativelabel"):
         label.setTextFormat(PLAIN)
         label.setOpenExternalLinks(False)

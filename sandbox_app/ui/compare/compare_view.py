@@ -113,6 +113,7 @@ class CompareView(QWidget):
             lambda label, record, title: show_cell(self.lanes, label, record, title)
         )
         self.eval_panel.runningChanged.connect(self._on_lane_running_changed)
+        self.repeat_spin.valueChanged.connect(lambda _n: self.eval_panel.update_buttons())
         self.results_tabs = QTabWidget()  # one run's comparison, or the whole test set
         self.results_tabs.addTab(self.table, "Comparison")
         self.results_tabs.addTab(scrolling(self.eval_panel), "Test set")

@@ -1,12 +1,10 @@
 """The compare view's Test set tab: every lane × case × repeat of the scenario's test set, a
-results grid (cases × lanes), a per-lane summary, Stop, Resume and Re-run failed.
-
-The runs go through the same runner as ``react-sandbox eval`` (eval_runner.py); a cell's trace
-is the recorded run, shown in its lane's trace view on a click (never run again). The panel
-keeps what the grid and summary draw; each run's result and trace live in the history
-database, read back for a tooltip, a click or an export (eval_results.py). A judge's server
-the file names is asked about with the lanes' first (the key rule, key_confirmation).
-"""
+results grid (cases × lanes), a per-lane summary, Stop, Resume and Re-run failed. The runs go
+through ``react-sandbox eval``'s runner (eval_runner.py); a cell's trace is the recorded run,
+shown in its lane's trace view on a click (never run again). The panel keeps what the grid
+and summary draw; each run's result and trace live in the history database, read back for a
+tooltip, a click or an export (eval_results.py). A judge's server the file names is asked
+about with the lanes' first (the key rule, key_confirmation)."""
 
 from __future__ import annotations
 
@@ -19,15 +17,13 @@ from PySide6.QtCore import Signal
 from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import (
     QCheckBox,
-    QHBoxLayout,
     QProgressBar,
-    QPushButton,
     QSpinBox,
     QVBoxLayout,
     QWidget,
 )
 
-from sandbox_app.application.eval_runner import EvalLane, EvalRunner, unpinned
+from sandbox_app.application.eval_runner import EvalLane, EvalRunner, unjudged_lanes, unpinned
 from sandbox_app.application.judge import judge_config
 from sandbox_app.backends.catalogue.keys import KeyStore
 from sandbox_app.backends.registry import BackendConfig
@@ -43,6 +39,7 @@ from sandbox_app.core.scenarios.judge_spec import JudgeSpec
 from sandbox_app.core.scenarios.scenario import EvalCase, Scenario
 from sandbox_app.core.scenarios.test_set import asked_questions
 from sandbox_app.core.tools import Tool
+from sandbox_app.ui.common.fitting import FoldingRow, tool_button
 from sandbox_app.ui.common.plain import plain_label
 from sandbox_app.ui.compare.eval_grid_model import EvalGrid, EvalGridModel
 from sandbox_app.ui.compare.eval_results import MadeWith, RunStore
@@ -50,18 +47,20 @@ from sandbox_app.ui.compare.eval_verdicts import ArmVerdicts
 from sandbox_app.ui.compare.test_set_editor import TestSetEditor
 from sandbox_app.ui.history.eval_history import EvalHistory
 from sandbox_app.ui.lane.frames import Phase, frame_clock
+from sandbox_app.ui.optimizing.buttons import improve_button
 from sandbox_app.ui.results.opening import matrix_button
 
 SUMMARY_EVERY_S = 0.25  # at most; and at most 1 % of the loop's time (see _draw_summary)
-
 
 Confirm = Callable[[Sequence[BackendConfig], str, Callable[[], None]], None]
 
 
 class EvalPanel(QWidget):
-    """Signals: runningChanged(bool); traceRequested(lane, RunRecord, title) on a cell click."""
+    """Signals: runningChanged(bool); traceRequested(lane, RunRecord, title) on a cell click;
+    editorOpened(TestSetEditor) (the window adds Generate cases… to it: ui/optimizing)."""
 
     runningChanged = Signal(bool)
+    editorOpened = Signal(object)
     traceRequested = Signal(str, object, str)
 
     def __init__(
@@ -86,19 +85,19 @@ class EvalPanel(QWidget):
         self._labels: list[str] = []
         self._asked: Mapping[int, str] = {}  # a past evaluation's questions, by case
         self._task: asyncio.Task[None] | None = None
-        self._running, self._started = False, 0.0
+        self._running, self._started, self._note = False, 0.0, ""
         self._repeat_count = 1  # of the last start: the repeats a cell's tooltip looks up
         self._failed = self._done = 0  # of the runs started last
         self._tallies: dict[str, LaneTally] = {}  # the summary's sums, added as runs end
         self._dirty: set[tuple[int, int]] = set()
         self._summary_drawn = self._summary_wait = 0.0  # when last drawn; the wait after it
         self.history = EvalHistory()  # each run stored as it ends; past evaluations shown
-        self.edit_button = QPushButton("Edit cases…")
+        self.edit_button = tool_button("Edit cases…")
         self.edit_button.setToolTip("Add, change or import (CSV, JSONL) the scenario's cases")
-        self.run_button = QPushButton("Run test set")
-        self.stop_button = QPushButton("Stop")
-        self.resume_button = QPushButton("Resume")
-        self.rerun_button = QPushButton("Re-run failed")
+        self.run_button = tool_button("Run test set")
+        self.stop_button = tool_button("Stop")
+        self.resume_button = tool_button("Resume")
+        self.rerun_button = tool_button("Re-run failed")
         self.failures_only = QCheckBox("Failures only")
         self.concurrency_spin = QSpinBox(minimum=1, maximum=64, value=4)
         self.concurrency_spin.setSuffix(" at once")
@@ -106,7 +105,7 @@ class EvalPanel(QWidget):
         self.progress = QProgressBar()
         self.progress.setFormat("%v/%m runs")
         self.status = plain_label()
-        self.summary = plain_label()
+        self.summary = plain_label(wrap=True)  # a lane a line, wrapped on a projector
         self.verdicts = ArmVerdicts(scenario, self)  # the arms one factor apart, compared
         # Each run's result and trace: in the history database, read back when asked for.
         self.results = RunStore(lambda: self.grid_model.runs())
@@ -115,16 +114,16 @@ class EvalPanel(QWidget):
         self.grid_model = EvalGridModel(lambda case, lane: fetch(lane, case, self._repeat_count))
         self.grid_model.setParent(self)
         self.grid = EvalGrid(self.grid_model)
-        row = QHBoxLayout()
+        row = FoldingRow()  # its groups go onto new lines on a narrow screen
         buttons = (self.edit_button, self.run_button, self.stop_button, self.resume_button)
-        for widget in (*buttons, self.rerun_button, self.concurrency_spin, self.failures_only):
-            row.addWidget(widget)
-        self.matrix_button = matrix_button(row, self, scenario)  # its dialog: on first click
-        row.addWidget(self.progress, 1)
-        row.addWidget(self.status)
+        row.group(*buttons, self.rerun_button)
+        options = row.group(self.concurrency_spin, self.failures_only)
+        self.matrix_button = matrix_button(options, self, scenario)  # its dialog: first click
+        self.improve_button = improve_button(options)  # its dialog: the window's (ui/optimizing)
+        row.group(self.progress, self.status, stretch=1)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 4, 0, 0)
-        layout.addLayout(row)
+        layout.addWidget(row)
         layout.addWidget(self.summary)
         layout.addWidget(self.grid, 1)
         layout.addWidget(self.verdicts.label)
@@ -135,7 +134,7 @@ class EvalPanel(QWidget):
         self.edit_button.clicked.connect(self.edit_cases)
         self.failures_only.toggled.connect(lambda: self._filter())
         self.grid.cellClicked.connect(self._on_grid_cell_clicked)
-        self._update_buttons()
+        self.update_buttons()
 
     @property
     def running(self) -> bool:
@@ -152,16 +151,14 @@ class EvalPanel(QWidget):
     def _start_now(self, which: str) -> None:
         scenario = self._scenario()
         if self.running or not scenario.test_set:
-            self.status.setText("This scenario has no test set." if not scenario.test_set else "")
-            return
+            return self.status.setText("" if scenario.test_set else "The scenario has no test set.")
         lanes = self._lanes()
         if missing := unpinned(scenario, lanes):  # every run of that lane would fail alike
-            self.status.setText(missing)
-            return
+            return self.status.setText(missing)
         labels = [lane.label for lane in lanes]
         if which == "all" or labels != self._labels:
             self._clear()
-        self._labels = labels
+        self._labels, self._note = labels, unjudged_lanes(scenario, lanes)
         self._repeat_count = self._repeats()
         planned = iter_plan(labels, len(scenario.test_set), self._repeat_count)
         only_failed = which == "failed"
@@ -204,7 +201,7 @@ class EvalPanel(QWidget):
         work = call_until_ended(runner.run_all(todo), background_loop("evaluation"))
         self._task = asyncio.ensure_future(work)
         self._task.add_done_callback(lambda _: self._ended())
-        self._update_buttons()
+        self.update_buttons()
         self.runningChanged.emit(True)
 
     def stop(self) -> None:
@@ -266,7 +263,7 @@ class EvalPanel(QWidget):
         self.history.finish()
         self._draw_changes()
         self._running = False
-        self._update_buttons()
+        self.update_buttons()
         stopped = self.progress.value() < self.progress.maximum()
         failed = self.grid_model.failed_runs()
         self.status.setText(("stopped · " if stopped else "") + f"{failed} failed")
@@ -276,7 +273,7 @@ class EvalPanel(QWidget):
     def _clear(self) -> None:
         """No run any more: a run of all of it, other lanes, edited cases, a past evaluation."""
         self.results.clear()
-        self._tallies, self._asked = {}, {}
+        self._tallies, self._asked, self._note = {}, {}, ""
         self.grid_model.reset([], [])
         self.verdicts.clear()
 
@@ -296,7 +293,8 @@ class EvalPanel(QWidget):
     def _draw_summary(self) -> None:
         started = time.perf_counter()
         summaries = [self._tallies.setdefault(k, LaneTally()).summary(k) for k in self._labels]
-        self.summary.setText("\n".join(s.row() for s in summaries))
+        note = [f"⚠ {self._note}"] if self._note else []  # the offline judge's lanes
+        self.summary.setText("\n".join([*(s.row() for s in summaries), *note]))
         self.verdicts.draw()
         # Its latency percentiles sort every run's time (~17 ms for 2 lanes x 50,000 runs):
         # waited on a hundredfold, so the loop's lag p99 stays the grid's own.
@@ -329,7 +327,7 @@ class EvalPanel(QWidget):
         """A past evaluation from the history in the grid (ui/history/eval_history.py)."""
         return self.history.show(self, title, labels, store, evaluation)
 
-    def _update_buttons(self) -> None:
+    def update_buttons(self) -> None:
         running = self.running
         self.run_button.setEnabled(not running)
         self.resume_button.setEnabled(not running and self.grid_model.resumable(self._repeats()))
@@ -344,9 +342,9 @@ class EvalPanel(QWidget):
 
     def edit_cases(self) -> TestSetEditor:
         """Open the editor (not modal: runs in other tabs go on); OK writes the cases."""
-        scenario = self._scenario()
-        editor = self.editor = TestSetEditor.of(scenario, self._sources(), self)
+        editor = self.editor = TestSetEditor.of(self._scenario(), self._sources(), self)
         editor.accepted.connect(lambda: self._cases_edited(editor.cases(), *editor.judging()))
+        self.editorOpened.emit(editor)
         editor.open()
         return editor
 
@@ -357,4 +355,4 @@ class EvalPanel(QWidget):
         self._clear()  # keyed by case number: an edited set starts afresh
         self._draw()
         self.status.setText(f"{len(cases)} cases")
-        self._update_buttons()
+        self.update_buttons()

@@ -86,7 +86,7 @@ class TestSetEditor(QDialog):
         buttons = QDialogButtonBox(
             QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
         )
-        row = QHBoxLayout()
+        row = self.buttons_row = QHBoxLayout()  # Generate cases… joins it (ui/optimizing)
         for button in (self.add_button, self.remove_button, self.import_button, self.judge_button):
             row.addWidget(button)
         row.addStretch(1)
@@ -135,6 +135,20 @@ class TestSetEditor(QDialog):
         last = self.table.rowCount() - 1
         self.table.setCurrentCell(last, QUESTION)
         self.table.editItem(self._cell(last, QUESTION))
+
+    def shown_cases(self) -> tuple[EvalCase, ...]:
+        """Each row's question and answer as they read now, unchecked (what Generate
+        cases… shows the model, and finds duplicates among)."""
+        rows = range(self.table.rowCount())
+        return tuple(
+            EvalCase(self._cell(r, QUESTION).text().strip(), Expected(self._cell(r, ANSWER).text()))
+            for r in rows
+        )
+
+    def add_cases(self, cases: tuple[EvalCase, ...]) -> None:
+        """Generated cases as rows; OK keeps them, checked like any other."""
+        self._append(cases)
+        self.message.setText(f"Added {len(cases)} generated cases: OK keeps them.")
 
     def import_file(self, path: Path) -> bool:
         """Add the cases of a CSV or JSONL file; False (and one line why) if it cannot."""

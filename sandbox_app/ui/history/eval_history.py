@@ -49,7 +49,7 @@ class Grid(Protocol):
 
     def _draw(self) -> None: ...
 
-    def _update_buttons(self) -> None: ...
+    def update_buttons(self) -> None: ...
 
 
 @dataclass
@@ -137,5 +137,5 @@ class EvalHistory:
         past.draw(panel.grid_model)
         panel._draw()  # the failures filter, the summary and the count, with the verdicts
         panel.status.setText(title)
-        panel._update_buttons()
+        panel.update_buttons()
         return True

@@ -11,17 +11,16 @@ a server's error is never read as markup.
 
 from __future__ import annotations
 
-import ipaddress
 from collections.abc import Callable, Sequence
 from contextlib import suppress
 from typing import TYPE_CHECKING
-from urllib.parse import urlsplit
 
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import QHBoxLayout, QPushButton, QWidget
 
 from sandbox_app.backends.catalogue.keys import host_of
 from sandbox_app.backends.catalogue.kinds import BackendConfig
+from sandbox_app.backends.local_servers.served import is_local
 from sandbox_app.core.scenarios.scenario import Scenario
 from sandbox_app.core.tools import Tool
 from sandbox_app.ui.common.plain import plain_label
@@ -40,18 +39,6 @@ AUTO_DELAY_MS = 700  # after the last keystroke in the URL or model: one check, 
 # The scenario and tools a run in this lane would have (set by the lane's runner), for the
 # context the run needs; None: the check says nothing about context.
 Subject = Callable[[], tuple[Scenario, Sequence[Tool]]]
-
-
-def is_local(url: str) -> bool:
-    """On this machine or a private network: a server one runs oneself (Ollama, LM Studio…)."""
-    host = urlsplit(url.strip()).hostname or ""
-    if host == "localhost" or host.endswith(".localhost"):
-        return True
-    try:
-        address = ipaddress.ip_address(host)
-    except ValueError:
-        return False
-    return address.is_loopback or address.is_private or address.is_link_local
 
 
 class HealthLine(QWidget):

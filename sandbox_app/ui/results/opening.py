@@ -12,7 +12,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol
 
-from PySide6.QtWidgets import QBoxLayout, QLabel, QPushButton, QWidget
+from PySide6.QtWidgets import QBoxLayout, QLabel, QToolButton, QWidget
+
+from sandbox_app.ui.common.fitting import tool_button
 
 if TYPE_CHECKING:
     from sandbox_app.core.scenarios.scenario import Scenario
@@ -32,10 +34,10 @@ class TestSetTab(Protocol):
 
 def matrix_button(
     row: QBoxLayout, panel: TestSetTab, scenario: Callable[[], Scenario]
-) -> QPushButton:
+) -> QToolButton:
     """The button, added to ``row``; ``scenario``: the one being edited (its title, and
     its prompt versions' names for the arms)."""
-    button = QPushButton("Matrix view…")
+    button = tool_button("Matrix view…")  # as wide as its text: the row fits 800 px
     button.setToolTip("Every case × arm: k/N, the latest answer, a filter; the pass-rate chart")
     button.clicked.connect(lambda: open_for_panel(panel, scenario(), button.window()))
     row.addWidget(button)

@@ -69,7 +69,6 @@ class AskDialog(QDialog):
         )
         self.prompt.setWordWrap(True)
         self.answer_edit = QPlainTextEdit()
-        self.answer_edit.setTabChangesFocus(True)
         buttons = QDialogButtonBox(
             QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
         )

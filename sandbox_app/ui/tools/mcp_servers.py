@@ -17,7 +17,9 @@ tools stay, failing at once with that line, until **Reconnect**.
 
 A server's read-only hints are its own claims: its tools ask before running until the user
 ticks "Trust this server's read-only hints" for it. That trust lasts for the session and is
-never read from or written to a file (a scenario cannot vouch for the server it names).
+never read from or written to a file (a scenario cannot vouch for the server it names); it
+belongs to the program and arguments (or the URL) the form names, not to the name, so editing
+the command line unticks it, and a file naming another program alike is not trusted.
 """
 
 from __future__ import annotations
@@ -26,8 +28,7 @@ import shlex
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QEvent, QObject, QSignalBlocker, Qt
-from PySide6.QtGui import QKeyEvent
+from PySide6.QtCore import QSignalBlocker
 from PySide6.QtWidgets import (
     QCheckBox,
     QDoubleSpinBox,
@@ -65,9 +66,6 @@ class McpServersDialog(DraftsDialog[McpServerSpec]):
         self.env_edit = QPlainTextEdit()
         self.env_edit.setPlaceholderText("NAME=value, one per line (no secrets here)")
         self.env_edit.setFixedHeight(self.fontMetrics().lineSpacing() * 3 + 12)
-        # A variable never holds a tab: Tab and Shift+Tab move on, as in any form, and so do
-        # Ctrl+Tab and Ctrl+Shift+Tab (the way out of the template, which keeps Tab).
-        self.env_edit.installEventFilter(self)
         self.secrets_edit = QLineEdit()
         self.secrets_edit.setPlaceholderText("GITHUB_TOKEN, …: from the keyring or the environment")
         self.timeout_spin = QDoubleSpinBox()
@@ -91,19 +89,14 @@ class McpServersDialog(DraftsDialog[McpServerSpec]):
         self.add_button.clicked.connect(self.add_server)
         self.connect_button.clicked.connect(self._on_connect_button_clicked)
         self.trust_box.toggled.connect(self._on_trust_box_toggled)
+        # What the server is changes with these: the box says whether that one is trusted.
+        for edit in (self.where_edit, self.secrets_edit):
+            edit.textChanged.connect(self._on_server_edited)
+        self.env_edit.textChanged.connect(self._on_server_edited)
         sources.changed.connect(self._show_status)
         self.connecting: asyncio.Task[None] | None = None
         self.pruning: asyncio.Task[None] | None = None  # closing removed servers, after OK
         self.fill()
-
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-        if watched is self.env_edit and event.type() == QEvent.Type.KeyPress:
-            assert isinstance(event, QKeyEvent)
-            if event.key() in (Qt.Key.Key_Tab, Qt.Key.Key_Backtab):
-                shift = event.modifiers() & Qt.KeyboardModifier.ShiftModifier
-                self.focusNextPrevChild(event.key() == Qt.Key.Key_Tab and not shift)
-                return True
-        return super().eventFilter(watched, event)
 
     def add_server(self) -> None:
         self.add_draft(McpServerSpec(self.free_name("server"), command="python"))
@@ -122,7 +115,7 @@ class McpServersDialog(DraftsDialog[McpServerSpec]):
             self.message.setText(f"⚠ {err}")
             return
         self.sources.workspace.update(self, mcp_servers=specs)
-        self.pruning = asyncio.ensure_future(self.sources.keep_only({s.name for s in specs}))
+        self.pruning = asyncio.ensure_future(self.sources.keep_only(specs))
         super().accept()
 
     def connect_current(self) -> asyncio.Task[None] | None:
@@ -151,9 +144,13 @@ class McpServersDialog(DraftsDialog[McpServerSpec]):
         self.env_edit.setPlainText("\n".join(f"{k}={v}" for k, v in spec.env.items()))
         self.secrets_edit.setText(", ".join(spec.secret_env))
         self.timeout_spin.setValue(spec.timeout_s)
-        with QSignalBlocker(self.trust_box):
-            self.trust_box.setChecked(spec.name in self.sources.trusted_hints)
+        self._show_trust(spec)
         self._show_status()
+
+    def _show_trust(self, spec: McpServerSpec) -> None:
+        """Ticked when the server the form names (its program or URL) is trusted."""
+        with QSignalBlocker(self.trust_box):
+            self.trust_box.setChecked(self.sources.trusts(spec))
 
     def form_draft(self, draft: McpServerSpec) -> McpServerSpec:
         where = self.where_edit.text().strip()
@@ -182,9 +179,14 @@ class McpServersDialog(DraftsDialog[McpServerSpec]):
     def _on_connect_button_clicked(self) -> None:
         self.connect_current()
 
+    def _on_server_edited(self) -> None:
+        if self.shown is not None:
+            self._show_trust(self.form_draft(self.drafts[self.shown]))
+
     def _on_trust_box_toggled(self, trusted: bool) -> None:
         if self.shown is not None:
-            self.sources.trust_hints(self.drafts[self.shown].name, trusted)
+            self.keep_form()  # trust goes to the server the form names now
+            self.sources.trust_hints(self.drafts[self.shown], trusted)
 
 
 def _split(command_line: str) -> list[str]:

@@ -10,17 +10,21 @@ with asyncio) is imported at the first connection.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from contextlib import suppress
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Qt, Signal
 
 from sandbox_app.application.mcp_set import McpSet, own_tool_names
+from sandbox_app.application.workspace import Change
 from sandbox_app.backends.catalogue.keys import KeyStore
 from sandbox_app.core.tools.mcp_server import McpServerSpec
 from sandbox_app.ui.window.workspace_signals import QtWorkspace
 
 if TYPE_CHECKING:
+    import asyncio
+
     from sandbox_app.backends.mcp_client.mcp_tools import McpConnection
 
 RECONNECT = "reconnect it in MCP servers…"
@@ -41,12 +45,17 @@ class McpSources(QObject):
             keys, on_change=self._on_change, on_end=self._tell_ended, reconnect_hint=RECONNECT
         )
         self.status = self.set.status  # server name → one line
-        self.trusted_hints = self.set.trusted_hints  # servers whose read-only hints are believed
+        self._closing: asyncio.Future[None] | None = None  # servers let go, being closed
         self._ended.connect(self._on_ended, Qt.ConnectionType.QueuedConnection)
+        workspace.changed.connect(self._on_workspace_changed)
 
-    def trust_hints(self, name: str, trusted: bool) -> None:
-        """Believe (or stop believing) server ``name``'s read-only hints, for this session."""
-        self.set.trust_hints(name, trusted)
+    def trusts(self, spec: McpServerSpec) -> bool:
+        return self.set.trusts(spec)
+
+    def trust_hints(self, spec: McpServerSpec, trusted: bool) -> None:
+        """Believe (or stop believing) the read-only hints of the server ``spec`` starts or
+        reaches, for this session."""
+        self.set.trust_hints(spec, trusted)
 
     def connecting(self, name: str) -> bool:
         return self.set.connecting(name)
@@ -60,9 +69,10 @@ class McpSources(QObject):
         A second Connect while one is under way is ignored (one process a server)."""
         await self.set.connect_server(spec, own_tool_names(self.workspace.model.scenario))
 
-    async def keep_only(self, names: set[str]) -> None:
-        """Close the connections of servers no longer in the list (removed or renamed)."""
-        await self.set.keep_only(names)
+    async def keep_only(self, specs: Iterable[McpServerSpec]) -> None:
+        """Close the connections of servers not in ``specs`` as they are (removed, renamed,
+        or another program or URL under the same name); their trust goes with them."""
+        await self.set.keep_only(specs)
 
     async def drop_server(self, name: str, *, quiet: bool = False) -> None:
         await self.set.drop_server(name, quiet=quiet)
@@ -75,6 +85,17 @@ class McpSources(QObject):
         with suppress(RuntimeError):  # the window (and this object) is already gone
             self._ended.emit(connection)
 
+    def _on_workspace_changed(self, change: Change) -> None:
+        """Another file opened, or the list edited: a server it no longer names as it is goes
+        at once (its tools and trust with it, before any run can use them), closed soon."""
+        if not change.touches("mcp_servers"):
+            return
+        let_go = self.set.unlist(self.workspace.model.scenario.mcp_servers)
+        if let_go:
+            import asyncio
+
+            self._closing = asyncio.ensure_future(_close(let_go))
+
     def _on_ended(self, connection: McpConnection) -> None:
         self.set.ended(connection)
 
@@ -82,3 +103,8 @@ class McpSources(QObject):
         if tools_changed:  # the toggles redraw with the tools offered now
             self.workspace.model.set_sources(list(self.set.tools))
         self.changed.emit()
+
+
+async def _close(connections: list[McpConnection]) -> None:
+    for connection in connections:
+        await connection.close()

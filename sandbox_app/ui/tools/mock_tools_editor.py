@@ -58,7 +58,6 @@ class MockToolsEditor(DraftsDialog[MockToolSpec]):
         self.tool_list = self.item_list
         self.description_edit = QPlainTextEdit()
         self.description_edit.setFixedHeight(self.fontMetrics().lineSpacing() * 3 + 12)
-        self.description_edit.setTabChangesFocus(True)
         self.hint_edit = QLineEdit()
         self.hint_edit.setPlaceholderText("what goes between the brackets, e.g. city")
         self.side_effects_box = QCheckBox("Has side effects (asks before each run)")

@@ -74,7 +74,6 @@ class ToolPanel(QWidget):
         self.documents_edit = QPlainTextEdit()
         self.documents_edit.setPlaceholderText("Documents for the search tool, one per line")
         self.documents_edit.setFixedHeight(lines_tall(self.documents_edit, 3))
-        self.documents_edit.setTabChangesFocus(True)  # one document per line; Tab moves on
         self.documents_edit.textChanged.connect(self._on_documents_edit_text_changed)
         self.max_steps_slider = QSlider(Qt.Orientation.Horizontal)
         self.max_steps_slider.setRange(*MAX_STEPS_RANGE)

@@ -9,7 +9,7 @@ is hidden or as the template is typed; with
 no database the scenario file's pooled counts stand, as "all models". **Diff** of two (or of
 one and the editor), **Restore** into the editor (ui/versions/prompt_restore.py: one edit,
 undone by Edit → Undo), **Name…** (and a note) and **Star** (a starred version is never
-dropped from the history).
+dropped from the history); **Improve prompt…** (ui/optimizing/).
 
 Names and notes can come from a file: the list shows them as one line of printable text and
 the note's tooltip through ``tip``; the diff is drawn as plain text (version_diff_view.py).
@@ -50,6 +50,7 @@ from sandbox_app.core.scenarios.prompt_versions import (
 )
 from sandbox_app.ui.common.fitting import tool_button
 from sandbox_app.ui.common.plain import message_box, plain_label, tip
+from sandbox_app.ui.optimizing.buttons import improve_button
 from sandbox_app.ui.versions.prompt_restore import PromptRestore
 from sandbox_app.ui.versions.version_diff_view import VersionDiffView
 from sandbox_app.ui.versions.version_rows import COLUMNS, MAX_NAME, rows_of, shown
@@ -111,6 +112,7 @@ class VersionsPanel(QWidget):
         for button in (self.diff_button, self.restore_button, self.name_button, self.star_button):
             buttons.addWidget(button)
         buttons.addStretch(1)
+        self.improve_button = improve_button(buttons)  # its dialog: the window's Improving
         buttons.addWidget(self.refresh_button)
         top = QWidget()
         top_layout = QVBoxLayout(top)
@@ -324,7 +326,6 @@ class VersionsPanel(QWidget):
         name.setObjectName("versionName")
         note = QPlainTextEdit(entry.note)
         note.setObjectName("versionNote")
-        note.setTabChangesFocus(True)
         box = QDialogButtonBox(
             QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
         )
@@ -343,4 +344,3 @@ class VersionsPanel(QWidget):
         history = self.workspace.model.scenario.prompt_history
         changed = edited(history, entry.id, lambda e: replace(e, **changes))  # type: ignore[arg-type]
         self.workspace.update(self, prompt_history=changed)
-

@@ -253,12 +253,14 @@ def run_app(scenario: str | None = None) -> int:
     with own_modules():
         from sandbox_app.backends.catalogue.keys import KeyStore
         from sandbox_app.ui.window.main_window import MainWindow
+        from sandbox_app.ui.window.quit_signal import QuitOnSignal
 
         icon = app_icon()
         if icon is not None:
             app.setWindowIcon(icon)
         window = MainWindow(QSettings(ORGANIZATION, APPLICATION), KeyStore(keyring_open=False))
     first_frame = FirstFrame(window)
+    quit_on_signal = QuitOnSignal(app)  # SIGTERM closes the window as its close button does
 
     def on_running_changed(_running: bool) -> None:
         # A run started before the first paint (a script can) gets the guard before its
@@ -280,3 +282,5 @@ def run_app(scenario: str | None = None) -> int:
         return int(qasync.run(_main(window, first_frame, scenario)))
     except asyncio.CancelledError:
         return 0
+    finally:
+        quit_on_signal.close()

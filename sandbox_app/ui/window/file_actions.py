@@ -1,7 +1,8 @@
 """The File menu's work for one window: New, Open, Save, Save as, recent files, and the edits
 kept while the user types (restored next time as what they were: see core/scenarios/document.py;
 each
-window keeps its own, on disk half a second after a change: ui/window/kept_edits.py).
+window keeps its own, on disk half a second after a change and at least every second while
+the user types without a pause: ui/window/kept_edits.py).
 
 Unsaved edits are never dropped without the user's word: New, Open, a recent file and a file
 named on the command line all ask first (Save / Discard / Cancel), and saving can fail only
@@ -26,7 +27,10 @@ from sandbox_app.ui.window.workspace_signals import QtWorkspace
 MAX_RECENT = 8
 # Where kept edits lived before each window had a file of its own: read once, then removed.
 OLD_KEPT_EDITS_KEY = "session/unsaved"
-KEEP_AFTER_MS = 500  # what a crash or a SIGTERM can lose at most
+KEEP_AFTER_MS = 500  # kept this long after the last change…
+# …and at most this long after the first change not kept, however steadily the user types:
+# the pause above never comes while typing, and a crash then lost everything typed since.
+KEEP_WITHIN_MS = 1000
 
 
 class FileActions(QObject):
@@ -44,11 +48,21 @@ class FileActions(QObject):
         self.confirm_dialog: QMessageBox | None = None
         self.error_dialog: QMessageBox | None = None
         self.kept = KeptEditsFile(kept_edits_folder(settings))
-        self._keep_timer = QTimer(self)
-        self._keep_timer.setSingleShot(True)
-        self._keep_timer.setInterval(KEEP_AFTER_MS)
-        self._keep_timer.timeout.connect(self.keep_edits)
-        workspace.changed.connect(self._keep_timer.start)
+        self._keep_timer = self._timer(KEEP_AFTER_MS)  # restarted by every change
+        self._keep_deadline = self._timer(KEEP_WITHIN_MS)  # started by the first one only
+        workspace.changed.connect(self._on_workspace_changed)
+
+    def _timer(self, interval_ms: int) -> QTimer:
+        timer = QTimer(self)
+        timer.setSingleShot(True)
+        timer.setInterval(interval_ms)
+        timer.timeout.connect(self.keep_edits)
+        return timer
+
+    def _on_workspace_changed(self) -> None:
+        self._keep_timer.start()
+        if not self._keep_deadline.isActive():
+            self._keep_deadline.start()
 
     @property
     def document(self) -> ScenarioDocument:
@@ -191,6 +205,7 @@ class FileActions(QObject):
         """Set unsaved edits aside on disk (an editor's "hot exit"), or forget them when
         there are none; a disk that refuses is one line in the status bar."""
         self._keep_timer.stop()
+        self._keep_deadline.stop()
         try:
             self.kept.write(self.workspace.model.keep())
         except OSError as err:

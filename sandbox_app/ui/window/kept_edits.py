@@ -3,8 +3,10 @@
 A window writes its :class:`~sandbox_app.core.scenarios.document.KeptEdits` to a file of its own
 (one
 per window, so two windows or two processes never overwrite each other's), half a second after
-the last change and atomically (a temporary file, then a rename), so a SIGTERM at logout, a
-crash or a power cut loses at most that half second of typing. The file is held by a lock
+the last change, and at least every second while the user types without a pause
+(ui/window/file_actions.py), atomically (a temporary file, then a rename), so a crash or a
+power cut loses at most about a second of typing; SIGTERM closes the window, which keeps all of
+it (ui/window/quit_signal.py). The file is held by a lock
 (``QLockFile``: it knows a dead process's lock from a live one's, on every platform). At start
 a window takes over the newest set of kept edits whose window is gone — its lock released at
 a normal close, or stale because its process died — and goes on keeping its edits there.

@@ -41,6 +41,7 @@ from sandbox_app.ui.lane.backend_panel import BackendPanel
 from sandbox_app.ui.lane.lane_runner import LaneRunner
 from sandbox_app.ui.lane.run_controller import RunController
 from sandbox_app.ui.lane.run_pane import RunPane
+from sandbox_app.ui.optimizing.opening import Improving
 from sandbox_app.ui.telemetry.otel_out import OtelOut
 from sandbox_app.ui.tools.tool_panel import ToolPanel
 from sandbox_app.ui.trace.trace_view import TraceView
@@ -56,6 +57,7 @@ from sandbox_app.ui.window.trace_opening import TraceActions
 from sandbox_app.ui.window.workspace_signals import QtWorkspace
 
 if TYPE_CHECKING:  # imported when first built (the approvals and exports: first used)
+    from sandbox_app.application.eval_runner import EvalLane
     from sandbox_app.ui.compare.compare_view import CompareView
 
 
@@ -100,6 +102,11 @@ class MainWindow(QMainWindow):
             run_log=self.history.current,
         )
         self.run_pane.metricsChanged.connect(self._on_run_pane_metrics_changed)
+        # Improve prompt… and Generate cases…: the Run tab's model and the lanes offered.
+        self.improving = Improving(
+            self.workspace, self.keys, self.history, self.prompt_panel.versions,
+            self.backend_panel.choice, self._lanes_offered, self,
+        )  # fmt: skip
         self._restore_settings()
 
     # ---- layout -------------------------------------------------------------------------
@@ -179,6 +186,7 @@ class MainWindow(QMainWindow):
             self._compare.eval_panel.history.source = self.history.current
             self._compare.eval_panel.history.place = lambda: self.path
             self._compare.runningChanged.connect(self._on_any_running_changed)
+            self.improving.attach(self._compare.eval_panel)
             current, stand_in = self.tabs.currentIndex(), self.tabs.widget(1)
             with QSignalBlocker(self.tabs):
                 self.tabs.removeTab(1)
@@ -187,6 +195,9 @@ class MainWindow(QMainWindow):
                 self.tabs.insertTab(1, self._compare, "Compare models")
                 self.tabs.setCurrentIndex(current)
         return self._compare
+
+    def _lanes_offered(self) -> list[EvalLane]:  # the comparison's, once it is built
+        return self._compare.eval_lanes() if self._compare is not None else []
 
     def _show_past(self, *evaluation: Any) -> bool:  # History's Open in grid: the Test set tab
         self.tabs.setCurrentWidget(self.compare)
@@ -333,6 +344,7 @@ class MainWindow(QMainWindow):
             await controller.wait()
         if self._compare is not None:
             await self._compare.eval_panel.finish()
+        await self.improving.finish()
         await self.tool_panel.mcp.close_all()
 
     def closeEvent(self, event: QCloseEvent) -> None:

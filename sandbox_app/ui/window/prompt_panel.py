@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QEvent, QObject, QSignalBlocker, Qt
-from PySide6.QtGui import QFontDatabase, QKeyEvent
+from PySide6.QtCore import QEvent, QSignalBlocker
+from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import QPlainTextEdit, QTabWidget, QVBoxLayout, QWidget
 
 from sandbox_app.application.workspace import Change
@@ -23,6 +23,7 @@ from sandbox_app.core.react_format.variables import VariableError, format_lines,
 from sandbox_app.ui.common.fitting import lines_tall, scrolling
 from sandbox_app.ui.common.notice_line import NoticeLine, headed
 from sandbox_app.ui.common.plain import rich_label
+from sandbox_app.ui.common.tab_rule import types_tab
 from sandbox_app.ui.trace.highlighter import LabelHighlighter
 from sandbox_app.ui.versions.prompt_restore import PromptRestore
 from sandbox_app.ui.versions.versions_panel import VersionsPanel
@@ -71,19 +72,17 @@ class PromptPanel(QWidget):
         self.question_edit = QPlainTextEdit()
         self.question_edit.setPlaceholderText("The question the model must answer")
         self.question_edit.setFixedHeight(lines_tall(self.question_edit, 3))
-        # A question never needs a tab character: Tab moves on, as in any form.
-        self.question_edit.setTabChangesFocus(True)
         self.variables_edit = QPlainTextEdit()
         self.variables_edit.setPlaceholderText(
             "name = value, one a line: {{name}} in the prompt or the question becomes the value "
             "(\\n for a line break)"
         )
         self.variables_edit.setFixedHeight(lines_tall(self.variables_edit, 2))
-        self.variables_edit.setTabChangesFocus(True)
         self.variables_error = NoticeLine()  # a bad line: said here, the variables kept
         self.variables_error.setObjectName("variablesError")
-        # The template keeps Tab for indenting examples; Ctrl+Tab and Ctrl+Shift+Tab leave it.
-        self.template_edit.installEventFilter(self)
+        # The template keeps Tab for indenting examples; Ctrl+Tab and Ctrl+Shift+Tab leave it
+        # (every other text box leaves on Tab: ui/common/tab_rule.py).
+        types_tab(self.template_edit)
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -97,18 +96,6 @@ class PromptPanel(QWidget):
         self.question_edit.textChanged.connect(self._on_question_edit_text_changed)
         self.variables_edit.textChanged.connect(self._on_variables_edit_text_changed)
         workspace.changed.connect(self._on_workspace_changed)
-
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-        if watched is self.template_edit and event.type() == QEvent.Type.KeyPress:
-            assert isinstance(event, QKeyEvent)
-            ctrl = event.modifiers() & Qt.KeyboardModifier.ControlModifier
-            if ctrl and event.key() in (Qt.Key.Key_Tab, Qt.Key.Key_Backtab):
-                forward = event.key() == Qt.Key.Key_Tab and not (
-                    event.modifiers() & Qt.KeyboardModifier.ShiftModifier
-                )
-                self.focusNextPrevChild(forward)
-                return True
-        return super().eventFilter(watched, event)
 
     def changeEvent(self, event: QEvent) -> None:
         super().changeEvent(event)

@@ -50,6 +50,8 @@ def eval_log(
     results_path: Path,
     done: Iterable[EvalResult],
 ) -> EvaluationLog:
+    if getattr(args, "shard", None):  # its runs reach the history when merged (eval --merge)
+        return EvaluationLog(History(keep=False), None, {})
     history = history_at(args.db, "eval")
     return history.begin(
         scenario.title,

@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, TextIO
@@ -32,7 +32,7 @@ from sandbox_app.cli.cli_io import (
     EXIT_ERROR,
     EXIT_REGRESSED,
 )
-from sandbox_app.cli.eval_baseline import BaselineDiff
+from sandbox_app.cli.evaluating.eval_baseline import BaselineDiff
 from sandbox_app.cli.prompt_choice import versions_note
 from sandbox_app.cli.terminal import say, visible
 from sandbox_app.core.comparing.arm_diff import ArmComparison, Cells, cells_of, verdict_document
@@ -43,7 +43,8 @@ from sandbox_app.core.comparing.report_lines import (
     within_lines,
     within_suite,
 )
-from sandbox_app.core.results.evaluation import LaneSummary, LaneTally, Plan, wilson
+from sandbox_app.core.results.eval_result import RunKey
+from sandbox_app.core.results.evaluation import LaneSummary, LaneTally, wilson
 from sandbox_app.core.results.exports import TEST_SET_FORMATS, EvalResults
 from sandbox_app.core.results.junit import write_junit
 from sandbox_app.core.results.result_stream import iter_latest
@@ -110,7 +111,7 @@ class Finish:
     questions: list[str]
     lanes: list[str]
     results: Path
-    planned: Plan
+    planned: Collection[RunKey]
     report: Path | None = None
     junit: Path | None = None
     as_json: bool = False

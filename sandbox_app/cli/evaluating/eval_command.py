@@ -3,10 +3,12 @@
 One JSON line per finished run (case, lane, repeat, status, answer, verdict, metrics and the
 full event trace) is appended and flushed as each run ends, so a killed process loses no
 finished run; ``--resume`` skips what the file already has, ``--only-failed`` runs again
-what failed. Each server gets at most ``--concurrency`` requests at once (a 429's retries wait
-inside that server's share, never another's). The progress goes to stderr, the summary to
-stdout (``--json``: as JSON); ``--junit`` writes the runs as a CI server's test report
-(eval_outputs.py). Nothing is kept per run (eval_runs.py): 100,000 runs take flat memory.
+what failed. Each server gets at most ``--concurrency`` requests at once (a 429 pauses and
+halves that server's requests, never another's: backends/transport/throttle.py). The
+progress goes to stderr, the summary to stdout (``--json``: as JSON); ``--junit`` writes the
+runs as a CI server's test report (eval_outputs.py). Nothing is kept per run (eval_runs.py):
+100,000 runs take flat memory. ``--shard I/N``, ``--merge`` and ``--ray``: one evaluation in
+pieces (eval_shards.py).
 Exit codes (cli_io.py, listed in ``--help``): 0 done, 1 an error, 2 usage, 3 stopped (Ctrl+C),
 4 a lane below ``--min-pass-rate``.
 """
@@ -17,10 +19,11 @@ import argparse
 import asyncio
 import sys
 import textwrap
+from collections.abc import Collection
 from pathlib import Path
 from typing import TextIO
 
-from sandbox_app.application.eval_runner import EvalRunner, declined
+from sandbox_app.application.eval_runner import EvalRunner, declined, unjudged_lanes
 from sandbox_app.backends.catalogue.keys import KeyStore
 from sandbox_app.backends.registry import key_notice
 from sandbox_app.cli.cli_io import (
@@ -31,21 +34,30 @@ from sandbox_app.cli.cli_io import (
     STDIN_NAME,
     scenario_from,
 )
-from sandbox_app.cli.eval_baseline import (
+from sandbox_app.cli.evaluating.eval_baseline import (
     add_baseline_options,
     check_baseline_option,
     compare_with_baseline,
     counted_in_history,
 )
-from sandbox_app.cli.eval_history import add_db_option, eval_log, scenario_place
-from sandbox_app.cli.eval_outputs import Finish, cache_problem, check_writable, finish
-from sandbox_app.cli.eval_runs import EvalRuns
+from sandbox_app.cli.evaluating.eval_history import add_db_option, eval_log, scenario_place
+from sandbox_app.cli.evaluating.eval_outputs import Finish, cache_problem, check_writable, finish
+from sandbox_app.cli.evaluating.eval_runs import EvalRuns
+from sandbox_app.cli.evaluating.eval_shards import (
+    Merging,
+    add_shard_options,
+    check_shard_options,
+    default_results,
+    run_on_ray,
+)
 from sandbox_app.cli.lane_spec import eval_lanes, lane_from_spec
 from sandbox_app.cli.otel_options import OtlpOut, add_otlp_options
 from sandbox_app.cli.terminal import say
 from sandbox_app.core.results.compare import read_prices
+from sandbox_app.core.results.eval_result import RunKey
 from sandbox_app.core.results.evaluation import count_pending, iter_plan, pending
 from sandbox_app.core.results.result_stream import Scan, iter_latest, scan, tally_latest
+from sandbox_app.core.results.shards import ShardPlan, case_ids
 from sandbox_app.core.scenarios.lane_settings import parse_option
 from sandbox_app.core.scenarios.prompt_versions import names_of
 from sandbox_app.core.scenarios.scenario_fields import ScenarioError
@@ -92,7 +104,11 @@ def parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--repeat", default="1", help="runs per case and lane, 1-1000 (default 1)")
     p.add_argument("--concurrency", default="4", help="requests at once per server, 1-64")
-    p.add_argument("--out", help="results file, one JSON line per run (default: SCENARIO.jsonl)")
+    p.add_argument(
+        "--out",
+        help="results file, one JSON line per run (default: ./NAME.results.jsonl in the "
+        "current folder, NAME the scenario file's name without .json)",
+    )
     p.add_argument("--resume", action="store_true", help="skip the runs the results file has")
     p.add_argument("--only-failed", action="store_true", help="run again what failed")
     p.add_argument("--min-pass-rate", help="exit 4 when a lane passes less (0.8 or 80%%)")
@@ -142,6 +158,7 @@ def parser() -> argparse.ArgumentParser:
     add_db_option(p)
     add_baseline_options(p)
     add_otlp_options(p)  # --otlp, --otlp-file: the runs as OpenTelemetry traces
+    add_shard_options(p)  # --shard, --merge, --ray: one evaluation in pieces (eval_shards.py)
     return p
 
 
@@ -168,12 +185,17 @@ def eval_command(argv: list[str], out: TextIO | None = None, progress: TextIO | 
         lanes = eval_lanes(args, scenario)
         minimum = _rate(args.min_pass_rate)
         check_baseline_option(args)
-        results_path = Path(args.out or Path(args.scenario).with_suffix(".results.jsonl").name)
+        # In the current folder, not beside the scenario: a built-in's folder is the
+        # installed package's, and a shared scenario's may not be the user's to write in.
+        shard = check_shard_options(args)
+        results_path = Path(args.out or default_results(args.scenario, shard))
         # Every file the evaluation writes is checked before the first run, not after the last.
         scenario_path = {} if piped else {"the scenario file": Path(args.scenario)}
         check_writable(results_path, "--out", others=scenario_path)
         resume = args.resume or args.only_failed
-        if results_path.exists() and results_path.stat().st_size and not resume:
+        # A shard run again replaces its own file (a rerun never doubles a run).
+        replace_shard = shard is not None and not resume and results_path.exists()
+        if results_path.exists() and results_path.stat().st_size and not resume and not shard:
             raise ValueError(
                 f"{results_path} exists: add --resume to go on with it, or choose another --out"
             )
@@ -196,6 +218,8 @@ def eval_command(argv: list[str], out: TextIO | None = None, progress: TextIO | 
         say(f"react-sandbox eval: {refused_line(name)}")
     if notice := declined(scenario, allowance.trusted):
         say(f"react-sandbox eval: {notice}")
+    if notice := unjudged_lanes(scenario, lanes):
+        say(f"react-sandbox eval: {notice}")
     cache = Path(args.cache) if args.cache else None
     problem = cache_problem(cache) if cache is not None else None
     if problem is not None:  # a saving, not a result: the runs go on without it
@@ -208,21 +232,33 @@ def eval_command(argv: list[str], out: TextIO | None = None, progress: TextIO | 
             say(f"react-sandbox eval: {lane.label}: {notice}")
     labels = [lane.label for lane in lanes]
     # The plan is walked one run at a time: only its count is known up front.
-    planned = iter_plan(labels, len(scenario.test_set), args.repeat)
-    try:  # what the file has: each run's latest verdict, not its result (result_stream.py)
-        found = scan(results_path, planned) if resume else Scan()
+    planned: Collection[RunKey] = iter_plan(labels, len(scenario.test_set), args.repeat)
+    if shard is not None:
+        planned = ShardPlan(planned, shard, case_ids(scenario.test_set))
+        if replace_shard:
+            say(f"react-sandbox eval: shard {shard}: {results_path.name} replaced")
+            results_path.write_bytes(b"")
+    try:  # the shards' runs (from files, or from Ray tasks): checked before anything is written
+        shard_files = [Path(f) for f in args.merge or ()]
+        if args.ray:
+            shard_files = run_on_ray(args, results_path, eval_command, progress)
+        merging = Merging(results_path, shard_files, planned) if shard_files else None
+        # What the file has: each run's latest verdict, not its result (result_stream.py).
+        found = scan(results_path, planned) if resume and merging is None else Scan()
         # The earlier runs' sums, but those about to be made again (their new result counts).
         tallies = tally_latest(
             results_path, labels, found, lambda key: args.only_failed and not found.latest[key]
         )
-    except ReadError as err:
+    except (ValueError, ReadError) as err:
         say(f"react-sandbox eval: {err}")
         return 1
-    if notice := found.notice(display_name(results_path)):
-        say(f"react-sandbox eval: {notice}")
     # The history database gets the earlier runs it lacks (a resume), read as a stream.
     earlier = iter_latest(results_path, planned, found) if resume else iter([])
     log = eval_log(args, scenario, lanes, results_path, earlier)
+    if merging is not None:  # the merged file written, its runs stored and counted, at once
+        log.add_many(merging.written(tallies, found))
+    if notice := found.notice(display_name(results_path)):
+        say(f"react-sandbox eval: {notice}")
     # Each result is handed on, in this order, after its line is written (eval_runs.py).
     title = scenario.title
     hand_on = [lambda result, record: otlp.add_result(result, record, title), log.add]
@@ -244,10 +280,13 @@ def eval_command(argv: list[str], out: TextIO | None = None, progress: TextIO | 
     except KeyboardInterrupt:  # Ctrl+C: asyncio.run cancelled the runs, then re-raised this
         # Every finished run is a whole line already (and a history row): the evaluation
         # stays unfinished in the history, as after a kill, and --resume goes on from it.
-        say(
-            f"react-sandbox eval: stopped after {runs.count} runs; {results_path.name} has "
-            "them, --resume goes on"
-        )
+        if runs.count:
+            say(
+                f"react-sandbox eval: stopped after {runs.count} runs; {results_path.name} "
+                "has them, --resume goes on"
+            )
+        else:  # no file was made for it: nothing to name
+            say("react-sandbox eval: stopped before the first run ended; nothing written")
         return EXIT_STOPPED
     log.finish()
     otlp.send_evaluation(progress, scenario.title)

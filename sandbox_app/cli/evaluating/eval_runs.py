@@ -50,20 +50,29 @@ class EvalRuns:
         self._live = out.isatty()
 
     async def run_all(self, runner: EvalRunner, todo: Iterable[RunKey]) -> None:
-        with self.path.open("a", encoding="utf-8") as self._file:
-            if _cut_short(self.path):  # a kill mid-line: the next result starts a line of its own
-                self._file.write("\n")
+        try:
             await runner.run_all(todo)
+        finally:
+            if self._file is not None:
+                self._file.close()
         if self._live:
             self.out.write("\n")
+
+    def _opened(self) -> TextIO:
+        """The results file, opened at the first result: a Ctrl+C before any leaves none."""
+        if self._file is None:
+            self._file = self.path.open("a", encoding="utf-8")
+            if _cut_short(self.path):  # a kill mid-line: the next result starts a line of its own
+                self._file.write("\n")
+        return self._file
 
     def finished(self, result: EvalResult, record: RunRecord) -> None:
         """A run has ended: written, handed on, counted. Neither ``result`` nor its record is
         kept past this call (the runner drops them too)."""
-        assert self._file is not None
+        file = self._opened()
         # One whole line, flushed: a kill after this loses nothing of this run.
-        self._file.write(json.dumps(result.to_dict(), ensure_ascii=False) + "\n")
-        self._file.flush()
+        file.write(json.dumps(result.to_dict(), ensure_ascii=False) + "\n")
+        file.flush()
         for hand_on in self.also:  # the history database's row, the OpenTelemetry export…
             hand_on(result, record)
         self.tallies.setdefault(result.lane, LaneTally()).add(result)

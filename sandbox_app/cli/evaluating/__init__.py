@@ -1,0 +1,2 @@
+"""`react-sandbox eval`: the command, its outputs, each run as it ends, the history, baselines,
+shards."""

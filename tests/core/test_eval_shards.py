@@ -1,0 +1,150 @@
+"""``eval --shard I/N`` and ``eval --merge``: the shipped test set run in three shards (one
+killed mid-way and run again) and merged is the same evaluation as the test set run whole —
+the same runs, the same verdicts, the same history and the same JUnit file."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import shutil
+import xml.etree.ElementTree as ET
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sandbox_app.cli.evaluating.eval_command import eval_command
+from sandbox_app.core.comparing.evaluations import diff_evaluations
+from sandbox_app.core.history.history_db import HistoryStore
+from sandbox_app.core.results.evaluation import iter_plan, read_results
+from sandbox_app.core.results.shards import Shard, ShardPlan, case_ids, shard_of
+from sandbox_app.core.scenarios.scenario_file import load_scenario, scenarios_dir
+
+EXAMPLE = scenarios_dir() / "test_set.json"
+# Two arms and two repeats of the shipped test set: 48 runs.
+FLAGS = ["--lane", "scripted", "--lane", "scripted,tool_calling=native", "--repeat", "2"]
+
+
+def evaluate(*args: str) -> int:
+    return eval_command([str(EXAMPLE), *FLAGS, *args], io.StringIO(), io.StringIO())
+
+
+def same(value: Any) -> Any:
+    """A result's document without what a second run measures differently (its times)."""
+    if isinstance(value, dict):
+        return {k: same(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [same(v) for v in value]
+    return None if isinstance(value, float) else value
+
+
+def junit_cases(path: Path) -> dict[str, Any]:
+    """Each suite's counts and each test case's verdict, times left out."""
+    suites = {}
+    for suite in ET.parse(path).getroot().iter("testsuite"):
+        counts = {k: v for k, v in suite.attrib.items() if k not in ("time", "timestamp")}
+        cases = sorted(
+            (case.get("name"), [(child.tag, child.get("message"), child.text) for child in case])
+            for case in suite.iter("testcase")
+        )
+        suites[suite.get("name")] = (counts, cases)
+    return suites
+
+
+def test_shards_merged_are_the_unsharded_evaluation_run_for_run(tmp_path: Path) -> None:
+    db = str(tmp_path / "history.db")
+    whole = tmp_path / "whole.jsonl"
+    assert evaluate("--out", str(whole), "--db", db, "--junit", str(tmp_path / "whole.xml")) == 0
+    shards = [tmp_path / f"shard{i}.jsonl" for i in (1, 2, 3)]
+    for number, path in enumerate(shards, 1):
+        assert evaluate("--shard", f"{number}/3", "--out", str(path), "--db", db) == 0
+    sizes = [len(read_results(path)) for path in shards]
+    assert sum(sizes) == 48
+    assert all(sizes)
+    # Shard 2 killed mid-way: half its lines and one cut short, as a kill leaves it.
+    lines = shards[1].read_bytes().splitlines(keepends=True)
+    killed = b"".join(lines[: len(lines) // 2]) + lines[len(lines) // 2][:200]
+    shards[1].write_bytes(killed)
+    shutil.copy(shards[1], tmp_path / "killed.jsonl")
+    # Run again, it replaces its file (never doubles a run) …
+    assert evaluate("--shard", "2/3", "--out", str(shards[1])) == 0
+    assert len(shards[1].read_bytes().splitlines()) == sizes[1]
+    # … and a merge given the killed file too keeps the later file's result of each run.
+    files = [str(shards[0]), str(tmp_path / "killed.jsonl"), str(shards[1]), str(shards[2])]
+    merged = tmp_path / "merged.jsonl"
+    junit = tmp_path / "merged.xml"
+    assert evaluate("--merge", *files, "--out", str(merged), "--db", db, "--junit", str(junit)) == 0
+
+    ours, theirs = read_results(whole), read_results(merged)
+    assert len(theirs) == 48 == len({r.key for r in theirs})
+    by_key = {r.key: same(r.to_dict()) for r in ours}
+    assert {r.key: same(r.to_dict()) for r in theirs} == by_key  # results and verdicts
+    assert junit_cases(junit) == junit_cases(tmp_path / "whole.xml")
+    # The history holds two evaluations (the shards wrote none), equal run for run.
+    store = HistoryStore(Path(db))
+    try:
+        first, second = store.evaluations()[-2:]
+        assert {first.id, second.id} == {1, 2}
+        assert store.verdicts(1) == store.verdicts(2)
+        stored = [  # each run's row and trace, as the history gives them back
+            {r.key: same(r.to_dict()) for r in store.results(e, events=True)} for e in (1, 2)
+        ]
+        assert stored[0] == stored[1] == by_key
+        assert (first.lanes, first.cases, first.repeats) == (
+            second.lanes,
+            second.cases,
+            second.repeats,
+        )
+        assert {lane: (t.runs, t.passed) for lane, t in first.by_lane.items()} == {
+            lane: (t.runs, t.passed) for lane, t in second.by_lane.items()
+        }
+        diff = diff_evaluations(store, 1, 2)
+        assert diff.comparisons
+        assert not diff.only_first
+        assert not diff.only_second
+        assert all(c.verdict.better_cases == c.verdict.worse_cases == 0 for c in diff.comparisons)
+    finally:
+        store.close()
+
+
+def test_a_merge_missing_runs_is_one_line_and_writes_nothing(tmp_path: Path) -> None:
+    one = tmp_path / "one.jsonl"
+    assert evaluate("--shard", "1/2", "--out", str(one)) == 0
+    merged = tmp_path / "merged.jsonl"
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        assert evaluate("--merge", str(one), "--out", str(merged)) == 1
+    assert "are in none of the 1 file" in err.getvalue()
+    assert not merged.exists()
+    assert not list(tmp_path.glob(".merging-*"))
+
+
+def test_a_run_keeps_its_shard_when_the_cases_are_reordered() -> None:
+    cases = load_scenario(EXAMPLE).test_set
+    ids, turned = case_ids(cases), case_ids(tuple(reversed(cases)))
+    assert turned == tuple(reversed(ids))
+    plan = iter_plan(["a", "b"], len(cases), 3)
+    for number in range(4):
+        shard = Shard(number, 4)
+        before = {(k.lane, ids[k.case], k.repeat) for k in ShardPlan(plan, shard, ids)}
+        after = {(k.lane, turned[k.case], k.repeat) for k in ShardPlan(plan, shard, turned)}
+        assert before == after
+    # The slices cover the plan once, and are about even (sha256 spreads them).
+    counts = [
+        len(ShardPlan(iter_plan(["a"], 1000, 1), Shard(i, 4), case_ids(many()))) for i in range(4)
+    ]
+    assert sum(counts) == 1000
+    assert min(counts) > 200
+    assert shard_of("a", ids[0], 0, 7) == shard_of("a", ids[0], 0, 7)
+
+
+def many() -> tuple[Any, ...]:
+    case = load_scenario(EXAMPLE).test_set[0]
+    return tuple(replace(case, question=f"{case.question} #{i}") for i in range(1000))
+
+
+@pytest.mark.parametrize("text", ["0/3", "4/3", "1/0", "x", "1/2/3", "2"])
+def test_a_bad_shard_is_one_line(text: str) -> None:
+    with pytest.raises(ValueError, match="--shard must be I/N"):
+        Shard.parse(text)
