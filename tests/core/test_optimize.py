@@ -35,7 +35,7 @@ from sandbox_app.core.scenarios.scenario_file import load_scenario, save_scenari
 from sandbox_app.core.scenarios.trajectory_spec import TrajectorySpec
 from sandbox_app.core.tools import tools_for
 from tests import fake_optimizer
-from tests.fakeserver import FakeOpenAIServer
+from tests.fakeserver import FakeOpenAIServer, ModelScript
 
 BRIEF = (
     "You answer questions about {{product}} for {{customer}}.\n\n"
@@ -321,7 +321,10 @@ def test_the_reflection_is_shown_the_judges_reasons_and_the_trace(
         fake_server.set_model(name, script)
     path = tmp_path / "seats.json"
     scenario = write_scenario(path, cases=4)
-    judge = JudgeSpec(replies=('{"pass": false, "reason": "the price is a guess, not a source"}',))
+    # A judge on the server, as the arm is: the offline judge grades offline lanes only.
+    verdict = '{"pass": false, "reason": "the price is a guess, not a source"}'
+    fake_server.set_model("judge", ModelScript(replies=[verdict], cycle=True))
+    judge = JudgeSpec("custom", "judge", fake_server.base_url)
     save_scenario(scenario.with_changes(rubric="The price comes from a source.", judge=judge), path)
     args = [str(path), *lanes(fake_server), "--candidates", "1"]
     code, _ = optimize(*args, "--db", str(tmp_path / "h.sqlite3"))

@@ -37,6 +37,7 @@ from sandbox_app.core.scenarios.scenario_fields import ScenarioError
 from sandbox_app.core.scenarios.scenario_file import MAX_FILE_BYTES, load_scenario, scenarios_dir
 from sandbox_app.core.scenarios.test_set import MAX_IMPORT_BYTES, import_file
 from sandbox_app.core.untrusted.file_reader import ReadError, check, parse_json_text, stored_number
+from tests.hostile_input import any_json, encodes, hostile_json, nodes, replaced
 
 RESULT = {
     "lane": "scripted",
@@ -63,16 +64,15 @@ def _use_recording(path: Path) -> None:
                 record.add([event])
 
         asyncio.run(play())
-        trace_text(record)
-        json.dumps(run_document(record))
-    recording.title()
+        encodes(trace_text(record), json.dumps(run_document(record), ensure_ascii=False))
+    encodes(recording.title())
 
 
 def _use_results(path: Path) -> None:
     found = results_file(path, PLANNED)
     summaries = summarise(found.results, ["scripted"])
     [s.row() for s in summaries]
-    to_html("t", ["a", "b", "c"], ["scripted"], found.results)
+    encodes(to_html("t", ["a", "b", "c"], ["scripted"], found.results))
     assert "\n" not in found.notice(path.name)
 
 
@@ -174,40 +174,14 @@ READERS = [
     Reader("zoom", ".txt", 0, "1.5", _use_number),
 ]
 
-JSON_VALUES = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20),
-    lambda inner: (
-        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3)
-    ),
-    max_leaves=8,
-)
-
-
-def _nodes(value: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-    found = [path]
-    if isinstance(value, dict):
-        for key, item in value.items():
-            found += _nodes(item, (*path, key))
-    elif isinstance(value, list):
-        for i, item in enumerate(value):
-            found += _nodes(item, (*path, i))
-    return found
-
-
-def _replaced(value: Any, path: tuple[Any, ...], new: Any) -> Any:
-    if not path:
-        return new
-    head, *rest = path
-    copy = dict(value) if isinstance(value, dict) else list(value)
-    copy[head] = _replaced(value[head], tuple(rest), new)
-    return copy
-
 
 @st.composite
 def damaged(draw: st.DrawFn, valid: str) -> bytes:
     """``valid`` as it is, cut short, with a value of another type, nested deeply, BOM-
-    prefixed, or replaced by random bytes."""
-    how = draw(st.sampled_from(["as is", "cut", "mistyped", "deep", "bom", "binary"]))
+    prefixed, replaced by random bytes, or one line's JSON damaged as tests/hostile_input.py
+    damages it (lone surrogates, escapes, control characters, 24-digit and non-finite
+    numbers, 10,000 deep, a 10 MB string)."""
+    how = draw(st.sampled_from(["as is", "cut", "mistyped", "deep", "bom", "binary", "hostile"]))
     text = valid
     if how == "mistyped":
         lines = text.splitlines(keepends=True)
@@ -216,15 +190,24 @@ def damaged(draw: st.DrawFn, valid: str) -> bytes:
             value = json.loads(lines[index])
         except ValueError:  # CSV or a number: a field swapped for any JSON
             value = None
-        paths = _nodes(value)
+        paths = nodes(value)
         path = paths[draw(st.integers(0, len(paths) - 1))]
-        lines[index] = json.dumps(_replaced(value, path, draw(JSON_VALUES))) + "\n"
+        lines[index] = json.dumps(replaced(value, path, draw(any_json()))) + "\n"
+        text = "".join(lines)
+    elif how == "hostile":
+        lines = text.splitlines(keepends=True)
+        index = draw(st.integers(0, len(lines) - 1))
+        try:
+            value = json.loads(lines[index])
+        except ValueError:  # CSV or a number: the line as a JSON string
+            value = lines[index]
+        lines[index] = draw(hostile_json(value)) + "\n"
         text = "".join(lines)
     elif how == "deep":
         depth = draw(st.sampled_from([99, 101, 1500, 5000]))
         at = draw(st.integers(0, len(text)))
         text = text[:at] + "[" * depth + "]" * depth + text[at:]
-    raw = text.encode("utf-8")
+    raw = text.encode("utf-8", "surrogatepass")  # a raw lone surrogate stays: not UTF-8
     if how == "cut":
         raw = raw[: draw(st.integers(0, len(raw)))]
     elif how == "bom":

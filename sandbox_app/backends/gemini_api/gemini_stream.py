@@ -91,11 +91,14 @@ async def refused(response: Any, host: str) -> Exception:
 
 
 def api_error(error: dict[str, Any], code: int = 0) -> GeminiError:
-    """Google's ``error`` object (a reply's or a payload's)."""
+    """Google's ``error`` object (a reply's or a payload's). The reply's own status is the
+    code when there is one (``code``); a payload mid-stream has only the ``code`` it names,
+    taken when it is an HTTP status (a 24-digit one is not: "Server error 1234…")."""
     number = error.get("code")
     status, message = error.get("status"), error.get("message")
+    said = number if isinstance(number, int) and not isinstance(number, bool) else 0
     return GeminiError(
-        number if isinstance(number, int) and not isinstance(number, bool) else code,
+        code or (said if 100 <= said <= 599 else 0),
         status if isinstance(status, str) else "",
         message if isinstance(message, str) else "",
     )

@@ -39,7 +39,6 @@ from sandbox_app.backends.transport.sse import gathered_reads, sse_data, sse_lin
 from sandbox_app.backends.transport.throttle import RateLimited, header_wait
 from sandbox_app.core.running.backend import Backend, BackendError, Delta, Message, StreamParams
 from sandbox_app.core.scenarios.scenario import Scenario
-from sandbox_app.core.untrusted.file_reader import parse_json_text
 
 if TYPE_CHECKING:
     import anthropic
@@ -171,7 +170,7 @@ class AnthropicBackend(SdkBackend["anthropic.AsyncAnthropic"]):
                     data = sse_data(line)
                     if not data:
                         continue
-                    for delta in decoder.decode(parse_json_text(data, "an event")):
+                    for delta in decoder.feed(data):
                         yield delta
                     events += 1
             for delta in decoder.finish():  # a stream cut before message_stop

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sandbox_app.backends.catalogue.request_fields import ANTHROPIC, place
+from sandbox_app.backends.transport.sse import _count as counted  # a server's count checked
 from sandbox_app.core.running.backend import (
     MAX_CARRIED,
     PROVIDER,
@@ -30,7 +31,7 @@ from sandbox_app.core.running.backend import (
     Usage,
     carried_notice,
 )
-from sandbox_app.core.untrusted.file_reader import parse_json_text
+from sandbox_app.core.untrusted.file_reader import parse_json_text, shown
 
 CARRY_KEY = "anthropic"  # under PROVIDER: the reply's thinking blocks, as the API sent them
 MIN_BUDGET = 1024  # the API's smallest thinking budget
@@ -171,11 +172,22 @@ class StreamDecoder:
     # A block grown past MAX_CARRIED: its size so far, never kept (said at the end).
     dropped: dict[int, int] = field(default_factory=dict)
     usage: dict[str, int] = field(default_factory=dict)
+    doubtful: bool = False  # a count was out of range (clamped)
     stop_reason: str | None = None
     ended: bool = False
 
+    def feed(self, data: str) -> list[Delta]:
+        """One SSE payload's deltas, read by the file reader's JSON rules (depth, size, no
+        lone surrogates); a payload that is not an object breaks the API's rules."""
+        event = parse_json_text(data, "an event")
+        if not isinstance(event, dict):
+            raise NotAStream(f"an event that is not a JSON object ({shown(event)})")
+        return self.decode(event)
+
     def decode(self, event: dict[str, Any]) -> list[Delta]:
-        kind = event.get("type")
+        # Every field is read by its type (_word, _object, _index): a value of another type
+        # is missing, or a stream that breaks the API's rules, never a KeyError here.
+        kind = _word(event, "type")
         if kind == "content_block_delta":
             index = _index(event)
             if index not in self.kinds:
@@ -186,18 +198,19 @@ class StreamDecoder:
             if index in self.kinds:
                 raise NotAStream(f"content block {index} started twice")
             block = _object(event, "content_block")
-            self.kinds[index] = str(block.get("type"))
+            self.kinds[index] = _word(block, "type")
             return self._start(index, block)
         if kind == "message_start":
-            self._count(event["message"].get("usage"))
+            self._count(_object(event, "message").get("usage"))
         elif kind == "message_delta":
             self._count(event.get("usage"))
-            self.stop_reason = event["delta"].get("stop_reason") or self.stop_reason
+            self.stop_reason = _word(_object(event, "delta"), "stop_reason") or self.stop_reason
         elif kind == "message_stop":
             return self.finish()
         elif kind == "error":
-            error = event.get("error") or {}
-            raise StreamFailed(str(error.get("type", "error")), str(error.get("message", "")))
+            error = event.get("error")
+            error = error if isinstance(error, dict) else {"message": shown(error)}
+            raise StreamFailed(_word(error, "type") or "error", _word(error, "message"))
         return []  # ping, content_block_stop, and any event a newer API adds
 
     def _start(self, index: int, block: dict[str, Any]) -> list[Delta]:
@@ -209,16 +222,16 @@ class StreamDecoder:
             return [Delta(tool_calls=(ToolCallPiece(index, call_id, name),))]
         if kind == "thinking":
             self.blocks[index] = {"type": "thinking", "thinking": "", "signature": ""}
-            return [Delta(reasoning=block["thinking"])] if block.get("thinking") else []
+            return [Delta(reasoning=_word(block, "thinking"))] if _word(block, "thinking") else []
         if kind == "redacted_thinking":  # encrypted: nothing to show, but it goes back
             self.blocks[index] = dict(block)
             return [Delta(reasoning="[thinking redacted by the provider]\n")]
-        if kind == "text" and block.get("text"):
-            return [Delta(text=block["text"])]
+        if kind == "text" and _word(block, "text"):
+            return [Delta(text=_word(block, "text"))]
         return []
 
     def _delta(self, index: int, delta: dict[str, Any]) -> list[Delta]:
-        kind = delta.get("type")
+        kind = _word(delta, "type")
         if kind in _DELTA_OF:
             block, key = _DELTA_OF[kind]
             if self.kinds[index] != block:
@@ -252,10 +265,12 @@ class StreamDecoder:
             del self.blocks[index]
             self.dropped[index] = size
 
-    def _count(self, usage: dict[str, Any] | None) -> None:
-        for name, value in (usage or {}).items():
-            if isinstance(value, int) and not isinstance(value, bool):
-                self.usage[name] = value
+    def _count(self, usage: Any) -> None:
+        """A usage object's counts, each checked as sse.py checks one (clamped: doubtful)."""
+        for name, value in (usage if isinstance(usage, dict) else {}).items():
+            if isinstance(value, int | float) and not isinstance(value, bool):
+                self.usage[name], doubtful = counted(value)
+                self.doubtful = self.doubtful or doubtful
 
     def finish(self) -> list[Delta]:
         """The reply's end (message_stop, or a stream that ended without one): its usage,
@@ -296,6 +311,7 @@ class StreamDecoder:
         return Usage(
             prompt,
             self.usage.get("output_tokens", 0),
+            doubtful=self.doubtful,
             cache_read_tokens=read,
             cache_write_tokens=written,
         )
@@ -316,6 +332,12 @@ def _index(event: dict[str, Any]) -> int:
     if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < MAX_BLOCKS:
         raise NotAStream(f"a {event.get('type')} without a content block index")
     return index
+
+
+def _word(event: dict[str, Any], key: str) -> str:
+    """A text field; "" when it is missing or not text."""
+    value = event.get(key)
+    return value if isinstance(value, str) else ""
 
 
 def _object(event: dict[str, Any], key: str) -> dict[str, Any]:

@@ -80,8 +80,11 @@ class OllamaBackend(SdkBackend["ollama.AsyncClient"]):
             # The library sends the request on the first read of what chat() returns.
             chunks = await client.chat(**request)
             yield Delta(sent_at=time.perf_counter(), request=request)
-            async with aclosing(chunks) as stream:  # closing it closes the HTTP stream
-                async for chunk in stream:
+            async with (
+                aclosing(chunks) as stream,  # closing it closes the HTTP stream
+                aclosing(ollama_wire.read_lines(stream)) as lines,
+            ):
+                async for chunk in lines:
                     for delta in reader.read(chunk):
                         yield delta
         except BackendError:
@@ -122,7 +125,7 @@ class OllamaBackend(SdkBackend["ollama.AsyncClient"]):
             return ollama_wire.unreachable(self.host)
         if isinstance(err, httpx.TransportError):
             return BackendError(f"The connection to {self.host} was lost.")
-        if isinstance(err, ValueError):  # a line that is not JSON, or not Ollama's shape
+        if isinstance(err, ValueError | ollama_wire.NotOllama):  # not JSON, not Ollama's shape
             return BackendError(
                 f"{self.host} answered with something that is not Ollama's API — check the "
                 "base URL (Ollama's own, e.g. http://localhost:11434)."

@@ -14,12 +14,13 @@ the library made of them, and its errors are told apart in ollama_kind.py.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from typing import Any
 
 from sandbox_app.backends.catalogue.request_fields import OLLAMA, place
 from sandbox_app.backends.ollama_api.model_store import size_text
 from sandbox_app.backends.transport.errors import NO_TOOLS, sentence
+from sandbox_app.backends.transport.sse import _count as counted  # a server's count checked
 from sandbox_app.core.running.backend import (
     BackendError,
     Delta,
@@ -141,11 +142,13 @@ class ChunkReader:
 
 
 def _final(chunk: Any) -> list[Delta]:
-    """The last chunk: its counts, and why it stopped ("length": cut by num_predict)."""
+    """The last chunk: its counts (checked as sse.py checks one), and why it stopped
+    ("length": cut by num_predict)."""
     out: list[Delta] = []
-    prompt, completion = chunk.prompt_eval_count, chunk.eval_count
-    if prompt is not None or completion is not None:
-        out.append(Delta(usage=Usage(prompt or 0, completion or 0)))
+    if chunk.prompt_eval_count is not None or chunk.eval_count is not None:
+        prompt, doubtful_in = counted(chunk.prompt_eval_count)
+        completion, doubtful_out = counted(chunk.eval_count)
+        out.append(Delta(usage=Usage(prompt, completion, doubtful=doubtful_in or doubtful_out)))
     reason = chunk.done_reason or "stop"
     if reason == "load":  # the model was loaded and nothing was asked of it
         out.append(Delta(notice="Ollama loaded the model but wrote no reply (done_reason load)."))
@@ -157,6 +160,22 @@ def _final(chunk: Any) -> list[Delta]:
 
 
 # ---- failures, one line each ---------------------------------------------------------
+
+
+class NotOllama(Exception):
+    """A line of the stream the library could not read as Ollama's."""
+
+
+async def read_lines(chunks: AsyncIterator[Any]) -> AsyncGenerator[Any, None]:
+    """The library's chunks, each line parsed by it (json.loads, then its pydantic model): a
+    line that is not JSON, nests past the json module's recursion, or is not an object of
+    Ollama's shape (a list: AttributeError; a string: TypeError) is :class:`NotOllama`, one
+    line, never Python's words for it. Errors of the reader of the chunks are not caught."""
+    try:
+        async for chunk in chunks:
+            yield chunk
+    except (ValueError, TypeError, AttributeError, RecursionError) as err:
+        raise NotOllama(type(err).__name__) from None
 
 
 def missing_model(host: str, model: str) -> BackendError:

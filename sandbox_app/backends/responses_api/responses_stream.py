@@ -59,7 +59,7 @@ class ResponseEvents:
         event = parse_json_text(data, "an event")  # the file reader's depth limit
         if not isinstance(event, dict):
             raise ValueError("event is not a JSON object")
-        kind = event.get("type")
+        kind = _text(event.get("type"))  # a list or an object: no event this reads
         if kind in TEXT_EVENTS:
             self.chunks += 1
             return [Delta(text=_text(event.get("delta")))]

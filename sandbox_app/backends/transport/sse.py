@@ -124,7 +124,8 @@ def decode_chunk(data: str, gathered: Gathered | None = None) -> Delta:
     pieces, thinking = [], []
     calls: list[ToolCallPiece] = []
     finish_reason = None
-    for choice in chunk.get("choices") or ():
+    choices = chunk.get("choices")
+    for choice in choices if isinstance(choices, list) else ():
         if not isinstance(choice, dict):
             continue
         delta = choice.get("delta") or {}

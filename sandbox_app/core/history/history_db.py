@@ -18,6 +18,7 @@ history. No Qt here.
 
 from __future__ import annotations
 
+import functools
 import json
 import sqlite3
 import threading
@@ -90,6 +91,9 @@ class HistoryStore:
             )
         except (OSError, sqlite3.Error) as err:
             raise HistoryError(f"{path}: {reason(err)}") from None
+        # Text not UTF-8 (another program's) failed every read it was in: each bad byte is
+        # U+FFFD, as in any text from outside (core/untrusted/outside_text.py).
+        self._db.text_factory = functools.partial(str, encoding="utf-8", errors="replace")
         try:
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")

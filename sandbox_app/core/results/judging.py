@@ -31,13 +31,20 @@ MAX_REASON = 200  # characters: a reason is one sentence, not the judge's essay
 MAX_REPLY = 100_000
 
 _PLACEHOLDER = re.compile(r"\{\{\s*(" + "|".join(PLACEHOLDERS) + r")\s*\}\}")
-_THINKING = re.compile(r"<(think|thinking)>.*?</\1>", re.DOTALL | re.IGNORECASE)
+# Each pattern is linear in the reply: a run of blanks is matched by one part only (the
+# value may follow its colon on the next line), and a line's marks stay on its line ([ \t],
+# not \s, which also takes the newlines after it), so 100,000 newlines or spaces are read
+# in one pass, not once from every line (minutes).
+_THINK_OPEN = re.compile(r"<(think|thinking)>", re.IGNORECASE)
+_THINK_CLOSE = {tag: re.compile(f"</{tag}>", re.IGNORECASE) for tag in ("think", "thinking")}
 _VERDICT_LINE = re.compile(
-    r"^[\s*#>_-]*(?:(?:final\s+)?verdict\s*[:=-]?\s*)?[*_\"']*(pass|fail)(?:ed)?\b",
+    r"^[ \t*#>_-]*(?:(?:final[ \t]+)?verdict[ \t]*(?:[:=-]\s*)?)?[*_\"']*(pass|fail)(?:ed)?\b",
     re.IGNORECASE | re.MULTILINE,
 )
-_SCORE_LINE = re.compile(r"\bscore\s*[:=]?\s*(-?\d+(?:\.\d+)?)", re.IGNORECASE)
-_REASON_LINE = re.compile(r"^[\s*_-]*reason(?:ing)?\s*[:=-]\s*(.+)$", re.IGNORECASE | re.MULTILINE)
+_SCORE_LINE = re.compile(r"\bscore[ \t]*(?:[:=]\s*)?(-?\d+(?:\.\d+)?)", re.IGNORECASE)
+_REASON_LINE = re.compile(
+    r"^[ \t*_-]*reason(?:ing)?[ \t]*[:=-]\s*(.+)$", re.IGNORECASE | re.MULTILINE
+)
 
 # Structured output where the server takes it (OpenAI-compatible ``response_format``).
 VERDICT_SCHEMA: dict[str, Any] = {
@@ -87,7 +94,7 @@ def parse_verdict(text: str, mode: JudgeMode, threshold: int) -> Verdict:
     "score": its 1–5 score against ``threshold``); unjudged when it gives none."""
     if len(text) > MAX_REPLY:
         return unjudged(f"the judge's reply is too long ({len(text):,} characters)")
-    text = _THINKING.sub("", clean(text))
+    text = without_thinking(clean(text))
     if nesting(text) > MAX_DEPTH:  # the json module would recurse once per level
         return unjudged(f"the judge's reply nests brackets over {MAX_DEPTH} deep")
     found = _from_json(text)
@@ -122,6 +129,24 @@ def judge_check(verdicts: Sequence[Verdict]) -> CheckResult:
         head = f"{passes}/{n} pass" + (f", {left} unjudged" if left else "")
         head = head if passed is not None else f"unjudged ({head})"
     return CheckResult(NAME, passed, f"{head} — {reason}" if reason else head)
+
+
+def without_thinking(text: str) -> str:
+    """``text`` without its ``<think>…</think>`` blocks (each to the first closing tag), in one
+    pass: a tag found unclosed once is never searched for again."""
+    kept: list[str] = []
+    at, unclosed = 0, set()
+    while opening := _THINK_OPEN.search(text, at):
+        tag = opening.group(1).lower()
+        closing = None if tag in unclosed else _THINK_CLOSE[tag].search(text, opening.end())
+        if closing is None:
+            unclosed.add(tag)
+            kept.append(text[at : opening.end()])
+            at = opening.end()
+        else:
+            kept.append(text[at : opening.start()])
+            at = closing.end()
+    return "".join(kept) + text[at:]
 
 
 def _from_json(text: str) -> tuple[bool | None, float | None, str] | None:
