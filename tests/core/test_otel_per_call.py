@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from sandbox_app.cli.main import main
+from sandbox_app.core.otel import otel_import
 from sandbox_app.core.otel.otel_import import open_trace
 from sandbox_app.core.running import events as ev
 from tests import otel_traces
@@ -197,3 +198,23 @@ def test_traces_that_would_continue_each_other_are_read_once(tmp_path: Path) -> 
     started = [e for _, e in trace.lane.events if isinstance(e, ev.StepStarted)]
     assert len(started) == 4
     assert trace.notices[0] == "The file holds 2 traces, each a step of one run: joined."
+
+
+@pytest.mark.parametrize("order", [1, -1])
+def test_per_call_traces_past_the_first_read_are_joined_in_any_order(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, order: int
+) -> None:
+    """A long file is shown from its first spans; when those are steps of one conversation
+    in traces of their own, the rest of the file is read and joined before the run is shown:
+    a later piece (or, the file reversed, an earlier one) is never left out."""
+    monkeypatch.setattr(otel_import, "FIRST_SPANS", 2)  # the sample's 3 calls past it
+    path = written(tmp_path, one_span_a_group(SAMPLE)[::order])
+    stream = otel_import.TraceStream(path)
+    assert stream.notices[0] == "The file holds 3 traces, each a step of one run: joined."
+    events = [e for _, e in stream.timed()]
+    started = [e.step for e in events if isinstance(e, ev.StepStarted)]
+    assert started == [1, 2, 3]
+    done = events[-1]
+    assert isinstance(done, ev.RunFinished)
+    assert (done.status, done.answer) == ("answered", ANSWER)
+    assert steps(path) == STEPS

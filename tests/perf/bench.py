@@ -3,6 +3,7 @@
     uv run python -m tests.perf.bench            # full run (several minutes)
     uv run python -m tests.perf.bench --quick    # smaller sizes, for a smoke check
     uv run python -m tests.perf.bench --kinds    # only the per-backend-kind figures
+    uv run python -m tests.perf.bench --traces   # only the long-trace figures (issue 40)
 
 Runs offscreen against the test server in its own process (one token per SSE chunk). Not part
 of the test command: timings belong in a benchmark, not in pass/fail tests. Results go to
@@ -1018,7 +1019,15 @@ def main() -> None:
     parser.add_argument(
         "--scale", action="store_true", help="only the 100,000-run figures (headless, grid)"
     )
+    parser.add_argument("--traces", action="store_true", help="only the long-trace figures")
     args = parser.parse_args()
+    if args.traces:
+        if args.write:
+            parser.error("--write needs the full run, not --traces alone")
+        from tests.perf import trace_bench
+
+        print(json.dumps(trace_bench.run(args.quick), indent=1))
+        return
     if args.kinds or args.scale:  # printed alone, never written over the table
         if args.write:
             parser.error("--write needs the full run, not --kinds or --scale alone")
@@ -1045,6 +1054,9 @@ def main() -> None:
     from tests.perf import kinds_bench  # it imports this module's helpers: imported here
 
     figures.update(kinds_bench.run(args.quick))
+    from tests.perf import trace_bench
+
+    figures.update(trace_bench.run(args.quick))
     print(json.dumps(figures, indent=1, default=float))
     if args.write:
         from tests.perf.report import write_results

@@ -15,8 +15,9 @@ exports and the fork are a live run's:
   error; the observation is what the next call sent after that reply (the ``Observation:``
   message), else the tool span's output;
 - native tool calls: the reply is the Thought and each call an Action line, as the native
-  trace shows them; each result is the next call's ``tool`` message for that call id, else
-  the tool span's output; a reply without calls is the answer;
+  trace shows them; each result is the next call's ``tool`` message, after the reply it
+  answers, for that call id (else, where the trace gives none, in the call's place), else the
+  tool span's output; a reply without calls is the answer;
 - each step's request (the messages it sent) is its ``Exchange``: what a fork starts from;
 - each step's figures are its span's usage attributes (tokens in and out, reasoning, cache),
   its duration and its tools' spans'.
@@ -26,31 +27,52 @@ tools the trace names. A tool's implementation is never in a trace, so each beco
 the scenario's own tools: a mock that answers the inputs the trace recorded with the results
 it recorded, or, when the trace recorded none, one that asks the user; a built-in's name
 keeps the built-in. Each such gap is one notice line, shown above the trace.
+
+A long trace is read as it is shown (:class:`TraceStream`): the file's spans come a request
+at a time (the collector's file exporter writes one a line), the trace, the scenario and its
+tools are chosen from the first :data:`FIRST_SPANS` spans (a file that short is read exactly
+as a whole file would be), and the steps of each later :data:`MORE_SPANS` spans are built as
+they come, so the first steps are on screen while the rest is read. A model call is a step
+unless another model call within its read wraps it; the tools' mock answers are those of the
+first read's steps. Joining needs every trace a conversation's steps may be in, and a file
+of per-call traces may hold them in any order: when the first read's chosen conversation is
+joined from several traces, the rest of the file is read before anything is shown and the
+conversations are found again in the whole (such a file is a call a trace, each holding the
+conversation so far: its steps are few for its size).
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
-from collections.abc import Sequence
+import itertools
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
-from sandbox_app.core.otel.otel_joining import chains
+from sandbox_app.core.otel.otel_joining import Chain, chains
 from sandbox_app.core.otel.otel_messages import ModelCall
-from sandbox_app.core.otel.otel_spans import Span, TraceError, kind, read_spans
+from sandbox_app.core.otel.otel_reading import Read, read_ahead
+from sandbox_app.core.otel.otel_spans import (
+    Span,
+    TraceError,
+    innermost,
+    iter_spans,
+    kind,
+    unique,
+)
+from sandbox_app.core.otel.otel_steps import Steps
 from sandbox_app.core.otel.otel_tools import scenario_tools
-from sandbox_app.core.react_format.parser import parse_turn
 from sandbox_app.core.react_format.prompts import unknown_placeholders
 from sandbox_app.core.running import events as ev
-from sandbox_app.core.running.metrics import RunMetrics, StepMetrics, estimate_tokens
-from sandbox_app.core.running.native_tools import NativeCall, call_input
-from sandbox_app.core.running.recording import MAX_OFFSET_S, RecordedLane, Recording
+from sandbox_app.core.running.recording import RecordedLane, Recording, Timed
 from sandbox_app.core.running.records import RunSettings
-from sandbox_app.core.scenarios.lane_settings import LaneSettings
+from sandbox_app.core.scenarios.lane_settings import MAX_STEPS_RANGE, LaneSettings
 from sandbox_app.core.scenarios.scenario import Scenario
 from sandbox_app.core.untrusted.file_reader import ReadError, display_name
 
-MAX_STEPS = 50  # the scenario's own limit
+FIRST_SPANS = 2_000  # read before anything is shown: the trace and its scenario come from it
+MORE_SPANS = 40  # each later read: ~20 steps, a few milliseconds, so the window stays live
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -64,282 +86,157 @@ class ImportedTrace:
 
 
 def open_trace(path: str | Path) -> ImportedTrace:
-    """The trace in ``path`` as a recording; TraceError says in one line what is wrong."""
-    name = display_name(path)
-    spans = read_spans(path)
-    try:
-        return imported(spans, name)
-    except TraceError:
-        raise
-    except ReadError as err:  # an attribute's JSON: too deep, not text…
-        raise TraceError(f"{name}: {err}") from None
+    """The whole trace in ``path`` as a recording, its notices first; TraceError says in one
+    line what is wrong."""
+    return whole(TraceStream(path))
 
 
-def imported(spans: Sequence[Span], name: str) -> ImportedTrace:
-    notices: list[str] = []
-    found = chains(spans)
-    if not found:
-        raise TraceError(
-            f"{name}: no model calls (no span with gen_ai.operation.name chat or "
-            "openinference.span.kind LLM)."
+def whole(stream: TraceStream) -> ImportedTrace:
+    """The rest of ``stream`` read: the trace as a recording, its notices first."""
+    events = list(stream.steps())
+    lead: list[ev.Event] = [stream.started]
+    lead += [ev.Notice(0, f"⚠ {line}") for line in stream.notices]
+    lane = RecordedLane(stream.settings, (*((0.0, e) for e in lead), *events))
+    return ImportedTrace(Recording(stream.scenario, (lane,), "", "trace"), tuple(stream.notices))
+
+
+class TraceStream:
+    """A trace read as it is shown: made with the file's first spans read (the scenario,
+    its settings, the notices so far); :meth:`timed` then yields the run's events as the
+    rest is read. ``done``: the whole file is read."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.name = display_name(path)
+        self._spans = read_ahead(iter_spans(path))
+        self.done = False
+        reads = self._guarded(lambda: self._read(FIRST_SPANS))
+        chosen = self._chosen(reads)
+        if len(chosen.traces) > 1 and not self.done:  # per-call pieces: join them all
+            reads += self._guarded(lambda: list(self._spans))
+            self.done = True
+            chosen = self._chosen(reads)
+        self.notices = _joined(chosen, len({s.trace_id for s, _ in reads}))
+        self._traces = set(chosen.traces)
+        calls, trace = chosen.calls, chosen.spans
+        tools = [s for s in trace if kind(s) == "tool"]
+        native = any(c.calls or any(m.get("role") == "tool" for m in c.messages) for c in calls)
+        self._builder = Steps(native, min(s.start_ns for s in trace))
+        self._builder.add(calls, tools)
+        self._first = self._guarded(lambda: list(self._builder.built(final=self.done)))
+        self.scenario = self._scenario(calls, trace, native)
+        self._builder.collecting = False  # the mock tools answer the first read's inputs
+        model = next((c.model for c in calls if c.model), "")
+        scenario = self.scenario
+        self.started = ev.RunStarted(
+            scenario.system_prompt or "", scenario.question, scenario.max_steps or 0, "trace", model
         )
-    chosen, traces = found[0], len({s.trace_id for s in spans})
-    first_trace = chosen.traces[0][:12]
+        self.settings = RunSettings(
+            backend="custom",
+            model=model,
+            settings=self.scenario.model,
+            dialect="auto",
+            max_steps=self.scenario.max_steps,
+            question=self.scenario.question,
+        )
+        self._told = len(self.notices)
+
+    def _read(self, count: int) -> list[Read]:
+        reads = list(itertools.islice(self._spans, count))
+        self.done = len(reads) < count
+        return reads
+
+    def _chosen(self, reads: list[Read]) -> Chain:
+        """The conversation with the most model calls in ``reads``, its calls those the
+        reading thread made."""
+        made = {id(s): c for s, c in reads if c is not None}  # the spans' own objects
+        found = chains([s for s, _ in reads], lambda s: made[id(s)])
+        if not found:
+            raise TraceError(
+                f"{self.name}: no model calls (no span with gen_ai.operation.name chat or "
+                "openinference.span.kind LLM)."
+            )
+        return found[0]
+
+    def _calls(self, reads: list[Read]) -> tuple[list[ModelCall], list[Span]]:
+        calls = {s.span_id: c for s, c in reads if c is not None}
+        spans = unique([s for s, _ in reads])
+        inner = innermost(spans, [s for s in spans if s.span_id in calls])
+        return [calls[s.span_id] for s in inner], [s for s in spans if kind(s) == "tool"]
+
+    def _guarded(self, build: Callable[[], list[T]]) -> list[T]:
+        try:
+            return build()
+        except TraceError:
+            raise
+        except ReadError as err:  # an attribute's JSON: too deep, not text…
+            raise TraceError(f"{self.name}: {err}") from None
+
+    def timed(self) -> Iterator[Timed]:
+        """The run's events as a recording holds them: its start and the notices so far,
+        then the steps as they are read; a notice met later comes before the run's end."""
+        yield 0.0, self.started
+        yield from ((0.0, ev.Notice(0, f"⚠ {line}")) for line in self.notices)
+        for at, event in self.steps():
+            if isinstance(event, ev.RunFinished):
+                late = self.notices[self._told :]
+                yield from ((at, ev.Notice(0, f"⚠ {line}")) for line in late)
+            yield at, event
+
+    def steps(self) -> Iterator[Timed]:
+        """The steps' events, read as they are asked for; the run's end last."""
+        yield from self._first
+        self._first = []
+        builder = self._builder
+        while not self.done and builder.answer is None:
+            reads = self._guarded(lambda: self._read(MORE_SPANS))
+            builder.add(*self._calls([r for r in reads if r[0].trace_id in self._traces]))
+            yield from self._guarded(lambda: list(builder.built(final=self.done)))
+        self.notices += builder.notices
+        builder.notices = []
+
+    def _scenario(self, calls: list[ModelCall], trace: list[Span], native: bool) -> Scenario:
+        first = calls[0].messages
+        system = next((m["content"] for m in first if m.get("role") == "system"), "")
+        question = next((m["content"] for m in first if m.get("role") == "user"), "")
+        if not question:
+            agent = next((s for s in trace if kind(s) == "agent"), None)
+            question = str(agent.attributes.get("input.value", "")) if agent else ""
+        custom, enabled, tool_notices = scenario_tools(calls, self._builder.results)
+        self.notices += tool_notices + self._builder.notices
+        self._builder.notices = []
+        if not system:
+            self.notices.append("The trace holds no system prompt: a fork goes on without one.")
+        if unknown_placeholders(system):
+            self.notices.append(
+                "The system prompt has {…} words this app reads as placeholders: a fork sends "
+                "the recorded prompt, a new run refuses it until they are edited."
+            )
+        return Scenario(
+            title=f"Trace: {self.name}",
+            question=question,
+            dialect="auto",
+            system_prompt=system,
+            enabled_tools=enabled,
+            documents=(),
+            custom_tools=custom,
+            max_steps=min(MAX_STEPS_RANGE[1], max(5, len(calls) + 1)),
+            model=LaneSettings().replace(tool_calling="native" if native else "react"),
+        )
+
+
+def _joined(chosen: Chain, traces: int) -> list[str]:
+    """The notice of which of the file's ``traces`` are shown, when it holds more than one."""
+    first = chosen.traces[0][:12]
     if 1 < len(chosen.traces) == traces:
-        notices.append(f"The file holds {traces} traces, each a step of one run: joined.")
-    elif len(chosen.traces) > 1:
-        notices.append(
+        return [f"The file holds {traces} traces, each a step of one run: joined."]
+    if len(chosen.traces) > 1:
+        return [
             f"The file holds {traces} traces: the {len(chosen.traces)} that are steps of the "
-            f"conversation with the most model calls are joined (the first: trace {first_trace})."
-        )
-    elif traces > 1:
-        notices.append(
+            f"conversation with the most model calls are joined (the first: trace {first})."
+        ]
+    if traces > 1:
+        return [
             f"The file holds {traces} traces: this is the one with the most model calls "
-            f"(trace {first_trace})."
-        )
-    trace, calls = chosen.spans, chosen.calls
-    if len(calls) > MAX_STEPS:
-        notices.append(f"The trace has {len(calls)} model calls: the first {MAX_STEPS} are shown.")
-        calls = calls[:MAX_STEPS]
-    tool_spans = sorted((s for s in trace if kind(s) == "tool"), key=lambda s: s.start_ns)
-    native = any(c.calls or any(m.get("role") == "tool" for m in c.messages) for c in calls)
-    builder = _Builder(calls, tool_spans, native, min(s.start_ns for s in trace))
-    events = builder.events()
-    first = calls[0].messages
-    system = next((m["content"] for m in first if m.get("role") == "system"), "")
-    question = next((m["content"] for m in first if m.get("role") == "user"), "")
-    if not question:
-        agent = next((s for s in trace if kind(s) == "agent"), None)
-        question = str(agent.attributes.get("input.value", "")) if agent else ""
-    custom, enabled, tool_notices = scenario_tools(calls, builder.results)
-    notices += tool_notices + builder.notices
-    if not system:
-        notices.append("The trace holds no system prompt: a fork goes on without one.")
-    if unknown_placeholders(system):
-        notices.append(
-            "The system prompt has {…} words this app reads as placeholders: a fork sends the "
-            "recorded prompt, a new run refuses it until they are edited."
-        )
-    model = next((c.model for c in calls if c.model), "")
-    scenario = Scenario(
-        title=f"Trace: {name}",
-        question=question,
-        dialect="auto",
-        system_prompt=system,
-        enabled_tools=enabled,
-        documents=(),
-        custom_tools=custom,
-        max_steps=min(MAX_STEPS, max(5, len(calls))),
-        model=LaneSettings().replace(tool_calling="native" if native else "react"),
-    )
-    started = ev.RunStarted(system, question, scenario.max_steps, "trace", model)
-    lead: list[tuple[float, ev.Event]] = [(0.0, started)]
-    lead += [(0.0, ev.Notice(0, f"⚠ {line}")) for line in notices]
-    settings = RunSettings(
-        backend="custom",
-        model=model,
-        settings=scenario.model,
-        dialect="auto",
-        max_steps=scenario.max_steps,
-        question=question,
-    )
-    lane = RecordedLane(settings, tuple(lead + events))
-    return ImportedTrace(Recording(scenario, (lane,), "", "trace"), tuple(notices))
-
-
-class _Builder:
-    """The events a live run of these calls would have emitted, with their times."""
-
-    def __init__(self, calls: list[ModelCall], tools: list[Span], native: bool, t0: int) -> None:
-        self.calls, self.tools, self.native, self.t0 = calls, tools, native, t0
-        self.notices: list[str] = []
-        self.results: dict[str, list[tuple[str, str]]] = defaultdict(list)  # tool → (in, out)
-        self._used: set[str] = set()
-        self._timed: list[tuple[float, ev.Event]] = []
-        self._steps: list[StepMetrics] = []
-        self._actions = self._format_errors = 0
-        self._tool_end = 0  # when the step's last tool span ended (ns)
-        self._tool_s = 0.0  # the step's tools' time
-
-    def _at(self, ns: int) -> float:
-        return min(max((ns - self.t0) / 1e9, 0.0), float(MAX_OFFSET_S))
-
-    def _add(self, ns: int, *events: ev.Event) -> None:
-        at = self._at(ns)
-        if self._timed:  # never before the event ahead of it
-            at = max(at, self._timed[-1][0])
-        self._timed += [(at, e) for e in events]
-
-    def events(self) -> list[tuple[float, ev.Event]]:
-        answer: str | None = None
-        for k, call in enumerate(self.calls, 1):
-            answer = self._step(k, call)
-            if answer is not None:
-                break
-        ends = [c.span.end_ns for c in self.calls] + [s.end_ns for s in self.tools]
-        metrics = RunMetrics(
-            tuple(self._steps),
-            max(0.0, (max(ends) - self.t0) / 1e9),
-            self._actions,
-            self._format_errors,
-        )
-        last = self.calls[len(self._steps) - 1].span.end_ns
-        if answer is not None:
-            self._add(last, ev.RunFinished("answered", "", answer, metrics))
-        else:
-            reason = f"The trace ends after step {len(self._steps)} without an answer."
-            self._add(last, ev.RunFinished("stopped", reason, None, metrics))
-        return self._timed
-
-    def _step(self, k: int, call: ModelCall) -> str | None:
-        span = call.span
-        self._add(span.start_ns, ev.StepStarted(k))
-        if call.reasoning:
-            self._add(span.start_ns, ev.ReasoningDelta(k, call.reasoning))
-        request: dict[str, object] = {"model": call.model, "messages": call.messages}
-        if call.tools:
-            request["tools"] = [
-                {"type": "function", "function": {k_: v for k_, v in t.items() if v is not None}}
-                for t in call.tools
-            ]
-        made = tuple(ev.CallMade(c.id, c.name, c.arguments) for c in call.calls)
-        reply = call.text + ev.call_lines(made)
-        exchange = ev.Exchange(
-            k, request, reply, call.reasoning, call.finish_reason, call.usage, None, None, made
-        )
-        answer = self._native(k, call, exchange) if self.native else self._text(k, call, exchange)
-        self._steps.append(self._metrics(k, call))
-        self._add(max(span.end_ns, self._tool_end), ev.StepFinished(k, self._steps[-1]))
-        return answer
-
-    def _native(self, k: int, call: ModelCall, exchange: ev.Exchange) -> str | None:
-        span, content = call.span, call.text.lstrip()
-        shown = f"Thought: {content}" if content else ""
-        for c in call.calls:
-            head = "\n" if shown and not shown.endswith("\n") else ""
-            shown += f"{head}Action: {c.name}({c.arguments})\n"
-        self._add(span.start_ns, ev.TokenDelta(k, shown))
-        self._add(span.end_ns, exchange)
-        if not call.calls:
-            self._add(span.end_ns, ev.FinalAnswer(k, content.strip(), was_thought=True))
-            return content.strip()
-        self._tool_end, self._tool_s = span.end_ns, 0.0
-        for i, c in enumerate(call.calls):
-            text, refused = call_input(None, NativeCall(c.id, c.name, c.arguments))
-            given = text if refused is None else c.arguments
-            self._actions += 1
-            self._add(span.end_ns, ev.ActionParsed(k, c.name, given))
-            result = self._result(k, c.name, given, (c.id, i))
-            if result is not None:
-                self._add(self._tool_end, _observation(k, c.name, result))
-        return None
-
-    def _text(self, k: int, call: ModelCall, exchange: ev.Exchange) -> str | None:
-        span = call.span
-        turn = parse_turn(call.text)  # the scenario's dialect is auto: any dialect
-        self._add(span.start_ns, ev.TokenDelta(k, turn.kept or call.text))
-        if turn.dropped:
-            self._add(span.start_ns, ev.FabricationCut(k, turn.dropped))
-        self._add(span.end_ns, exchange)
-        self._tool_end, self._tool_s = span.end_ns, 0.0
-        if turn.kind == "answer":
-            self._add(span.end_ns, ev.FinalAnswer(k, turn.answer))
-            return turn.answer
-        if turn.kind == "action":
-            self._actions += 1
-            self._add(span.end_ns, ev.ActionParsed(k, turn.tool, turn.input))
-            result = self._result(k, turn.tool, turn.input, None)
-            if result is not None:
-                self._add(self._tool_end, _observation(k, turn.tool, result))
-            return None
-        self._format_errors += 1
-        correction = self._sent_after(k, "user") or "The reply had no action and no answer."
-        self._add(span.end_ns, ev.FormatError(k, correction))
-        return None
-
-    def _result(self, k: int, tool: str, given: str, native: tuple[str, int] | None) -> str | None:
-        """What the tool returned: as the next call was sent it, else its span said.
-        ``native``: the call's id and its place in the reply (text ReAct: None)."""
-        span = self._tool_span(tool, native[0] if native else "")
-        if span is not None:
-            self._tool_end = max(self._tool_end, span.end_ns)
-            self._tool_s += max(0, span.end_ns - span.start_ns) / 1e9
-        if native is not None:
-            result = self._tool_message(k, *native)
-        else:
-            result = self._sent_after(k, "user")
-            if result is not None:
-                result = result.removeprefix("Observation:").strip()
-        if result is None and span is not None:
-            output = span.attributes.get(
-                "output.value", span.attributes.get("gen_ai.tool.call.result")
-            )
-            result = None if output is None else str(output)
-        if result is None:
-            self.notices.append(f"Step {k}: the trace has no result of {tool}.")
-            return None
-        self.results[tool].append((given, result))
-        return result
-
-    def _later(self, k: int) -> list[dict[str, object]]:
-        return self.calls[k].messages if k < len(self.calls) else []
-
-    def _after_reply(self, k: int, role: str) -> list[dict[str, object]]:
-        """The next call's messages of ``role`` after this step's reply (its last assistant
-        message): what answered it. Earlier ones answered earlier steps, whose call ids a
-        provider or the app may have given again (Gemini's and Ollama's calls have none)."""
-        later = self._later(k)
-        last = max((i for i, m in enumerate(later) if m.get("role") == "assistant"), default=None)
-        return [] if last is None else [m for m in later[last + 1 :] if m.get("role") == role]
-
-    def _sent_after(self, k: int, role: str) -> str | None:
-        after = [str(m.get("content", "")) for m in self._after_reply(k, role)]
-        return "\n".join(after) if after else None
-
-    def _tool_message(self, k: int, call_id: str, place: int) -> str | None:
-        """The result sent back for a call: the tool message with its id, else, where the
-        trace gives the results no ids, the one in the call's place."""
-        answers = self._after_reply(k, "tool")
-        found = next((m for m in answers if call_id and m.get("tool_call_id") == call_id), None)
-        if found is None and place < len(answers) and not answers[place].get("tool_call_id"):
-            found = answers[place]
-        return None if found is None else str(found.get("content", ""))
-
-    def _tool_span(self, tool: str, call_id: str) -> Span | None:
-        for span in self.tools:
-            a = span.attributes
-            if span.span_id in self._used:
-                continue
-            named = str(a.get("gen_ai.tool.name", a.get("tool.name", ""))) or span.name
-            same_id = call_id and a.get("gen_ai.tool.call.id") == call_id
-            if same_id or ((not a.get("gen_ai.tool.call.id") or not call_id) and tool in named):
-                self._used.add(span.span_id)
-                return span
-        return None
-
-    def _metrics(self, k: int, call: ModelCall) -> StepMetrics:
-        usage, span = call.usage, call.span
-        wall = max(0, max(span.end_ns, self._tool_end) - span.start_ns) / 1e9
-        if usage is None:
-            sent = sum(len(str(m.get("content", ""))) for m in call.messages)
-            return StepMetrics(
-                k, None, wall, (sent + 3) // 4, estimate_tokens(call.text), True, self._tool_s
-            )
-        return StepMetrics(
-            k,
-            None,
-            wall,
-            usage["prompt_tokens"],
-            usage["completion_tokens"],
-            False,
-            self._tool_s,
-            reasoning_tokens=usage["reasoning_tokens"] or 0,
-            prompt_tokens=usage["prompt_tokens"],
-            prompt_estimated=False,
-            cache_read_tokens=usage["cache_read_tokens"],
-            cache_write_tokens=usage["cache_write_tokens"],
-        )
-
-
-def _observation(k: int, tool: str, text: str) -> ev.Observation:
-    return ev.Observation(k, tool, text, text.startswith("Error"), f"Observation: {text}")
+            f"(trace {first})."
+        ]
+    return []

@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 from bisect import bisect_right
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -41,9 +41,10 @@ class Chain:
     _root: Chain | None = field(default=None, repr=False)  # towards its chain's first
 
 
-def chains(spans: Sequence[Span]) -> list[Chain]:
+def chains(spans: Sequence[Span], call_of: Callable[[Span], ModelCall] = model_call) -> list[Chain]:
     """Every conversation in ``spans``, the one with the most model calls first (the first
-    in the file among equals); traces without a model call are left out."""
+    in the file among equals); traces without a model call are left out. ``call_of``: a
+    model span's call (a long trace's were made as it was read: otel_reading)."""
     by_trace: dict[str, list[Span]] = defaultdict(list)
     for span in spans:
         by_trace[span.trace_id].append(span)
@@ -52,7 +53,7 @@ def chains(spans: Sequence[Span]) -> list[Chain]:
         trace = unique(members)
         llms = [s for s in trace if kind(s) == "llm"]
         if llms:
-            calls = [model_call(s) for s in innermost(trace, llms)]
+            calls = [call_of(s) for s in innermost(trace, llms)]
             found.append(Chain([trace_id], trace, calls, _resource_key(trace[0].resource)))
     _link(found)
     joined = [_follow(c) for c in found if c._previous is None]

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import itertools
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,12 +26,18 @@ from sandbox_app.core.untrusted.file_reader import (
     ReadError,
     decode,
     display_name,
+    iter_lines,
+    json_line,
     parse_json,
     read_bytes,
 )
 
-MAX_BYTES = 50 * 1024 * 1024  # as a recording: far past a long agent run's spans
-MAX_SPANS = 20_000
+MAX_BYTES = 50 * 1024 * 1024  # one request read whole: as a recording
+# The collector's file exporter's lines are read one at a time, never all at once: a long
+# agent run's file may be larger (30,000 steps with their tools' spans: ~70 MB).
+MAX_LINES_BYTES = 1024 * 1024 * 1024
+MAX_SPANS = 250_000
+_BLANK = b"\xef\xbb\xbf \t\r"
 MAX_VALUE_ITEMS = 10_000  # an array or key-value list attribute
 
 
@@ -60,21 +67,45 @@ class Span:
 
 def read_spans(path: str | Path) -> list[Span]:
     """Every span in the file, in the order written; TraceError names what is wrong."""
+    return list(iter_spans(path))
+
+
+def iter_spans(path: str | Path) -> Iterator[Span]:
+    """The file's spans as they are read: a file of the collector's file exporter (one
+    request a line) a line at a time, so a long trace's first steps come before its last line
+    is read; one request (JSON or protobuf) is read whole. TraceError names what is wrong,
+    when it is met."""
     name = display_name(path)
     try:
-        raw = read_bytes(path, MAX_BYTES, "a trace")
+        lines = iter_lines(path, MAX_LINES_BYTES, "a trace")
+        first = next((line for line in lines if line.strip(_BLANK)), b"")
+        if first.strip(_BLANK)[:1] != b"{":  # protobuf (its first byte: 0x0A, a line's end)
+            raw = read_bytes(path, MAX_BYTES, "a trace")
+            yield from _checked(_from_protobuf(raw, name), name)
+            return
+        yield from _checked(_from_json(path, first, lines, name), name)
+    except TraceError:
+        raise
     except ReadError as err:
         raise TraceError(str(err)) from None
+
+
+def _checked(spans: Iterator[Span], name: str) -> Iterator[Span]:
+    count = 0
     try:
-        stripped = raw.lstrip(b"\xef\xbb\xbf \t\r\n")
-        spans = _from_json(raw, name) if stripped[:1] == b"{" else _from_protobuf(raw, name)
+        for span in spans:
+            count += 1
+            if count > MAX_SPANS:
+                raise TraceError(
+                    f"{name}: more than {MAX_SPANS:,} spans; open one trace at a time."
+                )
+            yield span
     except (ValueError, TypeError, KeyError, AttributeError, RecursionError) as err:
         if isinstance(err, ReadError):
             raise TraceError(str(err)) from None
         raise TraceError(f"{name}: not an OTLP trace ({_one_line(err)}).") from None
-    if not spans:
+    if not count:
         raise TraceError(f"{name}: holds no spans (an OTLP trace file: resourceSpans → spans).")
-    return spans
 
 
 def _one_line(err: BaseException) -> str:
@@ -85,28 +116,24 @@ def _one_line(err: BaseException) -> str:
 # ---- OTLP/JSON ------------------------------------------------------------------------------
 
 
-def _from_json(raw: bytes, name: str) -> list[Span]:
-    text = decode(raw, name)
-    try:
-        documents = [parse_json(text, name, "a trace")]
-    except ReadError:
-        lines = [line for line in text.splitlines() if line.strip()]
-        if len(lines) < 2:
-            raise
-        # The collector's file exporter: one request a line.
-        documents = [
-            parse_json(line, f"{name} line {i}", "a trace") for i, line in enumerate(lines, 1)
-        ]
-    spans: list[Span] = []
-    for document in documents:
-        if not isinstance(document, dict) or not isinstance(
-            document.get("resourceSpans", document.get("resource_spans")), list
-        ):
-            raise TraceError(f'{name}: not an OTLP trace (no "resourceSpans" list).')
-        spans += _json_request(document)
-        if len(spans) > MAX_SPANS:
-            raise TraceError(f"{name}: more than {MAX_SPANS:,} spans; open one trace at a time.")
-    return spans
+def _from_json(path: str | Path, first: bytes, lines: Iterator[bytes], name: str) -> Iterator[Span]:
+    second = next(lines, None)
+    if second is None or first.strip()[-1:] != b"}":  # one request, maybe over many lines
+        text = decode(read_bytes(path, MAX_BYTES, "a trace"), name)
+        yield from _json_document(parse_json(text, name, "a trace"), name)
+        return
+    # The collector's file exporter: one request a line, each parsed as it is read.
+    for i, line in enumerate(itertools.chain((first, second), lines), 1):
+        if line.strip():
+            yield from _json_document(json_line(line, f"{name} line {i}", "a trace"), name)
+
+
+def _json_document(document: Any, name: str) -> Iterator[Span]:
+    if not isinstance(document, dict) or not isinstance(
+        document.get("resourceSpans", document.get("resource_spans")), list
+    ):
+        raise TraceError(f'{name}: not an OTLP trace (no "resourceSpans" list).')
+    yield from _json_request(document)
 
 
 def _json_request(document: dict[str, Any]) -> Iterator[Span]:
@@ -215,7 +242,7 @@ def _id(value: Any) -> str:
 # ---- OTLP protobuf ----------------------------------------------------------------------------
 
 
-def _from_protobuf(raw: bytes, name: str) -> list[Span]:
+def _from_protobuf(raw: bytes, name: str) -> Iterator[Span]:
     # Imported here: only a protobuf file pays for the generated messages.
     from google.protobuf.message import DecodeError
     from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
@@ -229,17 +256,11 @@ def _from_protobuf(raw: bytes, name: str) -> list[Span]:
         raise TraceError(
             f"{name}: neither OTLP JSON nor OTLP protobuf ({_one_line(err)})."
         ) from None
-    spans: list[Span] = []
     for resource_spans in request.resource_spans:
         resource = _pb_attributes(resource_spans.resource.attributes)
         for scope_spans in resource_spans.scope_spans:
             for span in scope_spans.spans:
-                spans.append(_pb_span(span, resource))
-                if len(spans) > MAX_SPANS:
-                    raise TraceError(
-                        f"{name}: more than {MAX_SPANS:,} spans; open one trace at a time."
-                    )
-    return spans
+                yield _pb_span(span, resource)
 
 
 def _pb_span(span: Any, resource: dict[str, Any]) -> Span:

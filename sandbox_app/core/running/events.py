@@ -12,7 +12,7 @@ from sandbox_app.core.running.metrics import RunMetrics, StepMetrics
 Status = Literal["answered", "max_steps", "stopped", "failed", "loop"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class RunStarted:
     system_prompt: str
     question: str
@@ -21,12 +21,12 @@ class RunStarted:
     model: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class StepStarted:
     step: int
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class TokenDelta:
     """Text the model itself wrote (a fabricated observation never arrives as a TokenDelta)."""
 
@@ -34,7 +34,7 @@ class TokenDelta:
     text: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ReasoningDelta:
     """The model's thinking (a reasoning field or a ``<think>`` block), streamed.
 
@@ -46,7 +46,7 @@ class ReasoningDelta:
     text: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ThinkingReclassified:
     """The model text streamed so far in this step was thinking after all: the reply closed a
     ``</think>`` it never opened (a template that opens the block itself). ``text`` is that
@@ -56,7 +56,7 @@ class ThinkingReclassified:
     text: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class FabricationCut:
     """Text the model wrote from its own ``Observation`` label onward; cut, never used."""
 
@@ -64,7 +64,7 @@ class FabricationCut:
     text: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class RepetitionCut:
     """The reply said the same line ``times`` times in a row (degenerate generation): cut
     there, the stream closed; ``text`` is what it wrote after (never used)."""
@@ -75,14 +75,14 @@ class RepetitionCut:
     text: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ActionParsed:
     step: int
     tool: str
     input: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Observation:
     """A tool's result: data, never parsed as model output. ``message`` is the labelled line
     the model reads (native tool calling sends ``text`` in a tool message; the trace shows
@@ -95,7 +95,7 @@ class Observation:
     message: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class FormatError:
     """The reply had no action and no answer; ``message`` is the correction sent to the model."""
 
@@ -103,7 +103,7 @@ class FormatError:
     message: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Notice:
     """Something the user should see in the trace that is not model text (e.g. a retry)."""
 
@@ -111,7 +111,7 @@ class Notice:
     text: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class LoopNoticed:
     """The model repeated an action (core/running/loops.py): ``action`` (``search[x]``) for
     the ``times``-th time, or, with ``other``, in turn with that one (A, B, A, B). ``text`` is
@@ -124,7 +124,7 @@ class LoopNoticed:
     other: str = ""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ContextMeasured:
     """The context meter (core/running/context_meter.py): the step's prompt as the server
     counted it (``estimated``: as the app estimated it, the server said nothing) against the
@@ -137,7 +137,7 @@ class ContextMeasured:
     text: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ContextWontFit:
     """Before the request: the estimated prompt and the reply's Max tokens exceed the window."""
 
@@ -148,7 +148,7 @@ class ContextWontFit:
     text: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class PromptTruncated:
     """The server counted fewer prompt tokens than were sent (or exactly its window, as
     Ollama does when it cut): it dropped the start of the conversation. ``unseen`` names
@@ -161,7 +161,7 @@ class PromptTruncated:
     text: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Edited:
     """Step-through: the user rewrote the step's turn (``point`` "turn") or its observation
     ("observation") before it was used; ``text`` is what ran instead, as the trace shows it
@@ -173,7 +173,7 @@ class Edited:
     text: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class FinalAnswer:
     step: int
     text: str
@@ -182,7 +182,7 @@ class FinalAnswer:
     was_thought: bool = False
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class CallMade:
     """A native tool call as the model made it: its id, the tool's name, its JSON arguments."""
 
@@ -196,7 +196,7 @@ def call_lines(calls: tuple[CallMade, ...]) -> str:
     return "".join(f"\n[tool call {c.id}] {c.name} {c.arguments}" for c in calls)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Exchange:
     """One request of a step and its reply, for the request inspector (never drawn): the body
     as sent (no key), the reply as it streamed before any parsing or cut, and its timing in
@@ -224,13 +224,13 @@ class Exchange:
         return self.reply[: len(self.reply) - len(lines)] if lines else self.reply
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class StepFinished:
     step: int
     metrics: StepMetrics
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class RunFinished:
     status: Status
     reason: str

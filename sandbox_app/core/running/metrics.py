@@ -11,7 +11,7 @@ def estimate_tokens(text: str) -> int:
     return (len(text) + 3) // 4
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class StepMetrics:
     step: int
     ttft_s: float | None  # time to first token; None when no token arrived

@@ -14,8 +14,9 @@ colours, the metrics and the comparison table are the live run's.
 
 from __future__ import annotations
 
+import itertools
 import json
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -45,6 +46,7 @@ VERSION = 1
 MAX_BYTES = 50 * 1024 * 1024
 MAX_OFFSET_S = 7 * 24 * 3600  # an event's time from the run's start: a week is plenty
 Timed = tuple[float, Event]
+FIRST_EVENTS = 600  # of a long recording, checked before it plays: its first screen and more
 _TYPES: dict[str, type] = {
     cls.__name__: cls
     for cls in (
@@ -109,6 +111,11 @@ class Recording:
         return f"Recording of {' · '.join(self.models)}, {when} UTC"
 
 
+# A recording to play, and its one lane's events still to check (core/running/recording.py's
+# open_recording); nothing to check for a short one or a comparison.
+Played = tuple[Recording, Iterable[Timed]]
+
+
 def recording_of(scenario: Scenario, lanes: Sequence[RecordedLane], app: str = "") -> Recording:
     created = datetime.now(UTC).replace(microsecond=0).isoformat()
     return Recording(scenario, tuple(lanes), created, app)
@@ -141,46 +148,67 @@ def load_recording(path: Path) -> Recording:
 
     Every field of every event is checked against its type here, so playing a recording
     never meets a wrong one (text that is a number, a step that is text)."""
+    recording, _ = open_recording(path, checked_first=None)
+    return recording
+
+
+def open_recording(path: Path, checked_first: int | None = FIRST_EVENTS) -> Played:
+    """A recording to play, and the events still to check. One lane of more than
+    ``checked_first`` events (a long run) has only its first ones checked here: the rest are
+    checked as they are played (the iterator; a wrong one ends the run in one line, the
+    steps before it shown), so its first screen does not wait for 180,000 events' checks."""
     try:
         data = read_json(path, MAX_BYTES, "a recording")
     except ReadError as err:
         raise RecordingError(str(err)) from None
     try:
-        return _recording(data)
+        return _recording(data, checked_first)
     except ReadError as err:  # ScenarioError and RecordingError too
         raise RecordingError(f"{display_name(path)}: {err}") from None
 
 
-def _recording(data: Any) -> Recording:
+def _recording(data: Any, checked_first: int | None) -> Played:
     if not isinstance(data, dict) or data.get("recording") != VERSION:
         raise RecordingError(f'not a recording (no "recording": {VERSION}).')
     lanes = data.get("lanes")
     if not isinstance(lanes, list) or not 1 <= len(lanes) <= 4:
         raise RecordingError('"lanes" must hold 1 to 4 lanes.')
-    return Recording(
+    first = checked_first if len(lanes) == 1 else None  # a comparison: every lane at once
+    read = [_lane(lane, i, first) for i, lane in enumerate(lanes)]
+    recording = Recording(
         scenario_from_dict(data.get("scenario")),
-        tuple(_lane(lane, i) for i, lane in enumerate(lanes)),
+        tuple(lane for lane, _ in read),
         check(data.get("created", ""), str, "created"),
         check(data.get("app", ""), str, "app"),
     )
+    return recording, read[0][1]
 
 
-def _lane(data: Any, index: int) -> RecordedLane:
+def _lane(data: Any, index: int, first: int | None) -> tuple[RecordedLane, Iterable[Timed]]:
     where = f"lanes[{index}]"
     settings = data.get("settings") if isinstance(data, dict) else None
     items = data.get("events") if isinstance(data, dict) else None
     if not isinstance(settings, dict) or not isinstance(items, list):
         raise RecordingError(f'{where} needs "settings" and "events".')
-    timed: list[Timed] = []
-    for j, item in enumerate(items):
-        at = f"{where}.events[{j}]"
-        if not isinstance(item, dict) or "t" not in item:
-            raise RecordingError(f"{at} has no time.")
-        t = check(item["t"], float, f"{at}.t")
-        if not 0 <= t <= MAX_OFFSET_S:  # a timer set years ahead would overflow, or never end
-            raise RecordingError(f'"{at}.t" must be from 0 to {MAX_OFFSET_S:,} s (got {t:g}).')
-        timed.append((t, event_from_dict(item, at)))
-    return RecordedLane(RunSettings.from_dict(settings, f"{where}.settings"), tuple(timed))
+    head = len(items) if first is None or len(items) <= first else first
+    timed = [_timed(items[j], f"{where}.events[{j}]") for j in range(head)]
+    lane = RecordedLane(RunSettings.from_dict(settings, f"{where}.settings"), tuple(timed))
+    return lane, _checked(items, head, where) if head < len(items) else ()
+
+
+def _checked(items: list[Any], start: int, where: str) -> Iterator[Timed]:
+    for j in range(start, len(items)):
+        item, items[j] = items[j], None  # the parsed dict let go once it is an event
+        yield _timed(item, f"{where}.events[{j}]")
+
+
+def _timed(item: Any, at: str) -> Timed:
+    if not isinstance(item, dict) or "t" not in item:
+        raise RecordingError(f"{at} has no time.")
+    t = check(item["t"], float, f"{at}.t")
+    if not 0 <= t <= MAX_OFFSET_S:  # a timer set years ahead would overflow, or never end
+        raise RecordingError(f'"{at}.t" must be from 0 to {MAX_OFFSET_S:,} s (got {t:g}).')
+    return t, event_from_dict(item, at)
 
 
 def event_from_dict(data: dict[str, Any], where: str = "event") -> Event:
@@ -199,23 +227,41 @@ def event_from_dict(data: dict[str, Any], where: str = "event") -> Event:
 
 class RecordedRun:
     """Plays a recorded lane's events at ``speed`` × the recorded pace (0: at once); runs
-    through ``engine.drive`` like a live engine, so everything downstream is the same."""
+    through ``engine.drive`` like a live engine, so everything downstream is the same.
+    ``more``: events after the lane's that are still being read (a long trace streams in:
+    core/otel/otel_import.TraceStream); a file that turns out damaged on the way ends the
+    run as failed, in its one line. At once, the loop gets a turn every :data:`TURN_S`, so
+    the window draws and answers while a long run pours in."""
 
-    def __init__(self, lane: RecordedLane, speed: float = 1.0) -> None:
+    TURN_S = 0.002
+
+    def __init__(self, lane: RecordedLane, speed: float = 1.0, more: Iterable[Timed] = ()) -> None:
         self.lane = lane
         self.speed = speed
+        self.more = more
         self._shown: RunMetrics = RunMetrics()
 
     async def run(self) -> AsyncIterator[Event]:
         import asyncio
 
         loop = asyncio.get_running_loop()
-        started = loop.time()
-        for offset, event in self.lane.events:
+        started = turn = loop.time()
+        timed = itertools.chain(self.lane.events, self.more)
+        while True:
+            try:
+                offset, event = next(timed)
+            except StopIteration:
+                return
+            except ReadError as err:
+                yield RunFinished("failed", str(err), None, self._shown)
+                return
             if self.speed > 0:
                 delay = started + offset / self.speed - loop.time()
                 if delay > 0:
                     await asyncio.sleep(delay)
+            elif loop.time() - turn > self.TURN_S:
+                await asyncio.sleep(0)
+                turn = loop.time()
             if isinstance(event, RunFinished):
                 self._shown = event.metrics
             yield event

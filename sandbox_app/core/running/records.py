@@ -6,7 +6,8 @@ every export (copy trace, the compare exports, the CLI's ``--json``) reads recor
 
 Memory stays flat over many runs: a step's tokens are joined into one event (its thinking
 into another), a record keeps at most :data:`MAX_RECORD_CHARS` of model text (what is past
-it is counted, not kept), and a :class:`RunHistory` keeps the last few records only.
+it is counted, not kept; a replayed record keeps all: its text was held already), and a
+:class:`RunHistory` keeps the last few records only.
 """
 
 from __future__ import annotations
@@ -129,7 +130,7 @@ class RunRecord:
             if not isinstance(event, TokenDelta | ReasoningDelta):
                 runs.append(event)
                 continue
-            if self._timed_chars >= MAX_RECORD_CHARS:
+            if self._timed_chars >= MAX_RECORD_CHARS and not self.replayed:
                 continue  # the record keeps no more text either
             self._timed_chars += len(event.text)
             last = runs[-1] if runs else None
@@ -147,7 +148,8 @@ class RunRecord:
             self.timeline.append((at, run))
 
     def _add_text(self, event: Streamed) -> None:
-        room = MAX_RECORD_CHARS - self._chars
+        # A recording's text is held already (a long trace's, its every step): kept whole.
+        room = len(event.text) if self.replayed else MAX_RECORD_CHARS - self._chars
         text = event.text
         if len(text) > room:
             self.chars_not_kept += len(text) - room

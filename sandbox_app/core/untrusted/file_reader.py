@@ -152,23 +152,19 @@ def parse_json(text: str, name: str, what: str, max_depth: int = MAX_DEPTH) -> A
         raise ReadError(f"{name} nests its JSON too deeply to be {what}.") from None
 
 
-# A backslash with the character it escapes (so \" is never a string's end), a quote, or a
-# bracket: the only characters that decide how deep JSON nests. Linear: no backtracking.
-_TOKENS = re.compile(r'\\.|["\[\]{}]', re.DOTALL)
+# A string (its escapes inside it, so \" is never its end; one never closed runs to the end,
+# so every quote starts a match: linear), then any character but a bracket: what is left
+# decides how deep JSON nests. At C speed: a 150 KB trace line took 24 ms token by token.
+_STRINGS = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*(?:"|\\?\Z)', re.DOTALL)
+_NOT_BRACKETS = re.compile(r"[^\[\]{}]+")
 
 
 def nesting(text: str, stop_above: int = MAX_DEPTH) -> int:
     """How deeply ``text``'s brackets nest outside strings (stops counting past
     ``stop_above``); for broken JSON an estimate, which the parser then refuses anyway."""
     depth = deepest = 0
-    in_string = False
-    for match in _TOKENS.finditer(text):
-        token = match.group()
-        if token == '"':
-            in_string = not in_string
-        elif in_string or len(token) == 2:
-            continue
-        elif token in "[{":
+    for bracket in _NOT_BRACKETS.sub("", _STRINGS.sub("", text)):
+        if bracket in "[{":
             depth += 1
             if depth > deepest:
                 deepest = depth

@@ -200,7 +200,7 @@ class CompareView(QWidget):
         lane.configChanged.connect(lambda: self._on_lane_edited(lane))
         lane.controller.engineEvents.connect(self._on_lane_engine_events)
         lane.controller.runningChanged.connect(self._on_lane_running_changed)
-        lane.trace.stepClicked.connect(self.align_to_step)
+        lane.pane.traces.stepClicked.connect(self.align_to_step)
         lane.runner = LaneRunner(
             lane.name,
             lane.backend_panel,
@@ -283,7 +283,7 @@ class CompareView(QWidget):
     def align_to_step(self, step: int) -> None:
         """Scroll every lane to its own step ``step`` (lanes that never got there stay put)."""
         for lane in self.lanes:
-            lane.trace.scroll_to_step(step)
+            lane.pane.traces.scroll_to_step(step)  # the live view, or a long trace's rows
 
     def _on_lane_engine_events(self, events: list[Event]) -> None:
         if any(isinstance(event, RunFinished | StepFinished) for event in events):

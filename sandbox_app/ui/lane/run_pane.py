@@ -8,8 +8,9 @@ and how the run ended, the trace, Stop, and a picker for any kept run's trace (r
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable
 
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import QTimer, Signal
 from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
@@ -33,7 +34,7 @@ from sandbox_app.core.running.events import (
 )
 from sandbox_app.core.running.fork import ForkOrigin, ForkPoint, origin_of, turn_text
 from sandbox_app.core.running.metrics import RunMetrics, StepMetrics
-from sandbox_app.core.running.recording import NoBackend, RecordedLane, RecordedRun
+from sandbox_app.core.running.recording import NoBackend, RecordedLane, RecordedRun, Timed
 from sandbox_app.core.running.records import RunHistory, RunRecord, RunSettings
 from sandbox_app.core.scenarios.scenario import Scenario
 from sandbox_app.ui.common.plain import plain_label
@@ -44,6 +45,7 @@ from sandbox_app.ui.lane.ran_prompt import RanPrompt
 from sandbox_app.ui.lane.run_controller import RunController, RunFactory
 from sandbox_app.ui.lane.stepper import Stepper
 from sandbox_app.ui.trace.highlighter import Role
+from sandbox_app.ui.trace.trace_stack import LONG_EVENTS, TraceStack
 from sandbox_app.ui.trace.trace_view import TraceView
 
 WAIT_SHOWN_AFTER_S = 1.0  # a model usually starts within this; past it, say we are waiting
@@ -72,14 +74,13 @@ class RunPane(QWidget):
         self.controller = RunController(self)
         self.history = RunHistory()
         self.trace = TraceView()
+        self.traces = TraceStack(self.trace, self.controller.runningChanged)  # live, or rows
         self.stop_button = QToolButton()  # compact: four lanes of these fit beside the editor
         self.stop_button.setText("Stop")
         self.stop_button.setEnabled(False)
         self.step_label = plain_label("Ready")
         self.step_label.setMinimumWidth(24)  # long "waiting for host…" lines must not widen it
-        self.progress = QProgressBar()
-        self.progress.setTextVisible(False)
-        self.progress.setMaximumWidth(160)
+        self.progress = QProgressBar(textVisible=False, maximumWidth=160)  # type: ignore[call-arg]
         self.progress.setMinimumWidth(16)  # a sliver in a narrow lane; the step line says how far
         self.run_picker = QComboBox()
         self.run_picker.setToolTip("Show the trace of any run kept here")
@@ -100,7 +101,7 @@ class RunPane(QWidget):
         layout.addWidget(self.controls_bar)
         layout.addWidget(self.answer_label)
         layout.addWidget(self.answer_status)
-        layout.addWidget(self.trace, 1)
+        layout.addWidget(self.traces, 1)
 
         self._settings = RunSettings()
         self._scenario: Scenario | None = None
@@ -123,8 +124,7 @@ class RunPane(QWidget):
         layout.insertWidget(1, self.stepper.panel)
         self.inspector: RequestInspector | None = None
         self.add_case: step_menu.AddCase | None = None  # the owner's Add to test set…
-        self.trace.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
-        self.trace.customContextMenuRequested.connect(lambda pos: step_menu.popup(self, pos))
+        self.traces.menu_requested = lambda pos: step_menu.popup(self, pos)
         self.run_picker.activated.connect(self.show_run)
         self.controller.repeatStarted.connect(self._on_controller_repeat_started)
         self.controller.engineEvents.connect(self._on_controller_engine_events)
@@ -138,7 +138,7 @@ class RunPane(QWidget):
 
     def run(self, spec: RunSpec, waiting_for: str, repeats: int = 1) -> None:
         """Run ``spec`` ``repeats`` times (application/run_builder.py makes each run)."""
-        settings, scenario = spec.record_settings(), spec.scenario
+        settings, scenario, self.traces.long = spec.record_settings(), spec.scenario, False
         self.start(lambda: build_run(spec), settings, waiting_for, repeats, scenario, spec.fork)
 
     def start(
@@ -163,7 +163,7 @@ class RunPane(QWidget):
             self.run_picker.clear()
         # At once, not when the first repeat starts: the last run's trace and answer must
         # not stand under "Starting…" as if they were this run's.
-        self.trace.clear_trace()
+        self.traces.clear_trace()
         self.header.hide()
         self._say_metrics("")  # the last run's figures are not this one's
         self.controller.start(make_run, repeats)
@@ -175,7 +175,7 @@ class RunPane(QWidget):
         self.history.clear()
         self.run_picker.clear()
         self.run_picker.hide()
-        self.trace.clear_trace()
+        self.traces.clear_trace()
         self.header.hide()
         self.step_label.setText("Ready")
         self.progress.setValue(0)
@@ -201,14 +201,14 @@ class RunPane(QWidget):
     def stop(self) -> None:
         self.controller.stop()
 
-    def replay(self, lane: RecordedLane, scenario: Scenario, speed: float) -> None:
-        """Play a recorded run here, as if it ran: no network, no model."""
-        self.start(
-            lambda: (RecordedRun(lane, speed), NoBackend()),
-            lane.settings,
-            "the recording",
-            scenario=scenario,
-        )
+    def replay(
+        self, lane: RecordedLane, scenario: Scenario, speed: float, more: Iterable[Timed] = ()
+    ) -> None:
+        """Play a recorded run here, as if it ran: no network, no model (``more``: its events
+        still being read, an opened trace's: a long trace)."""
+        self.traces.long = more != () or len(lane.events) > LONG_EVENTS
+        play = RecordedRun(lane, speed, more)
+        self.start(lambda: (play, NoBackend()), lane.settings, "the recording", scenario=scenario)
         self._replaying = True
 
     def recorded(self) -> RecordedLane | None:
@@ -224,11 +224,12 @@ class RunPane(QWidget):
             return
         record = self.history[index]
         self.run_picker.setCurrentIndex(index)
-        self.trace.clear_trace()
+        self.traces.long = len(record.events) > LONG_EVENTS
+        self.traces.clear_trace()
         self.header.hide()
         for event in record.events:
             self._draw(event, record)
-        self.trace.flush_all()
+        self.traces.flush_all()
         if record.finished is not None:
             self._show_outcome(record.finished, record.steps_started(), record)
             self._say_metrics(record.finished.metrics.summary())
@@ -241,10 +242,7 @@ class RunPane(QWidget):
 
     def step_at(self, block_number: int) -> int:
         """The step whose lines hold block ``block_number`` (0 before the first step)."""
-        step = 0
-        while (block := self.trace.step_block(step + 1)) is not None and block <= block_number:
-            step += 1
-        return step
+        return self.traces.step_of_block(block_number)
 
     def inspect(self, step: int) -> RequestInspector | None:
         return step_menu.inspect(self, step)
@@ -270,7 +268,7 @@ class RunPane(QWidget):
         self._record.scenario, self._record.replayed = self._scenario, self._replaying
         self._record.fork = fork_of
         self._keep(self._record, f"Run {number}" + (f" ({fork_of.label()})" if fork_of else ""))
-        self.trace.clear_trace()
+        self.traces.clear_trace()
         self.header.hide()
         self._step = 0
         self._step_metrics.clear()
@@ -296,28 +294,31 @@ class RunPane(QWidget):
         origin = record.fork
         if isinstance(event, StepStarted) and origin and event.step == origin.first_new_step:
             self.trace.append_line(Role.NOTICE, origin.separator())
-        self.trace.show_event(event)
+        self.traces.show_event(event)
 
     def _follow(self, event: Event) -> None:
         # From a step's start to its first text the request is waiting on the model.
         self._waiting_since = time.perf_counter() if isinstance(event, StepStarted) else None
-        if isinstance(event, StepStarted):
-            self._step = event.step
-            self.step_label.setText(f"Step {event.step} of {self._max_steps}")
-            self.progress.setValue(event.step)
+        if isinstance(event, StepStarted):  # an opened trace may go past its scenario's limit
+            self._step, self._max_steps = event.step, max(self._max_steps, event.step)
+            if not self.traces.long or event.step % 64 == 0:  # a long one: 0.35 ms a repaint
+                self.step_label.setText(f"Step {event.step} of {self._max_steps}")
+                self.progress.setRange(0, self._max_steps)
+                self.progress.setValue(event.step)
         else:  # counted as they come, as the engine counts them for its final figures
             kinds = (Observation, FormatError, FabricationCut, LoopNoticed | RepetitionCut)
             for i, kind in enumerate(kinds):
                 self._counts[i] += isinstance(event, kind)
         if isinstance(event, StepFinished):
             self._step_metrics.append(event.metrics)
-            elapsed = time.perf_counter() - self._started
-            live = RunMetrics(tuple(self._step_metrics), elapsed, *self._counts)
-            if self._showing_latest():  # the picker shows another run: its figures stay
+            # Not while a long trace pours in (every step summed at each step: quadratic).
+            if self._showing_latest() and not self.traces.long:  # else its figures stay
+                elapsed = time.perf_counter() - self._started
+                live = RunMetrics(tuple(self._step_metrics), elapsed, *self._counts)
                 self._say_metrics(live.summary())
         elif isinstance(event, RunFinished):
             if self._showing_latest():
-                self.trace.flush_all()
+                self.traces.flush_all()
                 assert self._record is not None
                 self._show_outcome(event, self._step, self._record)
                 self._say_metrics(event.metrics.summary())
@@ -332,7 +333,7 @@ class RunPane(QWidget):
         rerun = (origin, turn_text(record.events, origin.step)) if origin and origin.rerun else None
         self.header.show(event, steps, scenario.expected if scenario else None, rerun)
         most = record.settings.max_steps or (scenario.max_steps if scenario else 0) or steps
-        of = f"{steps} of {most}"
+        of = f"{steps} of {max(most, steps)}"
         if rerun is not None and event.status == "stopped":
             self.step_label.setText(f"Reran step {steps}")
         elif event.status in ("stopped", "failed", "loop"):  # "Loop at step 3 of 8"

@@ -17,6 +17,7 @@ if TYPE_CHECKING:  # the dialogs and the step's text: imported when first asked 
     from sandbox_app.core.running.records import RunHistory, RunRecord
     from sandbox_app.ui.lane.inspector import RequestInspector
     from sandbox_app.ui.trace.trace_diff_dialog import TraceDiffDialog
+    from sandbox_app.ui.trace.trace_stack import TraceStack
     from sandbox_app.ui.trace.trace_view import TraceView
 
 
@@ -37,6 +38,9 @@ class StepPane(Protocol):
 
     @property
     def trace(self) -> TraceView: ...
+
+    @property
+    def traces(self) -> TraceStack: ...
 
     @property
     def running(self) -> bool: ...
@@ -89,13 +93,14 @@ def compare_with(pane: StepPane, other: int) -> TraceDiffDialog | None:
 def popup(pane: StepPane, pos: QPoint) -> None:
     menu = menu_at(pane, pos)
     if menu is not None:
-        menu.popup(pane.trace.viewport().mapToGlobal(pos))
+        menu.popup(pane.traces.shown().viewport().mapToGlobal(pos))
 
 
 def menu_at(pane: StepPane, pos: QPoint) -> QMenu | None:
-    """The right-click menu for the trace's point ``pos`` (None before any run)."""
+    """The right-click menu for the trace's point ``pos`` (None before any run): the live
+    view's, or a long trace's rows' (ui/trace/trace_stack.py)."""
     trace = pane.trace
-    step = pane.step_at(trace.cursorForPosition(pos).block().blockNumber())
+    step = pane.traces.step_at(pos)
     record = pane.shown_record()
     if record is None:
         return None

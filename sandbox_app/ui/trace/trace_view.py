@@ -144,6 +144,9 @@ class TraceView(TraceBlocks):
     def step_block(self, step: int) -> int | None:
         return self._steps.get(step)
 
+    def last_step(self) -> int:
+        return max(self._steps, default=0)
+
     def scroll_to_step(self, step: int) -> bool:
         """Put step ``step``'s separator at the top of the view; False if there is none yet."""
         self.flush_all()

@@ -110,6 +110,11 @@ def build_menus(window: QMainWindow, does: MenuTargets) -> tuple[QAction, QActio
     add(window, edit_menu, "&Redo", QKeySequence.StandardKey.Redo, does.redo_edit)
     edit_menu.addSeparator()
     add(window, edit_menu, "&Copy trace", "Ctrl+Shift+C", does.copy_trace)
+    find = add(
+        window, edit_menu, "&Find in trace…", QKeySequence.StandardKey.Find, tabs.find_in_trace
+    )
+    step_k = add(window, edit_menu, "&Go to step…", "Ctrl+G", tabs.go_to_step)
+    window.addActions([find, step_k])  # their keys work while a run disables the menu bar
 
     view = window.menuBar().addMenu("&View")
     show_thinking = view.addAction("Show &thinking")

@@ -9,7 +9,7 @@ other than the window's: it always plays what was recorded.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
@@ -22,7 +22,8 @@ from sandbox_app.backends.registry import SCRIPTED
 from sandbox_app.core.running.recording import (
     RecordedLane,
     RecordingError,
-    load_recording,
+    Timed,
+    open_recording,
     recording_of,
     recordings_dir,
     save_recording,
@@ -127,12 +128,12 @@ class RecordingActions:
 
     def play(self, path: Path) -> bool:
         try:
-            recording = load_recording(path)
+            recording, more = open_recording(path)  # a long one: checked as it plays
         except RecordingError as err:
             return self._say(f"⚠ {err}")
         if len(recording.lanes) == 1:
             self.stage.run_tabs.show_run_tab()
-            self.replay(recording.lanes[0], recording.scenario)
+            self.replay(recording.lanes[0], recording.scenario, more, self.speed)
         else:
             self.stage.run_tabs.play_comparison(recording, self.speed)
         pace = next(label for label, speed in SPEEDS if speed == self.speed)
@@ -140,16 +141,25 @@ class RecordingActions:
         self.playing_line = f"▶ {recording.title()} · {pace}{note}"
         return self._say(self.playing_line, True)
 
-    def replay(self, lane: RecordedLane, scenario: Scenario) -> None:
+    def replay(
+        self,
+        lane: RecordedLane,
+        scenario: Scenario,
+        more: Iterable[Timed] = (),
+        speed: float | None = None,
+    ) -> None:
         """Play a recorded run in the Run tab, its model shown in the panel (and so in the
-        presenter's summary) until the user runs or picks another."""
+        presenter's summary) until the user runs or picks another. ``more``: its events still
+        being read (a long trace's, played at once) or checked (a long recording's)."""
         stage = self.stage
         if self.before_replay is None:
             choice = stage.backend_panel.choice()
             self.before_replay = (stage.backend_panel.backend_id(), choice.base_url, choice.model)
         settings = lane.settings
         self._select_quietly(settings.backend or SCRIPTED, settings.base_url, settings.model)
-        stage.run_tabs.run_pane.replay(lane, scenario, self.speed)
+        if speed is None:
+            speed = 0.0 if more else self.speed
+        stage.run_tabs.run_pane.replay(lane, scenario, speed, more)
         if stage.presenter.on:
             stage.presenter.apply()
 

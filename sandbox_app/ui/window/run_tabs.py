@@ -100,3 +100,20 @@ class RunTabs:
         lanes = built.lanes if built is not None else []
         for trace in (self.run_pane.trace, *(lane.trace for lane in lanes)):
             trace.set_show_thinking(on)
+
+    def find_in_trace(self) -> None:
+        """Edit → Find in trace: the bar under the trace with the focus, else the Run tab's."""
+        self._searched().traces.open_find()
+
+    def go_to_step(self) -> None:
+        self._searched().traces.open_step()
+
+    def _searched(self) -> RunPane:
+        from PySide6.QtWidgets import QApplication
+
+        built, focus = self._built(), QApplication.focusWidget()
+        for pane in [lane.pane for lane in built.lanes] if built is not None else []:
+            if focus is not None and pane.isAncestorOf(focus):
+                return pane
+        self.show_run_tab()
+        return self.run_pane
