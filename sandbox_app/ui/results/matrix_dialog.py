@@ -39,6 +39,7 @@ from sandbox_app.core.comparing.results_matrix import HistoryMatrix, MatrixSourc
 from sandbox_app.core.history.history_reader import Stopped
 from sandbox_app.core.history.history_schema import HistoryError
 from sandbox_app.ui.common.plain import plain_label
+from sandbox_app.ui.results.cell_painter import CellPainter
 from sandbox_app.ui.results.matrix_model import FIXED, MatrixModel
 
 if TYPE_CHECKING:
@@ -77,6 +78,7 @@ class MatrixDialog(QDialog):
         self._answers = _Answers(self)
         self._answers.came.connect(self._answered)
         self._asked = 0  # the latest filter's number: an older one's answer is dropped
+        self._shown = 0  # the number of the filter whose cases are shown
         self._all: int | None = None  # the cases without a filter, once counted
         self._closed = False
         self.filter = QLineEdit()
@@ -88,6 +90,7 @@ class MatrixDialog(QDialog):
         self.count = plain_label()
         self.table = QTableView()
         self.table.setModel(self.model)
+        self.table.setItemDelegate(CellPainter(self.model))
         self.table.setWordWrap(False)
         self.table.setTextElideMode(Qt.TextElideMode.ElideRight)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectItems)
@@ -170,8 +173,13 @@ class MatrixDialog(QDialog):
             return  # a filter typed over
         if self._all is None and not (self.filter.text() or self.only_differing.isChecked()):
             self._all = len(value)
+        self._shown = number
         self.model.show_cases(value)
         self._draw_count()
+
+    def filtering(self) -> bool:
+        """A filter is waiting for the typing to pause, or for its cases."""
+        return self._wait.isActive() or self._shown != self._asked
 
     def _draw_count(self) -> None:
         shown = self.model.rowCount()

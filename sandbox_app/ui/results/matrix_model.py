@@ -7,13 +7,12 @@ most :data:`KEPT_PAGES` pages of :data:`PAGE` rows: a page is read from the sour
 cells, so scrolling through 10,000 cases reads the pages scrolled past, opening reads one, and
 the model never holds more than ``KEPT_PAGES * PAGE`` rows whatever the evaluation's size.
 
-Drawing a screen is most of a scroll's cost, so a cell is made once a page (its text cut to
-what its column can show, its colour) and Qt's delegate gets all its roles in one call
-(``multiData``): 7 calls into Python a cell otherwise. A cell's text is laid out by Qt glyph
-by glyph, answers run to thousands of characters, and a column shows ~30: what is laid out is
-cut to its column's room (:meth:`MatrixModel.set_room`), the tooltip has all of it. Answers
-and questions came from models and files: display and tooltip text only (``tip``), never
-markup.
+Drawing a screen is most of a scroll's cost, so a cell's look (its text, its colour) is made
+once a page (:meth:`MatrixModel.look`) and drawn from there (cell_painter.py). A cell's text
+is laid out by Qt glyph by glyph, answers run to thousands of characters, and a column shows
+~30: what is laid out is cut to its column's room (:meth:`MatrixModel.set_room`), the tooltip
+has all of it. Answers and questions came from models and files: display and tooltip text
+only (``tip``), never markup.
 """
 
 from __future__ import annotations
@@ -23,14 +22,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from PySide6.QtCore import (
-    QAbstractTableModel,
-    QModelIndex,
-    QModelRoleData,
-    QModelRoleDataSpan,
-    QPersistentModelIndex,
-    Qt,
-)
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtGui import QColor
 
 from sandbox_app.core.comparing.results_matrix import MatrixCell, MatrixRow, MatrixSource
@@ -155,23 +147,6 @@ class MatrixModel(QAbstractTableModel):
 
     def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
         return 0 if parent.isValid() else len(FIXED) + len(self._names)
-
-    def multiData(self, index: Index, roleDataSpan: QModelRoleDataSpan | QModelRoleData) -> None:
-        """Every role the delegate asks for, in one call (what drawing a cell costs)."""
-        if not index.isValid():
-            return
-        text, background = self.look(index.row(), index.column())
-        span = [roleDataSpan] if isinstance(roleDataSpan, QModelRoleData) else roleDataSpan
-        for wanted in span:  # type: ignore[union-attr]  # (a span is iterable in PySide6)
-            role = wanted.role()
-            if role == DISPLAY:
-                wanted.setData(text)
-            elif role == BACKGROUND and background is not None:
-                wanted.setData(background)
-            elif role == FOREGROUND and background is not None:
-                wanted.setData(INK)
-            else:
-                wanted.clearData()
 
     def data(self, index: Index, role: int = DISPLAY) -> Any:
         if not index.isValid():
