@@ -79,7 +79,9 @@ def wait_until(app: QApplication, done: Callable[[], bool], seconds: float = 60.
     while not done():
         if time.perf_counter() > deadline:
             raise TimeoutError("the matrix did not get there in time")
-        app.processEvents(QEventLoop.ProcessEventsFlag.WaitForMoreEvents, 50)
+        # Sleeps until an event comes (the heartbeat's every 5 ms at the latest): a loop that
+        # spun would hold the GIL the matrix's reading thread needs.
+        app.processEvents(QEventLoop.ProcessEventsFlag.WaitForMoreEvents)
 
 
 def paced(app: QApplication, steps: list[Callable[[], bool]], every_ms: int) -> None:
@@ -150,8 +152,10 @@ def measure(folder: Path, cases: int = CASES, repeats: int = 1) -> dict[str, flo
         answers.append((time.perf_counter() - changed[0]) * 1000)
         return False
 
+    counts: list[str] = []
     steps = [
         *typed("question 99"),
+        lambda: counts.append(dialog.count.text()) or False,
         change(dialog.filter.clear),
         awaited,
         change(lambda: dialog.only_differing.setChecked(True)),
@@ -162,8 +166,6 @@ def measure(folder: Path, cases: int = CASES, repeats: int = 1) -> dict[str, flo
         change(dialog.filter.clear),
         awaited,
     ]
-    counts: list[str] = []
-    steps.insert(1, lambda: counts.append(dialog.count.text()) or False)
     paced(app, steps, 120)
     filter_lags = beat.lags
     beat.stop()
