@@ -72,6 +72,7 @@ class PassChart(QWidget):
         self.line_names = [arm_name(arm, versions) for arm in source.arms]
         self.note = plain_label()
         self.repeats = plain_label("Counting each arm's pass rate…")  # pass@k, pass^k
+        self.repeats.setWordWrap(True)  # a line per few arms, never a wider dialog
         self.rates = _plot("Pass rate, 95 % interval by case")
         self.trend = _plot("Pass rate by evaluation (prompt version × model)")
         self.bars: pg.ErrorBarItem | None = None
@@ -109,7 +110,7 @@ class PassChart(QWidget):
         dots = pg.ScatterPlotItem(x=shares, y=rows, size=12, brush=brushes, pen=pg.mkPen(INK))
         self.rates.addItem(dots)
         for i, rate in enumerate(rates):
-            label = pg.TextItem(f"{rate.passed}/{rate.runs}", color=INK, anchor=(0.5, 1.3))
+            label = pg.TextItem(f"{rate.passed:,}/{rate.runs:,}", color=INK, anchor=(0.5, 1.3))
             label.setPos(float(shares[i]), float(rows[i]))
             self.rates.addItem(label)
         axis = self.rates.getAxis("left")
