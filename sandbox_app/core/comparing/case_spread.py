@@ -4,9 +4,9 @@ count (a handful of numbers whatever the evaluation's size, counted in SQL by th
 
 Why not Wilson over the runs: the repeats of one case are not independent (a case the model
 cannot do fails every time), so 100 cases × 5 repeats is not 500 trials' worth of evidence.
-Counting them so, Wilson's interval covers the truth 65-85 % of the time on test sets whose
-cases vary in difficulty (tests/core/test_case_spread.py). Here it is Wilson's interval at
-the *effective* number of runs, ``n_eff = p(1 - p) / var``, where ``var`` is the variance of
+Counting them so, Wilson's interval covers the truth as little as 65 % of the time on test
+sets whose cases vary in difficulty (tests/core/test_case_spread.py). Here it is Wilson's
+interval at the *effective* number of runs, ``n_eff = p(1 - p) / var``, where ``var`` is the variance of
 the pass rate clustered by case (the ratio estimator's, ``n / (n - 1) · Σ (c_i - p m_i)² /
 N²``, the clustered standard error of Miller 2024, "Adding Error Bars to Evals"); the design
 effect of survey sampling, as Korn & Graubard (1998) put it into an interval for a
