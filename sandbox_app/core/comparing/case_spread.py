@@ -4,17 +4,17 @@ count (a handful of numbers whatever the evaluation's size, counted in SQL by th
 
 Why not Wilson over the runs: the repeats of one case are not independent (a case the model
 cannot do fails every time), so 100 cases × 5 repeats is not 500 trials' worth of evidence.
-Counting them so, Wilson's interval covers the truth as little as 65 % of the time on test
-sets whose cases vary in difficulty (tests/core/test_case_spread.py). Here it is Wilson's
-interval at the *effective* number of runs, ``n_eff = p(1 - p) / var``, where ``var`` is the variance of
+Counting them so, Wilson's interval covers the truth as little as 65 % of the time on test sets
+whose cases vary in difficulty (tests/core/test_case_spread.py). Here it is Wilson's interval
+at the *effective* number of runs, ``n_eff = p(1 - p) / var``, where ``var`` is the variance of
 the pass rate clustered by case (the ratio estimator's, ``n / (n - 1) · Σ (c_i - p m_i)² /
 N²``, the clustered standard error of Miller 2024, "Adding Error Bars to Evals"); the design
-effect of survey sampling, as Korn & Graubard (1998) put it into an interval for a
-proportion. ``n_eff`` is kept between the cases (repeats that agree perfectly: one case's
-worth each) and the runs (repeats as good as new cases); at a pass rate of 0 or 1 the runs
-say nothing of how alike a case's repeats are, and each case counts once. With one run a case
-it is Wilson's interval over the cases. Simulated (cases of varied difficulty, 10 to 100 of
-them, 1 to 5 repeats) it covers the truth 93-98 % of the time.
+effect of survey sampling, as Korn & Graubard (1998) put it into an interval for a proportion.
+``n_eff`` is kept between the cases (repeats that agree perfectly: one case's worth each) and
+the runs (repeats as good as new cases); at a pass rate of 0 or 1 the runs say nothing of how
+alike a case's repeats are, and each case counts once. With one run a case it is Wilson's
+interval over the cases. Simulated (cases of varied difficulty, 10 to 100 of them, 1 to 5
+repeats) it covers the truth 93-98 % of the time.
 
 pass@k (at least one of k runs passes) and pass^k (all k pass) are the means over cases of
 the unbiased estimators of core/comparing/paired_verdict.py, at k = the repeats every case
