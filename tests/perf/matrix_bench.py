@@ -38,6 +38,7 @@ from PySide6.QtCore import QEvent, QEventLoop, QObject, Qt, QTimer
 from PySide6.QtWidgets import QApplication
 
 from sandbox_app.ui.results.matrix_dialog import MatrixDialog, open_stored
+from sandbox_app.ui.window.app import GIL_SWITCH_INTERVAL_S
 from tests.heartbeat import Heartbeat
 from tests.matrix_data import big_evaluation
 
@@ -101,6 +102,7 @@ def paced(app: QApplication, steps: list[Callable[[], bool]], every_ms: int) -> 
 def measure(folder: Path, cases: int = CASES, repeats: int = 1) -> dict[str, float]:
     app = QApplication.instance() or QApplication([])
     assert isinstance(app, QApplication)
+    sys.setswitchinterval(GIL_SWITCH_INTERVAL_S)  # as the app's loop has it (prepare_loop)
     store, evaluation = big_evaluation(folder / f"m{repeats}.sqlite3", cases, repeats, ANSWER_CHARS)
     results = store.read("SELECT COUNT(*) FROM results")[0][0]
     gc.collect()
