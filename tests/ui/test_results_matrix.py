@@ -159,15 +159,16 @@ def test_ten_thousand_cases_open_and_scroll_a_page_at_a_time(qtbot: QtBot, tmp_p
     assert isinstance(source, HistoryMatrix)
     dialog.resize(1200, 700)
     qtbot.waitExposed(dialog)
-    qtbot.waitUntil(lambda: source.pages_read >= 1, timeout=5000)
+    qtbot.waitUntil(lambda: source.pages_read >= 2, timeout=5000)
     assert dialog.count.text() == "10,000 cases"
-    # The first screen: one page of cases read (its cells: 4 arms a case), of 40,000 runs.
-    assert (source.pages_read, source.rows_read) == (1, PAGE * 4)
+    # The first screen's page of cases (its cells: 4 arms a case) and the next, read ahead:
+    # 800 cells of 40,000 runs.
+    assert (source.pages_read, source.rows_read) == (2, 2 * PAGE * 4)
     assert shown(dialog, 0, 2).startswith("1/1  answer 1 from good-7b on v-brief")
     dialog.table.scrollToBottom()
     last = dialog.model.rowCount() - 1
-    qtbot.waitUntil(lambda: source.pages_read == 2, timeout=3000)
-    assert source.rows_read == 2 * PAGE * 4
+    qtbot.waitUntil(lambda: source.pages_read == 3, timeout=3000)  # the last (none after it)
+    assert source.rows_read == 3 * PAGE * 4
     bottom = dialog.table.indexAt(dialog.table.viewport().rect().bottomLeft() - QPoint(0, 4))
     assert bottom.row() == last  # the last case on screen, numbered as in the test set
     assert header(dialog, bottom.row(), across=False) == "10000"

@@ -4,8 +4,9 @@ column per arm, each cell ``k/N`` and the latest answer, coloured by its pass ra
 The model holds the case numbers that pass the filter (8 bytes a case, an ``array``) and at
 most :data:`KEPT_PAGES` pages of :data:`PAGE` rows: a page is read from the source
 (core/comparing/results_matrix.py, one indexed query) when Qt first asks for one of its
-cells, so scrolling through 10,000 cases reads the pages scrolled past, opening reads one, and
-the model never holds more than ``KEPT_PAGES * PAGE`` rows whatever the evaluation's size.
+cells (and the page after it, ahead, in an event of its own), so scrolling through 10,000
+cases reads the pages scrolled past, opening reads two, and the model never holds more than
+``KEPT_PAGES * PAGE`` rows whatever the evaluation's size.
 
 Drawing a screen is most of a scroll's cost, so a cell's look (its text, its colour) is made
 once a page (:meth:`MatrixModel.look`) and drawn from there (cell_painter.py). A cell's text
@@ -22,7 +23,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, QTimer
 from PySide6.QtGui import QColor
 
 from sandbox_app.core.comparing.results_matrix import MatrixCell, MatrixRow, MatrixSource
@@ -72,6 +73,7 @@ class MatrixModel(QAbstractTableModel):
         self._cases = array("q")
         self._pages: OrderedDict[int, list[MatrixRow]] = OrderedDict()
         self._looks: dict[int, list[list[Look | None]]] = {}  # page → row → column
+        self._ahead: set[int] = set()  # pages to be read ahead
         self._room = [ROOM] * (len(FIXED) + len(self._names))
 
     def show_cases(self, cases: Sequence[int]) -> None:
@@ -80,6 +82,7 @@ class MatrixModel(QAbstractTableModel):
         self._cases = array("q", cases)
         self._pages.clear()
         self._looks.clear()
+        self._ahead.clear()
         self.endResetModel()
 
     def kept_rows(self) -> int:
@@ -102,17 +105,40 @@ class MatrixModel(QAbstractTableModel):
         number = row // PAGE
         page = self._pages.get(number)
         if page is None:
-            wanted = self._cases[number * PAGE : (number + 1) * PAGE]
-            read = {r.case: r for r in self.source.rows(wanted)}
-            # A case gone from the database since the filter ran: an empty row, not a shift.
-            page = [read.get(case) or MatrixRow(case, "", ()) for case in wanted]
-            self._pages[number] = page
-            while len(self._pages) > KEPT_PAGES:
-                dropped, _ = self._pages.popitem(last=False)
-                self._looks.pop(dropped, None)
+            page = self._read(number)
         else:
             self._pages.move_to_end(number)
+        after = number + 1
+        if (
+            after * PAGE < len(self._cases)
+            and after not in self._pages
+            and after not in self._ahead
+        ):
+            # The next page is read soon, in an event of its own between two frames, rather
+            # than in the frame that scrolls to it (a read and a screen in one frame).
+            self._ahead.add(after)
+            cases = self._cases
+            QTimer.singleShot(0, self, lambda: self._read_ahead(after, cases))
         return page[row - number * PAGE]
+
+    def _read(self, number: int) -> list[MatrixRow]:
+        wanted = self._cases[number * PAGE : (number + 1) * PAGE]
+        read = {r.case: r for r in self.source.rows(wanted)}
+        # A case gone from the database since the filter ran: an empty row, not a shift.
+        page = [read.get(case) or MatrixRow(case, "", ()) for case in wanted]
+        self._pages[number] = page
+        while len(self._pages) > KEPT_PAGES:
+            dropped, _ = self._pages.popitem(last=False)
+            self._looks.pop(dropped, None)
+        return page
+
+    def _read_ahead(self, number: int, cases: array[int]) -> None:
+        """Page ``number`` read ahead, unless the cases changed or it is read already."""
+        if cases is not self._cases:
+            return
+        self._ahead.discard(number)
+        if number not in self._pages:
+            self._read(number)
 
     def cell(self, row: int, arm: int) -> MatrixCell | None:
         found = self.row_at(row)
