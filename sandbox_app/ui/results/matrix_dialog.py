@@ -92,7 +92,6 @@ class MatrixDialog(QDialog):
         self.table.setModel(self.model)
         self.table.setItemDelegate(CellPainter(self.model))
         self.table.setWordWrap(False)
-        self.table.setTextElideMode(Qt.TextElideMode.ElideRight)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectItems)
         self.table.setHorizontalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
         self.table.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 8)
@@ -193,7 +192,7 @@ class MatrixDialog(QDialog):
 
     def _fit(self, column: int, _old: int, width: int) -> None:
         """What a cell of ``column`` lays out: its width in average characters, and half as
-        many again for narrow ones (Qt elides what still does not fit)."""
+        many again for narrow ones (the painter elides what still does not fit)."""
         self.model.set_room(
             column, width * 3 // (2 * max(1, self.fontMetrics().averageCharWidth()))
         )
