@@ -1,8 +1,9 @@
 """How a cell of the results matrix is drawn: its colour, then its text on one line, elided.
 
 Drawing a screen is what a scroll costs, and Qt's own delegate spends most of it asking the
-model for seven roles a cell and laying its text out twice (to elide it, then to draw it):
-10.7 ms of CPU a screen of 27 rows × 6 columns against 4.8 ms here, where a cell is one call
+model for seven roles a cell and laying its text out twice (to elide it, then to draw it): 10.7
+ms of CPU a screen of 27 rows × 6 columns of 49 characters against 4.8 ms here (a table of its
+own, the machine shared; the matrix's page down went 18.4 -> 8.5 ms), where a cell is one call
 into Python (the model's ``look``, made once a page), one fill and one ``drawText`` of a line
 elided once for its column's width (kept for the next frames that show it).
 """
