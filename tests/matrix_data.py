@@ -28,7 +28,13 @@ def passes(case: int, arm: int, repeat: int) -> bool:
     return (case * 7 + arm * 3 + repeat * (case % 3)) % 5 < 3
 
 
-def big_evaluation(path: Path, cases: int, repeats: int = 1) -> tuple[HistoryStore, int]:
+FILLER = "because the figures given in the question add up that way once checked again"
+
+
+def big_evaluation(
+    path: Path, cases: int, repeats: int = 1, answer_chars: int = 0
+) -> tuple[HistoryStore, int]:
+    """``answer_chars``: each answer made that long with words (the benchmark's 240)."""
     store = HistoryStore(path)
     lanes = {label: model for label, _, model in ARMS}
     evaluation = store.begin_evaluation("Big", "/big.json", lanes, cases, repeats, "eval")
@@ -40,6 +46,10 @@ def big_evaluation(path: Path, cases: int, repeats: int = 1) -> tuple[HistorySto
             for repeat in range(repeats):
                 ok = passes(case, number, repeat)
                 answer = f"answer {case + 1} from {model} on {version}, repeat {repeat + 1}"
+                if answer_chars:
+                    answer = (answer + f" {FILLER}" * (answer_chars // len(FILLER) + 1))[
+                        :answer_chars
+                    ]
                 rows.append((evaluation, lane, case, repeat, version, model, int(ok), "done",
                              f"question {case + 1}", "yes", answer, "[]", None, arm, None,
                              None, now()))  # fmt: skip

@@ -1,11 +1,15 @@
 """The results matrix's reading (core/comparing/results_matrix.py): each case's k/N and
-latest answer per arm, the cases a question filter and "only differing" leave, the same from
-the history database (counted in SQL) as from results counted as they stream by."""
+latest answer per arm, each arm's spread, the cases a text filter and "only differing" leave,
+the same from the history database (counted in SQL) as from results counted as they stream
+by; a page found through the index; a long read stopped from another thread."""
 
 from __future__ import annotations
 
+import threading
 from dataclasses import replace
 from pathlib import Path
+
+import pytest
 
 from sandbox_app.core.comparing.results_matrix import (
     CountedMatrix,
@@ -14,8 +18,10 @@ from sandbox_app.core.comparing.results_matrix import (
     column_names,
 )
 from sandbox_app.core.history.history_db import HistoryStore
+from sandbox_app.core.history.history_reader import HistoryReader, Stopped
+from sandbox_app.core.history.history_schema import HistoryError
 from sandbox_app.core.results.eval_result import Arm
-from tests.matrix_data import small_evaluation, small_result
+from tests.matrix_data import big_evaluation, small_evaluation, small_result
 
 T, F = True, False
 CELLS = {
@@ -46,7 +52,10 @@ def test_each_cell_is_its_runs_counted_with_the_latest_answer(tmp_path: Path) ->
         assert first.cells[0].answer.startswith("Paris (repeat 5 of v1), xxx")
         assert len(first.cells[0].answer) > 300  # whole: the view elides, the tooltip has all
         assert [c.text() if c else None for c in third.cells] == ["0/2", "1/4"]
-        assert source.tallies() == [(14, 10), (18, 8)]
+        assert source.spreads() == [  # each arm's (runs, passes) → how many cases
+            {(5, 4): 1, (5, 5): 1, (2, 0): 1, (2, 1): 1},
+            {(5, 0): 1, (5, 5): 1, (4, 1): 1, (4, 2): 1},
+        ]
 
 
 def test_the_filter_and_only_differing_leave_the_same_cases_from_either_source(
@@ -63,9 +72,24 @@ def test_the_filter_and_only_differing_leave_the_same_cases_from_either_source(
                 source.case_numbers("<b>"),  # markup is text
                 source.case_numbers("100%"),  # a % is a character, not a wildcard
                 source.case_numbers("capital", differing=True),
+                source.case_numbers("lyon"),  # a failed run's answer
+                source.case_numbers("REPEAT 5 OF V2"),  # v2's five-repeat cases
+                source.case_numbers("paris"),  # every expected answer
+                source.case_numbers("lyon", differing=True),
             ]
         )
-    assert found[0] == [[0, 1, 2, 3], [0, 2], [1], [2], [], [0]]
+    assert found[0] == [
+        [0, 1, 2, 3],
+        [0, 2],
+        [1],
+        [2],
+        [],
+        [0],
+        [0, 2, 3],
+        [0, 1],
+        [0, 1, 2, 3],
+        [0, 2],
+    ]
     assert found[1] == found[0]
 
 
@@ -120,3 +144,58 @@ def test_a_cell_without_an_answer_says_how_its_latest_run_ended(tmp_path: Path) 
         cell = source.rows([0])[0].cells[0]
         assert cell is not None
         assert cell.shown == "no answer: Reached max steps without final answer"
+
+
+def test_a_page_is_found_through_the_index_and_a_filter_reads_no_cell(tmp_path: Path) -> None:
+    store, evaluation = big_evaluation(tmp_path / "big.sqlite3", 1_000)
+    matrix = HistoryMatrix(store, evaluation)
+    plans: list[str] = []
+    store.read = lambda sql, args=(): (  # type: ignore[method-assign]
+        plans.extend(row[3] for row in HistoryStore.read(store, "EXPLAIN QUERY PLAN " + sql, args))
+        or HistoryStore.read(store, sql, args)
+    )
+    rows = matrix.rows(list(range(500, 600)))
+    assert [row.case for row in rows] == list(range(500, 600))
+    assert (
+        plans[0]
+        == "SEARCH results USING INDEX results_diff (evaluation_id=? AND lane=? AND case_no=?)"
+    )
+    assert not any(plan.startswith("SCAN") for plan in plans)
+    assert (matrix.pages_read, matrix.rows_read) == (1, 400)
+    # Filters and spreads are counted in SQL on the second connection: no cell read.
+    assert matrix.case_numbers("question 99") == [98, *range(989, 999)]  # "question 99", "…990"…
+    assert len(matrix.case_numbers(differing=True)) == 1_000
+    assert sum(matrix.spreads()[0].values()) == 1_000
+    assert (matrix.pages_read, matrix.rows_read) == (1, 400)
+    matrix.close()
+    with pytest.raises(HistoryError, match="closed"):
+        matrix.case_numbers()
+
+
+def test_a_long_read_is_stopped_from_another_thread(tmp_path: Path) -> None:
+    store = HistoryStore(tmp_path / "h.sqlite3")
+    reader = HistoryReader(store.path)
+    endless = (
+        "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n) SELECT COUNT(*) FROM n"
+    )
+    failed: list[BaseException] = []
+    started = threading.Event()
+
+    def read() -> None:
+        started.set()
+        try:
+            reader.read(endless)
+        except BaseException as err:  # what the thread ended with
+            failed.append(err)
+
+    thread = threading.Thread(target=read)
+    thread.start()
+    started.wait(5)
+    while thread.is_alive():
+        reader.stop()
+        thread.join(0.05)
+    assert len(failed) == 1
+    assert isinstance(failed[0], Stopped)
+    assert reader.read("SELECT 1") == [(1,)]  # the connection goes on
+    reader.close()
+    reader.stop()  # after closing: nothing to stop, no error

@@ -4,6 +4,7 @@
     uv run python -m tests.perf.bench --quick    # smaller sizes, for a smoke check
     uv run python -m tests.perf.bench --kinds    # only the per-backend-kind figures
     uv run python -m tests.perf.bench --traces   # only the long-trace figures (issue 40)
+    uv run python -m tests.perf.bench --matrix   # only the results matrix's (10,000 × 4)
 
 Runs offscreen against the test server in its own process (one token per SSE chunk). Not part
 of the test command: timings belong in a benchmark, not in pass/fail tests. Results go to
@@ -1020,6 +1021,7 @@ def main() -> None:
         "--scale", action="store_true", help="only the 100,000-run figures (headless, grid)"
     )
     parser.add_argument("--traces", action="store_true", help="only the long-trace figures")
+    parser.add_argument("--matrix", action="store_true", help="only the results matrix's")
     args = parser.parse_args()
     if args.traces:
         if args.write:
@@ -1028,9 +1030,13 @@ def main() -> None:
 
         print(json.dumps(trace_bench.run(args.quick), indent=1))
         return
-    if args.kinds or args.scale:  # printed alone, never written over the table
+    if args.kinds or args.scale or args.matrix:  # printed alone, never written over the table
         if args.write:
-            parser.error("--write needs the full run, not --kinds or --scale alone")
+            parser.error("--write needs the full run, not --kinds, --scale or --matrix alone")
+        if args.matrix:
+            from tests.perf.matrix_bench import matrix_figures
+
+            print(json.dumps(matrix_figures(args.quick), indent=1))
         if args.kinds:
             from tests.perf.kinds_bench import run
 
@@ -1050,6 +1056,9 @@ def main() -> None:
     figures.update(qasync.run(in_app_measurements(args.quick)))
     figures.update(history_diff(1000 if args.quick else 10_000))
     figures.update(scale_figures(args.quick))
+    from tests.perf.matrix_bench import matrix_figures  # a dialog of its own, after the rest
+
+    figures.update(matrix_figures(args.quick))
     figures.update(latency_tests())
     from tests.perf import kinds_bench  # it imports this module's helpers: imported here
 

@@ -50,6 +50,11 @@ TARGETS: list[tuple[str, float, bool]] = [
     ("eval_scale_junit_rss_growth_mb", 200, True),  # the same with --junit written after
     ("grid_fill_lag_p99_ms", 16, True),  # the window's grid filling with 100,000 results
     ("grid_scroll_lag_p99_ms", 16, True),  # … and scrolled top to bottom a page a frame
+    # The results matrix, 10,000 cases × 4 arms with 240-character answers (matrix_bench.py)
+    ("matrix_open_ms", 1000, True),  # open → the first screen of cells painted
+    ("matrix_scroll_lag_p99_ms", 16, True),  # a page down a frame, top to bottom
+    ("matrix_filter_lag_p99_ms", 16, True),  # typed filters and "only differing", answered
+    ("matrix_rss_growth_mb", 60, True),  # all of that, over the RSS before it opened
     ("latency_tests_failed", 0, True),  # the suite's `latency` tests, run by the benchmark
 ]
 

@@ -469,3 +469,48 @@ def test_screenshot_of_an_imported_trace_forked(
     qtbot.waitUntil(lambda: not pane.running, timeout=20000)
     assert "── forked from Run 1 at step 1 ──" in pane.trace.plain_text()
     save_and_check(window, shots / "trace-fork.png")
+
+
+def test_screenshot_of_the_results_matrix_and_its_chart(
+    qtbot: QtBot, window: MainWindow, shots: Path
+) -> None:
+    """docs/matrix.png and docs/chart.png: the prompt-variants example's two versions, each on
+    two lanes (5 and 2 steps), eight cases, 5 repeats, twice (the trend's two points)."""
+    from dataclasses import replace
+
+    from sandbox_app.ui.results.matrix_dialog import MatrixDialog
+    from tests.ui.test_history_view import versions_scenario
+
+    scenario = versions_scenario("brief")
+    window.set_scenario(replace(scenario, test_set=scenario.test_set * 2))
+    compare = window.compare
+    compare.set_lanes(
+        tuple(
+            LaneConfig(settings=LaneSettings(prompt=version, max_steps=steps))
+            for version in ("brief", "grounded")
+            for steps in (5, 2)
+        )
+    )
+    window.tabs.setCurrentWidget(compare)
+    compare.results_tabs.setCurrentIndex(1)
+    panel = compare.eval_panel
+    for repeats in (1, 5):
+        compare.repeat_spin.setValue(repeats)
+        qtbot.mouseClick(panel.run_button, Qt.MouseButton.LeftButton)
+        runs = 8 * 4 * repeats
+        qtbot.waitUntil(lambda n=runs: len(panel.results) == n and not panel.running, timeout=60000)
+    qtbot.mouseClick(panel.matrix_button, Qt.MouseButton.LeftButton)
+    dialog = next(w for w in window.findChildren(MatrixDialog) if w.isVisible())
+    qtbot.waitUntil(lambda: dialog.rates is not None and dialog.model.rowCount() == 8, timeout=5000)
+    dialog.resize(1400, 520)
+    assert dialog.grab().save(str(shots / "matrix.png"))
+    chart = dialog.show_chart()
+    dialog.tabs.setCurrentIndex(1)
+    qtbot.waitUntil(lambda: chart.bars is not None, timeout=5000)
+    dialog.grab()  # the arms' names measured as drawn: the axis widens for them, then
+    axis = chart.rates.getAxis("left")
+    wide = dialog.fontMetrics().horizontalAdvance("brief · scripted")
+    qtbot.waitUntil(lambda: axis.width() >= wide, timeout=5000)
+    assert dialog.grab().save(str(shots / "chart.png"))
+    for name in ("matrix.png", "chart.png"):
+        assert QImage(str(shots / name)).size().width() == 1400

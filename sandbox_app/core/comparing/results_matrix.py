@@ -1,16 +1,20 @@
 """An evaluation as a prompt engineer reads it: a matrix of cases × arms, each cell the case's
-k/N on that arm and its latest answer, read a page of cases at a time; and each arm's pass
-rate over the whole evaluation and across evaluations (the chart's).
+k/N on that arm and its latest answer, read a page of cases at a time; and each arm's spread
+(how many cases had each k/N: its pass rate, interval, pass@k and pass^k, case_spread.py).
 
 Arms are columns by identity (arms.py): two lanes with the same arm are one column, and an
 arm is named as everywhere else (``arm_name``), with what sets it apart when two share a name.
 
-:class:`HistoryMatrix` reads the history database: the list of case numbers that pass the
-filter (8 bytes a case, one query grouped in SQL, never a result read into Python), then the
-cells of only the cases asked for (one query a page, found through the results index by lane
-and case number). A lane is one arm through an evaluation (its first run's), as in the grid.
-:class:`CountedMatrix` is the same over results counted as they stream by (a Test set panel
-whose runs are not all in one evaluation of the database). No Qt here.
+:class:`HistoryMatrix` reads the history database. The cells of a page of cases are one query
+found through the ``results_diff`` index by evaluation, lane and case number (a SEARCH, never
+a SCAN: ~2 ms for 100 cases × 4 arms at 200,000 results), made on the window's thread as the
+view asks. The case numbers that pass a filter (text in the question, the expected answer or
+an answer; only the cases that differ) and the spreads are counted in SQL over the whole
+evaluation (40-120 ms at 40,000-200,000 results), never read into Python: they are asked of a
+second connection (core/history/history_reader.py) from another thread, and :meth:`stop`
+ends one whose answer is no longer wanted. A lane is one arm through an evaluation (its first
+run's), as in the grid. :class:`CountedMatrix` is the same over results counted as they stream
+by (a Test set panel whose runs are not all in one evaluation of the database). No Qt here.
 """
 
 from __future__ import annotations
@@ -23,10 +27,12 @@ from typing import Any, Protocol
 from sandbox_app.core.comparing.arms import arm_name, differences, factors, identity
 from sandbox_app.core.history.history_arms import arm_of
 from sandbox_app.core.history.history_db import HistoryStore
+from sandbox_app.core.history.history_reader import HistoryReader
 from sandbox_app.core.history.history_rows import lanes_of
 from sandbox_app.core.history.history_schema import HistoryError
 from sandbox_app.core.results.eval_result import Arm, EvalResult
 
+TEXTS = ("question", "expected", "answer")  # what the text filter looks in
 MAX_IN = 400  # case numbers in one query's IN list (SQLite's old limit is 999 parameters)
 
 
@@ -79,8 +85,12 @@ def column_names(arms: Sequence[Arm], names: Mapping[str, str]) -> list[str]:
     return named
 
 
+Spreads = list[dict[tuple[int, int], int]]  # each arm's: (runs, passes) → how many cases
+
+
 class MatrixSource(Protocol):
-    """What the matrix view reads: the arms, the cases that pass a filter, a page's rows."""
+    """What the matrix view reads: the arms, the cases that pass a filter and each arm's
+    spread (both may be asked from another thread; ``stop`` ends them), a page's rows."""
 
     arms: list[Arm]
 
@@ -88,7 +98,21 @@ class MatrixSource(Protocol):
 
     def rows(self, cases: Sequence[int]) -> list[MatrixRow]: ...
 
-    def tallies(self) -> list[tuple[int, int]]: ...  # each arm's (runs, passed)
+    def spreads(self) -> Spreads: ...
+
+    def stop(self) -> None: ...
+
+    def close(self) -> None: ...
+
+
+def _spread_of(rows: Iterable[tuple[int, int, int, int]], arms: int) -> Spreads:
+    """(column, runs, passes, cases) rows as each arm's spread."""
+    spreads: Spreads = [{} for _ in range(arms)]
+    for column, runs, passes, cases in rows:
+        if 0 <= column < arms:
+            key = (int(runs), int(passes or 0))
+            spreads[column][key] = spreads[column].get(key, 0) + int(cases)
+    return spreads
 
 
 def _like(text: str) -> str:
@@ -108,6 +132,8 @@ class HistoryMatrix:
             label: i for i, label in enumerate(lanes_of(found[0][0], f"evaluation {evaluation}"))
         }
         self._store, self._evaluation = store, evaluation
+        self._reader: HistoryReader | None = None
+        self._closed = False
         self.pages_read = self.rows_read = 0
         # Each lane's arm, from its first run (the lanes from the results index alone, then
         # one row each): a lane is one arm through an evaluation, as the Test set grid has
@@ -135,24 +161,47 @@ class HistoryMatrix:
         whens = " ".join("WHEN ? THEN ?" for _ in self._lanes)
         self._column = f"CASE lane {whens} END" if whens else "0"
 
-    def _where(self, text: str) -> tuple[str, list[Any]]:
-        if not text:
-            return "evaluation_id = ?", [self._evaluation]
-        return "evaluation_id = ? AND question LIKE ? ESCAPE '\\'", [self._evaluation, _like(text)]
+    def _read(self, query: str, args: tuple[Any, ...]) -> list[Any]:
+        """A read over the whole evaluation, on the second connection (made at the first)."""
+        if self._closed:
+            raise HistoryError(f"{self._store.path}: the matrix was closed")
+        if self._reader is None:
+            self._reader = HistoryReader(self._store.path)
+        return self._reader.read(query, args)
+
+    def stop(self) -> None:
+        if self._reader is not None:
+            self._reader.stop()
+
+    def close(self) -> None:
+        self._closed = True
+        if self._reader is not None:
+            self._reader.close()
+            self._reader = None
 
     def case_numbers(self, text: str = "", differing: bool = False) -> list[int]:
-        where, args = self._where(text)
+        within, args = "", ()  # type: tuple[str, tuple[Any, ...]]
+        if text:  # a case whose question, expected answer or any run's answer holds it
+            like = " OR ".join(f"{c} LIKE ? ESCAPE '\\'" for c in TEXTS)
+            within, args = f"AND ({like})", (_like(text),) * len(TEXTS)
         if not differing:
-            query = f"SELECT DISTINCT case_no FROM results WHERE {where} ORDER BY case_no"
-            return [int(case) for (case,) in self._store.read(query, tuple(args))]
-        # Counted in SQL, per case and arm; only the numbers of the cases that differ leave it.
+            query = f"SELECT DISTINCT case_no FROM results WHERE evaluation_id = ? {within}"
+            read = self._read(f"{query} ORDER BY case_no", (self._evaluation, *args))
+            return [int(case) for (case,) in read]
+        # Counted in SQL, per case and arm over all of a case's runs (of the cases the text
+        # found); only the numbers of the cases that differ leave it.
+        if within:
+            within = (
+                f"AND case_no IN (SELECT case_no FROM results WHERE evaluation_id = ? {within})"
+            )
+            args = (self._evaluation, *args)
         query = (
             f"SELECT case_no FROM (SELECT case_no, {self._column} AS col, "
-            f"SUM(passed) * 1.0 / COUNT(*) AS share FROM results WHERE {where} "
+            f"SUM(passed) * 1.0 / COUNT(*) AS share FROM results WHERE evaluation_id = ? {within} "
             "GROUP BY case_no, col) GROUP BY case_no HAVING MIN(share) < MAX(share) "
             "ORDER BY case_no"
         )
-        rows = self._store.read(query, (*self._column_args, *args))
+        rows = self._read(query, (*self._column_args, self._evaluation, *args))
         return [int(case) for (case,) in rows]
 
     def rows(self, cases: Sequence[int]) -> list[MatrixRow]:
@@ -188,14 +237,14 @@ class HistoryMatrix:
             for case, row in cells.items()
         }
 
-    def tallies(self) -> list[tuple[int, int]]:
-        rows = self._store.read(
-            f"SELECT {self._column} AS col, COUNT(*), SUM(passed) FROM results "
-            "WHERE evaluation_id = ? GROUP BY col",
+    def spreads(self) -> Spreads:
+        rows = self._read(
+            f"SELECT col, runs, passes, COUNT(*) FROM (SELECT {self._column} AS col, "
+            "COUNT(*) AS runs, SUM(passed) AS passes FROM results WHERE evaluation_id = ? "
+            "GROUP BY case_no, col) GROUP BY col, runs, passes",
             (*self._column_args, self._evaluation),
         )
-        found = {column: (int(runs), int(passed or 0)) for column, runs, passed in rows}
-        return [found.get(column, (0, 0)) for column in range(len(self.arms))]
+        return _spread_of(rows, len(self.arms))
 
 
 @dataclass
@@ -230,25 +279,38 @@ class CountedMatrix:
         question = counting.question or f"case {case + 1}"
         return MatrixRow(case, question, cells, counting.expected)
 
+    def _holds(self, case: int, wanted: str) -> bool:
+        """The case's question, expected answer or a latest answer (the answers it keeps)
+        holds ``wanted`` (casefolded)."""
+        counting = self._cases[case]
+        texts = (counting.question, counting.expected, *(c.answer for c in counting.cells.values()))
+        return any(wanted in text.casefold() for text in texts)
+
     def case_numbers(self, text: str = "", differing: bool = False) -> list[int]:
         wanted = text.casefold()
         return [
             case
             for case in sorted(self._cases)
-            if wanted in self._cases[case].question.casefold()
+            if (not wanted or self._holds(case, wanted))
             and (not differing or differs(self._row(case).cells))
         ]
 
     def rows(self, cases: Sequence[int]) -> list[MatrixRow]:
         return [self._row(case) for case in cases if case in self._cases]
 
-    def tallies(self) -> list[tuple[int, int]]:
-        sums = [(0, 0)] * len(self.arms)
+    def spreads(self) -> Spreads:
+        counts: dict[tuple[int, int, int], int] = {}
         for counting in self._cases.values():
             for column, cell in counting.cells.items():
-                runs, passed = sums[column]
-                sums[column] = (runs + cell.runs, passed + cell.passed)
-        return sums
+                key = (column, cell.runs, cell.passed)
+                counts[key] = counts.get(key, 0) + 1
+        return _spread_of(((*key, n) for key, n in counts.items()), len(self.arms))
+
+    def stop(self) -> None:
+        """Nothing to stop: its cases are in memory."""
+
+    def close(self) -> None:
+        """Nothing to close."""
 
 
 @dataclass(frozen=True)

@@ -154,7 +154,7 @@ def count_pending(planned: Collection[RunKey], done: Done, only_failed: bool = F
     return len(planned) - len(in_plan)
 
 
-def wilson(passed: int, total: int, z: float = Z_95) -> tuple[float, float]:
+def wilson(passed: float, total: float, z: float = Z_95) -> tuple[float, float]:
     """The Wilson score interval of a pass rate: sound for small N and for 0 % or 100 %."""
     if total == 0:
         return (0.0, 1.0)

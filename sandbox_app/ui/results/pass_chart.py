@@ -1,5 +1,5 @@
-"""The results chart: each arm's pass rate with its 95 % Wilson interval as an error bar (left),
-and each arm's pass rate evaluation by evaluation from the history (right).
+"""The results chart: each arm's pass rate with its 95 % interval as an error bar (left), and
+each arm's pass rate evaluation by evaluation from the history (right).
 
 Drawn with pyqtgraph: a plotting library made for Qt (its plots are QGraphicsItems in a
 QGraphicsView, so they live in our PySide6 window, follow its widgets' fonts and are grabbed
@@ -8,7 +8,10 @@ option, is not in the PySide6-Essentials wheel the app uses; PySide6-Addons woul
 larger download for one chart. Imported when the Chart tab is first shown, never at start-up.
 
 Arms are rows of the left plot (their names as its axis, which long names need), so an
-interval is a horizontal bar: its two ends are ``evaluation.wilson`` of the arm's runs.
+interval is a horizontal bar: its two ends are the arm's interval by case
+(core/comparing/case_spread.py: the repeats of a case are not independent trials), drawn when
+the arms' spreads have been counted (``draw_rates``); below the plots, each arm's pass@k and
+pass^k when cases repeat.
 """
 
 from __future__ import annotations
@@ -22,10 +25,10 @@ from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QHBoxLayout, QVBoxLayout, QWidget
 
 from sandbox_app.core.comparing.arms import arm_name
+from sandbox_app.core.comparing.case_spread import ArmRate
 from sandbox_app.core.comparing.results_matrix import MatrixSource, TrendPoint, arm_trends
 from sandbox_app.core.history.history_db import HistoryStore
 from sandbox_app.core.history.history_schema import HistoryError
-from sandbox_app.core.results.evaluation import wilson
 from sandbox_app.ui.common.plain import plain_label
 
 # Colour-blind-safe (Okabe–Ito), one per arm in order; the same arm the same colour in both.
@@ -52,8 +55,8 @@ def _plot(title: str) -> pg.PlotWidget:
 
 
 class PassChart(QWidget):
-    """``source``: the evaluation's arms and their tallies; ``store``: the history, for the
-    trend (None: the trend plot says there is none)."""
+    """``source``: the evaluation's arms; ``store``: the history, for the trend (None: the
+    trend plot says there is none). The rates are drawn by :meth:`draw_rates`."""
 
     def __init__(
         self,
@@ -68,9 +71,11 @@ class PassChart(QWidget):
         # A trend line is a prompt version × model: named so, without the arm's other factors.
         self.line_names = [arm_name(arm, versions) for arm in source.arms]
         self.note = plain_label()
-        self.rates = _plot("Pass rate, 95 % interval")
+        self.repeats = plain_label("Counting each arm's pass rate…")  # pass@k, pass^k
+        self.repeats.setWordWrap(True)  # a line per few arms, never a wider dialog
+        self.rates = _plot("Pass rate, 95 % interval by case")
         self.trend = _plot("Pass rate by evaluation (prompt version × model)")
-        self.bars = self._draw_rates(source.tallies())
+        self.bars: pg.ErrorBarItem | None = None
         try:
             trends = arm_trends(store, source.arms) if store is not None else []
         except HistoryError as err:
@@ -82,12 +87,16 @@ class PassChart(QWidget):
         plots.addWidget(self.trend, 1)
         layout = QVBoxLayout(self)
         layout.addLayout(plots, 1)
+        layout.addWidget(self.repeats)
         layout.addWidget(self.note)
 
-    def _draw_rates(self, tallies: Sequence[tuple[int, int]]) -> pg.ErrorBarItem:
-        rows = np.arange(len(tallies), dtype=float)
-        shares = np.array([100 * p / n if n else 0.0 for n, p in tallies])
-        ends = np.array([wilson(p, n) for n, p in tallies] or np.empty((0, 2))) * 100
+    def draw_rates(self, rates: Sequence[ArmRate]) -> pg.ErrorBarItem:
+        """Each arm's pass rate and its interval (once: the spreads are counted once)."""
+        if self.bars is not None:
+            return self.bars
+        rows = np.arange(len(rates), dtype=float)
+        shares = np.array([100 * rate.rate for rate in rates])
+        ends = np.array([(rate.low, rate.high) for rate in rates] or np.empty((0, 2))) * 100
         bars = pg.ErrorBarItem(
             x=shares,
             y=rows,
@@ -97,11 +106,11 @@ class PassChart(QWidget):
             pen=pg.mkPen(INK, width=2),
         )
         self.rates.addItem(bars)
-        brushes = [pg.mkBrush(arm_colour(i)) for i in range(len(tallies))]
+        brushes = [pg.mkBrush(arm_colour(i)) for i in range(len(rates))]
         dots = pg.ScatterPlotItem(x=shares, y=rows, size=12, brush=brushes, pen=pg.mkPen(INK))
         self.rates.addItem(dots)
-        for i, (runs, passed) in enumerate(tallies):
-            label = pg.TextItem(f"{passed}/{runs}", color=INK, anchor=(0.5, 1.3))
+        for i, rate in enumerate(rates):
+            label = pg.TextItem(f"{rate.passed:,}/{rate.runs:,}", color=INK, anchor=(0.5, 1.3))
             label.setPos(float(shares[i]), float(rows[i]))
             self.rates.addItem(label)
         axis = self.rates.getAxis("left")
@@ -110,9 +119,22 @@ class PassChart(QWidget):
         self.rates.setXRange(-6, 106, padding=0)
         bottom = self.rates.getAxis("bottom")
         bottom.setTicks([[(float(v), f"{v} %") for v in range(0, 101, 20)]])
-        self.rates.setYRange(-0.6, max(len(tallies), 1) - 0.4, padding=0)
+        self.rates.setYRange(-0.6, max(len(rates), 1) - 0.4, padding=0)
         self.rates.getViewBox().invertY(True)  # the first arm on top, as in the matrix
         self.rates.setLabel("bottom", "runs passed", color=INK)
+        repeated = [
+            f"{_short(self.names[i])}: pass@{rate.k} {rate.pass_at:.0%}, pass^{rate.k} "
+            f"{rate.pass_hat:.0%}"
+            for i, rate in enumerate(rates)
+            if rate.pass_at is not None and rate.pass_hat is not None
+        ]
+        self.repeats.setText(
+            "At least one of k runs passes (pass@k), all k pass (pass^k), by case — "
+            + " · ".join(repeated)
+            if repeated
+            else "One run a case: pass@k and pass^k need repeats."
+        )
+        self.bars = bars
         return bars
 
     def _draw_trend(self, trends: Sequence[tuple[int, list[TrendPoint]]]) -> list[pg.PlotDataItem]:
