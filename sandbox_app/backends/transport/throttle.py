@@ -24,13 +24,16 @@ every run sending to it.
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections.abc import AsyncGenerator, Callable
 from contextlib import aclosing
+from typing import TYPE_CHECKING
 
 from sandbox_app.backends.transport.errors import gave_up
 from sandbox_app.core.running.backend import BackendError, Delta
+
+if TYPE_CHECKING:  # asyncio itself on the first wait: the window paints before it loads
+    import asyncio
 
 MAX_RETRIES = 3  # a request's 429s retried, then the run fails with errors.gave_up's line
 MAX_RETRY_WAIT_S = 60.0  # whatever a server's Retry-After says
@@ -77,6 +80,8 @@ class ServerThrottle:
 
     async def acquire(self) -> float:
         """Wait for a place (after any pause); the seconds waited (0.0: none)."""
+        import asyncio
+
         started, waited = time.monotonic(), False
         while True:
             pause = self.paused_until - time.monotonic()
