@@ -121,8 +121,8 @@ def test_presenter_mode_with_four_lanes(
         sized(qtbot, window, size)
         lane = compare.lanes[1]  # the guesser: its ✘ shown
         compare.strip.tabs.setCurrentIndex(1)
-        room = compare.strip.area.viewport().width()
-        qtbot.waitUntil(lambda: lane.width() >= room - 2, timeout=3000)  # the whole width
+        room = compare.strip.area.viewport()  # its width read as it settles (a scroll bar)
+        qtbot.waitUntil(lambda: lane.width() >= room.width() - 2, timeout=3000)  # all of it
         qtbot.waitUntil(lambda: lines_shown(lane.trace) >= least, timeout=3000)
         all_shown(
             qtbot,

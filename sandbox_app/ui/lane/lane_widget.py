@@ -17,6 +17,7 @@ from sandbox_app.core.running.recording import RecordedLane
 from sandbox_app.core.scenarios.scenario import LaneConfig, Scenario
 from sandbox_app.ui.common.fitting import hold_height_for_width
 from sandbox_app.ui.common.plain import plain_label
+from sandbox_app.ui.grading.grade_bar import GradeBar
 from sandbox_app.ui.lane.backend_panel import BackendPanel, kind_caption
 from sandbox_app.ui.lane.lane_runner import LaneRunner
 from sandbox_app.ui.lane.run_controller import RunController
@@ -184,11 +185,13 @@ class LaneWidget(QFrame):
         step_label.show()  # a widget moved to another parent is hidden until shown again
         self._answer_beside_status(on, pane_layout)
         # The prompt version it ran: the table's Prompt column says it (the row stays one line).
+        # The grade bar too: a person grades at a desk, not on the projector's 600 px.
         chrome = (
             self.model_label,
             self.pane.controls_bar,
             self.duplicate_button,
             self.prompt_label,
+            *self.pane.findChildren(GradeBar),
         )
         for widget in (*chrome, self.remove_button):
             widget.setVisible(not on)
