@@ -27,9 +27,9 @@ from typing import Any, TextIO
 
 from sandbox_app.cli.cli_io import STDIN
 from sandbox_app.cli.terminal import say
-from sandbox_app.core.results.eval_result import EvalResult, RunKey
+from sandbox_app.core.results.eval_result import RunKey
 from sandbox_app.core.results.evaluation import LaneTally
-from sandbox_app.core.results.result_stream import Scan, split_line
+from sandbox_app.core.results.result_stream import LineParts, Scan, split_line
 from sandbox_app.core.results.shards import Merge, Shard
 from sandbox_app.core.running.metrics import plural
 from sandbox_app.core.scenarios.scenario_file import MAX_FILE_BYTES
@@ -119,9 +119,7 @@ class Merging:
                 "files: the later file's result kept (a rerun shard replaces)"
             )
 
-    def written(
-        self, tallies: dict[str, LaneTally], found: Scan
-    ) -> Iterator[tuple[EvalResult, bytes]]:
+    def written(self, tallies: dict[str, LaneTally], found: Scan) -> Iterator[LineParts]:
         """Each run's line written to the results file (through a temporary file, put in
         place once whole), counted in its lane's tally and in ``found`` (what the file
         holds, as a scan of it would say), and given on with its trace unparsed (for the
@@ -133,15 +131,15 @@ class Merging:
                 number = 0
                 for key, raw in self.merge.lines():
                     try:
-                        result, events = split_line(raw, f"{name} line {number + 1}")
+                        parts = split_line(raw, f"{name} line {number + 1}")
                     except ReadError:
                         found.damaged += 1  # said as a resume says it, not counted
                         continue
                     number += 1
                     out.write(raw + b"\n")
-                    found.latest[key], found.lines[key] = result.passed, number
-                    tallies.setdefault(key.lane, LaneTally()).add(result)
-                    yield result, events
+                    found.latest[key], found.lines[key] = parts.result.passed, number
+                    tallies.setdefault(key.lane, LaneTally()).add(parts.result)
+                    yield parts
             os.replace(temporary, self.results)
         finally:
             if os.path.exists(temporary):

@@ -85,6 +85,10 @@ class Arm:
             **self.settings.to_dict(lane=False),
         }
 
+    def document(self) -> dict[str, Any] | None:
+        """A result's ``"arm"``: null when only the version is known (a schema-1 line)."""
+        return None if self == Arm(self.prompt_version) else self.to_dict()
+
     @classmethod
     def from_dict(cls, data: Any, prompt_version: str, where: str) -> Arm:
         # An evaluation's 100,000 lines hold a handful of arms: each read once (a third of a
@@ -117,6 +121,9 @@ class JudgeUsage:
     tokens_in: int = 0
     tokens_out: int = 0
     cost: float | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"tokens_in": self.tokens_in, "tokens_out": self.tokens_out, "cost": self.cost}
 
 
 @dataclass(frozen=True)
@@ -272,8 +279,7 @@ class EvalResult:
             "question": self.question,
             "expected": self.expected,
             "prompt_version": self.arm.prompt_version,
-            # null when only the version is known (a schema-1 line read again)
-            "arm": None if self.arm == Arm(self.arm.prompt_version) else self.arm.to_dict(),
+            "arm": self.arm.document(),
             "status": self.status,
             "answer": self.answer,
             "reason": self.reason,
@@ -282,14 +288,13 @@ class EvalResult:
         if self.events is not None:
             data["events"] = list(self.events)
         if self.judge is not None:
-            data["judge"] = {
-                "tokens_in": self.judge.tokens_in,
-                "tokens_out": self.judge.tokens_out,
-                "cost": self.judge.cost,
-            }
-        data["checks"] = [check.to_dict() for check in self.checks]
+            data["judge"] = self.judge.to_dict()
+        data["checks"] = self.checks_list()
         data["passed"] = self.passed
         return data
+
+    def checks_list(self) -> list[dict[str, Any]]:
+        return [check.to_dict() for check in self.checks]
 
     @classmethod
     def from_dict(cls, data: Any, where: str = "result") -> EvalResult:
