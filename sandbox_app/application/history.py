@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -18,6 +17,7 @@ from sandbox_app.core.history.history_db import HistoryStore
 from sandbox_app.core.history.history_rows import result_row
 from sandbox_app.core.history.history_schema import HistoryError, default_path, packed_json
 from sandbox_app.core.results.eval_result import EvalResult
+from sandbox_app.core.results.one_behind import OneBehind
 from sandbox_app.core.results.result_stream import LineParts
 from sandbox_app.core.running.events import event_to_dict
 from sandbox_app.core.running.recording import event_from_dict
@@ -164,33 +164,33 @@ class EvaluationLog:
         (zlib and SQLite let go of the GIL: a merge of 100,000 runs uses both cores); one
         batch at most waits, so memory stays a batch's."""
         rows: list[tuple[tuple[Any, ...], bytes]] = []
-        with ThreadPoolExecutor(1, thread_name_prefix="history-rows") as writer:
-            storing: Future[None] | None = None
+        with OneBehind("history-rows") as writer:
             for result, events, metrics in results:
                 if self.history.store is None or self.id is None:
                     continue
                 model = self.models.get(result.lane, "")
                 rows.append((result_row(self.id, result, model, metrics), events))
                 if len(rows) == batch:
-                    self._stored(storing)
-                    storing, rows = writer.submit(self._store_rows, rows), []
-            self._stored(storing)
+                    self._stored(writer, rows)
+                    rows = []
             if rows:
-                self._stored(writer.submit(self._store_rows, rows))
+                self._stored(writer, rows)
+            self._stored(writer, [])
+
+    def _stored(self, writer: OneBehind, rows: list[tuple[tuple[Any, ...], bytes]]) -> None:
+        """The batch before stored (the history off if it could not be), ``rows`` handed on."""
+        try:
+            writer.wait()
+        except HistoryError as err:
+            self.history._off(err)
+        if rows:
+            writer.hand(lambda: self._store_rows(rows))
 
     def _store_rows(self, rows: list[tuple[tuple[Any, ...], bytes]]) -> None:
         store = self.history.store
         if store is not None:
             store.add_rows((row, packed_json(events)) for row, events in rows)
             self.history.stored()
-
-    def _stored(self, storing: Future[None] | None) -> None:
-        """The batch being stored, waited for; the history off if it could not be."""
-        try:
-            if storing is not None:
-                storing.result()
-        except HistoryError as err:
-            self.history._off(err)
 
     def finish(self) -> None:
         store = self.history.store

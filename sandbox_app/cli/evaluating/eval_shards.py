@@ -22,6 +22,7 @@ import io
 import os
 import tempfile
 from collections.abc import Callable, Collection, Iterator, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -29,6 +30,7 @@ from sandbox_app.cli.cli_io import STDIN
 from sandbox_app.cli.terminal import say
 from sandbox_app.core.results.eval_result import RunKey
 from sandbox_app.core.results.evaluation import LaneTally
+from sandbox_app.core.results.one_behind import OneBehind
 from sandbox_app.core.results.result_stream import LineParts, Scan, split_line
 from sandbox_app.core.results.shards import Merge, Shard
 from sandbox_app.core.running.metrics import plural
@@ -97,6 +99,9 @@ def shard_file(results: Path, shard: Shard) -> Path:
     return results.with_name(f"{results.name.removesuffix('.jsonl')}{shard.file_suffix()}.jsonl")
 
 
+WRITTEN_LINES = 500  # lines of the merged file written at once (~7 MB)
+
+
 class Merging:
     """``--merge``'s shard files (or ``--ray``'s) as the one results file ``results``:
     checked first (a planned run in none of them: a ValueError of one line, nothing
@@ -127,8 +132,10 @@ class Merging:
         name = display_name(self.results)
         handle, temporary = tempfile.mkstemp(prefix=".merging-", dir=self.results.parent)
         try:
-            with os.fdopen(handle, "wb") as out:
-                number = 0
+            # The lines written a few MB at a time on a thread of their own (one_behind.py),
+            # while the next are read: a disk taking 1 GB is then not waited for line by line.
+            with os.fdopen(handle, "wb") as out, OneBehind("merged-file") as writer:
+                number, lines = 0, list[bytes]()
                 for key, raw in self.merge.lines():
                     try:
                         parts = split_line(raw, f"{name} line {number + 1}")
@@ -136,10 +143,14 @@ class Merging:
                         found.damaged += 1  # said as a resume says it, not counted
                         continue
                     number += 1
-                    out.write(raw + b"\n")
+                    lines += (raw, b"\n")
+                    if len(lines) == WRITTEN_LINES * 2:
+                        writer.hand(partial(out.writelines, lines))
+                        lines = []
                     found.latest[key], found.lines[key] = parts.result.passed, number
                     tallies.setdefault(key.lane, LaneTally()).add(parts.result)
                     yield parts
+                writer.hand(partial(out.writelines, lines))
             os.replace(temporary, self.results)
         finally:
             if os.path.exists(temporary):
