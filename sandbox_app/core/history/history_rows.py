@@ -12,7 +12,6 @@ it and say that line where the rest can still be shown. No Qt here.
 
 from __future__ import annotations
 
-import functools
 import json
 import zlib
 from dataclasses import dataclass, field
@@ -263,8 +262,18 @@ def result_row(
     )
 
 
-@functools.lru_cache(maxsize=64)
 def _arm_json(arm: Arm) -> str | None:
-    """An arm's column (an evaluation's 100,000 rows hold a handful of arms: each written once)."""
-    document = arm.document()
-    return None if document is None else json.dumps(document, ensure_ascii=False)
+    """An arm's column. An evaluation's 100,000 rows hold a handful of arms, each one object
+    (``Arm.from_dict`` keeps them): its column is written once, found by the object itself
+    (hashing an arm walks all its settings; the entry holds the arm, so its id is its own)."""
+    known = _ARM_COLUMNS.get(id(arm))
+    if known is None or known[0] is not arm:
+        document = arm.document()
+        text = None if document is None else json.dumps(document, ensure_ascii=False)
+        if len(_ARM_COLUMNS) >= 64:
+            _ARM_COLUMNS.clear()
+        known = _ARM_COLUMNS[id(arm)] = (arm, text)
+    return known[1]
+
+
+_ARM_COLUMNS: dict[int, tuple[Arm, str | None]] = {}
