@@ -64,7 +64,11 @@ _NEW_RESULT = (
     "expected = excluded.expected, answer = excluded.answer, checks = excluded.checks, "
     "metrics = excluded.metrics, arm = excluded.arm, reason = excluded.reason, "
     "judge = excluded.judge, "
-    "recorded = excluded.recorded RETURNING id"
+    "recorded = excluded.recorded"
+)
+_NEW_TRACE = (
+    "INSERT OR REPLACE INTO traces (result_id, events) SELECT id, ? FROM results "
+    "WHERE evaluation_id = ? AND lane = ? AND case_no = ? AND repeat = ?"
 )
 _NEW_RUN = (
     "INSERT INTO runs (recorded, place, scenario_title, prompt_version, backend, model, "
@@ -185,12 +189,11 @@ class HistoryStore:
         (a merge stores 100,000 runs a few hundred a transaction, not one each)."""
 
         def work(db: sqlite3.Connection) -> None:
-            for row, trace in rows:
-                (result_id,) = db.execute(_NEW_RESULT, row).fetchone()
-                db.execute(
-                    "INSERT OR REPLACE INTO traces (result_id, events) VALUES (?, ?)",
-                    (result_id, trace),
-                )
+            # Each statement once for all the rows (the rows bound in C, not one call each);
+            # a trace finds its result's id by the (evaluation, lane, case, repeat) index.
+            many = list(rows)
+            db.executemany(_NEW_RESULT, [row for row, _trace in many])
+            db.executemany(_NEW_TRACE, [(trace, *row[:4]) for row, trace in many])
 
         self._write(work)
 
