@@ -186,7 +186,7 @@ class HistoryStore:
 
     def add_rows(self, rows: Iterable[tuple[tuple[Any, ...], bytes]]) -> None:
         """Results' rows (``history_rows.result_row``) and packed traces, in one transaction
-        (a merge stores 100,000 runs a few hundred a transaction, not one each)."""
+        (a merge stores 100,000 runs a thousand a transaction, not one each)."""
 
         def work(db: sqlite3.Connection) -> None:
             # Each statement once for all the rows (the rows bound in C, not one call each);
