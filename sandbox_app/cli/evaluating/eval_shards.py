@@ -24,7 +24,7 @@ import tempfile
 from collections.abc import Callable, Collection, Iterator, Sequence
 from functools import partial
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, BinaryIO, TextIO
 
 from sandbox_app.cli.cli_io import STDIN
 from sandbox_app.cli.terminal import say
@@ -145,16 +145,21 @@ class Merging:
                     number += 1
                     lines += (raw, b"\n")
                     if len(lines) == WRITTEN_LINES * 2:
-                        writer.hand(partial(out.writelines, lines))
+                        writer.hand(partial(_write_joined, out, lines))
                         lines = []
                     found.latest[key], found.lines[key] = parts.result.passed, number
                     tallies.setdefault(key.lane, LaneTally()).add(parts.result)
                     yield parts
-                writer.hand(partial(out.writelines, lines))
+                writer.hand(partial(_write_joined, out, lines))
             os.replace(temporary, self.results)
         finally:
             if os.path.exists(temporary):
                 os.unlink(temporary)
+
+
+def _write_joined(out: BinaryIO, lines: list[bytes]) -> None:
+    """Lines written in one call (on the writing thread: the copy is not the reader's)."""
+    out.write(b"".join(lines))
 
 
 # ---- eval --ray: the shards as Ray tasks ----------------------------------------------------

@@ -20,9 +20,9 @@ class OneBehind:
 
     def __init__(self, name: str) -> None:
         self._thread = ThreadPoolExecutor(1, thread_name_prefix=name)
-        self._doing: Future[None] | None = None
+        self._doing: Future[object] | None = None
 
-    def hand(self, piece: Callable[[], None]) -> None:
+    def hand(self, piece: Callable[[], object]) -> None:
         """``piece`` done on the thread, once the one before it is done."""
         self.wait()
         self._doing = self._thread.submit(piece)
