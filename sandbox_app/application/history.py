@@ -17,6 +17,8 @@ from sandbox_app.core.history.history_db import HistoryStore
 from sandbox_app.core.history.history_rows import result_row
 from sandbox_app.core.history.history_schema import HistoryError, default_path, packed_json
 from sandbox_app.core.results.eval_result import EvalResult
+from sandbox_app.core.results.one_behind import OneBehind
+from sandbox_app.core.results.result_stream import LineParts
 from sandbox_app.core.running.events import event_to_dict
 from sandbox_app.core.running.recording import event_from_dict
 from sandbox_app.core.running.records import RunRecord
@@ -154,33 +156,42 @@ class EvaluationLog:
         self.history.stored()
         return True
 
-    def add_many(self, results: Iterable[tuple[EvalResult, bytes]], batch: int = 500) -> None:
-        """Each result with its trace as the JSON its line held (a merge's: the trace is
-        never parsed), ``batch`` a transaction. ``results`` is gone through whole, history
-        or not: what makes them may count them as they come."""
-        store = self.history.store
-        rows: list[tuple[tuple[Any, ...], bytes]] = []
-        for result, events in results:
-            if store is None or self.id is None:
-                continue
-            model = self.models.get(result.lane, "")
-            rows.append((result_row(self.id, result, model), packed_json(events)))
-            if len(rows) == batch:
-                store = self._store_rows(store, rows)
-                rows = []
-        if rows and store is not None:
-            self._store_rows(store, rows)
+    def add_many(self, results: Iterable[LineParts], batch: int = 1000) -> None:
+        """Each result with its trace and metrics as the JSON its line held (a merge's: never
+        parsed again, never written again), ``batch`` a transaction. ``results`` is gone
+        through whole, history or not: what makes them may count them as they come.
 
-    def _store_rows(
-        self, store: HistoryStore, rows: list[tuple[tuple[Any, ...], bytes]]
-    ) -> HistoryStore | None:
+        A batch is compressed and stored on a thread of its own while the next is read
+        (zlib and SQLite let go of the GIL: a merge of 100,000 runs uses both cores); one
+        batch at most waits, so memory stays a batch's."""
+        rows: list[tuple[tuple[Any, ...], bytes]] = []
+        with OneBehind("history-rows") as writer:
+            for result, events, metrics in results:
+                if self.history.store is None or self.id is None:
+                    continue
+                model = self.models.get(result.lane, "")
+                rows.append((result_row(self.id, result, model, metrics), events))
+                if len(rows) == batch:
+                    self._stored(writer, rows)
+                    rows = []
+            if rows:
+                self._stored(writer, rows)
+            self._stored(writer, [])
+
+    def _stored(self, writer: OneBehind, rows: list[tuple[tuple[Any, ...], bytes]]) -> None:
+        """The batch before stored (the history off if it could not be), ``rows`` handed on."""
         try:
-            store.add_rows(rows)
+            writer.wait()
         except HistoryError as err:
             self.history._off(err)
-            return None
-        self.history.stored()
-        return store
+        if rows:
+            writer.hand(lambda: self._store_rows(rows))
+
+    def _store_rows(self, rows: list[tuple[tuple[Any, ...], bytes]]) -> None:
+        store = self.history.store
+        if store is not None:
+            store.add_rows((row, packed_json(events)) for row, events in rows)
+            self.history.stored()
 
     def finish(self) -> None:
         store = self.history.store

@@ -6,8 +6,11 @@ from __future__ import annotations
 
 import contextlib
 import io
+import json
 import shutil
+import sqlite3
 import xml.etree.ElementTree as ET
+import zlib
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -17,9 +20,12 @@ import pytest
 from sandbox_app.cli.evaluating.eval_command import eval_command
 from sandbox_app.core.comparing.evaluations import diff_evaluations
 from sandbox_app.core.history.history_db import HistoryStore
+from sandbox_app.core.results.eval_result import EvalResult
 from sandbox_app.core.results.evaluation import iter_plan, read_results
+from sandbox_app.core.results.result_stream import split_line
 from sandbox_app.core.results.shards import Shard, ShardPlan, case_ids, shard_of
 from sandbox_app.core.scenarios.scenario_file import load_scenario, scenarios_dir
+from sandbox_app.core.untrusted.file_reader import ReadError
 
 EXAMPLE = scenarios_dir() / "test_set.json"
 # Two arms and two repeats of the shipped test set: 48 runs.
@@ -148,3 +154,93 @@ def many() -> tuple[Any, ...]:
 def test_a_bad_shard_is_one_line(text: str) -> None:
     with pytest.raises(ValueError, match="--shard must be I/N"):
         Shard.parse(text)
+
+
+# What a history row holds, but its ids, its model (the lane's, not the line's) and its time.
+COLUMNS = (
+    "r.lane, r.case_no, r.repeat, r.prompt_version, r.passed, r.status, r.question, "
+    "r.expected, r.answer, r.checks, r.metrics, r.arm, r.reason, r.judge, t.events"
+)
+
+
+def stored_rows(db: Path, evaluation: int) -> list[tuple[Any, ...]]:
+    """An evaluation's rows as the file holds them, each trace unpacked (its bytes)."""
+    with contextlib.closing(sqlite3.connect(db)) as connection:
+        rows = connection.execute(
+            f"SELECT {COLUMNS} FROM results r JOIN traces t ON t.result_id = r.id "
+            "WHERE r.evaluation_id = ? ORDER BY r.lane, r.case_no, r.repeat",
+            (evaluation,),
+        ).fetchall()
+    return [(*row[:-1], zlib.decompress(row[-1])) for row in rows]
+
+
+def test_a_merge_stores_each_run_as_storing_it_alone_would(tmp_path: Path) -> None:
+    """The merge takes a row's metrics and trace as its line holds them, and reads the rest:
+    the history gets the very rows (byte for byte) that storing each result of the merged
+    file on its own writes; a line whose metrics nest the keys the merge cuts at is read
+    whole, and one that is no result is left out (its run made again, as a resume would)."""
+    shards = [tmp_path / f"shard{i}.jsonl" for i in (1, 2)]
+    for number, path in enumerate(shards, 1):
+        assert evaluate("--shard", f"{number}/2", "--out", str(path)) == 0
+    lines = shards[0].read_bytes().splitlines()
+    trapped = json.loads(lines[0])
+    trapped["metrics"]["x"] = {"a": "→ ]}", "metrics": {"steps": []}, "events": [7]}
+    lines[0] = json.dumps(trapped, ensure_ascii=False).encode()
+    refused = json.loads(lines[1])
+    refused["metrics"]["tool_calls"] = "two"
+    lines[1] = json.dumps(refused, ensure_ascii=False).encode()
+    shards[0].write_bytes(b"\n".join(lines) + b"\n")
+    merged, db = tmp_path / "merged.jsonl", tmp_path / "history.db"
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        evaluate("--merge", *map(str, shards), "--out", str(merged), "--db", str(db))
+    assert "1 damaged line" in err.getvalue()
+    kept = merged.read_bytes().splitlines()
+    assert len(kept) == 48
+    assert b'"two"' not in merged.read_bytes()
+    store = HistoryStore(db)
+    try:
+        alone = store.begin_evaluation("alone", "", {}, 12, 2, "test")
+        for number, line in enumerate(kept, 1):
+            result = EvalResult.from_json(line, f"line {number}")
+            store.add_result(alone, replace(result, events=None), result.events or (), "")
+    finally:
+        store.close()
+    ours, theirs = stored_rows(db, 1), stored_rows(db, alone)
+    assert len(ours) == 48
+    assert ours == theirs
+    first = next(
+        row
+        for row in ours
+        if (row[0], row[1], row[2]) == (trapped["lane"], trapped["case"], trapped["repeat"])
+    )
+    assert json.loads(first[10])["x"]["events"] == [7]  # read whole: its own metrics
+    assert split_line(kept[-1], "line 48").metrics is not None  # a line as eval writes it: cut
+    assert json.loads(first[-1]) == trapped["events"]
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"passed": "yes"},
+        {"metrics": {"tool_calls": "two"}},
+        {"metrics": [1]},
+        {"case": -1},
+        {"checks": {"name": "answer"}},
+    ],
+)
+def test_a_shard_line_that_is_no_result_is_refused_by_the_merge(
+    tmp_path: Path, change: dict[str, Any]
+) -> None:
+    """A shard file may come from another machine: a line the merge cuts is still read by
+    the one reader and EvalResult's checks, whatever it holds."""
+    sample = tmp_path / "sample.jsonl"
+    assert evaluate("--shard", "1/9", "--out", str(sample)) == 0
+    line = json.loads(sample.read_bytes().splitlines()[0])
+    for key, value in change.items():
+        if isinstance(value, dict) and isinstance(line.get(key), dict):
+            line[key].update(value)
+        else:
+            line[key] = value
+    with pytest.raises(ReadError, match="line 1"):
+        split_line(json.dumps(line, ensure_ascii=False).encode(), "shard.jsonl line 1")

@@ -22,14 +22,16 @@ import io
 import os
 import tempfile
 from collections.abc import Callable, Collection, Iterator, Sequence
+from functools import partial
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, BinaryIO, TextIO
 
 from sandbox_app.cli.cli_io import STDIN
 from sandbox_app.cli.terminal import say
-from sandbox_app.core.results.eval_result import EvalResult, RunKey
+from sandbox_app.core.results.eval_result import RunKey
 from sandbox_app.core.results.evaluation import LaneTally
-from sandbox_app.core.results.result_stream import Scan, split_line
+from sandbox_app.core.results.one_behind import OneBehind
+from sandbox_app.core.results.result_stream import LineParts, Scan, split_line
 from sandbox_app.core.results.shards import Merge, Shard
 from sandbox_app.core.running.metrics import plural
 from sandbox_app.core.scenarios.scenario_file import MAX_FILE_BYTES
@@ -97,6 +99,9 @@ def shard_file(results: Path, shard: Shard) -> Path:
     return results.with_name(f"{results.name.removesuffix('.jsonl')}{shard.file_suffix()}.jsonl")
 
 
+WRITTEN_LINES = 500  # lines of the merged file written at once (~7 MB)
+
+
 class Merging:
     """``--merge``'s shard files (or ``--ray``'s) as the one results file ``results``:
     checked first (a planned run in none of them: a ValueError of one line, nothing
@@ -119,9 +124,7 @@ class Merging:
                 "files: the later file's result kept (a rerun shard replaces)"
             )
 
-    def written(
-        self, tallies: dict[str, LaneTally], found: Scan
-    ) -> Iterator[tuple[EvalResult, bytes]]:
+    def written(self, tallies: dict[str, LaneTally], found: Scan) -> Iterator[LineParts]:
         """Each run's line written to the results file (through a temporary file, put in
         place once whole), counted in its lane's tally and in ``found`` (what the file
         holds, as a scan of it would say), and given on with its trace unparsed (for the
@@ -129,23 +132,34 @@ class Merging:
         name = display_name(self.results)
         handle, temporary = tempfile.mkstemp(prefix=".merging-", dir=self.results.parent)
         try:
-            with os.fdopen(handle, "wb") as out:
-                number = 0
+            # The lines written a few MB at a time on a thread of their own (one_behind.py),
+            # while the next are read: a disk taking 1 GB is then not waited for line by line.
+            with os.fdopen(handle, "wb") as out, OneBehind("merged-file") as writer:
+                number, lines = 0, list[bytes]()
                 for key, raw in self.merge.lines():
                     try:
-                        result, events = split_line(raw, f"{name} line {number + 1}")
+                        parts = split_line(raw, f"{name} line {number + 1}")
                     except ReadError:
                         found.damaged += 1  # said as a resume says it, not counted
                         continue
                     number += 1
-                    out.write(raw + b"\n")
-                    found.latest[key], found.lines[key] = result.passed, number
-                    tallies.setdefault(key.lane, LaneTally()).add(result)
-                    yield result, events
+                    lines += (raw, b"\n")
+                    if len(lines) == WRITTEN_LINES * 2:
+                        writer.hand(partial(_write_joined, out, lines))
+                        lines = []
+                    found.latest[key], found.lines[key] = parts.result.passed, number
+                    tallies.setdefault(key.lane, LaneTally()).add(parts.result)
+                    yield parts
+                writer.hand(partial(_write_joined, out, lines))
             os.replace(temporary, self.results)
         finally:
             if os.path.exists(temporary):
                 os.unlink(temporary)
+
+
+def _write_joined(out: BinaryIO, lines: list[bytes]) -> None:
+    """Lines written in one call (on the writing thread: the copy is not the reader's)."""
+    out.write(b"".join(lines))
 
 
 # ---- eval --ray: the shards as Ray tasks ----------------------------------------------------

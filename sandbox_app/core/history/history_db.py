@@ -65,7 +65,15 @@ _NEW_RESULT = (
     "expected = excluded.expected, answer = excluded.answer, checks = excluded.checks, "
     "metrics = excluded.metrics, arm = excluded.arm, reason = excluded.reason, "
     "judge = excluded.judge, "
-    "recorded = excluded.recorded RETURNING id"
+    "recorded = excluded.recorded"
+)
+_NEW_TRACE = (
+    "INSERT OR REPLACE INTO traces (result_id, events) SELECT id, ? FROM results "
+    "WHERE evaluation_id = ? AND lane = ? AND case_no = ? AND repeat = ?"
+)
+_DROP_GRADE = (
+    "DELETE FROM grades WHERE result_id = (SELECT id FROM results "
+    "WHERE evaluation_id = ? AND lane = ? AND case_no = ? AND repeat = ?)"
 )
 _NEW_RUN = (
     "INSERT INTO runs (recorded, place, scenario_title, prompt_version, backend, model, "
@@ -186,17 +194,17 @@ class HistoryStore:
 
     def add_rows(self, rows: Iterable[tuple[tuple[Any, ...], bytes]]) -> None:
         """Results' rows (``history_rows.result_row``) and packed traces, in one transaction
-        (a merge stores 100,000 runs a few hundred a transaction, not one each)."""
+        (a merge stores 100,000 runs a thousand a transaction, not one each)."""
 
         def work(db: sqlite3.Connection) -> None:
-            for row, trace in rows:
-                (result_id,) = db.execute(_NEW_RESULT, row).fetchone()
+            # Each statement once for all the rows (the rows bound in C, not one call each);
+            # a trace finds its result's id by the (evaluation, lane, case, repeat) index.
+            many = list(rows)
+            db.executemany(_NEW_RESULT, [row for row, _trace in many])
+            db.executemany(_NEW_TRACE, [(trace, *row[:4]) for row, trace in many])
+            if db.execute("SELECT 1 FROM grades LIMIT 1").fetchone() is not None:
                 # A run again is another run: a person's grade of the one it replaces goes.
-                db.execute("DELETE FROM grades WHERE result_id = ?", (result_id,))
-                db.execute(
-                    "INSERT OR REPLACE INTO traces (result_id, events) VALUES (?, ?)",
-                    (result_id, trace),
-                )
+                db.executemany(_DROP_GRADE, [row[:4] for row, _trace in many])
 
         self._write(work)
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sandbox_app.core.history.history_schema import HistoryError, now
-from sandbox_app.core.results.eval_result import EvalResult
+from sandbox_app.core.results.eval_result import Arm, EvalResult
 from sandbox_app.core.untrusted.file_reader import (
     ReadError,
     one_line,
@@ -234,9 +234,13 @@ def result_of(row: tuple[Any, ...], events: bool) -> EvalResult:
         raise HistoryError(one_line(str(err))) from None
 
 
-def result_row(evaluation: int, result: EvalResult, model: str) -> tuple[Any, ...]:
-    """A result's row in ``results``: its JSON columns as a results file's line has them."""
-    data = result.to_dict()
+def result_row(
+    evaluation: int, result: EvalResult, model: str, metrics: str | None = None
+) -> tuple[Any, ...]:
+    """A result's row in ``results``: its JSON columns as a results file's line has them
+    (``metrics``: that column's text as the line held it, when the caller has it)."""
+    if metrics is None and result.metrics.document is not None:
+        metrics = json.dumps(dict(result.metrics.document), ensure_ascii=False)
     return (
         evaluation,
         result.lane,
@@ -249,10 +253,27 @@ def result_row(evaluation: int, result: EvalResult, model: str) -> tuple[Any, ..
         result.question,
         result.expected,
         result.answer,
-        json.dumps(data["checks"], ensure_ascii=False),
-        json.dumps(data["metrics"], ensure_ascii=False),
-        None if data["arm"] is None else json.dumps(data["arm"], ensure_ascii=False),
+        json.dumps(result.checks_list(), ensure_ascii=False),
+        metrics,
+        _arm_json(result.arm),
         result.reason,
-        json.dumps(data["judge"]) if "judge" in data else None,
+        None if result.judge is None else json.dumps(result.judge.to_dict()),
         now(),
     )
+
+
+def _arm_json(arm: Arm) -> str | None:
+    """An arm's column. An evaluation's 100,000 rows hold a handful of arms, each one object
+    (``Arm.from_dict`` keeps them): its column is written once, found by the object itself
+    (hashing an arm walks all its settings; the entry holds the arm, so its id is its own)."""
+    known = _ARM_COLUMNS.get(id(arm))
+    if known is None or known[0] is not arm:
+        document = arm.document()
+        text = None if document is None else json.dumps(document, ensure_ascii=False)
+        if len(_ARM_COLUMNS) >= 64:
+            _ARM_COLUMNS.clear()
+        known = _ARM_COLUMNS[id(arm)] = (arm, text)
+    return known[1]
+
+
+_ARM_COLUMNS: dict[int, tuple[Arm, str | None]] = {}

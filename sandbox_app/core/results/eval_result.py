@@ -85,6 +85,10 @@ class Arm:
             **self.settings.to_dict(lane=False),
         }
 
+    def document(self) -> dict[str, Any] | None:
+        """A result's ``"arm"``: null when only the version is known (a schema-1 line)."""
+        return None if self == Arm(self.prompt_version) else self.to_dict()
+
     @classmethod
     def from_dict(cls, data: Any, prompt_version: str, where: str) -> Arm:
         # An evaluation's 100,000 lines hold a handful of arms: each read once (a third of a
@@ -121,6 +125,18 @@ class JudgeUsage:
     # before): what a build's gate reads when the judge is uncalibrated.
     passed_without_judge: bool | None = None
     judge_id: str = ""  # which judge it was (judge_spec.judge_identity; "": not known)
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "tokens_in": self.tokens_in,
+            "tokens_out": self.tokens_out,
+            "cost": self.cost,
+        }
+        if self.passed_without_judge is not None:
+            data["passed_without_judge"] = self.passed_without_judge
+        if self.judge_id:
+            data["judge_id"] = self.judge_id
+        return data
 
 
 @dataclass(frozen=True)
@@ -276,8 +292,7 @@ class EvalResult:
             "question": self.question,
             "expected": self.expected,
             "prompt_version": self.arm.prompt_version,
-            # null when only the version is known (a schema-1 line read again)
-            "arm": None if self.arm == Arm(self.arm.prompt_version) else self.arm.to_dict(),
+            "arm": self.arm.document(),
             "status": self.status,
             "answer": self.answer,
             "reason": self.reason,
@@ -286,18 +301,13 @@ class EvalResult:
         if self.events is not None:
             data["events"] = list(self.events)
         if self.judge is not None:
-            data["judge"] = {
-                "tokens_in": self.judge.tokens_in,
-                "tokens_out": self.judge.tokens_out,
-                "cost": self.judge.cost,
-            }
-            if self.judge.passed_without_judge is not None:
-                data["judge"]["passed_without_judge"] = self.judge.passed_without_judge
-            if self.judge.judge_id:
-                data["judge"]["judge_id"] = self.judge.judge_id
-        data["checks"] = [check.to_dict() for check in self.checks]
+            data["judge"] = self.judge.to_dict()
+        data["checks"] = self.checks_list()
         data["passed"] = self.passed
         return data
+
+    def checks_list(self) -> list[dict[str, Any]]:
+        return [check.to_dict() for check in self.checks]
 
     @classmethod
     def from_dict(cls, data: Any, where: str = "result") -> EvalResult:

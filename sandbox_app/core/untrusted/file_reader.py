@@ -33,7 +33,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, BinaryIO, Literal, TypeVar, Union
 
-from sandbox_app.core.untrusted.annotations import fields_of, shape_of
+from sandbox_app.core.untrusted.annotations import fields_of, plain_types, shape_of
 from sandbox_app.core.untrusted.outside_text import clean_value, may_hold_surrogates
 
 T = TypeVar("T")
@@ -235,7 +235,7 @@ def typed(cls: type[T], data: Any, where: str) -> T:
 def check(value: Any, kind: Any, where: str) -> Any:
     """``value`` if it is of the type annotation ``kind`` (as JSON gives it: a list for a
     tuple, which is returned as a tuple); else a ReadError naming ``where``."""
-    if kind is Any:
+    if kind is Any or type(value) in plain_types(kind):  # a str, int, bool or None as it is
         return value
     origin, args = shape_of(kind)
     if origin in (Union, types.UnionType):
