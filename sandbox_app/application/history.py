@@ -13,11 +13,11 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from sandbox_app.application.one_behind import OneBehind
 from sandbox_app.core.history.history_db import HistoryStore
 from sandbox_app.core.history.history_rows import result_row
 from sandbox_app.core.history.history_schema import HistoryError, default_path, packed_json
 from sandbox_app.core.results.eval_result import EvalResult
-from sandbox_app.core.results.one_behind import OneBehind
 from sandbox_app.core.results.result_stream import LineParts
 from sandbox_app.core.running.events import event_to_dict
 from sandbox_app.core.running.recording import event_from_dict

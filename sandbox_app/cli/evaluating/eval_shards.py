@@ -26,11 +26,11 @@ from functools import partial
 from pathlib import Path
 from typing import Any, BinaryIO, TextIO
 
+from sandbox_app.application.one_behind import OneBehind
 from sandbox_app.cli.cli_io import STDIN
 from sandbox_app.cli.terminal import say
 from sandbox_app.core.results.eval_result import RunKey
 from sandbox_app.core.results.evaluation import LaneTally
-from sandbox_app.core.results.one_behind import OneBehind
 from sandbox_app.core.results.result_stream import LineParts, Scan, split_line
 from sandbox_app.core.results.shards import Merge, Shard
 from sandbox_app.core.running.metrics import plural
