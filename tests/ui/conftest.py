@@ -52,6 +52,18 @@ def _screen() -> str:
     return "\n  ".join(parts)[:4000] or "no window open"
 
 
+@pytest.fixture(autouse=True)
+def desktop_screen(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The window and its dialogs fit a desktop's screen (ui/common/screen_fit.py), not the
+    offscreen platform's 800x800: a window starts at the size it asks for (1200x800), as on a
+    desktop; a test of a smaller screen sets its own."""
+    from PySide6.QtCore import QRect
+
+    from sandbox_app.ui.common import screen_fit
+
+    monkeypatch.setattr(screen_fit, "available", lambda _widget: QRect(0, 0, 1920, 1080))
+
+
 @pytest.fixture(scope="session", autouse=True)
 def app_rules(qapp: QApplication) -> None:
     """pytest-qt's application gets what the app's own gets (the wheel rule, …), the same way;

@@ -142,3 +142,14 @@ def test_a_message_box_with_a_long_text_fits_and_keeps_it_all(
     assert on_screen(informed) == []
     assert informed.detailedText() == text
     informed.close()
+
+
+def test_the_window_starts_within_a_1280_by_720_screen(
+    make_window: Callable[..., MainWindow], screen_of_720: QRect
+) -> None:
+    """Its first size (1200x800) stood 80 px below a 720-px screen's edge: Max steps and the
+    dialect out of reach, under an X server with no window manager to move it."""
+    window = make_window()
+    window.show()
+    assert SCREEN.contains(window.frameGeometry()), window.frameGeometry()
+    assert window.width() == 1200

@@ -16,9 +16,9 @@ from pytestqt.qtbot import QtBot
 
 from sandbox_app.core.scenarios.scenario_file import load_scenario, scenarios_dir
 from sandbox_app.ui.window.main_window import MainWindow
-from tests.ui.test_screenshot import desktop_screen, shots
+from tests.ui.test_screenshot import shots
 
-__all__ = ["desktop_screen", "shots"]  # fixtures, for pytest
+__all__ = ["shots"]  # a fixture, for pytest
 
 
 def open_example(window: MainWindow, folder: Path, tokens_per_second: float = 0) -> None:
