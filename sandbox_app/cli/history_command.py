@@ -3,15 +3,15 @@ terminal.
 
 Every evaluation (the window's test sets and ``eval``'s) is stored as it runs
 (application/history.py); ``list`` shows them newest first with each one's pass rate and its
-95 % Wilson interval (and the optimization whose runs it holds), ``show`` one evaluation's
-lanes and failed runs (and core/comparing/evaluation_details.py: its optimization's candidates
-and outcome, its human grades, pairwise choices and the judge's agreement), ``diff`` A and B arm
-by arm (core/comparing/: paired by what made each arm, per case k/N → k/N, the difference
-with its paired interval and a verdict), ``baseline`` marks the evaluation later ones of its
-scenario are compared with (``eval --baseline latest``). Scenario titles, lanes, questions
-and answers came from files and models: printed through ``terminal.visible``. Exit codes: 0
-done, 1 an error (no database, no such evaluation, a file that is not a history), 2 a usage
-error.
+95 % interval, by case when cases repeat (and the optimization whose runs it holds), ``show`` one
+evaluation's lanes and failed runs (and core/comparing/evaluation_details.py: its optimization's
+candidates and outcome, its human grades, pairwise choices and the judge's agreement), ``diff``
+A and B arm by arm (core/comparing/: paired by what made each arm, per case k/N → k/N, the
+difference with its paired interval and a verdict), ``baseline`` marks the evaluation later ones
+of its scenario are compared with (``eval --baseline latest``). Scenario titles, lanes,
+questions and answers came from files and models: printed through ``terminal.visible``. Exit
+codes: 0 done, 1 an error (no database, no such evaluation, a file that is not a history), 2 a
+usage error.
 """
 
 from __future__ import annotations
@@ -30,7 +30,8 @@ from sandbox_app.core.comparing.arms import lane_title, version_label
 from sandbox_app.core.comparing.evaluation_details import details
 from sandbox_app.core.comparing.evaluations import diff_evaluations, version_names
 from sandbox_app.core.comparing.report_lines import diff_lines
-from sandbox_app.core.history.history_arms import baselines, set_baseline
+from sandbox_app.core.estimates.intervals import Spread
+from sandbox_app.core.history.history_arms import baselines, case_spreads, set_baseline
 from sandbox_app.core.history.history_db import EvaluationRow, HistoryStore
 from sandbox_app.core.history.history_optimizations import optimized
 from sandbox_app.core.history.history_rows import MAX_ID
@@ -103,8 +104,9 @@ def _id(text: str) -> int:
 def _answer(store: HistoryStore, args: argparse.Namespace) -> tuple[Any, list[str]]:
     if args.command == "list":
         rows, marked, optimizing = store.evaluations(), baselines(store), optimized(store)
+        spreads = case_spreads(store)
         lines = [
-            _row(row)
+            _row(row, spreads)
             + (" · baseline" if row.id in marked else "")
             + (f" · optimization {optimizing[row.id]}" if row.id in optimizing else "")
             for row in rows
@@ -119,7 +121,7 @@ def _answer(store: HistoryStore, args: argparse.Namespace) -> tuple[Any, list[st
         failed = [r for r in store.results(args.id) if not r.passed]
         extra, more = details(store, row)
         document = {**row.to_dict(), "failed": [r.to_dict() for r in failed], **extra}
-        return document, _show(row, failed) + more
+        return document, _show(row, failed, case_spreads(store, args.id)) + more
     if args.command == "baseline":
         set_baseline(store, args.id)
         row = store.evaluation(args.id)
@@ -139,14 +141,17 @@ def _answer(store: HistoryStore, args: argparse.Namespace) -> tuple[Any, list[st
     return document, diff_lines(diff, first, second)
 
 
-def _row(row: EvaluationRow) -> str:
+Spreads = dict[tuple[int, str], Spread]  # history_arms.case_spreads: intervals by case
+
+
+def _row(row: EvaluationRow, spreads: Spreads) -> str:
     names = _names(row.scenario_path)
     versions = ", ".join(version_label(v, names) for v in row.versions) or "—"
     state = "" if row.finished else " · not finished"
     return (
         f"#{row.id}  {row.started[:16].replace('T', ' ')}  {row.scenario_title} · "
         f"{len(row.lanes)} lane{'s' * (len(row.lanes) != 1)} · prompt {versions} · "
-        f"{rate(row.passed, row.runs)}{state}"
+        f"{rate(row.passed, row.runs, spreads.get((row.id, '')))}{state}"
     )
 
 
@@ -155,9 +160,15 @@ def _names(scenario_path: str) -> dict[str, str]:
     return version_names(scenario_path)
 
 
-def _show(row: EvaluationRow, failed: list[EvalResult]) -> list[str]:
-    lines = [_row(row), f"scenario: {row.scenario_path or '(standard input or the window)'}"]
-    lines += [f"  {lane_title(lane)}: {rate(t.passed, t.runs)}" for lane, t in row.by_lane.items()]
+def _show(row: EvaluationRow, failed: list[EvalResult], spreads: Spreads) -> list[str]:
+    lines = [
+        _row(row, spreads),
+        f"scenario: {row.scenario_path or '(standard input or the window)'}",
+    ]
+    lines += [
+        f"  {lane_title(lane)}: {rate(t.passed, t.runs, spreads.get((row.id, lane)))}"
+        for lane, t in row.by_lane.items()
+    ]
     if failed:
         lines.append(f"failed runs ({len(failed)}):")
     for result in failed:

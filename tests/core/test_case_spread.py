@@ -12,7 +12,7 @@ import random
 import pytest
 
 from sandbox_app.core.comparing.case_spread import Spread, arm_rate
-from sandbox_app.core.results.evaluation import wilson
+from sandbox_app.core.estimates.intervals import wilson
 
 SIMULATIONS = 1_500  # a coverage of 95 % is then read to ±1.7 points (3 standard errors)
 

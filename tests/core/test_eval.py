@@ -20,8 +20,9 @@ from sandbox_app.cli.evaluating.eval_command import (
     _lane_from_spec,
     eval_command,
 )
+from sandbox_app.core.estimates.intervals import wilson
 from sandbox_app.core.results.eval_result import EvalResult
-from sandbox_app.core.results.evaluation import RunKey, plan, read_results, still_to_run, wilson
+from sandbox_app.core.results.evaluation import RunKey, plan, read_results, still_to_run
 from sandbox_app.core.scenarios.lane_settings import LaneSettings
 from sandbox_app.core.scenarios.scenario_fields import ScenarioError
 from sandbox_app.core.scenarios.scenario_file import load_scenario, save_scenario, scenarios_dir
@@ -51,7 +52,7 @@ def test_the_example_test_set_runs_offline_and_is_summarised(tmp_path: Path) -> 
     assert len(results) == 24
     failed = sorted({r.case for r in results if not r.passed})
     assert failed == [11]  # the case whose scripted model guesses the price
-    assert "scripted: 92% (22/24, 95% CI 74%–98%)" in out
+    assert "scripted: 92% (22/24, 95% CI 65%–99% by case, 12 cases)" in out
     trace = results[0].events
     assert {"ActionParsed", "Observation", "RunFinished"} <= {e["type"] for e in trace or ()}
 
@@ -176,7 +177,7 @@ def test_the_html_report_shows_the_grid_and_escapes_model_text(tmp_path: Path) -
     assert f"report: {report}" in out
     page = report.read_text(encoding="utf-8")
     assert "92% (22/24)" in page
-    assert "74%–98%" in page
+    assert "65%–99% by case, 12 cases" in page
     assert page.count("<tr>") == 1 + 1 + 1 + 12  # two header rows, one lane, twelve cases
     questions = [c.question for c in load_scenario(EXAMPLE).test_set]
     rows = grid(questions, ["scripted"], results)

@@ -38,7 +38,7 @@ from sandbox_app.core.comparing.paired_verdict import (
     pass_hat_k,
     t_quantile,
 )
-from sandbox_app.core.results.evaluation import Z_95
+from sandbox_app.core.estimates.intervals import Z_95
 
 BROKEN = 0.05  # h: the mean share of a case the edit breaks
 

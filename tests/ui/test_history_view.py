@@ -72,7 +72,8 @@ def test_compare_with_lists_exactly_the_flipped_runs(
     view = window.history.open_view()
     assert view.table.rowCount() == 2
     assert view.table.item(0, 2).text() == "Prompt variants: guess or look it up"  # type: ignore[union-attr]
-    assert view.table.item(0, 6).text() == "50% (4/8, 95% CI 22%–78%)"  # type: ignore[union-attr]
+    # Four cases run twice, two passing both times: the four cases' interval, not eight runs'.
+    assert view.table.item(0, 6).text() == "50% (4/8, 95% CI 15%–85% by case, 4 cases)"  # type: ignore[union-attr]
     # The trend: each version × model, evaluation by evaluation.
     trend = [
         tuple(view.trend.item(r, c).text() for c in range(3))  # type: ignore[union-attr]

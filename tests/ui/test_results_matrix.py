@@ -15,7 +15,7 @@ from pytestqt.qtbot import QtBot
 
 from sandbox_app.core.comparing.case_spread import arm_rate
 from sandbox_app.core.comparing.results_matrix import CountedMatrix, HistoryMatrix
-from sandbox_app.core.results.evaluation import wilson
+from sandbox_app.core.estimates.intervals import wilson
 from sandbox_app.ui.results.matrix_dialog import MatrixDialog, open_stored
 from sandbox_app.ui.results.matrix_model import KEPT_PAGES, PAGE
 from sandbox_app.ui.window.main_window import MainWindow

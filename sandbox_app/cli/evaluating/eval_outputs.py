@@ -45,8 +45,9 @@ from sandbox_app.core.comparing.report_lines import (
     within_lines,
     within_suite,
 )
+from sandbox_app.core.estimates.intervals import clustered_interval
 from sandbox_app.core.results.eval_result import RunKey
-from sandbox_app.core.results.evaluation import LaneSummary, LaneTally, wilson
+from sandbox_app.core.results.evaluation import LaneSummary, LaneTally, spread_by_case
 from sandbox_app.core.results.exports import TEST_SET_FORMATS, EvalResults
 from sandbox_app.core.results.junit import write_junit
 from sandbox_app.core.results.result_stream import iter_latest
@@ -214,7 +215,7 @@ def summary_document(
                 "prompt_versions": list(tallies[s.lane].versions),
             }
         )
-    low, high = wilson(passed, runs)
+    low, high, _ = clustered_interval(spread_by_case(*(tallies[s.lane] for s in summaries)))
     return {
         "lanes": lanes,
         "total": {

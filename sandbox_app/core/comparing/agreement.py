@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from sandbox_app.core.results.evaluation import wilson
+from sandbox_app.core.estimates.intervals import wilson
 
 KAPPA_FLOOR = 0.6
 MIN_LABELS = 50

@@ -1,6 +1,7 @@
 """What a comparison reads of the history database: each evaluation's runs counted per arm and
-case (in SQL, from the ``results`` table: never a result read whole), and which evaluation
-is a scenario's baseline.
+case (in SQL, from the ``results`` table: never a result read whole), each evaluation's and
+lane's spread over its cases (its pass rate's interval by case), and which evaluation is a
+scenario's baseline.
 
 A row written before arms were kept (schema step 3) counts under the arm of its prompt
 version and model alone (core/comparing/arms.py compares only what both arms know).
@@ -10,8 +11,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from sandbox_app.core.estimates.intervals import Spread
 from sandbox_app.core.history.history_db import HistoryStore
-from sandbox_app.core.history.history_rows import WHOLE, counted, json_of, words
+from sandbox_app.core.history.history_rows import VERDICTS, WHOLE, counted, json_of, words
 from sandbox_app.core.history.history_schema import HistoryError
 from sandbox_app.core.results.eval_result import Arm
 from sandbox_app.core.untrusted.file_reader import ReadError, one_line
@@ -68,6 +70,25 @@ def case_counts(
         counted_.append(CaseCount(arm, case, asked, wanted, runs, passed, lane))
     store.skip_bad("AND evaluation_id = ?", (evaluation,), WHOLE)
     return counted_
+
+
+def case_spreads(store: HistoryStore, only: int | None = None) -> dict[tuple[int, str], Spread]:
+    """Each evaluation's spread over its cases (how many had each runs/passes count) by
+    (evaluation, lane), and by (evaluation, "") over every lane (a case's runs in all lanes
+    are one case's: its difficulty is the same in each). From the results_diff index alone."""
+    of, args = ("AND evaluation_id = ?", (only,)) if only is not None else ("", ())
+    spreads: dict[tuple[int, str], dict[tuple[int, int], int]] = {}
+    for lane in ("lane", "''"):  # each lane's, then the whole evaluation's
+        rows = store.read(
+            "SELECT evaluation_id, lane, runs, passes, COUNT(*) FROM (SELECT evaluation_id, "
+            f"{lane} AS lane, COUNT(*) AS runs, SUM(passed) AS passes FROM results WHERE "
+            f"{counted(columns=VERDICTS)} {of} GROUP BY evaluation_id, {lane}, case_no) "
+            "GROUP BY evaluation_id, lane, runs, passes",
+            args,
+        )
+        for evaluation, name, runs, passes, cases in rows:
+            spreads.setdefault((evaluation, name), {})[(runs, passes)] = cases
+    return {key: spread for key, spread in spreads.items()}  # read-only from here
 
 
 def arm_of(text: str | None, version: str, model: str, evaluation: int) -> Arm:

@@ -1,12 +1,11 @@
 """An evaluation's results as a grid (cases × lanes) and a self-contained HTML report.
 
-The grid is what the window's results view and every export show: each cell is a case's
-runs on a lane, "pass", "fail" or "k/N" with repeats; the report adds the per-lane summary
-(pass rate with its 95 % Wilson interval), the verdicts on its arms one factor apart (the
-documents core/comparing/ made: the same figures as ``eval --json`` and the window's) and,
-for every failed run, its answer and why.
-Model text is escaped, never interpreted: a reply holding ``<script>`` stays text.
-"""
+The grid is what the window's results view and every export show: each cell is a case's runs on
+a lane, "pass", "fail" or "k/N" with repeats; the report adds the per-lane summary (pass rate
+with its 95 % interval, by case when cases repeat), the verdicts on its arms one factor apart
+(the documents core/comparing/ made: the same figures as ``eval --json`` and the window's) and,
+for every failed run, its answer and why. Model text is escaped, never interpreted: a reply
+holding ``<script>`` stays text."""
 
 from __future__ import annotations
 
@@ -19,7 +18,7 @@ from typing import Any
 
 from sandbox_app.core.results.checks import described, failure_lines
 from sandbox_app.core.results.eval_result import EvalResult, RunKey
-from sandbox_app.core.results.evaluation import summarise
+from sandbox_app.core.results.evaluation import interval_words, summarise
 from sandbox_app.core.untrusted.markdown import inline
 
 
@@ -81,10 +80,10 @@ def to_html(
         "<th>Judge</th></tr>",
     ]
     for s in summarise(results, lanes):
-        low, high = s.interval
         parts.append(
             f"<tr><td>{e(s.lane)}</td><td>{s.pass_rate:.0%} ({s.passed}/{s.runs})</td>"
-            f"<td>{low:.0%}–{high:.0%}</td><td>{s.mean_steps:.1f}</td><td>{s.tool_calls}</td>"
+            f"<td>{interval_words(s.interval, s.cases, s.runs)}</td><td>{s.mean_steps:.1f}</td>"
+            f"<td>{s.tool_calls}</td>"
             f"<td>{s.format_errors}</td><td>{s.loops}</td>"
             f"<td>{'~' * s.estimated}{s.tokens_in:,} / {'~' * s.estimated}{s.tokens_out:,}</td>"
             f"<td>{s.thinking_tokens:,}</td>"

@@ -1,5 +1,6 @@
 """Evaluating a test set: which runs a plan holds, what a results file already has, and the
-per-lane summary with a pass rate you can trust (a 95 % Wilson interval).
+per-lane summary with a pass rate you can trust (a 95 % interval counted by case when cases
+repeat: core/estimates/intervals.py).
 
 A run is one lane × one case × one repeat, identified by its :class:`RunKey`; a results file
 is one JSON line per finished run (see ``eval_command.py``), so a killed process loses no
@@ -8,19 +9,17 @@ finished run and a resumed one skips what is done.
 
 from __future__ import annotations
 
-import math
 import os
 from array import array
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from sandbox_app.core.estimates.intervals import Spread, clustered_interval, wilson
 from sandbox_app.core.results.eval_result import EvalResult
 from sandbox_app.core.results.eval_result import RunKey as RunKey  # where it has been imported
 from sandbox_app.core.running.metrics import plural
 from sandbox_app.core.untrusted.file_reader import ReadError, display_name, iter_lines
-
-Z_95 = 1.959963984540054  # the normal quantile for a two-sided 95 % interval
 
 
 def plan(lanes: Sequence[str], cases: int, repeats: int) -> list[RunKey]:
@@ -154,23 +153,22 @@ def count_pending(planned: Collection[RunKey], done: Done, only_failed: bool = F
     return len(planned) - len(in_plan)
 
 
-def wilson(passed: float, total: float, z: float = Z_95) -> tuple[float, float]:
-    """The Wilson score interval of a pass rate: sound for small N and for 0 % or 100 %."""
-    if total == 0:
-        return (0.0, 1.0)
-    p = passed / total
-    denominator = 1 + z * z / total
-    centre = (p + z * z / (2 * total)) / denominator
-    half = z * math.sqrt(p * (1 - p) / total + z * z / (4 * total * total)) / denominator
-    return (max(0.0, centre - half), min(1.0, centre + half))
-
-
-def rate(passed: int, runs: int) -> str:
-    """``92% (11/12, 95% CI 65%–99%)``: a pass rate with its Wilson interval, as ``eval``'s
-    summary says it."""
-    low, high = wilson(passed, runs)
+def rate(passed: int, runs: int, spread: Spread | None = None) -> str:
+    """``92% (11/12, 95% CI 65%–99%)``: a pass rate with its interval, as ``eval``'s summary
+    says it; with its ``spread`` over the cases, by case (said when cases repeat)."""
     share = passed / runs if runs else 0.0
-    return f"{share:.0%} ({passed}/{runs}, 95% CI {low:.0%}–{high:.0%})"
+    if spread is None:
+        return f"{share:.0%} ({passed}/{runs}, 95% CI {interval_words(wilson(passed, runs))})"
+    low, high, _ = clustered_interval(spread)
+    cases = sum(spread.values())
+    return f"{share:.0%} ({passed}/{runs}, 95% CI {interval_words((low, high), cases, runs)})"
+
+
+def interval_words(interval: tuple[float, float], cases: int = 0, runs: int = 0) -> str:
+    """``65%–99%``, and ``by case, 12 cases`` after it when the cases repeat (the interval
+    is then the cases', which a reader counting runs would not expect)."""
+    by_case = f" by case, {plural(cases, 'case')}" if 0 < cases < runs else ""
+    return f"{interval[0]:.0%}–{interval[1]:.0%}{by_case}"
 
 
 @dataclass(frozen=True)
@@ -198,6 +196,11 @@ class LaneSummary:
     # Seconds the lane's runs waited for their server's turn (a place, a 429's wait), over all
     # runs: apart from the latencies, which are working time.
     queued_s: float = 0.0
+    # The cases the runs were of, and the runs' effective number the interval is counted at
+    # (core/estimates/intervals.py): a case's repeats are not independent trials. 0: not
+    # known (a summary made without its cases), and the interval is Wilson's over the runs.
+    cases: int = 0
+    effective_runs: float = 0.0
 
     @property
     def pass_rate(self) -> float:
@@ -205,14 +208,16 @@ class LaneSummary:
 
     @property
     def interval(self) -> tuple[float, float]:
-        return wilson(self.passed, self.runs)
+        if not self.effective_runs:
+            return wilson(self.passed, self.runs)
+        return wilson(self.pass_rate * self.effective_runs, self.effective_runs)
 
     def row(self) -> str:
-        low, high = self.interval
         approx = "~" if self.estimated else ""
         return (
             f"{self.lane}: {self.pass_rate:.0%} ({self.passed}/{self.runs}, 95% CI "
-            f"{low:.0%}–{high:.0%}) · {self.mean_steps:.1f} steps · "
+            f"{interval_words(self.interval, self.cases, self.runs)}) · "
+            f"{self.mean_steps:.1f} steps · "
             f"{self.tool_calls} tool calls · {self.format_errors} format errors · "
             + (f"{plural(self.loops, 'loop')} · " if self.loops else "")
             + (f"{plural(self.prompt_cuts, 'prompt cut')} · " if self.prompt_cuts else "")
@@ -271,6 +276,9 @@ class LaneTally:
     # The prompt versions the lane's runs were made with, in the order first seen (a resumed
     # file can span an edit): a handful of ids, however many runs.
     versions: dict[str, None] = field(default_factory=dict)
+    # Each case's [runs, passes], for the interval by case: a case's repeats are not
+    # independent trials.
+    by_case: dict[int, list[int]] = field(default_factory=dict)
 
     def add(self, result: EvalResult, sign: int = 1) -> None:
         m = result.metrics
@@ -286,6 +294,11 @@ class LaneTally:
         self.estimated += sign * m.estimated
         self.thinking += sign * m.reasoning_tokens
         self.queued += sign * m.queued_s
+        counts = self.by_case.setdefault(result.key.case, [0, 0])
+        counts[0] += sign
+        counts[1] += sign * result.passed
+        if not counts[0]:
+            del self.by_case[result.key.case]
         if result.judge is not None:
             self.judge_tokens += sign * (result.judge.tokens_in + result.judge.tokens_out)
             if result.judge.cost is not None:
@@ -320,7 +333,23 @@ class LaneTally:
             self.judge_cost,
             estimated=self.estimated > 0,
             queued_s=self.queued,
+            cases=len(self.by_case),
+            effective_runs=clustered_interval(spread_by_case(self))[2],
         )
+
+
+def spread_by_case(*tallies: LaneTally) -> Spread:
+    """How many cases had each (runs, passes) count over ``tallies`` (a case's runs in every
+    lane are one case's: its difficulty is the same whichever lane runs it)."""
+    by_case: dict[int, tuple[int, int]] = {}
+    for tally in tallies:
+        for case, (runs, passes) in tally.by_case.items():
+            was = by_case.get(case, (0, 0))
+            by_case[case] = (was[0] + runs, was[1] + passes)
+    spread: dict[tuple[int, int], int] = {}
+    for counts in by_case.values():
+        spread[counts] = spread.get(counts, 0) + 1
+    return spread
 
 
 def _percentile(ordered: list[float], p: float) -> float:

@@ -1,10 +1,10 @@
-"""View → History…: past evaluations, newest first (date, scenario, prompt versions, lanes,
-pass rate with its 95 % Wilson interval), one opened into the Test set grid or as a
-**Matrix view…** (ui/results/: cases × arms, the chart), **Compare with…** another (arm by
+"""View → History…: past evaluations, newest first (date, scenario, prompt versions, lanes, pass
+rate with its 95 % interval, by case when cases repeat), one opened into the Test set grid or as
+a **Matrix view…** (ui/results/: cases × arms, the chart), **Compare with…** another (arm by
 arm: flips_dialog.py), **Set as baseline** (the evaluation later ones of its scenario are
 compared with, here and by ``eval --baseline latest``: "· baseline" in its "#" cell), and a
-pass-rate trend per prompt version × model. The database in use is named at the top;
-Choose… picks another.
+pass-rate trend per prompt version × model. The database in use is named at the top; Choose…
+picks another.
 
 Compare with… from one evaluation compares it with its scenario's marked baseline straight
 away (the comparison a baseline is marked for; two selected rows choose any other pair);
@@ -38,7 +38,12 @@ from PySide6.QtWidgets import (
 from sandbox_app.application.history import History
 from sandbox_app.core.comparing.arms import lane_title, version_label
 from sandbox_app.core.comparing.evaluations import version_names
-from sandbox_app.core.history.history_arms import baselines, marked_baseline, set_baseline
+from sandbox_app.core.history.history_arms import (
+    baselines,
+    case_spreads,
+    marked_baseline,
+    set_baseline,
+)
 from sandbox_app.core.history.history_db import EvaluationRow, HistoryStore
 from sandbox_app.core.history.history_schema import HistoryError
 from sandbox_app.core.results.evaluation import rate
@@ -143,10 +148,11 @@ class HistoryView(QDialog):
             self.rows = self.store.evaluations() if self.store else []
             trend = self.store.trend() if self.store else []
             marked = baselines(self.store) if self.store else set()
+            spreads = case_spreads(self.store) if self.store else {}
         except HistoryError as err:
             self.problem.setText(str(err))
             self.problem.show()
-            self.rows, trend, marked = [], [], set()
+            self.rows, trend, marked, spreads = [], [], set(), {}
         self.table.setRowCount(len(self.rows))
         named: dict[str, dict[str, str]] = {}  # each scenario file's version names, read once
         window = self.history_actions.version_names()
@@ -162,7 +168,7 @@ class HistoryView(QDialog):
                 versions,
                 ", ".join(lane_title(lane) for lane in row.lanes),
                 f"{row.runs}",
-                rate(row.passed, row.runs),
+                rate(row.passed, row.runs, spreads.get((row.id, ""))),
             )
             for c, text in enumerate(cells):
                 self.table.setItem(r, c, QTableWidgetItem(text))
