@@ -17,15 +17,17 @@ from typing import Any
 
 import pytest
 
-from sandbox_app.cli.evaluating.eval_command import eval_command
+from sandbox_app.cli.evaluating.eval_command import eval_command, parser
+from sandbox_app.cli.evaluating.eval_shards import run_shard, shard_argv
 from sandbox_app.core.comparing.evaluations import diff_evaluations
 from sandbox_app.core.history.history_db import HistoryStore
 from sandbox_app.core.results.eval_result import EvalResult
 from sandbox_app.core.results.evaluation import iter_plan, read_results
 from sandbox_app.core.results.result_stream import split_line
 from sandbox_app.core.results.shards import Shard, ShardPlan, case_ids, shard_of
-from sandbox_app.core.scenarios.scenario_file import load_scenario, scenarios_dir
+from sandbox_app.core.scenarios.scenario_file import load_scenario, save_scenario, scenarios_dir
 from sandbox_app.core.untrusted.file_reader import ReadError
+from tests.fakeserver import FakeOpenAIServer, ModelScript
 
 EXAMPLE = scenarios_dir() / "test_set.json"
 # Two arms and two repeats of the shipped test set: 48 runs.
@@ -244,3 +246,37 @@ def test_a_shard_line_that_is_no_result_is_refused_by_the_merge(
             line[key] = value
     with pytest.raises(ReadError, match="line 1"):
         split_line(json.dumps(line, ensure_ascii=False).encode(), "shard.jsonl line 1")
+
+
+def test_a_shard_on_a_worker_answers_from_the_cache_the_evaluation_names(
+    tmp_path: Path, fake_server: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # What `eval --ray --cache DIR` hands each Ray task (shard_argv), run here as a worker
+    # runs it (run_shard: its own folder, eval in-process); the cache named relative to where
+    # `eval` was started.
+    replies = list(load_scenario(EXAMPLE).test_set[0].replies)
+    fake_server.set_model("m", ModelScript(replies=replies))
+    scenario = load_scenario(EXAMPLE)
+    path = tmp_path / "one.json"
+    save_scenario(scenario.with_changes(test_set=scenario.test_set[:1]), path)
+    monkeypatch.chdir(tmp_path)
+    args = parser().parse_args([str(path), "--lane", f"{fake_server.base_url}:m", "--cache"])
+    argv = shard_argv(args)
+    scenario_file = (path.name, path.read_bytes())
+    first = run_shard(eval_command, scenario_file, None, argv, "1/1")
+    asked = fake_server.stats["completions"]
+    assert first[0] == 0, first
+    assert asked == len(replies)
+    assert any((tmp_path / ".react-sandbox-cache").iterdir())  # kept where eval was started
+    again = run_shard(eval_command, scenario_file, None, argv, "1/1")
+    assert again[0] == 0, again
+    assert fake_server.stats["completions"] == asked  # every request answered from the cache
+    assert answers(again[1]) == answers(first[1])
+
+
+def answers(data: bytes) -> list[tuple[str, bool]]:
+    """A shard's results' answers and verdicts."""
+    return [
+        (r.answer or "", r.passed)
+        for r in map(EvalResult.from_dict, map(json.loads, data.splitlines()))
+    ]

@@ -186,6 +186,9 @@ def shard_argv(args: argparse.Namespace) -> list[str]:
     argv = [f"--{name}={value}" for name in SENT_FLAGS for value in getattr(args, name)]
     argv += [f"--repeat={args.repeat}", f"--concurrency={args.concurrency}"]
     argv += [f"--timeout={args.timeout}"] + ["--trust-file-lanes"] * args.trust_file_lanes
+    # The cache a worker keeps is on its own node, at the path this machine would use: made
+    # absolute here, as a worker runs its shard in a folder of its own.
+    argv += [f"--cache={Path(args.cache).absolute()}"] if args.cache else []
     return argv
 
 
