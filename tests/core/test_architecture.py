@@ -154,6 +154,24 @@ PACKAGE_ORDER = {
         "local_servers",
         "mcp_client",
     ),
+    # What every part of the window shares (rules, the frame clock, the workspace's signal),
+    # then the trace a pane draws, the tools a run calls, the grades a run is given, the lane
+    # that runs it; what a test set's runs add up to, the comparison of lanes, their history,
+    # the prompt versions and improving them, telemetry; the window that builds it all on top.
+    "ui": (
+        "common",
+        "trace",
+        "tools",
+        "grading",
+        "lane",
+        "results",
+        "compare",
+        "history",
+        "versions",
+        "optimizing",
+        "telemetry",
+        "window",
+    ),
 }
 
 

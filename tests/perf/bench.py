@@ -195,7 +195,7 @@ async def make_window(settings_dir: str) -> Any:
     from PySide6.QtCore import QSettings
     from PySide6.QtWidgets import QApplication
 
-    from sandbox_app.ui.window import gc_policy
+    from sandbox_app.ui.common import gc_policy
     from sandbox_app.ui.window.app import app_wide_rules, import_heavy_modules
     from sandbox_app.ui.window.main_window import MainWindow
 

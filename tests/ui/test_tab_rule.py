@@ -11,7 +11,7 @@ from PySide6.QtWidgets import QPlainTextEdit, QTextEdit, QWidget
 from pytestqt.qtbot import QtBot
 
 from sandbox_app.ui.common.tab_rule import TYPES_TAB
-from sandbox_app.ui.window.drafts_dialog import DraftsDialog
+from sandbox_app.ui.tools.drafts_dialog import DraftsDialog
 from sandbox_app.ui.window.main_window import MainWindow
 from tests.ui.test_dialogs_fit import every_opener
 from tests.ui.test_wheel_rule import each_dialog

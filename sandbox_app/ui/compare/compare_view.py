@@ -31,6 +31,7 @@ from sandbox_app.core.running.records import RunSettings
 from sandbox_app.core.scenarios.scenario import Expected, LaneConfig, Scenario
 from sandbox_app.ui.common.fitting import scrolling, side_by_side, tool_button
 from sandbox_app.ui.common.plain import plain_label
+from sandbox_app.ui.common.workspace_signals import QtWorkspace
 from sandbox_app.ui.compare.compare_exports import ComparisonExports
 from sandbox_app.ui.compare.comparison_table import ComparisonTable
 from sandbox_app.ui.compare.eval_panel import EvalPanel
@@ -42,7 +43,6 @@ from sandbox_app.ui.lane.key_confirmation import KeyConfirmation
 from sandbox_app.ui.lane.lane_runner import LaneRunner
 from sandbox_app.ui.lane.lane_widget import LaneWidget
 from sandbox_app.ui.trace.trace_diff_dialog import TraceDiffDialog, open_diff
-from sandbox_app.ui.window.workspace_signals import QtWorkspace
 
 
 class CompareView(QWidget):

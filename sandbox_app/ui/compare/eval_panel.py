@@ -40,14 +40,14 @@ from sandbox_app.core.scenarios.scenario import EvalCase, Scenario
 from sandbox_app.core.scenarios.test_set import asked_questions
 from sandbox_app.core.tools import Tool
 from sandbox_app.ui.common.fitting import FoldingRow, tool_button
+from sandbox_app.ui.common.frames import Phase, frame_clock
+from sandbox_app.ui.common.optimizing_buttons import improve_button
 from sandbox_app.ui.common.plain import plain_label
 from sandbox_app.ui.compare.eval_grid_model import EvalGrid, EvalGridModel
+from sandbox_app.ui.compare.eval_history import EvalHistory
 from sandbox_app.ui.compare.eval_results import MadeWith, RunStore
 from sandbox_app.ui.compare.eval_verdicts import ArmVerdicts
 from sandbox_app.ui.compare.test_set_editor import TestSetEditor
-from sandbox_app.ui.history.eval_history import EvalHistory
-from sandbox_app.ui.lane.frames import Phase, frame_clock
-from sandbox_app.ui.optimizing.buttons import improve_button
 from sandbox_app.ui.results.opening import matrix_button
 
 SUMMARY_EVERY_S = 0.25  # at most; and at most 1 % of the loop's time (see _draw_summary)
@@ -324,7 +324,7 @@ class EvalPanel(QWidget):
     def show_evaluation(
         self, title: str, labels: list[str], store: HistoryStore, evaluation: int
     ) -> bool:
-        """A past evaluation from the history in the grid (ui/history/eval_history.py)."""
+        """A past evaluation from the history in the grid (ui/compare/eval_history.py)."""
         return self.history.show(self, title, labels, store, evaluation)
 
     def update_buttons(self) -> None:

@@ -13,9 +13,9 @@ Ctrl+Shift+G 👍, Ctrl+Shift+B 👎 (again: the grade taken back), Ctrl+Shift+N
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, SignalInstance
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import QHBoxLayout, QLineEdit, QToolButton, QWidget
 
@@ -32,15 +32,31 @@ from sandbox_app.ui.common.plain import plain_label, tip
 
 if TYPE_CHECKING:
     from sandbox_app.core.history.history_db import HistoryStore
-    from sandbox_app.ui.lane.run_pane import RunPane
+    from sandbox_app.core.running.records import RunRecord
 
 KEYS = {"good": "Ctrl+Shift+G", "bad": "Ctrl+Shift+B", "note": "Ctrl+Shift+N"}
+
+
+class GradedPane(Protocol):
+    """What of a pane (ui/lane/run_pane.py) the bar grades: the run on screen, the trace its
+    keys work in, and the signals that a run ended or another is shown."""
+
+    @property
+    def trace(self) -> QWidget: ...
+
+    @property
+    def runFinished(self) -> SignalInstance: ...
+
+    @property
+    def metricsChanged(self) -> SignalInstance: ...
+
+    def shown_record(self) -> RunRecord | None: ...
 
 
 class GradeBar(QWidget):
     """👍 / 👎 and a note for the run ``pane`` shows, in the database ``store`` gives."""
 
-    def __init__(self, pane: RunPane, store: Callable[[], HistoryStore | None]) -> None:
+    def __init__(self, pane: GradedPane, store: Callable[[], HistoryStore | None]) -> None:
         super().__init__()
         self._pane, self._store = pane, store
         # Words beside the signs: an emoji font may draw them small, or not at all.

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
 
 class Kept(Protocol):
-    """Where the Test set panel keeps its runs (ui/history/eval_history.py's EvalHistory)."""
+    """Where the Test set panel keeps its runs (ui/compare/eval_history.py's EvalHistory)."""
 
     source: Callable[[], History | None]  # the window's history
     place: Callable[[], Path | None]  # the scenario's file (None: untitled)

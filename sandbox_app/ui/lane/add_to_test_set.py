@@ -33,7 +33,7 @@ from sandbox_app.core.scenarios.scenario_fields import ScenarioError
 from sandbox_app.core.scenarios.test_set import cases_from_list
 from sandbox_app.core.scenarios.trajectory_spec import ORDERS, names_in
 from sandbox_app.ui.common.plain import plain_label
-from sandbox_app.ui.window.workspace_signals import QtWorkspace
+from sandbox_app.ui.common.workspace_signals import QtWorkspace
 
 
 def asked(record: RunRecord) -> str:

@@ -18,10 +18,10 @@ from sandbox_app.core.scenarios.prompt_versions import VersionError, graded, rec
 from sandbox_app.core.scenarios.scenario import Expected, Scenario
 from sandbox_app.core.scenarios.setting_rules import SettingError
 from sandbox_app.core.tools import Tool
+from sandbox_app.ui.common.workspace_signals import QtWorkspace
 from sandbox_app.ui.grading.grade_bar import GradeBar
 from sandbox_app.ui.lane.backend_panel import BackendPanel
 from sandbox_app.ui.lane.run_pane import RunPane
-from sandbox_app.ui.window.workspace_signals import QtWorkspace
 
 if TYPE_CHECKING:  # the rest is imported when first used, off the first frame's path
     from sandbox_app.application.backend_choice import BackendChoice

@@ -16,7 +16,7 @@ from PySide6.QtCore import QObject, QTimer, Signal
 
 from sandbox_app.core.running.events import Event, RunFinished
 from sandbox_app.core.running.metrics import RunMetrics
-from sandbox_app.ui.lane.frames import Phase, frame_clock
+from sandbox_app.ui.common.frames import Phase, frame_clock
 
 if TYPE_CHECKING:  # asyncio and the engine: imported at the first run, after the first frame
     import asyncio
@@ -39,7 +39,7 @@ class RunController(QObject):
 
     Signals:
         engineEvents(list): engine events, in order, including each RunFinished. Delivered
-            at most once per frame, on the window's frame clock (ui/lane/frames.py): at 2,000
+            at most once per frame, on the window's frame clock (ui/common/frames.py): at 2,000
             tokens/s per lane, one Qt signal per token would cost more than drawing them.
         repeatStarted(int): repeat number ``i`` (from 0) is about to start.
         runningChanged(bool): runs started (True), or ended and the UI may be restored (False).

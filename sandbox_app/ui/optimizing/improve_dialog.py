@@ -56,9 +56,9 @@ from sandbox_app.core.scenarios.test_set import undefined_in_cases
 from sandbox_app.core.untrusted.file_reader import ReadError
 from sandbox_app.ui.common.fitting import hold_height_for_width
 from sandbox_app.ui.common.plain import plain_label
+from sandbox_app.ui.common.workspace_signals import QtWorkspace
 from sandbox_app.ui.versions.prompt_restore import PromptRestore
 from sandbox_app.ui.versions.version_diff_view import VersionDiffView
-from sandbox_app.ui.window.workspace_signals import QtWorkspace
 
 Store = Callable[[], tuple[HistoryStore | None, str]]  # the database, or none and why
 STOPPED = "Stopped: every run so far is in the history; Resume goes on from there."

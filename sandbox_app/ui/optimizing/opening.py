@@ -1,6 +1,7 @@
 """The window's side of Improve prompt… and Generate cases…: which models they offer, and
-their dialogs opened from the buttons (buttons.py) of the Versions tab, the Test set tab and
-the test set editor. Made by the window; the dialogs' modules imported at the first click.
+their dialogs opened from the buttons (ui/common/optimizing_buttons.py) of the Versions tab,
+the Test set tab and the test set editor. Made by the window; the dialogs' modules imported
+at the first click.
 
 Offered: the Run tab's model, then the comparison's lanes (once the Compare tab was built),
 each as the test-set runner takes it; the reflection and generating models also the offline
@@ -22,8 +23,8 @@ from sandbox_app.application.workspace import Change
 from sandbox_app.backends.catalogue.keys import KeyStore
 from sandbox_app.backends.registry import SCRIPTED, config_for
 from sandbox_app.core.scenarios.lane_settings import LaneSettings
-from sandbox_app.ui.optimizing.buttons import generate_button
-from sandbox_app.ui.window.workspace_signals import QtWorkspace
+from sandbox_app.ui.common.optimizing_buttons import generate_button
+from sandbox_app.ui.common.workspace_signals import QtWorkspace
 
 if TYPE_CHECKING:  # the runner (asyncio, the engine): imported at the first click
     from sandbox_app.application.eval_runner import EvalLane

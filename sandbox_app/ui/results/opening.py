@@ -9,7 +9,7 @@ a new one) it counts the runs from wherever they are, a page at a time
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Protocol
 
 from PySide6.QtWidgets import QBoxLayout, QLabel, QToolButton, QWidget
@@ -17,16 +17,26 @@ from PySide6.QtWidgets import QBoxLayout, QLabel, QToolButton, QWidget
 from sandbox_app.ui.common.fitting import tool_button
 
 if TYPE_CHECKING:
+    from sandbox_app.core.history.history_db import HistoryStore
+    from sandbox_app.core.results.eval_result import EvalResult
+    from sandbox_app.core.running.records import RunRecord
     from sandbox_app.core.scenarios.scenario import Scenario
-    from sandbox_app.ui.compare.eval_results import RunStore
     from sandbox_app.ui.results.matrix_dialog import MatrixDialog
+
+
+class Runs(Protocol):
+    """What of the panel's runs (ui/compare/eval_results.py's ``RunStore``) the matrix reads."""
+
+    def evaluation(self) -> tuple[HistoryStore, int] | None: ...
+
+    def stream(self, events: bool) -> Iterator[tuple[EvalResult, RunRecord | None]]: ...
 
 
 class TestSetTab(Protocol):
     """What of the Test set panel (ui/compare/eval_panel.py) the matrix reads."""
 
     @property
-    def results(self) -> RunStore: ...
+    def results(self) -> Runs: ...
 
     @property
     def status(self) -> QLabel: ...

@@ -32,8 +32,18 @@ from sandbox_app.ui.common.plain import plain_label
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from sandbox_app.core.results.exports import Comparison, EvalResults
+    from sandbox_app.core.scenarios.scenario import Scenario
+    from sandbox_app.ui.lane.run_pane import RunPane
     from sandbox_app.ui.telemetry.otel_out import OtelOut
-    from sandbox_app.ui.window.run_tabs import RunTab, RunTabs
+
+
+class Exportable(Protocol):
+    """The comparison and the Test set tab's results (ui/window/run_tabs.py's RunTabs)."""
+
+    def comparison(self) -> Comparison | None: ...
+
+    def test_set_results(self) -> EvalResults | None: ...
 
 
 class OtelTargets(Protocol):
@@ -43,7 +53,16 @@ class OtelTargets(Protocol):
     def otel(self) -> OtelOut: ...
 
     @property
-    def run_tabs(self) -> RunTabs: ...
+    def run_tabs(self) -> Exportable: ...
+
+
+class RunShown(Protocol):
+    """The Run tab's pane, and the scenario being edited for a run kept without its own."""
+
+    @property
+    def run_pane(self) -> RunPane: ...
+
+    def current_scenario(self) -> Scenario: ...
 
 
 CONTENT_TEXT = (
@@ -168,7 +187,7 @@ class OtelDialog(QDialog):
         return True
 
 
-def open_otel_dialog(does: OtelTargets, tab: RunTab, subject: str) -> OtelDialog:
+def open_otel_dialog(does: OtelTargets, tab: RunShown, subject: str) -> OtelDialog:
     """The dialog for ``subject`` ("run", "comparison" or "test set"), shown."""
     from sandbox_app.core.otel import otel_subjects
 

@@ -42,9 +42,9 @@ from sandbox_app.core.scenarios.custom_tools import mcp_servers_from_list, mcp_s
 from sandbox_app.core.scenarios.scenario_fields import ScenarioError
 from sandbox_app.core.tools.mcp_server import McpServerSpec
 from sandbox_app.ui.common.plain import plain_label
+from sandbox_app.ui.tools.drafts_dialog import DraftsDialog
 from sandbox_app.ui.tools.mcp_sources import RECONNECT as RECONNECT
 from sandbox_app.ui.tools.mcp_sources import McpSources as McpSources  # where callers look
-from sandbox_app.ui.window.drafts_dialog import DraftsDialog
 
 if TYPE_CHECKING:
     import asyncio

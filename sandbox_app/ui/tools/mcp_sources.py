@@ -20,7 +20,7 @@ from sandbox_app.application.mcp_set import McpSet, own_tool_names
 from sandbox_app.application.workspace import Change
 from sandbox_app.backends.catalogue.keys import KeyStore
 from sandbox_app.core.tools.mcp_server import McpServerSpec
-from sandbox_app.ui.window.workspace_signals import QtWorkspace
+from sandbox_app.ui.common.workspace_signals import QtWorkspace
 
 if TYPE_CHECKING:
     import asyncio

@@ -38,7 +38,7 @@ from sandbox_app.core.tools.mock import (
 )
 from sandbox_app.ui.common.choice_delegate import ChoiceDelegate
 from sandbox_app.ui.common.plain import plain_label
-from sandbox_app.ui.window.drafts_dialog import DraftsDialog
+from sandbox_app.ui.tools.drafts_dialog import DraftsDialog
 
 MATCH, PATTERN, REPLY = range(3)
 DEFAULT_LABELS = {"canned": "Otherwise", "ask": "Otherwise", "error": "Error text"}

@@ -38,8 +38,8 @@ from sandbox_app.core.tools.plugins import installed
 from sandbox_app.core.tools.policy import POLICIES, default_policy
 from sandbox_app.ui.common.fitting import lines_tall
 from sandbox_app.ui.common.plain import message_box, plain_label, rich_label, tip
+from sandbox_app.ui.common.workspace_signals import QtWorkspace
 from sandbox_app.ui.tools.mcp_sources import McpSources
-from sandbox_app.ui.window.workspace_signals import QtWorkspace
 
 if TYPE_CHECKING:  # the dialogs are imported when first opened (not on the first frame's path)
     from sandbox_app.ui.tools.mcp_servers import McpServersDialog

@@ -19,7 +19,7 @@ from PySide6.QtCore import QObject, QTimer
 from PySide6.QtGui import QTextCursor, QTextDocument
 
 from sandbox_app.core.running.metrics import StepMetrics
-from sandbox_app.ui.lane.frames import Phase, frame_clock
+from sandbox_app.ui.common.frames import Phase, frame_clock
 
 
 @dataclass

@@ -7,7 +7,7 @@ A trace is long when it is an opened trace past its first read, a recording or k
 more than :data:`LONG_EVENTS` events, or a run with a piece of text over
 trace_rows.FOLD_CHARS (a 10 MB tool observation): that run is drawn again as rows from its
 start when the piece comes. Events for the rows are gathered and added once a frame (the
-frame clock, ui/lane/frames.py), as the live view writes its text.
+frame clock, ui/common/frames.py), as the live view writes its text.
 """
 
 from __future__ import annotations
@@ -20,11 +20,11 @@ from PySide6.QtWidgets import QAbstractScrollArea, QStackedWidget, QVBoxLayout, 
 
 from sandbox_app.core.results.trace_rows import FOLD_CHARS
 from sandbox_app.core.running.events import Event
-from sandbox_app.ui.lane.frames import Phase, frame_clock
+from sandbox_app.ui.common import gc_policy
+from sandbox_app.ui.common.frames import Phase, frame_clock
 from sandbox_app.ui.trace.trace_find import TraceFind
 from sandbox_app.ui.trace.trace_list import TraceList
 from sandbox_app.ui.trace.trace_view import TraceView
-from sandbox_app.ui.window import gc_policy
 
 # Past this many events (a step is some six), a kept run or a recording is drawn as rows: the
 # live view's document costs ~66 bytes a character and drops text from its top past 100,000.

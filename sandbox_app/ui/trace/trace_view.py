@@ -1,7 +1,7 @@
 """The live trace pane: one widget for the main view and every compare lane.
 
 Tokens can arrive at thousands per second, so text is buffered and written at most once per
-frame (the window's frame clock, ui/lane/frames.py) through a cursor at the end of the document,
+frame (the window's frame clock, ui/common/frames.py) through a cursor at the end of the document,
 never by resetting the whole text. What it writes is core/results/presentation.py's pieces, the
 same the terminal and the exports are made from; each block has one of their roles, recorded
 as it is inserted, and very long model lines are split into blocks of at most
@@ -28,11 +28,11 @@ from sandbox_app.core.results.presentation import (
     step_header,
 )
 from sandbox_app.core.running.events import Event, StepFinished
-from sandbox_app.ui.lane.frames import Phase, frame_clock
-from sandbox_app.ui.lane.trace_queue import END_OF_THINKING, Pending, merged, take_frame
+from sandbox_app.ui.common.frames import Phase, frame_clock
 from sandbox_app.ui.trace.highlighter import TraceHighlighter
 from sandbox_app.ui.trace.thinking_regions import Region, ThinkingRegions
 from sandbox_app.ui.trace.trace_blocks import TraceBlocks
+from sandbox_app.ui.trace.trace_queue import END_OF_THINKING, Pending, merged, take_frame
 
 MAX_BLOCK_CHARS = 1000
 # What a pane keeps on screen. Qt's text document and its layout cost ~100 bytes a character,

@@ -21,7 +21,7 @@ from sandbox_app.core.scenarios.prompt_versions import PromptVersion
 from sandbox_app.core.scenarios.scenario import Scenario
 from sandbox_app.core.tools import tool_names
 from sandbox_app.core.tools.mock import MockToolSpec
-from sandbox_app.ui.window.workspace_signals import QtWorkspace
+from sandbox_app.ui.common.workspace_signals import QtWorkspace
 
 
 @dataclass(frozen=True)

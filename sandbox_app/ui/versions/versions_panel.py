@@ -49,12 +49,12 @@ from sandbox_app.core.scenarios.prompt_versions import (
     version_of,
 )
 from sandbox_app.ui.common.fitting import tool_button
+from sandbox_app.ui.common.optimizing_buttons import improve_button
 from sandbox_app.ui.common.plain import message_box, plain_label, tip
-from sandbox_app.ui.optimizing.buttons import improve_button
+from sandbox_app.ui.common.workspace_signals import QtWorkspace
 from sandbox_app.ui.versions.prompt_restore import PromptRestore
 from sandbox_app.ui.versions.version_diff_view import VersionDiffView
 from sandbox_app.ui.versions.version_rows import COLUMNS, MAX_NAME, rows_of, shown
-from sandbox_app.ui.window.workspace_signals import QtWorkspace
 
 if TYPE_CHECKING:
     from sandbox_app.ui.history.history_actions import HistoryActions

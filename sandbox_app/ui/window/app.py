@@ -21,8 +21,7 @@ from PySide6.QtWidgets import QApplication, QWidget
 
 import sandbox_app
 from sandbox_app import APP_ID
-from sandbox_app.ui.common import app_rules
-from sandbox_app.ui.window import gc_policy
+from sandbox_app.ui.common import app_rules, gc_policy
 
 if TYPE_CHECKING:
     import asyncio

@@ -21,8 +21,8 @@ from sandbox_app.core.scenarios.document import KeptEdits, ScenarioDocument
 from sandbox_app.core.scenarios.scenario_fields import ScenarioError
 from sandbox_app.core.scenarios.scenario_file import SaveRefused, default_scenario
 from sandbox_app.ui.common.plain import message_box, tip
+from sandbox_app.ui.common.workspace_signals import QtWorkspace
 from sandbox_app.ui.window.kept_edits import KeptEditsFile, kept_edits_folder
-from sandbox_app.ui.window.workspace_signals import QtWorkspace
 
 MAX_RECENT = 8
 # Where kept edits lived before each window had a file of its own: read once, then removed.

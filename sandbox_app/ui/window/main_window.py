@@ -35,7 +35,9 @@ from sandbox_app.core.scenarios.prompt_versions import names_of
 from sandbox_app.core.scenarios.scenario import Scenario
 from sandbox_app.core.tools import Tool
 from sandbox_app.core.tools.plugins import installed
+from sandbox_app.ui.common import gc_policy
 from sandbox_app.ui.common.plain import plain_label
+from sandbox_app.ui.common.workspace_signals import QtWorkspace
 from sandbox_app.ui.history.history_actions import HistoryActions
 from sandbox_app.ui.lane.backend_panel import BackendPanel
 from sandbox_app.ui.lane.lane_runner import LaneRunner
@@ -45,7 +47,6 @@ from sandbox_app.ui.optimizing.opening import Improving
 from sandbox_app.ui.telemetry.otel_out import OtelOut
 from sandbox_app.ui.tools.tool_panel import ToolPanel
 from sandbox_app.ui.trace.trace_view import TraceView
-from sandbox_app.ui.window import gc_policy
 from sandbox_app.ui.window.editors_column import EditorsColumn
 from sandbox_app.ui.window.file_actions import FileActions
 from sandbox_app.ui.window.menus import build_menus
@@ -54,7 +55,6 @@ from sandbox_app.ui.window.prompt_panel import PromptPanel
 from sandbox_app.ui.window.recordings import RecordingActions
 from sandbox_app.ui.window.run_tabs import RunTabs
 from sandbox_app.ui.window.trace_opening import TraceActions
-from sandbox_app.ui.window.workspace_signals import QtWorkspace
 
 if TYPE_CHECKING:  # imported when first built (the approvals and exports: first used)
     from sandbox_app.application.eval_runner import EvalLane

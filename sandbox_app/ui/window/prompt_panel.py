@@ -24,10 +24,10 @@ from sandbox_app.ui.common.fitting import lines_tall, scrolling
 from sandbox_app.ui.common.notice_line import NoticeLine, headed
 from sandbox_app.ui.common.plain import rich_label
 from sandbox_app.ui.common.tab_rule import types_tab
+from sandbox_app.ui.common.workspace_signals import QtWorkspace
 from sandbox_app.ui.trace.highlighter import LabelHighlighter
 from sandbox_app.ui.versions.prompt_restore import PromptRestore
 from sandbox_app.ui.versions.versions_panel import VersionsPanel
-from sandbox_app.ui.window.workspace_signals import QtWorkspace
 
 if TYPE_CHECKING:
     from sandbox_app.ui.history.history_actions import HistoryActions

@@ -1,6 +1,6 @@
 """The buttons that open Improve prompt… (the Versions tab, the Test set tab) and Generate
 cases… (the test set editor): made where they sit, their dialogs opened by the window's
-``Improving`` (opening.py), imported at the first click only."""
+``Improving`` (ui/optimizing/opening.py), imported at the first click only."""
 
 from __future__ import annotations
 
