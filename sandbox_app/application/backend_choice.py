@@ -12,6 +12,7 @@ from sandbox_app.backends.catalogue.keys import KeyStore
 from sandbox_app.backends.registry import BackendConfig, make_backend, waiting_for
 from sandbox_app.core.running.backend import Backend
 from sandbox_app.core.scenarios.lane_settings import LaneSettings
+from sandbox_app.core.scenarios.run_input import RunInput
 from sandbox_app.core.scenarios.scenario import Scenario
 
 if TYPE_CHECKING:  # the engine: imported at the first run, not with the window's model panels
@@ -53,6 +54,6 @@ class BackendChoice:
         run.setdefault("served_context", self.served_context)
         return RunSpec(lane, self.config, self.keys, **run)
 
-    def create(self, scenario: Scenario) -> Backend:
+    def create(self, scenario: RunInput) -> Backend:
         """A backend for no run (the model list, Pull): told no prompt version."""
-        return make_backend(self.config, scenario, self.keys, prompt_version="")
+        return make_backend(self.config, scenario, self.keys)

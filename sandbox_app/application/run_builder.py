@@ -17,7 +17,8 @@ from sandbox_app.core.running.carried import source_of
 from sandbox_app.core.running.fork import ForkPoint
 from sandbox_app.core.running.records import RunSettings
 from sandbox_app.core.running.stepping import PauseFn
-from sandbox_app.core.scenarios.prompt_versions import PromptVersion, version_of
+from sandbox_app.core.scenarios.prompt_versions import PromptVersion, names_of, version_of
+from sandbox_app.core.scenarios.run_input import ToldVersion
 from sandbox_app.core.scenarios.scenario import Scenario
 from sandbox_app.core.tools import Approver, Tool
 from sandbox_app.core.tools.mock import AskUser
@@ -64,18 +65,23 @@ class RunSpec:
         included: ``scenario.model`` is the run's settings)."""
         return version_of(self.scenario, self._tools)
 
+    @cached_property
+    def told(self) -> ToldVersion:
+        """The version the run is told, as its backend is given it: its id and the name the
+        scenario's history gives it (the offline model's replies may be written for either)."""
+        version = self.prompt_version.id
+        return ToldVersion(version, names_of(self.scenario.prompt_history).get(version, ""))
+
     def new_backend(self) -> Backend:
-        """A fresh backend for this run, told the run's prompt version (the offline model plays
-        the replies written for it)."""
-        return make_backend(
-            self.backend, self.scenario, self.keys, prompt_version=self.prompt_version.id
-        )
+        """A fresh backend for this run, made from its input (never the document) and told the
+        run's prompt version (the offline model plays the replies written for it)."""
+        return make_backend(self.backend, self.scenario, self.keys, told=self.told)
 
     def notes(self) -> tuple[str, ...]:
         """What the trace says first about where the answers come from (the offline model:
         replies written for this version, or the same for every prompt)."""
         notes = self.backend.kind.notes
-        return notes(self.scenario, self.prompt_version.id) if notes else ()
+        return notes(self.scenario, self.told) if notes else ()
 
     def source(self) -> str:
         """Who the run's model is: the one its reasoning items may go back to in a fork
