@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from contextlib import aclosing
 from dataclasses import dataclass
 
-from sandbox_app.application.eval_runner import EvalLane
+from sandbox_app.application.backend_choice import BackendChoice
 from sandbox_app.backends.catalogue.keys import KeyStore
 from sandbox_app.backends.registry import make_backend
 from sandbox_app.core.running.backend import Backend, BackendError, Message, stream_params
@@ -38,7 +38,7 @@ class Reflector:
     """Asks ``lane``'s model; ``written``: the offline model's replies (the scenario's)."""
 
     def __init__(
-        self, lane: EvalLane, written: Sequence[str], keys: KeyStore, missing: str = NO_REPLIES
+        self, lane: BackendChoice, written: Sequence[str], keys: KeyStore, missing: str = NO_REPLIES
     ) -> None:
         """``missing``: the one line when the offline model has no replies written (Generate
         cases… asks through this class too, its replies in ``script.generated_cases``)."""

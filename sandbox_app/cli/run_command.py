@@ -13,8 +13,9 @@ from collections.abc import Callable, Sequence
 from contextlib import suppress
 from dataclasses import replace
 
+from sandbox_app.application.backend_choice import BackendChoice
 from sandbox_app.application.mcp_set import McpSet, own_tool_names
-from sandbox_app.application.run_builder import RunSpec, build_run
+from sandbox_app.application.run_builder import build_run
 from sandbox_app.backends.catalogue.keys import KeyStore
 from sandbox_app.backends.catalogue.presets import preset_for_url
 from sandbox_app.backends.local_servers.served import served_context
@@ -90,10 +91,8 @@ def run_command(argv: list[str]) -> int:
     if notice:
         say(f"react-sandbox: {notice}")
     person = TerminalPerson(sys.stdin, sys.stderr)
-    spec = RunSpec(
+    spec = BackendChoice(config, keys=keys).spec(  # the scenario's own settings, as is
         scenario,
-        config,
-        keys,
         approve=person.approve,
         ask=person.ask,
         trusted=allowance.trusted,

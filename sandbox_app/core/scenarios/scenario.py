@@ -68,7 +68,13 @@ MIN_LANES, MAX_LANES = 2, 4  # a comparison needs two; four still fit beside the
 
 @dataclass(frozen=True)
 class LaneConfig:
-    """One model in a comparison. Never holds an API key (that stays in the keyring/env)."""
+    """One model in a comparison, in the scenario file's words. Never holds an API key (that
+    stays in the keyring/env).
+
+    The same lane as application/backend_choice.py's ``BackendChoice`` before its backend is
+    resolved: a backend id and URL as the file wrote them, which core holds without knowing
+    the backend kinds; ``config_for`` turns them into the choice's ``BackendConfig`` (the kind,
+    a timeout, where the URL came from) when a lane is built or ``eval`` reads the file."""
 
     # A backend id (backends/registry.py: "scripted", "ollama", …, "custom"); files written
     # before ids hold display labels ("Scripted (offline)", "Custom URL"), still understood.
