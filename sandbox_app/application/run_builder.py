@@ -30,8 +30,13 @@ if TYPE_CHECKING:  # the engine (with asyncio): imported at the first run, not w
 @dataclass(frozen=True)
 class RunSpec:
     """Everything one run needs; never a key (the key rule picks it when the backend is made).
+    Made by ``BackendChoice.spec`` (application/backend_choice.py), which applies the lane.
 
-    ``scenario.model`` holds the lane settings the run uses (a lane's own, or the panel's).
+    ``scenario`` is the scenario with the lane applied; ``scenario.model`` holds the lane
+    settings the run uses (a lane's own, or the panel's). The engine, the backend and the
+    prompt version are made from its run input alone (core/scenarios/run_input.py); the rest
+    of the document is kept with the run's record (its expected answer, its title) and names
+    the version told (:attr:`told`).
     """
 
     scenario: Scenario
