@@ -18,7 +18,7 @@ from sandbox_app.core.running.fork import ForkPoint
 from sandbox_app.core.running.records import RunSettings
 from sandbox_app.core.running.stepping import PauseFn
 from sandbox_app.core.scenarios.prompt_versions import PromptVersion, names_of, version_of
-from sandbox_app.core.scenarios.run_input import ToldVersion
+from sandbox_app.core.scenarios.run_input import RunInput, ToldVersion
 from sandbox_app.core.scenarios.scenario import Scenario
 from sandbox_app.core.tools import Approver, Tool
 from sandbox_app.core.tools.mock import AskUser
@@ -57,18 +57,23 @@ class RunSpec:
     # window when the lane sets no Context (core/running/context_meter.py).
     served_context: int | None = None
 
+    @cached_property  # made once: the engine, the backend and the version read it
+    def run(self) -> RunInput:
+        """What the run is made from: the scenario's run input, none of its document."""
+        return self.scenario.run_input
+
     def tools(self) -> list[Tool]:
         return self._tools
 
     @cached_property  # made once a spec: its version and each of its repeats use these
     def _tools(self) -> list[Tool]:
-        return self.scenario.tools(self.ask, self.sources, self.extra_tools)
+        return self.run.tools(self.ask, self.sources, self.extra_tools)
 
     @cached_property  # made once: the record and the window's history both ask
     def prompt_version(self) -> PromptVersion:
         """What the run's model is told apart from the question (its lane's tool calling
         included: ``scenario.model`` is the run's settings)."""
-        return version_of(self.scenario, self._tools)
+        return version_of(self.run, self._tools)
 
     @cached_property
     def told(self) -> ToldVersion:
@@ -80,13 +85,13 @@ class RunSpec:
     def new_backend(self) -> Backend:
         """A fresh backend for this run, made from its input (never the document) and told the
         run's prompt version (the offline model plays the replies written for it)."""
-        return make_backend(self.backend, self.scenario, self.keys, told=self.told)
+        return make_backend(self.backend, self.run, self.keys, told=self.told)
 
     def notes(self) -> tuple[str, ...]:
         """What the trace says first about where the answers come from (the offline model:
         replies written for this version, or the same for every prompt)."""
         notes = self.backend.kind.notes
-        return notes(self.scenario, self.told) if notes else ()
+        return notes(self.run, self.told) if notes else ()
 
     def source(self) -> str:
         """Who the run's model is: the one its reasoning items may go back to in a fork
@@ -96,7 +101,7 @@ class RunSpec:
 
     def record_settings(self) -> RunSettings:
         """What a run record keeps of how the run was made (never the key)."""
-        s = self.scenario
+        s = self.run
         return RunSettings(
             backend=self.backend.backend_id,
             base_url=self.backend.base_url,
@@ -120,10 +125,10 @@ def build_run(spec: RunSpec, backend: Backend | None = None) -> tuple[ReactEngin
 
     # A setting the kind cannot send: SettingError, one line naming both, before the run (the
     # front ends ask first, to say it their way: BackendChoice.spec, run, eval's lanes).
-    spec.backend.kind.check_settings(spec.scenario.model)
+    spec.backend.kind.check_settings(spec.run.model)
     backend = backend or spec.new_backend()
     engine = ReactEngine(
-        spec.scenario,
+        spec.run,
         backend,
         model=spec.backend.model,
         approve=spec.approve,

@@ -9,7 +9,7 @@ A scenario never holds an API key.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import Any, Literal, cast
 
 # The lane and run settings and their ranges live in lane_settings.py (one rule for the file,
@@ -113,6 +113,11 @@ class Scenario(RunInput):
     # (None: the offline judge with the default prompt).
     rubric: str = ""
     judge: JudgeSpec | None = None
+
+    @property
+    def run_input(self) -> RunInput:
+        """The run's input alone, without the document's fields: what a run is made from."""
+        return RunInput(**{f.name: getattr(self, f.name) for f in fields(RunInput)})
 
     def with_lane(self, settings: LaneSettings) -> Scenario:
         """This scenario as a lane with ``settings`` runs it: a pinned prompt version first
