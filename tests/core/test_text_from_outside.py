@@ -198,7 +198,9 @@ class _BrokenJudge:
         return None
 
 
-def _make_broken(config: BackendConfig, _scenario: Scenario, _key: str, _version: str) -> Backend:
+def _make_broken(
+    config: BackendConfig, _scenario: Scenario, _key: str, _version: str
+) -> Backend:
     if config.model == "unmakeable":
         raise RuntimeError("the judge could not be made")
     return _BrokenJudge()
