@@ -87,7 +87,7 @@ class LoopWatch:
         return notice
 
     def stuck_note(self) -> str:
-        """ "; stuck: the same reply 5 times in a row (“…”)" for a run's end line, else ""."""
+        """"; stuck: the same reply 5 times in a row (“…”)" for a run's end line, else ""."""
         if self.stuck is None:
             return ""
         said, times = self.stuck

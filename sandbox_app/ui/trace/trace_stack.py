@@ -36,7 +36,6 @@ class TraceStack(QWidget):
     """``stepClicked(int)``: a step's separator was clicked, in the view shown."""
 
     stepClicked = Signal(int)
-
     def __init__(
         self, trace: TraceView, running: SignalInstance, parent: QWidget | None = None
     ) -> None:
