@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from sandbox_app.application.eval_runner import EvalLane
+from sandbox_app.application.backend_choice import BackendChoice
 from sandbox_app.application.reflector import Reflector
 from sandbox_app.backends.catalogue.keys import KeyStore
 from sandbox_app.core.optimizing.generated_cases import Proposals, generation_prompt, read_cases
@@ -27,7 +27,7 @@ NO_CASES = (
 async def generate_cases(
     scenario: Scenario,
     tools: Sequence[Tool],
-    lane: EvalLane,
+    lane: BackendChoice,
     n: int,
     keys: KeyStore,
     *,

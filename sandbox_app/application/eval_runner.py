@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
+from sandbox_app.application.backend_choice import BackendChoice
 from sandbox_app.application.judge import Judge, judge_config, judge_values
 from sandbox_app.application.run_builder import RunSpec, build_run
 from sandbox_app.backends.catalogue.keys import KeyStore, UrlSource, host_of
-from sandbox_app.backends.registry import SCRIPTED, BackendConfig, config_for
 from sandbox_app.backends.transport.response_cache import CachedBackend
 from sandbox_app.core.results.checks import CheckResult, overall
 from sandbox_app.core.results.compare import Price
@@ -36,7 +37,7 @@ from sandbox_app.core.running.events import Event, event_to_dict
 from sandbox_app.core.running.records import RunRecord
 from sandbox_app.core.scenarios.judge_spec import JudgeSpec, judge_identity
 from sandbox_app.core.scenarios.lane_settings import LaneSettings, SettingError
-from sandbox_app.core.scenarios.prompt_versions import PromptVersion, VersionError
+from sandbox_app.core.scenarios.prompt_versions import VersionError
 from sandbox_app.core.scenarios.scenario import EvalCase, Scenario
 from sandbox_app.core.scenarios.test_set import scenario_for_case
 from sandbox_app.core.tools import Tool
@@ -45,34 +46,24 @@ from sandbox_app.core.tools.policy import asking
 OnResult = Callable[[EvalResult, RunRecord], None]
 
 
-@dataclass(frozen=True)
-class EvalLane:
-    label: str
-    config: BackendConfig
-    settings: LaneSettings
-    prompt: PromptVersion | None = None  # `eval --prompt`: this version, not the scenario's
-
-
 def lane_label(name: str, settings: LaneSettings) -> str:
     """A lane's column title: a native-tools lane says so (it is often the same model)."""
     return name + (" (native tools)" if settings.tool_calling == "native" else "")
 
 
-def case_scenario(scenario: Scenario, lane: EvalLane, case: int) -> Scenario:
-    """What a lane's run of case ``case`` is made from (and its record keeps)."""
-    found = scenario_for_case(scenario, scenario.test_set[case])
-    found = found.with_lane(lane.settings.over(found.model))  # checked before
-    return found.with_prompt(lane.prompt) if lane.prompt is not None else found
+def case_spec(scenario: Scenario, lane: BackendChoice, case: int, **run: Any) -> RunSpec:
+    """A lane's run of case ``case`` (its ``scenario``: what the run is made from and its
+    record keeps); ``run``: the rest of the spec (BackendChoice.spec)."""
+    return lane.spec(scenario_for_case(scenario, scenario.test_set[case]), **run)
 
 
-def unpinned(scenario: Scenario, lanes: Iterable[EvalLane]) -> str | None:
+def unpinned(scenario: Scenario, lanes: Iterable[BackendChoice]) -> str | None:
     """One line for the first lane that cannot run: pinned to a prompt version the
     scenario's history lacks, or setting what its kind cannot send (every run of it would
     fail alike: said once, before any runs); None when all can run."""
     for lane in lanes:
         try:
-            settings = scenario.with_lane(lane.settings.over(scenario.model)).model
-            lane.config.kind.check_settings(settings)
+            lane.applied(scenario)
         except (VersionError, SettingError) as err:
             return f"{lane.label}: {err}"
     return None
@@ -81,7 +72,7 @@ def unpinned(scenario: Scenario, lanes: Iterable[EvalLane]) -> str | None:
 def declined(scenario: Scenario, trusted: frozenset[str]) -> str | None:
     """Which of the scenario's tools every run will decline, with no one to approve a call,
     and why (None: none)."""
-    tools = asking(RunSpec(scenario, config_for(SCRIPTED)).tools(), scenario.policies, trusted)
+    tools = asking(scenario.tools(), scenario.policies, trusted)
     if not tools:
         return None
     why = ", ".join(
@@ -100,7 +91,7 @@ def offline_judge(scenario: Scenario) -> bool:
     return judge is not None and not judge.kind.server
 
 
-def unjudged_lanes(scenario: Scenario, lanes: Iterable[EvalLane]) -> str:
+def unjudged_lanes(scenario: Scenario, lanes: Iterable[BackendChoice]) -> str:
     """One line naming the lanes the offline judge does not grade, and why ("": none).
 
     Its verdicts and reasons were written for the offline model's answers: on a real model's
@@ -119,7 +110,7 @@ class EvalRunner:
     def __init__(
         self,
         scenario: Scenario,
-        lanes: list[EvalLane],
+        lanes: list[BackendChoice],
         on_result: OnResult,
         *,
         concurrency: int = 4,
@@ -180,10 +171,17 @@ class EvalRunner:
             result, record = await self._one(lane, key)
         self.on_result(result, record)
 
-    async def _one(self, lane: EvalLane, key: RunKey) -> tuple[EvalResult, RunRecord]:
+    async def _one(self, lane: BackendChoice, key: RunKey) -> tuple[EvalResult, RunRecord]:
         case = self.scenario.test_set[key.case]
-        scenario = case_scenario(self.scenario, lane, key.case)
-        spec = RunSpec(scenario, lane.config, self.keys, self.sources, trusted=self.trusted)
+        spec = case_spec(
+            self.scenario,
+            lane,
+            key.case,
+            keys=self.keys,
+            sources=self.sources,
+            trusted=self.trusted,
+        )
+        scenario = spec.scenario
         if not lane.config.kind.server:  # made per run: the offline model replays the case's own
             backend = spec.new_backend()
         else:  # one client per server lane: its connections are reused run after run

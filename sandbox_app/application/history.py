@@ -25,7 +25,7 @@ from sandbox_app.core.running.records import RunRecord
 from sandbox_app.core.untrusted.file_reader import ReadError
 
 if TYPE_CHECKING:  # the window loads this at its first run's end: nothing heavy before
-    from sandbox_app.application.eval_runner import EvalLane
+    from sandbox_app.application.backend_choice import BackendChoice
 
 Say = Callable[[str], None]
 
@@ -77,7 +77,7 @@ class History:
         self,
         title: str,
         scenario_path: str,
-        lanes: Sequence[EvalLane],
+        lanes: Sequence[BackendChoice],
         cases: int,
         repeats: int,
         source: str,

@@ -35,7 +35,8 @@ from sandbox_app.core.results.judging import (
 )
 from sandbox_app.core.running.backend import Backend, BackendError, Message, stream_params
 from sandbox_app.core.scenarios.judge_spec import JudgeSpec
-from sandbox_app.core.scenarios.scenario import Scenario, Script
+from sandbox_app.core.scenarios.run_input import RunInput, Script
+from sandbox_app.core.scenarios.scenario import Scenario
 
 DEFAULT_MAX_TOKENS = 512  # a verdict and a sentence; a thinking judge may need its own
 
@@ -144,9 +145,7 @@ class Judge:
     def _backend(self, prompt: str, repeat: int, own_replies: Sequence[str]) -> Backend:
         if self.config.kind.server:  # one client: its connections reused answer after answer
             if self._server is None:
-                self._server = make_backend(
-                    self.config, Scenario(question=prompt), self.keys, prompt_version=""
-                )
+                self._server = make_backend(self.config, RunInput(question=prompt), self.keys)
             return self._server
         # The offline judge: this answer's verdict written for it, streamed at once.
         replies = tuple(own_replies) or self.spec.replies
@@ -157,8 +156,8 @@ class Judge:
             )
         script = Script((replies[repeat % len(replies)],), tokens_per_second=0, question=prompt)
         # No prompt versions here: the judge's script is this answer's verdict alone.
-        judged = Scenario(question=prompt, script=script)
-        return make_backend(self.config, judged, self.keys, prompt_version="")
+        judged = RunInput(question=prompt, script=script)
+        return make_backend(self.config, judged, self.keys)
 
 
 def spec_config(spec: JudgeSpec, url_source: UrlSource, timeout_s: float = 60.0) -> BackendConfig:

@@ -27,7 +27,7 @@ from contextlib import suppress
 from typing import TYPE_CHECKING
 
 from sandbox_app.backends.catalogue.keys import KeyStore
-from sandbox_app.core.scenarios.scenario import Scenario
+from sandbox_app.core.scenarios.run_input import RunInput
 from sandbox_app.core.tools import TOOL_NAMES
 from sandbox_app.core.tools.mcp_server import McpServerSpec
 
@@ -37,7 +37,7 @@ if TYPE_CHECKING:  # the MCP client (with asyncio): imported at the first connec
 CONNECTING = "connecting…"
 
 
-def own_tool_names(scenario: Scenario) -> tuple[str, ...]:
+def own_tool_names(scenario: RunInput) -> tuple[str, ...]:
     """The names an MCP tool may not take as they are: the built-ins and the scenario's own."""
     return (*TOOL_NAMES, *(c.name for c in scenario.custom_tools))
 

@@ -10,8 +10,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from sandbox_app.application.eval_runner import EvalLane, case_scenario
-from sandbox_app.application.run_builder import RunSpec
+from sandbox_app.application.backend_choice import BackendChoice
+from sandbox_app.application.eval_runner import case_spec
 from sandbox_app.backends.catalogue.keys import KeyStore
 from sandbox_app.core.optimizing.budget import Budget
 from sandbox_app.core.optimizing.split import DEFAULT_HELD_OUT, case_identity
@@ -27,8 +27,8 @@ class OptimizeSetup:
 
     scenario: Scenario
     place: str  # the scenario's file (its resolved path)
-    arm: EvalLane  # the lane whose prompt is improved (its model runs every candidate)
-    reflect: EvalLane  # the reflection model
+    arm: BackendChoice  # the lane whose prompt is improved (its model runs every candidate)
+    reflect: BackendChoice  # the reflection model
     budget: Budget = field(default_factory=Budget)
     seed: int = 0
     held_out: float = DEFAULT_HELD_OUT
@@ -40,8 +40,7 @@ class OptimizeSetup:
 
     def base(self) -> PromptVersion:
         """The version being improved: what the arm's runs are told now."""
-        scenario = case_scenario(self.scenario, self.arm, 0)
-        return RunSpec(scenario, self.arm.config).prompt_version
+        return case_spec(self.scenario, self.arm, 0).prompt_version
 
     def settings(self) -> dict[str, Any]:
         questions = asked_questions(self.scenario)
@@ -61,6 +60,6 @@ class OptimizeSetup:
         }
 
 
-def _lane(lane: EvalLane) -> dict[str, Any]:
+def _lane(lane: BackendChoice) -> dict[str, Any]:
     c = lane.config
     return {"kind": c.kind.id, "url": c.base_url, "model": c.model, **lane.settings.to_dict()}

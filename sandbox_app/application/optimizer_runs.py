@@ -13,7 +13,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from sandbox_app.application.eval_runner import EvalLane, EvalRunner
+from sandbox_app.application.backend_choice import BackendChoice
+from sandbox_app.application.eval_runner import EvalRunner
 from sandbox_app.backends.catalogue.keys import KeyStore
 from sandbox_app.backends.registry import BackendConfig
 from sandbox_app.core.history.history_db import HistoryStore
@@ -57,7 +58,7 @@ class OptimizerRuns:
     def __init__(
         self,
         scenario: Scenario,
-        arm: EvalLane,
+        arm: BackendChoice,
         store: HistoryStore,
         evaluation: int,
         *,
@@ -93,7 +94,7 @@ class OptimizerRuns:
         ]
         self._made = 0
         if todo:
-            lane = EvalLane(label, self.arm.config, self.arm.settings, prompt=version)
+            lane = BackendChoice(self.arm.config, self.arm.settings, label=label, prompt=version)
             runner = EvalRunner(
                 self.scenario,
                 [lane],

@@ -14,11 +14,11 @@ from collections.abc import Sequence
 from contextlib import aclosing
 from dataclasses import dataclass
 
-from sandbox_app.application.eval_runner import EvalLane
+from sandbox_app.application.backend_choice import BackendChoice
 from sandbox_app.backends.catalogue.keys import KeyStore
 from sandbox_app.backends.registry import make_backend
 from sandbox_app.core.running.backend import Backend, BackendError, Message, stream_params
-from sandbox_app.core.scenarios.scenario import Scenario, Script
+from sandbox_app.core.scenarios.run_input import RunInput, Script
 
 NO_REPLIES = (
     "the offline reflection model has no replies written (the scenario's "
@@ -38,7 +38,7 @@ class Reflector:
     """Asks ``lane``'s model; ``written``: the offline model's replies (the scenario's)."""
 
     def __init__(
-        self, lane: EvalLane, written: Sequence[str], keys: KeyStore, missing: str = NO_REPLIES
+        self, lane: BackendChoice, written: Sequence[str], keys: KeyStore, missing: str = NO_REPLIES
     ) -> None:
         """``missing``: the one line when the offline model has no replies written (Generate
         cases… asks through this class too, its replies in ``script.generated_cases``)."""
@@ -80,13 +80,11 @@ class Reflector:
         config = self.lane.config
         if config.kind.server:  # one client: its connections reused reflection after reflection
             if self._server is None:
-                self._server = make_backend(
-                    config, Scenario(question=prompt), self.keys, prompt_version=""
-                )
+                self._server = make_backend(config, RunInput(question=prompt), self.keys)
             return self._server
         if not self.written:
             raise BackendError(self.missing)
         reply = self.written[(number - 1) % len(self.written)]
         script = Script((reply,), tokens_per_second=0, question=prompt)
-        played = Scenario(question=prompt, script=script)
-        return make_backend(config, played, self.keys, prompt_version="")
+        played = RunInput(question=prompt, script=script)
+        return make_backend(config, played, self.keys)

@@ -17,7 +17,8 @@ from sandbox_app.core.running.carried import source_of
 from sandbox_app.core.running.fork import ForkPoint
 from sandbox_app.core.running.records import RunSettings
 from sandbox_app.core.running.stepping import PauseFn
-from sandbox_app.core.scenarios.prompt_versions import PromptVersion, version_of
+from sandbox_app.core.scenarios.prompt_versions import PromptVersion, names_of, version_of
+from sandbox_app.core.scenarios.run_input import RunInput, ToldVersion
 from sandbox_app.core.scenarios.scenario import Scenario
 from sandbox_app.core.tools import Approver, Tool
 from sandbox_app.core.tools.mock import AskUser
@@ -29,8 +30,13 @@ if TYPE_CHECKING:  # the engine (with asyncio): imported at the first run, not w
 @dataclass(frozen=True)
 class RunSpec:
     """Everything one run needs; never a key (the key rule picks it when the backend is made).
+    Made by ``BackendChoice.spec`` (application/backend_choice.py), which applies the lane.
 
-    ``scenario.model`` holds the lane settings the run uses (a lane's own, or the panel's).
+    ``scenario`` is the scenario with the lane applied; ``scenario.model`` holds the lane
+    settings the run uses (a lane's own, or the panel's). The engine, the backend and the
+    prompt version are made from its run input alone (core/scenarios/run_input.py); the rest
+    of the document is kept with the run's record (its expected answer, its title) and names
+    the version told (:attr:`told`).
     """
 
     scenario: Scenario
@@ -51,31 +57,41 @@ class RunSpec:
     # window when the lane sets no Context (core/running/context_meter.py).
     served_context: int | None = None
 
+    @cached_property  # made once: the engine, the backend and the version read it
+    def run(self) -> RunInput:
+        """What the run is made from: the scenario's run input, none of its document."""
+        return self.scenario.run_input
+
     def tools(self) -> list[Tool]:
         return self._tools
 
     @cached_property  # made once a spec: its version and each of its repeats use these
     def _tools(self) -> list[Tool]:
-        return self.scenario.tools(self.ask, self.sources, self.extra_tools)
+        return self.run.tools(self.ask, self.sources, self.extra_tools)
 
     @cached_property  # made once: the record and the window's history both ask
     def prompt_version(self) -> PromptVersion:
         """What the run's model is told apart from the question (its lane's tool calling
         included: ``scenario.model`` is the run's settings)."""
-        return version_of(self.scenario, self._tools)
+        return version_of(self.run, self._tools)
+
+    @cached_property
+    def told(self) -> ToldVersion:
+        """The version the run is told, as its backend is given it: its id and the name the
+        scenario's history gives it (the offline model's replies may be written for either)."""
+        version = self.prompt_version.id
+        return ToldVersion(version, names_of(self.scenario.prompt_history).get(version, ""))
 
     def new_backend(self) -> Backend:
-        """A fresh backend for this run, told the run's prompt version (the offline model plays
-        the replies written for it)."""
-        return make_backend(
-            self.backend, self.scenario, self.keys, prompt_version=self.prompt_version.id
-        )
+        """A fresh backend for this run, made from its input (never the document) and told the
+        run's prompt version (the offline model plays the replies written for it)."""
+        return make_backend(self.backend, self.run, self.keys, told=self.told)
 
     def notes(self) -> tuple[str, ...]:
         """What the trace says first about where the answers come from (the offline model:
         replies written for this version, or the same for every prompt)."""
         notes = self.backend.kind.notes
-        return notes(self.scenario, self.prompt_version.id) if notes else ()
+        return notes(self.run, self.told) if notes else ()
 
     def source(self) -> str:
         """Who the run's model is: the one its reasoning items may go back to in a fork
@@ -85,7 +101,7 @@ class RunSpec:
 
     def record_settings(self) -> RunSettings:
         """What a run record keeps of how the run was made (never the key)."""
-        s = self.scenario
+        s = self.run
         return RunSettings(
             backend=self.backend.backend_id,
             base_url=self.backend.base_url,
@@ -109,10 +125,10 @@ def build_run(spec: RunSpec, backend: Backend | None = None) -> tuple[ReactEngin
 
     # A setting the kind cannot send: SettingError, one line naming both, before the run (the
     # front ends ask first, to say it their way: BackendChoice.spec, run, eval's lanes).
-    spec.backend.kind.check_settings(spec.scenario.model)
+    spec.backend.kind.check_settings(spec.run.model)
     backend = backend or spec.new_backend()
     engine = ReactEngine(
-        spec.scenario,
+        spec.run,
         backend,
         model=spec.backend.model,
         approve=spec.approve,

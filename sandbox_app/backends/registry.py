@@ -29,7 +29,7 @@ from sandbox_app.backends.offline import scripted
 from sandbox_app.backends.ollama_api import ollama_kind
 from sandbox_app.backends.responses_api import responses_kind
 from sandbox_app.core.running.backend import Backend
-from sandbox_app.core.scenarios.scenario import Scenario
+from sandbox_app.core.scenarios.run_input import RunInput, ToldVersion
 
 __all__ = ["BackendConfig", "BackendKind"]  # what callers used to import from here
 
@@ -44,6 +44,7 @@ _BUILT_IN: tuple[BackendKind, ...] = (
 
 SCRIPTED = scripted.KIND.id
 SCRIPTED_LABEL = scripted.KIND.name
+NO_RUN = ToldVersion()  # what a backend made for no run (a model list, Pull) is told
 
 _KINDS: dict[str, BackendKind] = {}  # by kind id, in the order they were registered
 
@@ -202,11 +203,11 @@ def curl_request(backend: str, base_url: str, model: str) -> CurlRequest:
 
 
 def make_backend(
-    config: BackendConfig, scenario: Scenario, keys: KeyStore, *, prompt_version: str
+    config: BackendConfig, run: RunInput, keys: KeyStore, *, told: ToldVersion = NO_RUN
 ) -> Backend:
-    """A fresh backend for one run (or one model list): the one place a backend is made.
-    ``prompt_version``: the run's (RunSpec.prompt_version's id), "" for no run."""
-    return config.kind.make(config, scenario, key_decision(config, keys).key, prompt_version)
+    """A fresh backend for one run (or one model list): the one place a backend is made, from
+    the run's input. ``told``: the version the run is told (RunSpec.told), none for no run."""
+    return config.kind.make(config, run, key_decision(config, keys).key, told)
 
 
 for _kind in _BUILT_IN:

@@ -13,7 +13,8 @@ import argparse
 from dataclasses import replace
 from typing import Any
 
-from sandbox_app.application.eval_runner import EvalLane, lane_label
+from sandbox_app.application.backend_choice import BackendChoice
+from sandbox_app.application.eval_runner import lane_label
 from sandbox_app.backends.catalogue.presets import preset_for_url
 from sandbox_app.backends.registry import SCRIPTED, backend_id, config_for
 from sandbox_app.cli.prompt_choice import lanes_by_version
@@ -22,7 +23,7 @@ from sandbox_app.core.scenarios.lane_text import url_lane
 from sandbox_app.core.scenarios.scenario import Scenario
 
 
-def lane_from_spec(spec: str, timeout: float, base: LaneSettings) -> EvalLane:
+def lane_from_spec(spec: str, timeout: float, base: LaneSettings) -> BackendChoice:
     """A --lane: its options over the scenario's lane settings, ``base``. Raises ValueError
     (one line) for an unknown backend, a missing model or a URL given to a kind without one."""
     head, *pairs = spec.split(",")
@@ -41,7 +42,7 @@ def lane_from_spec(spec: str, timeout: float, base: LaneSettings) -> EvalLane:
         config = config_for(backend_id(backend), "", model, timeout)
         if config.kind.has("model") and not model:
             raise ValueError(f"--lane {spec!r}: write BACKEND:MODEL or URL:MODEL")
-    return EvalLane(head, config, options)
+    return BackendChoice(config, options, label=head)
 
 
 def _option(pair: str) -> tuple[str, Any]:
@@ -51,15 +52,14 @@ def _option(pair: str) -> tuple[str, Any]:
     return LaneSettings.parse_option(name, value, f"--lane option {name}")
 
 
-def eval_lanes(args: argparse.Namespace, scenario: Scenario) -> list[EvalLane]:
+def eval_lanes(args: argparse.Namespace, scenario: Scenario) -> list[BackendChoice]:
     """``eval``'s lanes: --lane's, else the scenario file's, else the offline model; each
     --prompt version × each; a label given twice numbered (two lanes of one model)."""
     if args.lane:
         lanes = [lane_from_spec(spec, args.timeout, scenario.model) for spec in args.lane]
     elif scenario.lanes:
         lanes = [
-            EvalLane(
-                f"{lane.backend}:{lane.model}" if lane.model else lane.backend,
+            BackendChoice(
                 config_for(
                     lane.backend,
                     lane.base_url,
@@ -68,11 +68,12 @@ def eval_lanes(args: argparse.Namespace, scenario: Scenario) -> list[EvalLane]:
                     url_source="user" if args.trust_file_lanes else "file",
                 ),
                 lane.settings,
+                label=f"{lane.backend}:{lane.model}" if lane.model else lane.backend,
             )
             for lane in scenario.lanes
         ]
     else:
-        lanes = [EvalLane(SCRIPTED, config_for(SCRIPTED), scenario.model)]
+        lanes = [BackendChoice(config_for(SCRIPTED), scenario.model, label=SCRIPTED)]
     lanes = lanes_by_version(lanes, scenario, args.prompt)
     seen: dict[str, int] = {}
     unique = []

@@ -16,7 +16,8 @@ import sys
 import textwrap
 from collections.abc import Mapping
 
-from sandbox_app.application.run_builder import RunSpec, build_run
+from sandbox_app.application.backend_choice import BackendChoice
+from sandbox_app.application.run_builder import build_run
 from sandbox_app.backends.catalogue.keys import KeyStore
 from sandbox_app.backends.registry import key_notice
 from sandbox_app.cli.cli_io import EXIT_TRACE_UNANSWERED, OPEN_TRACE_EXIT_CODES
@@ -128,10 +129,8 @@ def _fork(trace: ImportedTrace, args: argparse.Namespace) -> int:
     if notice := key_notice(config, keys):
         say(f"react-sandbox: {notice}")
     person = TerminalPerson(sys.stdin, sys.stderr)
-    spec = RunSpec(
+    spec = BackendChoice(config, keys=keys).spec(  # the scenario's own settings, as is
         scenario,
-        config,
-        keys,
         approve=person.approve,
         ask=person.ask,
         trusted=allowance.trusted,

@@ -8,7 +8,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 
-from sandbox_app.application.eval_runner import EvalLane, unpinned
+from sandbox_app.application.backend_choice import BackendChoice
+from sandbox_app.application.eval_runner import unpinned
 from sandbox_app.core.scenarios.prompt_versions import SHORT_ID, PromptEntry, VersionError, find
 from sandbox_app.core.scenarios.scenario import Scenario
 from sandbox_app.core.tools import tool_names
@@ -41,8 +42,8 @@ def with_version(scenario: Scenario, ref: str | None) -> Scenario:
 
 
 def lanes_by_version(
-    lanes: Sequence[EvalLane], scenario: Scenario, refs: Sequence[str]
-) -> list[EvalLane]:
+    lanes: Sequence[BackendChoice], scenario: Scenario, refs: Sequence[str]
+) -> list[BackendChoice]:
     """``eval --prompt A --prompt B``: each version × each lane, titled ``LANE @ VERSION``
     (its name, else its short id). A version's tool-calling mode is part of what the model
     is told, so it is the lane's for that version. A lane pinned to a version the history

@@ -13,8 +13,10 @@ from collections.abc import Callable, Sequence
 from contextlib import suppress
 from dataclasses import replace
 
+from sandbox_app.application.backend_choice import BackendChoice
+from sandbox_app.application.lane_policy import LanePolicy
 from sandbox_app.application.mcp_set import McpSet, own_tool_names
-from sandbox_app.application.run_builder import RunSpec, build_run
+from sandbox_app.application.run_builder import build_run
 from sandbox_app.backends.catalogue.keys import KeyStore
 from sandbox_app.backends.catalogue.presets import preset_for_url
 from sandbox_app.backends.local_servers.served import served_context
@@ -48,7 +50,6 @@ from sandbox_app.cli.terminal import TracePrinter, WaitingNotice, json_visible, 
 from sandbox_app.cli.terminal_person import TerminalPerson
 from sandbox_app.core.otel.otel_attributes import Tags
 from sandbox_app.core.results.exports import run_document
-from sandbox_app.core.results.verdict import run_verdict
 from sandbox_app.core.running.backend import Backend
 from sandbox_app.core.running.engine import ReactEngine, drive
 from sandbox_app.core.running.events import Event, RunFinished
@@ -90,10 +91,8 @@ def run_command(argv: list[str]) -> int:
     if notice:
         say(f"react-sandbox: {notice}")
     person = TerminalPerson(sys.stdin, sys.stderr)
-    spec = RunSpec(
+    spec = BackendChoice(config, keys=keys).spec(  # the scenario's own settings, as is
         scenario,
-        config,
-        keys,
         approve=person.approve,
         ask=person.ask,
         trusted=allowance.trusted,
@@ -101,6 +100,11 @@ def run_command(argv: list[str]) -> int:
         # The window's source for the meter's window: its local server asked (/api/ps…).
         served_context=asyncio.run(served_context(config)),
     )
+    # Stored as the window stores its Run tab's runs (application/lane_policy.py): its
+    # version's runs and pass rate in the run history count it (a history that cannot be used
+    # is one line on stderr; the run's result stands). The scenario file is left as it is.
+    policy = LanePolicy("react-sandbox run", lambda: history_at(args.db, "run"))
+    policy.started(spec)
     backend = spec.new_backend()  # a server's one client; its label for the waiting line
     native = scenario.model.tool_calling == "native"
     printer = (
@@ -154,10 +158,7 @@ def run_command(argv: list[str]) -> int:
         return 1
     if record.finished is None:  # Ctrl+C before the engine could say so
         record.add([finished])
-    # Stored as the window stores its Run tab's runs: its version's runs and pass rate count
-    # it (a history that cannot be used is one line on stderr; the run's result stands).
-    passed = run_verdict(finished.answer, scenario.expected)
-    history_at(args.db, "run").run_finished("react-sandbox run", record, passed)
+    policy.finished(finished.answer, record)
     if otlp:  # after the trace, on stderr; never the exit code: the run's result stands
         otlp.add(record, Tags(scenario.title, record.settings.prompt_version))
         otlp.send(sys.stderr)

@@ -326,13 +326,13 @@ def test_anthropic_key_goes_only_to_anthropic(
     fake_anthropic.set_model("claude-test", AnthropicScript(turns=text_turns()))
     run_events(
         brightgrid(),
-        make_backend(config, brightgrid(), keys, prompt_version=""),
+        make_backend(config, brightgrid(), keys),
         model="claude-test",
     )
     monkeypatch.setenv(CUSTOM_KEY_ENV, "local-key")
     run_events(
         brightgrid(),
-        make_backend(config, brightgrid(), keys, prompt_version=""),
+        make_backend(config, brightgrid(), keys),
         model="claude-test",
     )
     assert fake_anthropic.keys[0] == "not-needed", fake_anthropic.keys
@@ -342,9 +342,7 @@ def test_anthropic_key_goes_only_to_anthropic(
 
 def test_no_key_for_anthropic_itself_is_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
-    backend = make_backend(
-        config_for("anthropic", model="claude"), brightgrid(), KeyStore(False), prompt_version=""
-    )
+    backend = make_backend(config_for("anthropic", model="claude"), brightgrid(), KeyStore(False))
     done = finished(run_events(brightgrid(), backend, model="claude"))
     assert done.reason == (
         "No API key for Anthropic: set ANTHROPIC_API_KEY or enter a key in the backend settings."

@@ -126,7 +126,7 @@ _PYTHON = re.compile(
 def _backend(kind: Kind, base_url: str) -> Backend:
     url = base_url + ("/v1" if kind.backend in ("custom", "responses") else "")
     config = config_for(kind.backend, url, "m", timeout_s=10.0)
-    return make_backend(config, builtin("brightgrid"), KeyStore(False), prompt_version="")
+    return make_backend(config, builtin("brightgrid"), KeyStore(False))
 
 
 async def _read(backend: Backend) -> tuple[list[Delta], str | None]:

@@ -260,12 +260,12 @@ def test_gemini_api_key_goes_only_to_gemini(
     keys = KeyStore(keyring_open=False)
     own = config_for("gemini")
     assert own.url == GEMINI.base_url
-    made = make_backend(own, builtin("brightgrid"), keys, prompt_version="")
+    made = make_backend(own, builtin("brightgrid"), keys)
     assert made.config.api_key == "gemini-secret"  # type: ignore[attr-defined]
     other = config_for("gemini", gemini_server.base_url)
     assert "GEMINI_API_KEY goes only to" in key_notice(other, keys)
     gemini_server.replies["m"] = text_replies()
-    made = make_backend(other, builtin("brightgrid"), keys, prompt_version="")
+    made = make_backend(other, builtin("brightgrid"), keys)
     assert finished(run_events(builtin("brightgrid"), made, model="m")).status == "answered"
     assert gemini_server.keys
     assert not {"gemini-secret", "google-secret"} & set(gemini_server.keys)

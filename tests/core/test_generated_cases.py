@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from sandbox_app.application.backend_choice import BackendChoice
 from sandbox_app.application.case_generator import NO_CASES, generate_cases
-from sandbox_app.application.eval_runner import EvalLane
 from sandbox_app.backends.catalogue.keys import KeyStore
 from sandbox_app.backends.registry import SCRIPTED, config_for
 from sandbox_app.cli.lane_spec import lane_from_spec
@@ -39,8 +39,8 @@ TOOLS = ["search", "calculator"]
 GOOD = {"question": "How many rows does the free plan export?", "answer": "5,000"}
 
 
-def offline() -> EvalLane:
-    return EvalLane("offline", config_for(SCRIPTED), LaneSettings())
+def offline() -> BackendChoice:
+    return BackendChoice(config_for(SCRIPTED), LaneSettings(), label="offline")
 
 
 def test_the_offline_example_proposes_four_cases_one_a_duplicate() -> None:

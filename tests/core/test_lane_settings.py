@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from sandbox_app.application.eval_runner import EvalLane, EvalRunner
+from sandbox_app.application.backend_choice import BackendChoice
+from sandbox_app.application.eval_runner import EvalRunner
 from sandbox_app.backends.registry import config_for
 from sandbox_app.cli.main import main
 from sandbox_app.core.results.eval_result import EvalResult
@@ -173,7 +174,7 @@ def test_the_runner_takes_a_run_only_when_a_worker_is_free() -> None:
     def finished(_result: object, _record: object) -> None:
         taken_at_first_result.append(taken)
 
-    lane = EvalLane("scripted", config_for("scripted"), LaneSettings())
+    lane = BackendChoice(config_for("scripted"), LaneSettings(), label="scripted")
     runner = EvalRunner(scenario, [lane], finished, concurrency=2, with_events=False)
     asyncio.run(runner.run_all(keys()))
     assert len(taken_at_first_result) == 60  # every run made

@@ -51,9 +51,7 @@ def native_replies() -> list[Reply]:
 
 
 def backend(server: FakeOllama) -> OllamaBackend:
-    made = make_backend(
-        config_for("ollama-native", server.url), Scenario(), KeyStore(), prompt_version=""
-    )
+    made = make_backend(config_for("ollama-native", server.url), Scenario(), KeyStore())
     assert isinstance(made, OllamaBackend)
     return made
 

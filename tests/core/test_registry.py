@@ -144,16 +144,12 @@ def test_config_for_picks_the_preset_and_keeps_the_rest() -> None:
 def test_a_config_from_an_id_builds_the_same_backend_as_before() -> None:
     scenario = builtin("brightgrid")
     assert isinstance(
-        make_backend(config_for("scripted"), scenario, KeyStore(), prompt_version=""),
+        make_backend(config_for("scripted"), scenario, KeyStore()),
         ScriptedBackend,
     )
-    server = make_backend(
-        config_for("ollama", model="llama3"), scenario, KeyStore(), prompt_version=""
-    )
+    server = make_backend(config_for("ollama", model="llama3"), scenario, KeyStore())
     assert server.label == "Ollama"
-    custom = make_backend(
-        config_for("custom", "http://127.0.0.1:9/v1"), scenario, KeyStore(), prompt_version=""
-    )
+    custom = make_backend(config_for("custom", "http://127.0.0.1:9/v1"), scenario, KeyStore())
     assert custom.label == "127.0.0.1:9"
 
 

@@ -62,7 +62,7 @@ def native(scenario: Scenario) -> Scenario:
 
 def backend_for(server: FakeResponsesServer, model: str = "m") -> Backend:
     config = config_for("responses", server.base_url, model, timeout_s=10.0)
-    return make_backend(config, builtin("brightgrid"), KeyStore(), prompt_version="")
+    return make_backend(config, builtin("brightgrid"), KeyStore())
 
 
 def run(
@@ -317,7 +317,7 @@ def test_openais_key_goes_only_to_openai(monkeypatch: pytest.MonkeyPatch) -> Non
     own = config_for("responses", model="gpt-5")
     assert own.url == "https://api.openai.com/v1"
     assert (
-        make_backend(own, builtin("brightgrid"), keys, prompt_version="").label,
+        make_backend(own, builtin("brightgrid"), keys).label,
         key_notice(own, keys),
     ) == (
         "OpenAI",

@@ -13,7 +13,8 @@ from typing import Any
 
 import pytest
 
-from sandbox_app.application.eval_runner import EvalLane, EvalRunner
+from sandbox_app.application.backend_choice import BackendChoice
+from sandbox_app.application.eval_runner import EvalRunner
 from sandbox_app.backends.registry import SCRIPTED, config_for
 from sandbox_app.cli.evaluating.eval_command import eval_command
 from sandbox_app.core.results.compare import Price
@@ -166,7 +167,7 @@ def test_cost_and_time_are_checked_against_their_bounds() -> None:
 
 def test_the_runner_checks_cost_by_the_lanes_price_and_time_on_a_real_run() -> None:
     config = config_for(SCRIPTED)
-    lane = EvalLane("offline", config, LaneSettings())
+    lane = BackendChoice(config, LaneSettings(), label="offline")
     results: list[dict[str, Any]] = []
     checks = {"max_cost": 0.5, "max_seconds": 600}
     for prices in ({config.model_name: Price(1.0, 1.0)}, {}):
@@ -277,7 +278,7 @@ def test_tool_lists_split_at_spaces_commas_and_bars() -> None:
     csv_text = (
         "question,answer,tools_called,never\n"
         "Q1,240,search calculator,delete_file ask_user\n"
-        "Q2,5000,\"search,  calculator\",\n"
+        'Q2,5000,"search,  calculator",\n'
     )
     first, second = import_cases(csv_text, "csv")
     assert first.checks.tools_called == ("search", "calculator")  # not one "search calculator"

@@ -23,7 +23,7 @@ from sandbox_app.core.scenarios.setting_rules import SettingError
 if TYPE_CHECKING:
     from sandbox_app.core.running.backend import Backend
     from sandbox_app.core.scenarios.lane_settings import LaneSettings
-    from sandbox_app.core.scenarios.scenario import Scenario
+    from sandbox_app.core.scenarios.run_input import RunInput, ToldVersion
 
 # What a model panel may ask for. "models": the server can list its models (Refresh);
 # "key": an API key field (a kind declaring it gives ``account``). "pull": the server can
@@ -73,16 +73,17 @@ def chat_completions(base_url: str, _model: str) -> Endpoint:
     return Endpoint(base_url.rstrip("/") + "/chat/completions")
 
 
-# How a kind makes its backend: the config, the scenario (the offline model replays its
-# script), the key the one key rule allows ("" for none) and the id of the prompt version the
-# run is told, worked out once from its RunSpec ("" when no run is made: a model list). The
-# offline model plays the replies written for that id; it must not work out its own, which
-# would miss the tools only the run has (an MCP server's). Only registry.make_backend calls it.
-Make = Callable[["BackendConfig", "Scenario", str, str], "Backend"]
+# How a kind makes its backend: the config, the run's input (the offline model replays its
+# script; never the document: no lane, test set or history), the key the one key rule allows
+# ("" for none) and the prompt version the run is told, worked out once by its RunSpec (its id
+# and the history's name for it; empty when no run is made: a model list). The offline model
+# plays the replies written for that version; it must not work out its own, which would miss
+# the tools only the run has (an MCP server's). Only registry.make_backend calls it.
+Make = Callable[["BackendConfig", "RunInput", str, "ToldVersion"], "Backend"]
 # What a run's trace says before its first step about where the kind's answers come from,
-# given the scenario and the run's prompt version id (the offline model: whether its replies
+# given the run's input and the version it is told (the offline model: whether its replies
 # were written for that version).
-Notes = Callable[["Scenario", str], tuple[str, ...]]
+Notes = Callable[["RunInput", "ToldVersion"], tuple[str, ...]]
 
 
 @dataclass(frozen=True, repr=False)

@@ -18,7 +18,7 @@ from sandbox_app.backends.catalogue.presets import (
 )
 from sandbox_app.backends.chat_completions.openai_compat import OpenAICompatBackend
 from sandbox_app.core.running.backend import Backend
-from sandbox_app.core.scenarios.scenario import Scenario
+from sandbox_app.core.scenarios.run_input import RunInput, ToldVersion
 
 
 def effective_preset(preset: Preset, base_url: str) -> Preset:
@@ -48,7 +48,7 @@ def server_config(config: BackendConfig, key: str) -> ServerConfig:
     return ServerConfig(url, key, preset, config.timeout_s)
 
 
-def make(config: BackendConfig, _scenario: Scenario, key: str, _version: str) -> Backend:
+def make(config: BackendConfig, _run: RunInput, key: str, _told: ToldVersion) -> Backend:
     return OpenAICompatBackend(server_config(config, key))
 
 

@@ -52,7 +52,7 @@ from sandbox_app.backends.transport.sdk_backend import SdkBackend, missing_key
 from sandbox_app.backends.transport.sse import sse_payloads
 from sandbox_app.backends.transport.throttle import RateLimited, header_wait
 from sandbox_app.core.running.backend import BackendError, Delta, Message, StreamParams
-from sandbox_app.core.scenarios.scenario import Scenario
+from sandbox_app.core.scenarios.run_input import RunInput, ToldVersion
 
 if TYPE_CHECKING:
     import asyncio
@@ -271,7 +271,7 @@ def server_config(config: BackendConfig, key: str) -> ServerConfig:
     return ServerConfig(url, key, preset, config.timeout_s)
 
 
-def make(config: BackendConfig, _scenario: Scenario, key: str, _version: str) -> GeminiBackend:
+def make(config: BackendConfig, _run: RunInput, key: str, _told: ToldVersion) -> GeminiBackend:
     return GeminiBackend(server_config(config, key))
 
 

@@ -35,7 +35,7 @@ from sandbox_app.backends.local_servers.server_probes import (
 from sandbox_app.backends.transport import network_loop
 from sandbox_app.backends.transport.http_library import http_library, tls_context
 from sandbox_app.core.running.context_estimate import ContextNeed, scenario_context_need
-from sandbox_app.core.scenarios.scenario import Scenario
+from sandbox_app.core.scenarios.run_input import RunInput
 from sandbox_app.core.tools import Tool
 
 PROBE_TIMEOUT_S = 3.0  # a local server answers these in milliseconds; a stuck one is news
@@ -135,7 +135,7 @@ def host_port(base_url: str) -> tuple[str, int | None]:
 
 
 async def check_in_background(
-    config: BackendConfig, scenario: Scenario | None, tools: Sequence[Tool] = ()
+    config: BackendConfig, scenario: RunInput | None, tools: Sequence[Tool] = ()
 ) -> Health:
     """:func:`check_run` on the network loop, awaited from any other (the window's)."""
     return await network_loop.call(check_run(config, scenario, tools))
@@ -338,7 +338,7 @@ def _context_findings(
 
 
 async def check_run(
-    config: BackendConfig, scenario: Scenario | None, tools: Sequence[Tool] = ()
+    config: BackendConfig, scenario: RunInput | None, tools: Sequence[Tool] = ()
 ) -> Health:
     """The check for a run of ``scenario`` (its lane settings applied) with ``tools`` against
     ``config``'s server: what the window's Check and ``doctor`` both ask, so they say the

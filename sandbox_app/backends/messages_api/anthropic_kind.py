@@ -38,7 +38,7 @@ from sandbox_app.backends.transport.sdk_backend import SdkBackend, missing_key
 from sandbox_app.backends.transport.sse import gathered_reads, sse_data, sse_lines
 from sandbox_app.backends.transport.throttle import RateLimited, header_wait
 from sandbox_app.core.running.backend import Backend, BackendError, Delta, Message, StreamParams
-from sandbox_app.core.scenarios.scenario import Scenario
+from sandbox_app.core.scenarios.run_input import RunInput, ToldVersion
 
 if TYPE_CHECKING:
     import anthropic
@@ -67,7 +67,7 @@ def key_home(config: BackendConfig) -> KeyHome | None:
     return KeyHome(ANTHROPIC.name, "ANTHROPIC_API_KEY", ANTHROPIC.base_url)
 
 
-def make(config: BackendConfig, _scenario: Scenario, key: str, _version: str) -> Backend:
+def make(config: BackendConfig, _run: RunInput, key: str, _told: ToldVersion) -> Backend:
     url = config.url
     return AnthropicBackend(ServerConfig(url, key, preset_for(url), config.timeout_s))
 

@@ -31,7 +31,7 @@ from sandbox_app.core.running.backend import (
     ToolCallPiece,
     Usage,
 )
-from sandbox_app.core.scenarios.scenario import Scenario, Script
+from sandbox_app.core.scenarios.run_input import RunInput, Script, ToldVersion
 
 _TOKEN = re.compile(r"\s*[\w$]+|\s*[^\w\s]|\s+")
 
@@ -122,39 +122,28 @@ def _cut_at_stop(text: str, stops: Sequence[str]) -> str:
     return text[: min(cuts)] if cuts else text
 
 
-def make(_config: BackendConfig, scenario: Scenario, _key: str, version: str) -> Backend:
+def make(_config: BackendConfig, run: RunInput, _key: str, told: ToldVersion) -> Backend:
     # The question as asked: its {{variables}} filled, in the script's question as in the run's.
-    script = scenario.script
+    script = run.script
     asked = replace(
         script,
-        question=scenario.fill(script.question),
-        replies=_replies(scenario, version),
+        question=run.fill(script.question),
+        replies=script.replies_for(told.id, told.name),
         by_prompt=(),
     )
-    return ScriptedBackend(asked, scenario.asked_question)
-
-
-def _replies(scenario: Scenario, version: str) -> tuple[str, ...]:
-    """The replies written for ``version``, the id of the prompt version the run is told
-    (RunSpec.prompt_version: its tools, MCP servers' included, and a lane's pinned version
-    counted), found by its id or its name in the history."""
-    return scenario.script.replies_for(version, _name(scenario, version))
-
-
-def _name(scenario: Scenario, version: str) -> str:
-    entry = next((e for e in scenario.prompt_history if e.id == version), None)
-    return entry.name if entry else ""
+    return ScriptedBackend(asked, run.asked_question)
 
 
 SAME_FOR_EVERY_PROMPT = "offline: the same replies for every prompt (none written for this version)"
 
 
-def notes(scenario: Scenario, version: str) -> tuple[str, ...]:
-    """Whether the replies this run plays were written for its prompt version (named as the
-    history names it, else its short id) or are the ones every other prompt gets."""
-    if scenario.script.written_for(version, _name(scenario, version)) is None:
+def notes(run: RunInput, told: ToldVersion) -> tuple[str, ...]:
+    """Whether the replies this run plays were written for the version it is told (the
+    RunSpec's: its tools, MCP servers' included, and a lane's pinned version counted; named as
+    the history names it, else its short id) or are the ones every other prompt gets."""
+    if run.script.written_for(told.id, told.name) is None:
         return (SAME_FOR_EVERY_PROMPT,)
-    return (f"offline replies written for {_name(scenario, version) or version[:8]}",)
+    return (f"offline replies written for {told.name or told.id[:8]}",)
 
 
 KIND = BackendKind(

@@ -26,7 +26,7 @@ from sandbox_app.backends.transport.errors import clipped
 from sandbox_app.backends.transport.sdk_backend import SdkBackend
 from sandbox_app.backends.transport.throttle import RateLimited
 from sandbox_app.core.running.backend import Backend, BackendError, Delta, Message, StreamParams
-from sandbox_app.core.scenarios.scenario import Scenario
+from sandbox_app.core.scenarios.run_input import RunInput, ToldVersion
 
 if TYPE_CHECKING:
     import ollama
@@ -158,7 +158,7 @@ async def _without_key(request: Any) -> None:
     request.headers.pop("authorization", None)
 
 
-def make(config: BackendConfig, _scenario: Scenario, key: str, _version: str) -> Backend:
+def make(config: BackendConfig, _run: RunInput, key: str, _told: ToldVersion) -> Backend:
     return OllamaBackend(config.url, config.timeout_s)
 
 

@@ -37,7 +37,7 @@ from sandbox_app.backends.responses_api.responses_stream import ResponseEvents
 from sandbox_app.backends.transport import errors
 from sandbox_app.backends.transport.sse import sse_payloads
 from sandbox_app.core.running.backend import Backend, BackendError, Delta, Message, StreamParams
-from sandbox_app.core.scenarios.scenario import Scenario
+from sandbox_app.core.scenarios.run_input import RunInput, ToldVersion
 
 OPENAI = preset_with_id("openai")  # whose key and URL this kind's own are
 # What a server may refuse and the request can do without (a local model's sampling).
@@ -56,7 +56,7 @@ def key_home(config: BackendConfig) -> KeyHome | None:
     return KeyHome(OPENAI.name, OPENAI.key_env, OPENAI.base_url)
 
 
-def make(config: BackendConfig, _scenario: Scenario, key: str, _version: str) -> Backend:
+def make(config: BackendConfig, _run: RunInput, key: str, _told: ToldVersion) -> Backend:
     url = config.url
     return ResponsesBackend(ServerConfig(url, key, effective_preset(OPENAI, url), config.timeout_s))
 

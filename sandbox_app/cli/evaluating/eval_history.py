@@ -21,7 +21,7 @@ from sandbox_app.core.results.eval_result import EvalResult
 from sandbox_app.core.scenarios.scenario import Scenario
 
 if TYPE_CHECKING:  # `run` takes --db from here too, without the test-set runner
-    from sandbox_app.application.eval_runner import EvalLane
+    from sandbox_app.application.backend_choice import BackendChoice
 
 
 def add_db_option(p: argparse.ArgumentParser) -> None:
@@ -46,7 +46,7 @@ def scenario_place(args: argparse.Namespace) -> str:
 def eval_log(
     args: argparse.Namespace,
     scenario: Scenario,
-    lanes: Sequence[EvalLane],
+    lanes: Sequence[BackendChoice],
     results_path: Path,
     done: Iterable[EvalResult],
 ) -> EvaluationLog:

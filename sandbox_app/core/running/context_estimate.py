@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 from sandbox_app.core.react_format.prompts import DEFAULT_TEMPLATE, PromptError, render_prompt
 from sandbox_app.core.running.model_traits import PLAIN_MAX_TOKENS
-from sandbox_app.core.scenarios.scenario import Scenario
+from sandbox_app.core.scenarios.run_input import RunInput
 from sandbox_app.core.tools import Tool
 
 CHARS_PER_TOKEN = 3.5
@@ -76,7 +76,7 @@ def context_need(
     return ContextNeed(start + 2 * MESSAGE_TOKENS + steps * per_step, steps)
 
 
-def scenario_context_need(scenario: Scenario, tools: Sequence[Tool]) -> ContextNeed:
+def scenario_context_need(scenario: RunInput, tools: Sequence[Tool]) -> ContextNeed:
     """The need of a run of ``scenario`` with ``tools`` (the ones its run would have)."""
     native = scenario.model.tool_calling == "native"
     try:

@@ -50,7 +50,7 @@ from sandbox_app.core.running.native_tools import (
 from sandbox_app.core.running.step_metrics import step_metrics
 from sandbox_app.core.running.stepping import Pause, PauseFn
 from sandbox_app.core.running.turn_reader import TurnOutcome, TurnReader, ask_again
-from sandbox_app.core.scenarios.scenario import Scenario
+from sandbox_app.core.scenarios.run_input import RunInput
 from sandbox_app.core.tools import Approver, Tool, ToolResult, ToolRouter
 from sandbox_app.core.tools.recorded import Recorded
 
@@ -69,7 +69,7 @@ class ReactEngine:
 
     def __init__(
         self,
-        scenario: Scenario,
+        scenario: RunInput,
         backend: Backend,
         *,
         model: str = "",

@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from sandbox_app.application.eval_runner import EvalLane
+from sandbox_app.application.backend_choice import BackendChoice
 from sandbox_app.application.workspace import Change
 from sandbox_app.backends.catalogue.keys import KeyStore, UrlSource
 from sandbox_app.core.results.compare import MAX_LANES, MIN_LANES, Price
@@ -252,7 +252,7 @@ class CompareView(QWidget):
             lane.runner.run(self.repeat_spin.value())
         self.refresh_table()
 
-    def eval_lanes(self) -> list[EvalLane]:
+    def eval_lanes(self) -> list[BackendChoice]:
         """The lanes and a matrix's further pairs, as the test-set runner takes them."""
         for lane in self.lanes:
             self._leave_recording(lane)

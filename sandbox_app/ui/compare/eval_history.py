@@ -20,7 +20,7 @@ from sandbox_app.core.history.history_schema import HistoryError
 from sandbox_app.core.results.evaluation import LaneTally
 
 if TYPE_CHECKING:
-    from sandbox_app.application.eval_runner import EvalLane
+    from sandbox_app.application.backend_choice import BackendChoice
     from sandbox_app.application.history import EvaluationLog, History
     from sandbox_app.core.history.history_db import HistoryStore
     from sandbox_app.core.scenarios.scenario import Scenario
@@ -98,7 +98,7 @@ class EvalHistory:
         self.log: EvaluationLog | None = None
 
     def start(
-        self, scenario: Scenario, lanes: Sequence[EvalLane], repeats: int, fresh: bool
+        self, scenario: Scenario, lanes: Sequence[BackendChoice], repeats: int, fresh: bool
     ) -> EvaluationLog | None:
         """Where each result of the runs starting now is stored (``fresh``: a new
         evaluation; None: no history)."""

@@ -23,7 +23,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from sandbox_app.application.eval_runner import EvalLane, EvalRunner, unjudged_lanes, unpinned
+from sandbox_app.application.backend_choice import BackendChoice
+from sandbox_app.application.eval_runner import EvalRunner, unjudged_lanes, unpinned
 from sandbox_app.application.judge import judge_config
 from sandbox_app.backends.catalogue.keys import KeyStore
 from sandbox_app.backends.registry import BackendConfig
@@ -66,7 +67,7 @@ class EvalPanel(QWidget):
     def __init__(
         self,
         scenario: Callable[[], Scenario],
-        lanes: Callable[[], list[EvalLane]],
+        lanes: Callable[[], list[BackendChoice]],
         repeats: Callable[[], int],
         keys: KeyStore,
         write_cases: Callable[..., None],  # the scenario's fields the editor changed

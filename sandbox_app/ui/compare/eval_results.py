@@ -31,7 +31,7 @@ from sandbox_app.core.results.exports import EvalResults, ExportError
 from sandbox_app.core.running.records import RunRecord
 
 if TYPE_CHECKING:
-    from sandbox_app.application.eval_runner import EvalLane
+    from sandbox_app.application.backend_choice import BackendChoice
     from sandbox_app.application.history import EvaluationLog
     from sandbox_app.backends.catalogue.keys import KeyStore
     from sandbox_app.core.history.history_db import HistoryStore
@@ -103,20 +103,18 @@ class MadeWith:
     expected answer for the header's verdict; backend, server and model for Inspect)."""
 
     scenario: Scenario
-    lanes: dict[str, EvalLane]
+    lanes: dict[str, BackendChoice]
     keys: KeyStore
 
     def tell(self, record: RunRecord, result: EvalResult) -> None:
         lane, case = self.lanes.get(result.lane), result.case
         if lane is None or not 0 <= case < len(self.scenario.test_set):
             return
-        from sandbox_app.application.eval_runner import case_scenario
-        from sandbox_app.application.run_builder import RunSpec
+        from sandbox_app.application.eval_runner import case_spec
 
-        scenario = case_scenario(self.scenario, lane, case)
-        made = RunSpec(scenario, lane.config, self.keys).record_settings()
-        record.settings = replace(made, prompt_version=result.prompt_version)
-        record.scenario = scenario
+        spec = case_spec(self.scenario, lane, case, keys=self.keys)
+        record.settings = replace(spec.record_settings(), prompt_version=result.prompt_version)
+        record.scenario = spec.scenario
 
 
 class RunStore:

@@ -27,7 +27,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from sandbox_app.application.eval_runner import EvalLane, lane_label
+from sandbox_app.application.backend_choice import BackendChoice
+from sandbox_app.application.eval_runner import lane_label
 from sandbox_app.application.workspace import Workspace
 from sandbox_app.backends.catalogue.keys import KeyStore
 from sandbox_app.backends.registry import config_for
@@ -212,7 +213,7 @@ class LaneVariants:
         for lane in lanes:
             lane.backend_panel.settings_form.offer("prompt", choices)
 
-    def eval_lanes(self, lanes: Sequence[LaneWidget]) -> list[EvalLane]:
+    def eval_lanes(self, lanes: Sequence[LaneWidget]) -> list[BackendChoice]:
         """Each lane as the test-set runner takes it (its server, model and settings, its
         pinned version in its title), then the matrix's pairs past the lane limit."""
         out = []
@@ -220,7 +221,7 @@ class LaneVariants:
             choice = lane.backend_panel.choice()
             pin = f" @ {short(choice.settings.prompt)}" if choice.settings.prompt else ""
             label = lane_label(f"{lane.name} · {choice.model}{pin}", choice.settings)
-            out.append(EvalLane(label, choice.config, choice.settings))
+            out.append(BackendChoice(choice.config, choice.settings, label=label))
         return out + self.extra_eval_lanes([lane.config() for lane in lanes])
 
     def apply(self, made: Sequence[LaneConfig]) -> None:
@@ -235,7 +236,7 @@ class LaneVariants:
             else ""
         )
 
-    def extra_eval_lanes(self, shown: Sequence[LaneConfig]) -> list[EvalLane]:
+    def extra_eval_lanes(self, shown: Sequence[LaneConfig]) -> list[BackendChoice]:
         """The matrix's pairs past the lanes on screen, as the test set runs them, while the
         lanes are still the matrix's first pairs (an edited lane ends the matrix)."""
         if not self.matrix or tuple(shown) != self.matrix[: len(shown)]:
@@ -245,5 +246,7 @@ class LaneVariants:
         for number, pair in enumerate(self.matrix[len(shown) :], len(shown) + 1):
             config = config_for(pair.backend, pair.base_url, pair.model)
             title = f"Pair {number} · {pair.model} @ {short(pair.settings.prompt)}"
-            extra.append(EvalLane(lane_label(title, pair.settings), config, pair.settings))
+            extra.append(
+                BackendChoice(config, pair.settings, label=lane_label(title, pair.settings))
+            )
         return extra

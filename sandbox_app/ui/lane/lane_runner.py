@@ -7,15 +7,15 @@ confirmation in one place.
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from PySide6.QtWidgets import QVBoxLayout
 
+from sandbox_app.application.lane_policy import LanePolicy, Versions
 from sandbox_app.core.running.events import RunFinished
 from sandbox_app.core.running.fork import ForkPoint
-from sandbox_app.core.scenarios.prompt_versions import VersionError, graded, record
-from sandbox_app.core.scenarios.scenario import Expected, Scenario
+from sandbox_app.core.scenarios.prompt_versions import VersionError
+from sandbox_app.core.scenarios.scenario import Scenario
 from sandbox_app.core.scenarios.setting_rules import SettingError
 from sandbox_app.core.tools import Tool
 from sandbox_app.ui.common.workspace_signals import QtWorkspace
@@ -58,8 +58,13 @@ class LaneRunner:
         # A fork, or a step-through's next step, stays in the lane it was asked in.
         pane.forkRequested.connect(lambda point: self.run(1, point))
         pane.stepRequested.connect(lambda: self.run(1))
-        # The version and expected answer of the runs going now: each answer is graded for it.
-        self._grading: tuple[str, Expected | None] = ("", None)
+        # Recording the version each start is told and grading each finished run: the
+        # application's policy (shared with `run`); the lane only shows.
+        workspace_versions = Versions(
+            lambda: workspace.model.scenario.prompt_history,
+            lambda history: workspace.update(prompt_history=history),
+        )
+        self.policy = LanePolicy(name or "Run tab", run_log, workspace_versions)
         pane.runFinished.connect(self._grade)
         # A person's 👍/👎 and note on the run shown, under its answer (after _grade stored it).
         self.grades = GradeBar(pane, self._store)
@@ -136,27 +141,9 @@ class LaneRunner:
             self.pane.step_label.setText(f"⚠ Not run: {err}")
             return
         self.started(choice)
-        self._grading = (spec.prompt_version.id, spec.scenario.expected)
+        self.policy.started(spec, repeats)  # its version joins the history, saved with the file
         self.pane.run(spec, choice.server_name, repeats)
-        # The version this run is told joins the scenario's history (one that differs from
-        # the last is added; the same one counts these runs): it is saved with the file.
-        history = record(model.scenario.prompt_history, spec.prompt_version, _now(), repeats)
-        self.workspace.update(prompt_history=history)
 
     def _grade(self, event: RunFinished) -> None:
         """An answer checked against the expected one counts for the version's pass rate."""
-        from sandbox_app.core.results.verdict import run_verdict
-
-        version_id, expected = self._grading
-        passed = run_verdict(event.answer, expected)
-        record, log = self.pane.history.latest, self.run_log()
-        if log is not None and record is not None and not record.replayed:
-            log.run_finished(self.name or "Run tab", record, passed)  # with its document
-        if passed is None or not version_id:
-            return
-        history = graded(self.workspace.model.scenario.prompt_history, version_id, passed)
-        self.workspace.update(prompt_history=history)
-
-
-def _now() -> datetime:
-    return datetime.now(UTC)
+        self.policy.finished(event.answer, self.pane.history.latest)

@@ -31,8 +31,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from sandbox_app.application.backend_choice import BackendChoice
 from sandbox_app.application.case_generator import generate_cases
-from sandbox_app.application.eval_runner import EvalLane
 from sandbox_app.backends.catalogue.keys import KeyStore
 from sandbox_app.core.optimizing.generated_cases import (
     DEFAULT_COUNT,
@@ -59,7 +59,7 @@ class CasesDialog(QDialog):
         scenario: Scenario,
         tools: Sequence[Tool],
         existing: Sequence[EvalCase],
-        models: Sequence[EvalLane],
+        models: Sequence[BackendChoice],
         keys: KeyStore,
         known_tools: Iterable[str] | None,
         parent: QWidget | None = None,
@@ -119,7 +119,7 @@ class CasesDialog(QDialog):
         self.generate_button.setEnabled(False)
         self.task = asyncio.ensure_future(self._generate(lane, self.count_spin.value()))
 
-    async def _generate(self, lane: EvalLane, n: int) -> None:
+    async def _generate(self, lane: BackendChoice, n: int) -> None:
         try:
             proposals = await generate_cases(
                 self.scenario,

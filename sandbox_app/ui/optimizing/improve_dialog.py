@@ -39,7 +39,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from sandbox_app.application.eval_runner import EvalLane
+from sandbox_app.application.backend_choice import BackendChoice
 from sandbox_app.application.optimize_setup import OptimizeSetup
 from sandbox_app.application.optimizer import OptimizeError, Optimizer
 from sandbox_app.backends.catalogue.keys import KeyStore
@@ -85,8 +85,8 @@ class ImproveDialog(QDialog):
         self.resize(980, 680)
         self.workspace, self._store, self.restorer, self.keys = workspace, store, restorer, keys
         self.place = ""  # the scenario's file: what a resume finds the optimization by
-        self._arms: list[EvalLane] = []
-        self._reflectors: list[EvalLane] = []
+        self._arms: list[BackendChoice] = []
+        self._reflectors: list[BackendChoice] = []
         self.task: asyncio.Task[None] | None = None
         self.setup: OptimizeSetup | None = None  # of the last start: Resume asks the same
         self.optimizer: Optimizer | None = None
@@ -150,7 +150,9 @@ class ImproveDialog(QDialog):
         self.accept_button.clicked.connect(self.accept_winner)
         self._update_buttons()
 
-    def offer(self, arms: Sequence[EvalLane], reflectors: Sequence[EvalLane], place: str) -> None:
+    def offer(
+        self, arms: Sequence[BackendChoice], reflectors: Sequence[BackendChoice], place: str
+    ) -> None:
         """The models to choose from now (the last one of ``reflectors``: the offline model,
         chosen first when the scenario has reflections written); kept while running."""
         if self.running:

@@ -27,7 +27,7 @@ from sandbox_app.ui.common.optimizing_buttons import generate_button
 from sandbox_app.ui.common.workspace_signals import QtWorkspace
 
 if TYPE_CHECKING:  # the runner (asyncio, the engine): imported at the first click
-    from sandbox_app.application.eval_runner import EvalLane
+    from sandbox_app.application.backend_choice import BackendChoice
     from sandbox_app.core.history.history_db import HistoryStore
     from sandbox_app.ui.compare.eval_panel import EvalPanel
     from sandbox_app.ui.compare.test_set_editor import TestSetEditor
@@ -39,10 +39,10 @@ if TYPE_CHECKING:  # the runner (asyncio, the engine): imported at the first cli
 OFFLINE = "Offline · the scenario's written replies"
 
 
-def offline_lane() -> EvalLane:
-    from sandbox_app.application.eval_runner import EvalLane
+def offline_lane() -> BackendChoice:
+    from sandbox_app.application.backend_choice import BackendChoice
 
-    return EvalLane(OFFLINE, config_for(SCRIPTED), LaneSettings())
+    return BackendChoice(config_for(SCRIPTED), LaneSettings(), label=OFFLINE)
 
 
 class Improving(QObject):
@@ -56,7 +56,7 @@ class Improving(QObject):
         history: HistoryActions,
         versions: VersionsPanel,
         run_tab: Callable[[], BackendChoice],
-        lanes: Callable[[], list[EvalLane]],
+        lanes: Callable[[], list[BackendChoice]],
         parent: QWidget,
     ) -> None:
         super().__init__(parent)
@@ -87,12 +87,13 @@ class Improving(QObject):
         panel.improve_button.clicked.connect(self.open_improve)
         panel.editorOpened.connect(self._offer_generate)
 
-    def offered(self) -> list[EvalLane]:
-        from sandbox_app.application.eval_runner import EvalLane, lane_label
+    def offered(self) -> list[BackendChoice]:
+        from sandbox_app.application.backend_choice import BackendChoice
+        from sandbox_app.application.eval_runner import lane_label
 
         choice = self._run_tab()
         name = lane_label(f"Run tab · {choice.model or choice.config.kind.name}", choice.settings)
-        return [EvalLane(name, choice.config, choice.settings), *self._lanes()]
+        return [BackendChoice(choice.config, choice.settings, label=name), *self._lanes()]
 
     def open_improve(self) -> ImproveDialog:
         """One dialog a window: opened again, it shows the last optimization (its Resume)."""

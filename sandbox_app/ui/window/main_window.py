@@ -57,7 +57,7 @@ from sandbox_app.ui.window.run_tabs import RunTabs
 from sandbox_app.ui.window.trace_opening import TraceActions
 
 if TYPE_CHECKING:  # imported when first built (the approvals and exports: first used)
-    from sandbox_app.application.eval_runner import EvalLane
+    from sandbox_app.application.backend_choice import BackendChoice
     from sandbox_app.ui.compare.compare_view import CompareView
 
 
@@ -196,7 +196,7 @@ class MainWindow(QMainWindow):
                 self.tabs.setCurrentIndex(current)
         return self._compare
 
-    def _lanes_offered(self) -> list[EvalLane]:  # the comparison's, once it is built
+    def _lanes_offered(self) -> list[BackendChoice]:  # the comparison's, once it is built
         return self._compare.eval_lanes() if self._compare is not None else []
 
     def _show_past(self, *evaluation: Any) -> bool:  # History's Open in grid: the Test set tab
