@@ -30,14 +30,13 @@ from sandbox_app.core.comparing.arms import lane_title, version_label
 from sandbox_app.core.comparing.evaluation_details import details
 from sandbox_app.core.comparing.evaluations import diff_evaluations, version_names
 from sandbox_app.core.comparing.report_lines import diff_lines
-from sandbox_app.core.estimates.intervals import Spread
-from sandbox_app.core.history.history_arms import baselines, case_spreads, set_baseline
+from sandbox_app.core.estimates.pass_rates import rate_by_case
+from sandbox_app.core.history.history_arms import CaseSpread, baselines, case_spreads, set_baseline
 from sandbox_app.core.history.history_db import EvaluationRow, HistoryStore
 from sandbox_app.core.history.history_optimizations import optimized
-from sandbox_app.core.history.history_rows import MAX_ID
+from sandbox_app.core.history.history_rows import MAX_ID, VERDICTS
 from sandbox_app.core.history.history_schema import HistoryError, default_path
 from sandbox_app.core.results.eval_result import EvalResult
-from sandbox_app.core.results.evaluation import rate
 
 
 def parser() -> argparse.ArgumentParser:
@@ -105,6 +104,7 @@ def _answer(store: HistoryStore, args: argparse.Namespace) -> tuple[Any, list[st
     if args.command == "list":
         rows, marked, optimizing = store.evaluations(), baselines(store), optimized(store)
         spreads = case_spreads(store)
+        store.skip_bad("", (), VERDICTS)  # rows the spreads leave out, said
         lines = [
             _row(row, spreads)
             + (" · baseline" if row.id in marked else "")
@@ -121,7 +121,9 @@ def _answer(store: HistoryStore, args: argparse.Namespace) -> tuple[Any, list[st
         failed = [r for r in store.results(args.id) if not r.passed]
         extra, more = details(store, row)
         document = {**row.to_dict(), "failed": [r.to_dict() for r in failed], **extra}
-        return document, _show(row, failed, case_spreads(store, args.id)) + more
+        spreads = case_spreads(store, args.id)
+        store.skip_bad("AND evaluation_id = ?", (args.id,), VERDICTS)
+        return document, _show(row, failed, spreads) + more
     if args.command == "baseline":
         set_baseline(store, args.id)
         row = store.evaluation(args.id)
@@ -141,7 +143,7 @@ def _answer(store: HistoryStore, args: argparse.Namespace) -> tuple[Any, list[st
     return document, diff_lines(diff, first, second)
 
 
-Spreads = dict[tuple[int, str], Spread]  # history_arms.case_spreads: intervals by case
+Spreads = dict[tuple[int, str], CaseSpread]  # history_arms.case_spreads: intervals by case
 
 
 def _row(row: EvaluationRow, spreads: Spreads) -> str:
@@ -151,7 +153,7 @@ def _row(row: EvaluationRow, spreads: Spreads) -> str:
     return (
         f"#{row.id}  {row.started[:16].replace('T', ' ')}  {row.scenario_title} · "
         f"{len(row.lanes)} lane{'s' * (len(row.lanes) != 1)} · prompt {versions} · "
-        f"{rate(row.passed, row.runs, spreads.get((row.id, '')))}{state}"
+        f"{rate_by_case(spreads.get((row.id, ''), {}))}{state}"
     )
 
 
@@ -166,8 +168,8 @@ def _show(row: EvaluationRow, failed: list[EvalResult], spreads: Spreads) -> lis
         f"scenario: {row.scenario_path or '(standard input or the window)'}",
     ]
     lines += [
-        f"  {lane_title(lane)}: {rate(t.passed, t.runs, spreads.get((row.id, lane)))}"
-        for lane, t in row.by_lane.items()
+        f"  {lane_title(lane)}: {rate_by_case(spreads.get((row.id, lane), {}))}"
+        for lane in row.by_lane
     ]
     if failed:
         lines.append(f"failed runs ({len(failed)}):")

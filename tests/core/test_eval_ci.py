@@ -149,6 +149,9 @@ def test_json_summary_on_stdout_and_progress_on_stderr(
     assert lane["pass_rate"] == pytest.approx(11 / 12)
     assert lane["interval"] == pytest.approx([0.6461, 0.9851], abs=1e-4)
     assert summary["total"]["runs"] == 12
+    assert (lane["cases"], summary["total"]["cases"]) == (12, 12)  # one run a case: Wilson's
+    assert summary["total"]["effective_runs"] == lane["effective_runs"] == 12
+    assert summary["total"]["interval"] == lane["interval"]
     assert summary["below_min_pass_rate"] == ["scripted"]
     assert summary["min_pass_rate"] == 0.95
     assert "12/12 scripted case" in captured.err  # the progress, as ever

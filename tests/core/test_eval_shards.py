@@ -34,8 +34,9 @@ EXAMPLE = scenarios_dir() / "test_set.json"
 FLAGS = ["--lane", "scripted", "--lane", "scripted,tool_calling=native", "--repeat", "2"]
 
 
-def evaluate(*args: str) -> int:
-    return eval_command([str(EXAMPLE), *FLAGS, *args], io.StringIO(), io.StringIO())
+def evaluate(*args: str, progress: io.StringIO | None = None) -> int:
+    """eval of the shipped test set; its progress and notices to ``progress``."""
+    return eval_command([str(EXAMPLE), *FLAGS, *args], io.StringIO(), progress or io.StringIO())
 
 
 def same(value: Any) -> Any:
@@ -121,8 +122,7 @@ def test_a_merge_missing_runs_is_one_line_and_writes_nothing(tmp_path: Path) -> 
     assert evaluate("--shard", "1/2", "--out", str(one)) == 0
     merged = tmp_path / "merged.jsonl"
     err = io.StringIO()
-    with contextlib.redirect_stderr(err):
-        assert evaluate("--merge", str(one), "--out", str(merged)) == 1
+    assert evaluate("--merge", str(one), "--out", str(merged), progress=err) == 1
     assert "are in none of the 1 file" in err.getvalue()
     assert not merged.exists()
     assert not list(tmp_path.glob(".merging-*"))
@@ -194,8 +194,7 @@ def test_a_merge_stores_each_run_as_storing_it_alone_would(tmp_path: Path) -> No
     shards[0].write_bytes(b"\n".join(lines) + b"\n")
     merged, db = tmp_path / "merged.jsonl", tmp_path / "history.db"
     err = io.StringIO()
-    with contextlib.redirect_stderr(err):
-        evaluate("--merge", *map(str, shards), "--out", str(merged), "--db", str(db))
+    evaluate("--merge", *map(str, shards), "--out", str(merged), "--db", str(db), progress=err)
     assert "1 damaged line" in err.getvalue()
     kept = merged.read_bytes().splitlines()
     assert len(kept) == 48
@@ -280,3 +279,16 @@ def answers(data: bytes) -> list[tuple[str, bool]]:
         (r.answer or "", r.passed)
         for r in map(EvalResult.from_dict, map(json.loads, data.splitlines()))
     ]
+
+
+def test_a_worker_that_cannot_use_the_cache_says_so_with_its_shards_end(tmp_path: Path) -> None:
+    taken = tmp_path / "a file, not a folder"
+    taken.write_text("")
+    args = parser().parse_args([str(EXAMPLE), "--lane", "scripted", "--cache", str(taken)])
+    code, data, last = run_shard(
+        eval_command, (EXAMPLE.name, EXAMPLE.read_bytes()), None, shard_argv(args), "1/4"
+    )
+    assert code == 0
+    assert data
+    assert "--cache" in last, last
+    assert "running without the cache" in last

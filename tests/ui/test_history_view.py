@@ -72,8 +72,15 @@ def test_compare_with_lists_exactly_the_flipped_runs(
     view = window.history.open_view()
     assert view.table.rowCount() == 2
     assert view.table.item(0, 2).text() == "Prompt variants: guess or look it up"  # type: ignore[union-attr]
-    # Four cases run twice, two passing both times: the four cases' interval, not eight runs'.
-    assert view.table.item(0, 6).text() == "50% (4/8, 95% CI 15%–85% by case, 4 cases)"  # type: ignore[union-attr]
+    # Two lanes × four cases, two cases passing in both: the four cases' interval, not eight
+    # runs', counted off the window's thread.
+    rate = view.table.item(0, 6)
+    assert rate is not None
+
+    def counted() -> None:
+        assert rate.text() == "50% (4/8, 95% CI 15%–85% by case, 4 cases)", rate.text()
+
+    qtbot.waitUntil(counted, timeout=10_000)
     # The trend: each version × model, evaluation by evaluation.
     trend = [
         tuple(view.trend.item(r, c).text() for c in range(3))  # type: ignore[union-attr]

@@ -209,35 +209,35 @@ def eval_command(argv: list[str], out: TextIO | None = None, progress: TextIO | 
         otlp = OtlpOut(args, {**scenario_path, "the results file": results_path})
         prices = read_prices(args.prices) if args.prices else {}
     except (ScenarioError, ValueError, KeyError) as err:
-        say(f"react-sandbox eval: {err}")
+        say(f"react-sandbox eval: {err}", progress)
         return 1
     # --allow is the user's word for this evaluation, as for `run`; the rest of what would
     # ask is declined (eval asks no one), and said once here rather than only in the results.
     allowance = allow(scenario.policies, args.allow)
     scenario = scenario.with_changes(policies=allowance.policies)
     for name in allowance.refused:
-        say(f"react-sandbox eval: {refused_line(name)}")
+        say(f"react-sandbox eval: {refused_line(name)}", progress)
     if notice := declined(scenario, allowance.trusted):
-        say(f"react-sandbox eval: {notice}")
+        say(f"react-sandbox eval: {notice}", progress)
     if notice := unjudged_lanes(scenario, lanes):
-        say(f"react-sandbox eval: {notice}")
+        say(f"react-sandbox eval: {notice}", progress)
     cache = Path(args.cache) if args.cache else None
     problem = cache_problem(cache) if cache is not None else None
     if problem is not None:  # a saving, not a result: the runs go on without it
-        say(f"react-sandbox eval: --cache {problem}: running without the cache")
-        cache = None
+        say(f"react-sandbox eval: --cache {problem}: running without the cache", progress)
+        cache = args.cache = None  # nor handed to --ray's shards
     keys = KeyStore()
     for lane in lanes:  # before any run: what the key rule holds back, and why
         notice = key_notice(lane.config, keys)
         if notice:
-            say(f"react-sandbox eval: {lane.label}: {notice}")
+            say(f"react-sandbox eval: {lane.label}: {notice}", progress)
     labels = [lane.label for lane in lanes]
     # The plan is walked one run at a time: only its count is known up front.
     planned: Collection[RunKey] = iter_plan(labels, len(scenario.test_set), args.repeat)
     if shard is not None:
         planned = ShardPlan(planned, shard, case_ids(scenario.test_set))
         if replace_shard:
-            say(f"react-sandbox eval: shard {shard}: {results_path.name} replaced")
+            say(f"react-sandbox eval: shard {shard}: {results_path.name} replaced", progress)
             results_path.write_bytes(b"")
     try:  # the shards' runs (from files, or from Ray tasks): checked before anything is written
         shard_files = [Path(f) for f in args.merge or ()]
@@ -251,7 +251,7 @@ def eval_command(argv: list[str], out: TextIO | None = None, progress: TextIO | 
             results_path, labels, found, lambda key: args.only_failed and not found.latest[key]
         )
     except (ValueError, ReadError) as err:
-        say(f"react-sandbox eval: {err}")
+        say(f"react-sandbox eval: {err}", progress)
         return 1
     # The history database gets the earlier runs it lacks (a resume), read as a stream.
     earlier = iter_latest(results_path, planned, found) if resume else iter([])
@@ -259,7 +259,7 @@ def eval_command(argv: list[str], out: TextIO | None = None, progress: TextIO | 
     if merging is not None:  # the merged file written, its runs stored and counted, at once
         log.add_many(merging.written(tallies, found))
     if notice := found.notice(display_name(results_path)):
-        say(f"react-sandbox eval: {notice}")
+        say(f"react-sandbox eval: {notice}", progress)
     # Each result is handed on, in this order, after its line is written (eval_runs.py).
     title = scenario.title
     hand_on = [lambda result, record: otlp.add_result(result, record, title), log.add]
@@ -284,10 +284,11 @@ def eval_command(argv: list[str], out: TextIO | None = None, progress: TextIO | 
         if runs.count:
             say(
                 f"react-sandbox eval: stopped after {runs.count} runs; {results_path.name} "
-                "has them, --resume goes on"
+                "has them, --resume goes on",
+                progress,
             )
         else:  # no file was made for it: nothing to name
-            say("react-sandbox eval: stopped before the first run ended; nothing written")
+            say("react-sandbox eval: stopped before the first run ended; nothing written", progress)
         return EXIT_STOPPED
     log.finish()
     otlp.send_evaluation(progress, scenario.title)

@@ -215,7 +215,8 @@ def summary_document(
                 "prompt_versions": list(tallies[s.lane].versions),
             }
         )
-    low, high, _ = clustered_interval(spread_by_case(*(tallies[s.lane] for s in summaries)))
+    spread = spread_by_case(*(tallies[s.lane] for s in summaries))
+    low, high, effective = clustered_interval(spread)
     return {
         "lanes": lanes,
         "total": {
@@ -224,6 +225,8 @@ def summary_document(
             "failed": runs - passed,
             "pass_rate": passed / runs if runs else 0.0,
             "interval": [low, high],
+            "cases": sum(spread.values()),
+            "effective_runs": effective,
         },
         "min_pass_rate": done.minimum,
         "below_min_pass_rate": [

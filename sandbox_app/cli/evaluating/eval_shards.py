@@ -210,7 +210,9 @@ def run_shard(
         said = io.StringIO()
         code = command([str(place), *argv, *extra, f"--shard={shard}", f"--out={out}"], said, said)
         lines = said.getvalue().strip().splitlines()
-        return code, out.read_bytes() if out.exists() else b"", lines[-1] if lines else ""
+        # Its last line, and a cache it could not use: said where the shard's end is said.
+        last = [line for line in lines[:-1] if "--cache" in line] + lines[-1:]
+        return code, out.read_bytes() if out.exists() else b"", " · ".join(last)
 
 
 def _written(path: Path, data: bytes) -> Path:

@@ -47,12 +47,16 @@ def clustered_interval(spread: Spread) -> tuple[float, float, float]:
     if not runs:
         return 0.0, 1.0, 0.0
     p = passed / runs
-    if cases < 2:  # no spread of cases to go by: one case is one case's worth
+    if cases < 2 or p in (0.0, 1.0):
+        # No spread of cases to go by (one case is one case's worth), or no telling how alike
+        # a case's runs are (all passed or all failed): each case counts once.
         effective = float(cases)
     else:
         squares = math.fsum(n * (c - p * m) ** 2 for m, c, n in counts)
         variance = cases / (cases - 1) * squares / (runs * runs)
-        effective = p * (1 - p) / variance if variance > 0 else float(cases)
+        # Every case passed the same share of its runs: nothing sets the cases apart, and
+        # each run counts as one.
+        effective = p * (1 - p) / variance if variance > 0 else float(runs)
         effective = min(float(runs), max(float(cases), effective))
     low, high = wilson(p * effective, effective)
     return low, high, effective

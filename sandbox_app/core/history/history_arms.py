@@ -10,8 +10,8 @@ version and model alone (core/comparing/arms.py compares only what both arms kno
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any, Protocol
 
-from sandbox_app.core.estimates.intervals import Spread
 from sandbox_app.core.history.history_db import HistoryStore
 from sandbox_app.core.history.history_rows import VERDICTS, WHOLE, counted, json_of, words
 from sandbox_app.core.history.history_schema import HistoryError
@@ -72,14 +72,27 @@ def case_counts(
     return counted_
 
 
-def case_spreads(store: HistoryStore, only: int | None = None) -> dict[tuple[int, str], Spread]:
+CaseSpread = dict[tuple[int, int], int]  # a Spread (core/estimates/intervals.py) as read
+
+
+class Reads(Protocol):
+    """The store (:class:`HistoryStore`) or a second connection (``HistoryReader``)."""
+
+    def read(self, sql: str, args: tuple[Any, ...] = ()) -> list[Any]: ...
+
+
+def case_spreads(source: Reads, only: int | None = None) -> dict[tuple[int, str], CaseSpread]:
     """Each evaluation's spread over its cases (how many had each runs/passes count) by
     (evaluation, lane), and by (evaluation, "") over every lane (a case's runs in all lanes
-    are one case's: its difficulty is the same in each). From the results_diff index alone."""
+    are one case's: its difficulty is the same in each). Read from the ``results_diff``
+    index alone; a pass rate shown with its interval is the spread's own
+    (``evaluation.rate_by_case``), so both count the same rows (those the store's
+    ``skip_bad(…, VERDICTS)`` does not name). Seconds for a million results: the window
+    asks it on a second connection, off its thread."""
     of, args = ("AND evaluation_id = ?", (only,)) if only is not None else ("", ())
-    spreads: dict[tuple[int, str], dict[tuple[int, int], int]] = {}
+    spreads: dict[tuple[int, str], CaseSpread] = {}
     for lane in ("lane", "''"):  # each lane's, then the whole evaluation's
-        rows = store.read(
+        rows = source.read(
             "SELECT evaluation_id, lane, runs, passes, COUNT(*) FROM (SELECT evaluation_id, "
             f"{lane} AS lane, COUNT(*) AS runs, SUM(passed) AS passes FROM results WHERE "
             f"{counted(columns=VERDICTS)} {of} GROUP BY evaluation_id, {lane}, case_no) "
@@ -88,7 +101,7 @@ def case_spreads(store: HistoryStore, only: int | None = None) -> dict[tuple[int
         )
         for evaluation, name, runs, passes, cases in rows:
             spreads.setdefault((evaluation, name), {})[(runs, passes)] = cases
-    return {key: spread for key, spread in spreads.items()}  # read-only from here
+    return spreads
 
 
 def arm_of(text: str | None, version: str, model: str, evaluation: int) -> Arm:

@@ -16,9 +16,10 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from sandbox_app.core.estimates.pass_rates import interval_words
 from sandbox_app.core.results.checks import described, failure_lines
 from sandbox_app.core.results.eval_result import EvalResult, RunKey
-from sandbox_app.core.results.evaluation import interval_words, summarise
+from sandbox_app.core.results.evaluation import summarise
 from sandbox_app.core.untrusted.markdown import inline
 
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from sandbox_app.core.estimates.intervals import Spread, clustered_interval, wilson
+from sandbox_app.core.estimates.pass_rates import interval_words
 from sandbox_app.core.results.eval_result import EvalResult
 from sandbox_app.core.results.eval_result import RunKey as RunKey  # where it has been imported
 from sandbox_app.core.running.metrics import plural
@@ -153,24 +154,6 @@ def count_pending(planned: Collection[RunKey], done: Done, only_failed: bool = F
     return len(planned) - len(in_plan)
 
 
-def rate(passed: int, runs: int, spread: Spread | None = None) -> str:
-    """``92% (11/12, 95% CI 65%–99%)``: a pass rate with its interval, as ``eval``'s summary
-    says it; with its ``spread`` over the cases, by case (said when cases repeat)."""
-    share = passed / runs if runs else 0.0
-    if spread is None:
-        return f"{share:.0%} ({passed}/{runs}, 95% CI {interval_words(wilson(passed, runs))})"
-    low, high, _ = clustered_interval(spread)
-    cases = sum(spread.values())
-    return f"{share:.0%} ({passed}/{runs}, 95% CI {interval_words((low, high), cases, runs)})"
-
-
-def interval_words(interval: tuple[float, float], cases: int = 0, runs: int = 0) -> str:
-    """``65%–99%``, and ``by case, 12 cases`` after it when the cases repeat (the interval
-    is then the cases', which a reader counting runs would not expect)."""
-    by_case = f" by case, {plural(cases, 'case')}" if 0 < cases < runs else ""
-    return f"{interval[0]:.0%}–{interval[1]:.0%}{by_case}"
-
-
 @dataclass(frozen=True)
 class LaneSummary:
     lane: str
@@ -276,9 +259,11 @@ class LaneTally:
     # The prompt versions the lane's runs were made with, in the order first seen (a resumed
     # file can span an edit): a handful of ids, however many runs.
     versions: dict[str, None] = field(default_factory=dict)
-    # Each case's [runs, passes], for the interval by case: a case's repeats are not
-    # independent trials.
-    by_case: dict[int, list[int]] = field(default_factory=dict)
+    # For the interval by case (a case's repeats are not independent trials): each case's runs
+    # and passes as one int, ``runs << 32 | passes`` (a dict entry and an int, ~90 bytes a
+    # case), and how many cases have each (runs, passes), kept as runs come and go.
+    by_case: dict[int, int] = field(default_factory=dict)
+    spread: dict[tuple[int, int], int] = field(default_factory=dict)
 
     def add(self, result: EvalResult, sign: int = 1) -> None:
         m = result.metrics
@@ -294,11 +279,7 @@ class LaneTally:
         self.estimated += sign * m.estimated
         self.thinking += sign * m.reasoning_tokens
         self.queued += sign * m.queued_s
-        counts = self.by_case.setdefault(result.key.case, [0, 0])
-        counts[0] += sign
-        counts[1] += sign * result.passed
-        if not counts[0]:
-            del self.by_case[result.key.case]
+        self._count_case(result.key.case, sign, sign * result.passed)
         if result.judge is not None:
             self.judge_tokens += sign * (result.judge.tokens_in + result.judge.tokens_out)
             if result.judge.cost is not None:
@@ -312,6 +293,22 @@ class LaneTally:
 
     def remove(self, result: EvalResult) -> None:
         self.add(result, -1)
+
+    def _count_case(self, case: int, runs: int, passes: int) -> None:
+        was = self.by_case.pop(case, 0)
+        before = (was >> 32, was & 0xFFFFFFFF)
+        after = (before[0] + runs, before[1] + passes)
+        for counts, change in ((before, -1), (after, 1)):
+            left = self.spread.pop(counts, 0) + change
+            if counts[0] and left:  # a case with no run is in no count
+                self.spread[counts] = left
+        if after[0]:
+            self.by_case[case] = after[0] << 32 | after[1]
+
+    def cases(self) -> Iterator[tuple[int, int, int]]:
+        """Each case's (number, runs, passes)."""
+        for case, packed in self.by_case.items():
+            yield case, packed >> 32, packed & 0xFFFFFFFF
 
     def summary(self, lane: str) -> LaneSummary:
         walls = sorted(self.walls)
@@ -334,16 +331,18 @@ class LaneTally:
             estimated=self.estimated > 0,
             queued_s=self.queued,
             cases=len(self.by_case),
-            effective_runs=clustered_interval(spread_by_case(self))[2],
+            effective_runs=clustered_interval(self.spread)[2],
         )
 
 
 def spread_by_case(*tallies: LaneTally) -> Spread:
     """How many cases had each (runs, passes) count over ``tallies`` (a case's runs in every
     lane are one case's: its difficulty is the same whichever lane runs it)."""
+    if len(tallies) == 1:
+        return tallies[0].spread
     by_case: dict[int, tuple[int, int]] = {}
     for tally in tallies:
-        for case, (runs, passes) in tally.by_case.items():
+        for case, runs, passes in tally.cases():
             was = by_case.get(case, (0, 0))
             by_case[case] = (was[0] + runs, was[1] + passes)
     spread: dict[tuple[int, int], int] = {}

@@ -38,17 +38,18 @@ from PySide6.QtWidgets import (
 from sandbox_app.application.history import History
 from sandbox_app.core.comparing.arms import lane_title, version_label
 from sandbox_app.core.comparing.evaluations import version_names
+from sandbox_app.core.estimates.pass_rates import rate_by_case, share_words
 from sandbox_app.core.history.history_arms import (
+    CaseSpread,
     baselines,
-    case_spreads,
     marked_baseline,
     set_baseline,
 )
 from sandbox_app.core.history.history_db import EvaluationRow, HistoryStore
 from sandbox_app.core.history.history_schema import HistoryError
-from sandbox_app.core.results.evaluation import rate
 from sandbox_app.ui.common.plain import plain_label
 from sandbox_app.ui.history.flips_dialog import FlipsDialog
+from sandbox_app.ui.history.spreads_reader import SpreadsReader
 
 
 class Actions(Protocol):
@@ -134,6 +135,9 @@ class HistoryView(QDialog):
         self.pairwise_button.clicked.connect(lambda: self.review(self.selected()[0]))
         self.table.itemSelectionChanged.connect(self._update_buttons)
         self.table.cellDoubleClicked.connect(lambda row, _c: self.open_in_grid(self.rows[row].id))
+        self.spreads = SpreadsReader(self)
+        self.spreads.came.connect(self._show_intervals)
+        self.finished.connect(self.spreads.stop)
 
     @property
     def store(self) -> HistoryStore | None:
@@ -148,11 +152,10 @@ class HistoryView(QDialog):
             self.rows = self.store.evaluations() if self.store else []
             trend = self.store.trend() if self.store else []
             marked = baselines(self.store) if self.store else set()
-            spreads = case_spreads(self.store) if self.store else {}
         except HistoryError as err:
             self.problem.setText(str(err))
             self.problem.show()
-            self.rows, trend, marked, spreads = [], [], set(), {}
+            self.rows, trend, marked = [], [], set()
         self.table.setRowCount(len(self.rows))
         named: dict[str, dict[str, str]] = {}  # each scenario file's version names, read once
         window = self.history_actions.version_names()
@@ -168,11 +171,28 @@ class HistoryView(QDialog):
                 versions,
                 ", ".join(lane_title(lane) for lane in row.lanes),
                 f"{row.runs}",
-                rate(row.passed, row.runs, spreads.get((row.id, ""))),
+                share_words(row.passed, row.runs)[:-1] + ", …)",  # its interval once counted
             )
             for c, text in enumerate(cells):
                 self.table.setItem(r, c, QTableWidgetItem(text))
+        if self.store is not None and self.rows:
+            self.spreads.ask(self.store.path)
         self._draw_trend(trend, window)
+
+    def _show_intervals(self, number: int, answer: object) -> None:
+        """Each pass rate with its interval by case, once counted (a newer count coming:
+        nothing; a count that failed: said above the list, the rates left as they are)."""
+        if number != self.spreads.asked:
+            return
+        if isinstance(answer, HistoryError):
+            self.problem.setText(f"Intervals not counted: {answer}")
+            self.problem.show()
+            return
+        spreads: dict[tuple[int, str], CaseSpread] = answer  # type: ignore[assignment]
+        for r, row in enumerate(self.rows):
+            item = self.table.item(r, len(COLUMNS) - 1)
+            if item is not None:
+                item.setText(rate_by_case(spreads.get((row.id, ""), {})))
         self._update_buttons()
 
     def _draw_trend(
@@ -185,7 +205,8 @@ class HistoryView(QDialog):
         for r, ((version, model), points) in enumerate(sorted(series.items())):
             steps = " → ".join(f"#{e} {p / n:.0%}" for e, n, p in points if n)
             _, runs, passed = points[-1]
-            cells = (version_label(version, names), model or "—", steps, rate(passed, runs))
+            latest = share_words(passed, runs)  # no interval: its cases are not counted here
+            cells = (version_label(version, names), model or "—", steps, latest)
             for c, text in enumerate(cells):
                 self.trend.setItem(r, c, QTableWidgetItem(text))
         self.trend.resizeColumnsToContents()  # the steps whole, never cut at a default width
