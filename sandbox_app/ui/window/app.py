@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from typing import TYPE_CHECKING
 
+import PySide6
 from PySide6.QtCore import QEvent, QEventLoop, QObject, QSettings, QTimer
 from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication, QWidget
@@ -195,6 +196,15 @@ def import_before_threads() -> None:
         import pydantic._internal._validators  # noqa: F401
 
 
+# The PySide6 versions whose import hook own_modules knows (pyproject's range: >=6.8,<6.12).
+HOOK_KNOWN = ((6, 8), (6, 11))
+
+
+def pyside_version() -> tuple[int, int]:
+    major, minor = PySide6.__version_info__[:2]
+    return int(major), int(minor)
+
+
 @contextmanager
 def own_modules() -> Iterator[None]:
     """Import the app's own modules (the window's ~130) past PySide6's import hook.
@@ -204,12 +214,16 @@ def own_modules() -> Iterator[None]:
     ``inspect.getsource`` to see whether it names PySide6: ~20 ms of the window's start-up.
     The app selects no feature, so what the hook would record for its modules is known: "no
     feature" (0), which is set here without reading them. Only while nothing else imports
-    (before the first frame, the first thread); a PySide6 without these names keeps its hook.
+    (before the first frame, the first thread). These are PySide6's internals, so only on the
+    versions the dependency range allows and CI runs (:data:`HOOK_KNOWN`, checked by
+    ``tests/ui/test_startup.py`` on the installed one); any other PySide6, or one without
+    these names, keeps its hook: the window then starts ~20 ms later, and works the same.
     """
     feature = sys.modules.get("shibokensupport.feature")
     table = getattr(feature, "pyside_feature_dict", None)
     plain, hooked = getattr(builtins, "__orig_import__", None), builtins.__import__
-    if plain is None or plain is hooked or not isinstance(table, dict):
+    known = HOOK_KNOWN[0] <= pyside_version() <= HOOK_KNOWN[1]
+    if not known or plain is None or plain is hooked or not isinstance(table, dict):
         yield
         return
     before = set(sys.modules)
