@@ -53,12 +53,15 @@ from sandbox_app.backends.transport.sse import sse_payloads
 from sandbox_app.backends.transport.throttle import RateLimited, header_wait
 from sandbox_app.core.running.backend import BackendError, Delta, Message, StreamParams
 from sandbox_app.core.scenarios.scenario import Scenario
+from sandbox_app.lazy_import import lazy_import
 
 if TYPE_CHECKING:
     import asyncio
 
     import httpx2
     from google import genai
+else:
+    asyncio = lazy_import("asyncio")
 
 GEMINI = Preset(
     "gemini",
@@ -226,8 +229,6 @@ async def _stamp_sent(request: Any) -> None:
 
 
 def _new_client(config: ServerConfig) -> GeminiClient:
-    import asyncio
-
     import httpx2
 
     from sandbox_app.backends.transport.http_library import tls_context

@@ -22,14 +22,20 @@ from PySide6.QtWidgets import QApplication, QWidget
 
 import sandbox_app
 from sandbox_app import APP_ID
+from sandbox_app.lazy_import import lazy_import
 from sandbox_app.ui.common import app_rules
 from sandbox_app.ui.window import gc_policy
 
 if TYPE_CHECKING:
     import asyncio
 
+    import qasync
+
     # Imported by run_app, past PySide6's import hook (own_modules).
     from sandbox_app.ui.window.main_window import MainWindow
+else:  # the event loop's modules: imported by run_app once the first frame is drawn
+    asyncio = lazy_import("asyncio")
+    qasync = lazy_import("qasync")
 
 log = logging.getLogger(__name__)
 GIL_SWITCH_INTERVAL_S = 0.001
@@ -69,7 +75,6 @@ def prepare_loop(loop: asyncio.AbstractEventLoop) -> None:
       reads thousands of chunks a second; by default a thread waits up to 5 ms for the GIL,
       a third of a frame, several times a frame. 1 ms keeps the window's frames on time.
     """
-    import asyncio
     from concurrent.futures import ThreadPoolExecutor
 
     loop.set_default_executor(ThreadPoolExecutor(max_workers=4, thread_name_prefix="sandbox"))
@@ -82,8 +87,6 @@ def prepare_loop(loop: asyncio.AbstractEventLoop) -> None:
 
 
 async def _main(window: MainWindow, first_frame: FirstFrame, scenario: str | None) -> int:
-    import asyncio
-
     prepare_loop(asyncio.get_running_loop())
     closed = asyncio.Event()
     app = QApplication.instance()
@@ -288,11 +291,8 @@ def run_app(scenario: str | None = None) -> int:
     # types or clicks waits in the queue for the loop, and a run a script starts meanwhile
     # begins at the loop's first turn (RunController.start).
     app.processEvents(QEventLoop.ProcessEventsFlag.ExcludeUserInputEvents)
-    import asyncio
+    try:  # asyncio and qasync imported now, the frame drawn
 
-    import qasync
-
-    try:
         return int(qasync.run(_main(window, first_frame, scenario)))
     except asyncio.CancelledError:
         return 0
