@@ -121,8 +121,6 @@ class GeminiBackend(SdkBackend[GeminiClient]):
         await client.http.aclose()
 
     async def _list_models(self) -> list[str]:
-        import asyncio  # the event loop's module: never at the window's import (start-up)
-
         client = await self._get_client()
         names: list[str] = []
         try:

@@ -21,12 +21,6 @@ if TYPE_CHECKING:
 else:
     asyncio = lazy_import("asyncio")
 
-
-if TYPE_CHECKING:
-    import asyncio
-else:
-    asyncio = lazy_import("asyncio")
-
 T = TypeVar("T")
 
 

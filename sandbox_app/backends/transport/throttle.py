@@ -33,12 +33,6 @@ from sandbox_app.backends.transport.errors import gave_up
 from sandbox_app.core.running.backend import BackendError, Delta
 from sandbox_app.lazy_import import lazy_import
 
-if TYPE_CHECKING:
-    import asyncio
-else:
-    asyncio = lazy_import("asyncio")
-
-
 if TYPE_CHECKING:  # asyncio itself on the first wait: the window paints before it loads
     import asyncio
 else:

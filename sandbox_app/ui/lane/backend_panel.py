@@ -46,12 +46,6 @@ if TYPE_CHECKING:
 else:
     asyncio = lazy_import("asyncio")
 
-
-if TYPE_CHECKING:
-    import asyncio
-else:
-    asyncio = lazy_import("asyncio")
-
 REFRESH_TIP = "Ask the server for its models (/v1/models)"
 
 

@@ -22,12 +22,6 @@ if TYPE_CHECKING:
 else:
     asyncio = lazy_import("asyncio")
 
-
-if TYPE_CHECKING:
-    import asyncio
-else:
-    asyncio = lazy_import("asyncio")
-
 PULL_TIP = "Download the model named above onto the server (ollama pull)"
 STEPS = 1000  # the bar's range: a fraction in thousandths
 

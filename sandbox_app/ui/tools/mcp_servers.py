@@ -53,12 +53,6 @@ else:
     asyncio = lazy_import("asyncio")
 
 
-if TYPE_CHECKING:
-    import asyncio
-else:
-    asyncio = lazy_import("asyncio")
-
-
 class McpServersDialog(DraftsDialog[McpServerSpec]):
     """The scenario's MCP servers: add, edit, remove, connect. OK saves the list."""
 
