@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QTimer, Signal
 from PySide6.QtWidgets import (
@@ -38,21 +37,16 @@ from sandbox_app.core.running.metrics import RunMetrics, StepMetrics
 from sandbox_app.core.running.recording import NoBackend, RecordedLane, RecordedRun, Timed
 from sandbox_app.core.running.records import RunHistory, RunRecord, RunSettings
 from sandbox_app.core.scenarios.scenario import Scenario
-from sandbox_app.lazy_import import lazy_import
 from sandbox_app.ui.common.plain import plain_label
+from sandbox_app.ui.lane import step_menu
 from sandbox_app.ui.lane.answer_header import AnswerHeader
+from sandbox_app.ui.lane.inspector import RequestInspector
 from sandbox_app.ui.lane.ran_prompt import RanPrompt
 from sandbox_app.ui.lane.run_controller import RunController, RunFactory
 from sandbox_app.ui.lane.stepper import Stepper
 from sandbox_app.ui.trace.highlighter import Role
 from sandbox_app.ui.trace.trace_stack import LONG_EVENTS, TraceStack
 from sandbox_app.ui.trace.trace_view import TraceView
-
-if TYPE_CHECKING:
-    from sandbox_app.ui.lane import step_menu
-    from sandbox_app.ui.lane.inspector import RequestInspector
-else:  # the trace's right-click menu (and the request inspector under it): on first use
-    step_menu = lazy_import("sandbox_app.ui.lane.step_menu")
 
 WAIT_SHOWN_AFTER_S = 1.0  # a model usually starts within this; past it, say we are waiting
 
