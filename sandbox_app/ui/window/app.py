@@ -32,12 +32,10 @@ if TYPE_CHECKING:
     import qasync
 
     # Imported by run_app, past PySide6's import hook (own_modules).
-    from sandbox_app.ui.window import quit_signal
     from sandbox_app.ui.window.main_window import MainWindow
-else:  # the event loop's modules and SIGTERM's socket: imported once the first frame is drawn
+else:  # the event loop's modules: imported by run_app once the first frame is drawn
     asyncio = lazy_import("asyncio")
     qasync = lazy_import("qasync")
-    quit_signal = lazy_import("sandbox_app.ui.window.quit_signal")
 
 log = logging.getLogger(__name__)
 GIL_SWITCH_INTERVAL_S = 0.001
@@ -271,12 +269,16 @@ def run_app(scenario: str | None = None) -> int:
     with own_modules():
         from sandbox_app.backends.catalogue.keys import KeyStore
         from sandbox_app.ui.window.main_window import MainWindow
+        from sandbox_app.ui.window.quit_signal import QuitOnSignal
 
         icon = app_icon()
         if icon is not None:
             app.setWindowIcon(icon)
         window = MainWindow(QSettings(ORGANIZATION, APPLICATION), KeyStore(keyring_open=False))
     first_frame = FirstFrame(window)
+    # SIGTERM closes the window as its close button does: from the first frame on (a script
+    # may type while it is drawn), so before it.
+    quit_on_signal = QuitOnSignal(app)
 
     def on_running_changed(_running: bool) -> None:
         # A run started before the first paint (a script can) gets the guard before its
@@ -295,8 +297,6 @@ def run_app(scenario: str | None = None) -> int:
     # types or clicks waits in the queue for the loop, and a run a script starts meanwhile
     # begins at the loop's first turn (RunController.start).
     app.processEvents(QEventLoop.ProcessEventsFlag.ExcludeUserInputEvents)
-    # SIGTERM closes the window as its close button does (its socket pair: after the frame).
-    quit_on_signal = quit_signal.QuitOnSignal(app)
     try:  # asyncio and qasync imported now, the frame drawn
         return int(qasync.run(_main(window, first_frame, scenario)))
     except asyncio.CancelledError:
