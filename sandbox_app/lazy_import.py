@@ -22,11 +22,14 @@ window's thread may reach them). Here nothing is put anywhere: each attribute re
 imported, is a dictionary look-up; the real module stays the one in ``sys.modules``, so a
 test's ``monkeypatch`` of it is seen.
 
-What still imports inside a function (``import x`` in its body) and why, so the two are not
-two mechanisms for one thing: a module the first frame never reaches anyway (the command line's
-subcommands, dialogs opened from a menu), where the function is the only user and naming the
-import at the top would only move it away from its use; and the standard library's small
-modules used once. Counted in the start-up section of ``tests/perf/RESULTS.md``.
+What still imports inside a function (``import x`` in its body), and why, so that the two are
+not two mechanisms for one thing: where the moment or the thread of the import is the point
+(an SDK imported on the worker thread that makes its client, the warm-up's imports, the
+window's modules inside ``app.own_modules``, the self-test's before Qt starts); a function
+that is its module's only user of a module the first frame never reaches anyway (a command
+line subcommand's, a dialog opened from a menu), where naming it at the top would only move it
+away from its use; and the standard library's small modules used once. The counts are in the
+start-up section of ``tests/perf/RESULTS.md``.
 """
 
 from __future__ import annotations

@@ -12,6 +12,7 @@ string naming one of the package's objects (the backend catalogue's kinds).
 from __future__ import annotations
 
 import ast
+import importlib.util
 import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -357,6 +358,25 @@ def test_a_cycle_is_found_however_its_imports_are_written(tmp_path: Path) -> Non
         "sandbox_app.ui.menus → sandbox_app.ui.window → sandbox_app.ui.menus",
         "sandbox_app.ui.pane → sandbox_app.ui.stepper → sandbox_app.ui.pane",
     ]
+
+
+def test_every_import_deferred_by_lazy_import_names_a_module_that_exists() -> None:
+    """A typo in a ``lazy_import("…")`` or a catalogue's ``"module:NAME"`` fails here, not at
+    the first use of what it names (its attribute: the catalogue's own test resolves each)."""
+    modules = package_modules(PACKAGE)
+    named = {
+        (name, target)
+        for name, path in modules.items()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        for target in deferred(node)
+    }
+    assert len(named) >= 20  # asyncio's in each module that uses it, the catalogue's kinds
+    missing = sorted(
+        f"{name}: {target}"
+        for name, target in named
+        if target not in modules and importlib.util.find_spec(target) is None
+    )
+    assert missing == []
 
 
 def test_an_import_deferred_by_lazy_import_is_still_an_import(tmp_path: Path) -> None:
