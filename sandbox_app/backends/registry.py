@@ -4,13 +4,21 @@ lane, ``run`` or ``eval`` chose, with the key rule of keys.py.
 A backend is named by a stable id: "scripted", a preset's id ("openai", "lmstudio", …),
 "custom" for any other OpenAI-compatible URL, or a registered kind's own id. Ids go into files
 and settings; display names are for people and may be reworded. :func:`backend_id` reads the
-display labels older files and settings hold. Adding a kind: its module, and one line in
-``_BUILT_IN`` (or :func:`register_kind`, which is how a test adds one).
+display labels older files and settings hold.
+
+The catalogue, ``_BUILT_IN``, is data: each kind's backends by id and name and where its
+``KIND`` is (``"module:KIND"``). Lists of backends (the panel's, ``run --backend``'s, a file's
+names) read the data; a kind's module is imported when a backend of it is first used
+(:func:`config_for`), so the window's first frame, on the offline model, imports one kind,
+not six. ``tests/core/test_backend_kinds.py`` resolves every entry (a typo in a name fails
+the suite) and checks each against its kind. Adding a kind: its module, and one entry in
+``_BUILT_IN`` (or :func:`register_kind` with the kind itself, which is how a test adds one).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from sandbox_app.backends.catalogue.keys import (
     CUSTOM_KEY_ENV,
@@ -20,67 +28,106 @@ from sandbox_app.backends.catalogue.keys import (
     environment_withheld,
     host_of,
 )
-from sandbox_app.backends.catalogue.kinds import BackendConfig, BackendKind
-from sandbox_app.backends.catalogue.presets import CUSTOM, ServerConfig
-from sandbox_app.backends.chat_completions import openai_kind
-from sandbox_app.backends.gemini_api import gemini_kind
-from sandbox_app.backends.messages_api import anthropic_kind
-from sandbox_app.backends.offline import scripted
-from sandbox_app.backends.ollama_api import ollama_kind
-from sandbox_app.backends.responses_api import responses_kind
-from sandbox_app.core.running.backend import Backend
+from sandbox_app.backends.catalogue.kinds import BackendConfig, BackendKind, Listed
+from sandbox_app.backends.catalogue.presets import CUSTOM, PRESETS, ServerConfig
 from sandbox_app.core.scenarios.run_input import RunInput, ToldVersion
+from sandbox_app.lazy_import import lazy_import, resolve
+
+if TYPE_CHECKING:
+    from sandbox_app.backends.chat_completions import openai_kind
+    from sandbox_app.core.running.backend import Backend
+else:
+    openai_kind = lazy_import("sandbox_app.backends.chat_completions.openai_kind")
 
 __all__ = ["BackendConfig", "BackendKind"]  # what callers used to import from here
 
-_BUILT_IN: tuple[BackendKind, ...] = (
-    scripted.KIND,
-    openai_kind.KIND,  # its presets are its choices (presets.py)
-    anthropic_kind.KIND,  # Claude through the Messages API
-    responses_kind.KIND,
-    gemini_kind.KIND,
-    ollama_kind.KIND,  # Ollama's own API (num_ctx, think, keep_alive, Pull)
+_BUILT_IN: tuple[Listed, ...] = (
+    Listed.single("scripted", "Scripted (offline)", "sandbox_app.backends.offline.scripted:KIND"),
+    Listed(  # its presets are its choices (presets.py)
+        "openai-compatible",
+        tuple((preset.id, preset.name) for preset in (*PRESETS, CUSTOM)),
+        "sandbox_app.backends.chat_completions.openai_kind:KIND",
+    ),
+    Listed.single(  # Claude through the Messages API
+        "anthropic", "Anthropic (Claude)", "sandbox_app.backends.messages_api.anthropic_kind:KIND"
+    ),
+    Listed.single(
+        "responses",
+        "OpenAI Responses API",
+        "sandbox_app.backends.responses_api.responses_kind:KIND",
+    ),
+    Listed.single("gemini", "Google Gemini", "sandbox_app.backends.gemini_api.gemini_kind:KIND"),
+    Listed.single(  # Ollama's own API (num_ctx, think, keep_alive, Pull)
+        "ollama-native", "Ollama (native API)", "sandbox_app.backends.ollama_api.ollama_kind:KIND"
+    ),
 )
 
-SCRIPTED = scripted.KIND.id
-SCRIPTED_LABEL = scripted.KIND.name
+SCRIPTED, SCRIPTED_LABEL = _BUILT_IN[0].backends[0]
 NO_RUN = ToldVersion()  # what a backend made for no run (a model list, Pull) is told
 
-_KINDS: dict[str, BackendKind] = {}  # by kind id, in the order they were registered
+_KINDS: dict[str, Listed] = {}  # by kind id, in the order they were registered
+_RESOLVED: dict[str, BackendKind] = {}  # by kind id: those imported so far
 
 
-def register_kind(kind: BackendKind) -> None:
+def register_kind(kind: BackendKind | Listed) -> None:
     """Add a kind: its backend ids join every list, file, flag and panel that names backends.
 
     Raises ValueError if its id, or one of its backends' ids or names, is already taken.
     """
+    listed = kind.listed() if isinstance(kind, BackendKind) else kind
     taken = {label for label, _ in _labels()} | set(_KINDS)
-    mine = [kind.id, *(c.id for c in kind.backends), *(c.name.casefold() for c in kind.backends)]
+    ids, names = zip(*listed.backends, strict=True)
+    mine = [listed.id, *ids, *(name.casefold() for name in names)]
     clash = [name for name in dict.fromkeys(mine) if name.casefold() in taken]
     if clash:
-        raise ValueError(f"backend kind {kind.id!r}: {', '.join(clash)} already taken")
-    _KINDS[kind.id] = kind
+        raise ValueError(f"backend kind {listed.id!r}: {', '.join(clash)} already taken")
+    _KINDS[listed.id] = listed
+    if isinstance(kind, BackendKind):
+        _RESOLVED[kind.id] = kind
 
 
 def unregister_kind(kind_id: str) -> None:
     """Remove a kind registered by :func:`register_kind` (a test's, when it is done)."""
     _KINDS.pop(kind_id, None)
+    _RESOLVED.pop(kind_id, None)
+
+
+def catalogue() -> tuple[Listed, ...]:
+    """Every kind as listed, none imported."""
+    return tuple(_KINDS.values())
+
+
+def resolved(listed: Listed) -> BackendKind:
+    """The kind an entry names, its module imported on first use; checked against the entry
+    (a ValueError, one line, when the two say different ids or backends)."""
+    kind = _RESOLVED.get(listed.id)
+    if kind is None:
+        found = resolve(listed.where)
+        if not isinstance(found, BackendKind) or found.listed(listed.where) != listed:
+            raise ValueError(f"backend kind {listed.id!r}: {listed.where} is not the kind listed")
+        kind = _RESOLVED.setdefault(listed.id, found)
+    return kind
 
 
 def kinds() -> tuple[BackendKind, ...]:
-    return tuple(_KINDS.values())
+    """Every kind, each imported (a list of names is :func:`backend_ids`: it imports none)."""
+    return tuple(resolved(listed) for listed in _KINDS.values())
 
 
 def backend_ids() -> tuple[str, ...]:
     """Every backend id, kinds in the order registered: scripted, the presets, custom, …"""
-    return tuple(choice.id for kind in _KINDS.values() for choice in kind.backends)
+    return tuple(backend for listed in _KINDS.values() for backend, _ in listed.backends)
+
+
+def _listed_of(backend: str) -> Listed:
+    for listed in _KINDS.values():
+        if any(choice == backend for choice, _ in listed.backends):
+            return listed
+    raise _unknown(backend)
 
 
 def _kind_of(backend: str) -> BackendKind:
-    for kind in _KINDS.values():
-        if any(choice.id == backend for choice in kind.backends):
-            return kind
-    raise _unknown(backend)
+    return resolved(_listed_of(backend))
 
 
 def _labels() -> list[tuple[str, str]]:
@@ -89,10 +136,10 @@ def _labels() -> list[tuple[str, str]]:
     ids themselves."""
     # The custom preset's former name, "Custom", is its id.
     return [
-        (label.casefold(), choice.id)
-        for kind in _KINDS.values()
-        for choice in kind.backends
-        for label in (choice.name, choice.id)
+        (label.casefold(), backend)
+        for listed in _KINDS.values()
+        for backend, name in listed.backends
+        for label in (name, backend)
     ]
 
 
@@ -115,7 +162,7 @@ def _unknown(text: str) -> ValueError:
 
 def display_name(backend: str) -> str:
     """What the window shows for a backend id: "Scripted (offline)", "LM Studio", "Custom URL"."""
-    return _kind_of(backend).choice(backend).name
+    return dict(_listed_of(backend).backends)[backend]
 
 
 def config_for(
@@ -210,5 +257,5 @@ def make_backend(
     return config.kind.make(config, run, key_decision(config, keys).key, told)
 
 
-for _kind in _BUILT_IN:
-    register_kind(_kind)
+for _listed in _BUILT_IN:
+    register_kind(_listed)

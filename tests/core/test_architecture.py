@@ -3,14 +3,18 @@ dependencies pointing one way, no import cycle, no module holding two ideas' wor
 
 The layers, from the top: ui (the window) and the command line → application (Qt-free: how a
 run is built) → backends → core. Every import of a module counts wherever it is written: at the
-top, inside a function (a lazy import for start-up speed is still a dependency) and under
-``if TYPE_CHECKING:`` (a type the module names is one it depends on).
+top, inside a function (a lazy import for start-up speed is still a dependency), under
+``if TYPE_CHECKING:`` (a type the module names is one it depends on), and deferred by
+``sandbox_app/lazy_import.py``: a ``lazy_import("module")`` call, and a ``"module:attribute"``
+string naming one of the package's objects (the backend catalogue's kinds).
 """
 
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable
+import importlib.util
+import re
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import pytest
@@ -49,10 +53,26 @@ def _absolute(node: ast.ImportFrom, path: Path, name: str) -> str:
     return ".".join([*anchor, *([base] if base else [])])
 
 
+_DOTTED = re.compile(r"(sandbox_app(?:\.\w+)+):\w+")
+
+
+def deferred(node: ast.AST) -> Iterator[str]:
+    """The module a node imports later, by lazy_import.py's means: ``lazy_import("m")``, or
+    a ``"sandbox_app.m:attribute"`` string (what ``resolve`` imports)."""
+    if isinstance(node, ast.Call) and node.args:
+        called = node.func.id if isinstance(node.func, ast.Name) else ""
+        first = node.args[0]
+        if called == "lazy_import" and isinstance(first, ast.Constant):
+            yield str(first.value)
+    elif isinstance(node, ast.Constant) and (found := _DOTTED.fullmatch(str(node.value))):
+        yield found.group(1)
+
+
 def imported_modules(path: Path, name: str = "") -> set[str]:
     """Every module a module imports, anywhere in it (``from x import y``: x)."""
     names: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        names.update(deferred(node))
         if isinstance(node, ast.Import):
             names.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
@@ -69,6 +89,7 @@ def internal_imports(modules: dict[str, Path]) -> dict[str, set[str]]:
     for name, path in modules.items():
         targets: set[str] = set()
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            targets.update(m for m in deferred(node) if m in modules)
             if isinstance(node, ast.Import):
                 targets.update(a.name for a in node.names if a.name in modules)
             elif isinstance(node, ast.ImportFrom):
@@ -356,6 +377,40 @@ def test_a_cycle_is_found_however_its_imports_are_written(tmp_path: Path) -> Non
         "sandbox_app.ui.menus → sandbox_app.ui.window → sandbox_app.ui.menus",
         "sandbox_app.ui.pane → sandbox_app.ui.stepper → sandbox_app.ui.pane",
     ]
+
+
+def test_every_import_deferred_by_lazy_import_names_a_module_that_exists() -> None:
+    """A typo in a ``lazy_import("…")`` or a catalogue's ``"module:NAME"`` fails here, not at
+    the first use of what it names (its attribute: the catalogue's own test resolves each)."""
+    modules = package_modules(PACKAGE)
+    named = {
+        (name, target)
+        for name, path in modules.items()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        for target in deferred(node)
+    }
+    assert len(named) >= 20  # asyncio's in each module that uses it, the catalogue's kinds
+    missing = sorted(
+        f"{name}: {target}"
+        for name, target in named
+        if target not in modules and importlib.util.find_spec(target) is None
+    )
+    assert missing == []
+
+
+def test_an_import_deferred_by_lazy_import_is_still_an_import(tmp_path: Path) -> None:
+    """A ``lazy_import("m")`` and a catalogue's ``"m:NAME"`` are dependencies like any other."""
+    package = _package(
+        tmp_path,
+        {
+            "core/__init__.py": "",
+            "core/a.py": 'engine = lazy_import("sandbox_app.ui.b")\n',
+            "ui/__init__.py": "",
+            "ui/b.py": 'KINDS = ("sandbox_app.core.a:KIND",)\n',
+        },
+    )
+    assert import_cycles(package) == ["sandbox_app.core.a → sandbox_app.ui.b → sandbox_app.core.a"]
+    assert layer_offences(package) == {"sandbox_app.core.a": ["sandbox_app.ui.b"]}
 
 
 def test_a_longer_cycle_is_reported_as_its_path(tmp_path: Path) -> None:

@@ -4,20 +4,25 @@
 from __future__ import annotations
 
 import io
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from sandbox_app.backends.catalogue.keys import KeyStore
-from sandbox_app.backends.catalogue.kinds import BackendKind
+from sandbox_app.backends.catalogue.kinds import BackendKind, Listed
 from sandbox_app.backends.registry import (
     backend_id,
     backend_ids,
+    catalogue,
     config_for,
     display_name,
     key_notice,
     register_kind,
+    resolved,
+    unregister_kind,
     waiting_for,
 )
 from sandbox_app.cli.evaluating.eval_command import eval_command
@@ -47,6 +52,51 @@ def test_a_registered_kind_is_a_backend_id_until_it_is_removed() -> None:
     assert "echo" not in backend_ids()
     with pytest.raises(ValueError, match=r"^unknown backend 'echo'; known: scripted, "):
         config_for("echo")
+
+
+def test_every_kind_the_catalogue_lists_is_where_it_says_and_lists_its_backends() -> None:
+    """The catalogue names each kind by a string, imported on first use: a typo, a kind moved
+    or a backend renamed in one place only fails here, not at a user's first run of it."""
+    entries = catalogue()
+    assert [entry.id for entry in entries][:2] == ["scripted", "openai-compatible"]
+    for entry in entries:
+        kind = resolved(entry)
+        assert kind.listed(entry.where) == entry
+        for backend, name in entry.backends:
+            assert config_for(backend).kind is kind
+            assert display_name(backend) == name == kind.choice(backend).name
+
+
+def test_an_entry_that_names_the_wrong_place_is_refused_in_one_line() -> None:
+    typo = Listed.single("typo", "Typo", "sandbox_app.backends.offline.scripted:KINDS")
+    other = Listed.single("other", "Other", "sandbox_app.backends.offline.scripted:KIND")
+    for entry, error, words in (
+        (typo, AttributeError, "scripted has no 'KINDS'"),
+        (other, ValueError, "backend kind 'other': sandbox_app.backends.offline.scripted:KIND "),
+    ):
+        register_kind(entry)
+        try:
+            assert entry.id in backend_ids()  # listed without importing anything
+            with pytest.raises(error, match=words):
+                config_for(entry.id)
+        finally:
+            unregister_kind(entry.id)
+
+
+def test_listing_the_backends_imports_only_the_kind_chosen() -> None:
+    """The panel's list, a file's names: data. The offline model's kind alone is imported when
+    it is chosen (the window's first frame), none of the five server kinds."""
+    code = (
+        "import sys\n"
+        "from sandbox_app.backends import registry\n"
+        "names = [registry.display_name(b) for b in registry.backend_ids()]\n"
+        "registry.config_for(registry.backend_id('Scripted (offline)'))\n"
+        "print(sorted(m for m in sys.modules if m.endswith(('_kind', '.scripted'))))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
+    ).stdout
+    assert out.strip() == "['sandbox_app.backends.offline.scripted']"
 
 
 def test_a_kind_cannot_take_an_id_or_name_already_taken(echo: BackendKind) -> None:

@@ -1022,7 +1022,17 @@ def main() -> None:
     )
     parser.add_argument("--traces", action="store_true", help="only the long-trace figures")
     parser.add_argument("--matrix", action="store_true", help="only the results matrix's")
+    parser.add_argument(
+        "--startup", action="store_true", help="only start-up: wall clock and instructions"
+    )
     args = parser.parse_args()
+    if args.startup:
+        if args.write:
+            parser.error("--write needs the full run, not --startup alone")
+        from tests.perf.startup_bench import startup_instructions
+
+        print(json.dumps({**startup(5), **startup_instructions()}, indent=1))
+        return
     if args.traces:
         if args.write:
             parser.error("--write needs the full run, not --traces alone")
@@ -1046,6 +1056,9 @@ def main() -> None:
         return
     figures: dict[str, Any] = {"cpu_count": os.cpu_count(), "quick": args.quick}
     figures.update(startup(3 if args.quick else 5))
+    from tests.perf.startup_bench import startup_instructions
+
+    figures.update(startup_instructions())  # callgrind's count, when valgrind is installed
     figures["idle_cpu_pct"] = probe("app", idle_seconds=3.0)["idle_cpu_pct"]
 
     import qasync

@@ -18,6 +18,7 @@ def kept_notes(path: Path) -> str:
     return text[start:] if start != -1 else ""
 
 
+OPTIONAL = ("startup_instructions_ratio",)
 # (figure, target, True when lower is better)
 TARGETS: list[tuple[str, float, bool]] = [
     ("render_tps_max", 20_000, False),
@@ -31,7 +32,8 @@ TARGETS: list[tuple[str, float, bool]] = [
     ("append_cost_ratio", 1.5, True),
     ("append_cost_ratio_long_line", 1.5, True),
     ("startup_ms", 1000, True),
-    ("startup_ratio", 1.5, True),
+    ("startup_ratio", 2.0, True),  # issue 38: 2.0x a bare window (1.5x needs another design)
+    ("startup_instructions_ratio", 2.0, True),  # the same by callgrind, load-independent
     ("idle_cpu_pct", 1, True),
     ("rss_idle_mb", 150, True),
     ("rss_growth_mb", 60, True),  # four 100k-token runs, one after another
@@ -92,7 +94,9 @@ def write_results(figures: dict[str, Any], path: Path) -> None:
         "|---|---|---|---|",
     ]
     kinds = [row for row in KIND_TARGETS + trace_targets() if row[0] in figures]
-    for name, target, lower in TARGETS + kinds:
+    # callgrind's count is there where valgrind is installed (tests/perf/startup_bench.py).
+    rows = [row for row in TARGETS if row[0] in figures or row[0] not in OPTIONAL]
+    for name, target, lower in rows + kinds:
         value = float(figures[name])
         sign = "≤" if lower else "≥"
         met = verdict(value, target, lower)

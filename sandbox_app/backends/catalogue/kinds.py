@@ -8,6 +8,10 @@ server?) instead of testing which kind it is.
 
 A kind is chosen by a stable backend id: its own id, or one of its ``choices`` ("lmstudio").
 A :class:`BackendConfig` holds the kind itself, so asking it needs no registry.
+
+The registry lists each kind as a :class:`Listed` entry (data: its backends' ids and names,
+and where its ``KIND`` is), so a list of backends imports no kind: a kind's module, with its
+stream decoding and request builders, is imported when a backend of it is first chosen.
 """
 
 from __future__ import annotations
@@ -86,6 +90,22 @@ Make = Callable[["BackendConfig", "RunInput", str, "ToldVersion"], "Backend"]
 Notes = Callable[["RunInput", "ToldVersion"], tuple[str, ...]]
 
 
+@dataclass(frozen=True)
+class Listed:
+    """A kind as the catalogue lists it before it is imported: its id, the backends it is
+    chosen by (id, name: what every list, flag and panel shows) and where its
+    :class:`BackendKind` is, ``"package.module:ATTRIBUTE"`` (``lazy_import.resolve``)."""
+
+    id: str
+    backends: tuple[tuple[str, str], ...]
+    where: str
+
+    @classmethod
+    def single(cls, kind_id: str, name: str, where: str) -> Listed:
+        """A kind chosen by its own id alone (no ``choices``)."""
+        return cls(kind_id, ((kind_id, name),), where)
+
+
 @dataclass(frozen=True, repr=False)
 class BackendKind:
     id: str  # the kind's own id ("scripted"); also its backend id when it has no ``choices``
@@ -132,6 +152,10 @@ class BackendKind:
     @property
     def backends(self) -> tuple[Choice, ...]:
         return self.choices or (Choice(self.id, self.name, self.base_url),)
+
+    def listed(self, where: str = "") -> Listed:
+        """This kind as the catalogue lists it (``where``: "" for one registered as a value)."""
+        return Listed(self.id, tuple((c.id, c.name) for c in self.backends), where)
 
     def choice(self, backend: str) -> Choice:
         for choice in self.backends:

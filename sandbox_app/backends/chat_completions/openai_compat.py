@@ -36,9 +36,14 @@ from sandbox_app.backends.transport.sse import decode_chunk, sse_payloads
 from sandbox_app.backends.transport.throttle import RateLimited, header_wait
 from sandbox_app.core.running.backend import BackendError, Delta, Message, StreamParams
 from sandbox_app.core.untrusted.file_reader import parse_json_text
+from sandbox_app.lazy_import import lazy_import
 
 if TYPE_CHECKING:
+    import asyncio
+
     import openai
+else:
+    asyncio = lazy_import("asyncio")
 
 
 class OpenAICompatBackend(SdkBackend["openai.AsyncOpenAI"]):
@@ -160,8 +165,6 @@ class OpenAICompatBackend(SdkBackend["openai.AsyncOpenAI"]):
         """Like :func:`errors.translate`, listing the server's models when the model is
         unknown: a 404 for a typo says which names would have worked; a request with tools
         refused because of them says so."""
-        import asyncio
-
         import openai
 
         host, model = self.config.host, params.model
@@ -250,8 +253,6 @@ def warm_up() -> None:
     enough to make the first run's time to first token look worse than the model's. The
     request goes to a closed local port and is refused at once.
     """
-    import asyncio
-
     import openai
 
     async def refused_request() -> None:

@@ -53,12 +53,15 @@ from sandbox_app.backends.transport.sse import sse_payloads
 from sandbox_app.backends.transport.throttle import RateLimited, header_wait
 from sandbox_app.core.running.backend import BackendError, Delta, Message, StreamParams
 from sandbox_app.core.scenarios.run_input import RunInput, ToldVersion
+from sandbox_app.lazy_import import lazy_import
 
 if TYPE_CHECKING:
     import asyncio
 
     import httpx2
     from google import genai
+else:
+    asyncio = lazy_import("asyncio")
 
 GEMINI = Preset(
     "gemini",
@@ -118,8 +121,6 @@ class GeminiBackend(SdkBackend[GeminiClient]):
         await client.http.aclose()
 
     async def _list_models(self) -> list[str]:
-        import asyncio  # the event loop's module: never at the window's import (start-up)
-
         client = await self._get_client()
         names: list[str] = []
         try:
@@ -226,8 +227,6 @@ async def _stamp_sent(request: Any) -> None:
 
 
 def _new_client(config: ServerConfig) -> GeminiClient:
-    import asyncio
-
     import httpx2
 
     from sandbox_app.backends.transport.http_library import tls_context

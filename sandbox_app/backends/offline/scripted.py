@@ -18,6 +18,7 @@ import re
 import time
 from collections.abc import AsyncGenerator, Sequence
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from sandbox_app.backends.catalogue import request_fields
 from sandbox_app.backends.catalogue.kinds import BackendConfig, BackendKind
@@ -32,6 +33,13 @@ from sandbox_app.core.running.backend import (
     Usage,
 )
 from sandbox_app.core.scenarios.run_input import RunInput, Script, ToldVersion
+from sandbox_app.lazy_import import lazy_import
+
+if TYPE_CHECKING:
+    import asyncio
+else:
+    asyncio = lazy_import("asyncio")
+
 
 _TOKEN = re.compile(r"\s*[\w$]+|\s*[^\w\s]|\s+")
 
@@ -57,8 +65,6 @@ class ScriptedBackend:
     async def stream(
         self, messages: Sequence[Message], params: StreamParams
     ) -> AsyncGenerator[Delta, None]:
-        import asyncio
-
         asked = next((m["content"] for m in messages if m["role"] == "user"), "")
         answers = self.script.question or self.question
         if not _same_question(asked, answers):

@@ -14,9 +14,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, TypeVar, runtime_checkable
 
 from sandbox_app.core.running.backend import BackendError
+from sandbox_app.lazy_import import lazy_import
 
 if TYPE_CHECKING:
     import asyncio
+else:
+    asyncio = lazy_import("asyncio")
 
 T = TypeVar("T")
 
@@ -69,8 +72,6 @@ async def relayed(open_stream: Callable[[], AsyncGenerator[T, None]]) -> AsyncGe
     """Iterate ``open_stream()`` on the network loop (network_loop.py) from the caller's
     loop, item by item (a pull sends a few lines a second, nothing to batch). Closing this
     generator cancels the network side and waits until its connection is closed."""
-    import asyncio
-
     from sandbox_app.backends.transport import network_loop
 
     caller = asyncio.get_running_loop()

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncGenerator, Sequence
 from contextlib import aclosing
+from typing import TYPE_CHECKING
 
 from sandbox_app.backends.catalogue import request_fields
 from sandbox_app.backends.catalogue.keys import KeyAccount, account_for, on_own_host
@@ -38,6 +39,13 @@ from sandbox_app.backends.transport import errors
 from sandbox_app.backends.transport.sse import sse_payloads
 from sandbox_app.core.running.backend import Backend, BackendError, Delta, Message, StreamParams
 from sandbox_app.core.scenarios.run_input import RunInput, ToldVersion
+from sandbox_app.lazy_import import lazy_import
+
+if TYPE_CHECKING:
+    import asyncio
+else:
+    asyncio = lazy_import("asyncio")
+
 
 OPENAI = preset_with_id("openai")  # whose key and URL this kind's own are
 # What a server may refuse and the request can do without (a local model's sampling).
@@ -67,8 +75,6 @@ class ResponsesBackend(OpenAICompatBackend):
     async def _stream(
         self, messages: Sequence[Message], params: StreamParams
     ) -> AsyncGenerator[Delta, None]:
-        import asyncio
-
         client = await self._get_client()
         # The SDK loads its responses module on first use (~0.1 s): not on the network loop.
         responses = await asyncio.to_thread(lambda: client.responses)

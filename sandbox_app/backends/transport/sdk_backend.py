@@ -13,13 +13,20 @@ from __future__ import annotations
 
 from collections.abc import AsyncGenerator, Sequence
 from contextlib import suppress
-from typing import Generic, TypeVar
+from typing import TYPE_CHECKING, Generic, TypeVar
 
 from sandbox_app.backends.catalogue.keys import host_of
 from sandbox_app.backends.transport import errors, server_text
 from sandbox_app.backends.transport.throttle import paced
 from sandbox_app.core.running.backend import BackendError, Delta, Message, StreamParams
 from sandbox_app.core.untrusted.outside_text import secrets_of
+from sandbox_app.lazy_import import lazy_import
+
+if TYPE_CHECKING:
+    import asyncio
+else:
+    asyncio = lazy_import("asyncio")
+
 
 Client = TypeVar("Client")
 
@@ -37,8 +44,6 @@ class SdkBackend(Generic[Client]):
     label: str
 
     def __init__(self, base_url: str, key: str = "") -> None:
-        import asyncio
-
         # What the server's text must never show back (server_text.py): the key it is sent.
         self._secrets = secrets_of(key)
         self._client: Client | None = None
@@ -82,8 +87,6 @@ class SdkBackend(Generic[Client]):
     # ---- on the network loop -------------------------------------------------------------
 
     async def _get_client(self) -> Client:
-        import asyncio
-
         self._check_key()
         async with self._client_lock:
             if self._client is None:

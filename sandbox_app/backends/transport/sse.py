@@ -14,13 +14,20 @@ import math
 import time
 from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import aclosing
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sandbox_app.backends.transport import errors
 from sandbox_app.backends.transport.errors import sentence
 from sandbox_app.backends.transport.passback import Gathered
 from sandbox_app.core.running.backend import BackendError, Delta, ToolCallPiece, Usage
 from sandbox_app.core.untrusted.file_reader import parse_json_text
+from sandbox_app.lazy_import import lazy_import
+
+if TYPE_CHECKING:
+    import asyncio
+else:
+    asyncio = lazy_import("asyncio")
+
 
 # Reading a stream: a chunk that was already buffered comes back in well under this; one that
 # took longer was waited for, so pause GATHER_S to let the next ones gather (gathered_reads).
@@ -39,8 +46,6 @@ async def gathered_reads(chunks: AsyncIterator[bytes]) -> AsyncGenerator[bytes, 
     each. Only chunks that came less than GATHER_S after the previous one, and were waited
     for, are followed by a pause: the first chunk and a slow model's chunks never are.
     """
-    import asyncio
-
     source = aiter(chunks)
     previous = float("-inf")
     while True:

@@ -31,9 +31,12 @@ from typing import TYPE_CHECKING
 
 from sandbox_app.backends.transport.errors import gave_up
 from sandbox_app.core.running.backend import BackendError, Delta
+from sandbox_app.lazy_import import lazy_import
 
 if TYPE_CHECKING:  # asyncio itself on the first wait: the window paints before it loads
     import asyncio
+else:
+    asyncio = lazy_import("asyncio")
 
 MAX_RETRIES = 3  # a request's 429s retried, then the run fails with errors.gave_up's line
 MAX_RETRY_WAIT_S = 60.0  # whatever a server's Retry-After says
@@ -80,8 +83,6 @@ class ServerThrottle:
 
     async def acquire(self) -> float:
         """Wait for a place (after any pause); the seconds waited (0.0: none)."""
-        import asyncio
-
         started, waited = time.monotonic(), False
         while True:
             pause = self.paused_until - time.monotonic()

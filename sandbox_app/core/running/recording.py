@@ -20,7 +20,7 @@ from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sandbox_app.core.running import events as ev
 from sandbox_app.core.running.carried import check_carried
@@ -41,6 +41,13 @@ from sandbox_app.core.untrusted.file_reader import (
     shown,
     typed,
 )
+from sandbox_app.lazy_import import lazy_import
+
+if TYPE_CHECKING:
+    import asyncio
+else:
+    asyncio = lazy_import("asyncio")
+
 
 VERSION = 1
 MAX_BYTES = 50 * 1024 * 1024
@@ -242,8 +249,6 @@ class RecordedRun:
         self._shown: RunMetrics = RunMetrics()
 
     async def run(self) -> AsyncIterator[Event]:
-        import asyncio
-
         loop = asyncio.get_running_loop()
         started = turn = loop.time()
         timed = itertools.chain(self.lane.events, self.more)

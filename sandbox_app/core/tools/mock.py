@@ -22,9 +22,16 @@ from __future__ import annotations
 import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from sandbox_app.core.untrusted import safe_regex
+from sandbox_app.lazy_import import lazy_import
+
+if TYPE_CHECKING:
+    import asyncio
+else:
+    asyncio = lazy_import("asyncio")
+
 
 Behaviour = Literal["canned", "ask", "error"]
 BEHAVIOURS: tuple[Behaviour, ...] = ("canned", "ask", "error")
@@ -81,8 +88,6 @@ class MockTool:
         self._ask = ask
 
     async def run(self, input: str) -> str:
-        import asyncio
-
         spec = self.spec
         if spec.latency_s > 0:
             await asyncio.sleep(spec.latency_s)

@@ -40,9 +40,13 @@ from typing import TYPE_CHECKING, Any
 from sandbox_app.core.tools.base import Tool
 from sandbox_app.core.tools.mock import NAME
 from sandbox_app.core.tools.outside import checked
+from sandbox_app.lazy_import import lazy_import
 
 if TYPE_CHECKING:
+    import asyncio
     from importlib.metadata import EntryPoint
+else:
+    asyncio = lazy_import("asyncio")
 
 GROUP = "react_sandbox.tools"
 BUILT_IN = ("calculator", "search", "finish")
@@ -255,8 +259,6 @@ class PluginTool:
             setattr(self, attribute, value)
 
     async def run(self, input: str) -> str:
-        import asyncio
-
         try:
             result = await _on_a_thread(self._run, input) if self._blocking else self._run(input)
             if inspect.isawaitable(result):
@@ -283,7 +285,6 @@ async def _on_a_thread(run: Callable[[str], Any], input: str) -> Any:
     """``run(input)`` on a daemon thread of its own, the loop free meanwhile; what it returns,
     or raises, here. Cancelled (Stop, the router's time limit), the wait ends at once and the
     thread's later result is dropped."""
-    import asyncio
     import threading
 
     loop = asyncio.get_running_loop()

@@ -12,6 +12,7 @@ from __future__ import annotations
 import time
 from collections.abc import Awaitable, Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from sandbox_app.core.tools.action_objects import name_key, plain_input
 from sandbox_app.core.tools.base import Tool
@@ -19,6 +20,13 @@ from sandbox_app.core.tools.object_inputs import object_input
 from sandbox_app.core.tools.policy import Policy, denied, effective_policy
 from sandbox_app.core.tools.recorded import Recorded, RecordedAnswers
 from sandbox_app.core.untrusted.outside_text import clean
+from sandbox_app.lazy_import import lazy_import
+
+if TYPE_CHECKING:
+    import asyncio
+else:
+    asyncio = lazy_import("asyncio")
+
 
 Approver = Callable[[str, str], Awaitable[bool]]
 INPUT_TOO_LONG = "Error: input is too long"
@@ -78,8 +86,6 @@ class ToolRouter:
         return matches[0] if len(matches) == 1 else None
 
     async def _run(self, name: str, input: str) -> str:
-        import asyncio
-
         tool = self.resolve(name)
         if tool is None:
             if not self._tools:

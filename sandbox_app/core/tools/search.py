@@ -10,7 +10,15 @@ English stop words dropped and every word reduced to its Snowball stem (PyStemme
 from __future__ import annotations
 
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from sandbox_app.lazy_import import lazy_import
+
+if TYPE_CHECKING:
+    import asyncio
+else:
+    asyncio = lazy_import("asyncio")
+
 
 BRIGHTGRID_DOCUMENTS: tuple[str, ...] = (
     "Brightgrid Pro costs $20 per month per developer.",
@@ -35,8 +43,6 @@ class Search:
         self._index: Any = None
 
     async def run(self, input: str) -> str:
-        import asyncio
-
         if self._index is None:
             # bm25s and numpy take about half a second to import: keep that off the UI thread.
             return await asyncio.to_thread(self.search, input)

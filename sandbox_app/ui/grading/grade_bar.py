@@ -19,20 +19,17 @@ from PySide6.QtCore import Qt, SignalInstance
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import QHBoxLayout, QLineEdit, QToolButton, QWidget
 
-from sandbox_app.core.history.history_grades import (
-    MAX_NOTE,
-    Grade,
-    RunRef,
-    clear_grade,
-    grade_of,
-    set_grade,
-)
-from sandbox_app.core.history.history_schema import HistoryError
+from sandbox_app.lazy_import import lazy_import
 from sandbox_app.ui.common.plain import plain_label, tip
 
 if TYPE_CHECKING:
+    from sandbox_app.core.history import history_grades as grades
+    from sandbox_app.core.history import history_schema
     from sandbox_app.core.history.history_db import HistoryStore
     from sandbox_app.core.running.records import RunRecord
+else:  # the history's modules (sqlite3, the result rows): when a kept run is first shown
+    grades = lazy_import("sandbox_app.core.history.history_grades")
+    history_schema = lazy_import("sandbox_app.core.history.history_schema")
 
 KEYS = {"good": "Ctrl+Shift+G", "bad": "Ctrl+Shift+B", "note": "Ctrl+Shift+N"}
 
@@ -64,7 +61,6 @@ class GradeBar(QWidget):
         self.bad = self._button("👎 Bad", "A bad run: kept in the history with it", KEYS["bad"])
         self.note = QLineEdit()
         self.note.setPlaceholderText("note (optional; Enter keeps it)")
-        self.note.setMaxLength(MAX_NOTE)
         self.said = plain_label()
         layout = QHBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -90,7 +86,7 @@ class GradeBar(QWidget):
         # After the owner has stored the run (its runFinished handler is connected first).
         pane.runFinished.connect(lambda _event: self.refresh())
         pane.metricsChanged.connect(lambda _text: self.refresh())  # another run on screen
-        self._ref: RunRef | None = None
+        self._ref: grades.RunRef | None = None
         self.hide()
 
     def _button(self, text: str, what: str, key: str) -> QToolButton:
@@ -106,9 +102,10 @@ class GradeBar(QWidget):
         self.setVisible(self._ref is not None)
         if self._ref is None:
             return
+        self.note.setMaxLength(grades.MAX_NOTE)  # set once a run is shown: the module's, then
         try:
-            grade = grade_of(self._database(), self._ref)
-        except HistoryError as err:
+            grade = grades.grade_of(self._database(), self._ref)
+        except history_schema.HistoryError as err:
             self._show(None, f"⚠ {err}")
             return
         self._show(grade, "")
@@ -120,15 +117,15 @@ class GradeBar(QWidget):
         ref = self._ref
         try:
             store = self._database()
-            held = grade_of(store, ref)
+            held = grades.grade_of(store, ref)
             if held is not None and held.good == good:
-                clear_grade(store, ref)
+                grades.clear_grade(store, ref)
                 self._show(None, "grade taken back")
                 return
-        except HistoryError as err:
+        except history_schema.HistoryError as err:
             self._show(None, f"⚠ {err}")
             return
-        self._keep(ref, Grade(good, self.note.text().strip()), "kept in the history")
+        self._keep(ref, grades.Grade(good, self.note.text().strip()), "kept in the history")
 
     def _keep_note(self) -> None:
         if self._ref is None:
@@ -136,13 +133,13 @@ class GradeBar(QWidget):
         if not (self.good.isChecked() or self.bad.isChecked()):
             self.said.setText("👍 or 👎 first: a note goes with a grade")
             return
-        grade = Grade(self.good.isChecked(), self.note.text().strip())
+        grade = grades.Grade(self.good.isChecked(), self.note.text().strip())
         self._keep(self._ref, grade, "note kept")
 
-    def _keep(self, ref: RunRef, grade: Grade, said: str) -> None:
+    def _keep(self, ref: grades.RunRef, grade: grades.Grade, said: str) -> None:
         try:
-            set_grade(self._database(), ref, grade)
-        except HistoryError as err:
+            grades.set_grade(self._database(), ref, grade)
+        except history_schema.HistoryError as err:
             self._show(None, f"⚠ {err}")
             return
         self._show(grade, said)
@@ -152,24 +149,26 @@ class GradeBar(QWidget):
             self.note.setFocus(Qt.FocusReason.ShortcutFocusReason)
             self.note.selectAll()
 
-    def _show(self, grade: Grade | None, said: str) -> None:
+    def _show(self, grade: grades.Grade | None, said: str) -> None:
         self.good.setChecked(grade is not None and grade.good)
         self.bad.setChecked(grade is not None and not grade.good)
         if grade is not None or not said.startswith("grade taken"):
             self.note.setText(grade.note if grade is not None else "")
         self.said.setText(said)
 
-    def _shown_ref(self) -> RunRef | None:
+    def _shown_ref(self) -> grades.RunRef | None:
         record = self._pane.shown_record()
         stored = record.stored_as if record is not None and record.finished else None
+        if stored is None:  # no run kept on screen (the first frame): no history opened for it
+            return None
         store = self._store()
-        if stored is None or store is None or stored[2] != str(store.path):
+        if store is None or stored[2] != str(store.path):
             return None  # not kept, or kept in another history file than the window's
         place, number, _ = stored
-        return RunRef("run" if place == "run" else "result", number)
+        return grades.RunRef("run" if place == "run" else "result", number)
 
     def _database(self) -> HistoryStore:
         store = self._store()
         if store is None:
-            raise HistoryError("history is off")
+            raise history_schema.HistoryError("history is off")
         return store

@@ -33,6 +33,7 @@ from sandbox_app.backends.registry import (
 from sandbox_app.core.running.backend import BackendError
 from sandbox_app.core.scenarios.lane_settings import LaneSettings
 from sandbox_app.core.scenarios.scenario import Scenario
+from sandbox_app.lazy_import import lazy_import
 from sandbox_app.ui.common.plain import plain_label, rich_label, tip
 from sandbox_app.ui.lane.health_line import HealthLine
 from sandbox_app.ui.lane.key_field import KeyField
@@ -42,6 +43,8 @@ from sandbox_app.ui.lane.server_memory import ServerMemory
 
 if TYPE_CHECKING:
     import asyncio
+else:
+    asyncio = lazy_import("asyncio")
 
 REFRESH_TIP = "Ask the server for its models (/v1/models)"
 
@@ -180,8 +183,6 @@ class BackendPanel(QWidget):
 
     async def refresh_models(self) -> list[str]:
         """Fill the model list from the server; errors show inline, never as a crash."""
-        import asyncio
-
         choice = self.choice()
         if not choice.config.kind.has("models"):  # nothing to ask: the panel shows its model
             self._set_models([choice.model], choice.config.kind.about)
@@ -302,8 +303,6 @@ class BackendPanel(QWidget):
         self.key_field.show_status()
 
     def _on_refresh_button_clicked(self) -> None:
-        import asyncio
-
         if self._refresh_task is not None and not self._refresh_task.done():
             self._refresh_task.cancel()  # the button reads "Cancel" while it waits
             return

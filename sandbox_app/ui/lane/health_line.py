@@ -23,11 +23,16 @@ from sandbox_app.backends.catalogue.kinds import BackendConfig
 from sandbox_app.backends.local_servers.served import is_local
 from sandbox_app.core.scenarios.scenario import Scenario
 from sandbox_app.core.tools import Tool
+from sandbox_app.lazy_import import lazy_import
 from sandbox_app.ui.common.plain import plain_label
 
-if TYPE_CHECKING:  # the probes are imported at the first check (not on the first frame's path)
+if TYPE_CHECKING:
     import asyncio
+else:
+    asyncio = lazy_import("asyncio")
 
+
+if TYPE_CHECKING:  # the probes are imported at the first check (not on the first frame's path)
     from sandbox_app.backends.local_servers.health import Health
 
 CHECK_TIP = (
@@ -98,8 +103,6 @@ class HealthLine(QWidget):
 
     def check(self) -> None:
         """Check the chosen server now (Check, or the automatic one)."""
-        import asyncio
-
         self._timer.stop()
         config = self._config
         if config is None or not config.kind.server:
@@ -121,8 +124,6 @@ class HealthLine(QWidget):
     async def _check(
         self, config: BackendConfig, scenario: Scenario | None, tools: Sequence[Tool]
     ) -> None:
-        import asyncio
-
         try:
             from sandbox_app.backends.local_servers.health import check_in_background
 

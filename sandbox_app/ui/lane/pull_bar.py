@@ -14,10 +14,13 @@ from sandbox_app.application.backend_choice import BackendChoice
 from sandbox_app.backends.ollama_api.model_store import ModelStore, PullProgress, size_text
 from sandbox_app.core.running.backend import BackendError
 from sandbox_app.core.scenarios.scenario import Scenario
+from sandbox_app.lazy_import import lazy_import
 from sandbox_app.ui.common.plain import plain_label
 
 if TYPE_CHECKING:
     import asyncio
+else:
+    asyncio = lazy_import("asyncio")
 
 PULL_TIP = "Download the model named above onto the server (ollama pull)"
 STEPS = 1000  # the bar's range: a fraction in thousandths
@@ -64,16 +67,12 @@ class PullBar(QWidget):
             self._task.cancel()
 
     def _on_button_clicked(self) -> None:
-        import asyncio
-
         if self._task is not None and not self._task.done():
             self._task.cancel()  # the button reads "Cancel" while it pulls
             return
         self._task = asyncio.ensure_future(self.pull())
 
     async def pull(self) -> None:
-        import asyncio
-
         choice = self._choice()
         model = choice.model
         if not model:

@@ -16,11 +16,16 @@ from PySide6.QtCore import QObject, QTimer, Signal
 
 from sandbox_app.core.running.events import Event, RunFinished
 from sandbox_app.core.running.metrics import RunMetrics
+from sandbox_app.lazy_import import lazy_import
 from sandbox_app.ui.common.frames import Phase, frame_clock
 
-if TYPE_CHECKING:  # asyncio and the engine: imported at the first run, after the first frame
+if TYPE_CHECKING:
     import asyncio
+else:
+    asyncio = lazy_import("asyncio")
 
+
+if TYPE_CHECKING:  # asyncio and the engine: imported at the first run, after the first frame
     from sandbox_app.core.running.engine import Runnable
 
 log = logging.getLogger(__name__)
@@ -75,8 +80,6 @@ class RunController(QObject):
         self.runningChanged.emit(True)
 
     def _begin(self) -> None:
-        import asyncio
-
         try:
             asyncio.get_running_loop()
         except RuntimeError:  # the window is drawn before its loop runs (ui/window/app.py):
@@ -99,15 +102,11 @@ class RunController(QObject):
 
     async def wait(self) -> None:
         """Until the current runs (if any) have fully ended, their streams closed."""
-        import asyncio
-
         task = self._task
         if task is not None and not task.done():
             await asyncio.wait({task})
 
     async def _run(self, make_run: RunFactory, repeats: int) -> None:
-        import asyncio
-
         from sandbox_app.core.running.engine import drive
 
         try:

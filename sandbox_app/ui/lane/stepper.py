@@ -25,12 +25,15 @@ from PySide6.QtWidgets import (
 )
 
 from sandbox_app.core.running.stepping import Pause
+from sandbox_app.lazy_import import lazy_import
 from sandbox_app.ui.common.plain import plain_label
 
 if TYPE_CHECKING:
     import asyncio
 
     from sandbox_app.ui.lane.run_controller import RunController
+else:
+    asyncio = lazy_import("asyncio")
 
 WHERE = {
     "turn": "Step {step}: the model's turn, before its tool runs. Edit it (the Action line "
@@ -99,8 +102,6 @@ class Stepper:
 
     async def pause(self, at: Pause) -> str:
         """The engine's pause: the text as the user leaves it (at once when not stepping)."""
-        import asyncio
-
         if not self.stepping:
             return at.text
         self.label.setText(WHERE[at.point].format(step=at.step))

@@ -34,6 +34,7 @@ if TYPE_CHECKING:  # the runner (asyncio, the engine): imported at the first cli
     from sandbox_app.ui.history.history_actions import HistoryActions
     from sandbox_app.ui.optimizing.cases_dialog import CasesDialog
     from sandbox_app.ui.optimizing.improve_dialog import ImproveDialog
+    from sandbox_app.ui.versions.prompt_restore import PromptRestore
     from sandbox_app.ui.versions.versions_panel import VersionsPanel
 
 OFFLINE = "Offline · the scenario's written replies"
@@ -54,18 +55,21 @@ class Improving(QObject):
         workspace: QtWorkspace,
         keys: KeyStore,
         history: HistoryActions,
-        versions: VersionsPanel,
+        restorer: PromptRestore,
         run_tab: Callable[[], BackendChoice],
         lanes: Callable[[], list[BackendChoice]],
         parent: QWidget,
     ) -> None:
         super().__init__(parent)
-        self.workspace, self.keys, self.history, self.versions = workspace, keys, history, versions
+        self.workspace, self.keys, self.history, self.restorer = workspace, keys, history, restorer
         self._run_tab, self._lanes, self._parent = run_tab, lanes, parent
         self.dialog: ImproveDialog | None = None
         self.cases_dialog: CasesDialog | None = None
-        versions.improve_button.clicked.connect(self.open_improve)
         workspace.changed.connect(self._on_workspace_changed)
+
+    def wire(self, versions: VersionsPanel) -> None:
+        """The Versions tab's Improve prompt… button, once the tab is made (first shown)."""
+        versions.improve_button.clicked.connect(self.open_improve)
 
     def _on_workspace_changed(self, change: Change) -> None:
         dialog = self.dialog
@@ -104,7 +108,7 @@ class Improving(QObject):
         place = str(document.path.resolve()) if document.path else _untitled(document.title)
         if self.dialog is None:
             self.dialog = ImproveDialog(
-                self.workspace, self._store, self.versions.restorer, self.keys, self._parent
+                self.workspace, self._store, self.restorer, self.keys, self._parent
             )
         dialog = self.dialog
         dialog.offer(arms, [*arms, offline_lane()], place)  # running: kept as they are

@@ -41,6 +41,7 @@ from PySide6.QtWidgets import (
 from sandbox_app.core.scenarios.custom_tools import mcp_servers_from_list, mcp_servers_to_list
 from sandbox_app.core.scenarios.scenario_fields import ScenarioError
 from sandbox_app.core.tools.mcp_server import McpServerSpec
+from sandbox_app.lazy_import import lazy_import
 from sandbox_app.ui.common.plain import plain_label
 from sandbox_app.ui.tools.drafts_dialog import DraftsDialog
 from sandbox_app.ui.tools.mcp_sources import RECONNECT as RECONNECT
@@ -48,6 +49,8 @@ from sandbox_app.ui.tools.mcp_sources import McpSources as McpSources  # where c
 
 if TYPE_CHECKING:
     import asyncio
+else:
+    asyncio = lazy_import("asyncio")
 
 
 class McpServersDialog(DraftsDialog[McpServerSpec]):
@@ -107,8 +110,6 @@ class McpServersDialog(DraftsDialog[McpServerSpec]):
         return mcp_servers_from_list(mcp_servers_to_list(self.drafts))
 
     def accept(self) -> None:
-        import asyncio
-
         try:
             specs = self.checked()
         except ScenarioError as err:
@@ -120,8 +121,6 @@ class McpServersDialog(DraftsDialog[McpServerSpec]):
 
     def connect_current(self) -> asyncio.Task[None] | None:
         """Connect the server the form shows (checked first); the task, to wait on in tests."""
-        import asyncio
-
         try:
             specs = self.checked()
         except ScenarioError as err:

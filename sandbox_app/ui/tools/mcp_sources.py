@@ -20,12 +20,15 @@ from sandbox_app.application.mcp_set import McpSet, own_tool_names
 from sandbox_app.application.workspace import Change
 from sandbox_app.backends.catalogue.keys import KeyStore
 from sandbox_app.core.tools.mcp_server import McpServerSpec
+from sandbox_app.lazy_import import lazy_import
 from sandbox_app.ui.common.workspace_signals import QtWorkspace
 
 if TYPE_CHECKING:
     import asyncio
 
     from sandbox_app.backends.mcp_client.mcp_tools import McpConnection
+else:
+    asyncio = lazy_import("asyncio")
 
 RECONNECT = "reconnect it in MCP servers…"
 
@@ -92,8 +95,6 @@ class McpSources(QObject):
             return
         let_go = self.set.unlist(self.workspace.model.scenario.mcp_servers)
         if let_go:
-            import asyncio
-
             self._closing = asyncio.ensure_future(_close(let_go))
 
     def _on_ended(self, connection: McpConnection) -> None:

@@ -15,19 +15,26 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from typing import TYPE_CHECKING
 
+import PySide6
 from PySide6.QtCore import QEvent, QEventLoop, QObject, QSettings, QTimer
 from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication, QWidget
 
 import sandbox_app
 from sandbox_app import APP_ID
+from sandbox_app.lazy_import import lazy_import
 from sandbox_app.ui.common import app_rules, gc_policy
 
 if TYPE_CHECKING:
     import asyncio
 
+    import qasync
+
     # Imported by run_app, past PySide6's import hook (own_modules).
     from sandbox_app.ui.window.main_window import MainWindow
+else:  # the event loop's modules: imported by run_app once the first frame is drawn
+    asyncio = lazy_import("asyncio")
+    qasync = lazy_import("qasync")
 
 log = logging.getLogger(__name__)
 GIL_SWITCH_INTERVAL_S = 0.001
@@ -67,7 +74,6 @@ def prepare_loop(loop: asyncio.AbstractEventLoop) -> None:
       reads thousands of chunks a second; by default a thread waits up to 5 ms for the GIL,
       a third of a frame, several times a frame. 1 ms keeps the window's frames on time.
     """
-    import asyncio
     from concurrent.futures import ThreadPoolExecutor
 
     loop.set_default_executor(ThreadPoolExecutor(max_workers=4, thread_name_prefix="sandbox"))
@@ -80,8 +86,6 @@ def prepare_loop(loop: asyncio.AbstractEventLoop) -> None:
 
 
 async def _main(window: MainWindow, first_frame: FirstFrame, scenario: str | None) -> int:
-    import asyncio
-
     prepare_loop(asyncio.get_running_loop())
     closed = asyncio.Event()
     app = QApplication.instance()
@@ -194,6 +198,15 @@ def import_before_threads() -> None:
         import pydantic._internal._validators  # noqa: F401
 
 
+# The PySide6 versions whose import hook own_modules knows (pyproject's range: >=6.8,<6.12).
+HOOK_KNOWN = ((6, 8), (6, 11))
+
+
+def pyside_version() -> tuple[int, int]:
+    major, minor = PySide6.__version_info__[:2]
+    return int(major), int(minor)
+
+
 @contextmanager
 def own_modules() -> Iterator[None]:
     """Import the app's own modules (the window's ~130) past PySide6's import hook.
@@ -203,12 +216,16 @@ def own_modules() -> Iterator[None]:
     ``inspect.getsource`` to see whether it names PySide6: ~20 ms of the window's start-up.
     The app selects no feature, so what the hook would record for its modules is known: "no
     feature" (0), which is set here without reading them. Only while nothing else imports
-    (before the first frame, the first thread); a PySide6 without these names keeps its hook.
+    (before the first frame, the first thread). These are PySide6's internals, so only on the
+    versions the dependency range allows and CI runs (:data:`HOOK_KNOWN`, checked by
+    ``tests/ui/test_startup.py`` on the installed one); any other PySide6, or one without
+    these names, keeps its hook: the window then starts ~20 ms later, and works the same.
     """
     feature = sys.modules.get("shibokensupport.feature")
     table = getattr(feature, "pyside_feature_dict", None)
     plain, hooked = getattr(builtins, "__orig_import__", None), builtins.__import__
-    if plain is None or plain is hooked or not isinstance(table, dict):
+    known = HOOK_KNOWN[0] <= pyside_version() <= HOOK_KNOWN[1]
+    if not known or plain is None or plain is hooked or not isinstance(table, dict):
         yield
         return
     before = set(sys.modules)
@@ -240,7 +257,6 @@ def run_app(scenario: str | None = None) -> int:
     existing = QApplication.instance()
     use_a_utf8_locale()
     app = existing if isinstance(existing, QApplication) else QApplication(sys.argv)
-    app_wide_rules(app)
     app.setOrganizationName(ORGANIZATION)
     app.setApplicationName(APPLICATION)
     # The window is matched to its desktop file and icon by this (Wayland's app id).
@@ -259,7 +275,9 @@ def run_app(scenario: str | None = None) -> int:
             app.setWindowIcon(icon)
         window = MainWindow(QSettings(ORGANIZATION, APPLICATION), KeyStore(keyring_open=False))
     first_frame = FirstFrame(window)
-    quit_on_signal = QuitOnSignal(app)  # SIGTERM closes the window as its close button does
+    # SIGTERM closes the window as its close button does: from the first frame on (a script
+    # may type while it is drawn), so before it.
+    quit_on_signal = QuitOnSignal(app)
 
     def on_running_changed(_running: bool) -> None:
         # A run started before the first paint (a script can) gets the guard before its
@@ -268,16 +286,17 @@ def run_app(scenario: str | None = None) -> int:
         first_frame.now()
 
     window.run_pane.runningChanged.connect(on_running_changed)
+    # The rules' filter sees every event of every object: installed once the window is built
+    # (its widgets' thousands of construction events never cross into Python: ~6 % of the
+    # instructions to the first frame), before it is shown (each widget is polished, and the
+    # window fitted to its screen, as it shows).
+    app_wide_rules(app)
     window.show()
     # The first frame, drawn before the loop's modules are imported. Only that: what a user
     # types or clicks waits in the queue for the loop, and a run a script starts meanwhile
     # begins at the loop's first turn (RunController.start).
     app.processEvents(QEventLoop.ProcessEventsFlag.ExcludeUserInputEvents)
-    import asyncio
-
-    import qasync
-
-    try:
+    try:  # asyncio and qasync imported now, the frame drawn
         return int(qasync.run(_main(window, first_frame, scenario)))
     except asyncio.CancelledError:
         return 0

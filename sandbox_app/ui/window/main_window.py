@@ -29,7 +29,6 @@ from sandbox_app.application.workspace import Change, Workspace
 from sandbox_app.backends.catalogue.keys import KeyStore
 from sandbox_app.backends.registry import SCRIPTED
 from sandbox_app.core.results.prices import stored_prices
-from sandbox_app.core.running.fork import ForkPoint
 from sandbox_app.core.scenarios.document import ScenarioDocument
 from sandbox_app.core.scenarios.prompt_versions import names_of
 from sandbox_app.core.scenarios.scenario import Scenario
@@ -58,6 +57,7 @@ from sandbox_app.ui.window.trace_opening import TraceActions
 
 if TYPE_CHECKING:  # imported when first built (the approvals and exports: first used)
     from sandbox_app.application.backend_choice import BackendChoice
+    from sandbox_app.core.running.fork import ForkPoint
     from sandbox_app.ui.compare.compare_view import CompareView
 
 
@@ -104,9 +104,10 @@ class MainWindow(QMainWindow):
         self.run_pane.metricsChanged.connect(self._on_run_pane_metrics_changed)
         # Improve prompt… and Generate cases…: the Run tab's model and the lanes offered.
         self.improving = Improving(
-            self.workspace, self.keys, self.history, self.prompt_panel.versions,
+            self.workspace, self.keys, self.history, self.prompt_panel.restorer,
             self.backend_panel.choice, self._lanes_offered, self,
         )  # fmt: skip
+        self.prompt_panel.versionsMade.connect(self.improving.wire)  # the tab, first shown
         self._restore_settings()
 
     # ---- layout -------------------------------------------------------------------------

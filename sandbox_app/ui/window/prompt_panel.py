@@ -13,13 +13,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QEvent, QSignalBlocker
+from PySide6.QtCore import QEvent, QSignalBlocker, Signal
 from PySide6.QtGui import QFontDatabase
-from PySide6.QtWidgets import QPlainTextEdit, QTabWidget, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QPlainTextEdit, QStackedWidget, QTabWidget, QVBoxLayout, QWidget
 
 from sandbox_app.application.workspace import Change
 from sandbox_app.core.react_format.prompts import DEFAULT_TEMPLATE, PromptError, render_prompt
 from sandbox_app.core.react_format.variables import VariableError, format_lines, parse_lines
+from sandbox_app.lazy_import import lazy_import
 from sandbox_app.ui.common.fitting import lines_tall, scrolling
 from sandbox_app.ui.common.notice_line import NoticeLine, headed
 from sandbox_app.ui.common.plain import rich_label
@@ -27,10 +28,13 @@ from sandbox_app.ui.common.tab_rule import types_tab
 from sandbox_app.ui.common.workspace_signals import QtWorkspace
 from sandbox_app.ui.trace.highlighter import LabelHighlighter
 from sandbox_app.ui.versions.prompt_restore import PromptRestore
-from sandbox_app.ui.versions.versions_panel import VersionsPanel
 
 if TYPE_CHECKING:
     from sandbox_app.ui.history.history_actions import HistoryActions
+    from sandbox_app.ui.versions import versions_panel
+    from sandbox_app.ui.versions.versions_panel import VersionsPanel
+else:  # the Versions tab (the history's counts, the diff): made when first shown
+    versions_panel = lazy_import("sandbox_app.ui.versions.versions_panel")
 
 # The question too: an undefined {{variable}} in it is flagged with the prompt's.
 _RENDERED_FROM = ("system_prompt", "enabled_tools", "documents", "dialect", "variables", "question")
@@ -38,6 +42,9 @@ _RENDERED_FROM = ("system_prompt", "enabled_tools", "documents", "dialect", "var
 
 class PromptPanel(QWidget):
     """Template (editable, labels highlighted) beside the rendered prompt (read-only)."""
+
+    # The Versions tab's panel, made (Improving wires its Improve prompt… button).
+    versionsMade = Signal(QWidget)
 
     def __init__(
         self,
@@ -62,11 +69,12 @@ class PromptPanel(QWidget):
         self.tabs.addTab(self.rendered_view, "Rendered prompt")
         # The history beside the editor: a version restored is an edit of the template's.
         self.restorer = PromptRestore(self.template_edit, workspace)
-        self.versions = VersionsPanel(workspace, self.restorer, history)
-        # Its page scrolls when short: the tabs' least height is the template's, so the
-        # editors fit beside the trace at 1280×720 (ui/window/editors_column.py).
-        self.versions_page = scrolling(self.versions)
+        # The Versions tab is made when first shown (or first asked for: ``versions``).
+        self._history = history
+        self._versions: VersionsPanel | None = None
+        self.versions_page = QStackedWidget()
         self.tabs.addTab(self.versions_page, "Versions")
+        self.tabs.currentChanged.connect(self._on_tab_changed)
         self.prompt_error = NoticeLine()
         self.prompt_error.setObjectName("promptError")
         self.question_edit = QPlainTextEdit()
@@ -145,6 +153,22 @@ class PromptPanel(QWidget):
 
     def show_versions(self) -> None:
         self.tabs.setCurrentWidget(self.versions_page)
+
+    @property
+    def versions(self) -> VersionsPanel:
+        """The Versions tab's panel, made now if it was not yet shown."""
+        if self._versions is None:
+            made = versions_panel.VersionsPanel(self.workspace, self.restorer, self._history)
+            self._versions = made
+            # It scrolls when short: the tabs' least height is the template's, so the
+            # editors fit beside the trace at 1280×720 (ui/window/editors_column.py).
+            self.versions_page.addWidget(scrolling(made))
+            self.versionsMade.emit(made)
+        return self._versions
+
+    def _on_tab_changed(self, _index: int) -> None:
+        if self.tabs.currentWidget() is self.versions_page:
+            self.versions  # noqa: B018 - made as it is first shown
 
     def undo(self) -> None:
         """Edit → Undo: the template's last edit (a restored version is one)."""
