@@ -303,8 +303,12 @@ class RunPane(QWidget):
             self._step, self._max_steps = event.step, max(self._max_steps, event.step)
             if not self.traces.long or event.step % 64 == 0:  # a long one: 0.35 ms a repaint
                 self.step_label.setText(f"Step {event.step} of {self._max_steps}")
+                # QProgressBar.setValue repaints at once (8 ms offscreen, a whole frame's
+                # budget); with updates off it is drawn with the rest of the frame instead.
+                self.progress.setUpdatesEnabled(False)
                 self.progress.setRange(0, self._max_steps)
                 self.progress.setValue(event.step)
+                self.progress.setUpdatesEnabled(True)
         else:  # counted as they come, as the engine counts them for its final figures
             kinds = (Observation, FormatError, FabricationCut, LoopNoticed | RepetitionCut)
             for i, kind in enumerate(kinds):
