@@ -16,9 +16,9 @@ from sandbox_app.core.running.recording import (
     RecordedLane,
     RecordedRun,
     load_recording,
-    open_recording,
     recording_text,
 )
+from sandbox_app.core.running.recording_stream import open_recording
 from tests.long_trace import ANSWER, observation, write_trace
 
 STEPS = 1_500  # 3,000 spans and more: past the first read's 2,000
