@@ -9,16 +9,19 @@ import asyncio
 import json
 from pathlib import Path
 
+import pytest
+
 from sandbox_app.core.otel.otel_import import TraceStream, open_trace
+from sandbox_app.core.otel.otel_spans import TraceError, iter_spans
 from sandbox_app.core.running import events as ev
 from sandbox_app.core.running.recording import (
     FIRST_EVENTS,
     RecordedLane,
     RecordedRun,
     load_recording,
-    open_recording,
     recording_text,
 )
+from sandbox_app.core.running.recording_stream import open_recording
 from tests.long_trace import ANSWER, observation, write_trace
 
 STEPS = 1_500  # 3,000 spans and more: past the first read's 2,000
@@ -100,3 +103,29 @@ def test_a_long_recording_plays_its_checked_first_events_and_checks_the_rest_as_
     assert finished.status == "failed"
     assert "lanes[0].events[900].step" in finished.reason
     assert len(events) == 901  # the 900 before it, then the run's end
+
+
+def test_a_lines_spans_read_one_at_a_time_are_those_of_the_request_read_whole(
+    tmp_path: Path,
+) -> None:
+    line = write_trace(tmp_path / "two.jsonl", 150).read_text(encoding="utf-8").splitlines()[0]
+    request = json.loads(line)
+    resource = request["resourceSpans"][0]
+    request["resourceSpans"][0] = {  # its resource after its spans, a key of another kind first
+        "schemaUrl": {"not": ["read"]},
+        "scopeSpans": resource["scopeSpans"],
+        "resource": resource["resource"],
+    }
+    whole = tmp_path / "one.json"  # one request, not lines: read whole
+    whole.write_text(json.dumps(request, indent=1), encoding="utf-8")
+    lines = tmp_path / "lines.jsonl"
+    lines.write_text(f"{json.dumps(request)}\n{json.dumps(request)}\n", encoding="utf-8")
+    once = list(iter_spans(whole))
+    assert len(once) == 200
+    assert {s.resource["service.name"] for s in once} == {"crawler"}
+    assert list(iter_spans(lines)) == once + once
+
+    lines.write_text('{"resourceSpans": []}\n{"resource_spans": 5}\n', encoding="utf-8")
+    with pytest.raises(TraceError) as caught:
+        list(iter_spans(lines))
+    assert str(caught.value) == 'lines.jsonl: not an OTLP trace (no "resourceSpans" list).'

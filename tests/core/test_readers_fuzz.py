@@ -30,6 +30,7 @@ from sandbox_app.core.running.recording import (
     load_recording,
     recordings_dir,
 )
+from sandbox_app.core.running.recording_stream import open_recording
 from sandbox_app.core.running.records import RunRecord
 from sandbox_app.core.scenarios.document import KeptEdits
 from sandbox_app.core.scenarios.scenario import Scenario
@@ -66,6 +67,26 @@ def _use_recording(path: Path) -> None:
         asyncio.run(play())
         encodes(trace_text(record), json.dumps(run_document(record), ensure_ascii=False))
     encodes(recording.title())
+
+
+def _play_recording(path: Path) -> None:
+    """A one-lane recording played as it is read (its first 3 events checked first): a
+    damage met as it plays ends the run in one line."""
+    recording, more = open_recording(path, checked_first=3)
+    lane = recording.lanes[0]
+
+    async def play() -> list[Any]:
+        return [event async for event in RecordedRun(lane, speed=0, more=more).run()]
+
+    record = RunRecord(lane.settings)
+    record.add(asyncio.run(play()))
+    assert record.finished is None or "\n" not in record.finished.reason
+    encodes(trace_text(record), json.dumps(run_document(record), ensure_ascii=False))
+
+
+def _one_lane(recording: str) -> str:
+    data = json.loads(recording)
+    return json.dumps({**data, "lanes": data["lanes"][:1]}, indent=1, ensure_ascii=False)
 
 
 def _use_results(path: Path) -> None:
@@ -139,6 +160,14 @@ READERS = [
         MAX_BYTES,
         (recordings_dir() / "brightgrid_two_models.json").read_text(encoding="utf-8"),
         _use_recording,
+        RecordingError,
+    ),
+    Reader(
+        "recording played as read",
+        ".json",
+        MAX_BYTES,
+        _one_lane((recordings_dir() / "brightgrid_two_models.json").read_text(encoding="utf-8")),
+        _play_recording,
         RecordingError,
     ),
     Reader("results", ".jsonl", MAX_RESULTS_BYTES, RESULTS, _use_results, ReadError),

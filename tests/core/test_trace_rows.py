@@ -10,7 +10,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from sandbox_app.core.results.presentation import Role
-from sandbox_app.core.results.trace_rows import FOLD_CHARS, PAGE_CHARS, ROW_CHARS, TraceRows
+from sandbox_app.core.results.trace_rows import (
+    BLOCK_ROWS,
+    FOLD_CHARS,
+    PAGE_CHARS,
+    ROW_CHARS,
+    RowTexts,
+    TraceRows,
+)
 from sandbox_app.core.results.trace_text import lines
 from sandbox_app.core.running import events as ev
 from sandbox_app.core.running.metrics import RunMetrics
@@ -123,3 +130,41 @@ def test_a_5_mb_reply_is_folded_as_a_reply_with_its_size() -> None:
     assert rows.text(fold) == "⋯ reply 5.0 MB — show more (65.5 KB shown)"
     assert rows.role(1) is Role.THOUGHT  # its first page styled as the window styles it
     assert rows.count < PAGE_CHARS // ROW_CHARS + 5
+
+
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["append", "last", "set", "insert", "replace"]),
+            st.integers(0, 10**6),
+            st.lists(st.text(max_size=5), max_size=3),
+        ),
+        max_size=60,
+    ),
+    st.integers(0, 3 * BLOCK_ROWS),
+)
+def test_rows_kept_in_blocks_read_and_change_as_a_list(
+    changes: list[tuple[str, int, list[str]]], start: int
+) -> None:
+    texts, kept = RowTexts(), []
+    for i in range(start):  # past a block or two: the changes land in blocks and after them
+        texts.append(f"row {i}")
+        kept.append(f"row {i}")
+    for how, at, new in changes:
+        row = at % len(kept) if kept else 0
+        if how == "append" or not kept:
+            texts.append(new[0] if new else "")
+            kept.append(new[0] if new else "")
+        elif how == "last":
+            texts[-1] = kept[-1] = kept[-1] + "+"
+        elif how == "set":
+            texts[row] = kept[row] = "set"
+        elif how == "insert":  # Show more: a page's rows in front of the fold row
+            texts.replace(row, row, new)
+            kept[row:row] = new
+        else:  # the fold's last page: its row becomes the page's rows
+            texts.replace(row, row + 1, new)
+            kept[row : row + 1] = new
+    assert len(texts) == len(kept)
+    assert [texts[i] for i in range(len(kept))] == kept
+    assert list(texts.rows(1, len(kept) + 5)) == kept[1:]

@@ -133,3 +133,29 @@ def test_a_10_mb_observation_is_folded_with_its_size_and_exported_whole(
     run = RunExport(record, LIGHT, recording_of(record.scenario, [lane]))
     for kind in ("md", "html", "json"):
         assert whole in RUN_FORMATS.exporter(kind).text(run), kind
+
+
+def test_a_long_recording_cut_short_plays_what_was_read_and_says_where_it_ends(
+    qtbot: QtBot, window: MainWindow, tmp_path: Path
+) -> None:
+    from sandbox_app.core.otel.otel_import import open_trace
+    from sandbox_app.core.running.recording import recording_text
+
+    whole = recording_text(open_trace(write_trace(tmp_path / "run.jsonl", 1_500)).recording)
+    path = tmp_path / "cut.json"
+    path.write_bytes(whole.encode("utf-8")[: len(whole) * 7 // 10])  # a copy stopped part way
+    window.recordings.set_speed(0.0)
+    assert window.recordings.play(path)  # it opens: its first events are whole
+    pane = window.run_pane
+    qtbot.waitUntil(lambda: pane.shown_record() is not None and pane.shown_record().done,
+                    timeout=60_000)  # fmt: skip
+    finished = pane.shown_record().finished
+    assert finished is not None
+    assert finished.status == "failed"
+    assert finished.reason.startswith("cut.json is not valid JSON: ")
+    assert "\n" not in finished.reason
+    rows = pane.traces.rows.rows
+    shown = rows.steps  # the steps read before the cut, kept on screen
+    assert 1_000 <= shown < 1_500
+    assert all(rows.step_row(k) is not None for k in (1, shown // 2, shown))
+    assert pane.step_label.text().startswith(f"Failed at step {shown} of ")

@@ -71,7 +71,7 @@ from sandbox_app.core.scenarios.scenario import Scenario
 from sandbox_app.core.untrusted.file_reader import ReadError, display_name
 
 FIRST_SPANS = 2_000  # read before anything is shown: the trace and its scenario come from it
-MORE_SPANS = 40  # each later read: ~20 steps, a few milliseconds, so the window stays live
+MORE_SPANS = 16  # each later read: ~8 steps, about a millisecond, so the window stays live
 T = TypeVar("T")
 
 

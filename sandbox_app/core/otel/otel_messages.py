@@ -25,6 +25,7 @@ The conventions, as instrumentations write them:
 from __future__ import annotations
 
 import json
+import sys
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -72,10 +73,10 @@ def model_call(span: Span) -> ModelCall:
         messages,
         text(out.get("content")),
         [_call(c) for c in out.get("tool_calls") or [] if isinstance(c, dict)],
-        text(a.get("gen_ai.response.model") or a.get("llm.model_name"))
-        or text(a.get("gen_ai.request.model")),
+        _word(a.get("gen_ai.response.model") or a.get("llm.model_name"))
+        or _word(a.get("gen_ai.request.model")),
         text(out.get("reasoning")),
-        text(finish or a.get("llm.finish_reason") or out.get("finish_reason")) or None,
+        _word(finish or a.get("llm.finish_reason") or out.get("finish_reason")) or None,
         usage(a),
         tools(a),
     )
@@ -91,7 +92,14 @@ def _call(data: dict[str, Any]) -> Call:
     arguments = function.get("arguments", "")
     if not isinstance(arguments, str):
         arguments = json.dumps(arguments, ensure_ascii=False)
-    return Call(text(data.get("id")), text(function.get("name")), arguments)
+    return Call(_word(data.get("id")), _word(function.get("name")), arguments)
+
+
+def _word(value: Any) -> str:
+    """A word a long trace says again and again (a role, the model, a tool's name, a finish
+    reason; a call's id, in its reply and with its result) as one string, not one each time:
+    ~55 bytes a step apiece, kept in the steps' events."""
+    return sys.intern(text(value))
 
 
 def _wire(calls: list[Call]) -> list[dict[str, Any]]:
@@ -150,7 +158,7 @@ def _from_parts(item: Any) -> list[Message]:
     """A GenAI message → chat messages (a tool message per ``tool_call_response``)."""
     if not isinstance(item, dict):
         return []
-    role, parts = text(item.get("role")) or "user", item.get("parts")
+    role, parts = _word(item.get("role")) or "user", item.get("parts")
     if not isinstance(parts, list):
         return [{"role": role, "content": text(item.get("content"))}]
     responses = [p for p in parts if isinstance(p, dict) and p.get("type") == "tool_call_response"]
@@ -158,7 +166,7 @@ def _from_parts(item: Any) -> list[Message]:
         return [
             {
                 "role": "tool",
-                "tool_call_id": text(p.get("id")),
+                "tool_call_id": _word(p.get("id")),
                 "content": text(p.get("response")),
             }
             for p in responses

@@ -22,15 +22,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from sandbox_app.core.otel.otel_line_walk import RequestWalk
 from sandbox_app.core.untrusted.file_reader import (
     ReadError,
     decode,
     display_name,
     iter_lines,
-    json_line,
     parse_json,
     read_bytes,
 )
+from sandbox_app.core.untrusted.json_walk import JsonWalk
 
 MAX_BYTES = 50 * 1024 * 1024  # one request read whole: as a recording
 # The collector's file exporter's lines are read one at a time, never all at once: a long
@@ -122,10 +123,18 @@ def _from_json(path: str | Path, first: bytes, lines: Iterator[bytes], name: str
         text = decode(read_bytes(path, MAX_BYTES, "a trace"), name)
         yield from _json_document(parse_json(text, name, "a trace"), name)
         return
-    # The collector's file exporter: one request a line, each parsed as it is read.
+    # The collector's file exporter: one request a line, a span at a time (otel_line_walk).
     for i, line in enumerate(itertools.chain((first, second), lines), 1):
         if line.strip():
-            yield from _json_document(json_line(line, f"{name} line {i}", "a trace"), name)
+            where = f"{name} line {i}"
+            request = RequestWalk(JsonWalk(decode(line.rstrip(b"\r"), where), where, "a trace"))
+            raw, resource = None, {}
+            for span, attributes in request.spans():
+                if attributes is not raw:  # a resource's spans share its attributes
+                    raw, resource = attributes, _attributes(attributes)
+                yield _json_span(span, resource)
+            if not request.lists:
+                raise TraceError(f'{name}: not an OTLP trace (no "resourceSpans" list).')
 
 
 def _json_document(document: Any, name: str) -> Iterator[Span]:

@@ -8,6 +8,10 @@ the role that styles it (core/results/presentation.py's, a model line by its lab
 (ui/trace/trace_list.py). The rows are made from the pieces Copy trace writes
 (trace_text.PlainText without marks), so they say what the exports say.
 
+The rows' text is kept in blocks (:class:`RowTexts`): a block of rows is one string with its
+rows' offsets, not a string a row (49 bytes of object each, ~10 MB of a 30,000-step trace's
+120,000 rows).
+
 One piece of text over :data:`FOLD_CHARS` (a 10 MB tool observation, a 5 MB reply) is never
 made into rows whole: its first page is, then one fold row saying what it is and its size
 ("observation 10.0 MB — show more"); each :meth:`TraceRows.show_more` adds the next
@@ -17,6 +21,8 @@ made into rows whole: its first page is, then one fold row saying what it is and
 from __future__ import annotations
 
 from array import array
+from bisect import bisect_right
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from sandbox_app.core.results.presentation import LineStyles, Piece, Role
@@ -24,6 +30,7 @@ from sandbox_app.core.results.trace_text import TraceText
 from sandbox_app.core.running.events import Event
 
 ROW_CHARS = 160  # a line longer than this goes on over the rows after it
+BLOCK_ROWS = 256  # rows joined into one block
 FOLD_CHARS = 64 * 1024  # a piece longer than this is folded
 PAGE_CHARS = 64 * 1024  # what Show more adds
 _ROLES = tuple(Role)
@@ -56,13 +63,83 @@ class Fold:
         return f"⋯ {what} {size_words(self.text)} — show more ({_size(self.shown)} shown)"
 
 
+class RowTexts:
+    """Rows of text, as a list of them reads and changes (an index, the last one, a slice
+    replaced), held as blocks: the rows before the last :data:`BLOCK_ROWS` to
+    ``2 * BLOCK_ROWS`` are joined a block at a time, each with its rows' offsets. A change
+    inside a block (a fold's page shown) makes that block again."""
+
+    def __init__(self) -> None:
+        self._blocks: list[str] = []
+        self._ends: list[array[int]] = []  # each block's rows' end offsets
+        self._firsts: list[int] = []  # each block's first row
+        self._sealed = 0  # rows in blocks
+        self._tail: list[str] = []  # the rows after them, as strings
+
+    def __len__(self) -> int:
+        return self._sealed + len(self._tail)
+
+    def __getitem__(self, row: int) -> str:
+        row = row + len(self) if row < 0 else row
+        if row >= self._sealed:
+            return self._tail[row - self._sealed]
+        block = bisect_right(self._firsts, row) - 1
+        at, ends = row - self._firsts[block], self._ends[block]
+        return self._blocks[block][ends[at - 1] if at else 0 : ends[at]]
+
+    def rows(self, start: int, stop: int) -> Iterator[str]:
+        for row in range(start, min(stop, len(self))):
+            yield self[row]
+
+    def append(self, text: str) -> None:
+        self._tail.append(text)
+        if len(self._tail) >= 2 * BLOCK_ROWS:  # the last rows stay strings: a reply goes on
+            self._seal(self._tail[:BLOCK_ROWS])
+            del self._tail[:BLOCK_ROWS]
+
+    def __setitem__(self, row: int, text: str) -> None:
+        row = row + len(self) if row < 0 else row
+        self.replace(row, row + 1, [text])
+
+    def replace(self, start: int, stop: int, texts: list[str]) -> None:
+        """Rows ``start`` to ``stop`` (within one block, or the last rows) become ``texts``."""
+        if start >= self._sealed:
+            self._tail[start - self._sealed : stop - self._sealed] = texts
+            return
+        block = bisect_right(self._firsts, start) - 1
+        first = self._firsts[block]
+        rows = list(self.rows(first, first + len(self._ends[block])))
+        rows[start - first : stop - first] = texts
+        after = (self._blocks[block + 1 :], self._ends[block + 1 :])
+        del self._blocks[block:], self._ends[block:], self._firsts[block:]
+        self._sealed = first
+        for i in range(0, len(rows), BLOCK_ROWS):
+            self._seal(rows[i : i + BLOCK_ROWS])
+        for text, ends in zip(*after, strict=True):
+            self._blocks.append(text)
+            self._ends.append(ends)
+            self._firsts.append(self._sealed)
+            self._sealed += len(ends)
+
+    def _seal(self, rows: list[str]) -> None:
+        ends = array("I")
+        end = 0
+        for text in rows:
+            end += len(text)
+            ends.append(end)
+        self._blocks.append("".join(rows))
+        self._ends.append(ends)
+        self._firsts.append(self._sealed)
+        self._sealed += len(rows)
+
+
 class TraceRows:
     """Events in, rows out. ``count`` rows; :meth:`text` and :meth:`role` of row ``i``;
     :meth:`step_row` where step k's separator is; :meth:`find` the rows holding a text."""
 
     def __init__(self) -> None:
         self._trace = TraceText(marks=False)
-        self._text: list[str] = []
+        self._text = RowTexts()
         self._roles = array("B")
         self._steps: dict[int, int] = {}  # step → its separator's row
         self.folds: dict[int, Fold] = {}  # fold row → what it folds
@@ -153,11 +230,11 @@ class TraceRows:
                 styles.append(_INDEX[fold.role])
         done = fold.shown >= len(fold.text)
         if done:  # the fold row becomes the last row of text
-            self._text[row : row + 1] = rows
+            self._text.replace(row, row + 1, rows)
             self._roles[row : row + 1] = array("B", styles)
             added = len(rows) - 1
         else:
-            self._text[row:row] = rows
+            self._text.replace(row, row, rows)
             self._roles[row:row] = array("B", styles)
             added = len(rows)
             self._text[row + added] = fold.line()
@@ -179,9 +256,7 @@ class TraceRows:
         if not wanted:
             return []
         out: list[int] = []
-        rows = self._text
-        for row in range(start, min(stop, len(rows))):
-            text = rows[row]
+        for row, text in enumerate(self._text.rows(start, stop), start):
             if wanted in text.casefold():
                 out.extend([row] * text.casefold().count(wanted))
         return out
@@ -193,4 +268,4 @@ def _step_of(separator: str) -> int:
     return int(words[2]) if len(words) > 2 and words[2].isdigit() else 0
 
 
-__all__ = ["FOLD_CHARS", "PAGE_CHARS", "ROW_CHARS", "Fold", "TraceRows", "size_words"]
+__all__ = ["FOLD_CHARS", "PAGE_CHARS", "ROW_CHARS", "Fold", "RowTexts", "TraceRows", "size_words"]

@@ -118,8 +118,8 @@ class Recording:
         return f"Recording of {' · '.join(self.models)}, {when} UTC"
 
 
-# A recording to play, and its one lane's events still to check (core/running/recording.py's
-# open_recording); nothing to check for a short one or a comparison.
+# A recording to play, and its one lane's events still to read or check
+# (core/running/recording_stream.open_recording); none for a short one or a comparison.
 Played = tuple[Recording, Iterable[Timed]]
 
 
@@ -154,27 +154,22 @@ def load_recording(path: Path) -> Recording:
     """Read a recording; RecordingError says in one line what is wrong with the file.
 
     Every field of every event is checked against its type here, so playing a recording
-    never meets a wrong one (text that is a number, a step that is text)."""
-    recording, _ = open_recording(path, checked_first=None)
-    return recording
-
-
-def open_recording(path: Path, checked_first: int | None = FIRST_EVENTS) -> Played:
-    """A recording to play, and the events still to check. One lane of more than
-    ``checked_first`` events (a long run) has only its first ones checked here: the rest are
-    checked as they are played (the iterator; a wrong one ends the run in one line, the
-    steps before it shown), so its first screen does not wait for 180,000 events' checks."""
+    never meets a wrong one (text that is a number, a step that is text). To play one as it
+    is read: core/running/recording_stream.open_recording."""
     try:
         data = read_json(path, MAX_BYTES, "a recording")
     except ReadError as err:
         raise RecordingError(str(err)) from None
     try:
-        return _recording(data, checked_first)
+        recording, _ = recording_from(data, None)
     except ReadError as err:  # ScenarioError and RecordingError too
         raise RecordingError(f"{display_name(path)}: {err}") from None
+    return recording
 
 
-def _recording(data: Any, checked_first: int | None) -> Played:
+def recording_from(data: Any, checked_first: int | None) -> Played:
+    """A recording's parsed JSON checked; of one lane of more than ``checked_first`` events,
+    only the first ones here, the rest by the iterator as it is taken."""
     if not isinstance(data, dict) or data.get("recording") != VERSION:
         raise RecordingError(f'not a recording (no "recording": {VERSION}).')
     lanes = data.get("lanes")
@@ -198,7 +193,7 @@ def _lane(data: Any, index: int, first: int | None) -> tuple[RecordedLane, Itera
     if not isinstance(settings, dict) or not isinstance(items, list):
         raise RecordingError(f'{where} needs "settings" and "events".')
     head = len(items) if first is None or len(items) <= first else first
-    timed = [_timed(items[j], f"{where}.events[{j}]") for j in range(head)]
+    timed = [timed_event(items[j], f"{where}.events[{j}]") for j in range(head)]
     lane = RecordedLane(RunSettings.from_dict(settings, f"{where}.settings"), tuple(timed))
     return lane, _checked(items, head, where) if head < len(items) else ()
 
@@ -206,10 +201,12 @@ def _lane(data: Any, index: int, first: int | None) -> tuple[RecordedLane, Itera
 def _checked(items: list[Any], start: int, where: str) -> Iterator[Timed]:
     for j in range(start, len(items)):
         item, items[j] = items[j], None  # the parsed dict let go once it is an event
-        yield _timed(item, f"{where}.events[{j}]")
+        yield timed_event(item, f"{where}.events[{j}]")
 
 
-def _timed(item: Any, at: str) -> Timed:
+def timed_event(item: Any, at: str) -> Timed:
+    """A recorded event's parsed JSON (``at`` names it in the messages) checked: its time
+    and the event."""
     if not isinstance(item, dict) or "t" not in item:
         raise RecordingError(f"{at} has no time.")
     t = check(item["t"], float, f"{at}.t")
@@ -240,7 +237,7 @@ class RecordedRun:
     run as failed, in its one line. At once, the loop gets a turn every :data:`TURN_S`, so
     the window draws and answers while a long run pours in."""
 
-    TURN_S = 0.002
+    TURN_S = 0.001  # a turn's work before the window's: a heartbeat waits no longer
 
     def __init__(self, lane: RecordedLane, speed: float = 1.0, more: Iterable[Timed] = ()) -> None:
         self.lane = lane

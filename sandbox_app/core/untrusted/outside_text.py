@@ -37,9 +37,12 @@ def clean(text: str) -> str:
     return _SURROGATE.sub(REPLACEMENT, text) if _SURROGATE.search(text) else text
 
 
-def may_hold_surrogates(json_text: str) -> bool:
-    """Whether JSON text could parse into strings with lone surrogates (cheap: most cannot)."""
-    return bool(_ESCAPED_SURROGATE.search(json_text) or _SURROGATE.search(json_text))
+def may_hold_surrogates(json_text: str, start: int = 0, end: int | None = None) -> bool:
+    """Whether JSON text (from ``start`` to ``end``) could parse into strings with lone
+    surrogates (cheap: most cannot)."""
+    stop = len(json_text) if end is None else end
+    escaped = _ESCAPED_SURROGATE.search(json_text, start, stop)
+    return bool(escaped or _SURROGATE.search(json_text, start, stop))
 
 
 def clean_value(value: Any) -> Any:

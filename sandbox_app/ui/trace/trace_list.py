@@ -142,9 +142,23 @@ class TraceList(QTableView):
         return self.model_.rows
 
     def add(self, events: list[Event]) -> None:
+        # Rows added below a full screen change only the scroll bar: the layout Qt does after
+        # an insertion would repaint every row on screen too (2.2 ms a frame while a long
+        # trace pours in; its rows' data asked again from Python).
+        below = self.rowAt(self.viewport().height() - 1)
+        self._below = 0 <= below < self.model_.rowCount() - 1 and not self.rows.changed_last
         self.model_.add(events)
+        self._below = self._below and not self.rows.changed_last
+
+    def doItemsLayout(self) -> None:
+        if getattr(self, "_below", False):
+            self._below = False
+            self.updateGeometries()
+            return
+        super().doItemsLayout()
 
     def clear_trace(self) -> None:
+        self._below = False
         self.model_.clear()
 
     def scroll_to_row(self, row: int) -> None:

@@ -23,11 +23,11 @@ from sandbox_app.core.running.recording import (
     RecordedLane,
     RecordingError,
     Timed,
-    open_recording,
     recording_of,
     recordings_dir,
     save_recording,
 )
+from sandbox_app.core.running.recording_stream import open_recording
 from sandbox_app.core.scenarios.scenario import Scenario
 from sandbox_app.core.untrusted.file_reader import stored_number
 
@@ -128,7 +128,7 @@ class RecordingActions:
 
     def play(self, path: Path) -> bool:
         try:
-            recording, more = open_recording(path)  # a long one: checked as it plays
+            recording, more = open_recording(path)  # a long one: read as it plays
         except RecordingError as err:
             return self._say(f"⚠ {err}")
         if len(recording.lanes) == 1:
