@@ -1,5 +1,5 @@
 """A small, real OpenAI Responses API server for tests: ``POST /v1/responses`` streamed over
-SSE and ``GET /v1/models``, on 127.0.0.1 in a thread of its own (like tests/fakeserver.py).
+SSE and ``GET /v1/models``, on 127.0.0.1 in a thread of its own (like tests/model_server/).
 
 The stream is built from OpenAI's API reference, "Streaming events" (Responses,
 https://platform.openai.com/docs/api-reference/responses-streaming), event for event:
@@ -35,7 +35,7 @@ from typing import Any, Literal
 import pytest
 from aiohttp import web
 
-from tests.fakeserver import tokenize
+from tests.model_server import tokenize
 from tests.pacing import Pace
 from tests.threaded_app import ThreadedApp
 

@@ -23,10 +23,10 @@ from hypothesis import strategies as st
 from openai import AsyncOpenAI, AsyncStream
 from openai.types.chat import ChatCompletion, ChatCompletionChunk, ChatCompletionMessageParam
 
-from tests.fakeserver import (
+from tests.model_server import (
     OPENAI_REASONING_REJECTS,
-    FakeOpenAIServer,
     ModelScript,
+    ModelServer,
     UnsupportedParam,
     fake_server,
     split_every,
@@ -40,12 +40,12 @@ QUESTION = "What is 1+1?"
 USER: list[ChatCompletionMessageParam] = [{"role": "user", "content": QUESTION}]
 
 
-def make_client(server: FakeOpenAIServer, **kwargs: Any) -> AsyncOpenAI:
+def make_client(server: ModelServer, **kwargs: Any) -> AsyncOpenAI:
     return AsyncOpenAI(base_url=server.base_url, api_key="test", max_retries=0, **kwargs)
 
 
 async def collect(
-    server: FakeOpenAIServer,
+    server: ModelServer,
     model: str,
     messages: list[ChatCompletionMessageParam] | None = None,
     **kwargs: Any,
@@ -64,7 +64,7 @@ async def collect(
     return text, chunks
 
 
-async def consume(server: FakeOpenAIServer, model: str, got: list[str], **client_kw: Any) -> None:
+async def consume(server: ModelServer, model: str, got: list[str], **client_kw: Any) -> None:
     """Stream into ``got`` until the stream ends or raises."""
     async with make_client(server, **client_kw) as client:
         stream = await client.chat.completions.create(
@@ -108,7 +108,7 @@ def test_tokenize_rebuilds_any_text(text: str) -> None:
 # ---- streaming -------------------------------------------------------------------
 
 
-def test_stream_rebuilds_reply_with_usage_last(fake_server: FakeOpenAIServer) -> None:
+def test_stream_rebuilds_reply_with_usage_last(fake_server: ModelServer) -> None:
     fake_server.set_model("m1", ModelScript(replies=[REACT_REPLY]))
     text, chunks = asyncio.run(collect(fake_server, "m1"))
 
@@ -137,7 +137,7 @@ def test_stream_rebuilds_reply_with_usage_last(fake_server: FakeOpenAIServer) ->
     assert fake_server.stats["aborted"] == 0
 
 
-def test_reply_follows_number_of_assistant_turns(fake_server: FakeOpenAIServer) -> None:
+def test_reply_follows_number_of_assistant_turns(fake_server: ModelServer) -> None:
     fake_server.set_model("m1", ModelScript(replies=[REACT_REPLY, "Final Answer: 2"]))
     fake_server.set_model("loop", ModelScript(replies=["a", "b"], cycle=True))
     second_turn: list[ChatCompletionMessageParam] = [
@@ -162,7 +162,7 @@ def test_reply_follows_number_of_assistant_turns(fake_server: FakeOpenAIServer) 
     assert len(fake_server.requests) == 4
 
 
-def test_stop_strings_are_honoured(fake_server: FakeOpenAIServer) -> None:
+def test_stop_strings_are_honoured(fake_server: ModelServer) -> None:
     reply = "Thought: add\nAction: calculator[1+1]\nObservation: 2\nFinal Answer: 2"
     fake_server.set_model("m1", ModelScript(replies=[reply], cycle=True))
     fake_server.set_model("raw", ModelScript(replies=[reply], honor_stop=False))
@@ -179,7 +179,7 @@ def test_stop_strings_are_honoured(fake_server: FakeOpenAIServer) -> None:
     asyncio.run(scenario())
 
 
-def test_max_tokens_cuts_with_length(fake_server: FakeOpenAIServer) -> None:
+def test_max_tokens_cuts_with_length(fake_server: ModelServer) -> None:
     fake_server.set_model("m1", ModelScript(replies=[REACT_REPLY], cycle=True))
     first_three = "".join(tokenize(REACT_REPLY)[:3])
 
@@ -197,7 +197,7 @@ def test_max_tokens_cuts_with_length(fake_server: FakeOpenAIServer) -> None:
     asyncio.run(scenario())
 
 
-def test_non_streaming_completion(fake_server: FakeOpenAIServer) -> None:
+def test_non_streaming_completion(fake_server: ModelServer) -> None:
     fake_server.set_model("m1", ModelScript(replies=[REACT_REPLY], cycle=True))
 
     async def scenario() -> None:
@@ -220,7 +220,7 @@ def test_non_streaming_completion(fake_server: FakeOpenAIServer) -> None:
     assert fake_server.stats["finished"] == 2
 
 
-async def timed_stream(server: FakeOpenAIServer, model: str) -> tuple[float, float]:
+async def timed_stream(server: ModelServer, model: str) -> tuple[float, float]:
     """Stream ``model``'s reply; seconds to the first content chunk and to the end."""
     started = time.perf_counter()
     first: float | None = None
@@ -233,7 +233,7 @@ async def timed_stream(server: FakeOpenAIServer, model: str) -> tuple[float, flo
     return first, time.perf_counter() - started
 
 
-def test_rate_and_first_token_delay(fake_server: FakeOpenAIServer) -> None:
+def test_rate_and_first_token_delay(fake_server: ModelServer) -> None:
     reply = " ".join(["tok"] * 100)
     fake_server.set_model("paced", ModelScript(replies=[reply], rate=1000.0, delay_first=0.2))
     fake_server.set_model("unpaced", ModelScript(replies=[reply]))
@@ -254,7 +254,7 @@ def test_rate_and_first_token_delay(fake_server: FakeOpenAIServer) -> None:
 
 
 @pytest.mark.latency
-def test_rate_and_first_token_delay_are_on_time(fake_server: FakeOpenAIServer) -> None:
+def test_rate_and_first_token_delay_are_on_time(fake_server: ModelServer) -> None:
     reply = " ".join(["tok"] * 100)
     fake_server.set_model("paced", ModelScript(replies=[reply], rate=1000.0, delay_first=0.2))
     first, total = asyncio.run(timed_stream(fake_server, "paced"))
@@ -265,7 +265,7 @@ def test_rate_and_first_token_delay_are_on_time(fake_server: FakeOpenAIServer) -
 # ---- models and HTTP errors ------------------------------------------------------
 
 
-def test_list_models(fake_server: FakeOpenAIServer) -> None:
+def test_list_models(fake_server: ModelServer) -> None:
     fake_server.set_model("alpha", ModelScript(replies=["a"]))
     fake_server.set_model("beta", ModelScript(replies=["b"]))
 
@@ -276,7 +276,7 @@ def test_list_models(fake_server: FakeOpenAIServer) -> None:
     assert asyncio.run(scenario()) == ["alpha", "beta"]
 
 
-def test_unknown_model_is_404(fake_server: FakeOpenAIServer) -> None:
+def test_unknown_model_is_404(fake_server: ModelServer) -> None:
     with pytest.raises(openai.NotFoundError, match="The model `nope` does not exist") as info:
         asyncio.run(collect(fake_server, "nope"))
     assert info.value.status_code == 404
@@ -293,7 +293,7 @@ def test_unknown_model_is_404(fake_server: FakeOpenAIServer) -> None:
     ],
 )
 def test_scripted_http_failure(
-    fake_server: FakeOpenAIServer, status: int, error_type: type[openai.APIStatusError]
+    fake_server: ModelServer, status: int, error_type: type[openai.APIStatusError]
 ) -> None:
     fake_server.set_model("m1", ModelScript(replies=["x"], fail_status=status, fail_message="no"))
     for _ in range(2):  # fail_times=None: every request fails
@@ -303,7 +303,7 @@ def test_scripted_http_failure(
     assert fake_server.stats["errors"] == 2
 
 
-def test_rate_limit_with_retry_after_then_success(fake_server: FakeOpenAIServer) -> None:
+def test_rate_limit_with_retry_after_then_success(fake_server: ModelServer) -> None:
     fake_server.set_model(
         "m1", ModelScript(replies=["Final Answer: 2"], fail_status=429, fail_times=1, retry_after=2)
     )
@@ -335,7 +335,7 @@ def test_connection_refused() -> None:
 # ---- broken streams: what the SDK raises -----------------------------------------
 
 
-def test_cut_connection_raises_api_connection_error(fake_server: FakeOpenAIServer) -> None:
+def test_cut_connection_raises_api_connection_error(fake_server: ModelServer) -> None:
     fake_server.set_model("m1", ModelScript(replies=[REACT_REPLY], cut_after=3))
     got: list[str] = []
     with pytest.raises(openai.APIConnectionError) as info:
@@ -346,7 +346,7 @@ def test_cut_connection_raises_api_connection_error(fake_server: FakeOpenAIServe
     assert fake_server.stats["cut"] == 1
 
 
-def test_malformed_chunk_raises_json_decode_error(fake_server: FakeOpenAIServer) -> None:
+def test_malformed_chunk_raises_json_decode_error(fake_server: ModelServer) -> None:
     fake_server.set_model("m1", ModelScript(replies=[REACT_REPLY], malformed_after=2))
     got: list[str] = []
     # The SDK does not wrap this one: a bare json.JSONDecodeError (a ValueError).
@@ -355,7 +355,7 @@ def test_malformed_chunk_raises_json_decode_error(fake_server: FakeOpenAIServer)
     assert "".join(got) == "".join(tokenize(REACT_REPLY)[:2])
 
 
-def test_invalid_utf8_raises_unicode_decode_error(fake_server: FakeOpenAIServer) -> None:
+def test_invalid_utf8_raises_unicode_decode_error(fake_server: ModelServer) -> None:
     fake_server.set_model("m1", ModelScript(replies=[REACT_REPLY], bad_bytes_after=2))
     got: list[str] = []
     # Not wrapped either: a bare UnicodeDecodeError (a ValueError) from the SSE decoder.
@@ -364,7 +364,7 @@ def test_invalid_utf8_raises_unicode_decode_error(fake_server: FakeOpenAIServer)
     assert "".join(got) == "".join(tokenize(REACT_REPLY)[:2])
 
 
-def test_stalled_stream_times_out_and_counts_as_aborted(fake_server: FakeOpenAIServer) -> None:
+def test_stalled_stream_times_out_and_counts_as_aborted(fake_server: ModelServer) -> None:
     fake_server.set_model("m1", ModelScript(replies=[REACT_REPLY], stall_after=2))
     got: list[str] = []
 
@@ -385,7 +385,7 @@ def test_stalled_stream_times_out_and_counts_as_aborted(fake_server: FakeOpenAIS
 
 
 @pytest.mark.parametrize("how", ["close", "async with"])
-def test_client_closing_early_is_seen_as_aborted(fake_server: FakeOpenAIServer, how: str) -> None:
+def test_client_closing_early_is_seen_as_aborted(fake_server: ModelServer, how: str) -> None:
     reply = " ".join(["word"] * 400)
     fake_server.set_model("slow", ModelScript(replies=[reply], rate=400.0))
 
@@ -419,7 +419,7 @@ def test_client_closing_early_is_seen_as_aborted(fake_server: FakeOpenAIServer, 
 
 
 def test_stop_while_a_stream_is_stalled() -> None:
-    server = FakeOpenAIServer().start()
+    server = ModelServer().start()
     server.set_model("m1", ModelScript(replies=[REACT_REPLY], stall_after=1))
 
     async def scenario() -> openai.APIConnectionError:
@@ -455,7 +455,7 @@ THINKING = ["Let", " me", " add."]  # tokenize() of the thinking, tags stripped
 ANSWER = ["The", " sum", " is", " 2"]  # tokenize() of the answer
 
 
-async def post_chat(server: FakeOpenAIServer, body: dict[str, Any]) -> tuple[int, Any]:
+async def post_chat(server: ModelServer, body: dict[str, Any]) -> tuple[int, Any]:
     """POST a raw chat body, no SDK: the status and the JSON answer, or for a stream the
     list of every ``data:`` event's JSON (``[DONE]`` checked and left out)."""
     async with (
@@ -470,7 +470,7 @@ async def post_chat(server: FakeOpenAIServer, body: dict[str, Any]) -> tuple[int
     return response.status, [json.loads(event) for event in events[:-1]]
 
 
-def raw_stream(server: FakeOpenAIServer, model: str, **params: Any) -> list[dict[str, Any]]:
+def raw_stream(server: ModelServer, model: str, **params: Any) -> list[dict[str, Any]]:
     body = {
         "model": model,
         "messages": USER,
@@ -520,7 +520,7 @@ def test_split_every_rebuilds_any_text(text: str, n: int) -> None:
     assert all(1 <= len(p) <= n for p in pieces)
 
 
-def test_raw_thinking_streams_the_tags_in_content(fake_server: FakeOpenAIServer) -> None:
+def test_raw_thinking_streams_the_tags_in_content(fake_server: ModelServer) -> None:
     # reasoning_format none: the tags reach the client as text, cut where the tokenizer cuts.
     fake_server.set_model("raw", ModelScript(replies=[THINKING_REPLY], tokenizer=split_every(4)))
     text, chunks = asyncio.run(collect(fake_server, "raw"))
@@ -539,7 +539,7 @@ def test_raw_thinking_streams_the_tags_in_content(fake_server: FakeOpenAIServer)
     assert usage.completion_tokens_details.reasoning_tokens == 7
 
 
-def test_a_reply_without_thinking_has_no_usage_details(fake_server: FakeOpenAIServer) -> None:
+def test_a_reply_without_thinking_has_no_usage_details(fake_server: ModelServer) -> None:
     fields: list[tuple[str, Any]] = [("plain", None), ("parsed", "reasoning_content")]
     for name, field in fields:
         fake_server.set_model(name, ModelScript(replies=[REACT_REPLY], reasoning_field=field))
@@ -598,7 +598,7 @@ CHUNK_SHAPES: list[tuple[str, str | None, Any, Any, list[tuple[str, Any]]]] = [
     ids=["deepseek", "llama.cpp", "vllm", "openrouter"],
 )
 def test_reasoning_chunk_shapes(
-    fake_server: FakeOpenAIServer,
+    fake_server: ModelServer,
     field: Any,
     style: Any,
     reasoning_delta: Any,
@@ -627,7 +627,7 @@ def test_reasoning_chunk_shapes(
 
 @pytest.mark.parametrize("field", ["reasoning_content", "reasoning"])
 def test_reasoning_field_through_the_sdk_with_awkward_chunks(
-    fake_server: FakeOpenAIServer, field: Any
+    fake_server: ModelServer, field: Any
 ) -> None:
     # <thinking> tags too; each part is tokenized on its own, so no chunk holds both.
     reply = "<thinking>Let me add.</thinking>The sum is 2"
@@ -658,7 +658,7 @@ def test_reasoning_field_through_the_sdk_with_awkward_chunks(
     ids=["pre-opened", "never-closed", "no-tags"],
 )
 def test_where_the_thinking_ends(
-    fake_server: FakeOpenAIServer, reply: str, reasoning: str, content: str
+    fake_server: ModelServer, reply: str, reasoning: str, content: str
 ) -> None:
     fake_server.set_model(
         "think", ModelScript(replies=[reply], cycle=True, reasoning_field="reasoning")
@@ -707,7 +707,7 @@ def test_where_the_thinking_ends(
     ],
 )
 def test_non_streaming_splits_the_reasoning_out(
-    fake_server: FakeOpenAIServer, field: Any, style: Any, extra: dict[str, Any]
+    fake_server: ModelServer, field: Any, style: Any, extra: dict[str, Any]
 ) -> None:
     fake_server.set_model(
         "think",
@@ -727,7 +727,7 @@ def test_non_streaming_splits_the_reasoning_out(
     assert answer["usage"]["completion_tokens_details"] == {"reasoning_tokens": 3}
 
 
-def test_reasoning_token_details_can_be_left_out(fake_server: FakeOpenAIServer) -> None:
+def test_reasoning_token_details_can_be_left_out(fake_server: ModelServer) -> None:
     # llama.cpp: the thinking counts in completion_tokens, but there are no details.
     fake_server.set_model(
         "llama",
@@ -744,7 +744,7 @@ def test_reasoning_token_details_can_be_left_out(fake_server: FakeOpenAIServer) 
     assert chunks[-1].usage.completion_tokens_details is None
 
 
-def test_hidden_reasoning_tokens_like_openai(fake_server: FakeOpenAIServer) -> None:
+def test_hidden_reasoning_tokens_like_openai(fake_server: ModelServer) -> None:
     fake_server.set_model("o3", ModelScript(replies=["hello there"], hidden_reasoning_tokens=192))
 
     async def scenario() -> None:
@@ -775,9 +775,7 @@ STOP_REPLY = "<think>First add. Then check.</think>Final Answer: 2"
 
 
 @pytest.mark.parametrize("field", [None, "reasoning_content"])
-def test_stop_inside_the_thinking_cuts_the_raw_reply(
-    fake_server: FakeOpenAIServer, field: Any
-) -> None:
+def test_stop_inside_the_thinking_cuts_the_raw_reply(fake_server: ModelServer, field: Any) -> None:
     fake_server.set_model(
         "think", ModelScript(replies=[STOP_REPLY], cycle=True, reasoning_field=field)
     )
@@ -793,7 +791,7 @@ def test_stop_inside_the_thinking_cuts_the_raw_reply(
     assert events[-1]["usage"]["completion_tokens_details"] == {"reasoning_tokens": 3}
 
 
-def test_stop_skips_reasoning(fake_server: FakeOpenAIServer) -> None:
+def test_stop_skips_reasoning(fake_server: ModelServer) -> None:
     # vLLM PR #14550: stop strings are only looked for once the thinking is over.
     fake_server.set_model(
         "think",
@@ -813,7 +811,7 @@ def test_stop_skips_reasoning(fake_server: FakeOpenAIServer) -> None:
 
 
 @pytest.mark.parametrize("field", [None, "reasoning"])
-def test_max_tokens_counts_thinking_and_answer(fake_server: FakeOpenAIServer, field: Any) -> None:
+def test_max_tokens_counts_thinking_and_answer(fake_server: ModelServer, field: Any) -> None:
     fake_server.set_model(
         "think", ModelScript(replies=[THINKING_REPLY], cycle=True, reasoning_field=field)
     )
@@ -845,7 +843,7 @@ def test_max_tokens_counts_thinking_and_answer(fake_server: FakeOpenAIServer, fi
     asyncio.run(scenario())
 
 
-# The JSON OpenAI answers, verbatim (sources beside OPENAI_REASONING_REJECTS in fakeserver.py).
+# The JSON OpenAI answers, verbatim (sources beside OPENAI_REASONING_REJECTS, model_server/chat.py).
 REJECTIONS: list[tuple[dict[str, Any], str, str, str]] = [
     (
         {"max_tokens": 100},
@@ -894,7 +892,7 @@ REJECTIONS: list[tuple[dict[str, Any], str, str, str]] = [
 @pytest.mark.parametrize(("params", "param", "code", "message"), REJECTIONS)
 @pytest.mark.parametrize("stream", [False, True])
 def test_rejected_parameters_get_openais_400(
-    fake_server: FakeOpenAIServer,
+    fake_server: ModelServer,
     params: dict[str, Any],
     param: str,
     code: str,
@@ -920,7 +918,7 @@ def test_rejected_parameters_get_openais_400(
     assert fake_server.stats["finished"] == 0
 
 
-def test_rejections_through_the_sdk_and_what_passes(fake_server: FakeOpenAIServer) -> None:
+def test_rejections_through_the_sdk_and_what_passes(fake_server: ModelServer) -> None:
     fake_server.set_model(
         "o3",
         ModelScript(
@@ -958,7 +956,7 @@ def test_rejections_through_the_sdk_and_what_passes(fake_server: FakeOpenAIServe
 
 
 def test_a_custom_rejection_and_other_errors_keep_param_null(
-    fake_server: FakeOpenAIServer,
+    fake_server: ModelServer,
 ) -> None:
     # o1 in September 2024 (https://github.com/ChatGPTNextWeb/NextChat/issues/5410):
     # stream=true refused, stream=false fine.
@@ -993,7 +991,7 @@ def test_a_custom_rejection_and_other_errors_keep_param_null(
 
 
 def test_context_manager_restart_and_reset() -> None:
-    with FakeOpenAIServer() as server:
+    with ModelServer() as server:
         assert server.base_url == f"http://{server.host_port}/v1"
         assert server.host_port.startswith("127.0.0.1:")
         server.set_model("m1", ModelScript(replies=["one"]))
@@ -1011,7 +1009,7 @@ def test_context_manager_restart_and_reset() -> None:
         assert asyncio.run(collect(server, "m1"))[0] == "two"
 
 
-def test_concurrent_streams(fake_server: FakeOpenAIServer) -> None:
+def test_concurrent_streams(fake_server: ModelServer) -> None:
     reply = " ".join(f"w{i}" for i in range(200))
     fake_server.set_model("m1", ModelScript(replies=[reply], rate=2000.0))
 
@@ -1031,7 +1029,7 @@ BENCH_TOKENS = int(os.environ.get("FAKESERVER_BENCH_TOKENS", "4000"))
 CHECK_RATES = not sys.flags.dev_mode and not tracemalloc.is_tracing()
 
 
-def stream_through_the_sdk(server: FakeOpenAIServer) -> tuple[int, float]:
+def stream_through_the_sdk(server: ModelServer) -> tuple[int, float]:
     """Unthrottled, one request, consumed by the real SDK: content chunks and seconds."""
     reply = " ".join(f"w{i}" for i in range(BENCH_TOKENS))
     server.set_model("fast", ModelScript(replies=[reply]))
@@ -1053,7 +1051,7 @@ def stream_through_the_sdk(server: FakeOpenAIServer) -> tuple[int, float]:
     return asyncio.run(scenario())
 
 
-def stream_from_a_raw_socket(server: FakeOpenAIServer) -> tuple[bytes, float]:
+def stream_from_a_raw_socket(server: ModelServer) -> tuple[bytes, float]:
     """Raw socket reader, no SDK: the whole response and seconds."""
     reply = " ".join(f"w{i}" for i in range(BENCH_TOKENS))
     server.set_model("fast", ModelScript(replies=[reply]))
@@ -1083,7 +1081,7 @@ def content_chunks(data: bytes) -> int:
 
 
 def test_an_unthrottled_stream_arrives_whole_through_the_sdk(
-    fake_server: FakeOpenAIServer,
+    fake_server: ModelServer,
 ) -> None:
     count, _ = stream_through_the_sdk(fake_server)
     assert count == BENCH_TOKENS
@@ -1091,7 +1089,7 @@ def test_an_unthrottled_stream_arrives_whole_through_the_sdk(
 
 
 def test_an_unthrottled_stream_arrives_whole_on_a_raw_socket(
-    fake_server: FakeOpenAIServer,
+    fake_server: ModelServer,
 ) -> None:
     data, _ = stream_from_a_raw_socket(fake_server)
     assert content_chunks(data) == BENCH_TOKENS
@@ -1099,7 +1097,7 @@ def test_an_unthrottled_stream_arrives_whole_on_a_raw_socket(
 
 @pytest.mark.latency
 @pytest.mark.skipif(not CHECK_RATES, reason="rates mean nothing under -X dev or tracemalloc")
-def test_throughput_through_the_sdk(fake_server: FakeOpenAIServer) -> None:
+def test_throughput_through_the_sdk(fake_server: ModelServer) -> None:
     count, elapsed = stream_through_the_sdk(fake_server)
     assert count == BENCH_TOKENS
     # Loose on purpose: ~3,000-4,000/s on a 2-core box, mostly the SDK building models.
@@ -1108,7 +1106,7 @@ def test_throughput_through_the_sdk(fake_server: FakeOpenAIServer) -> None:
 
 @pytest.mark.latency
 @pytest.mark.skipif(not CHECK_RATES, reason="rates mean nothing under -X dev or tracemalloc")
-def test_throughput_of_the_server_alone(fake_server: FakeOpenAIServer) -> None:
+def test_throughput_of_the_server_alone(fake_server: ModelServer) -> None:
     data, elapsed = stream_from_a_raw_socket(fake_server)
     chunks = content_chunks(data)
     assert chunks == BENCH_TOKENS

@@ -33,11 +33,11 @@ from tests.core import test_native_tools as openai_native
 from tests.core import test_ollama_native as ollama
 from tests.core import test_responses_kind as responses
 from tests.fake_anthropic import AnthropicScript, Turn, fake_anthropic
-from tests.fake_gemini import gemini_server
 from tests.fake_ollama import Model, fake_ollama
 from tests.fake_responses import responses_server
-from tests.fakeserver import ModelScript
 from tests.helpers import builtin, replies_of, run_events, scripted, server_backend
+from tests.model_server import ModelScript
+from tests.model_server.gemini import gemini_server
 
 __all__ = ["fake_anthropic", "fake_ollama", "gemini_server", "responses_server"]
 
@@ -69,7 +69,7 @@ def _responses(request: pytest.FixtureRequest, native: bool) -> Served:
 
 def _gemini(request: pytest.FixtureRequest, native: bool) -> Served:
     server = request.getfixturevalue("gemini_server")
-    server.replies["gemini-3-pro"] = gemini.NATIVE_REPLIES if native else gemini.text_replies()
+    server.set_model("gemini-3-pro", gemini.NATIVE_REPLIES if native else gemini.text_replies())
     return "gemini", "gemini-3-pro", gemini.backend(server), {}
 
 

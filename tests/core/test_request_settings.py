@@ -16,13 +16,12 @@ from sandbox_app.cli.main import main
 from sandbox_app.core.scenarios.lane_settings import Rule, Setting, register, unregister
 from sandbox_app.core.scenarios.scenario_file import load_scenario, save_scenario, scenarios_dir
 from tests.fake_anthropic import AnthropicScript, Text, Turn, fake_anthropic
-from tests.fake_gemini import Reply as GeminiReply
-from tests.fake_gemini import gemini_server, text
 from tests.fake_ollama import Model, fake_ollama
 from tests.fake_ollama import Reply as OllamaReply
 from tests.fake_responses import Reply as ResponsesReply
 from tests.fake_responses import responses_server
-from tests.fakeserver import ModelScript
+from tests.model_server import ModelScript
+from tests.model_server.gemini import gemini_server
 
 __all__ = ["fake_anthropic", "fake_ollama", "gemini_server", "responses_server"]
 
@@ -51,7 +50,7 @@ def _responses(request: pytest.FixtureRequest) -> Served:
 
 def _gemini(request: pytest.FixtureRequest) -> Served:
     server = request.getfixturevalue("gemini_server")
-    server.replies["m"] = [GeminiReply([text(ANSWER)])]
+    server.set_model("m", ModelScript(replies=[ANSWER]))
     return ["--backend", "gemini", "--base-url", server.base_url], lambda: server.requests
 
 

@@ -277,7 +277,7 @@ def test_tool_lists_split_at_spaces_commas_and_bars() -> None:
     csv_text = (
         "question,answer,tools_called,never\n"
         "Q1,240,search calculator,delete_file ask_user\n"
-        "Q2,5000,\"search,  calculator\",\n"
+        'Q2,5000,"search,  calculator",\n'
     )
     first, second = import_cases(csv_text, "csv")
     assert first.checks.tools_called == ("search", "calculator")  # not one "search calculator"

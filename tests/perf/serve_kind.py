@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from tests.fakeserver import tokenize
+from tests.model_server import ModelScript, ModelServer, tokenize
 
 KINDS = ("custom", "anthropic", "responses", "gemini", "ollama-native")
 
@@ -32,9 +32,7 @@ KINDS = ("custom", "anthropic", "responses", "gemini", "ollama-native")
 def serving(kind: str, spec: dict[str, dict[str, Any]]) -> Iterator[str]:
     """The kind's test server with ``spec``'s models, started; yields its base URL."""
     if kind == "custom":
-        from tests.fakeserver import FakeOpenAIServer, ModelScript
-
-        with FakeOpenAIServer() as server:
+        with ModelServer() as server:
             for name, m in spec.items():
                 reply = f"<think>{m['thinking']}</think>{m['text']}"
                 script = ModelScript(
@@ -65,14 +63,11 @@ def serving(kind: str, spec: dict[str, dict[str, Any]]) -> Iterator[str]:
                 responses.set_replies(name, [reply] * m["turns"], rate=m["rate"])
             yield responses.base_url
     elif kind == "gemini":
-        from tests.fake_gemini import FakeGeminiServer, text, thought
-        from tests.fake_gemini import Reply as GeminiReply
-
-        with FakeGeminiServer() as gemini:
+        with ModelServer() as server:
             for name, m in spec.items():
-                parts = [thought(m["thinking"]), text(m["text"])]
-                gemini.replies[name] = [GeminiReply(parts, words=1, rate=m["rate"])] * m["turns"]
-            yield gemini.base_url
+                reply = f"<think>{m['thinking']}</think>{m['text']}"
+                server.set_model(name, ModelScript(replies=[reply], rate=m["rate"], cycle=True))
+            yield server.base_url
     elif kind == "ollama-native":
         from tests.fake_ollama import FakeOllama, Model
         from tests.fake_ollama import Reply as OllamaReply
