@@ -33,11 +33,11 @@ from tests.core import test_native_tools as openai_native
 from tests.core import test_ollama_native as ollama
 from tests.core import test_responses_kind as responses
 from tests.fake_anthropic import AnthropicScript, Turn, fake_anthropic
-from tests.fake_ollama import Model, fake_ollama
 from tests.fake_responses import responses_server
 from tests.helpers import builtin, replies_of, run_events, scripted, server_backend
 from tests.model_server import ModelScript
 from tests.model_server.gemini import gemini_server
+from tests.model_server.ollama import fake_ollama
 
 __all__ = ["fake_anthropic", "fake_ollama", "gemini_server", "responses_server"]
 
@@ -76,7 +76,7 @@ def _gemini(request: pytest.FixtureRequest, native: bool) -> Served:
 def _ollama(request: pytest.FixtureRequest, native: bool) -> Served:
     server = request.getfixturevalue("fake_ollama")
     replies = ollama.native_replies() if native else ollama.text_replies()
-    server.models["qwen3:8b"] = Model(replies)
+    server.set_model("qwen3:8b", replies)
     return "ollama-native", "qwen3:8b", ollama.backend(server), {}
 
 

@@ -16,12 +16,11 @@ from sandbox_app.cli.main import main
 from sandbox_app.core.scenarios.lane_settings import Rule, Setting, register, unregister
 from sandbox_app.core.scenarios.scenario_file import load_scenario, save_scenario, scenarios_dir
 from tests.fake_anthropic import AnthropicScript, Text, Turn, fake_anthropic
-from tests.fake_ollama import Model, fake_ollama
-from tests.fake_ollama import Reply as OllamaReply
 from tests.fake_responses import Reply as ResponsesReply
 from tests.fake_responses import responses_server
 from tests.model_server import ModelScript
 from tests.model_server.gemini import gemini_server
+from tests.model_server.ollama import fake_ollama
 
 __all__ = ["fake_anthropic", "fake_ollama", "gemini_server", "responses_server"]
 
@@ -56,8 +55,8 @@ def _gemini(request: pytest.FixtureRequest) -> Served:
 
 def _ollama(request: pytest.FixtureRequest) -> Served:
     server = request.getfixturevalue("fake_ollama")
-    server.models["m"] = Model([OllamaReply(ANSWER)])
-    return ["--backend", "ollama-native", "--base-url", server.url], server.requests
+    server.set_model("m", ModelScript(replies=[ANSWER]))
+    return ["--backend", "ollama-native", "--base-url", server.root], lambda: server.requests
 
 
 SERVED = {

@@ -23,9 +23,10 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
+import pytest
 from aiohttp import web
 
 from tests.model_server.local import LocalModel
@@ -72,7 +73,7 @@ async def _chat(server: ModelServer, request: web.Request) -> web.StreamResponse
 
     pieces = [("thinking", p) for p in script.tokenizer(thinking)]
     pieces += [("content", p) for p in script.tokenizer(text)]
-    done_reason = "stop"
+    done_reason = script.finish or "stop"
     for key, piece in pieces:
         if isinstance(limit, int) and chunks >= limit:
             done_reason, calls = "length", []
@@ -217,3 +218,12 @@ ROUTES = tuple(
         ("POST", "/api/pull", _pull),
     )
 )
+
+
+@pytest.fixture
+def fake_ollama() -> Iterator[ModelServer]:
+    """A started test server imitating Ollama (its own API at :attr:`ModelServer.root`)."""
+    from tests.model_server.server import ModelServer
+
+    with ModelServer("ollama") as server:
+        yield server

@@ -306,9 +306,7 @@ class ModelServer:
         script = self.model(name)
         if script is None:
             self.bump("errors")
-            return error(
-                404, f"The model `{model}` does not exist or you do not have access to it.", None
-            )
+            return error(404, missing.format(model=model), None)
         if self.failing(name, script):
             self.bump("errors")
             assert script.fail_status is not None

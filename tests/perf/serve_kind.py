@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from tests.model_server import ModelScript, ModelServer, tokenize
+from tests.model_server import LocalModel, ModelScript, ModelServer, tokenize
 
 KINDS = ("custom", "anthropic", "responses", "gemini", "ollama-native")
 
@@ -69,18 +69,12 @@ def serving(kind: str, spec: dict[str, dict[str, Any]]) -> Iterator[str]:
                 server.set_model(name, ModelScript(replies=[reply], rate=m["rate"], cycle=True))
             yield server.base_url
     elif kind == "ollama-native":
-        from tests.fake_ollama import FakeOllama, Model
-        from tests.fake_ollama import Reply as OllamaReply
-
-        ollama = FakeOllama()
-        for name, m in spec.items():
-            reply = OllamaReply(m["text"], m["thinking"], rate=m["rate"])
-            ollama.models[name] = Model([reply], loaded=True)
-        ollama.start()
-        try:
-            yield ollama.url
-        finally:
-            ollama.stop()
+        with ModelServer("ollama") as server:
+            for name, m in spec.items():
+                reply = f"<think>{m['thinking']}</think>{m['text']}"
+                script = ModelScript(replies=[reply], rate=m["rate"], cycle=True)
+                server.add(LocalModel(name), script)
+            yield server.root
     else:
         raise SystemExit(f"serve_kind: unknown kind {kind!r} (one of {', '.join(KINDS)})")
 
