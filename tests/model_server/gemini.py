@@ -141,11 +141,15 @@ def _events(
         else:
             candidates += 1
         candidate: dict[str, Any] = {"content": {"role": "model", "parts": [piece]}, "index": 0}
-        usage = {"promptTokenCount": prompt, "candidatesTokenCount": candidates}
+        # As captured: the counts so far, candidatesTokenCount only once the answer began.
+        usage = {"promptTokenCount": prompt, "totalTokenCount": prompt + thoughts + candidates}
+        if thoughts:
+            usage["thoughtsTokenCount"] = thoughts
+        if candidates:
+            usage["candidatesTokenCount"] = candidates
         if index == max(len(pieces), 1) - 1:
             candidate["finishReason"] = reason
-            usage |= {"thoughtsTokenCount": thoughts, "cachedContentTokenCount": 2}
-            usage["totalTokenCount"] = prompt + thoughts + candidates
+            usage["cachedContentTokenCount"] = 2
         chunk = {"candidates": [candidate], "usageMetadata": usage, "modelVersion": "fake"}
         yield b"data: " + json.dumps(chunk).encode() + b"\r\n\r\n"
 
