@@ -3,7 +3,7 @@
 For each kind whose server refuses a tool-calling turn without them — Claude's signed thinking
 and redacted blocks (tests/fake_anthropic.py), Gemini's thought signatures
 (tests/model_server/gemini.py and its OpenAI-compatible endpoint), OpenAI's encrypted reasoning
-items (tests/fake_responses.py), DeepSeek's and Kimi's ``reasoning_content``
+items (tests/model_server/responses.py), DeepSeek's and Kimi's ``reasoning_content``
 (tests/model_server/passback.py), each taking back
 only the bytes it sent — a native run is recorded to a file through the real SDK, read back,
 and forked at step 2: the fork's next request is the original's, byte for byte, and the server
@@ -37,10 +37,10 @@ from tests.core.test_gemini import NATIVE_REPLIES as GEMINI_REPLIES
 from tests.core.test_passback import script_for
 from tests.core.test_responses_kind import NATIVE_REPLIES as RESPONSES_REPLIES
 from tests.fake_anthropic import AnthropicScript, FakeAnthropicServer, fake_anthropic
-from tests.fake_responses import FakeResponsesServer, responses_server
 from tests.helpers import builtin, collect, finished, of_type, replies_of
 from tests.model_server import ModelScript, ModelServer
 from tests.model_server.gemini import gemini_server
+from tests.model_server.responses import responses_server
 
 __all__ = ["fake_anthropic", "gemini_server", "responses_server"]  # fixtures, for pytest
 
@@ -75,8 +75,8 @@ def serve(name: str, server: Any) -> None:
         server.set_model(kind.model, AnthropicScript(turns=NATIVE_TURNS))
     elif kind.backend == "gemini":
         server.set_model(kind.model, GEMINI_REPLIES)
-    elif isinstance(server, FakeResponsesServer):
-        server.set_replies(kind.model, list(RESPONSES_REPLIES))
+    elif kind.backend == "responses":
+        server.set_model(kind.model, RESPONSES_REPLIES)
     else:
         server.set_model(kind.model, script_for(name.removesuffix("-openai")))
 

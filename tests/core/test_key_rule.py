@@ -40,9 +40,9 @@ from sandbox_app.core.running.fork import as_curl
 from sandbox_app.core.scenarios.scenario import LaneConfig
 from sandbox_app.core.scenarios.scenario_file import load_scenario, save_scenario, scenarios_dir
 from tests.fake_anthropic import AnthropicScript, fake_anthropic
-from tests.fake_responses import responses_server
 from tests.model_server import ModelScript, ModelServer
 from tests.model_server.gemini import gemini_server
+from tests.model_server.responses import responses_server
 
 __all__ = ["fake_anthropic", "gemini_server", "responses_server"]  # fixtures, for pytest
 
@@ -256,7 +256,7 @@ def test_copy_as_curl_of_a_run_reaches_its_kinds_own_endpoint_with_its_key_heade
     if kind == "anthropic":
         server.set_model("m", AnthropicScript(turns=text_turns()))
     elif kind == "responses":
-        server.set_replies("m", TEXT_REPLIES)
+        server.set_model("m", TEXT_REPLIES)
     else:
         server.set_model("m", text_replies())
     argv = ["run", "--backend", kind, "--base-url", server.base_url, "--model", "m", "--json"]

@@ -20,9 +20,9 @@ from sandbox_app.cli.main import main
 from sandbox_app.core.scenarios.scenario_file import save_scenario, scenarios_dir
 from sandbox_app.core.untrusted.outside_text import KEY_REMOVED
 from tests.fake_anthropic import AnthropicScript, FakeAnthropicServer, fake_anthropic
-from tests.fake_responses import FakeResponsesServer, responses_server
 from tests.model_server import ModelScript, ModelServer
 from tests.model_server.gemini import gemini_server
+from tests.model_server.responses import responses_server
 from tests.otlp_receiver import OtlpReceiver, otlp_receiver
 
 __all__ = ["fake_anthropic", "gemini_server", "otlp_receiver", "responses_server"]
@@ -49,8 +49,8 @@ def quoting_server(kind: str, request: pytest.FixtureRequest) -> list[str]:
         server.set_model("m", AnthropicScript(fail_status=400, fail_message=QUOTED))
     elif kind == "responses":
         server = request.getfixturevalue("responses_server")
-        assert isinstance(server, FakeResponsesServer)
-        server.set_replies("m", [], fail_status=500, fail_message=QUOTED)
+        assert isinstance(server, ModelServer)
+        server.set_model("m", ModelScript(fail_status=500, fail_message=QUOTED))
     else:
         server = request.getfixturevalue("gemini_server")
         assert isinstance(server, ModelServer)

@@ -33,11 +33,11 @@ from tests.core import test_native_tools as openai_native
 from tests.core import test_ollama_native as ollama
 from tests.core import test_responses_kind as responses
 from tests.fake_anthropic import AnthropicScript, Turn, fake_anthropic
-from tests.fake_responses import responses_server
 from tests.helpers import builtin, replies_of, run_events, scripted, server_backend
 from tests.model_server import ModelScript
 from tests.model_server.gemini import gemini_server
 from tests.model_server.ollama import fake_ollama
+from tests.model_server.responses import responses_server
 
 __all__ = ["fake_anthropic", "fake_ollama", "gemini_server", "responses_server"]
 
@@ -63,7 +63,7 @@ def _anthropic(request: pytest.FixtureRequest, native: bool) -> Served:
 
 def _responses(request: pytest.FixtureRequest, native: bool) -> Served:
     server = request.getfixturevalue("responses_server")
-    server.set_replies("m", responses.NATIVE_REPLIES if native else responses.TEXT_REPLIES)
+    server.set_model("m", responses.NATIVE_REPLIES if native else responses.TEXT_REPLIES)
     return "responses", "m", responses.backend_for(server), {"reasoning_effort": "medium"}
 
 

@@ -16,11 +16,10 @@ from sandbox_app.cli.main import main
 from sandbox_app.core.scenarios.lane_settings import Rule, Setting, register, unregister
 from sandbox_app.core.scenarios.scenario_file import load_scenario, save_scenario, scenarios_dir
 from tests.fake_anthropic import AnthropicScript, Text, Turn, fake_anthropic
-from tests.fake_responses import Reply as ResponsesReply
-from tests.fake_responses import responses_server
 from tests.model_server import ModelScript
 from tests.model_server.gemini import gemini_server
 from tests.model_server.ollama import fake_ollama
+from tests.model_server.responses import responses_server
 
 __all__ = ["fake_anthropic", "fake_ollama", "gemini_server", "responses_server"]
 
@@ -43,7 +42,7 @@ def _anthropic(request: pytest.FixtureRequest) -> Served:
 
 def _responses(request: pytest.FixtureRequest) -> Served:
     server = request.getfixturevalue("responses_server")
-    server.set_replies("m", [ResponsesReply(ANSWER)])
+    server.set_model("m", ModelScript(replies=[ANSWER]))
     return ["--backend", "responses", "--base-url", server.base_url], lambda: server.requests
 
 

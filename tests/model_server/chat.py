@@ -287,8 +287,10 @@ async def complete(
     return web.json_response(payload)
 
 
-def _error_shape(status: int, message: str | None, retry_after: float | None) -> web.Response:
-    return error(status, message, retry_after=retry_after)
+def _error_shape(
+    status: int, message: str | None, retry_after: float | None, code: str | None
+) -> web.Response:
+    return error(status, message, retry_after=retry_after, code=code)
 
 
 async def handle_models(server: ModelServer, request: web.Request) -> web.Response:

@@ -49,7 +49,9 @@ def signature_of(name: str, arguments: dict[str, Any]) -> str:
     return base64.b64encode(b"sig-" + digest[:12]).decode()
 
 
-def error(code: int, message: str | None, retry_after: float | None = None) -> web.Response:
+def error(
+    code: int, message: str | None, retry_after: float | None = None, _: str | None = None
+) -> web.Response:
     status = STATUS.get(code, "UNKNOWN")
     body = {"error": {"code": code, "message": message or status, "status": status}}
     return web.json_response(body, status=code)

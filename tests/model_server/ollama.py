@@ -42,7 +42,9 @@ DIGEST = "a2af6cc3eb7fa8be8504abaf9b04e88f17a119ec3f04a3addf55f92841195f5a"
 PULLED = ModelScript(replies=["Answer: pulled"], cycle=True)
 
 
-def _error(status: int, message: str | None, retry_after: float | None = None) -> web.Response:
+def _error(
+    status: int, message: str | None, retry_after: float | None = None, code: str | None = None
+) -> web.Response:
     return web.json_response({"error": message or f"HTTP {status}"}, status=status)
 
 

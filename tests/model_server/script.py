@@ -84,11 +84,14 @@ class ModelScript:
     fail_times: int | None = None
     retry_after: float | None = None
     fail_message: str | None = None
+    fail_code: str | None = None  # the error's code (None: the status's usual one)
     # Broken streams: each counts content chunks already sent.
     cut_after: int | None = None  # then abort the TCP connection
     malformed_after: int | None = None  # then one ``data: {this is not json`` line
     bad_bytes_after: int | None = None  # then one chunk with invalid UTF-8 content
     stall_after: int | None = None  # then send nothing more, ever
+    # Prompt tokens the server says it read from its cache (each kind's usage field for it).
+    cached_tokens: int = 0
     # The reply's end reason, sent as it is in the kind's words (Gemini's "SAFETY", Anthropic's
     # "refusal", Ollama's "length", Responses' "failed"); None: the natural one.
     finish: str | None = None

@@ -26,18 +26,20 @@ from typing import Any, cast
 import pytest
 from aiohttp import web
 
-from tests.model_server import chat, gemini, local, ollama
+from tests.model_server import chat, gemini, local, ollama, responses
 from tests.model_server.local import LocalModel
 from tests.model_server.replay import Recording
 from tests.model_server.script import ModelScript
 from tests.threaded_app import ThreadedApp
 
 # A kind's error answer: (status, message or None for the status's usual one, retry-after).
-ErrorShape = Callable[[int, str | None, float | None], web.Response]
+# The kind's error code, when it has one, last (None: the status's usual one).
+ErrorShape = Callable[[int, str | None, float | None, str | None], web.Response]
 
 # Each kind's routes: (method, path, handler(server, request)).
 ROUTES: tuple[tuple[str, str, Callable[..., Any]], ...] = (
     *chat.ROUTES,
+    *responses.ROUTES,
     *ollama.ROUTES,
     *gemini.ROUTES,
     *local.ROUTES,
@@ -299,18 +301,20 @@ class ModelServer:
         if not isinstance(body, dict):
             self.record(request, {})
             self.bump("errors")
-            return error(400, "We could not parse the JSON body of your request.", None)
+            return error(400, "We could not parse the JSON body of your request.", None, None)
         self.record(request, body)
         model = body.get("model") if name is None else name
         name = model if isinstance(model, str) else ""
         script = self.model(name)
         if script is None:
             self.bump("errors")
-            return error(404, missing.format(model=model), None)
+            return error(404, missing.format(model=model), None, None)
         if self.failing(name, script):
             self.bump("errors")
             assert script.fail_status is not None
-            return error(script.fail_status, script.fail_message, script.retry_after)
+            return error(
+                script.fail_status, script.fail_message, script.retry_after, script.fail_code
+            )
         return body, name, script
 
     def failing(self, name: str, script: ModelScript) -> bool:

@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from tests.model_server import LocalModel, ModelScript, ModelServer, tokenize
+from tests.model_server import LocalModel, ModelScript, ModelServer
 
 KINDS = ("custom", "anthropic", "responses", "gemini", "ollama-native")
 
@@ -54,14 +54,12 @@ def serving(kind: str, spec: dict[str, dict[str, Any]]) -> Iterator[str]:
         finally:
             anthropic.stop()
     elif kind == "responses":
-        from tests.fake_responses import FakeResponsesServer, Reply
-
-        with FakeResponsesServer() as responses:
+        with ModelServer() as server:
             for name, m in spec.items():
-                reasoning = len(tokenize(m["thinking"]))
-                reply = Reply(m["text"], summary=(m["thinking"],), reasoning_tokens=reasoning)
-                responses.set_replies(name, [reply] * m["turns"], rate=m["rate"])
-            yield responses.base_url
+                # The thinking as the reasoning summary, its tokens the reasoning counted.
+                reply = f"<think>{m['thinking']}</think>{m['text']}"
+                server.set_model(name, ModelScript(replies=[reply], rate=m["rate"], cycle=True))
+            yield server.base_url
     elif kind == "gemini":
         with ModelServer() as server:
             for name, m in spec.items():
