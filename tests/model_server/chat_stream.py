@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
@@ -36,6 +37,26 @@ _MALFORMED = b"data: {this is not json\n\n"
 _BAD_CONTENT = b'"\xff\xfe"'
 
 
+async def finish_stream(
+    server: ModelServer, response: web.StreamResponse, writing: Awaitable[bool]
+) -> web.StreamResponse:
+    """Run a stream's writes: finished when they end (True; False: cut on purpose), aborted
+    when the client hung up first (unless the server is stopping)."""
+    try:
+        finished = await writing
+    except ConnectionResetError:
+        if not server.stopping:
+            server.bump("aborted")
+        return response
+    except asyncio.CancelledError:
+        if not server.stopping:
+            server.bump("aborted")
+        raise
+    if finished:
+        server.bump("finished")
+    return response
+
+
 def abort(request: web.Request) -> None:
     if request.transport is not None:
         request.transport.abort()
@@ -51,7 +72,8 @@ async def stream_calls(
 ) -> web.StreamResponse:
     """A reply with tool calls, streamed in ``script.tool_call_style``'s shape: the text
     before the first call as content, then the calls, finish "tool_calls", usage."""
-    assert script.tool_call_style is not None
+    style = script.tool_call_style
+    assert style is not None
     content, calls = split_calls(reply)
     deltas: list[dict[str, Any]] = [{"role": "assistant", "content": ""}]
     span = find_thinking(content) if script.passback else None
@@ -62,7 +84,7 @@ async def stream_calls(
         content = content[span[2] :]
     deltas += [{"content": token} for token in script.tokenizer(content)]
     first_id = server.next_id() * 16
-    pieces = call_deltas(script.tool_call_style, calls, script.tokenizer, first_id)
+    pieces = call_deltas(style, calls, script.tokenizer, first_id)
     if script.passback is not None:
         pieces = passback.sign_calls(script.passback, pieces)
         server.sent.update(
@@ -74,7 +96,8 @@ async def stream_calls(
     head = {"id": completion_id, "object": "chat.completion.chunk", "model": model}
     interval = 1.0 / script.rate if script.rate else 0.0
     response = web.StreamResponse(status=200, headers=SSE_HEADERS)
-    try:
+
+    async def write() -> bool:
         await response.prepare(request)
         for delta in deltas:
             if interval:
@@ -88,23 +111,16 @@ async def stream_calls(
             "total_tokens": prompt_tokens(messages) + tokens,
         }
         tail = [
-            head | {"choices": [finish_choice(script.tool_call_style)]},
+            head | {"choices": [finish_choice(style)]},
             head | {"choices": [], "usage": usage},
         ]
         for last in tail:
             await response.write(f"data: {json.dumps(last)}\n\n".encode())
         await response.write(_DONE)
         await response.write_eof()
-    except ConnectionResetError:
-        if not server.stopping:
-            server.bump("aborted")
-        return response
-    except asyncio.CancelledError:
-        if not server.stopping:
-            server.bump("aborted")
-        raise
-    server.bump("finished")
-    return response
+        return True
+
+    return await finish_stream(server, response, write())
 
 
 async def stream(
@@ -164,7 +180,8 @@ async def stream(
     encoded: dict[str, bytes] = {}
 
     response = web.StreamResponse(status=200, headers=SSE_HEADERS)
-    try:
+
+    async def write() -> bool:
         await response.prepare(request)
         if script.delay_first > 0:
             await asyncio.sleep(script.delay_first)
@@ -176,7 +193,7 @@ async def stream(
             if sent == script.cut_after:
                 abort(request)
                 server.bump("cut")
-                return response
+                return False
             if sent == script.stall_after:
                 await asyncio.Future()  # until the client or the server hangs up
             if sent == script.malformed_after:
@@ -213,13 +230,6 @@ async def stream(
             tail += usage_head + f'"choices":[],"usage":{usage}}}\n\n'.encode()
         await response.write(tail + _DONE)
         await response.write_eof()
-    except ConnectionResetError:
-        if not server.stopping:
-            server.bump("aborted")
-        return response
-    except asyncio.CancelledError:
-        if not server.stopping:
-            server.bump("aborted")
-        raise
-    server.bump("finished")
-    return response
+        return True
+
+    return await finish_stream(server, response, write())
