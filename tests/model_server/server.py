@@ -19,7 +19,6 @@ import asyncio
 import contextlib
 import threading
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
@@ -30,6 +29,7 @@ from tests.model_server import chat, gemini, local, ollama, responses
 from tests.model_server.local import LocalModel
 from tests.model_server.replay import Recording
 from tests.model_server.script import ModelScript
+from tests.model_server.stat_wait import StatWait
 from tests.threaded_app import ThreadedApp
 
 # A kind's error answer: (status, message or None for the status's usual one, retry-after).
@@ -44,29 +44,6 @@ ROUTES: tuple[tuple[str, str, Callable[..., Any]], ...] = (
     *gemini.ROUTES,
     *local.ROUTES,
 )
-
-
-@dataclass(frozen=True)
-class StatWait:
-    """What :meth:`ModelServer.wait_for_stat` saw: true if the count was reached."""
-
-    reached: bool
-    name: str
-    at_least: int
-    timeout: float
-    stats: dict[str, int]
-
-    def __bool__(self) -> bool:
-        return self.reached
-
-    def __repr__(self) -> str:
-        seen = self.stats.get(self.name, 0)
-        if self.reached:
-            return f"<stats[{self.name!r}] = {seen} (>= {self.at_least})>"
-        return (
-            f"<stats[{self.name!r}] still {seen} (< {self.at_least}) after {self.timeout:g} s;"
-            f" all counters: {self.stats}>"
-        )
 
 
 class ModelServer:
@@ -120,11 +97,6 @@ class ModelServer:
         """Configure (or replace) a model; its failure counter starts again."""
         with self._lock:
             self._models[name] = script
-            self._failures.pop(name, None)
-
-    def remove_model(self, name: str) -> None:
-        with self._lock:
-            self._models.pop(name, None)
             self._failures.pop(name, None)
 
     def add(self, model: LocalModel, script: ModelScript = local.ANSWER) -> LocalModel:
@@ -335,10 +307,6 @@ class ModelServer:
                 self._conversations[name] = self._conversations.get(name, -1) + 1
             return self._conversations.get(name, 0)
 
-    @property
-    def recording(self) -> Recording | None:
-        return self._replay
-
     def bump(self, name: str) -> None:
         with self._changed:
             self._stats[name] = self._stats.get(name, 0) + 1
@@ -374,7 +342,7 @@ def is_model_request(path: str) -> bool:
 
 def _bound(server: ModelServer, handler: Callable[..., Any]) -> Callable[[web.Request], Any]:
     async def handle(request: web.Request) -> web.StreamResponse:
-        recording = server.recording
+        recording = server._replay
         if recording is not None and is_model_request(request.path):
             server.record(request, await request.json() if request.can_read_body else {})
             return await recording.serve(request)
