@@ -549,9 +549,13 @@ def payloads(data: bytes) -> list[tuple[str, Any]]:
 
 
 def _kind(name: str, payload: Any) -> tuple[str, str]:
-    """An event's name and the type of the item it carries (a Responses item's)."""
-    item = payload.get("item") if isinstance(payload, dict) else None
-    return name, str(item.get("type")) if isinstance(item, dict) else ""
+    """An event's name and the type of what it carries (a Responses item, an Anthropic block
+    or delta)."""
+    for key in ("item", "content_block", "delta"):
+        inner = payload.get(key) if isinstance(payload, dict) else None
+        if isinstance(inner, dict) and "type" in inner:
+            return name, str(inner["type"])
+    return name, ""
 
 
 def assert_shaped_like(sent: bytes, capture: str, shortened: bool = False) -> None:
@@ -612,6 +616,13 @@ def test_the_responses_encoding_is_the_captured_one(fake_server: ModelServer) ->
     body["include"] = ["reasoning.encrypted_content"]
     sent = asyncio.run(post(f"{fake_server.base_url}/responses", body))
     assert_shaped_like(sent, "responses.sse", shortened=True)
+
+
+def test_the_anthropic_encoding_is_the_captured_one(fake_server: ModelServer) -> None:
+    fake_server.set_model("m", ModelScript(replies=[ONE_REPLY]))
+    body = {"model": "m", "messages": USER, "max_tokens": 1024, "stream": True, "tools": TOOLS}
+    sent = asyncio.run(post(f"{fake_server.root}/v1/messages", body))
+    assert_shaped_like(sent, "anthropic.sse", shortened=True)
 
 
 def test_the_ollama_encoding_is_the_captured_one() -> None:

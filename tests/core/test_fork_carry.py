@@ -1,7 +1,7 @@
 """Forks and replays keep the provider's reasoning items byte for byte (core/running/carried.py).
 
 For each kind whose server refuses a tool-calling turn without them — Claude's signed thinking
-and redacted blocks (tests/fake_anthropic.py), Gemini's thought signatures
+and redacted blocks (tests/model_server/anthropic.py), Gemini's thought signatures
 (tests/model_server/gemini.py and its OpenAI-compatible endpoint), OpenAI's encrypted reasoning
 items (tests/model_server/responses.py), DeepSeek's and Kimi's ``reasoning_content``
 (tests/model_server/passback.py), each taking back
@@ -36,9 +36,9 @@ from tests.core.test_anthropic_kind import NATIVE_TURNS
 from tests.core.test_gemini import NATIVE_REPLIES as GEMINI_REPLIES
 from tests.core.test_passback import script_for
 from tests.core.test_responses_kind import NATIVE_REPLIES as RESPONSES_REPLIES
-from tests.fake_anthropic import AnthropicScript, FakeAnthropicServer, fake_anthropic
 from tests.helpers import builtin, collect, finished, of_type, replies_of
 from tests.model_server import ModelScript, ModelServer
+from tests.model_server.anthropic import fake_anthropic
 from tests.model_server.gemini import gemini_server
 from tests.model_server.responses import responses_server
 
@@ -71,8 +71,8 @@ KINDS = {
 def serve(name: str, server: Any) -> None:
     """The kind's server scripted for three Brightgrid steps: two calls, then the answer."""
     kind = KINDS[name]
-    if isinstance(server, FakeAnthropicServer):
-        server.set_model(kind.model, AnthropicScript(turns=NATIVE_TURNS))
+    if kind.backend == "anthropic":
+        server.set_model(kind.model, ModelScript(replies=NATIVE_TURNS))
     elif kind.backend == "gemini":
         server.set_model(kind.model, GEMINI_REPLIES)
     elif kind.backend == "responses":
@@ -160,7 +160,7 @@ def test_a_recorded_native_run_forked_at_step_2_goes_on_with_its_reasoning_items
 
 
 def test_a_recording_holding_an_item_over_the_bound_is_refused_in_one_line(
-    fake_anthropic: FakeAnthropicServer, tmp_path: Path
+    fake_anthropic: ModelServer, tmp_path: Path
 ) -> None:
     serve("anthropic", fake_anthropic)
     spec = spec_for("anthropic", fake_anthropic)

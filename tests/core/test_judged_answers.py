@@ -21,8 +21,8 @@ from sandbox_app.core.scenarios.judge_file import judge_from_dict
 from sandbox_app.core.scenarios.scenario_fields import ScenarioError
 from sandbox_app.core.scenarios.scenario_file import load_scenario, save_scenario, scenarios_dir
 from sandbox_app.core.scenarios.test_set import import_cases
-from tests.fake_anthropic import FakeAnthropicServer, fake_anthropic
 from tests.model_server import ModelScript, ModelServer, UnsupportedParam
+from tests.model_server.anthropic import fake_anthropic
 
 __all__ = ["fake_anthropic"]  # the fixture, imported for pytest
 
@@ -222,7 +222,7 @@ def test_the_built_in_test_set_is_judged_offline(tmp_path: Path) -> None:
 
 
 def test_a_judge_setting_its_kind_cannot_send_leaves_answers_unjudged_and_asks_nothing(
-    tmp_path: Path, fake_anthropic: FakeAnthropicServer
+    tmp_path: Path, fake_anthropic: ModelServer
 ) -> None:
     # Anthropic's Messages API has no seed: never asked without it, one line in the check.
     judge = {"backend": "anthropic", "base_url": fake_anthropic.base_url, "model": "judge"}

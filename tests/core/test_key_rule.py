@@ -39,8 +39,8 @@ from sandbox_app.core.running.events import Exchange
 from sandbox_app.core.running.fork import as_curl
 from sandbox_app.core.scenarios.scenario import LaneConfig
 from sandbox_app.core.scenarios.scenario_file import load_scenario, save_scenario, scenarios_dir
-from tests.fake_anthropic import AnthropicScript, fake_anthropic
 from tests.model_server import ModelScript, ModelServer
+from tests.model_server.anthropic import fake_anthropic
 from tests.model_server.gemini import gemini_server
 from tests.model_server.responses import responses_server
 
@@ -254,7 +254,7 @@ def test_copy_as_curl_of_a_run_reaches_its_kinds_own_endpoint_with_its_key_heade
         {"anthropic": "fake_anthropic", "responses": "responses_server"}.get(kind, "gemini_server")
     )
     if kind == "anthropic":
-        server.set_model("m", AnthropicScript(turns=text_turns()))
+        server.set_model("m", ModelScript(replies=text_turns()))
     elif kind == "responses":
         server.set_model("m", TEXT_REPLIES)
     else:

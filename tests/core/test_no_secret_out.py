@@ -19,8 +19,8 @@ from sandbox_app.cli.evaluating.eval_command import eval_command
 from sandbox_app.cli.main import main
 from sandbox_app.core.scenarios.scenario_file import save_scenario, scenarios_dir
 from sandbox_app.core.untrusted.outside_text import KEY_REMOVED
-from tests.fake_anthropic import AnthropicScript, FakeAnthropicServer, fake_anthropic
 from tests.model_server import ModelScript, ModelServer
+from tests.model_server.anthropic import fake_anthropic
 from tests.model_server.gemini import gemini_server
 from tests.model_server.responses import responses_server
 from tests.otlp_receiver import OtlpReceiver, otlp_receiver
@@ -45,8 +45,8 @@ def quoting_server(kind: str, request: pytest.FixtureRequest) -> list[str]:
         server.set_model("m", ModelScript(fail_status=400, fail_message=QUOTED))
     elif kind == "anthropic":
         server = request.getfixturevalue("fake_anthropic")
-        assert isinstance(server, FakeAnthropicServer)
-        server.set_model("m", AnthropicScript(fail_status=400, fail_message=QUOTED))
+        assert isinstance(server, ModelServer)
+        server.set_model("m", ModelScript(fail_status=400, fail_message=QUOTED))
     elif kind == "responses":
         server = request.getfixturevalue("responses_server")
         assert isinstance(server, ModelServer)

@@ -32,9 +32,9 @@ from tests.core import test_gemini as gemini
 from tests.core import test_native_tools as openai_native
 from tests.core import test_ollama_native as ollama
 from tests.core import test_responses_kind as responses
-from tests.fake_anthropic import AnthropicScript, Turn, fake_anthropic
 from tests.helpers import builtin, replies_of, run_events, scripted, server_backend
 from tests.model_server import ModelScript
+from tests.model_server.anthropic import fake_anthropic
 from tests.model_server.gemini import gemini_server
 from tests.model_server.ollama import fake_ollama
 from tests.model_server.responses import responses_server
@@ -56,8 +56,8 @@ def _openai(request: pytest.FixtureRequest, native: bool) -> Served:
 
 def _anthropic(request: pytest.FixtureRequest, native: bool) -> Served:
     server = request.getfixturevalue("fake_anthropic")
-    turns: list[Turn] = anthropic.NATIVE_TURNS if native else anthropic.text_turns()
-    server.set_model("claude-test", AnthropicScript(turns=turns))
+    turns = anthropic.NATIVE_TURNS if native else anthropic.text_turns()
+    server.set_model("claude-test", ModelScript(replies=turns))
     return "anthropic", "claude-test", anthropic.backend_for(server), {"thinking_budget": 2048}
 
 

@@ -15,8 +15,8 @@ import pytest
 from sandbox_app.cli.main import main
 from sandbox_app.core.scenarios.lane_settings import Rule, Setting, register, unregister
 from sandbox_app.core.scenarios.scenario_file import load_scenario, save_scenario, scenarios_dir
-from tests.fake_anthropic import AnthropicScript, Text, Turn, fake_anthropic
 from tests.model_server import ModelScript
+from tests.model_server.anthropic import fake_anthropic
 from tests.model_server.gemini import gemini_server
 from tests.model_server.ollama import fake_ollama
 from tests.model_server.responses import responses_server
@@ -36,7 +36,7 @@ def _chat(request: pytest.FixtureRequest) -> Served:
 
 def _anthropic(request: pytest.FixtureRequest) -> Served:
     server = request.getfixturevalue("fake_anthropic")
-    server.set_model("m", AnthropicScript(turns=[Turn((Text(ANSWER),))]))
+    server.set_model("m", ModelScript(replies=[ANSWER]))
     return ["--backend", "anthropic", "--base-url", server.base_url], lambda: server.requests
 
 

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
-from tests.model_server import gemini, passback
+from tests.model_server import anthropic, gemini, passback
 from tests.model_server.chat_calls import has_calls, unanswered_calls
 from tests.model_server.chat_stream import abort, stream, stream_calls
 from tests.model_server.local import models_answer
@@ -299,6 +299,8 @@ async def handle_models(server: ModelServer, request: web.Request) -> web.Respon
         return web.Response(body=server.models_body, content_type="application/json")
     if gemini.is_gemini(request):
         return await gemini.models(server, request)
+    if "anthropic-version" in request.headers:
+        return anthropic.models_answer(server)
     imitated = models_answer(server)
     if imitated is not None:
         return imitated

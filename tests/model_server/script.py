@@ -92,6 +92,8 @@ class ModelScript:
     stall_after: int | None = None  # then send nothing more, ever
     # Prompt tokens the server says it read from its cache (each kind's usage field for it).
     cached_tokens: int = 0
+    # Prompt tokens the server says it wrote to its cache (Anthropic reports them).
+    cache_write_tokens: int = 0
     # The reply's end reason, sent as it is in the kind's words (Gemini's "SAFETY", Anthropic's
     # "refusal", Ollama's "length", Responses' "failed"); None: the natural one.
     finish: str | None = None

@@ -25,7 +25,7 @@ from typing import Any, cast
 import pytest
 from aiohttp import web
 
-from tests.model_server import chat, gemini, local, ollama, responses
+from tests.model_server import anthropic, chat, gemini, local, ollama, responses
 from tests.model_server.local import LocalModel
 from tests.model_server.replay import Recording
 from tests.model_server.script import ModelScript
@@ -40,6 +40,7 @@ ErrorShape = Callable[[int, str | None, float | None, str | None], web.Response]
 ROUTES: tuple[tuple[str, str, Callable[..., Any]], ...] = (
     *chat.ROUTES,
     *responses.ROUTES,
+    *anthropic.ROUTES,
     *ollama.ROUTES,
     *gemini.ROUTES,
     *local.ROUTES,
@@ -80,6 +81,9 @@ class ModelServer:
         self.pull_closed = threading.Event()
         self._replay: Recording | None = None
         self._port: int | None = None
+        # The path base_url adds to the root: the OpenAI SDK's /v1 (Anthropic's SDK adds its
+        # own, so its fixture sets "").
+        self.base_path = "/v1"
         # handler_cancellation: a client hanging up cancels its handler (e.g. a stall).
         self._server = ThreadedApp(
             "ModelServer",
@@ -190,8 +194,8 @@ class ModelServer:
 
     @property
     def base_url(self) -> str:
-        """The OpenAI SDK's base URL (Chat Completions, Responses)."""
-        return f"{self.root}/v1"
+        """The base URL a kind's SDK takes: the root and ``base_path``."""
+        return f"{self.root}{self.base_path}"
 
     # ---- lifecycle ---------------------------------------------------------------
 

@@ -41,18 +41,12 @@ def serving(kind: str, spec: dict[str, dict[str, Any]]) -> Iterator[str]:
                 server.set_model(name, script)
             yield server.base_url
     elif kind == "anthropic":
-        from tests.fake_anthropic import AnthropicScript, FakeAnthropicServer, Text, Thinking, Turn
-
-        anthropic = FakeAnthropicServer().start()
-        try:
+        with ModelServer() as server:
+            server.base_path = ""  # Anthropic's SDK adds /v1 itself
             for name, m in spec.items():
-                turn = Turn((Thinking(m["thinking"]), Text(m["text"])))
-                # Four characters a delta: about one of tokenize()'s tokens, as the others send.
-                script = AnthropicScript([turn] * m["turns"], piece=4, rate=m["rate"])
-                anthropic.set_model(name, script)
-            yield anthropic.base_url
-        finally:
-            anthropic.stop()
+                reply = f"<think>{m['thinking']}</think>{m['text']}"
+                server.set_model(name, ModelScript(replies=[reply], rate=m["rate"], cycle=True))
+            yield server.base_url
     elif kind == "responses":
         with ModelServer() as server:
             for name, m in spec.items():

@@ -20,9 +20,9 @@ from pytestqt.qtbot import QtBot
 from sandbox_app.core.results.compare import Price
 from sandbox_app.core.scenarios.scenario import LaneConfig, LaneSettings
 from sandbox_app.ui.window.main_window import MainWindow
-from tests.fake_anthropic import AnthropicScript, FakeAnthropicServer, fake_anthropic
 from tests.helpers import replies_of
 from tests.model_server import ModelScript, ModelServer
+from tests.model_server.anthropic import fake_anthropic
 from tests.model_server.gemini import gemini_server
 from tests.model_server.local import LocalModel, fake_ollama_health
 from tests.model_server.responses import responses_server
@@ -336,7 +336,7 @@ def test_screenshot_of_four_kinds_side_by_side(
     qtbot: QtBot,
     make_window: Callable[..., MainWindow],
     fake_server: ModelServer,
-    fake_anthropic: FakeAnthropicServer,
+    fake_anthropic: ModelServer,
     responses_server: ModelServer,
     gemini_server: ModelServer,
     shots: Path,
@@ -347,7 +347,7 @@ def test_screenshot_of_four_kinds_side_by_side(
     from tests.core.test_gemini import text_replies
     from tests.core.test_responses_kind import TEXT_REPLIES
 
-    fake_anthropic.set_model("claude-sonnet-4-5", AnthropicScript(turns=text_turns()))
+    fake_anthropic.set_model("claude-sonnet-4-5", ModelScript(replies=text_turns()))
     responses_server.set_model("gpt-5-mini", TEXT_REPLIES)
     gemini_server.set_model("gemini-2.5-flash", text_replies())
     thinking = [f"<think>Step {i}: what does it need?</think>{r}" for i, r in
