@@ -81,9 +81,7 @@ class ModelServer:
         self.pull_closed = threading.Event()
         self._replay: Recording | None = None
         self._port: int | None = None
-        # The path base_url adds to the root: the OpenAI SDK's /v1 (Anthropic's SDK adds its
-        # own, so its fixture sets "").
-        self.base_path = "/v1"
+        self.base_path = "/v1"  # what base_url adds to the root ("" for Anthropic's SDK)
         # handler_cancellation: a client hanging up cancels its handler (e.g. a stall).
         self._server = ThreadedApp(
             "ModelServer",
@@ -122,8 +120,7 @@ class ModelServer:
 
     @property
     def model_names(self) -> list[str]:
-        with self._lock:
-            return list(self._models)
+        return list(self._models)  # a copy: dict reads are atomic
 
     @property
     def requests(self) -> list[dict[str, Any]]:
