@@ -10,9 +10,9 @@ gives each model the same reply in each kind's own shape::
 
 ``thinking`` streams as the kind's thinking (a thinking block, a reasoning summary, thought
 parts, Ollama's ``thinking``), then ``text`` as its text, one token-sized piece an event,
-``rate`` pieces a second (null: as fast as the server writes); the same reply answers each of
-the first ``turns`` requests of a run. Prints the base URL on one line, then serves until
-standard input closes, like tests/perf/serve.py.
+``rate`` pieces a second (null: as fast as the server writes); the same reply answers every
+request of a run (``turns`` is the benchmark's own). Prints the base URL on one line, then
+serves until standard input closes, like tests/perf/serve.py.
 """
 
 from __future__ import annotations
@@ -30,45 +30,19 @@ KINDS = ("custom", "anthropic", "responses", "gemini", "ollama-native")
 
 @contextmanager
 def serving(kind: str, spec: dict[str, dict[str, Any]]) -> Iterator[str]:
-    """The kind's test server with ``spec``'s models, started; yields its base URL."""
-    if kind == "custom":
-        with ModelServer() as server:
-            for name, m in spec.items():
-                reply = f"<think>{m['thinking']}</think>{m['text']}"
-                script = ModelScript(
-                    replies=[reply], rate=m["rate"], cycle=True, reasoning_field="reasoning"
-                )
-                server.set_model(name, script)
-            yield server.base_url
-    elif kind == "anthropic":
-        with ModelServer() as server:
-            server.base_path = ""  # Anthropic's SDK adds /v1 itself
-            for name, m in spec.items():
-                reply = f"<think>{m['thinking']}</think>{m['text']}"
-                server.set_model(name, ModelScript(replies=[reply], rate=m["rate"], cycle=True))
-            yield server.base_url
-    elif kind == "responses":
-        with ModelServer() as server:
-            for name, m in spec.items():
-                # The thinking as the reasoning summary, its tokens the reasoning counted.
-                reply = f"<think>{m['thinking']}</think>{m['text']}"
-                server.set_model(name, ModelScript(replies=[reply], rate=m["rate"], cycle=True))
-            yield server.base_url
-    elif kind == "gemini":
-        with ModelServer() as server:
-            for name, m in spec.items():
-                reply = f"<think>{m['thinking']}</think>{m['text']}"
-                server.set_model(name, ModelScript(replies=[reply], rate=m["rate"], cycle=True))
-            yield server.base_url
-    elif kind == "ollama-native":
-        with ModelServer("ollama") as server:
-            for name, m in spec.items():
-                reply = f"<think>{m['thinking']}</think>{m['text']}"
-                script = ModelScript(replies=[reply], rate=m["rate"], cycle=True)
-                server.add(LocalModel(name), script)
-            yield server.root
-    else:
+    """The test server with ``spec``'s models, started; yields the base URL ``kind`` takes.
+    One script for every kind: each encodes the same raw reply in its own shape."""
+    if kind not in KINDS:
         raise SystemExit(f"serve_kind: unknown kind {kind!r} (one of {', '.join(KINDS)})")
+    # The OpenAI-compatible lane reads its thinking from vLLM's ``reasoning`` field.
+    field = "reasoning" if kind == "custom" else None
+    with ModelServer("ollama" if kind == "ollama-native" else None) as server:
+        for name, m in spec.items():
+            reply = f"<think>{m['thinking']}</think>{m['text']}"
+            script = ModelScript([reply], rate=m["rate"], cycle=True, reasoning_field=field)
+            server.add(LocalModel(name), script)
+        # Anthropic's and Ollama's SDKs add their own paths to the root.
+        yield server.root if kind in ("anthropic", "ollama-native") else server.base_url
 
 
 def main() -> None:
