@@ -633,6 +633,32 @@ def test_the_ollama_encoding_is_the_captured_one() -> None:
     assert_shaped_like(sent, "ollama.jsonl")
 
 
+# ---- the shared knobs, in every kind's stream ----------------------------------------------
+
+ASKED = {"model": "m", "messages": USER, "stream": True, "max_tokens": 1024}
+REQUESTS: dict[str, tuple[str, dict[str, Any]]] = {
+    "chat": ("/v1/chat/completions", ASKED),
+    "responses": ("/v1/responses", {"model": "m", "input": USER, "stream": True}),
+    "anthropic": ("/v1/messages", ASKED),
+    "gemini": ("/v1beta/models/m:streamGenerateContent?alt=sse", {"contents": []}),
+    "ollama": ("/api/chat", ASKED),
+}
+
+
+@pytest.mark.parametrize("kind", list(REQUESTS))
+def test_every_kind_breaks_its_stream_as_scripted(kind: str) -> None:
+    path, body = REQUESTS[kind]
+    with ModelServer("ollama") as server:  # Ollama's routes too; the others are always there
+        url = f"{server.root}{path}"
+        server.add(LocalModel("m"), ModelScript(replies=[ONE_REPLY], malformed_after=1))
+        assert b"{this is not json" in asyncio.run(post(url, body))
+        server.set_model("m", ModelScript(replies=[ONE_REPLY], cut_after=1))
+        with pytest.raises(aiohttp.ClientError):
+            asyncio.run(post(url, body))
+        assert server.wait_for_stat("cut", 1)
+        assert server.stats["finished"] == 1  # the malformed one went to its end
+
+
 # ---- replay ----------------------------------------------------------------------------
 
 

@@ -35,8 +35,8 @@ import pytest
 from aiohttp import web
 
 from tests.model_server.chat_calls import split_calls
+from tests.model_server.events import send_events
 from tests.model_server.script import ModelScript, choose_reply
-from tests.pacing import Pace
 
 if TYPE_CHECKING:
     from tests.model_server.server import ModelServer
@@ -55,6 +55,7 @@ BAD_SIGNATURE = "messages.{index}.content.{block}: Invalid `signature` in `think
 # A redacted block is encrypted by the API, which refuses one it cannot decrypt; these words
 # are this server's own, shaped as the signature's.
 BAD_REDACTED = "messages.{index}.content.{block}: Invalid `data` in `redacted_thinking` block"
+MALFORMED = b"event: content_block_delta\ndata: {this is not json\n\n"
 REDACTED = "EmwKAhgBEgy3va3pzix/LafPsn4aDFIT2Xlxh0L5L8rLVyIwxtE3rAFBa8cr3qpPkNRj2YfWXGmKDxH4"
 _ERRORS = {
     401: ("authentication_error", "invalid x-api-key"),
@@ -124,16 +125,8 @@ async def _messages(server: ModelServer, request: web.Request) -> web.StreamResp
     reply = choose_reply(script, turn, None, messages, 0)
     if reply is None:
         return _error(400, "the script has no more turns")
-    response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
-    await response.prepare(request)
-    pace = Pace(script.rate)
-    for event, is_delta in _events(server, script, body, reply):
-        if is_delta:
-            await pace()
-        await response.write(event)
-    await response.write_eof()
-    server.bump("finished")
-    return response
+    events = _events(server, script, body, reply)
+    return await send_events(server, request, script, events, "text/event-stream", MALFORMED)
 
 
 def _event(data: dict[str, Any]) -> bytes:

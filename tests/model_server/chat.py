@@ -24,7 +24,8 @@ from aiohttp import web
 
 from tests.model_server import anthropic, gemini, passback
 from tests.model_server.chat_calls import has_calls, unanswered_calls
-from tests.model_server.chat_stream import abort, stream, stream_calls
+from tests.model_server.chat_stream import stream, stream_calls
+from tests.model_server.events import abort
 from tests.model_server.local import models_answer
 from tests.model_server.script import (
     ModelScript,

@@ -8,13 +8,13 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
 from tests.model_server import passback
 from tests.model_server.chat_calls import call_deltas, finish_choice, split_calls
+from tests.model_server.events import abort, finish_stream
 from tests.model_server.script import (
     ModelScript,
     Plan,
@@ -35,31 +35,6 @@ SSE_HEADERS = {
 _DONE = b"data: [DONE]\n\n"
 _MALFORMED = b"data: {this is not json\n\n"
 _BAD_CONTENT = b'"\xff\xfe"'
-
-
-async def finish_stream(
-    server: ModelServer, response: web.StreamResponse, writing: Awaitable[bool]
-) -> web.StreamResponse:
-    """Run a stream's writes: finished when they end (True; False: cut on purpose), aborted
-    when the client hung up first (unless the server is stopping)."""
-    try:
-        finished = await writing
-    except ConnectionResetError:
-        if not server.stopping:
-            server.bump("aborted")
-        return response
-    except asyncio.CancelledError:
-        if not server.stopping:
-            server.bump("aborted")
-        raise
-    if finished:
-        server.bump("finished")
-    return response
-
-
-def abort(request: web.Request) -> None:
-    if request.transport is not None:
-        request.transport.abort()
 
 
 async def stream_calls(

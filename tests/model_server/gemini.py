@@ -28,8 +28,8 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from aiohttp import web
 
+from tests.model_server.events import send_events
 from tests.model_server.script import choose_reply, reply_parts
-from tests.pacing import Pace
 
 if TYPE_CHECKING:
     from tests.model_server.server import ModelServer
@@ -39,6 +39,7 @@ MISSING_SIGNATURE = (
     "for tools to work correctly, and missing thought_signature may lead to degraded model "
     "performance. Additional data, function call `default_api:{name}` , position {position}."
 )
+MALFORMED = b"data: {this is not json\r\n\r\n"
 STATUS = {400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED", 403: "PERMISSION_DENIED"}
 STATUS |= {404: "NOT_FOUND", 429: "RESOURCE_EXHAUSTED", 500: "INTERNAL", 503: "UNAVAILABLE"}
 
@@ -86,15 +87,9 @@ async def _generate(server: ModelServer, request: web.Request) -> web.StreamResp
     if reply is None:
         return error(400, "The script has no reply for this turn.")
     limit = (body.get("generationConfig") or {}).get("maxOutputTokens")
-    stream = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
-    await stream.prepare(request)
-    pace = Pace(script.rate)
-    for event in _events(server, reply, script.tokenizer, body, limit, script.finish):
-        await pace()
-        await stream.write(event)
-    await stream.write_eof()
-    server.bump("finished")
-    return stream
+    events = _events(server, reply, script.tokenizer, body, limit, script.finish)
+    chunks = ((event, True) for event in events)  # every chunk carries content
+    return await send_events(server, request, script, chunks, "text/event-stream", MALFORMED)
 
 
 def _check_signatures(server: ModelServer, body: dict[str, Any]) -> web.Response | None:

@@ -29,9 +29,9 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from aiohttp import web
 
+from tests.model_server.events import send_events
 from tests.model_server.local import LocalModel
 from tests.model_server.script import ModelScript, choose_reply, reply_parts
-from tests.pacing import Pace
 
 if TYPE_CHECKING:
     from tests.model_server.server import ModelServer
@@ -39,6 +39,7 @@ if TYPE_CHECKING:
 Handler = Callable[["ModelServer", web.Request], Awaitable[web.StreamResponse]]
 STAMP = "2025-05-10T08:06:48.639712648-07:00"
 DIGEST = "a2af6cc3eb7fa8be8504abaf9b04e88f17a119ec3f04a3addf55f92841195f5a"
+MALFORMED = b"{this is not json\n"
 PULLED = ModelScript(replies=["Answer: pulled"], cycle=True)
 
 
@@ -63,32 +64,41 @@ async def _chat(server: ModelServer, request: web.Request) -> web.StreamResponse
         server.local[name] = dataclasses.replace(server.local[name], loaded=True)
     thinking, text, calls = reply_parts(reply)
     limit = (body.get("options") or {}).get("num_predict")
-    response = web.StreamResponse(headers={"Content-Type": "application/x-ndjson"})
-    await response.prepare(request)
-    pace = Pace(script.rate)
-    chunks = 0
+    prompt = sum(len(str(m.get("content") or "")) for m in messages) // 4 + 1
+    lines = _lines(name, script, thinking, text, calls, limit, prompt)
+    events = ((line, True) for line in lines)  # every line carries content
+    return await send_events(server, request, script, events, "application/x-ndjson", MALFORMED)
 
-    async def send(message: dict[str, Any], **final: Any) -> None:
-        await pace()
-        line = {"model": name, "created_at": STAMP, "message": message, "done": bool(final)}
-        await response.write((json.dumps(line | final) + "\n").encode())
+
+def _lines(
+    name: str,
+    script: ModelScript,
+    thinking: str,
+    text: str,
+    calls: list[tuple[str, Any]],
+    limit: Any,
+    prompt: int,
+) -> Iterator[bytes]:
+    """The reply's lines: its thinking and text a token a line, its calls whole, then done."""
+
+    def line(message: dict[str, Any], **final: Any) -> bytes:
+        chunk = {"model": name, "created_at": STAMP, "message": message, "done": bool(final)}
+        return (json.dumps(chunk | final) + "\n").encode()
 
     pieces = [("thinking", p) for p in script.tokenizer(thinking)]
     pieces += [("content", p) for p in script.tokenizer(text)]
-    done_reason = script.finish or "stop"
+    done_reason, chunks = script.finish or "stop", 0
     for key, piece in pieces:
         if isinstance(limit, int) and chunks >= limit:
             done_reason, calls = "length", []
             break
-        message = {"role": "assistant", "content": ""} | {key: piece}
-        await send(message)
+        yield line({"role": "assistant", "content": ""} | {key: piece})
         chunks += 1
     if calls:
         wire = [{"function": {"name": n, "arguments": a}} for n, a in calls]
-        await send({"role": "assistant", "content": "", "tool_calls": wire})
+        yield line({"role": "assistant", "content": "", "tool_calls": wire})
         chunks += 1
-    prompt = sum(len(str(m.get("content") or "")) for m in messages) // 4 + 1
-    await send(
+    yield line(
         {"role": "assistant", "content": ""},
         done_reason=done_reason,
         total_duration=4_883_583_458,
@@ -98,9 +108,6 @@ async def _chat(server: ModelServer, request: web.Request) -> web.StreamResponse
         eval_count=chunks,
         eval_duration=4_535_599_000,
     )
-    await response.write_eof()
-    server.bump("finished")
-    return response
 
 
 def _details() -> dict[str, object]:

@@ -35,8 +35,8 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from aiohttp import web
 
+from tests.model_server.events import send_events
 from tests.model_server.script import ModelScript, choose_reply, reply_parts
-from tests.pacing import Pace
 
 if TYPE_CHECKING:
     from tests.model_server.server import ModelServer
@@ -45,6 +45,7 @@ MISSING_REASONING = (
     "Item '{fc}' of type 'function_call' was provided without its required 'reasoning' "
     "item: '{rs}'."
 )
+MALFORMED = b"event: response.output_text.delta\ndata: {this is not json\n\n"
 _FAILURES = {
     401: "Incorrect API key provided: sk-test. You can find your API key at "
     "https://platform.openai.com/account/api-keys.",
@@ -103,16 +104,11 @@ async def _handle(server: ModelServer, request: web.Request) -> web.StreamRespon
     encrypted = not script.reasoning_field and "reasoning.encrypted_content" in (
         body.get("include") or ()
     )
-    response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
-    await response.prepare(request)
-    pace = Pace(script.rate)
-    for event in _events(server, script, reply, body, encrypted):
-        if event["type"].endswith(".delta"):
-            await pace()
-        await response.write(f"event: {event['type']}\ndata: {json.dumps(event)}\n\n".encode())
-    await response.write_eof()
-    server.bump("finished")
-    return response
+    events = (
+        (f"event: {e['type']}\ndata: {json.dumps(e)}\n\n".encode(), e["type"].endswith(".delta"))
+        for e in _events(server, script, reply, body, encrypted)
+    )
+    return await send_events(server, request, script, events, "text/event-stream", MALFORMED)
 
 
 def _missing_reasoning(server: ModelServer, items: list[dict[str, Any]]) -> str | None:
