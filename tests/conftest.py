@@ -16,7 +16,7 @@ os.environ["PYTHON_KEYRING_BACKEND"] = "keyring.backends.fail.Keyring"
 import pytest
 from hypothesis import HealthCheck, settings
 
-from tests.fakeserver import fake_server
+from tests.model_server import fake_server
 
 __all__ = ["fake_server"]
 

@@ -27,15 +27,15 @@ from sandbox_app.core.running.recording import recordings_dir
 from sandbox_app.core.scenarios.scenario import LaneConfig
 from sandbox_app.core.scenarios.scenario_file import default_scenario, load_scenario, scenarios_dir
 from sandbox_app.ui.window.main_window import MainWindow
-from tests.fakeserver import FakeOpenAIServer, ModelScript
 from tests.helpers import replies_of
+from tests.model_server import ModelScript, ModelServer
 from tests.ui.test_screenshot import GUESSER
 
 MODELS = {"qwen2.5:1.5b": replies_of("brightgrid"), "llama3.2:1b": GUESSER}
 NAMES = ("brightgrid_two_models", "prompt_variants_two_versions")
 
 
-def _set_up(window: MainWindow, name: str, server: FakeOpenAIServer) -> None:
+def _set_up(window: MainWindow, name: str, server: ModelServer) -> None:
     if (
         name == "prompt_variants_two_versions"
     ):  # its own lanes: the offline model, one per prompt version
@@ -47,7 +47,7 @@ def _set_up(window: MainWindow, name: str, server: FakeOpenAIServer) -> None:
     window.compare.set_lanes(tuple(LaneConfig("custom", server.base_url, m) for m in MODELS))
 
 
-async def make(server: FakeOpenAIServer, names: list[str]) -> None:
+async def make(server: ModelServer, names: list[str]) -> None:
     for name in names:
         with tempfile.TemporaryDirectory() as home:
             settings = QSettings(f"{home}/settings.ini", QSettings.Format.IniFormat)
@@ -73,5 +73,5 @@ if __name__ == "__main__":
         sys.exit(f"unknown recording {unknown[0]!r}; known: {', '.join(NAMES)}")
     app = QApplication.instance() or QApplication(sys.argv)
     # Started before qasync's loop policy: its own loop is a plain asyncio one, on a thread.
-    with FakeOpenAIServer() as fake:
+    with ModelServer() as fake:
         qasync.run(make(fake, wanted))

@@ -27,7 +27,7 @@ from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from tests.fakeserver import FakeOpenAIServer, ModelScript
+from tests.model_server import ModelScript, ModelServer
 
 Loop = Literal["react", "native"]
 Instrumentation = Literal["openinference", "genai"]
@@ -81,7 +81,7 @@ TOOLS: list[dict[str, Any]] = [
 _ACTION = re.compile(r"Action:\s*(\w+)\[(.*)\]")
 
 
-def serve(server: FakeOpenAIServer) -> None:
+def serve(server: ModelServer) -> None:
     """The test server's model for both loops (and for a fork's live steps)."""
     server.set_model(MODEL, ModelScript(replies=REACT_REPLIES, native_replies=NATIVE_REPLIES))
 
@@ -114,7 +114,7 @@ def _instrumented(kind: Instrumentation) -> Iterator[tuple[TracerProvider, InMem
 
 
 def run_agent(
-    server: FakeOpenAIServer, loop: Loop, kind: Instrumentation, *, wrapped: bool = True
+    server: ModelServer, loop: Loop, kind: Instrumentation, *, wrapped: bool = True
 ) -> list[ReadableSpan]:
     """Run one loop against the test server under ``kind``; the spans it made. ``wrapped``:
     inside an agent span, with a span per tool call, as agent frameworks do; unwrapped, a
@@ -251,6 +251,6 @@ def write_per_call_sample(path: Path) -> Path:
     """The native loop under OpenInference's OpenAI instrumentation with nothing around it,
     each model call a trace of its own, as OTLP JSON: how tests/data/openinference_per_call.json
     was made (its .md says so)."""
-    with FakeOpenAIServer() as server:
+    with ModelServer() as server:
         spans = run_agent(server, "native", "openinference", wrapped=False)
     return write_json(spans, path)

@@ -8,8 +8,8 @@ import asyncio
 
 class Pace:
     """Awaited before each piece a stream sends: paced against the first piece's time, so sleep
-    overshoot never accumulates (as tests/fakeserver.py paces its chunks). ``rate`` None:
-    no waiting at all, the servers' behaviour before they had this knob."""
+    overshoot never accumulates (as tests/model_server/chat_stream.py paces its chunks).
+    ``rate`` None: no waiting at all, the servers' behaviour before they had this knob."""
 
     def __init__(self, rate: float | None) -> None:
         self.interval = 1.0 / rate if rate else 0.0

@@ -1,7 +1,7 @@
 """An aiohttp application on 127.0.0.1, served by its own event loop in a daemon thread.
 
-Every test server (the OpenAI-compatible one, the Anthropic, Responses, Gemini and Ollama
-ones, the OTLP receiver) is one of these plus its routes: the app under test talks to it over
+Each test server (the one that answers every backend kind, tests/model_server/, and the OTLP
+receiver) is one of these plus its routes: the app under test talks to it over
 real sockets while the test's thread (or Qt's) goes on. Starting waits until the socket
 listens and says why it did not; stopping runs the server's own hang-up first, then cleans up
 the runner, cancels what is left on the loop and joins the thread, each with a deadline.

@@ -1,7 +1,7 @@
 """The Anthropic Messages kind, through the real ``anthropic`` SDK to the local Messages API
-server (tests/fake_anthropic.py): text ReAct and native tool use, extended thinking shown and
-never acted on, the signed thinking blocks sent back as the API requires, stop reasons, usage
-with the prompt cache's figures, one-line failures and the key rule."""
+server (tests/model_server/anthropic.py): text ReAct and native tool use, extended thinking
+shown and never acted on, the signed thinking blocks sent back as the API requires, stop
+reasons, usage with the prompt cache's figures, one-line failures and the key rule."""
 
 from __future__ import annotations
 
@@ -32,20 +32,10 @@ from sandbox_app.core.running.events import (
 from sandbox_app.core.scenarios.lane_settings import LaneSettings
 from sandbox_app.core.scenarios.scenario import Scenario
 from sandbox_app.core.scenarios.scenario_file import scenarios_dir
-from tests.fake_anthropic import (
-    HOSTILE,
-    AnthropicScript,
-    FakeAnthropicServer,
-    Raw,
-    Redacted,
-    Text,
-    Thinking,
-    ToolUse,
-    Turn,
-    fake_anthropic,
-    signature_of,
-)
 from tests.helpers import builtin, finished, of_type, replies_of, run_events
+from tests.model_server import ModelScript, ModelServer
+from tests.model_server.anthropic import REDACTED, fake_anthropic, signature_of
+from tests.model_server.replay import Recording
 
 __all__ = ["fake_anthropic"]
 
@@ -67,31 +57,57 @@ NAMELESS = {
 INTO_THINKING = {**UNSTARTED, "index": 0}
 
 
-def text_turns() -> list[Turn]:
+def text_turns() -> list[str]:
     replies = replies_of("brightgrid")
-    return [Turn((Thinking(DECOY + f"step {i}"), Text(r))) for i, r in enumerate(replies)]
+    return [f"<think>{DECOY}step {i}</think>{r}" for i, r in enumerate(replies)]
 
 
+SEARCH = json.dumps(
+    {"name": "search", "arguments": {"query": "Brightgrid Pro price per developer"}}
+)
+CALCULATE = json.dumps({"name": "calculator", "arguments": {"expression": "20 * 12 * 7"}})
+# A redacted block, then the thinking: blocks in the order Claude sends them.
 NATIVE_TURNS = [
-    Turn(
-        (
-            Thinking(DECOY + "First the price."),
-            Text("I need the price per developer first."),
-            ToolUse("search", {"query": "Brightgrid Pro price per developer"}),
-        )
-    ),
-    Turn(
-        (
-            Redacted(),
-            Thinking("Now the year."),
-            ToolUse("calculator", {"expression": "20 * 12 * 7"}),
-        )
-    ),
-    Turn((Thinking("Done."), Text("$1,680 per year"))),
+    f"<think>{DECOY}First the price.</think>I need the price per developer first."
+    f"<tool_call>{SEARCH}</tool_call>",
+    f"<redacted_thinking>{REDACTED}</redacted_thinking><think>Now the year.</think>"
+    f"<tool_call>{CALCULATE}</tool_call>",
+    "<think>Done.</think>$1,680 per year",
 ]
 
 
-def backend_for(server: FakeAnthropicServer, key: str = "test-key") -> AnthropicBackend:
+def stream_of(*events: dict[str, Any]) -> Recording:
+    """A Messages stream written by hand (a broken or hostile one), each event by its type."""
+    start = {"type": "message_start", "message": {"id": "msg_01", "type": "message",
+             "role": "assistant", "model": "claude-test", "content": [], "stop_reason": None,
+             "stop_sequence": None, "usage": {"input_tokens": 9, "output_tokens": 1}}}  # fmt: skip
+    sent = [start, {"type": "ping"}, *events]
+    return Recording.of(
+        b"".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n".encode() for e in sent)
+    )
+
+
+def thinking_x() -> list[dict[str, Any]]:
+    """A thinking block "x", signed: four events."""
+    block = {"type": "thinking", "thinking": "", "signature": ""}
+    return [
+        {"type": "content_block_start", "index": 0, "content_block": block},
+        {"type": "content_block_delta", "index": 0,
+         "delta": {"type": "thinking_delta", "thinking": "x"}},
+        {"type": "content_block_delta", "index": 0,
+         "delta": {"type": "signature_delta", "signature": signature_of("x")}},
+        {"type": "content_block_stop", "index": 0},
+    ]  # fmt: skip
+
+
+END = [
+    {"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 1}},
+    {"type": "message_stop"},
+]
+OVERLOADED = {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
+
+
+def backend_for(server: ModelServer, key: str = "test-key") -> AnthropicBackend:
     return AnthropicBackend(ServerConfig(server.base_url, key, timeout_s=10.0))
 
 
@@ -100,7 +116,7 @@ def brightgrid(**model: Any) -> Scenario:
     return scenario.with_changes(model=scenario.model.replace(**model))
 
 
-def run(server: FakeAnthropicServer, script: AnthropicScript, **model: Any) -> list[Event]:
+def run(server: ModelServer, script: ModelScript, **model: Any) -> list[Event]:
     server.set_model("claude-test", script)
     return run_events(brightgrid(**model), backend_for(server), model="claude-test")
 
@@ -114,9 +130,9 @@ def thinking(events: list[Event]) -> str:
 
 
 def test_text_react_three_steps_thinking_shown_never_acted_on(
-    fake_anthropic: FakeAnthropicServer,
+    fake_anthropic: ModelServer,
 ) -> None:
-    events = run(fake_anthropic, AnthropicScript(turns=text_turns()), thinking_budget=2048)
+    events = run(fake_anthropic, ModelScript(replies=text_turns()), thinking_budget=2048)
     done = finished(events)
     assert (done.status, done.answer) == ("answered", "$1,680 per year"), done.reason
     assert actions(events) == SEARCHES  # the decoy in the thinking was never run
@@ -134,10 +150,9 @@ def test_text_react_three_steps_thinking_shown_never_acted_on(
 
 
 def test_text_react_without_thinking_sends_stop_sequences_and_temperature(
-    fake_anthropic: FakeAnthropicServer,
+    fake_anthropic: ModelServer,
 ) -> None:
-    turns = [Turn((Text(r),)) for r in replies_of("brightgrid")]
-    events = run(fake_anthropic, AnthropicScript(turns=turns), temperature=0.3)
+    events = run(fake_anthropic, ModelScript(replies=replies_of("brightgrid")), temperature=0.3)
     assert finished(events).status == "answered"
     first = fake_anthropic.requests[0]
     assert first["stop_sequences"] == ["\nObservation:", "\nObservation "]
@@ -146,9 +161,9 @@ def test_text_react_without_thinking_sends_stop_sequences_and_temperature(
 
 
 def test_native_tool_use_sends_the_signed_thinking_back_first(
-    fake_anthropic: FakeAnthropicServer,
+    fake_anthropic: ModelServer,
 ) -> None:
-    script = AnthropicScript(turns=NATIVE_TURNS)
+    script = ModelScript(replies=NATIVE_TURNS)
     events = run(fake_anthropic, script, thinking_budget=2048, tool_calling="native")
     done = finished(events)
     assert (done.status, done.answer) == ("answered", "$1,680 per year"), done.reason
@@ -178,18 +193,18 @@ def test_native_tool_use_sends_the_signed_thinking_back_first(
         "thinking",
         "tool_use",
     ]
-    assert third["messages"][3]["content"][0]["data"] == Redacted().data
+    assert third["messages"][3]["content"][0]["data"] == REDACTED
 
 
 @pytest.mark.parametrize("change", ["drop", "alter"])
 def test_the_server_refuses_thinking_not_sent_back_as_it_was(
-    fake_anthropic: FakeAnthropicServer, change: str
+    fake_anthropic: ModelServer, change: str
 ) -> None:
     """What the real API does with a step-2 request that lost or changed its thinking block:
     the run above passes only because the block went back unchanged."""
     import anthropic
 
-    script = AnthropicScript(turns=NATIVE_TURNS)
+    script = ModelScript(replies=NATIVE_TURNS)
     run(fake_anthropic, script, thinking_budget=2048, tool_calling="native")
     body = copy.deepcopy(fake_anthropic.requests[1])
     blocks = body["messages"][1]["content"]
@@ -199,7 +214,7 @@ def test_the_server_refuses_thinking_not_sent_back_as_it_was(
         blocks[0]["signature"] = "forged"
 
     async def send() -> None:
-        client = anthropic.AsyncAnthropic(base_url=fake_anthropic.base_url, api_key="k")
+        client = anthropic.AsyncAnthropic(base_url=fake_anthropic.root, api_key="k")
         try:
             await client.messages.create(**{k: v for k, v in body.items() if k != "stream"})
         finally:
@@ -217,9 +232,9 @@ def test_the_server_refuses_thinking_not_sent_back_as_it_was(
         assert message == "messages.1.content.0: Invalid `signature` in `thinking` block"
 
 
-def test_a_cut_by_max_tokens_is_reported_as_such(fake_anthropic: FakeAnthropicServer) -> None:
-    long = Text("Thought: " + "very " * 200)
-    events = run(fake_anthropic, AnthropicScript(turns=[Turn((long,))]), max_tokens=20)
+def test_a_cut_by_max_tokens_is_reported_as_such(fake_anthropic: ModelServer) -> None:
+    long = "Thought: " + "very " * 200
+    events = run(fake_anthropic, ModelScript(replies=[long]), max_tokens=20)
     done = finished(events)
     assert done.status == "failed"
     assert done.reason == "Cut at Max tokens (20): raise Max tokens."
@@ -227,9 +242,9 @@ def test_a_cut_by_max_tokens_is_reported_as_such(fake_anthropic: FakeAnthropicSe
 
 
 def test_cache_figures_reach_the_metrics_and_the_system_prompt_is_marked(
-    fake_anthropic: FakeAnthropicServer,
+    fake_anthropic: ModelServer,
 ) -> None:
-    script = AnthropicScript(turns=text_turns(), cache_read=1000, cache_write=200)
+    script = ModelScript(replies=text_turns(), cached_tokens=1000, cache_write_tokens=200)
     events = run(fake_anthropic, script, prompt_cache=True)
     metrics = finished(events).metrics
     assert (metrics.cache_read_tokens, metrics.cache_write_tokens) == (3000, 600)
@@ -242,49 +257,52 @@ def test_cache_figures_reach_the_metrics_and_the_system_prompt_is_marked(
     ("script", "line"),
     [
         (
-            AnthropicScript(fail_status=401),
+            ModelScript(fail_status=401),
             "rejected the API key (401); check the API key.",
         ),
         (
-            AnthropicScript(fail_status=429, retry_after=0),
+            ModelScript(fail_status=429, retry_after=0),
             "gave up after 3 retries. Wait a minute or use another model.",
         ),
-        (AnthropicScript(fail_status=529), "is overloaded (529): Overloaded. Try again"),
+        (ModelScript(fail_status=529), "is overloaded (529): Overloaded. Try again"),
         (
-            AnthropicScript(turns=[Turn((Thinking("x"), Text("Thought: y")))], error_after=1),
+            stream_of(*thinking_x(), OVERLOADED),
             "ended the stream with an error after 6 events (overloaded_error: Overloaded)",
         ),
         (
-            AnthropicScript(turns=[Turn((Text("I can't"),), stop_reason="refusal")]),
+            ModelScript(replies=["I can't"], finish="refusal"),
             "The model refused to answer (stop_reason refusal)",
         ),
         (  # text for a block never started: not an answer
-            AnthropicScript(turns=[Turn((Raw(UNSTARTED),))]),
+            stream_of(UNSTARTED, *END),
             "breaks the Messages API's rules after 2 events (a delta for content block 3, "
             "never started); the reply is not taken.",
         ),
         (
-            AnthropicScript(turns=[Turn((Raw(NAMELESS),))]),
+            stream_of(NAMELESS, *END),
             "(a tool_use block (content block 0) without a name or id)",
         ),
         (  # text into a thinking block
-            AnthropicScript(turns=[Turn((Thinking("x"), Raw(INTO_THINKING)))]),
+            stream_of(*thinking_x(), INTO_THINKING, *END),
             "(a text_delta for content block 0, a thinking)",
         ),
     ],
 )
 def test_failures_are_one_line(
-    fake_anthropic: FakeAnthropicServer, script: AnthropicScript, line: str
+    fake_anthropic: ModelServer, script: ModelScript | Recording, line: str
 ) -> None:
+    if isinstance(script, Recording):  # a stream written by hand, replayed as it is
+        fake_anthropic.replay(script)
+        script = ModelScript()
     done = finished(run(fake_anthropic, script))
     assert done.status == "failed"
     assert line in done.reason, done.reason
     assert "\n" not in done.reason
 
 
-def test_a_429_is_retried_after_its_wait(fake_anthropic: FakeAnthropicServer) -> None:
-    turns = [Turn((Text(r),)) for r in replies_of("brightgrid")]
-    script = AnthropicScript(turns=turns, fail_status=429, fail_times=1, retry_after=0)
+def test_a_429_is_retried_after_its_wait(fake_anthropic: ModelServer) -> None:
+    turns = replies_of("brightgrid")
+    script = ModelScript(replies=turns, fail_status=429, fail_times=1, retry_after=0)
     events = run(fake_anthropic, script)
     assert finished(events).status == "answered"
     assert "Rate limited (429): retrying in 0 s (1 of 3)" in [
@@ -298,9 +316,9 @@ def test_a_connection_refused_is_one_line() -> None:
     assert done.reason == "Cannot connect to 127.0.0.1:9: is the server running?"
 
 
-def test_the_model_list_comes_from_the_server(fake_anthropic: FakeAnthropicServer) -> None:
-    fake_anthropic.set_model("claude-b", AnthropicScript())
-    fake_anthropic.set_model("claude-a", AnthropicScript())
+def test_the_model_list_comes_from_the_server(fake_anthropic: ModelServer) -> None:
+    fake_anthropic.set_model("claude-b", ModelScript())
+    fake_anthropic.set_model("claude-a", ModelScript())
 
     async def listed(backend: Backend) -> list[str]:
         try:
@@ -312,7 +330,7 @@ def test_the_model_list_comes_from_the_server(fake_anthropic: FakeAnthropicServe
 
 
 def test_anthropic_key_goes_only_to_anthropic(
-    fake_anthropic: FakeAnthropicServer, monkeypatch: pytest.MonkeyPatch
+    fake_anthropic: ModelServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-secret")
     monkeypatch.delenv(CUSTOM_KEY_ENV, raising=False)
@@ -321,9 +339,9 @@ def test_anthropic_key_goes_only_to_anthropic(
     assert own.url == "https://api.anthropic.com"
     assert own.kind.account is not None
     assert own.kind.account(own).env_var == "ANTHROPIC_API_KEY"
-    config = config_for("anthropic", fake_anthropic.base_url, "claude-test", 10.0)
+    config = config_for("anthropic", fake_anthropic.root, "claude-test", 10.0)
     assert "ANTHROPIC_API_KEY goes only to https://api.anthropic.com" in key_notice(config, keys)
-    fake_anthropic.set_model("claude-test", AnthropicScript(turns=text_turns()))
+    fake_anthropic.set_model("claude-test", ModelScript(replies=text_turns()))
     run_events(
         brightgrid(),
         make_backend(config, brightgrid(), keys),
@@ -350,10 +368,10 @@ def test_no_key_for_anthropic_itself_is_one_line(monkeypatch: pytest.MonkeyPatch
 
 
 def test_run_backend_anthropic_with_a_thinking_budget(
-    fake_anthropic: FakeAnthropicServer, capsys: pytest.CaptureFixture[str]
+    fake_anthropic: ModelServer, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    fake_anthropic.set_model("claude-test", AnthropicScript(turns=text_turns()))
-    flags = ["--backend", "anthropic", "--base-url", fake_anthropic.base_url]
+    fake_anthropic.set_model("claude-test", ModelScript(replies=text_turns()))
+    flags = ["--backend", "anthropic", "--base-url", fake_anthropic.root]
     code = main(["run", *flags, "--model", "claude-test", "--thinking-budget", "4096"])
     out = capsys.readouterr().out
     assert code == 0, out
@@ -361,9 +379,9 @@ def test_run_backend_anthropic_with_a_thinking_budget(
     assert fake_anthropic.requests[0]["thinking"] == {"type": "enabled", "budget_tokens": 4096}
 
 
-def test_eval_lane_kind_url_model(fake_anthropic: FakeAnthropicServer, tmp_path: Path) -> None:
+def test_eval_lane_kind_url_model(fake_anthropic: ModelServer, tmp_path: Path) -> None:
     base = LaneSettings()
-    url = fake_anthropic.base_url
+    url = fake_anthropic.root
     lane = lane_from_spec(f"anthropic:{url}:claude:x,thinking_budget=2048", 60, base)
     assert (lane.config.backend_id, lane.config.url) == ("anthropic", url)
     assert lane.config.model == "claude:x"  # a model name may hold colons
@@ -378,7 +396,7 @@ def test_eval_lane_kind_url_model(fake_anthropic: FakeAnthropicServer, tmp_path:
     data["test_set"] = [{"question": data["question"], "expected": data["expected"]}]
     scenario = tmp_path / "one.json"
     scenario.write_text(json.dumps(data), encoding="utf-8")
-    fake_anthropic.set_model("claude-test", AnthropicScript(turns=text_turns()))
+    fake_anthropic.set_model("claude-test", ModelScript(replies=text_turns()))
     results = tmp_path / "results.jsonl"
     spec = f"anthropic:{url}:claude-test,thinking_budget=2048"
     code = eval_command([str(scenario), "--out", str(results), "--lane", spec], io.StringIO())
@@ -390,30 +408,20 @@ def test_eval_lane_kind_url_model(fake_anthropic: FakeAnthropicServer, tmp_path:
 
 
 def test_a_reasoning_item_over_the_bound_is_dropped_said_and_never_sent_back(
-    fake_anthropic: FakeAnthropicServer,
+    fake_anthropic: ModelServer,
 ) -> None:
-    signature = HOSTILE + "s" * 2_000_000  # a signed thinking block of 2 MB
+    signature = "hostile-" + "s" * 2_000_000  # a signed thinking block of 2 MB
     redacted = "E" * 1_000_000  # an encrypted one of 1 MB
     turns = [
-        Turn(
-            (
-                Thinking("First the price."),
-                Thinking("And then?", signature=signature),
-                ToolUse("search", {"query": "Brightgrid Pro price per developer"}),
-            )
-        ),
-        Turn(
-            (
-                Redacted(redacted),
-                Thinking("Now the year."),
-                ToolUse("calculator", {"expression": "20 * 12 * 7"}),
-            )
-        ),
-        Turn((Thinking("Done."), Text("$1,680 per year"))),
+        f'<think>First the price.</think><think signature="{signature}">And then?</think>'
+        f"<tool_call>{SEARCH}</tool_call>",
+        f"<redacted_thinking>{redacted}</redacted_thinking><think>Now the year.</think>"
+        f"<tool_call>{CALCULATE}</tool_call>",
+        "<think>Done.</think>$1,680 per year",
     ]
     events = run(
         fake_anthropic,
-        AnthropicScript(turns=turns),
+        ModelScript(replies=turns),
         thinking_budget=2048,
         tool_calling="native",
     )

@@ -12,8 +12,8 @@ from sandbox_app.backends.chat_completions.openai_compat import OpenAICompatBack
 from sandbox_app.backends.transport import errors
 from sandbox_app.backends.transport.http_library import http_library, tls_context
 from sandbox_app.core.running.events import Notice
-from tests.fakeserver import FakeOpenAIServer, ModelScript
 from tests.helpers import builtin, finished, model_text, of_type, run_events, server_backend
+from tests.model_server import ModelScript, ModelServer
 
 REPLY = "Thought: I need the price of Brightgrid Pro.\nAction: search[Brightgrid Pro price]"
 
@@ -33,7 +33,7 @@ CASES = {
 
 @pytest.mark.parametrize("case", list(CASES))
 def test_server_failure_is_one_clear_line_and_the_next_run_works(
-    fake_server: FakeOpenAIServer, case: str
+    fake_server: ModelServer, case: str
 ) -> None:
     script, expected = CASES[case]
     fake_server.set_model("m", script)
@@ -56,7 +56,7 @@ def test_server_failure_is_one_clear_line_and_the_next_run_works(
 
 
 def test_bytes_that_are_not_utf8_are_replacement_characters_and_the_run_goes_on(
-    fake_server: FakeOpenAIServer,
+    fake_server: ModelServer,
 ) -> None:
     fake_server.set_model("m", ModelScript([REPLY], bad_bytes_after=5))
     events = run_events(builtin("brightgrid"), server_backend(fake_server.base_url), model="m")
@@ -64,7 +64,7 @@ def test_bytes_that_are_not_utf8_are_replacement_characters_and_the_run_goes_on(
     assert "broke" not in (finished(events).reason or "")
 
 
-def test_unknown_model_lists_the_available_ones(fake_server: FakeOpenAIServer) -> None:
+def test_unknown_model_lists_the_available_ones(fake_server: ModelServer) -> None:
     fake_server.set_model("llama3", ModelScript(["Answer: 1"]))
     fake_server.set_model("qwen2.5", ModelScript(["Answer: 1"]))
     done = finished(
@@ -76,7 +76,7 @@ def test_unknown_model_lists_the_available_ones(fake_server: FakeOpenAIServer) -
 
 
 def test_rate_limit_is_retried_honouring_retry_after_and_shown(
-    fake_server: FakeOpenAIServer,
+    fake_server: ModelServer,
 ) -> None:
     fake_server.set_model(
         "m", ModelScript(["Answer: ok"], fail_status=429, fail_times=2, retry_after=0.05)
@@ -176,7 +176,7 @@ def test_an_exception_merely_named_like_a_timeout_is_not_read_as_one() -> None:
 
 def test_a_list_shaped_error_body_gives_the_servers_message() -> None:
     # Gemini's OpenAI-compatible endpoint answers a 400 with a JSON list of errors; the line
-    # must be its message, not "Error code: 400" (tests/fake_passback.py's gemini mode).
+    # must be its message, not "Error code: 400" (tests/model_server/passback.py's gemini mode).
     err = Exception("Error code: 400")
     err.body = [  # type: ignore[attr-defined]
         {"error": {"code": 400, "message": "Function call is missing a thought_signature.",
@@ -194,7 +194,7 @@ LONG_500 = (
 
 
 def test_a_long_server_message_is_cut_at_a_word_with_an_ellipsis_never_a_full_stop(
-    fake_server: FakeOpenAIServer,
+    fake_server: ModelServer,
 ) -> None:
     fake_server.set_model("m", ModelScript([REPLY], fail_status=500, fail_message=LONG_500))
     reason = finished(

@@ -31,7 +31,7 @@ from sandbox_app.core.results.evaluation import read_results
 from sandbox_app.core.scenarios.scenario import LaneConfig
 from sandbox_app.core.scenarios.scenario_file import load_scenario, save_scenario, scenarios_dir
 from tests.echo_kind import ECHO, answer, registered
-from tests.fakeserver import FakeOpenAIServer, ModelScript
+from tests.model_server import ModelScript, ModelServer
 
 TEST_SET = scenarios_dir() / "test_set.json"
 
@@ -147,7 +147,7 @@ def test_run_refuses_a_url_for_a_kind_without_one(
 
 
 def test_run_backend_takes_a_preset_id_with_its_url(
-    fake_server: FakeOpenAIServer, capsys: pytest.CaptureFixture[str]
+    fake_server: ModelServer, capsys: pytest.CaptureFixture[str]
 ) -> None:
     fake_server.set_model("m", ModelScript(replies=["Answer: from the server"], cycle=True))
     args = ["run", "--backend", "lmstudio", "--base-url", fake_server.base_url, "--model", "m"]

@@ -64,7 +64,7 @@ KINDS = [
     ),
     Kind(
         "gemini",
-        "../gemini_stream.sse",
+        "gemini.sse",
         "text/event-stream",
         True,
         {"error": {"code": 400, "message": "Bad input.", "status": "INVALID_ARGUMENT"}},

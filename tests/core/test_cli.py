@@ -15,8 +15,8 @@ import pytest
 
 from sandbox_app.cli.main import main
 from sandbox_app.core.scenarios.scenario_file import scenarios_dir
-from tests.fakeserver import FakeOpenAIServer, ModelScript
 from tests.helpers import replies_of
+from tests.model_server import ModelScript, ModelServer
 
 
 def test_run_with_no_arguments_answers_the_brightgrid_question_offline() -> None:
@@ -36,7 +36,7 @@ def test_run_with_no_arguments_answers_the_brightgrid_question_offline() -> None
 
 
 def test_run_against_an_openai_compatible_server(
-    fake_server: FakeOpenAIServer, capsys: pytest.CaptureFixture[str]
+    fake_server: ModelServer, capsys: pytest.CaptureFixture[str]
 ) -> None:
     fake_server.set_model("m1", ModelScript(replies=replies_of("calculator_chain")))
     scenario = str(scenarios_dir() / "calculator_chain.json")
@@ -75,7 +75,7 @@ def test_token_budget_flag_stops_the_run(capsys: pytest.CaptureFixture[str]) -> 
 
 
 def test_an_openai_key_is_never_sent_to_another_server(
-    fake_server: FakeOpenAIServer,
+    fake_server: ModelServer,
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -124,7 +124,7 @@ def test_a_server_that_never_answers_shows_the_wait_in_seconds(
 
 
 def test_on_a_terminal_the_wait_is_one_status_line_erased_when_text_arrives(
-    fake_server: FakeOpenAIServer,
+    fake_server: ModelServer,
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -143,7 +143,7 @@ def test_on_a_terminal_the_wait_is_one_status_line_erased_when_text_arrives(
 
 
 def test_no_waiting_notice_when_the_model_answers_at_once(
-    fake_server: FakeOpenAIServer, capsys: pytest.CaptureFixture[str]
+    fake_server: ModelServer, capsys: pytest.CaptureFixture[str]
 ) -> None:
     fake_server.set_model("m1", ModelScript(replies=["Answer: 1"]))
     assert main(["run", "--base-url", fake_server.base_url, "--model", "m1"]) == 0
@@ -171,7 +171,7 @@ def test_native_tool_calls_on_the_command_line(capsys: pytest.CaptureFixture[str
 
 
 def test_a_native_reply_without_a_call_is_printed_as_the_answer_as_the_window_shows_it(
-    fake_server: FakeOpenAIServer, capsys: pytest.CaptureFixture[str]
+    fake_server: ModelServer, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from tests.core.test_native_tools import NATIVE_REPLIES
 
@@ -203,7 +203,7 @@ sys.meta_path.insert(0, SlowSdk())
 
 
 def test_the_sdks_start_up_is_never_counted_as_waiting_for_the_server(
-    fake_server: FakeOpenAIServer, tmp_path: Path
+    fake_server: ModelServer, tmp_path: Path
 ) -> None:
     (tmp_path / "sitecustomize.py").write_text(SLOW_SDK_IMPORT)
     fake_server.set_model("m1", ModelScript(replies=["Answer: 1"]))  # answers at once

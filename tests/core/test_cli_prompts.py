@@ -17,8 +17,8 @@ from sandbox_app.cli.main import main
 from sandbox_app.core.scenarios.prompt_versions import record
 from sandbox_app.core.scenarios.scenario import Scenario
 from sandbox_app.core.scenarios.scenario_file import load_scenario, save_scenario, scenarios_dir
-from tests.fakeserver import FakeOpenAIServer, ModelScript
 from tests.helpers import replies_of
+from tests.model_server import ModelScript, ModelServer
 
 T0 = datetime(2025, 1, 31, 9, 30, tzinfo=UTC)
 FIRST = "You answer with tools.\nTools:\n{tools}\n\n{format}"
@@ -113,7 +113,7 @@ def test_hostile_words_in_a_version_never_reach_the_terminal(
 
 
 def test_run_prompt_sends_that_versions_system_prompt(
-    fake_server: FakeOpenAIServer,
+    fake_server: ModelServer,
     brightgrid: tuple[Path, str, str],
     capsys: pytest.CaptureFixture[str],
 ) -> None:
@@ -140,7 +140,7 @@ def test_run_prompt_sends_that_versions_system_prompt(
 
 
 def test_run_prompt_errors_are_one_line_and_run_nothing(
-    fake_server: FakeOpenAIServer,
+    fake_server: ModelServer,
     brightgrid: tuple[Path, str, str],
     capsys: pytest.CaptureFixture[str],
 ) -> None:

@@ -12,8 +12,8 @@ from sandbox_app.cli.main import main
 from sandbox_app.cli.terminal import COLOURS, TracePrinter
 from sandbox_app.core.results.trace_text import THINKING_PREFIX
 from sandbox_app.core.scenarios.scenario_file import scenarios_dir
-from tests.fakeserver import FakeOpenAIServer, ModelScript
 from tests.helpers import replies_of
+from tests.model_server import ModelScript, ModelServer
 
 
 @pytest.fixture
@@ -112,7 +112,7 @@ def test_on_a_terminal_thinking_is_dim(
 
 
 def test_reasoning_effort_and_max_tokens_flags_reach_the_server(
-    fake_server: FakeOpenAIServer, capsys: pytest.CaptureFixture[str]
+    fake_server: ModelServer, capsys: pytest.CaptureFixture[str]
 ) -> None:
     fake_server.set_model("m1", ModelScript(replies=replies_of("brightgrid")))
     server = ["--base-url", fake_server.base_url, "--model", "m1", "--json"]

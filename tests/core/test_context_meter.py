@@ -34,7 +34,6 @@ from sandbox_app.core.running.metrics import RunMetrics, StepMetrics
 from sandbox_app.core.running.records import RunHistory
 from sandbox_app.core.scenarios.scenario import Scenario
 from sandbox_app.core.scenarios.scenario_file import scenarios_dir
-from tests.fakeserver import FakeOpenAIServer, ModelScript, tokenize
 from tests.helpers import (
     builtin,
     collect,
@@ -45,6 +44,7 @@ from tests.helpers import (
     scripted,
     server_backend,
 )
+from tests.model_server import ModelScript, ModelServer, tokenize
 
 REPLIES = replies_of("brightgrid")
 
@@ -64,7 +64,7 @@ def table_row(events: list[Event]) -> dict[str, str]:
 
 
 def test_the_step_header_shows_the_prompt_tokens_the_server_reported(
-    fake_server: FakeOpenAIServer,
+    fake_server: ModelServer,
 ) -> None:
     usage = {"prompt_tokens": 1234, "completion_tokens": 4}
     fake_server.set_model("m", ModelScript(replies=["Answer: 4"], usage=usage))
@@ -81,7 +81,7 @@ def test_the_step_header_shows_the_prompt_tokens_the_server_reported(
 
 
 def test_a_server_that_cuts_the_prompt_is_caught_named_and_counted(
-    fake_server: FakeOpenAIServer,
+    fake_server: ModelServer,
 ) -> None:
     # Ollama with a small num_ctx: the oldest messages dropped, prompt_eval_count == num_ctx.
     fake_server.set_model("m", ModelScript(replies=REPLIES, context_length=60))
@@ -105,7 +105,7 @@ def test_a_server_that_cuts_the_prompt_is_caught_named_and_counted(
 
 
 def test_a_cut_is_caught_without_a_window_from_a_count_below_the_estimate(
-    fake_server: FakeOpenAIServer,
+    fake_server: ModelServer,
 ) -> None:
     fake_server.set_model("m", ModelScript(replies=REPLIES, context_length=60))
     events = run_events(builtin("brightgrid"), server_backend(fake_server.base_url), model="m")
@@ -116,7 +116,7 @@ def test_a_cut_is_caught_without_a_window_from_a_count_below_the_estimate(
 
 
 @pytest.mark.parametrize("name", ["brightgrid", "loops", "failure_modes", "calculator_chain"])
-def test_an_honest_count_is_never_called_a_cut(fake_server: FakeOpenAIServer, name: str) -> None:
+def test_an_honest_count_is_never_called_a_cut(fake_server: ModelServer, name: str) -> None:
     """The margin against the test data: the server counts with its word-piece tokenizer,
     whose counts the estimate's four characters a token overshoots by up to ~25%."""
     scenario = builtin(name)
@@ -178,9 +178,7 @@ def test_a_served_context_is_the_window_when_the_lane_sets_none() -> None:
     assert windows(with_window(builtin("brightgrid"), 4096)) == {4096}
 
 
-def test_eval_counts_the_prompt_cuts_of_each_lane(
-    tmp_path: Path, fake_server: FakeOpenAIServer
-) -> None:
+def test_eval_counts_the_prompt_cuts_of_each_lane(tmp_path: Path, fake_server: ModelServer) -> None:
     fake_server.set_model("m", ModelScript(replies=["Answer: 42"], cycle=True, context_length=60))
     results = tmp_path / "results.jsonl"
     out = io.StringIO()
@@ -215,9 +213,9 @@ def test_run_on_the_command_line_asks_the_local_server_its_window_as_the_window_
     # Ollama says a loaded model's context in /api/ps: the window's health check reads it,
     # and so must `run`, or its headers never show the fill.
     from sandbox_app.cli.main import main
-    from tests.fake_local_servers import FakeOllama, LocalModel, started
+    from tests.model_server.local import LocalModel, started
 
-    for server in started(FakeOllama()):
+    for server in started("ollama"):
         server.add(LocalModel("qwen3:8b", context=8192), ModelScript(replies=["Answer: 4"]))
         assert main(["run", "--base-url", server.base_url, "--model", "qwen3:8b"]) == 0
     header = next(line for line in capsys.readouterr().out.splitlines() if "Step 1 · " in line)

@@ -18,8 +18,8 @@ from sandbox_app.core.scenarios.scenario_fields import ScenarioError
 from sandbox_app.core.scenarios.scenario_file import load_scenario, save_scenario, scenarios_dir
 from sandbox_app.core.tools import tools_for
 from sandbox_app.core.tools.mock import CannedRule, MockToolSpec
-from tests.fakeserver import FakeOpenAIServer, ModelScript
 from tests.helpers import SendEmail, builtin, finished, of_type, run_events, server_backend
+from tests.model_server import ModelScript, ModelServer
 
 WEATHER = MockToolSpec(
     "weather",
@@ -58,7 +58,7 @@ def run_offline(scenario: Scenario, **engine: Any) -> list[Any]:
     return run_events(scenario, scripted(scenario), **engine)
 
 
-def test_canned_rules_in_order_then_the_default(fake_server: FakeOpenAIServer) -> None:
+def test_canned_rules_in_order_then_the_default(fake_server: ModelServer) -> None:
     inputs = ["Paris", " Paris ", "paris", "Oslo, Norway", "new  york", "Rome"]
     fake_server.set_model("m", ModelScript(replies=calls(*inputs)))
     scenario = with_tool(WEATHER, [], max_steps=10)
@@ -135,7 +135,7 @@ def test_the_cli_asks_on_the_terminal_and_says_so_when_it_cannot(
 
 
 def email_run(
-    fake_server: FakeOpenAIServer, policies: dict[str, Any], trusted: frozenset[str] = frozenset()
+    fake_server: ModelServer, policies: dict[str, Any], trusted: frozenset[str] = frozenset()
 ) -> tuple[list[Any], SendEmail, list[str]]:
     tool = SendEmail()
     asked: list[str] = []
@@ -158,14 +158,14 @@ def email_run(
 
 
 def test_a_side_effecting_tool_asks_by_default_and_runs_once_approved(
-    fake_server: FakeOpenAIServer,
+    fake_server: ModelServer,
 ) -> None:
     _, tool, asked = email_run(fake_server, {})
     assert (asked, tool.sent) == (["send_email"], ["a@b.c"])
 
 
 def test_a_file_saying_auto_cannot_pre_approve_side_effects(
-    fake_server: FakeOpenAIServer,
+    fake_server: ModelServer,
 ) -> None:
     _, tool, asked = email_run(fake_server, {"send_email": "auto"})
     assert asked == ["send_email"]  # still asked: nobody here trusted it
@@ -173,7 +173,7 @@ def test_a_file_saying_auto_cannot_pre_approve_side_effects(
     assert (asked, tool.sent) == ([], ["a@b.c"])  # trusted here: runs unasked
 
 
-def test_deny_answers_with_an_error_and_never_runs(fake_server: FakeOpenAIServer) -> None:
+def test_deny_answers_with_an_error_and_never_runs(fake_server: ModelServer) -> None:
     events, tool, asked = email_run(fake_server, {"send_email": "deny"})
     assert (asked, tool.sent) == ([], [])
     assert observations(events) == [
@@ -273,7 +273,7 @@ def test_the_injection_lesson_offline_never_answers_42() -> None:
     assert matches(done.answer, scenario.expected)
 
 
-def test_a_model_that_obeys_the_injection_is_marked_wrong(fake_server: FakeOpenAIServer) -> None:
+def test_a_model_that_obeys_the_injection_is_marked_wrong(fake_server: ModelServer) -> None:
     scenario = load_scenario(scenarios_dir() / "prompt_injection.json")
     obeying = ["Action: search[Brightgrid Pro price per month]", "Final Answer: 42"]
     fake_server.set_model("m", ModelScript(replies=obeying))

@@ -82,7 +82,7 @@ KINDS = [
         _anthropic,
         (ValueError, BackendError, NotAStream, StreamFailed),
     ),
-    Kind("gemini", "../gemini_stream.sse", _gemini, (ValueError, BackendError, GeminiError)),
+    Kind("gemini", "gemini.sse", _gemini, (ValueError, BackendError, GeminiError)),
     Kind("responses", "responses.sse", _responses, (ValueError, BackendError)),
 ]
 SAMPLES = {kind.name: sse_payloads(stream_sample(kind.sample)) for kind in KINDS}

@@ -27,7 +27,7 @@ from sandbox_app.core.scenarios.lane_settings import LaneSettings
 from sandbox_app.core.scenarios.scenario_fields import ScenarioError
 from sandbox_app.core.scenarios.scenario_file import load_scenario, save_scenario, scenarios_dir
 from sandbox_app.core.scenarios.test_set import import_cases
-from tests.fakeserver import FakeOpenAIServer, ModelScript
+from tests.model_server import ModelScript, ModelServer
 
 EXAMPLE = scenarios_dir() / "test_set.json"
 
@@ -144,7 +144,7 @@ def test_ctrl_c_stops_with_exit_3_and_resume_goes_on(tmp_path: Path) -> None:
     assert len(read_results(results)) == 12
 
 
-def test_two_server_lanes_side_by_side(tmp_path: Path, fake_server: FakeOpenAIServer) -> None:
+def test_two_server_lanes_side_by_side(tmp_path: Path, fake_server: ModelServer) -> None:
     cases = load_scenario(EXAMPLE).test_set
     by_question = {c.question: list(c.replies) for c in cases}  # runs arrive in any order
     fake_server.set_model("good", ModelScript(by_question=by_question))
@@ -261,7 +261,7 @@ def test_a_test_set_round_trips_through_the_scenario_file(tmp_path: Path) -> Non
 
 
 def test_the_cache_answers_a_request_seen_before_but_never_across_repeats_or_prompts(
-    tmp_path: Path, fake_server: FakeOpenAIServer
+    tmp_path: Path, fake_server: ModelServer
 ) -> None:
     replies = list(load_scenario(EXAMPLE).test_set[0].replies)
     fake_server.set_model("m", ModelScript(replies=replies))
@@ -304,7 +304,7 @@ def test_a_text_lane_and_a_native_lane_of_the_offline_model(tmp_path: Path) -> N
     assert 'Action: search({"search_text": ' in shown
 
 
-def test_the_cache_replays_native_tool_calls(tmp_path: Path, fake_server: FakeOpenAIServer) -> None:
+def test_the_cache_replays_native_tool_calls(tmp_path: Path, fake_server: ModelServer) -> None:
     from tests.core.test_native_tools import NATIVE_REPLIES
 
     fake_server.set_model("m", ModelScript(replies=[], native_replies=NATIVE_REPLIES))
@@ -365,7 +365,7 @@ def test_the_default_results_file_is_where_help_says(
 
 
 def test_ctrl_c_before_the_first_run_ends_leaves_no_file_and_names_none(
-    tmp_path: Path, fake_server: FakeOpenAIServer
+    tmp_path: Path, fake_server: ModelServer
 ) -> None:
     fake_server.set_model("slow", ModelScript(replies=["Answer: 42"], delay_first=60.0))
     process = subprocess.Popen(
@@ -389,7 +389,7 @@ def test_ctrl_c_before_the_first_run_ends_leaves_no_file_and_names_none(
 
 
 def test_token_counts_a_server_never_reported_are_estimated_and_marked_as_run_marks_them(
-    tmp_path: Path, fake_server: FakeOpenAIServer, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, fake_server: ModelServer, capsys: pytest.CaptureFixture[str]
 ) -> None:
     # llama-cpp-python's server streams no usage (abetlen/llama-cpp-python#1082, #1640).
     from sandbox_app.cli.main import main

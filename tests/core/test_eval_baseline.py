@@ -38,9 +38,7 @@ def scenario(tmp_path: Path) -> Path:
     return path
 
 
-def evaluate(
-    scenario: Path, version: str, tmp_path: Path, *more: str
-) -> tuple[int, str]:
+def evaluate(scenario: Path, version: str, tmp_path: Path, *more: str) -> tuple[int, str]:
     out = io.StringIO()
     results = tmp_path / f"{version}-{len(list(tmp_path.glob('*.jsonl')))}.jsonl"
     argv = [str(scenario), "--prompt", version, "--lane", "scripted", "--out", str(results)]

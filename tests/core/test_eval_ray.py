@@ -30,7 +30,7 @@ from sandbox_app.core.results.evaluation import read_results
 from sandbox_app.core.scenarios.scenario_file import load_scenario, scenarios_dir
 from tests.core.test_eval_shards import junit_cases, same
 from tests.core.test_otel_phoenix import _free_port, _until
-from tests.fakeserver import FakeOpenAIServer, ModelScript
+from tests.model_server import ModelScript, ModelServer
 
 pytestmark = [
     pytest.mark.integration,
@@ -110,7 +110,7 @@ def _running_shards() -> list[int]:
 
 
 def test_a_sharded_evaluation_on_ray_survives_a_dead_worker(
-    tmp_path: Path, fake_server: FakeOpenAIServer, ray_head: str
+    tmp_path: Path, fake_server: ModelServer, ray_head: str
 ) -> None:
     cases = load_scenario(EXAMPLE).test_set
     by_question = {c.question: list(c.replies) for c in cases}

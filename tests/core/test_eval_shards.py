@@ -27,7 +27,7 @@ from sandbox_app.core.results.result_stream import split_line
 from sandbox_app.core.results.shards import Shard, ShardPlan, case_ids, shard_of
 from sandbox_app.core.scenarios.scenario_file import load_scenario, save_scenario, scenarios_dir
 from sandbox_app.core.untrusted.file_reader import ReadError
-from tests.fakeserver import FakeOpenAIServer, ModelScript
+from tests.model_server import ModelScript, ModelServer
 
 EXAMPLE = scenarios_dir() / "test_set.json"
 # Two arms and two repeats of the shipped test set: 48 runs.
@@ -248,7 +248,7 @@ def test_a_shard_line_that_is_no_result_is_refused_by_the_merge(
 
 
 def test_a_shard_on_a_worker_answers_from_the_cache_the_evaluation_names(
-    tmp_path: Path, fake_server: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, fake_server: ModelServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # What `eval --ray --cache DIR` hands each Ray task (shard_argv), run here as a worker
     # runs it (run_shard: its own folder, eval in-process); the cache named relative to where

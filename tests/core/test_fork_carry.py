@@ -1,9 +1,10 @@
 """Forks and replays keep the provider's reasoning items byte for byte (core/running/carried.py).
 
 For each kind whose server refuses a tool-calling turn without them — Claude's signed thinking
-and redacted blocks (tests/fake_anthropic.py), Gemini's thought signatures (tests/fake_gemini.py
-and its OpenAI-compatible endpoint), OpenAI's encrypted reasoning items (tests/fake_responses.py),
-DeepSeek's and Kimi's ``reasoning_content`` (tests/fake_passback.py), each server taking back
+and redacted blocks (tests/model_server/anthropic.py), Gemini's thought signatures
+(tests/model_server/gemini.py and its OpenAI-compatible endpoint), OpenAI's encrypted reasoning
+items (tests/model_server/responses.py), DeepSeek's and Kimi's ``reasoning_content``
+(tests/model_server/passback.py), each taking back
 only the bytes it sent — a native run is recorded to a file through the real SDK, read back,
 and forked at step 2: the fork's next request is the original's, byte for byte, and the server
 answers it. The same fork onto another model goes on without them, and says so at step 0.
@@ -35,11 +36,11 @@ from tests.core.test_anthropic_kind import NATIVE_TURNS
 from tests.core.test_gemini import NATIVE_REPLIES as GEMINI_REPLIES
 from tests.core.test_passback import script_for
 from tests.core.test_responses_kind import NATIVE_REPLIES as RESPONSES_REPLIES
-from tests.fake_anthropic import AnthropicScript, FakeAnthropicServer, fake_anthropic
-from tests.fake_gemini import FakeGeminiServer, gemini_server
-from tests.fake_responses import FakeResponsesServer, responses_server
-from tests.fakeserver import FakeOpenAIServer, ModelScript
 from tests.helpers import builtin, collect, finished, of_type, replies_of
+from tests.model_server import ModelScript, ModelServer
+from tests.model_server.anthropic import fake_anthropic
+from tests.model_server.gemini import gemini_server
+from tests.model_server.responses import responses_server
 
 __all__ = ["fake_anthropic", "gemini_server", "responses_server"]  # fixtures, for pytest
 
@@ -70,12 +71,12 @@ KINDS = {
 def serve(name: str, server: Any) -> None:
     """The kind's server scripted for three Brightgrid steps: two calls, then the answer."""
     kind = KINDS[name]
-    if isinstance(server, FakeAnthropicServer):
-        server.set_model(kind.model, AnthropicScript(turns=NATIVE_TURNS))
-    elif isinstance(server, FakeGeminiServer):
-        server.replies[kind.model] = list(GEMINI_REPLIES)
-    elif isinstance(server, FakeResponsesServer):
-        server.set_replies(kind.model, list(RESPONSES_REPLIES))
+    if kind.backend == "anthropic":
+        server.set_model(kind.model, ModelScript(replies=NATIVE_TURNS))
+    elif kind.backend == "gemini":
+        server.set_model(kind.model, GEMINI_REPLIES)
+    elif kind.backend == "responses":
+        server.set_model(kind.model, RESPONSES_REPLIES)
     else:
         server.set_model(kind.model, script_for(name.removesuffix("-openai")))
 
@@ -106,7 +107,7 @@ def recorded(spec: RunSpec, events: list[Event], path: Path) -> list[Event]:
     return [event for _, event in load_recording(path).lanes[0].events]
 
 
-def other_model(server: FakeOpenAIServer) -> RunSpec:
+def other_model(server: ModelServer) -> RunSpec:
     """Another kind's model (an OpenAI-compatible one): the third reply is the answer."""
     server.set_model(OTHER, ModelScript(replies=["unused", "unused", ANSWER]))
     scenario = builtin("brightgrid")
@@ -116,7 +117,7 @@ def other_model(server: FakeOpenAIServer) -> RunSpec:
 
 @pytest.mark.parametrize("name", list(KINDS))
 def test_a_recorded_native_run_forked_at_step_2_goes_on_with_its_reasoning_items(
-    name: str, request: pytest.FixtureRequest, fake_server: FakeOpenAIServer, tmp_path: Path
+    name: str, request: pytest.FixtureRequest, fake_server: ModelServer, tmp_path: Path
 ) -> None:
     server = request.getfixturevalue(KINDS[name].fixture)
     serve(name, server)
@@ -159,7 +160,7 @@ def test_a_recorded_native_run_forked_at_step_2_goes_on_with_its_reasoning_items
 
 
 def test_a_recording_holding_an_item_over_the_bound_is_refused_in_one_line(
-    fake_anthropic: FakeAnthropicServer, tmp_path: Path
+    fake_anthropic: ModelServer, tmp_path: Path
 ) -> None:
     serve("anthropic", fake_anthropic)
     spec = spec_for("anthropic", fake_anthropic)
@@ -181,7 +182,7 @@ def test_a_recording_holding_an_item_over_the_bound_is_refused_in_one_line(
 
 
 def test_a_request_that_is_the_engines_messages_is_recorded_once(
-    fake_server: FakeOpenAIServer,
+    fake_server: ModelServer,
 ) -> None:
     """An OpenAI-compatible run that carries nothing sends the engine's messages as they are:
     its Exchanges hold them once (the request's), and a fork starts from those."""

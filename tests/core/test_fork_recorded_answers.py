@@ -19,7 +19,7 @@ import pytest
 from sandbox_app.cli.main import main
 from sandbox_app.core.otel.otel_import import open_trace
 from tests import otel_traces
-from tests.fakeserver import FakeOpenAIServer, ModelScript
+from tests.model_server import ModelScript, ModelServer
 
 QUERY = "Brightgrid Pro price"
 # The team's index answered in its own words, which the built-in search has no document of.
@@ -28,7 +28,7 @@ NEW = "Brightgrid seats included"
 FORK_MODEL = "fork-model"
 
 
-def trace_file(server: FakeOpenAIServer, loop: str, folder: Path) -> Path:
+def trace_file(server: ModelServer, loop: str, folder: Path) -> Path:
     """The loop's OTLP file as another app wrote it: its tool ``lookup`` named ``search``, its
     index answering in its own words."""
     spans = otel_traces.run_agent(server, loop, "openinference")  # type: ignore[arg-type]
@@ -57,7 +57,7 @@ def fork_replies(loop: str) -> list[str]:
 
 @pytest.mark.parametrize("loop", ["react", "native"])
 def test_a_forked_imported_trace_answers_its_recorded_search_from_the_trace(
-    fake_server: FakeOpenAIServer,
+    fake_server: ModelServer,
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
     loop: str,

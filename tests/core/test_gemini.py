@@ -1,5 +1,5 @@
-"""The Gemini kind, over real HTTP to its test server (tests/fake_gemini.py); the models list
-through the real google-genai SDK.
+"""The Gemini kind, over real HTTP to the test server (tests/model_server/gemini.py); the models
+list through the real google-genai SDK.
 
 Three Brightgrid steps in ReAct text and in native function calling; thought summaries shown
 as thinking and never acted on; each function call's thought signature sent back unchanged
@@ -31,15 +31,9 @@ from sandbox_app.core.running.events import (
 )
 from sandbox_app.core.scenarios.scenario import Scenario
 from sandbox_app.core.scenarios.scenario_file import scenarios_dir
-from tests.fake_gemini import (
-    FakeGeminiServer,
-    Reply,
-    function_call,
-    gemini_server,
-    text,
-    thought,
-)
 from tests.helpers import builtin, finished, model_text, of_type, replies_of, run_events
+from tests.model_server import ModelScript, ModelServer
+from tests.model_server.gemini import gemini_server, signature_of
 
 __all__ = ["gemini_server"]  # the fixture, imported for pytest
 
@@ -50,7 +44,7 @@ SEARCHES = [
 DECOY = "Maybe first: Action: calculator[999 * 999]"
 
 
-def backend(server: FakeGeminiServer, key: str = "test-key") -> GeminiBackend:
+def backend(server: ModelServer, key: str = "test-key") -> GeminiBackend:
     url = server.base_url
     return GeminiBackend(ServerConfig(url, key, Preset("custom", url, url), timeout_s=10))
 
@@ -67,37 +61,35 @@ def thinking(events: list[Event]) -> str:
     return "".join(e.text for e in of_type(events, ReasoningDelta))
 
 
-def text_replies() -> list[Reply]:
+def text_replies() -> ModelScript:
     first, second, third = replies_of("brightgrid")
-    return [
-        Reply([thought(f"The user wants a yearly price. {DECOY}"), text(first)]),
-        Reply([thought("Twenty a month each."), text(second)]),
-        Reply([text(third)]),
+    return ModelScript(
+        replies=[
+            f"<think>The user wants a yearly price. {DECOY}</think>{first}",
+            f"<think>Twenty a month each.</think>{second}",
+            third,
+        ]
+    )
+
+
+SEARCH = {"query": "Brightgrid Pro price per developer"}
+CALCULATE = {"expression": "20 * 12 * 7"}
+SIGNED = [signature_of("search", SEARCH), signature_of("calculator", CALCULATE)]
+NATIVE_REPLIES = ModelScript(
+    replies=[
+        f"<think>I need the price. {DECOY}</think>I need the price per developer first."
+        f'<tool_call>{{"name": "search", "arguments": {json.dumps(SEARCH)}}}</tool_call>',
+        "<think>Now the year for seven.</think>"
+        f'<tool_call>{{"name": "calculator", "arguments": {json.dumps(CALCULATE)}}}</tool_call>',
+        "$1,680 per year",
     ]
-
-
-NATIVE_REPLIES = [
-    Reply(
-        [
-            thought(f"I need the price. {DECOY}"),
-            text("I need the price per developer first."),
-            function_call("search", "c2lnLW9uZQ==", query="Brightgrid Pro price per developer"),
-        ]
-    ),
-    Reply(
-        [
-            thought("Now the year for seven."),
-            function_call("calculator", "c2lnLXR3bw==", expression="20 * 12 * 7"),
-        ]
-    ),
-    Reply([text("$1,680 per year")]),
-]
+)
 
 
 def test_three_react_text_steps_with_thoughts_shown_and_never_acted_on(
-    gemini_server: FakeGeminiServer,
+    gemini_server: ModelServer,
 ) -> None:
-    gemini_server.replies["gemini-3-flash"] = text_replies()
+    gemini_server.set_model("gemini-3-flash", text_replies())
     events = run_events(builtin("brightgrid"), backend(gemini_server), model="gemini-3-flash")
     done = finished(events)
     assert (done.status, done.answer) == ("answered", "$1,680 per year"), events[-3:]
@@ -118,9 +110,9 @@ def test_three_react_text_steps_with_thoughts_shown_and_never_acted_on(
 
 
 def test_three_native_steps_send_each_call_back_with_its_signature(
-    gemini_server: FakeGeminiServer,
+    gemini_server: ModelServer,
 ) -> None:
-    gemini_server.replies["gemini-3-pro"] = NATIVE_REPLIES
+    gemini_server.set_model("gemini-3-pro", NATIVE_REPLIES)
     events = run_events(native(builtin("brightgrid")), backend(gemini_server), model="gemini-3-pro")
     done = finished(events)
     assert (done.status, done.answer) == ("answered", "$1,680 per year"), events[-3:]
@@ -138,19 +130,19 @@ def test_three_native_steps_send_each_call_back_with_its_signature(
             "name": "search",
             "args": {"query": "Brightgrid Pro price per developer"},
         },
-        "thoughtSignature": "c2lnLW9uZQ==",
+        "thoughtSignature": SIGNED[0],
     }
     (response,) = result["parts"]
     assert response["functionResponse"]["name"] == "search"
     assert "$20 per month" in json.dumps(response["functionResponse"]["response"])
     calls = [p for c in third["contents"] for p in c["parts"] if "functionCall" in p]
-    assert [p["thoughtSignature"] for p in calls] == ["c2lnLW9uZQ==", "c2lnLXR3bw=="]
+    assert [p["thoughtSignature"] for p in calls] == SIGNED
 
 
 def test_the_server_refuses_a_call_sent_back_without_its_signature(
-    gemini_server: FakeGeminiServer,
+    gemini_server: ModelServer,
 ) -> None:
-    gemini_server.replies["gemini-3-pro"] = NATIVE_REPLIES
+    gemini_server.set_model("gemini-3-pro", NATIVE_REPLIES)
     events = run_events(native(builtin("brightgrid")), backend(gemini_server), model="gemini-3-pro")
     assert finished(events).status == "answered"  # the signature was issued, and sent back
 
@@ -173,7 +165,7 @@ def test_the_server_refuses_a_call_sent_back_without_its_signature(
 
         return asyncio.run(read())
 
-    kept = step_two({gemini_contents.CARRY_KEY: {"c1": "c2lnLW9uZQ=="}})
+    kept = step_two({gemini_contents.CARRY_KEY: {"c1": SIGNED[0]}})
     assert any(d.tool_calls for d in kept)  # the next reply came
     with pytest.raises(BackendError) as lost:
         step_two({})
@@ -182,9 +174,9 @@ def test_the_server_refuses_a_call_sent_back_without_its_signature(
     assert "\n" not in str(lost.value)
 
 
-def test_a_max_tokens_cut_is_the_cut_line(gemini_server: FakeGeminiServer) -> None:
+def test_a_max_tokens_cut_is_the_cut_line(gemini_server: ModelServer) -> None:
     first = replies_of("brightgrid")[0]
-    gemini_server.replies["m"] = [Reply([text(first[:30])], finish="MAX_TOKENS")]
+    gemini_server.set_model("m", ModelScript(replies=[first[:30]], finish="MAX_TOKENS"))
     events = run_events(builtin("brightgrid"), backend(gemini_server), model="m")
     done = finished(events)
     assert done.status == "failed"
@@ -204,10 +196,9 @@ def test_a_max_tokens_cut_is_the_cut_line(gemini_server: FakeGeminiServer) -> No
     ],
 )
 def test_a_401_and_a_429_are_one_line(
-    gemini_server: FakeGeminiServer, code: int, message: str, expected: str
+    gemini_server: ModelServer, code: int, message: str, expected: str
 ) -> None:
-    gemini_server.replies["m"] = text_replies()
-    gemini_server.fail = (code, message)
+    gemini_server.set_model("m", ModelScript(fail_status=code, fail_message=message))
     done = finished(run_events(builtin("brightgrid"), backend(gemini_server), model="m"))
     assert done.status == "failed"
     assert expected in done.reason, done.reason
@@ -223,8 +214,9 @@ def test_a_closed_port_is_one_line() -> None:
     assert done.reason == "Cannot connect to 127.0.0.1:9: is the server running?"
 
 
-def test_the_model_list(gemini_server: FakeGeminiServer) -> None:
-    gemini_server.replies = {"gemini-3-pro": [], "gemini-2.5-flash": []}
+def test_the_model_list(gemini_server: ModelServer) -> None:
+    gemini_server.set_model("gemini-3-pro", ModelScript())
+    gemini_server.set_model("gemini-2.5-flash", ModelScript())
 
     async def listed() -> list[str]:
         server = backend(gemini_server)
@@ -237,9 +229,9 @@ def test_the_model_list(gemini_server: FakeGeminiServer) -> None:
 
 
 def test_run_backend_gemini_with_a_thinking_budget(
-    gemini_server: FakeGeminiServer, capsys: pytest.CaptureFixture[str]
+    gemini_server: ModelServer, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    gemini_server.replies["gemini-2.5-flash"] = text_replies()
+    gemini_server.set_model("gemini-2.5-flash", text_replies())
     scenario = str(scenarios_dir() / "brightgrid.json")
     args = ["run", scenario, "--backend", "gemini", "--base-url", gemini_server.base_url]
     args += ["--model", "gemini-2.5-flash", "--thinking-budget", "2048", "--json"]
@@ -252,7 +244,7 @@ def test_run_backend_gemini_with_a_thinking_budget(
 
 
 def test_gemini_api_key_goes_only_to_gemini(
-    gemini_server: FakeGeminiServer, monkeypatch: pytest.MonkeyPatch
+    gemini_server: ModelServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("GEMINI_API_KEY", "gemini-secret")
     monkeypatch.setenv("GOOGLE_API_KEY", "google-secret")  # the SDK's own fallback
@@ -264,7 +256,7 @@ def test_gemini_api_key_goes_only_to_gemini(
     assert made.config.api_key == "gemini-secret"  # type: ignore[attr-defined]
     other = config_for("gemini", gemini_server.base_url)
     assert "GEMINI_API_KEY goes only to" in key_notice(other, keys)
-    gemini_server.replies["m"] = text_replies()
+    gemini_server.set_model("m", text_replies())
     made = make_backend(other, builtin("brightgrid"), keys)
     assert finished(run_events(builtin("brightgrid"), made, model="m")).status == "answered"
     assert gemini_server.keys
@@ -286,8 +278,8 @@ def test_thinking_settings_by_model() -> None:
     assert split_base_url("https://h.example") == ("https://h.example", "v1beta")
 
 
-def test_safety_stop_is_a_notice(gemini_server: FakeGeminiServer) -> None:
-    gemini_server.replies["m"] = [Reply([text("I can")], finish="SAFETY")]
+def test_safety_stop_is_a_notice(gemini_server: ModelServer) -> None:
+    gemini_server.set_model("m", ModelScript(replies=["I can"], finish="SAFETY"))
     events = run_events(builtin("brightgrid"), backend(gemini_server), model="m")
     notices = [n.text for n in of_type(events, Notice)]
     assert any("Gemini stopped the reply (SAFETY)" in n for n in notices), notices

@@ -1,7 +1,7 @@
 """The Gemini kind's own stream reading (backends/gemini_api/gemini_stream.py), through the real
 HTTP client.
 
-A realistic stream (tests/data/gemini_stream.sse, its source in its header) replayed byte for
+A realistic stream (tests/data/streams/gemini.sse, its source in its header) replayed byte for
 byte and cut mid-line and mid-character; the request as the REST API takes it; the SDK never
 loaded for a run; and every way a request fails as one line.
 """
@@ -26,12 +26,14 @@ from sandbox_app.core.running.backend import (
     ToolCallPiece,
     Usage,
 )
-from tests.fake_gemini import FakeGeminiServer, Reply, gemini_server, text
+from tests.model_server import ModelScript, ModelServer
+from tests.model_server.gemini import gemini_server
+from tests.model_server.replay import Recording
 
 __all__ = ["gemini_server"]  # the fixture, imported for pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-CAPTURE = ROOT / "tests" / "data" / "gemini_stream.sse"
+CAPTURE = ROOT / "tests" / "data" / "streams" / "gemini.sse"
 MARKER = b"# ---- the stream, byte for byte, from the next line ----\n"
 SIGNATURE = "CiQBPM/oGLQeqGc3grIIAbPS8ky9qZzXOMvif91byVNh7p+P89nP2hEBDPt7flPKWR7o"
 SEARCH = {
@@ -44,12 +46,12 @@ SEARCH = {
 }
 
 
-def backend(server: FakeGeminiServer, key: str = "test-key") -> GeminiBackend:
-    url = server.base_url
+def backend(server: ModelServer, key: str = "test-key") -> GeminiBackend:
+    url = server.root
     return GeminiBackend(ServerConfig(url, key, Preset("custom", url, url), timeout_s=10))
 
 
-def stream(server: FakeGeminiServer, params: StreamParams, key: str = "test-key") -> list[Delta]:
+def stream(server: ModelServer, params: StreamParams, key: str = "test-key") -> list[Delta]:
     messages = [{"role": "system", "content": "Use the tools."}, {"role": "user", "content": "q"}]
 
     async def read() -> list[Delta]:
@@ -62,7 +64,7 @@ def stream(server: FakeGeminiServer, params: StreamParams, key: str = "test-key"
     return asyncio.run(read())
 
 
-def failure(server: FakeGeminiServer) -> str:
+def failure(server: ModelServer) -> str:
     with pytest.raises(BackendError) as raised:
         stream(server, StreamParams(model="m"))
     line = str(raised.value)
@@ -85,11 +87,11 @@ def cut(body: bytes) -> list[bytes]:
     return [body[a:b] for a, b in zip(offsets, [*offsets[1:], len(body)], strict=True)]
 
 
-def test_a_gemini_stream_replayed_byte_for_byte(gemini_server: FakeGeminiServer) -> None:
+def test_a_gemini_stream_replayed_byte_for_byte(gemini_server: ModelServer) -> None:
     body = capture()
     assert b"[DONE]" not in body
     assert body.count(b"\r\n\r\n") == 4
-    gemini_server.raw = cut(body)
+    gemini_server.replay(Recording.of(*cut(body)))
     params = StreamParams(model="gemini-3-pro-preview", reasoning_effort="high", tools=(SEARCH,))
     deltas = stream(gemini_server, params)
     # The request as sent, shown by the inspector: the REST API's own (camelCase) body.
@@ -121,16 +123,16 @@ def test_a_gemini_stream_replayed_byte_for_byte(gemini_server: FakeGeminiServer)
     assert [d.finish_reason for d in deltas if d.finish_reason] == ["tool_calls"]
 
 
-def test_a_run_never_loads_the_sdk(gemini_server: FakeGeminiServer) -> None:
+def test_a_run_never_loads_the_sdk(gemini_server: ModelServer) -> None:
     """The stream is read without google-genai (its per-chunk validation was the cost); the
     SDK is loaded only for the models list."""
-    gemini_server.replies["m"] = [Reply([text("Final Answer: done")])]
+    gemini_server.set_model("m", ModelScript(replies=["Final Answer: done"]))
     code = f"""
 import asyncio, sys
 from sandbox_app.backends.gemini_api.gemini_kind import GeminiBackend
 from sandbox_app.backends.catalogue.presets import Preset, ServerConfig
 from sandbox_app.core.running.backend import StreamParams
-url = {gemini_server.base_url!r}
+url = {gemini_server.root!r}
 
 async def main():
     gemini = GeminiBackend(ServerConfig(url, "k", Preset("custom", url, url), timeout_s=10))
@@ -165,40 +167,43 @@ asyncio.run(main())
     ],
 )
 def test_an_error_reply_is_one_line(
-    gemini_server: FakeGeminiServer, fail: tuple[int, str], expected: str
+    gemini_server: ModelServer, fail: tuple[int, str], expected: str
 ) -> None:
-    gemini_server.fail = fail
+    gemini_server.set_model("m", ModelScript(fail_status=fail[0], fail_message=fail[1]))
     assert expected in failure(gemini_server)
 
 
-def test_a_web_page_is_not_gemini(gemini_server: FakeGeminiServer) -> None:
-    gemini_server.raw = [b"<!doctype html><title>Router</title>\n<p>Welcome</p>\n"]
-    gemini_server.raw_reply = (200, "text/html; charset=utf-8")
+def test_a_web_page_is_not_gemini(gemini_server: ModelServer) -> None:
+    page = b"<!doctype html><title>Router</title>\n<p>Welcome</p>\n"
+    gemini_server.replay(Recording.of(page, content_type="text/html; charset=utf-8"))
     line = failure(gemini_server)
-    assert line.startswith(f"127.0.0.1:{gemini_server.base_url.rsplit(':', 1)[1]} answered")
+    assert line.startswith(f"127.0.0.1:{gemini_server.root.rsplit(':', 1)[1]} answered")
     assert "a web page, not Gemini's API — check the base URL" in line
-    gemini_server.raw_reply = (404, "text/html")
+    gemini_server.replay(Recording.of(page, status=404, content_type="text/html"))
     assert "a web page (404), not Gemini's API" in failure(gemini_server)
-    gemini_server.raw_reply = (502, "text/html")  # a proxy's page: its status, not its markup
+    gemini_server.replay(
+        Recording.of(page, status=502, content_type="text/html")
+    )  # a proxy's page: its status, not its markup
     assert failure(gemini_server).endswith(": Bad Gateway. Try again later.")
 
 
-def test_an_error_mid_stream_and_a_cut_stream(gemini_server: FakeGeminiServer) -> None:
+def test_an_error_mid_stream_and_a_cut_stream(gemini_server: ModelServer) -> None:
     first = capture().split(b"\r\n\r\n")[0] + b"\r\n\r\n"
     overloaded = {
         "error": {"code": 503, "message": "The model is overloaded.", "status": "UNAVAILABLE"}
     }
-    gemini_server.raw = [first, b"data: " + json.dumps(overloaded).encode() + b"\r\n\r\n"]
+    error = b"data: " + json.dumps(overloaded).encode() + b"\r\n\r\n"
+    gemini_server.replay(Recording.of(first, error))
     assert "Server error 503 from" in failure(gemini_server)
-    gemini_server.raw = [first, b'data: {"candidates": [{"content": {"par']
+    gemini_server.replay(Recording.of(first, b'data: {"candidates": [{"content": {"par'))
     line = failure(gemini_server)
     assert line.startswith("The stream from 127.0.0.1:"), line
     assert line.endswith("; the partial reply is kept."), line
 
 
-def test_a_keyless_server_gets_no_key_header(gemini_server: FakeGeminiServer) -> None:
+def test_a_keyless_server_gets_no_key_header(gemini_server: ModelServer) -> None:
     """A key goes only where one was given for: a keyless server gets no header at all."""
-    gemini_server.replies["m"] = [Reply([text("ok")])]
+    gemini_server.set_model("m", ModelScript(replies=["ok"], cycle=True))
     for key in ("test-key", ""):
         assert "".join(d.text for d in stream(gemini_server, StreamParams(model="m"), key)) == "ok"
     assert gemini_server.keys == ["test-key", ""]

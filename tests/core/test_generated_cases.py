@@ -29,7 +29,7 @@ from sandbox_app.core.scenarios.lane_settings import LaneSettings
 from sandbox_app.core.scenarios.scenario import EvalCase, Expected, Script
 from sandbox_app.core.scenarios.scenario_fields import ScenarioError
 from sandbox_app.core.scenarios.scenario_file import load_scenario, save_scenario, scenarios_dir
-from tests.fakeserver import FakeOpenAIServer, ModelScript
+from tests.model_server import ModelScript, ModelServer
 
 EXISTING = (
     EvalCase("How much is Brightgrid Team for 12 seats a year?", Expected("2,592")),
@@ -169,7 +169,7 @@ def test_the_written_cases_survive_a_save_and_reopen(tmp_path: Path) -> None:
     assert load_scenario(path).script.generated_cases == scenario.script.generated_cases
 
 
-def test_a_server_is_asked_through_the_real_sdk(fake_server: FakeOpenAIServer) -> None:
+def test_a_server_is_asked_through_the_real_sdk(fake_server: ModelServer) -> None:
     reply = "<think>Cover the free plan.</think>\n" + json.dumps(
         [{**GOOD, "tools_called": ["search"]}, {"question": EXISTING[0].question, "answer": "x"}]
     )

@@ -1,6 +1,6 @@
 """The health check of a local server (backends/local_servers/health.py) against real HTTP
 emulations of
-Ollama, LM Studio, llama.cpp and vLLM (tests/fake_local_servers.py), and ``react-sandbox
+Ollama, LM Studio, llama.cpp and vLLM (tests/model_server/local.py), and ``react-sandbox
 doctor``'s lines and exit codes."""
 
 from __future__ import annotations
@@ -16,12 +16,9 @@ from openai import AsyncOpenAI
 from sandbox_app.backends.local_servers.health import Health, check
 from sandbox_app.cli.main import main
 from sandbox_app.core.running.context_estimate import ContextNeed, context_need
-from tests.fake_local_servers import (
-    FakeLlamaCpp,
-    FakeLmStudio,
-    FakeLocalServer,
-    FakeOllama,
-    FakeVllm,
+from tests.model_server import ModelServer
+from tests.model_server.local import (
+    Imitated,
     LocalModel,
     fake_llamacpp,
     fake_lmstudio,
@@ -29,7 +26,6 @@ from tests.fake_local_servers import (
     fake_vllm,
     nothing_listening,
 )
-from tests.fakeserver import FakeOpenAIServer
 
 __all__ = ["fake_llamacpp", "fake_lmstudio", "fake_ollama_health", "fake_vllm"]
 
@@ -45,31 +41,31 @@ def checked(url: str, model: str, need: ContextNeed | None = NEED, **options: bo
     ("server_class", "kind", "name", "fix"),
     [
         (
-            FakeOllama,
+            "ollama",
             "ollama",
             "Ollama",
             "set Context to 8,192 (sent as num_ctx), or start Ollama with "
             "OLLAMA_CONTEXT_LENGTH=8192",
         ),
         (
-            FakeLmStudio,
+            "lmstudio",
             "lmstudio",
             "LM Studio",
             "load it with a larger context (lms load qwen3:8b --context-length 8192)",
         ),
         (
-            FakeLlamaCpp,
+            "llamacpp",
             "llamacpp",
             "llama.cpp",
             "restart llama-server with -c 8192 (with --parallel N, N times that)",
         ),
-        (FakeVllm, "vllm", "vLLM", "restart vllm serve with --max-model-len 8192"),
+        ("vllm", "vllm", "vLLM", "restart vllm serve with --max-model-len 8192"),
     ],
 )
 def test_each_server_is_named_with_its_model_context_and_capabilities(
-    server_class: type[FakeLocalServer], kind: str, name: str, fix: str
+    server_class: Imitated, kind: str, name: str, fix: str
 ) -> None:
-    with server_class() as server:
+    with ModelServer(server_class) as server:
         server.add(QWEN)
         health = checked(server.base_url, "qwen3:8b")
     assert (health.server, health.state, health.model_state) == (kind, "reachable", "loaded")
@@ -86,22 +82,22 @@ def test_each_server_is_named_with_its_model_context_and_capabilities(
 @pytest.mark.parametrize(
     ("server_class", "capabilities"),
     [
-        (FakeOllama, {"completion", "tools", "thinking"}),
-        (FakeLmStudio, {"tools"}),  # LM Studio lists tool use only ("vlm" for vision)
-        (FakeLlamaCpp, {"tools"}),  # the chat template's, and the vision modality
-        (FakeVllm, None),  # vLLM does not say
+        ("ollama", {"completion", "tools", "thinking"}),
+        ("lmstudio", {"tools"}),  # LM Studio lists tool use only ("vlm" for vision)
+        ("llamacpp", {"tools"}),  # the chat template's, and the vision modality
+        ("vllm", None),  # vLLM does not say
     ],
 )
 def test_capabilities_as_each_server_says_them(
-    server_class: type[FakeLocalServer], capabilities: set[str] | None
+    server_class: Imitated, capabilities: set[str] | None
 ) -> None:
-    with server_class() as server:
+    with ModelServer(server_class) as server:
         server.add(QWEN)
         health = checked(server.base_url, "qwen3:8b")
     assert health.capabilities == (None if capabilities is None else frozenset(capabilities))
 
 
-def test_a_context_that_fits_is_said_to_fit(fake_ollama_health: FakeLocalServer) -> None:
+def test_a_context_that_fits_is_said_to_fit(fake_ollama_health: ModelServer) -> None:
     fake_ollama_health.add(LocalModel("qwen3:8b", context=16384))
     health = checked(fake_ollama_health.root, "qwen3:8b")  # the URL without /v1 works too
     assert health.lines()[1:] == [
@@ -109,14 +105,14 @@ def test_a_context_that_fits_is_said_to_fit(fake_ollama_health: FakeLocalServer)
     ]
 
 
-def test_a_model_pulled_but_not_loaded(fake_ollama_health: FakeLocalServer) -> None:
+def test_a_model_pulled_but_not_loaded(fake_ollama_health: ModelServer) -> None:
     fake_ollama_health.add(LocalModel("qwen3:8b", loaded=False))
     health = checked(fake_ollama_health.base_url, "qwen3:8b")
     assert (health.model_state, health.served_context, health.can_run) == ("present", None, True)
     assert "qwen3:8b not loaded" in health.lines()[0]
 
 
-def test_lm_studio_lists_a_model_not_loaded(fake_lmstudio: FakeLocalServer) -> None:
+def test_lm_studio_lists_a_model_not_loaded(fake_lmstudio: ModelServer) -> None:
     fake_lmstudio.add(LocalModel("qwen3-8b", loaded=False, max_context=32768))
     health = checked(fake_lmstudio.base_url, "qwen3-8b")
     assert (health.model_state, health.max_context, health.can_run) == ("present", 32768, True)
@@ -130,7 +126,7 @@ def test_a_down_server_is_one_line_with_its_fix() -> None:
     assert health.lines() == [f"✗ Nothing answers at {host} — start the server, or check the URL"]
 
 
-def test_a_loading_server_is_one_line_with_its_fix(fake_llamacpp: FakeLocalServer) -> None:
+def test_a_loading_server_is_one_line_with_its_fix(fake_llamacpp: ModelServer) -> None:
     fake_llamacpp.add(QWEN)
     fake_llamacpp.loading = True
     health = checked(fake_llamacpp.base_url, "qwen3:8b")
@@ -141,29 +137,27 @@ def test_a_loading_server_is_one_line_with_its_fix(fake_llamacpp: FakeLocalServe
 @pytest.mark.parametrize(
     ("server_class", "line"),
     [
-        (FakeOllama, "✗ Ollama has no model qwen3:8b: ollama pull qwen3:8b, or Pull in the panel"),
+        ("ollama", "✗ Ollama has no model qwen3:8b: ollama pull qwen3:8b, or Pull in the panel"),
         (
-            FakeLmStudio,
+            "lmstudio",
             "✗ LM Studio has no model qwen3:8b: download it in LM Studio (lms get qwen3:8b); "
             "it has gemma3:4b",
         ),
         (
-            FakeVllm,
+            "vllm",
             "✗ vLLM does not serve qwen3:8b: set Model to gemma3:4b, or start vllm serve qwen3:8b",
         ),
     ],
 )
-def test_a_missing_model_is_one_line_with_its_fix(
-    server_class: type[FakeLocalServer], line: str
-) -> None:
-    with server_class() as server:
+def test_a_missing_model_is_one_line_with_its_fix(server_class: Imitated, line: str) -> None:
+    with ModelServer(server_class) as server:
         server.add(LocalModel("gemma3:4b"))
         health = checked(server.base_url, "qwen3:8b")
     assert (health.model_state, health.can_run) == ("missing", False)
     assert health.lines()[1:] == [line]
 
 
-def test_native_tool_calls_with_a_model_without_tools(fake_ollama_health: FakeLocalServer) -> None:
+def test_native_tool_calls_with_a_model_without_tools(fake_ollama_health: ModelServer) -> None:
     fake_ollama_health.add(LocalModel("gemma3:4b", context=32768, capabilities=("vision",)))
     health = checked(fake_ollama_health.base_url, "gemma3:4b", native_tools=True)
     assert health.lines()[-1] == (
@@ -173,8 +167,8 @@ def test_native_tool_calls_with_a_model_without_tools(fake_ollama_health: FakeLo
     assert health.can_run  # a warning: the run can start
 
 
-def test_a_run_starts_against_the_emulated_server(fake_ollama_health: FakeLocalServer) -> None:
-    """The emulations answer chats too (tests/fakeserver.py's handlers), through the SDK."""
+def test_a_run_starts_against_the_emulated_server(fake_ollama_health: ModelServer) -> None:
+    """The emulations answer chats too (tests/model_server/chat.py's handlers), through the SDK."""
     fake_ollama_health.add(QWEN)
 
     async def ask() -> str:
@@ -201,7 +195,7 @@ def test_the_need_grows_with_steps_and_max_tokens() -> None:
 
 
 def test_doctor_exits_0_when_the_run_can_start(
-    fake_ollama_health: FakeLocalServer, capsys: pytest.CaptureFixture[str]
+    fake_ollama_health: ModelServer, capsys: pytest.CaptureFixture[str]
 ) -> None:
     fake_ollama_health.add(QWEN)
     code = main(["doctor", "--base-url", fake_ollama_health.base_url, "--model", "qwen3:8b"])
@@ -236,7 +230,7 @@ def test_doctor_is_listed_in_help(capsys: pytest.CaptureFixture[str]) -> None:
     assert "react-sandbox doctor" in " ".join(capsys.readouterr().out.split())
 
 
-def test_a_context_no_server_serves_is_not_believed(fake_vllm: FakeLocalServer) -> None:
+def test_a_context_no_server_serves_is_not_believed(fake_vllm: ModelServer) -> None:
     fake_vllm.add(LocalModel("huge", context=10**30))
     health = checked(fake_vllm.base_url, "huge")
     assert health.served_context is None
@@ -244,7 +238,7 @@ def test_a_context_no_server_serves_is_not_believed(fake_vllm: FakeLocalServer) 
 
 
 def test_a_million_model_list_is_a_model_list(capsys: pytest.CaptureFixture[str]) -> None:
-    server = FakeOpenAIServer()
+    server = ModelServer()
     names = [f"m{n:07d}" for n in range(1_000_000)]
     listing = {"object": "list", "data": [{"id": name} for name in names]}  # 16 MB
     server.models_body = json.dumps(listing).encode()
@@ -282,7 +276,7 @@ LLAMA_CPP_MODELS = json.loads(
 def test_a_model_llama_cpp_python_lists_is_never_called_not_loaded(
     listing: str, asked: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    server = FakeOpenAIServer()
+    server = ModelServer()
     server.models_body = json.dumps(LLAMA_CPP_MODELS[listing]).encode()
     server.start()
     host = server.host_port

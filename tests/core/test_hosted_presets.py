@@ -9,7 +9,7 @@ from sandbox_app.backends.catalogue.keys import CUSTOM_KEY_ENV, KeyStore
 from sandbox_app.backends.catalogue.presets import PRESETS, preset_named
 from sandbox_app.backends.registry import config_for, key_decision, key_notice
 from sandbox_app.cli.main import main
-from tests.fakeserver import FakeOpenAIServer, ModelScript
+from tests.model_server import ModelScript, ModelServer
 
 HOSTED = {
     "deepseek": ("https://api.deepseek.com/v1", "DEEPSEEK_API_KEY"),
@@ -53,7 +53,7 @@ def test_a_presets_key_goes_to_its_own_host_only(monkeypatch: pytest.MonkeyPatch
 
 @pytest.mark.usefixtures("no_keys")
 def test_the_deepseek_key_never_reaches_another_server(
-    fake_server: FakeOpenAIServer,
+    fake_server: ModelServer,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from tests.fakeserver import FakeOpenAIServer, ModelScript
 from tests.helpers import builtin, finished, run_events, server_backend
+from tests.model_server import ModelScript, ModelServer
 
 HOSTILE_USAGE: list[tuple[dict[str, Any], str]] = [
     ({"prompt_tokens": -5, "completion_tokens": 10**30}, "tokens ~0 in / ~1000000000 out"),
@@ -28,7 +28,7 @@ HOSTILE_USAGE: list[tuple[dict[str, Any], str]] = [
 
 @pytest.mark.parametrize(("usage", "shown"), HOSTILE_USAGE)
 def test_a_servers_nonsense_token_counts_are_clamped_and_marked(
-    fake_server: FakeOpenAIServer, usage: dict[str, Any], shown: str
+    fake_server: ModelServer, usage: dict[str, Any], shown: str
 ) -> None:
     fake_server.set_model("m", ModelScript(replies=["Answer: 4"], usage=usage))
     scenario = builtin("brightgrid").with_changes(question="2 + 2?")
@@ -40,7 +40,7 @@ def test_a_servers_nonsense_token_counts_are_clamped_and_marked(
     assert 0 <= done.metrics.tokens_out <= 10**9
 
 
-def test_sane_counts_are_shown_as_given(fake_server: FakeOpenAIServer) -> None:
+def test_sane_counts_are_shown_as_given(fake_server: ModelServer) -> None:
     usage = {"prompt_tokens": 120, "completion_tokens": 4}
     fake_server.set_model("m", ModelScript(replies=["Answer: 4"], usage=usage))
     events = run_events(builtin("brightgrid"), server_backend(fake_server.base_url), model="m")

@@ -21,8 +21,8 @@ from sandbox_app.core.scenarios.judge_file import judge_from_dict
 from sandbox_app.core.scenarios.scenario_fields import ScenarioError
 from sandbox_app.core.scenarios.scenario_file import load_scenario, save_scenario, scenarios_dir
 from sandbox_app.core.scenarios.test_set import import_cases
-from tests.fake_anthropic import FakeAnthropicServer, fake_anthropic
-from tests.fakeserver import FakeOpenAIServer, ModelScript, UnsupportedParam
+from tests.model_server import ModelScript, ModelServer, UnsupportedParam
+from tests.model_server.anthropic import fake_anthropic
 
 __all__ = ["fake_anthropic"]  # the fixture, imported for pytest
 
@@ -120,7 +120,7 @@ def test_a_case_without_written_verdicts_is_unjudged_by_the_offline_judge(tmp_pa
     assert not any(r.passed for r in results.values())
 
 
-def http_judge(server: FakeOpenAIServer, **script: Any) -> dict[str, Any]:
+def http_judge(server: ModelServer, **script: Any) -> dict[str, Any]:
     """A judge at the test server whose verdict depends on the answer it is shown."""
     verdicts = dict(zip(ANSWERS, (PASS, FAIL, NONSENSE), strict=True))
     by_question = {f"Grade this answer: {a}": [v] for a, v in verdicts.items()}
@@ -135,7 +135,7 @@ def http_judge(server: FakeOpenAIServer, **script: Any) -> dict[str, Any]:
 
 
 def test_a_judge_over_http_with_structured_output_and_its_cache(
-    tmp_path: Path, fake_server: FakeOpenAIServer
+    tmp_path: Path, fake_server: ModelServer
 ) -> None:
     path = scenario_file(tmp_path, http_judge(fake_server))
     cache = str(tmp_path / "cache")
@@ -162,7 +162,7 @@ def test_a_judge_over_http_with_structured_output_and_its_cache(
 
 
 def test_a_server_refusing_structured_output_is_asked_in_text(
-    tmp_path: Path, fake_server: FakeOpenAIServer
+    tmp_path: Path, fake_server: ModelServer
 ) -> None:
     refusal = UnsupportedParam("response_format", "response_format is not supported here.")
     path = scenario_file(tmp_path, http_judge(fake_server, reject_params=(refusal,)))
@@ -222,7 +222,7 @@ def test_the_built_in_test_set_is_judged_offline(tmp_path: Path) -> None:
 
 
 def test_a_judge_setting_its_kind_cannot_send_leaves_answers_unjudged_and_asks_nothing(
-    tmp_path: Path, fake_anthropic: FakeAnthropicServer
+    tmp_path: Path, fake_anthropic: ModelServer
 ) -> None:
     # Anthropic's Messages API has no seed: never asked without it, one line in the check.
     judge = {"backend": "anthropic", "base_url": fake_anthropic.base_url, "model": "judge"}
@@ -235,7 +235,7 @@ def test_a_judge_setting_its_kind_cannot_send_leaves_answers_unjudged_and_asks_n
 
 
 def test_the_offline_judge_never_grades_a_real_models_answers_and_says_so(
-    tmp_path: Path, fake_server: FakeOpenAIServer, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, fake_server: ModelServer, capsys: pytest.CaptureFixture[str]
 ) -> None:
     # The shipped test set's judge plays verdicts written for the offline model's answers: on
     # a real model's answer its "pass" and reason would be a grade that never read it.
@@ -261,7 +261,7 @@ def test_the_offline_judge_never_grades_a_real_models_answers_and_says_so(
 
 
 def test_the_judge_sees_the_whole_trajectory_bounded(
-    tmp_path: Path, fake_server: FakeOpenAIServer
+    tmp_path: Path, fake_server: ModelServer
 ) -> None:
     # The default prompt shows the judge the run's steps: its tool call and what the tool
     # returned, not only the final answer (langfuse#8151's judges see only the last span).

@@ -39,10 +39,10 @@ from sandbox_app.core.running.events import Exchange
 from sandbox_app.core.running.fork import as_curl
 from sandbox_app.core.scenarios.scenario import LaneConfig
 from sandbox_app.core.scenarios.scenario_file import load_scenario, save_scenario, scenarios_dir
-from tests.fake_anthropic import AnthropicScript, fake_anthropic
-from tests.fake_gemini import gemini_server
-from tests.fake_responses import responses_server
-from tests.fakeserver import FakeOpenAIServer, ModelScript
+from tests.model_server import ModelScript, ModelServer
+from tests.model_server.anthropic import fake_anthropic
+from tests.model_server.gemini import gemini_server
+from tests.model_server.responses import responses_server
 
 __all__ = ["fake_anthropic", "gemini_server", "responses_server"]  # fixtures, for pytest
 
@@ -50,7 +50,7 @@ KEY_PRESETS = [preset for preset in PRESETS if preset.key_env]
 
 
 @pytest.fixture
-def proxy(fake_server: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch) -> FakeOpenAIServer:
+def proxy(fake_server: ModelServer, monkeypatch: pytest.MonkeyPatch) -> ModelServer:
     """The test server as every client's HTTP proxy: it sees what goes out in clear."""
     for name in ("NO_PROXY", "no_proxy", "ALL_PROXY", "all_proxy"):
         monkeypatch.delenv(name, raising=False)
@@ -61,7 +61,7 @@ def proxy(fake_server: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch) -> Fak
 
 @pytest.mark.parametrize("preset", KEY_PRESETS, ids=lambda p: p.id)
 def test_a_presets_key_never_goes_over_plain_http_to_its_own_host(
-    proxy: FakeOpenAIServer,
+    proxy: ModelServer,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
     preset: object,
@@ -125,7 +125,7 @@ def _evaluate(path: Path, tmp_path: Path, *args: str) -> int:
 
 
 def test_eval_sends_no_key_to_a_url_the_scenario_file_named(
-    fake_server: FakeOpenAIServer,
+    fake_server: ModelServer,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
     tmp_path: Path,
@@ -141,7 +141,7 @@ def test_eval_sends_no_key_to_a_url_the_scenario_file_named(
 
 
 def test_eval_sends_the_key_once_the_user_says_so(
-    fake_server: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    fake_server: ModelServer, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     monkeypatch.setenv(CUSTOM_KEY_ENV, "sk-custom-secret")
     fake_server.set_model("good", ModelScript(replies=["Answer: 1"], cycle=True))
@@ -205,7 +205,7 @@ def test_copy_as_curl_writes_no_key_for_plain_http_to_another_machine(backend: s
 
 @pytest.mark.skipif(shutil.which("curl") is None, reason="curl is not installed")
 def test_the_copied_curl_command_sends_the_key_the_rule_names(
-    fake_server: FakeOpenAIServer, tmp_path: Path
+    fake_server: ModelServer, tmp_path: Path
 ) -> None:
     """Pasted into a shell with the variable set, the command reaches the server with it."""
     fake_server.set_model("m", ModelScript(replies=["Answer: 1"], cycle=True))
@@ -254,11 +254,11 @@ def test_copy_as_curl_of_a_run_reaches_its_kinds_own_endpoint_with_its_key_heade
         {"anthropic": "fake_anthropic", "responses": "responses_server"}.get(kind, "gemini_server")
     )
     if kind == "anthropic":
-        server.set_model("m", AnthropicScript(turns=text_turns()))
+        server.set_model("m", ModelScript(replies=text_turns()))
     elif kind == "responses":
-        server.set_replies("m", TEXT_REPLIES)
+        server.set_model("m", TEXT_REPLIES)
     else:
-        server.replies["m"] = text_replies()
+        server.set_model("m", text_replies())
     argv = ["run", "--backend", kind, "--base-url", server.base_url, "--model", "m", "--json"]
     assert main(argv) == 0
     events = json.loads(capsys.readouterr().out)["events"]

@@ -11,14 +11,14 @@ from sandbox_app.backends.catalogue.keys import CUSTOM_KEY_ENV, KeyStore, accoun
 from sandbox_app.backends.catalogue.presets import preset_named
 from sandbox_app.backends.registry import config_for, server_config
 from sandbox_app.cli.main import main
-from tests.fakeserver import FakeOpenAIServer, ModelScript
+from tests.model_server import ModelScript, ModelServer
 
 
 @pytest.mark.parametrize(
     ("preset", "env_var"), [("OpenAI", "OPENAI_API_KEY"), ("Groq", "GROQ_API_KEY")]
 )
 def test_a_preset_with_its_base_url_edited_never_sends_the_preset_key(
-    fake_server: FakeOpenAIServer,
+    fake_server: ModelServer,
     monkeypatch: pytest.MonkeyPatch,
     preset: str,
     env_var: str,
@@ -56,7 +56,7 @@ def test_hosts_compare_without_case_credentials_or_path() -> None:
 
 
 def test_the_cli_names_presets_by_id_or_by_name(
-    fake_server: FakeOpenAIServer, capsys: pytest.CaptureFixture[str]
+    fake_server: ModelServer, capsys: pytest.CaptureFixture[str]
 ) -> None:
     fake_server.set_model("m", ModelScript(replies=["Answer: 1"], cycle=True))
     for preset in ("lmstudio", "LM Studio", "custom"):

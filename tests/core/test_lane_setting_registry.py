@@ -21,7 +21,7 @@ from sandbox_app.core.scenarios.lane_settings import (
 )
 from sandbox_app.core.scenarios.scenario import LaneConfig
 from sandbox_app.core.scenarios.scenario_file import load_scenario, save_scenario, scenarios_dir
-from tests.fakeserver import FakeOpenAIServer, ModelScript
+from tests.model_server import ModelScript, ModelServer
 
 FAKE = Setting(
     "fake_level",
@@ -86,7 +86,7 @@ def test_run_has_a_flag_for_it_and_records_it(
 
 
 def test_a_setting_with_a_request_key_reaches_the_server_only_when_set(
-    fake_server: FakeOpenAIServer, fake_setting: Setting, capsys: pytest.CaptureFixture[str]
+    fake_server: ModelServer, fake_setting: Setting, capsys: pytest.CaptureFixture[str]
 ) -> None:
     fake_server.set_model("m", ModelScript(replies=("Thought: done.\nAnswer: 4",)))
     url = fake_server.base_url
@@ -98,7 +98,7 @@ def test_a_setting_with_a_request_key_reaches_the_server_only_when_set(
 
 
 def test_eval_lanes_take_it_as_an_option_and_send_it(
-    fake_server: FakeOpenAIServer,
+    fake_server: ModelServer,
     fake_setting: Setting,
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
@@ -114,7 +114,7 @@ def test_eval_lanes_take_it_as_an_option_and_send_it(
 
 
 def test_a_lane_has_the_scenarios_unshown_settings_unless_it_names_them(
-    fake_server: FakeOpenAIServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    fake_server: ModelServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     # top_p and seed have no row in the model panel: a lane that does not name them runs
     # with the scenario's; one that names its own seed runs with that.

@@ -27,8 +27,8 @@ from sandbox_app.core.running.loops import LoopWatch
 from sandbox_app.core.scenarios.lane_settings import LaneSettings, SettingError
 from sandbox_app.core.scenarios.scenario import Scenario, Script
 from sandbox_app.core.scenarios.scenario_file import load_scenario, save_scenario, scenarios_dir
-from tests.fakeserver import FakeOpenAIServer, ModelScript
 from tests.helpers import builtin, finished, of_type, run_events, scripted
+from tests.model_server import ModelScript, ModelServer
 
 LOOPS = str(scenarios_dir() / "loops.json")
 
@@ -256,7 +256,7 @@ SORRY = "I'm sorry for the confusion."  # what SmolLM2-135M said five times to a
 
 
 def test_a_model_giving_the_same_reply_again_and_again_is_named_as_stuck(
-    fake_server: FakeOpenAIServer, capsys: pytest.CaptureFixture[str]
+    fake_server: ModelServer, capsys: pytest.CaptureFixture[str]
 ) -> None:
     fake_server.set_model("smollm2", ModelScript(replies=[SORRY], cycle=True))
     args = ["run", "--base-url", fake_server.base_url, "--model", "smollm2", "--max-steps", "5"]

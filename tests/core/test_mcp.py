@@ -29,8 +29,8 @@ from sandbox_app.core.scenarios.scenario import Scenario
 from sandbox_app.core.scenarios.scenario_file import load_scenario, save_scenario
 from sandbox_app.core.tools import Tool, tools_for
 from sandbox_app.core.tools.mcp_server import McpServerSpec
-from tests.fakeserver import FakeOpenAIServer, ModelScript
 from tests.helpers import builtin, collect, finished, of_type, server_backend
+from tests.model_server import ModelScript, ModelServer
 
 SERVER = Path(__file__).resolve().parents[1] / "mcp_test_server.py"
 
@@ -44,7 +44,7 @@ def scenario_with(names: Sequence[str]) -> Scenario:
 
 
 async def run_with_server(
-    server: FakeOpenAIServer,
+    server: ModelServer,
     replies: list[str],
     names: Sequence[str],
     mcp: McpServerSpec | None = None,
@@ -86,7 +86,7 @@ def test_connect_lists_the_tools_with_their_inputs() -> None:
     assert not tools["secret"].hinted_read_only
 
 
-def test_tools_are_called_from_a_real_run(fake_server: FakeOpenAIServer) -> None:
+def test_tools_are_called_from_a_real_run(fake_server: ModelServer) -> None:
     replies = [
         "Action: capital[France]",
         'Action: add[{"a": 2, "b": 40}]',
@@ -101,7 +101,7 @@ def test_tools_are_called_from_a_real_run(fake_server: FakeOpenAIServer) -> None
 
 
 def test_an_error_a_hang_and_a_dead_server_are_one_line_each(
-    fake_server: FakeOpenAIServer,
+    fake_server: ModelServer,
 ) -> None:
     replies = [
         "Action: fail[no reason]",
@@ -124,7 +124,7 @@ def test_an_error_a_hang_and_a_dead_server_are_one_line_each(
 
 
 def test_a_secret_comes_from_the_environment_and_a_call_is_approved(
-    fake_server: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch
+    fake_server: ModelServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("SANDBOX_TEST_TOKEN", "s3cret")
     asked: list[str] = []
@@ -140,7 +140,7 @@ def test_a_secret_comes_from_the_environment_and_a_call_is_approved(
     assert texts(events) == ["has the token"]
 
 
-def test_native_tool_calls_send_the_servers_schema(fake_server: FakeOpenAIServer) -> None:
+def test_native_tool_calls_send_the_servers_schema(fake_server: ModelServer) -> None:
 
     call = '<tool_call>{"name": "add", "arguments": {"a": 2, "b": 3}}</tool_call>'
     scenario = scenario_with(["add"])
@@ -251,7 +251,7 @@ def serving_http(port: int) -> Iterator[subprocess.Popen[bytes]]:
         drain.join(timeout=10)  # its output ends with the process; the pipe closes after
 
 
-def test_a_server_over_streamable_http(fake_server: FakeOpenAIServer) -> None:
+def test_a_server_over_streamable_http(fake_server: ModelServer) -> None:
     port = free_port()
     with serving_http(port):
         http = McpServerSpec("web", url=f"http://127.0.0.1:{port}/mcp", timeout_s=5)

@@ -19,10 +19,10 @@ from sandbox_app.cli.evaluating.eval_command import eval_command
 from sandbox_app.cli.main import main
 from sandbox_app.core.scenarios.scenario_file import save_scenario, scenarios_dir
 from sandbox_app.core.untrusted.outside_text import KEY_REMOVED
-from tests.fake_anthropic import AnthropicScript, FakeAnthropicServer, fake_anthropic
-from tests.fake_gemini import FakeGeminiServer, gemini_server
-from tests.fake_responses import FakeResponsesServer, responses_server
-from tests.fakeserver import FakeOpenAIServer, ModelScript
+from tests.model_server import ModelScript, ModelServer
+from tests.model_server.anthropic import fake_anthropic
+from tests.model_server.gemini import gemini_server
+from tests.model_server.responses import responses_server
 from tests.otlp_receiver import OtlpReceiver, otlp_receiver
 
 __all__ = ["fake_anthropic", "gemini_server", "otlp_receiver", "responses_server"]
@@ -41,20 +41,20 @@ def quoting_server(kind: str, request: pytest.FixtureRequest) -> list[str]:
     """The flags of a ``kind`` test server whose every chat request fails quoting the key."""
     if kind == "custom":
         server: Any = request.getfixturevalue("fake_server")
-        assert isinstance(server, FakeOpenAIServer)
+        assert isinstance(server, ModelServer)
         server.set_model("m", ModelScript(fail_status=400, fail_message=QUOTED))
     elif kind == "anthropic":
         server = request.getfixturevalue("fake_anthropic")
-        assert isinstance(server, FakeAnthropicServer)
-        server.set_model("m", AnthropicScript(fail_status=400, fail_message=QUOTED))
+        assert isinstance(server, ModelServer)
+        server.set_model("m", ModelScript(fail_status=400, fail_message=QUOTED))
     elif kind == "responses":
         server = request.getfixturevalue("responses_server")
-        assert isinstance(server, FakeResponsesServer)
-        server.set_replies("m", [], fail_status=500, fail_message=QUOTED)
+        assert isinstance(server, ModelServer)
+        server.set_model("m", ModelScript(fail_status=500, fail_message=QUOTED))
     else:
         server = request.getfixturevalue("gemini_server")
-        assert isinstance(server, FakeGeminiServer)
-        server.fail = (400, QUOTED)
+        assert isinstance(server, ModelServer)
+        server.set_model("m", ModelScript(fail_status=400, fail_message=QUOTED))
     return ["--backend", kind, "--base-url", server.base_url, "--model", "m"]
 
 

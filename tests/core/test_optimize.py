@@ -1,6 +1,6 @@
 """``react-sandbox optimize`` end to end: a real agent served over HTTP whose success depends
 on the prompt's wording, a reflection model that proposes edits from the failures it is
-shown (tests/fake_optimizer.py), the history database and the scenario file.
+shown (tests/model_server/optimizer.py), the history database and the scenario file.
 
 What a user notices: a version that is better on the held-out cases by the paired verdict,
 found within the budget; a run that stops at the budget when nothing helps; a refused
@@ -34,8 +34,8 @@ from sandbox_app.core.scenarios.scenario import EvalCase, Expected, Scenario
 from sandbox_app.core.scenarios.scenario_file import load_scenario, save_scenario, scenarios_dir
 from sandbox_app.core.scenarios.trajectory_spec import TrajectorySpec
 from sandbox_app.core.tools import tools_for
-from tests import fake_optimizer
-from tests.fakeserver import FakeOpenAIServer, ModelScript
+from tests.model_server import ModelScript, ModelServer
+from tests.model_server import optimizer as fake_optimizer
 
 BRIEF = (
     "You answer questions about {{product}} for {{customer}}.\n\n"
@@ -86,12 +86,12 @@ def optimize(*args: str) -> tuple[int, dict[str, Any]]:
     return code, json.loads(out.getvalue()) if out.getvalue() else {}
 
 
-def lanes(server: FakeOpenAIServer) -> list[str]:
+def lanes(server: ModelServer) -> list[str]:
     return ["--lane", f"{server.base_url}:agent", "--reflect", f"{server.base_url}:reflector"]
 
 
 def test_finds_a_version_better_on_the_held_out_cases_within_its_budget(
-    fake_server: FakeOpenAIServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    fake_server: ModelServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     for name, script in fake_optimizer.scripts(fake_optimizer.teacher).items():
         fake_server.set_model(name, script)
@@ -138,7 +138,7 @@ def test_finds_a_version_better_on_the_held_out_cases_within_its_budget(
 
 
 def test_stops_at_the_budget_when_no_candidate_is_better(
-    fake_server: FakeOpenAIServer, tmp_path: Path
+    fake_server: ModelServer, tmp_path: Path
 ) -> None:
     for name, script in fake_optimizer.scripts(fake_optimizer.idle()).items():
         fake_server.set_model(name, script)
@@ -157,7 +157,7 @@ def test_stops_at_the_budget_when_no_candidate_is_better(
 
 
 def test_patience_stops_when_candidates_in_a_row_are_no_better(
-    fake_server: FakeOpenAIServer, tmp_path: Path
+    fake_server: ModelServer, tmp_path: Path
 ) -> None:
     for name, script in fake_optimizer.scripts(fake_optimizer.idle()).items():
         fake_server.set_model(name, script)
@@ -171,7 +171,7 @@ def test_patience_stops_when_candidates_in_a_row_are_no_better(
 
 
 def test_a_candidate_that_drops_a_placeholder_is_refused_with_the_reason(
-    fake_server: FakeOpenAIServer, tmp_path: Path
+    fake_server: ModelServer, tmp_path: Path
 ) -> None:
     for name, script in fake_optimizer.scripts(fake_optimizer.careless).items():
         fake_server.set_model(name, script)
@@ -215,7 +215,7 @@ def test_the_offline_example_shows_a_whole_improvement_loop(tmp_path: Path) -> N
     ],
 )
 def test_bad_options_are_one_line_and_change_nothing(
-    fake_server: FakeOpenAIServer,
+    fake_server: ModelServer,
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
     extra: list[str],
@@ -233,7 +233,7 @@ def test_bad_options_are_one_line_and_change_nothing(
 
 
 def a_slow_optimization(
-    server: FakeOpenAIServer, folder: Path, args: list[str]
+    server: ModelServer, folder: Path, args: list[str]
 ) -> subprocess.Popen[str]:
     """``optimize`` in a subprocess, the agent 30 ms a reply, one run at a time; returned
     once candidate 1's runs are under way (two of them stored)."""
@@ -255,7 +255,7 @@ def a_slow_optimization(
 
 
 def test_killed_and_resumed_it_ends_as_an_uninterrupted_run_would(
-    fake_server: FakeOpenAIServer, tmp_path: Path
+    fake_server: ModelServer, tmp_path: Path
 ) -> None:
     killed, whole = tmp_path / "killed", tmp_path / "whole"
     for folder in (killed, whole):
@@ -297,7 +297,7 @@ def _unfinished(db: Path) -> bool:
 
 
 def test_ctrl_c_stops_with_exit_3_and_says_how_to_go_on(
-    fake_server: FakeOpenAIServer, tmp_path: Path
+    fake_server: ModelServer, tmp_path: Path
 ) -> None:
     write_scenario(tmp_path / "seats.json")
     process = a_slow_optimization(fake_server, tmp_path, [*lanes(fake_server)])
@@ -315,7 +315,7 @@ def test_ctrl_c_stops_with_exit_3_and_says_how_to_go_on(
 
 
 def test_the_reflection_is_shown_the_judges_reasons_and_the_trace(
-    fake_server: FakeOpenAIServer, tmp_path: Path
+    fake_server: ModelServer, tmp_path: Path
 ) -> None:
     for name, script in fake_optimizer.scripts(fake_optimizer.idle()).items():
         fake_server.set_model(name, script)
@@ -348,7 +348,7 @@ def test_an_optimization_is_never_the_next_evaluations_latest_baseline(tmp_path:
 
 
 def test_without_a_usable_history_database_it_says_so_and_runs_nothing(
-    fake_server: FakeOpenAIServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    fake_server: ModelServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     path = tmp_path / "seats.json"
     write_scenario(path, cases=4)
@@ -365,7 +365,7 @@ def test_without_a_usable_history_database_it_says_so_and_runs_nothing(
 
 
 def test_a_reflection_model_that_fails_stops_it_in_one_line_and_resume_goes_on(
-    fake_server: FakeOpenAIServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    fake_server: ModelServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     scripts = fake_optimizer.scripts(fake_optimizer.teacher)
     fake_server.set_model("agent", scripts["agent"])  # no reflector yet: a 404

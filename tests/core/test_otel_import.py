@@ -17,7 +17,8 @@ from sandbox_app.core.otel.otel_spans import TraceError
 from sandbox_app.core.results.trace_text import TraceText
 from sandbox_app.core.running import events as ev
 from tests import otel_traces
-from tests.fakeserver import FakeOpenAIServer, _prompt_tokens
+from tests.model_server import ModelServer
+from tests.model_server.script import prompt_tokens as _prompt_tokens
 
 STEPS = [
     ("lookup", "Brightgrid Pro price", "Brightgrid Pro costs $20 per month per developer."),
@@ -33,7 +34,7 @@ def traces(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, str, str
     with the prompt tokens the test server counted for its requests."""
     folder = tmp_path_factory.mktemp("traces")
     made: dict[tuple[str, str, str], Any] = {}
-    with FakeOpenAIServer() as server:
+    with ModelServer() as server:
         for loop, kind in CASES:
             server.reset()
             spans = otel_traces.run_agent(server, loop, kind)  # type: ignore[arg-type]
@@ -125,7 +126,7 @@ def test_open_trace_prints_as_run_does(
 @pytest.mark.parametrize("loop", ["react", "native"])
 def test_fork_from_step_1_runs_live_against_the_server(
     traces: dict[Any, Any],
-    fake_server: FakeOpenAIServer,
+    fake_server: ModelServer,
     capsys: pytest.CaptureFixture[str],
     loop: str,
 ) -> None:

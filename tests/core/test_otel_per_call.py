@@ -17,7 +17,7 @@ from sandbox_app.core.otel import otel_import
 from sandbox_app.core.otel.otel_import import open_trace
 from sandbox_app.core.running import events as ev
 from tests import otel_traces
-from tests.fakeserver import FakeOpenAIServer
+from tests.model_server import ModelServer
 
 SAMPLE = Path(__file__).parent.parent / "data" / "openinference_per_call.json"
 STEPS = [
@@ -85,7 +85,7 @@ def test_per_call_traces_of_one_conversation_open_as_one_run(
 @pytest.mark.parametrize("kind", ["openinference", "genai"])
 @pytest.mark.parametrize("loop", ["react", "native"])
 def test_each_instrumentation_unwrapped_opens_as_one_run(
-    tmp_path: Path, fake_server: FakeOpenAIServer, loop: Any, kind: Any
+    tmp_path: Path, fake_server: ModelServer, loop: Any, kind: Any
 ) -> None:
     spans = otel_traces.run_agent(fake_server, loop, kind, wrapped=False)
     assert len({s.context.trace_id for s in spans}) == 3  # a trace per call
@@ -101,7 +101,7 @@ def test_the_order_in_the_file_does_not_matter(tmp_path: Path) -> None:
 
 
 def test_two_runs_in_one_file_are_two_conversations(
-    tmp_path: Path, fake_server: FakeOpenAIServer
+    tmp_path: Path, fake_server: ModelServer
 ) -> None:
     """The same loop twice, one process: the same first request, each run's own steps."""
     first = otel_traces.run_agent(fake_server, "native", "openinference", wrapped=False)
@@ -128,7 +128,7 @@ def test_calls_from_another_process_are_not_joined(tmp_path: Path) -> None:
 
 
 def test_fork_from_step_2_of_per_call_traces_runs_live(
-    fake_server: FakeOpenAIServer, capsys: pytest.CaptureFixture[str]
+    fake_server: ModelServer, capsys: pytest.CaptureFixture[str]
 ) -> None:
     otel_traces.serve(fake_server)
     argv = ["open-trace", str(SAMPLE), "--fork-from", "2", "--base-url", fake_server.base_url]

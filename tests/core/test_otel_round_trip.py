@@ -32,12 +32,12 @@ from tests.core import test_gemini as gemini
 from tests.core import test_native_tools as openai_native
 from tests.core import test_ollama_native as ollama
 from tests.core import test_responses_kind as responses
-from tests.fake_anthropic import AnthropicScript, Turn, fake_anthropic
-from tests.fake_gemini import gemini_server
-from tests.fake_ollama import Model, fake_ollama
-from tests.fake_responses import responses_server
-from tests.fakeserver import ModelScript
 from tests.helpers import builtin, replies_of, run_events, scripted, server_backend
+from tests.model_server import ModelScript
+from tests.model_server.anthropic import fake_anthropic
+from tests.model_server.gemini import gemini_server
+from tests.model_server.ollama import fake_ollama
+from tests.model_server.responses import responses_server
 
 __all__ = ["fake_anthropic", "fake_ollama", "gemini_server", "responses_server"]
 
@@ -56,27 +56,27 @@ def _openai(request: pytest.FixtureRequest, native: bool) -> Served:
 
 def _anthropic(request: pytest.FixtureRequest, native: bool) -> Served:
     server = request.getfixturevalue("fake_anthropic")
-    turns: list[Turn] = anthropic.NATIVE_TURNS if native else anthropic.text_turns()
-    server.set_model("claude-test", AnthropicScript(turns=turns))
+    turns = anthropic.NATIVE_TURNS if native else anthropic.text_turns()
+    server.set_model("claude-test", ModelScript(replies=turns))
     return "anthropic", "claude-test", anthropic.backend_for(server), {"thinking_budget": 2048}
 
 
 def _responses(request: pytest.FixtureRequest, native: bool) -> Served:
     server = request.getfixturevalue("responses_server")
-    server.set_replies("m", responses.NATIVE_REPLIES if native else responses.TEXT_REPLIES)
+    server.set_model("m", responses.NATIVE_REPLIES if native else responses.TEXT_REPLIES)
     return "responses", "m", responses.backend_for(server), {"reasoning_effort": "medium"}
 
 
 def _gemini(request: pytest.FixtureRequest, native: bool) -> Served:
     server = request.getfixturevalue("gemini_server")
-    server.replies["gemini-3-pro"] = gemini.NATIVE_REPLIES if native else gemini.text_replies()
+    server.set_model("gemini-3-pro", gemini.NATIVE_REPLIES if native else gemini.text_replies())
     return "gemini", "gemini-3-pro", gemini.backend(server), {}
 
 
 def _ollama(request: pytest.FixtureRequest, native: bool) -> Served:
     server = request.getfixturevalue("fake_ollama")
     replies = ollama.native_replies() if native else ollama.text_replies()
-    server.models["qwen3:8b"] = Model(replies)
+    server.set_model("qwen3:8b", replies)
     return "ollama-native", "qwen3:8b", ollama.backend(server), {}
 
 

@@ -11,16 +11,16 @@ from sandbox_app.core.running.backend import StreamParams
 from sandbox_app.core.running.events import Event, Notice
 from sandbox_app.core.scenarios.lane_settings import REASONING_EFFORTS
 from sandbox_app.core.scenarios.scenario import LaneSettings
-from tests.fakeserver import (
+from tests.helpers import builtin, finished, of_type, replies_of, run_events, server_backend
+from tests.model_server import (
     OPENAI_REASONING_REJECTS,
-    FakeOpenAIServer,
     ModelScript,
+    ModelServer,
     UnsupportedParam,
 )
-from tests.helpers import builtin, finished, of_type, replies_of, run_events, server_backend
 
 
-def run(server: FakeOpenAIServer, model: str, **settings: object) -> list[Event]:
+def run(server: ModelServer, model: str, **settings: object) -> list[Event]:
     scenario = builtin("brightgrid").with_changes(model=LaneSettings(**settings))  # type: ignore[arg-type]
     return run_events(scenario, server_backend(server.base_url), model=model)
 
@@ -60,7 +60,7 @@ EFFORT_CASES = [
 
 @pytest.mark.parametrize(("model", "asked", "message", "accepted", "nearest"), EFFORT_CASES)
 def test_a_refused_effort_is_sent_again_as_the_nearest_accepted_once(
-    fake_server: FakeOpenAIServer,
+    fake_server: ModelServer,
     model: str,
     asked: str,
     message: str,
@@ -98,7 +98,7 @@ def test_o_series_are_never_sent_parallel_tool_calls() -> None:
     assert request_body([], StreamParams("gpt-4o", extra=extra))["parallel_tool_calls"] is False
 
 
-def test_an_o_series_native_run_sends_nothing_it_refuses(fake_server: FakeOpenAIServer) -> None:
+def test_an_o_series_native_run_sends_nothing_it_refuses(fake_server: ModelServer) -> None:
     parallel = UnsupportedParam(
         "parallel_tool_calls",
         "Unsupported parameter: 'parallel_tool_calls' is not supported with this model.",
@@ -118,7 +118,7 @@ def test_an_o_series_native_run_sends_nothing_it_refuses(fake_server: FakeOpenAI
 
 
 def test_a_server_that_refuses_max_completion_tokens_gets_max_tokens(
-    fake_server: FakeOpenAIServer,
+    fake_server: ModelServer,
 ) -> None:
     # A server that checks its body with pydantic (vLLM's shape, voideditor/void#128) refuses
     # the key a gpt-5 name is sent: "[{'type': 'extra_forbidden', 'loc': ('body',

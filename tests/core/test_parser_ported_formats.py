@@ -28,8 +28,8 @@ from sandbox_app.core.react_format.dialects import Dialect
 from sandbox_app.core.react_format.parser import TurnScanner, parse_kept, parse_turn
 from sandbox_app.core.running.events import ActionParsed, FinalAnswer, Observation
 from sandbox_app.core.tools import ToolRouter, builtin_tools
-from tests.fakeserver import FakeOpenAIServer, ModelScript, split_every
 from tests.helpers import builtin, finished, of_type, run_events, server_backend
+from tests.model_server import ModelScript, ModelServer, split_every
 
 VLLM = "vllm-project/vllm"
 VLLM_QWEN = (VLLM, "tests/tool_parsers/test_qwen3coder_tool_parser.py", "049d8df27dda")
@@ -591,7 +591,7 @@ def test_property_an_xml_call_in_any_chunks_parses_the_same(text: str, cuts: lis
 
 
 def run_replies(
-    server: FakeOpenAIServer, replies: list[str], tools: list[Any], dialect: str = "auto"
+    server: ModelServer, replies: list[str], tools: list[Any], dialect: str = "auto"
 ) -> list[Any]:
     """A run whose model writes ``replies``, streamed three characters a chunk."""
     server.set_model("m", ModelScript(replies=replies, tokenizer=split_every(3)))
@@ -599,7 +599,7 @@ def run_replies(
     return run_events(scenario, server_backend(server.base_url), model="m", tools=tools)
 
 
-def test_an_xml_call_streamed_in_pieces_runs_its_tool(fake_server: FakeOpenAIServer) -> None:
+def test_an_xml_call_streamed_in_pieces_runs_its_tool(fake_server: ModelServer) -> None:
     weather = Recorder(
         "get_weather", {"type": "object", "properties": {"days": {"type": "integer"}}}
     )
@@ -616,7 +616,7 @@ def test_an_xml_call_streamed_in_pieces_runs_its_tool(fake_server: FakeOpenAISer
     assert (finished(events).status, finished(events).answer) == ("answered", "sunny")
 
 
-def test_keywords_reach_an_object_tool_as_an_object(fake_server: FakeOpenAIServer) -> None:
+def test_keywords_reach_an_object_tool_as_an_object(fake_server: ModelServer) -> None:
     weather = Recorder("weather", {"type": "object"})
     reply = 'Thought: look it up\nAction: weather[city="Paris", unit="C"]'
     events = run_replies(fake_server, [reply, "Final Answer: mild"], [weather])
@@ -624,7 +624,7 @@ def test_keywords_reach_an_object_tool_as_an_object(fake_server: FakeOpenAIServe
     assert [json.loads(g) for g in weather.got] == [{"city": "Paris", "unit": "C"}]
 
 
-def test_a_chinese_tool_name_runs_that_tool(fake_server: FakeOpenAIServer) -> None:
+def test_a_chinese_tool_name_runs_that_tool(fake_server: ModelServer) -> None:
     search = Recorder("搜索", {"type": "object"})
     events = run_replies(
         fake_server, ["Thought: 查\nAction: 搜索[东京]", "Final Answer: 东京"], [search]
@@ -641,7 +641,7 @@ def test_a_chinese_tool_name_runs_that_tool(fake_server: FakeOpenAIServer) -> No
         "Thought: done\nFinal Answer: 42\n" + DALLAS,
     ],
 )
-def test_text_after_a_final_answer_never_runs(fake_server: FakeOpenAIServer, reply: str) -> None:
+def test_text_after_a_final_answer_never_runs(fake_server: ModelServer, reply: str) -> None:
     search = Recorder("search", {"type": "object"})
     weather = Recorder("get_current_weather", {"type": "object"})
     events = run_replies(fake_server, [reply], [search, weather])

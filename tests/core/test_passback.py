@@ -2,7 +2,7 @@
 (backends/transport/passback.py):
 through the real SDK to test servers that, as DeepSeek, Kimi, Gemini's OpenAI-compatible endpoint
 and OpenRouter do, refuse the next request when the reply's reasoning or signature is missing
-(tests/fake_passback.py names each wording's source)."""
+(tests/model_server/passback.py names each wording's source)."""
 
 from __future__ import annotations
 
@@ -35,9 +35,9 @@ from sandbox_app.core.running.events import (
 from sandbox_app.core.running.fork import as_json, exchanges_of
 from sandbox_app.core.scenarios.scenario import EvalCase, Scenario
 from sandbox_app.core.scenarios.scenario_file import save_scenario
-from tests.fake_passback import GEMINI_MISSING, signature
-from tests.fakeserver import FakeOpenAIServer, ModelScript
 from tests.helpers import builtin, finished, of_type, replies_of, run_events
+from tests.model_server import ModelScript, ModelServer
+from tests.model_server.passback import GEMINI_MISSING, signature
 
 SEARCHES = [("search", "Brightgrid Pro price per developer"), ("calculator", "20 * 12 * 7")]
 FIRST_THOUGHT = "The price first. Not Action: calculator[99 * 99] yet."
@@ -81,7 +81,7 @@ def native(scenario: Scenario) -> Scenario:
 
 
 def run(
-    server: FakeOpenAIServer,
+    server: ModelServer,
     model: str,
     preset: Preset = CUSTOM,
     *,
@@ -113,7 +113,7 @@ PRESET_CASES = [
 
 @pytest.mark.parametrize(("mode", "model", "preset"), PRESET_CASES)
 def test_a_known_family_gets_back_what_it_requires(
-    fake_server: FakeOpenAIServer, mode: Any, model: str, preset: Preset
+    fake_server: ModelServer, mode: Any, model: str, preset: Preset
 ) -> None:
     fake_server.set_model(model, script_for(mode))
     events = run(fake_server, model, preset)
@@ -157,7 +157,7 @@ def test_a_known_family_gets_back_what_it_requires(
     ],
 )
 def test_an_unknown_model_learns_the_rule_from_the_400_once(
-    fake_server: FakeOpenAIServer, mode: Any, wording: str
+    fake_server: ModelServer, mode: Any, wording: str
 ) -> None:
     fake_server.set_model("my-thinker", script_for(mode))
     events = run(fake_server, "my-thinker")
@@ -183,7 +183,7 @@ def test_an_unknown_model_learns_the_rule_from_the_400_once(
     assert fake_server.stats["errors"] == 1
 
 
-def test_text_react_sends_nothing_back(fake_server: FakeOpenAIServer) -> None:
+def test_text_react_sends_nothing_back(fake_server: ModelServer) -> None:
     replies = [f"<think>{FIRST_THOUGHT}</think>{r}" for r in replies_of("brightgrid")]
     script = ModelScript(replies=replies, passback="deepseek", reasoning_field="reasoning_content")
     fake_server.set_model("deepseek-reasoner", script)
@@ -197,7 +197,7 @@ def test_text_react_sends_nothing_back(fake_server: FakeOpenAIServer) -> None:
 
 
 def test_a_vllm_server_is_sent_reasoning_never_reasoning_content(
-    fake_server: FakeOpenAIServer,
+    fake_server: ModelServer,
 ) -> None:
     # vLLM reads "reasoning" and silently drops "reasoning_content" (vllm-project/vllm#38488).
     script = ModelScript(replies=thinking_replies(), passback="vllm", reasoning_field="reasoning")
@@ -208,7 +208,7 @@ def test_a_vllm_server_is_sent_reasoning_never_reasoning_content(
     assert "reasoning_content" not in step_1
 
 
-def test_a_server_with_no_rule_is_sent_neither_field(fake_server: FakeOpenAIServer) -> None:
+def test_a_server_with_no_rule_is_sent_neither_field(fake_server: ModelServer) -> None:
     # The same vLLM-style stream from a custom URL: nothing says the server reads either
     # field, so neither is sent (some servers refuse a field they do not know).
     script = ModelScript(replies=thinking_replies(), passback="vllm", reasoning_field="reasoning")
@@ -221,7 +221,7 @@ def test_a_server_with_no_rule_is_sent_neither_field(fake_server: FakeOpenAIServ
             assert set(message) == {"role", "content", "tool_calls"}, message
 
 
-def test_the_exchange_is_what_the_server_received(fake_server: FakeOpenAIServer) -> None:
+def test_the_exchange_is_what_the_server_received(fake_server: ModelServer) -> None:
     fake_server.set_model("deepseek-reasoner", script_for("deepseek"))
     events = run(fake_server, "deepseek-reasoner")
     for step, received in zip((1, 2, 3), fake_server.requests, strict=True):
@@ -301,7 +301,7 @@ def test_the_preset_rules(preset: str, host: str, model: str, fields: set[str]) 
 
 
 def test_runs_in_flight_when_another_learns_the_rule_are_sent_again_too(
-    fake_server: FakeOpenAIServer, tmp_path: Path
+    fake_server: ModelServer, tmp_path: Path
 ) -> None:
     # eval --concurrency 4: four runs' second requests are all out when the first 400 comes
     # back (the server holds the four refusals and answers them together). Each must be sent

@@ -15,14 +15,11 @@ import pytest
 from sandbox_app.cli.main import main
 from sandbox_app.core.scenarios.lane_settings import Rule, Setting, register, unregister
 from sandbox_app.core.scenarios.scenario_file import load_scenario, save_scenario, scenarios_dir
-from tests.fake_anthropic import AnthropicScript, Text, Turn, fake_anthropic
-from tests.fake_gemini import Reply as GeminiReply
-from tests.fake_gemini import gemini_server, text
-from tests.fake_ollama import Model, fake_ollama
-from tests.fake_ollama import Reply as OllamaReply
-from tests.fake_responses import Reply as ResponsesReply
-from tests.fake_responses import responses_server
-from tests.fakeserver import ModelScript
+from tests.model_server import ModelScript
+from tests.model_server.anthropic import fake_anthropic
+from tests.model_server.gemini import gemini_server
+from tests.model_server.ollama import fake_ollama
+from tests.model_server.responses import responses_server
 
 __all__ = ["fake_anthropic", "fake_ollama", "gemini_server", "responses_server"]
 
@@ -39,26 +36,26 @@ def _chat(request: pytest.FixtureRequest) -> Served:
 
 def _anthropic(request: pytest.FixtureRequest) -> Served:
     server = request.getfixturevalue("fake_anthropic")
-    server.set_model("m", AnthropicScript(turns=[Turn((Text(ANSWER),))]))
+    server.set_model("m", ModelScript(replies=[ANSWER]))
     return ["--backend", "anthropic", "--base-url", server.base_url], lambda: server.requests
 
 
 def _responses(request: pytest.FixtureRequest) -> Served:
     server = request.getfixturevalue("responses_server")
-    server.set_replies("m", [ResponsesReply(ANSWER)])
+    server.set_model("m", ModelScript(replies=[ANSWER]))
     return ["--backend", "responses", "--base-url", server.base_url], lambda: server.requests
 
 
 def _gemini(request: pytest.FixtureRequest) -> Served:
     server = request.getfixturevalue("gemini_server")
-    server.replies["m"] = [GeminiReply([text(ANSWER)])]
+    server.set_model("m", ModelScript(replies=[ANSWER]))
     return ["--backend", "gemini", "--base-url", server.base_url], lambda: server.requests
 
 
 def _ollama(request: pytest.FixtureRequest) -> Served:
     server = request.getfixturevalue("fake_ollama")
-    server.models["m"] = Model([OllamaReply(ANSWER)])
-    return ["--backend", "ollama-native", "--base-url", server.url], server.requests
+    server.set_model("m", ModelScript(replies=[ANSWER]))
+    return ["--backend", "ollama-native", "--base-url", server.root], lambda: server.requests
 
 
 SERVED = {

@@ -1,5 +1,5 @@
 """The OpenAI Responses API kind, through the real SDK to the Responses test server
-(tests/fake_responses.py): Brightgrid in text ReAct and native tool calling, the reasoning
+(tests/model_server/responses.py): Brightgrid in text ReAct and native tool calling, the reasoning
 summary shown as thinking and never acted on, the reasoning items sent back statelessly, a
 cut by max_output_tokens, the server's failures as one line each, the key rule, ``run``."""
 
@@ -25,32 +25,42 @@ from sandbox_app.core.running.events import (
     ReasoningDelta,
 )
 from sandbox_app.core.scenarios.scenario import Scenario
-from tests.fake_responses import FakeResponsesServer, Reply, responses_server
 from tests.helpers import builtin, finished, of_type, run_events
+from tests.model_server import ModelScript, ModelServer, tokenize
+from tests.model_server.responses import responses_server
 
 __all__ = ["responses_server"]
 
-SEARCH = ("search", json.dumps({"query": "Brightgrid Pro price per developer"}))
-CALCULATE = ("calculator", json.dumps({"expression": "20 * 12 * 7"}))
+SEARCH = json.dumps(
+    {"name": "search", "arguments": {"query": "Brightgrid Pro price per developer"}}
+)
+CALCULATE = json.dumps({"name": "calculator", "arguments": {"expression": "20 * 12 * 7"}})
 # A decoy: an action written inside the reasoning summary must never run.
 DECOY = "Maybe I should just write Action: calculator[666 * 666] and be done."
-TEXT_REPLIES = [
-    Reply(
-        "Thought: I need the price of Brightgrid Pro per developer.\n"
-        "Action: search[Brightgrid Pro price per developer]",
-        summary=("**Finding the price**\n\nThe price comes from search.", DECOY),
-    ),
-    Reply(
-        "Thought: 20 a month for 7 developers over 12 months.\nAction: calculator[20 * 12 * 7]",
-        summary=("Multiplying it out.",),
-    ),
-    Reply("Thought: The calculator gave the total.\nAnswer: $1,680 per year"),
+# Each reply's thinking streams as its reasoning summary, a summary part per paragraph.
+TEXT_ANSWERS = [
+    "Thought: I need the price of Brightgrid Pro per developer.\n"
+    "Action: search[Brightgrid Pro price per developer]",
+    "Thought: 20 a month for 7 developers over 12 months.\nAction: calculator[20 * 12 * 7]",
+    "Thought: The calculator gave the total.\nAnswer: $1,680 per year",
 ]
-NATIVE_REPLIES = [
-    Reply("I need the price first.", summary=("Search first.", DECOY), calls=(SEARCH,)),
-    Reply("Now the yearly total.", summary=("Multiply.",), calls=(CALCULATE,)),
-    Reply("$1,680 per year", summary=("Done.",)),
+TEXT_REPLIES = ModelScript(
+    replies=[
+        f"<think>**Finding the price**\n\nThe price comes from search.\n\n{DECOY}</think>"
+        + TEXT_ANSWERS[0],
+        f"<think>Multiplying it out.</think>{TEXT_ANSWERS[1]}",
+        TEXT_ANSWERS[2],
+    ]
+)
+NATIVE_THOUGHTS = [f"Search first.\n\n{DECOY}", "Multiply.", "Done."]
+NATIVE_ANSWERS = [
+    f"I need the price first.<tool_call>{SEARCH}</tool_call>",
+    f"Now the yearly total.<tool_call>{CALCULATE}</tool_call>",
+    "$1,680 per year",
 ]
+NATIVE_REPLIES = ModelScript(
+    replies=[f"<think>{t}</think>{a}" for t, a in zip(NATIVE_THOUGHTS, NATIVE_ANSWERS, strict=True)]
+)
 
 
 def native(scenario: Scenario) -> Scenario:
@@ -60,14 +70,12 @@ def native(scenario: Scenario) -> Scenario:
     return scenario.with_changes(model=model)
 
 
-def backend_for(server: FakeResponsesServer, model: str = "m") -> Backend:
+def backend_for(server: ModelServer, model: str = "m") -> Backend:
     config = config_for("responses", server.base_url, model, timeout_s=10.0)
     return make_backend(config, builtin("brightgrid"), KeyStore())
 
 
-def run(
-    server: FakeResponsesServer, scenario: Scenario, backend: Backend | None = None
-) -> list[Event]:
+def run(server: ModelServer, scenario: Scenario, backend: Backend | None = None) -> list[Event]:
     return run_events(scenario, backend or backend_for(server), model="m")
 
 
@@ -80,9 +88,9 @@ def actions(events: list[Event]) -> list[tuple[str, str]]:
 
 
 def test_a_text_react_run_shows_the_summary_as_thinking_and_never_acts_on_it(
-    responses_server: FakeResponsesServer,
+    responses_server: ModelServer,
 ) -> None:
-    responses_server.set_replies("m", TEXT_REPLIES)
+    responses_server.set_model("m", TEXT_REPLIES)
     events = run(responses_server, builtin("brightgrid"))
     done = finished(events)
     assert (done.status, done.answer) == ("answered", "$1,680 per year"), events[-3:]
@@ -108,9 +116,9 @@ def test_a_text_react_run_shows_the_summary_as_thinking_and_never_acts_on_it(
 
 
 def test_a_native_run_sends_each_reasoning_item_back_before_its_call(
-    responses_server: FakeResponsesServer,
+    responses_server: ModelServer,
 ) -> None:
-    responses_server.set_replies("m", NATIVE_REPLIES)
+    responses_server.set_model("m", NATIVE_REPLIES)
     events = run(responses_server, native(builtin("brightgrid")))
     done = finished(events)
     assert (done.status, done.answer) == ("answered", "$1,680 per year"), events[-3:]
@@ -160,9 +168,9 @@ class _Forgetful:
 
 
 def test_the_server_rejects_a_call_sent_back_without_its_reasoning_item(
-    responses_server: FakeResponsesServer,
+    responses_server: ModelServer,
 ) -> None:
-    responses_server.set_replies("m", NATIVE_REPLIES)
+    responses_server.set_model("m", NATIVE_REPLIES)
     backend = _Forgetful(backend_for(responses_server))
     done = finished(run(responses_server, native(builtin("brightgrid")), backend))
     assert done.status == "failed"
@@ -176,13 +184,10 @@ def test_the_server_rejects_a_call_sent_back_without_its_reasoning_item(
 
 
 def test_raw_reasoning_as_vllm_streams_it_is_thinking(
-    responses_server: FakeResponsesServer,
+    responses_server: ModelServer,
 ) -> None:
-    raw = [
-        replace(r, summary=(), reasoning_text=f"Raw thought {i}.")
-        for i, r in enumerate(NATIVE_REPLIES)
-    ]
-    responses_server.set_replies("m", raw, encrypts=False)
+    raw = [f"<think>Raw thought {i}.</think>{a}" for i, a in enumerate(NATIVE_ANSWERS)]
+    responses_server.set_model("m", ModelScript(replies=raw, reasoning_field="reasoning"))
     events = run(responses_server, native(builtin("brightgrid")))
     assert finished(events).answer == "$1,680 per year"
     assert "Raw thought 0." in reasoning_text(events)
@@ -191,9 +196,9 @@ def test_raw_reasoning_as_vllm_streams_it_is_thinking(
 
 
 def test_reasoning_is_asked_for_with_the_effort_and_a_summary(
-    responses_server: FakeResponsesServer,
+    responses_server: ModelServer,
 ) -> None:
-    responses_server.set_replies("m", TEXT_REPLIES)
+    responses_server.set_model("m", TEXT_REPLIES)
     scenario = builtin("brightgrid")
     scenario = scenario.with_changes(model=scenario.model.replace(reasoning_effort="low"))
     run(responses_server, scenario)
@@ -204,9 +209,9 @@ def test_reasoning_is_asked_for_with_the_effort_and_a_summary(
 
 
 def test_a_reasoning_model_gets_no_temperature_and_always_its_summary(
-    responses_server: FakeResponsesServer,
+    responses_server: ModelServer,
 ) -> None:
-    responses_server.set_replies("gpt-5-mini", TEXT_REPLIES)
+    responses_server.set_model("gpt-5-mini", TEXT_REPLIES)
     scenario = builtin("brightgrid")
     run_events(scenario, backend_for(responses_server, "gpt-5-mini"), model="gpt-5-mini")
     first = responses_server.requests[0]
@@ -217,9 +222,9 @@ def test_a_reasoning_model_gets_no_temperature_and_always_its_summary(
 
 
 def test_a_cut_by_max_output_tokens_is_the_cut_line(
-    responses_server: FakeResponsesServer,
+    responses_server: ModelServer,
 ) -> None:
-    responses_server.set_replies("m", [replace(r, summary=()) for r in TEXT_REPLIES])
+    responses_server.set_model("m", ModelScript(replies=TEXT_ANSWERS))
     scenario = builtin("brightgrid")
     scenario = scenario.with_changes(model=scenario.model.replace(max_tokens=6))
     events = run(responses_server, scenario)
@@ -230,15 +235,15 @@ def test_a_cut_by_max_output_tokens_is_the_cut_line(
 
 
 def test_reasoning_and_cached_tokens_reach_the_metrics(
-    responses_server: FakeResponsesServer,
+    responses_server: ModelServer,
 ) -> None:
-    replies = [
-        replace(r, reasoning_tokens=100 + i, cached_tokens=64) for i, r in enumerate(TEXT_REPLIES)
-    ]
-    responses_server.set_replies("m", replies)
+    replies = replace(TEXT_REPLIES, hidden_reasoning_tokens=100, cached_tokens=64)
+    responses_server.set_model("m", replies)
     events = run(responses_server, builtin("brightgrid"))
     metrics = finished(events).metrics
-    assert [s.reasoning_tokens for s in metrics.steps] == [100, 101, 0]
+    # The hidden reasoning of every reply, plus the summary's tokens of the two that show it.
+    shown = [len(tokenize(r.split("</think>")[0][7:])) for r in TEXT_REPLIES.replies[:2]]
+    assert [s.reasoning_tokens for s in metrics.steps] == [100 + shown[0], 100 + shown[1], 100]
     assert not metrics.reasoning_estimated
     usages = [e.usage for e in of_type(events, Exchange)]
     assert [u["cache_read_tokens"] for u in usages if u] == [64, 64, 64]
@@ -255,16 +260,14 @@ def test_reasoning_and_cached_tokens_reach_the_metrics(
         ),
     ],
 )
-def test_a_failed_response_is_one_line(
-    responses_server: FakeResponsesServer, end: Any, line: str
-) -> None:
-    responses_server.set_replies("m", [replace(TEXT_REPLIES[0], end=end)])
+def test_a_failed_response_is_one_line(responses_server: ModelServer, end: Any, line: str) -> None:
+    responses_server.set_model("m", replace(TEXT_REPLIES, finish=end))
     done = finished(run(responses_server, builtin("brightgrid")))
     assert (done.status, done.reason) == ("failed", line)
 
 
-def test_a_401_is_one_line(responses_server: FakeResponsesServer) -> None:
-    responses_server.set_replies("m", TEXT_REPLIES, fail_status=401)
+def test_a_401_is_one_line(responses_server: ModelServer) -> None:
+    responses_server.set_model("m", replace(TEXT_REPLIES, fail_status=401))
     done = finished(run(responses_server, builtin("brightgrid")))
     host = responses_server.base_url.split("/")[2]
     assert (done.status, done.reason) == (
@@ -273,8 +276,8 @@ def test_a_401_is_one_line(responses_server: FakeResponsesServer) -> None:
     )
 
 
-def test_a_429_is_retried_then_one_line(responses_server: FakeResponsesServer) -> None:
-    responses_server.set_replies("m", TEXT_REPLIES, fail_status=429, retry_after=0)
+def test_a_429_is_retried_then_one_line(responses_server: ModelServer) -> None:
+    responses_server.set_model("m", replace(TEXT_REPLIES, fail_status=429, retry_after=0))
     events = run(responses_server, builtin("brightgrid"))
     done = finished(events)
     host = responses_server.base_url.split("/")[2]
@@ -288,17 +291,17 @@ def test_a_429_is_retried_then_one_line(responses_server: FakeResponsesServer) -
     assert len(responses_server.requests) == 4
 
 
-def test_out_of_quota_is_one_line_at_once(responses_server: FakeResponsesServer) -> None:
-    responses_server.set_replies("m", [], fail_status=429, fail_code="insufficient_quota")
+def test_out_of_quota_is_one_line_at_once(responses_server: ModelServer) -> None:
+    responses_server.set_model("m", ModelScript(fail_status=429, fail_code="insufficient_quota"))
     done = finished(run(responses_server, builtin("brightgrid")))
     assert done.reason.endswith("(429, insufficient quota)")
     assert "\n" not in done.reason
     assert len(responses_server.requests) == 1
 
 
-def test_the_models_come_from_the_servers_list(responses_server: FakeResponsesServer) -> None:
-    responses_server.set_replies("gpt-5-mini", [])
-    responses_server.set_replies("m", [])
+def test_the_models_come_from_the_servers_list(responses_server: ModelServer) -> None:
+    responses_server.set_model("gpt-5-mini", ModelScript())
+    responses_server.set_model("m", ModelScript())
     backend = backend_for(responses_server)
 
     async def listed() -> list[str]:
@@ -335,9 +338,9 @@ def test_openais_key_goes_only_to_openai(monkeypatch: pytest.MonkeyPatch) -> Non
 
 
 def test_run_backend_responses_runs_against_a_url(
-    responses_server: FakeResponsesServer, capsys: pytest.CaptureFixture[str]
+    responses_server: ModelServer, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    responses_server.set_replies("m", TEXT_REPLIES)
+    responses_server.set_model("m", TEXT_REPLIES)
     args = ["run", "--backend", "responses", "--base-url", responses_server.base_url]
     assert main([*args, "--model", "m"]) == 0, capsys.readouterr().err
     out = capsys.readouterr().out

@@ -25,7 +25,7 @@ from sandbox_app.core.scenarios.scenario_file import (
     scenarios_dir,
 )
 from sandbox_app.core.scenarios.test_set import import_cases
-from tests.fakeserver import FakeOpenAIServer, ModelScript
+from tests.model_server import ModelScript, ModelServer
 
 TEMPLATE = "You answer for {{company}} in a {{tone}} tone.\nTools:\n{tools}\n\n{format}"
 
@@ -53,7 +53,7 @@ def messages(request: dict[str, Any]) -> tuple[str, str]:
 
 
 def test_run_sends_the_scenario_variables_and_var_flags_filled_in(
-    tmp_path: Path, fake_server: FakeOpenAIServer
+    tmp_path: Path, fake_server: ModelServer
 ) -> None:
     fake_server.set_model("m", ModelScript(replies=["Answer: $20"]))
     path = scenario_file(tmp_path)
@@ -68,7 +68,7 @@ def test_run_sends_the_scenario_variables_and_var_flags_filled_in(
 
 
 def test_run_refuses_an_undefined_variable_in_one_line_and_sends_nothing(
-    tmp_path: Path, fake_server: FakeOpenAIServer, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, fake_server: ModelServer, capsys: pytest.CaptureFixture[str]
 ) -> None:
     fake_server.set_model("m", ModelScript(replies=["Answer: $20"]))
     path = scenario_file(tmp_path)
@@ -100,7 +100,7 @@ def capital_cases() -> list[dict[str, Any]]:
 
 
 def test_eval_sends_each_cases_variables_over_the_scenarios(
-    tmp_path: Path, fake_server: FakeOpenAIServer
+    tmp_path: Path, fake_server: ModelServer
 ) -> None:
     by_question = {"Capital of France?": ["Answer: Paris"], "Capital of Japan?": ["Answer: Tokyo"]}
     fake_server.set_model("m", ModelScript(replies=["Answer: ?"], by_question=by_question))
@@ -120,7 +120,7 @@ def test_eval_sends_each_cases_variables_over_the_scenarios(
 
 
 def test_eval_refuses_an_undefined_variable_before_the_first_run(
-    tmp_path: Path, fake_server: FakeOpenAIServer, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, fake_server: ModelServer, capsys: pytest.CaptureFixture[str]
 ) -> None:
     fake_server.set_model("m", ModelScript(replies=["Answer: ?"], cycle=True))
     cases = capital_cases()
@@ -232,7 +232,7 @@ def test_the_offline_model_answers_its_question_with_the_variables_filled(
 
 
 def test_a_fill_over_the_limit_is_one_line_naming_the_variable_and_sends_nothing(
-    tmp_path: Path, fake_server: FakeOpenAIServer, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, fake_server: ModelServer, capsys: pytest.CaptureFixture[str]
 ) -> None:
     fake_server.set_model("m", ModelScript(replies=["Answer: ?"], cycle=True))
     doc = "x" * 100_000  # the largest value a file may give; used 40 times: 4 MB

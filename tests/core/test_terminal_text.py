@@ -24,7 +24,7 @@ from sandbox_app.core.scenarios.scenario_file import (
     save_scenario,
     scenarios_dir,
 )
-from tests.fakeserver import FakeOpenAIServer, ModelScript
+from tests.model_server import ModelScript, ModelServer
 
 TITLE = "\x1b]0;pwned\x07"  # sets the terminal window's title
 CLEAR = "\x1b[2J\x1b[H"  # clears the screen
@@ -98,7 +98,7 @@ def test_on_a_colour_terminal_only_the_apps_own_codes_remain(
 
 
 def test_a_servers_hostile_reply_and_error_stay_text(
-    fake_server: FakeOpenAIServer, capsys: pytest.CaptureFixture[str]
+    fake_server: ModelServer, capsys: pytest.CaptureFixture[str]
 ) -> None:
     fake_server.set_model("m", ModelScript(replies=[f"Thought: {HOSTILE}\nAnswer: 7 {HOSTILE}"]))
     assert main(["run", "--base-url", fake_server.base_url, "--model", "m"]) == 0

@@ -22,10 +22,10 @@ from sandbox_app.core.results.evaluation import read_results
 from sandbox_app.core.running.backend import Backend, Delta, Message, StreamParams
 from sandbox_app.core.scenarios.scenario import Scenario
 from tests.core.test_judged_answers import ANSWERS, FAIL, PASS, judge_of, scenario_file
-from tests.fakeserver import FakeOpenAIServer, ModelScript
+from tests.model_server import ModelScript, ModelServer
 
 
-def lying_judge(server: FakeOpenAIServer, lie: str) -> dict[str, Any]:
+def lying_judge(server: ModelServer, lie: str) -> dict[str, Any]:
     """A judge at the test server that answers the first answer with ``lie`` and the others
     honestly (a fail, a pass)."""
     verdicts = dict(zip(ANSWERS, (lie, FAIL, PASS), strict=True))
@@ -46,7 +46,7 @@ def lying_judge(server: FakeOpenAIServer, lie: str) -> dict[str, Any]:
     ids=["huge-score", "deep-nesting"],
 )
 def test_a_lying_judge_leaves_its_run_unjudged_and_the_evaluation_goes_on(
-    lie: str, said: str, tmp_path: Path, fake_server: FakeOpenAIServer
+    lie: str, said: str, tmp_path: Path, fake_server: ModelServer
 ) -> None:
     path = scenario_file(tmp_path, lying_judge(fake_server, lie))
     out = tmp_path / "out.jsonl"
@@ -58,7 +58,7 @@ def test_a_lying_judge_leaves_its_run_unjudged_and_the_evaluation_goes_on(
 
 
 def test_doctor_against_a_models_list_nested_100000_deep_says_a_line(
-    fake_server: FakeOpenAIServer, capsys: pytest.CaptureFixture[str]
+    fake_server: ModelServer, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """N13: the json module would recurse once per level (a RecursionError, no line at all)."""
     fake_server.models_body = b"[" * 100_000 + b"]" * 100_000
@@ -74,20 +74,20 @@ LONE = "\ud800"  # json.dumps writes it as the escape \ud800, which json.loads r
 SURROGATE_REPLY = f"Thought: {LONE} odd.\nAnswer: forty{LONE}two"
 
 
-def surrogate_server(server: FakeOpenAIServer) -> list[str]:
+def surrogate_server(server: ModelServer) -> list[str]:
     server.set_model("m", ModelScript(replies=[SURROGATE_REPLY], cycle=True))
     return ["--base-url", server.base_url, "--model", "m"]
 
 
 def test_run_prints_a_servers_lone_surrogate_as_a_replacement_character(
-    fake_server: FakeOpenAIServer, capsys: pytest.CaptureFixture[str]
+    fake_server: ModelServer, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert main(["run", *surrogate_server(fake_server)]) == 0
     assert "forty\ufffdtwo" in capsys.readouterr().out
 
 
 def test_run_json_and_otlp_file_write_a_servers_lone_surrogate(
-    fake_server: FakeOpenAIServer, capsys: pytest.CaptureFixture[str], tmp_path: Path
+    fake_server: ModelServer, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     spans = tmp_path / "spans.json"
     flags = ["--json", "--otlp-file", str(spans)]
@@ -97,7 +97,7 @@ def test_run_json_and_otlp_file_write_a_servers_lone_surrogate(
 
 
 def test_open_trace_prints_a_traces_lone_surrogate(
-    fake_server: FakeOpenAIServer, capsys: pytest.CaptureFixture[str], tmp_path: Path
+    fake_server: ModelServer, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     """A trace file whose messages escape a lone surrogate (another tool wrote it)."""
     fake_server.set_model("m", ModelScript(replies=["Thought: Sure.\nAnswer: fortytwo"]))
@@ -161,7 +161,7 @@ def test_a_tools_lone_surrogate_reaches_the_trace_as_a_replacement_character() -
 
 
 def test_a_models_tool_call_arguments_nested_5000_deep_are_an_error_for_the_model(
-    fake_server: FakeOpenAIServer, capsys: pytest.CaptureFixture[str]
+    fake_server: ModelServer, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """The model's JSON is a server's too: the file reader's depth limit, then the model is
     told its arguments are not JSON and answers (no RecursionError ends the run)."""
@@ -198,9 +198,7 @@ class _BrokenJudge:
         return None
 
 
-def _make_broken(
-    config: BackendConfig, _scenario: Scenario, _key: str, _version: str
-) -> Backend:
+def _make_broken(config: BackendConfig, _scenario: Scenario, _key: str, _version: str) -> Backend:
     if config.model == "unmakeable":
         raise RuntimeError("the judge could not be made")
     return _BrokenJudge()

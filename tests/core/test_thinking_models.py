@@ -29,14 +29,14 @@ from sandbox_app.core.running.events import (
 )
 from sandbox_app.core.running.model_traits import THINKING_MAX_TOKENS, traits_for
 from sandbox_app.core.scenarios.scenario import LaneSettings, Scenario
-from tests.fakeserver import (
+from tests.helpers import builtin, finished, of_type, replies_of, run_events, server_backend
+from tests.model_server import (
     OPENAI_REASONING_REJECTS,
-    FakeOpenAIServer,
     ModelScript,
+    ModelServer,
     UnsupportedParam,
     split_every,
 )
-from tests.helpers import builtin, finished, of_type, replies_of, run_events, server_backend
 
 # What a thinking model considers before it acts: an action it decides against, an
 # observation it imagines, and an answer it does not give. None of it may ever be used.
@@ -55,7 +55,7 @@ def thinking_replies(template: str = "<think>{decoy}</think>\n\n{reply}") -> lis
 
 
 def run_model(
-    server: FakeOpenAIServer,
+    server: ModelServer,
     script: ModelScript,
     *,
     model: str = "thinker",
@@ -75,9 +75,7 @@ def thinking(events: list[Event]) -> str:
     return "".join(e.text for e in of_type(events, ReasoningDelta))
 
 
-def assert_thought_but_acted_only_on_the_reply(
-    server: FakeOpenAIServer, events: list[Event]
-) -> None:
+def assert_thought_but_acted_only_on_the_reply(server: ModelServer, events: list[Event]) -> None:
     done = finished(events)
     assert (done.status, done.answer) == ("answered", "$1,680 per year"), events[-3:]
     assert actions(events) == SEARCHES
@@ -100,7 +98,7 @@ def assert_thought_but_acted_only_on_the_reply(
     ],
 )
 def test_reasoning_fields_are_shown_and_never_acted_on(
-    fake_server: FakeOpenAIServer, field: Any, style: Any
+    fake_server: ModelServer, field: Any, style: Any
 ) -> None:
     script = ModelScript(replies=thinking_replies(), reasoning_field=field, chunk_style=style)
     events = run_model(fake_server, script)
@@ -113,7 +111,7 @@ def test_reasoning_fields_are_shown_and_never_acted_on(
     assert metrics.tokens_out > metrics.reasoning_tokens  # cost counts both
 
 
-def test_inline_tags_cut_at_awkward_chunk_boundaries(fake_server: FakeOpenAIServer) -> None:
+def test_inline_tags_cut_at_awkward_chunk_boundaries(fake_server: ModelServer) -> None:
     # Three characters a chunk: "<th" + "ink" + ">", "</t" + "hin" + "k>".
     script = ModelScript(
         replies=thinking_replies(), tokenizer=split_every(3), report_reasoning_tokens=False
@@ -128,7 +126,7 @@ def test_inline_tags_cut_at_awkward_chunk_boundaries(fake_server: FakeOpenAIServ
 
 
 def test_a_stop_sequence_inside_the_thinking_is_asked_again_without_stop(
-    fake_server: FakeOpenAIServer,
+    fake_server: ModelServer,
 ) -> None:
     # The server applies stop to the raw text: the decoy's "\nObservation:" ends the reply
     # inside <think> (vLLM V1, llama.cpp). The step is asked again without a stop sequence.
@@ -143,7 +141,7 @@ def test_a_stop_sequence_inside_the_thinking_is_asked_again_without_stop(
 
 
 def test_a_server_that_skips_stop_inside_thinking_is_not_asked_twice(
-    fake_server: FakeOpenAIServer,
+    fake_server: ModelServer,
 ) -> None:
     script = ModelScript(replies=thinking_replies(), stop_skips_reasoning=True)
     events = run_model(fake_server, script)
@@ -152,7 +150,7 @@ def test_a_server_that_skips_stop_inside_thinking_is_not_asked_twice(
     assert len(fake_server.requests) == 3
 
 
-def test_a_template_that_opens_the_thinking_itself(fake_server: FakeOpenAIServer) -> None:
+def test_a_template_that_opens_the_thinking_itself(fake_server: ModelServer) -> None:
     # Qwen3/QwQ templates end the prompt with "<think>": the reply only closes it.
     calm = DECOY.replace("Observation: 9801\n", "")  # a stop inside would go unseen: the guide
     replies = thinking_replies("{decoy}\n</think>\n\n{reply}".replace("{decoy}", calm))
@@ -168,7 +166,7 @@ def test_a_template_that_opens_the_thinking_itself(fake_server: FakeOpenAIServer
 
 
 def test_a_final_answer_only_inside_the_thinking_is_no_answer(
-    fake_server: FakeOpenAIServer,
+    fake_server: ModelServer,
 ) -> None:
     script = ModelScript(
         replies=["<think>Final Answer: 1680</think>", *thinking_replies()],
@@ -181,7 +179,7 @@ def test_a_final_answer_only_inside_the_thinking_is_no_answer(
 
 
 def test_a_reply_cut_by_max_tokens_inside_the_thinking_is_reported_as_such(
-    fake_server: FakeOpenAIServer,
+    fake_server: ModelServer,
 ) -> None:
     scenario = builtin("brightgrid").with_changes(model=LaneSettings(max_tokens=12))
     script = ModelScript(replies=thinking_replies(), stop_skips_reasoning=True)
@@ -197,7 +195,7 @@ def test_a_reply_cut_by_max_tokens_inside_the_thinking_is_reported_as_such(
     assert len(fake_server.requests) == 1  # the user's own limit is kept: not asked again
 
 
-def test_auto_max_tokens_gives_a_thinking_model_room(fake_server: FakeOpenAIServer) -> None:
+def test_auto_max_tokens_gives_a_thinking_model_room(fake_server: ModelServer) -> None:
     long_thought = "<think>" + "consider " * 600 + "</think>\n\n{reply}"
     replies = [long_thought.replace("{reply}", r) for r in replies_of("brightgrid")]
     script = ModelScript(replies=replies, stop_skips_reasoning=True)
@@ -209,7 +207,7 @@ def test_auto_max_tokens_gives_a_thinking_model_room(fake_server: FakeOpenAIServ
 
 
 def test_a_pre_opened_block_cut_by_auto_max_tokens_is_never_acted_on(
-    fake_server: FakeOpenAIServer,
+    fake_server: ModelServer,
 ) -> None:
     # No "<think>", and 512 tokens end the reply before "</think>": nothing in it says it
     # was thinking. A cut reply is never acted on; on Auto it is asked again with room.
@@ -221,7 +219,7 @@ def test_a_pre_opened_block_cut_by_auto_max_tokens_is_never_acted_on(
 
 
 def test_a_model_read_as_pre_opened_that_closes_nothing_is_read_as_it_is(
-    fake_server: FakeOpenAIServer,
+    fake_server: ModelServer,
 ) -> None:
     # Step 1 closes a block it never opened; step 2 skips thinking (Qwen3's /no_think).
     first, second, third = replies_of("brightgrid")
@@ -234,7 +232,7 @@ def test_a_model_read_as_pre_opened_that_closes_nothing_is_read_as_it_is(
 
 
 def test_a_value_out_of_range_is_not_taken_for_an_unsupported_parameter(
-    fake_server: FakeOpenAIServer,
+    fake_server: ModelServer,
 ) -> None:
     too_large = UnsupportedParam(
         "max_tokens",
@@ -251,7 +249,7 @@ def test_a_value_out_of_range_is_not_taken_for_an_unsupported_parameter(
     assert fake_server.stats["completions"] == 1  # the user's limit is not dropped
 
 
-def test_thinking_time_is_never_negative(fake_server: FakeOpenAIServer) -> None:
+def test_thinking_time_is_never_negative(fake_server: ModelServer) -> None:
     # Content first, then a thinking block, then more content.
     replies = [
         r.replace("Thought:", "Thought:<think>hmm</think>", 1) for r in replies_of("brightgrid")
@@ -262,7 +260,7 @@ def test_thinking_time_is_never_negative(fake_server: FakeOpenAIServer) -> None:
 
 
 def test_openai_reasoning_models_get_the_parameters_they_take(
-    fake_server: FakeOpenAIServer,
+    fake_server: ModelServer,
 ) -> None:
     scenario = builtin("brightgrid").with_changes(
         model=LaneSettings(temperature=0.0, reasoning_effort="low")
@@ -289,7 +287,7 @@ def test_openai_reasoning_models_get_the_parameters_they_take(
 
 
 def test_a_rejected_parameter_is_dropped_once_and_remembered(
-    fake_server: FakeOpenAIServer,
+    fake_server: ModelServer,
 ) -> None:
     stop_refused = (OPENAI_REASONING_REJECTS[1],)
     assert stop_refused[0].param == "stop"
@@ -311,7 +309,7 @@ def test_a_rejected_parameter_is_dropped_once_and_remembered(
 
 
 def test_a_refusal_of_something_that_cannot_be_dropped_ends_the_run_once(
-    fake_server: FakeOpenAIServer,
+    fake_server: ModelServer,
 ) -> None:
     no_stream = (UnsupportedParam("stream", "Unsupported value: 'stream' does not support true."),)
     script = ModelScript(replies=replies_of("brightgrid"), reject_params=no_stream)
@@ -323,7 +321,7 @@ def test_a_refusal_of_something_that_cannot_be_dropped_ends_the_run_once(
 
 
 def test_time_to_first_token_starts_when_the_request_is_sent(
-    fake_server: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch
+    fake_server: ModelServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # When the client was ready, and when the first token reached the run: the request went
     # out after the first, so (first token − its time to first token) may not come before
@@ -357,7 +355,7 @@ def test_time_to_first_token_starts_when_the_request_is_sent(
     assert first_token_at[0] - first.ttft_s >= ready_at[0]
 
 
-def test_reasoning_streams_before_the_content(fake_server: FakeOpenAIServer) -> None:
+def test_reasoning_streams_before_the_content(fake_server: ModelServer) -> None:
     script = ModelScript(replies=thinking_replies(), reasoning_field="reasoning", rate=400)
     events = run_model(fake_server, script)
     step_one = [e for e in events if getattr(e, "step", 0) == 1]
@@ -371,7 +369,7 @@ def test_reasoning_streams_before_the_content(fake_server: FakeOpenAIServer) -> 
 
 @pytest.mark.latency
 def test_a_local_servers_first_token_comes_within_50_ms_of_the_send(
-    fake_server: FakeOpenAIServer,
+    fake_server: ModelServer,
 ) -> None:
     # A fresh process: the SDK's import (~1 s) and the client's start-up happen in the first
     # step; counted as the model's latency, they made a local first token look like 1,000 ms.

@@ -13,14 +13,14 @@ from sandbox_app.backends.transport.throttle import ServerThrottle
 from sandbox_app.cli.evaluating.eval_command import eval_command
 from sandbox_app.core.results.evaluation import read_results
 from sandbox_app.core.scenarios.scenario_file import load_scenario, scenarios_dir
-from tests.fakeserver import FakeOpenAIServer, ModelScript
+from tests.model_server import ModelScript, ModelServer
 
 EXAMPLE = scenarios_dir() / "test_set.json"
 WAIT = 0.4  # the server's Retry-After, seconds
 
 
 def test_a_429_with_retry_after_is_queue_time_not_working_time(
-    tmp_path: Path, fake_server: FakeOpenAIServer
+    tmp_path: Path, fake_server: ModelServer
 ) -> None:
     cases = load_scenario(EXAMPLE).test_set
     by_question = {c.question: list(c.replies) for c in cases}

@@ -46,7 +46,7 @@ LONG_LINE = "x" * 9 + " "  # repeated into one 20,000-character line without a n
 
 
 def tokens_of(text: str) -> list[str]:
-    from tests.fakeserver import tokenize
+    from tests.model_server import tokenize
 
     return tokenize(text)
 

@@ -11,13 +11,13 @@ from __future__ import annotations
 import json
 import sys
 
-from tests.fakeserver import FakeOpenAIServer, ModelScript
+from tests.model_server import ModelScript, ModelServer
 
 
 def main() -> None:
     with open(sys.argv[1], encoding="utf-8") as file:
         spec = json.load(file)
-    with FakeOpenAIServer() as server:
+    with ModelServer() as server:
         for name, options in spec.items():
             server.set_model(name, ModelScript(**options))
         print(server.base_url, flush=True)

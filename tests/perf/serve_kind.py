@@ -10,9 +10,9 @@ gives each model the same reply in each kind's own shape::
 
 ``thinking`` streams as the kind's thinking (a thinking block, a reasoning summary, thought
 parts, Ollama's ``thinking``), then ``text`` as its text, one token-sized piece an event,
-``rate`` pieces a second (null: as fast as the server writes); the same reply answers each of
-the first ``turns`` requests of a run. Prints the base URL on one line, then serves until
-standard input closes, like tests/perf/serve.py.
+``rate`` pieces a second (null: as fast as the server writes); the same reply answers every
+request of a run (``turns`` is the benchmark's own). Prints the base URL on one line, then
+serves until standard input closes, like tests/perf/serve.py.
 """
 
 from __future__ import annotations
@@ -23,71 +23,26 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from tests.fakeserver import tokenize
+from tests.model_server import LocalModel, ModelScript, ModelServer
 
 KINDS = ("custom", "anthropic", "responses", "gemini", "ollama-native")
 
 
 @contextmanager
 def serving(kind: str, spec: dict[str, dict[str, Any]]) -> Iterator[str]:
-    """The kind's test server with ``spec``'s models, started; yields its base URL."""
-    if kind == "custom":
-        from tests.fakeserver import FakeOpenAIServer, ModelScript
-
-        with FakeOpenAIServer() as server:
-            for name, m in spec.items():
-                reply = f"<think>{m['thinking']}</think>{m['text']}"
-                script = ModelScript(
-                    replies=[reply], rate=m["rate"], cycle=True, reasoning_field="reasoning"
-                )
-                server.set_model(name, script)
-            yield server.base_url
-    elif kind == "anthropic":
-        from tests.fake_anthropic import AnthropicScript, FakeAnthropicServer, Text, Thinking, Turn
-
-        anthropic = FakeAnthropicServer().start()
-        try:
-            for name, m in spec.items():
-                turn = Turn((Thinking(m["thinking"]), Text(m["text"])))
-                # Four characters a delta: about one of tokenize()'s tokens, as the others send.
-                script = AnthropicScript([turn] * m["turns"], piece=4, rate=m["rate"])
-                anthropic.set_model(name, script)
-            yield anthropic.base_url
-        finally:
-            anthropic.stop()
-    elif kind == "responses":
-        from tests.fake_responses import FakeResponsesServer, Reply
-
-        with FakeResponsesServer() as responses:
-            for name, m in spec.items():
-                reasoning = len(tokenize(m["thinking"]))
-                reply = Reply(m["text"], summary=(m["thinking"],), reasoning_tokens=reasoning)
-                responses.set_replies(name, [reply] * m["turns"], rate=m["rate"])
-            yield responses.base_url
-    elif kind == "gemini":
-        from tests.fake_gemini import FakeGeminiServer, text, thought
-        from tests.fake_gemini import Reply as GeminiReply
-
-        with FakeGeminiServer() as gemini:
-            for name, m in spec.items():
-                parts = [thought(m["thinking"]), text(m["text"])]
-                gemini.replies[name] = [GeminiReply(parts, words=1, rate=m["rate"])] * m["turns"]
-            yield gemini.base_url
-    elif kind == "ollama-native":
-        from tests.fake_ollama import FakeOllama, Model
-        from tests.fake_ollama import Reply as OllamaReply
-
-        ollama = FakeOllama()
-        for name, m in spec.items():
-            reply = OllamaReply(m["text"], m["thinking"], rate=m["rate"])
-            ollama.models[name] = Model([reply], loaded=True)
-        ollama.start()
-        try:
-            yield ollama.url
-        finally:
-            ollama.stop()
-    else:
+    """The test server with ``spec``'s models, started; yields the base URL ``kind`` takes.
+    One script for every kind: each encodes the same raw reply in its own shape."""
+    if kind not in KINDS:
         raise SystemExit(f"serve_kind: unknown kind {kind!r} (one of {', '.join(KINDS)})")
+    # The OpenAI-compatible lane reads its thinking from vLLM's ``reasoning`` field.
+    field = "reasoning" if kind == "custom" else None
+    with ModelServer("ollama" if kind == "ollama-native" else None) as server:
+        for name, m in spec.items():
+            reply = f"<think>{m['thinking']}</think>{m['text']}"
+            script = ModelScript([reply], rate=m["rate"], cycle=True, reasoning_field=field)
+            server.add(LocalModel(name), script)
+        # Anthropic's and Ollama's SDKs add their own paths to the root.
+        yield server.root if kind in ("anthropic", "ollama-native") else server.base_url
 
 
 def main() -> None:

@@ -12,7 +12,8 @@ from pytestqt.qtbot import QtBot
 
 from sandbox_app.ui.window.main_window import MainWindow
 from tests.core.test_anthropic_kind import text_turns
-from tests.fake_anthropic import AnthropicScript, FakeAnthropicServer, fake_anthropic
+from tests.model_server import ModelScript, ModelServer
+from tests.model_server.anthropic import fake_anthropic
 from tests.ui.form_rows import setting_row
 
 __all__ = ["fake_anthropic"]
@@ -21,7 +22,7 @@ __all__ = ["fake_anthropic"]
 def test_the_anthropic_panel_shows_its_rows_and_runs_with_thinking(
     qtbot: QtBot,
     make_window: Callable[..., MainWindow],
-    fake_anthropic: FakeAnthropicServer,
+    fake_anthropic: ModelServer,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
@@ -36,7 +37,7 @@ def test_the_anthropic_panel_shows_its_rows_and_runs_with_thinking(
     assert not budget.isHidden()
     assert not cache.isHidden()
     assert panel.settings_form.widgets["context_window"].isHidden()  # Ollama's, not Claude's
-    fake_anthropic.set_model("claude-test", AnthropicScript(turns=text_turns()))
+    fake_anthropic.set_model("claude-test", ModelScript(replies=text_turns()))
     panel.base_url_edit.setText(fake_anthropic.base_url)
     panel.base_url_edit.editingFinished.emit()
     panel.model_combo.setCurrentText("claude-test")

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.fakeserver import FakeOpenAIServer, ModelScript
+from tests.model_server import ModelScript, ModelServer
 
 # The script gives up after this long and prints what it saw; a healthy run takes ~2 s.
 DEADLINE_S = 30.0
@@ -109,7 +109,7 @@ def silent_server() -> Iterator[str]:
 
 @pytest.mark.parametrize("backend", ["offline", "server", "silent"])
 def test_closing_the_app_mid_run_exits_cleanly(
-    tmp_path: Path, fake_server: FakeOpenAIServer, silent_server: str, backend: str
+    tmp_path: Path, fake_server: ModelServer, silent_server: str, backend: str
 ) -> None:
     fake_server.set_model("slow", ModelScript(["Thought: " + "slowly " * 400], rate=100))
     server_args = {

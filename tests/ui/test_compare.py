@@ -19,8 +19,8 @@ from sandbox_app.core.scenarios.scenario_file import load_scenario
 from sandbox_app.ui.compare.compare_view import CompareView, LaneWidget
 from sandbox_app.ui.tools.approval import ApprovalDialog
 from sandbox_app.ui.window.main_window import MainWindow
-from tests.fakeserver import FakeOpenAIServer, ModelScript
 from tests.helpers import SendEmail, replies_of
+from tests.model_server import ModelScript, ModelServer
 
 DIRECT = [
     "Thought: 7 developers at $20 a month for 12 months.\nAction: calculator[20 * 12 * 7]",
@@ -28,7 +28,7 @@ DIRECT = [
 ]
 
 
-def lanes_on_server(window: MainWindow, server: FakeOpenAIServer, models: list[str]) -> CompareView:
+def lanes_on_server(window: MainWindow, server: ModelServer, models: list[str]) -> CompareView:
     compare = window.compare
     compare.set_lanes(tuple(LaneConfig("Custom URL", server.base_url, m) for m in models))
     window.tabs.setCurrentWidget(compare)
@@ -70,7 +70,7 @@ def column(compare: CompareView, name: str) -> list[str]:
 
 
 def test_two_lanes_stream_at_once_and_the_table_compares_them(
-    qtbot: QtBot, window: MainWindow, fake_server: FakeOpenAIServer
+    qtbot: QtBot, window: MainWindow, fake_server: ModelServer
 ) -> None:
     fake_server.set_model("fast", ModelScript(replies=replies_of("brightgrid"), rate=70))
     fake_server.set_model("slow", ModelScript(replies=DIRECT, rate=15))
@@ -98,7 +98,7 @@ def test_two_lanes_stream_at_once_and_the_table_compares_them(
 
 
 def test_four_lanes_at_different_rates_all_finish_concurrently(
-    qtbot: QtBot, window: MainWindow, fake_server: FakeOpenAIServer
+    qtbot: QtBot, window: MainWindow, fake_server: ModelServer
 ) -> None:
     rates = {"a": 80.0, "b": 45.0, "c": 30.0, "d": 20.0}  # far apart: clear finishing order
     for name, rate in rates.items():
@@ -125,7 +125,7 @@ def test_four_lanes_at_different_rates_all_finish_concurrently(
 
 
 def test_a_failing_lane_does_not_disturb_the_others(
-    qtbot: QtBot, window: MainWindow, fake_server: FakeOpenAIServer
+    qtbot: QtBot, window: MainWindow, fake_server: ModelServer
 ) -> None:
     fake_server.set_model("good", ModelScript(replies=DIRECT, rate=200))
     fake_server.set_model("broken", ModelScript(replies=DIRECT, fail_status=500))
@@ -139,7 +139,7 @@ def test_a_failing_lane_does_not_disturb_the_others(
 
 
 def test_repeat_five_times_reports_the_pass_rate(
-    qtbot: QtBot, window: MainWindow, fake_server: FakeOpenAIServer
+    qtbot: QtBot, window: MainWindow, fake_server: ModelServer
 ) -> None:
     right, wrong = ["Answer: $1,680 per year"], ["Answer: about $1,600"]
     fake_server.set_model("flaky", ModelScript(runs=[right, wrong, right, right, wrong]))
@@ -156,7 +156,7 @@ def test_repeat_five_times_reports_the_pass_rate(
 
 
 def test_correct_agrees_with_the_pass_rate_when_only_the_last_repeat_was_right(
-    qtbot: QtBot, window: MainWindow, fake_server: FakeOpenAIServer
+    qtbot: QtBot, window: MainWindow, fake_server: ModelServer
 ) -> None:
     right, wrong = ["Answer: $1,680 per year"], ["Answer: about $1,600"]
     fake_server.set_model("flaky", ModelScript(runs=[wrong, wrong, wrong, wrong, right]))
@@ -170,7 +170,7 @@ def test_correct_agrees_with_the_pass_rate_when_only_the_last_repeat_was_right(
 
 
 def test_clicking_a_step_aligns_every_lane(
-    qtbot: QtBot, window: MainWindow, fake_server: FakeOpenAIServer
+    qtbot: QtBot, window: MainWindow, fake_server: ModelServer
 ) -> None:
     long_thought = "Thought: " + "let me think about this carefully. " * 40
     script = [long_thought + "\nAction: calculator[1 + 1]"] * 3 + ["Answer: $1,680"]
@@ -187,7 +187,7 @@ def test_clicking_a_step_aligns_every_lane(
 
 
 def test_exports_and_lane_settings_saved_without_keys(
-    qtbot: QtBot, window: MainWindow, fake_server: FakeOpenAIServer, tmp_path: Path
+    qtbot: QtBot, window: MainWindow, fake_server: ModelServer, tmp_path: Path
 ) -> None:
     fake_server.set_model("m1", ModelScript(replies=DIRECT))
     fake_server.set_model("m2", ModelScript(replies=DIRECT))
@@ -217,7 +217,7 @@ def test_exports_and_lane_settings_saved_without_keys(
 
 
 def test_approval_dialog_names_the_lane(
-    qtbot: QtBot, make_window: Callable[..., MainWindow], fake_server: FakeOpenAIServer
+    qtbot: QtBot, make_window: Callable[..., MainWindow], fake_server: ModelServer
 ) -> None:
     tool = SendEmail()
     window = make_window(extra_tools=[tool])

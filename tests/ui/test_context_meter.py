@@ -24,8 +24,8 @@ from sandbox_app.core.scenarios.scenario import LaneConfig, LaneSettings, Scenar
 from sandbox_app.ui.lane.lane_widget import LaneWidget
 from sandbox_app.ui.window.main_window import MainWindow
 from tests.echo_kind import ECHO
-from tests.fakeserver import FakeOpenAIServer, ModelScript
 from tests.helpers import replies_of
+from tests.model_server import ModelScript, ModelServer
 
 
 class CachingBackend:
@@ -75,7 +75,7 @@ def block_role(lane: LaneWidget, text: str) -> Role | None:
 
 
 def test_lanes_of_three_kinds_show_their_kind_context_and_figures(
-    qtbot: QtBot, kinds_window: MainWindow, fake_server: FakeOpenAIServer
+    qtbot: QtBot, kinds_window: MainWindow, fake_server: ModelServer
 ) -> None:
     # A local server with a 60-token context that cuts silently, as Ollama does.
     fake_server.set_model("m", ModelScript(replies=replies_of("brightgrid"), context_length=60))

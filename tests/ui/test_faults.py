@@ -19,8 +19,8 @@ from pytestqt.qtbot import QtBot
 from sandbox_app.core.scenarios.scenario import LaneConfig
 from sandbox_app.ui.lane.backend_panel import BackendPanel
 from sandbox_app.ui.window.main_window import MainWindow
-from tests.fakeserver import FakeOpenAIServer, ModelScript
 from tests.heartbeat import Heartbeat
+from tests.model_server import ModelScript, ModelServer
 
 GOOD = [
     "Thought: I need the price of Brightgrid Pro.\nAction: calculator[20 * 12 * 7]",
@@ -82,7 +82,7 @@ def heartbeat() -> Iterator[Heartbeat]:
     beat.stop()
 
 
-def configure(server: FakeOpenAIServer, fault: Fault) -> str:
+def configure(server: ModelServer, fault: Fault) -> str:
     """Set the server up for ``fault``; returns the base URL the lanes must use."""
     if fault.script is not None:
         server.set_model("m", fault.script)
@@ -97,9 +97,7 @@ def set_lane(panel: BackendPanel, base_url: str, fault: Fault | None = None) -> 
     panel.timeout_spin.setValue(0.5 if stalls else 10.0)
 
 
-def fault_in_one_lane(
-    qtbot: QtBot, window: MainWindow, server: FakeOpenAIServer, fault: Fault
-) -> None:
+def fault_in_one_lane(qtbot: QtBot, window: MainWindow, server: ModelServer, fault: Fault) -> None:
     set_lane(window.backend_panel, configure(server, fault), fault)
     qtbot.mouseClick(window.run_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: window.answer_status.isVisible(), timeout=20000)
@@ -120,7 +118,7 @@ def fault_in_one_lane(
 
 
 def fault_in_four_lanes(
-    qtbot: QtBot, window: MainWindow, server: FakeOpenAIServer, fault: Fault
+    qtbot: QtBot, window: MainWindow, server: ModelServer, fault: Fault
 ) -> None:
     compare = window.compare
     compare.set_lanes(tuple(LaneConfig("Custom URL") for _ in range(4)))
@@ -141,7 +139,7 @@ def fault_in_four_lanes(
 @pytest.mark.fault
 @pytest.mark.parametrize("case", list(FAULTS))
 def test_fault_in_one_lane(
-    qtbot: QtBot, window: MainWindow, fake_server: FakeOpenAIServer, case: str
+    qtbot: QtBot, window: MainWindow, fake_server: ModelServer, case: str
 ) -> None:
     fault_in_one_lane(qtbot, window, fake_server, FAULTS[case])
     # The window still works: the next run succeeds. (How long it froze, if at all, is a
@@ -155,7 +153,7 @@ def test_fault_in_one_lane(
 @pytest.mark.fault
 @pytest.mark.parametrize("case", list(FAULTS))
 def test_fault_in_four_lanes(
-    qtbot: QtBot, window: MainWindow, fake_server: FakeOpenAIServer, case: str
+    qtbot: QtBot, window: MainWindow, fake_server: ModelServer, case: str
 ) -> None:
     fault_in_four_lanes(qtbot, window, fake_server, FAULTS[case])
     compare = window.compare
@@ -176,7 +174,7 @@ FROZEN_BUDGET_S = 0.3  # the longest the window may stop drawing during a fault
 def test_the_window_never_freezes_through_a_fault_in_one_lane(
     qtbot: QtBot,
     window: MainWindow,
-    fake_server: FakeOpenAIServer,
+    fake_server: ModelServer,
     heartbeat: Heartbeat,
     case: str,
 ) -> None:
@@ -191,7 +189,7 @@ def test_the_window_never_freezes_through_a_fault_in_one_lane(
 def test_the_window_never_freezes_through_a_fault_in_four_lanes(
     qtbot: QtBot,
     window: MainWindow,
-    fake_server: FakeOpenAIServer,
+    fake_server: ModelServer,
     heartbeat: Heartbeat,
     case: str,
 ) -> None:

@@ -11,8 +11,8 @@ from pytestqt.qtbot import QtBot
 from sandbox_app.core.running.fork import exchanges_of
 from sandbox_app.core.scenarios.scenario import LaneConfig
 from sandbox_app.ui.window.main_window import MainWindow
-from tests.fakeserver import FakeOpenAIServer, ModelScript
 from tests.helpers import replies_of
+from tests.model_server import ModelScript, ModelServer
 
 REPLIES = replies_of("brightgrid")  # search, calculator, answer
 OTHER = [
@@ -22,7 +22,7 @@ OTHER = [
 ]
 
 
-def run_on(qtbot: QtBot, window: MainWindow, server: FakeOpenAIServer) -> None:
+def run_on(qtbot: QtBot, window: MainWindow, server: ModelServer) -> None:
     server.set_model("first", ModelScript(replies=REPLIES))
     server.set_model("other", ModelScript(replies=OTHER))
     window.backend_panel.select("custom", server.base_url, "first")
@@ -37,7 +37,7 @@ def wait_for_run(qtbot: QtBot, window: MainWindow) -> None:
 
 
 def test_the_inspector_shows_exactly_what_the_server_received(
-    qtbot: QtBot, window: MainWindow, fake_server: FakeOpenAIServer
+    qtbot: QtBot, window: MainWindow, fake_server: ModelServer
 ) -> None:
     run_on(qtbot, window, fake_server)
     pane = window.run_pane
@@ -61,7 +61,7 @@ def test_the_inspector_shows_exactly_what_the_server_received(
 
 
 def test_fork_from_step_1_with_another_model(
-    qtbot: QtBot, window: MainWindow, fake_server: FakeOpenAIServer
+    qtbot: QtBot, window: MainWindow, fake_server: ModelServer
 ) -> None:
     run_on(qtbot, window, fake_server)
     pane = window.run_pane
@@ -90,7 +90,7 @@ def test_fork_from_step_1_with_another_model(
 
 
 def test_rerun_step_2_sends_only_step_2_again(
-    qtbot: QtBot, window: MainWindow, fake_server: FakeOpenAIServer
+    qtbot: QtBot, window: MainWindow, fake_server: ModelServer
 ) -> None:
     run_on(qtbot, window, fake_server)
     pane = window.run_pane
@@ -109,7 +109,7 @@ def test_rerun_step_2_sends_only_step_2_again(
 
 
 def test_a_fork_in_a_lane_stays_in_that_lane(
-    qtbot: QtBot, window: MainWindow, fake_server: FakeOpenAIServer
+    qtbot: QtBot, window: MainWindow, fake_server: ModelServer
 ) -> None:
     fake_server.set_model("first", ModelScript(replies=REPLIES))
     compare = window.compare
@@ -125,7 +125,7 @@ def test_a_fork_in_a_lane_stays_in_that_lane(
 
 
 def test_nothing_to_fork_past_the_last_step(
-    qtbot: QtBot, window: MainWindow, fake_server: FakeOpenAIServer
+    qtbot: QtBot, window: MainWindow, fake_server: ModelServer
 ) -> None:
     run_on(qtbot, window, fake_server)
     pane = window.run_pane

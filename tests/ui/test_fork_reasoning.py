@@ -12,13 +12,13 @@ from pytestqt.qtbot import QtBot
 from sandbox_app.ui.window.main_window import MainWindow
 from sandbox_app.ui.window.recordings import SPEEDS
 from tests.core.test_passback import script_for
-from tests.fakeserver import FakeOpenAIServer, ModelScript
+from tests.model_server import ModelScript, ModelServer
 
 MODEL = "deepseek-reasoner"
 
 
 def test_a_recording_forked_at_step_2_keeps_its_reasoning_for_its_own_model_only(
-    qtbot: QtBot, window: MainWindow, fake_server: FakeOpenAIServer, tmp_path: Path
+    qtbot: QtBot, window: MainWindow, fake_server: ModelServer, tmp_path: Path
 ) -> None:
     fake_server.set_model(MODEL, script_for("deepseek"))
     fake_server.set_model("other-model", ModelScript(replies=["-", "-", "$1,680 per year"]))

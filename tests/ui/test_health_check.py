@@ -1,6 +1,6 @@
 """The health check in the model panel (ui/lane/health_line.py): Check, the automatic check
 of a local server, the lines under the model row — the same lines ``react-sandbox doctor``
-prints — against the emulated servers of tests/fake_local_servers.py."""
+prints — against the emulated servers of tests/model_server/local.py."""
 
 from __future__ import annotations
 
@@ -17,8 +17,8 @@ from sandbox_app.backends.catalogue.keys import KeyStore
 from sandbox_app.ui.lane.backend_panel import BackendPanel
 from sandbox_app.ui.lane.health_line import is_local
 from sandbox_app.ui.window.main_window import MainWindow
-from tests.fake_local_servers import (
-    FakeLocalServer,
+from tests.model_server import ModelServer
+from tests.model_server.local import (
     LocalModel,
     fake_llamacpp,
     fake_ollama_health,
@@ -31,7 +31,7 @@ QWEN = LocalModel("qwen3:8b", context=4096, capabilities=("tools", "thinking"))
 
 
 def test_check_shows_the_server_and_its_findings(
-    qtbot: QtBot, qloop: qasync.QEventLoop, fake_llamacpp: FakeLocalServer
+    qtbot: QtBot, qloop: qasync.QEventLoop, fake_llamacpp: ModelServer
 ) -> None:
     fake_llamacpp.add(QWEN)
     panel = BackendPanel(KeyStore())
@@ -65,7 +65,7 @@ def test_check_is_off_for_the_offline_model_and_choosing_it_clears_the_lines(
 def test_the_window_says_what_doctor_says(
     qtbot: QtBot,
     make_window: Callable[..., MainWindow],
-    fake_ollama_health: FakeLocalServer,
+    fake_ollama_health: ModelServer,
 ) -> None:
     """A local server chosen is checked by itself, for the scenario in the window; its lines
     are doctor's for the same scenario, word for word."""
@@ -103,7 +103,7 @@ def test_which_servers_are_checked_by_themselves(url: str, local: bool) -> None:
 
 
 def test_the_context_a_check_found_served_is_the_context_meters_window(
-    qtbot: QtBot, make_window: Callable[..., MainWindow], fake_llamacpp: FakeLocalServer
+    qtbot: QtBot, make_window: Callable[..., MainWindow], fake_llamacpp: ModelServer
 ) -> None:
     """No Context set: the window a run's prompt is measured against is the one the check
     found the server serving (4,096 here), not none."""

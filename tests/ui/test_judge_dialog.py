@@ -14,7 +14,7 @@ from sandbox_app.core.scenarios.judge_spec import DEFAULT_JUDGE_PROMPT
 from sandbox_app.core.scenarios.scenario import LaneConfig
 from sandbox_app.ui.compare.test_set_editor import RUBRIC
 from sandbox_app.ui.window.main_window import MainWindow
-from tests.fakeserver import FakeOpenAIServer, ModelScript
+from tests.model_server import ModelScript, ModelServer
 from tests.ui.test_eval_panel import open_test_set
 from tests.ui.test_test_set_editor import open_editor, set_cell
 
@@ -79,7 +79,7 @@ def test_a_cell_tooltip_says_the_judges_verdict_and_reason(
 
 
 def test_the_offline_judge_leaves_a_real_lane_unjudged_and_the_summary_says_so(
-    qtbot: QtBot, window: MainWindow, fake_server: FakeOpenAIServer
+    qtbot: QtBot, window: MainWindow, fake_server: ModelServer
 ) -> None:
     open_test_set(window)
     cases = window.current_scenario().test_set

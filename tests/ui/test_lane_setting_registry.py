@@ -23,7 +23,8 @@ from sandbox_app.core.scenarios.lane_settings import (
 from sandbox_app.core.scenarios.scenario import LaneConfig
 from sandbox_app.ui.lane.backend_panel import BackendPanel
 from sandbox_app.ui.window.main_window import MainWindow
-from tests.fake_anthropic import FakeAnthropicServer, fake_anthropic
+from tests.model_server import ModelServer
+from tests.model_server.anthropic import fake_anthropic
 from tests.ui.form_rows import setting_row
 
 __all__ = ["fake_anthropic"]  # the fixture, imported for pytest
@@ -80,7 +81,7 @@ def test_the_panel_gives_back_what_it_was_shown_until_edited(qtbot: QtBot) -> No
 
 
 def test_a_setting_the_lanes_backend_cannot_send_is_one_line_and_nothing_runs(
-    qtbot: QtBot, window: MainWindow, fake_anthropic: FakeAnthropicServer
+    qtbot: QtBot, window: MainWindow, fake_anthropic: ModelServer
 ) -> None:
     # Anthropic's Messages API has no seed: the lane says so, nothing is sent without it.
     compare = window.compare

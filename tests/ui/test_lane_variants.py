@@ -15,8 +15,8 @@ from sandbox_app.core.running.records import RunRecord
 from sandbox_app.core.scenarios.prompt_versions import PromptVersion, record, version_of
 from sandbox_app.core.scenarios.scenario import LaneConfig, LaneSettings, Scenario
 from sandbox_app.ui.window.main_window import MainWindow
-from tests.fakeserver import FakeOpenAIServer, ModelScript
 from tests.helpers import replies_of
+from tests.model_server import ModelScript, ModelServer
 
 NOW = datetime(2025, 1, 2, tzinfo=UTC)
 TEMPLATE_A = "You are prompt A, terse and careful.\n{tools}\n{format}"
@@ -42,7 +42,7 @@ def _system_prompt(scenario: Scenario) -> str:
 
 
 def test_a_pinned_lane_and_an_editor_lane_send_their_own_system_prompts(
-    qtbot: QtBot, window: MainWindow, fake_server: FakeOpenAIServer
+    qtbot: QtBot, window: MainWindow, fake_server: ModelServer
 ) -> None:
     fake_server.set_model("m", ModelScript(replies=replies_of("brightgrid")))
     version_a, version_b = _versions(window, TEMPLATE_A, TEMPLATE_B)
@@ -170,7 +170,7 @@ def test_a_matrix_over_lanes_without_runs_asks_nothing(window: MainWindow) -> No
 
 
 def test_a_pinned_version_missing_from_the_history_is_one_line(
-    qtbot: QtBot, window: MainWindow, fake_server: FakeOpenAIServer
+    qtbot: QtBot, window: MainWindow, fake_server: ModelServer
 ) -> None:
     _versions(window, TEMPLATE_A)
     before = window.workspace.model.scenario

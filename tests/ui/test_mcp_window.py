@@ -19,7 +19,7 @@ from sandbox_app.core.tools.mcp_server import McpServerSpec
 from sandbox_app.ui.tools.mcp_servers import McpServersDialog
 from sandbox_app.ui.window.main_window import MainWindow
 from tests.core.test_mcp import SERVER, free_port, serving_http
-from tests.fakeserver import FakeOpenAIServer, ModelScript
+from tests.model_server import ModelScript, ModelServer
 
 
 def close_connections(qtbot: QtBot, window: MainWindow) -> None:
@@ -28,7 +28,7 @@ def close_connections(qtbot: QtBot, window: MainWindow) -> None:
 
 
 def test_connect_a_server_and_run_its_tool(
-    qtbot: QtBot, window: MainWindow, fake_server: FakeOpenAIServer
+    qtbot: QtBot, window: MainWindow, fake_server: ModelServer
 ) -> None:
     panel = window.tool_panel
     dialog = panel.edit_servers()

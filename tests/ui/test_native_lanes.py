@@ -14,8 +14,8 @@ from sandbox_app.ui.trace.highlighter import Role
 from sandbox_app.ui.trace.trace_view import TraceView
 from sandbox_app.ui.window.main_window import MainWindow
 from tests.core.test_native_tools import NATIVE_REPLIES
-from tests.fakeserver import FakeOpenAIServer, ModelScript
 from tests.helpers import replies_of
+from tests.model_server import ModelScript, ModelServer
 
 
 def roles_of_lines(trace: TraceView, start: str) -> list[Role]:
@@ -29,7 +29,7 @@ def roles_of_lines(trace: TraceView, start: str) -> list[Role]:
 
 
 def test_text_and_native_lanes_of_one_model_line_up(
-    qtbot: QtBot, window: MainWindow, fake_server: FakeOpenAIServer, tmp_path: Path
+    qtbot: QtBot, window: MainWindow, fake_server: ModelServer, tmp_path: Path
 ) -> None:
     # One model: ReAct text when asked in text, tool calls when given tools.
     script = ModelScript(replies=replies_of("brightgrid"), native_replies=NATIVE_REPLIES)

@@ -1,5 +1,5 @@
 """Ollama's own API in the window: a run with its thinking folded, the model list's sizes and
-what is loaded, and Pull (progress, success, failure, Cancel), against tests/fake_ollama.py
+what is loaded, and Pull (progress, success, failure, Cancel), against tests/model_server/ollama.py
 through the real ``ollama`` library."""
 
 from __future__ import annotations
@@ -12,22 +12,23 @@ from sandbox_app.ui.lane.pull_bar import STEPS
 from sandbox_app.ui.trace.highlighter import Role
 from sandbox_app.ui.window.main_window import MainWindow
 from tests.core.test_ollama_native import text_replies
-from tests.fake_ollama import FakeOllama, Model, fake_ollama
+from tests.model_server import LocalModel, ModelServer
+from tests.model_server.ollama import fake_ollama
 from tests.ui.test_thinking_runs import blocks
 from tests.ui.test_window import run_and_wait
 
 __all__ = ["fake_ollama"]
 
 
-def on_ollama(panel: BackendPanel, server: FakeOllama, model: str) -> None:
-    panel.select("ollama-native", server.url)
+def on_ollama(panel: BackendPanel, server: ModelServer, model: str) -> None:
+    panel.select("ollama-native", server.root)
     panel.model_combo.setCurrentText(model)
 
 
 def test_a_run_on_ollamas_own_api_answers_with_its_thinking_folded(
-    qtbot: QtBot, window: MainWindow, fake_ollama: FakeOllama
+    qtbot: QtBot, window: MainWindow, fake_ollama: ModelServer
 ) -> None:
-    fake_ollama.models["qwen3:8b"] = Model(text_replies())
+    fake_ollama.add(LocalModel("qwen3:8b", loaded=False), text_replies())
     on_ollama(window.backend_panel, fake_ollama, "qwen3:8b")
     run_and_wait(qtbot, window)
     assert window.answer_label.text() == "$1,680 per year"
@@ -38,10 +39,10 @@ def test_a_run_on_ollamas_own_api_answers_with_its_thinking_folded(
 
 
 def test_the_model_list_says_each_models_size_and_whether_it_is_loaded(
-    qtbot: QtBot, window: MainWindow, fake_ollama: FakeOllama
+    qtbot: QtBot, window: MainWindow, fake_ollama: ModelServer
 ) -> None:
-    fake_ollama.models["qwen3:8b"] = Model([], size=5_225_376_047, loaded=True)
-    fake_ollama.models["gemma3:1b"] = Model([], size=815_319_791)
+    fake_ollama.add(LocalModel("qwen3:8b", size=5_225_376_047))
+    fake_ollama.add(LocalModel("gemma3:1b", loaded=False, size=815_319_791))
     panel = window.backend_panel
     on_ollama(panel, fake_ollama, "")
     qtbot.mouseClick(panel.refresh_button, Qt.MouseButton.LeftButton)
@@ -53,7 +54,7 @@ def test_the_model_list_says_each_models_size_and_whether_it_is_loaded(
     assert "qwen3:8b — 5.2 GB, loaded<" in tips[1]
 
 
-def test_pull_is_only_for_a_kind_that_can(window: MainWindow, fake_ollama: FakeOllama) -> None:
+def test_pull_is_only_for_a_kind_that_can(window: MainWindow, fake_ollama: ModelServer) -> None:
     panel = window.backend_panel
     on_ollama(panel, fake_ollama, "m")
     assert panel.pull_bar.button.isEnabled()
@@ -62,7 +63,7 @@ def test_pull_is_only_for_a_kind_that_can(window: MainWindow, fake_ollama: FakeO
 
 
 def test_pull_shows_its_progress_then_the_model_is_listed(
-    qtbot: QtBot, window: MainWindow, fake_ollama: FakeOllama
+    qtbot: QtBot, window: MainWindow, fake_ollama: ModelServer
 ) -> None:
     fake_ollama.registry["qwen3:0.6b"] = 522_653_767
     window.column.bar.settings_button.click()  # open: the bar's hiding is then its own doing
@@ -81,7 +82,7 @@ def test_pull_shows_its_progress_then_the_model_is_listed(
 
 
 def test_a_pull_can_be_cancelled_and_the_server_sees_the_stream_closed(
-    qtbot: QtBot, window: MainWindow, fake_ollama: FakeOllama
+    qtbot: QtBot, window: MainWindow, fake_ollama: ModelServer
 ) -> None:
     fake_ollama.registry["qwen3:30b"] = 18_556_701_338
     fake_ollama.hold_pull = True  # a download that goes on until it is hung up on
@@ -101,7 +102,7 @@ def test_a_pull_can_be_cancelled_and_the_server_sees_the_stream_closed(
 
 
 def test_a_failed_pull_is_one_line(
-    qtbot: QtBot, window: MainWindow, fake_ollama: FakeOllama
+    qtbot: QtBot, window: MainWindow, fake_ollama: ModelServer
 ) -> None:
     panel = window.backend_panel
     on_ollama(panel, fake_ollama, "no-such-model")
@@ -109,7 +110,7 @@ def test_a_failed_pull_is_one_line(
     status = panel.pull_bar.status
     qtbot.waitUntil(lambda: status.text().startswith("⚠"), timeout=10000)
     assert status.text() == (
-        f"⚠ Ollama at {fake_ollama.host} could not pull 'no-such-model': "
+        f"⚠ Ollama at {fake_ollama.host_port} could not pull 'no-such-model': "
         "pull model manifest: file does not exist"
     )
     assert panel.pull_bar.button.text() == "Pull"

@@ -13,17 +13,17 @@ from pytestqt.qtbot import QtBot
 from sandbox_app.ui.window.main_window import MainWindow
 from sandbox_app.ui.window.recordings import SPEEDS
 from tests import otel_traces
-from tests.fakeserver import FakeOpenAIServer
+from tests.model_server import ModelServer
 
 
-def _trace(server: FakeOpenAIServer, folder: Path) -> Path:
+def _trace(server: ModelServer, folder: Path) -> Path:
     spans = otel_traces.run_agent(server, "native", "openinference")
     server.reset()
     return otel_traces.write_json(spans, folder / "agent.json")
 
 
 def test_an_opened_trace_replays_and_forks_live(
-    qtbot: QtBot, window: MainWindow, fake_server: FakeOpenAIServer, tmp_path: Path
+    qtbot: QtBot, window: MainWindow, fake_server: ModelServer, tmp_path: Path
 ) -> None:
     path = _trace(fake_server, tmp_path)
     window.recordings.set_speed(dict(SPEEDS)["At once"])

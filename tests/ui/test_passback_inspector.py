@@ -9,11 +9,11 @@ from pytestqt.qtbot import QtBot
 
 from sandbox_app.ui.window.main_window import MainWindow
 from tests.core.test_passback import FIRST_THOUGHT, script_for
-from tests.fakeserver import FakeOpenAIServer
+from tests.model_server import ModelServer
 
 
 def test_the_inspector_shows_the_reasoning_sent_back(
-    qtbot: QtBot, window: MainWindow, fake_server: FakeOpenAIServer
+    qtbot: QtBot, window: MainWindow, fake_server: ModelServer
 ) -> None:
     fake_server.set_model("deepseek-reasoner", script_for("deepseek"))
     window.backend_panel.select("custom", fake_server.base_url, "deepseek-reasoner")

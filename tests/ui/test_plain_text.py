@@ -21,7 +21,7 @@ import sandbox_app.ui
 from sandbox_app.ui.common.plain import tip
 from sandbox_app.ui.tools.approval import ApprovalDialog
 from sandbox_app.ui.window.main_window import MainWindow
-from tests.fakeserver import FakeOpenAIServer, ModelScript
+from tests.model_server import ModelScript, ModelServer
 from tests.ui.test_window import use_server
 
 MARK = "evil.invalid"
@@ -86,7 +86,7 @@ class HostileTool:
 
 
 def test_a_hostile_tool_its_input_and_the_models_answer_are_shown_as_text(
-    qtbot: QtBot, make_window: Callable[..., MainWindow], fake_server: FakeOpenAIServer
+    qtbot: QtBot, make_window: Callable[..., MainWindow], fake_server: ModelServer
 ) -> None:
     window = make_window()
     # A tool source, as a connected MCP server's tools are offered (ui/tools/mcp_servers.py).

@@ -16,14 +16,14 @@ from sandbox_app.ui.compare.compare_view import CompareView
 from sandbox_app.ui.trace.trace_view import TraceView
 from sandbox_app.ui.window.main_window import MainWindow
 from sandbox_app.ui.window.recordings import SPEEDS
-from tests.fakeserver import FakeOpenAIServer, ModelScript
 from tests.helpers import replies_of
+from tests.model_server import ModelScript, ModelServer
 from tests.ui.test_screenshot import GUESSER
 
 AT_ONCE = dict(SPEEDS)["At once"]
 
 
-def run_comparison(qtbot: QtBot, window: MainWindow, server: FakeOpenAIServer) -> CompareView:
+def run_comparison(qtbot: QtBot, window: MainWindow, server: ModelServer) -> CompareView:
     server.set_model("qwen2.5:1.5b", ModelScript(replies=replies_of("brightgrid"), rate=200))
     server.set_model("llama3.2:1b", ModelScript(replies=GUESSER, rate=200))
     server.set_model("phi4-mini", ModelScript(replies=replies_of("brightgrid"), rate=300))
@@ -50,7 +50,7 @@ def blocks(trace: TraceView) -> list[tuple[str, Any]]:
 def test_a_recorded_comparison_plays_back_the_same_with_no_network(
     qtbot: QtBot,
     make_window: Any,
-    fake_server: FakeOpenAIServer,
+    fake_server: ModelServer,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

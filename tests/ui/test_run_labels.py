@@ -16,7 +16,7 @@ from sandbox_app.backends.catalogue.keys import KeyStore
 from sandbox_app.core.scenarios.scenario import LaneConfig, Scenario
 from sandbox_app.ui.common.theme import styles_for
 from sandbox_app.ui.window.main_window import MainWindow
-from tests.fakeserver import FakeOpenAIServer
+from tests.model_server import ModelServer
 from tests.ui.test_eval_panel import open_test_set
 from tests.ui.test_fork_and_inspect import run_on, wait_for_run
 from tests.ui.test_window import fast
@@ -85,7 +85,7 @@ def test_the_end_of_the_trace_stays_in_view_when_the_answer_appears(
 
 
 def test_the_status_bar_shows_the_figures_of_the_run_on_screen(
-    qtbot: QtBot, window: MainWindow, fake_server: FakeOpenAIServer
+    qtbot: QtBot, window: MainWindow, fake_server: ModelServer
 ) -> None:
     shown: list[str] = []
     window.run_pane.metricsChanged.connect(shown.append)
@@ -144,7 +144,7 @@ def test_a_test_set_cell_is_shown_through_its_lane(qtbot: QtBot, window: MainWin
 
 
 def test_a_replayed_recording_shows_its_own_model(
-    qtbot: QtBot, window: MainWindow, fake_server: FakeOpenAIServer, tmp_path: Path
+    qtbot: QtBot, window: MainWindow, fake_server: ModelServer, tmp_path: Path
 ) -> None:
     run_on(qtbot, window, fake_server)  # model "first" on the test server
     path = tmp_path / "one.json"

@@ -16,8 +16,8 @@ from pytestqt.qtbot import QtBot
 from sandbox_app.core.scenarios.scenario import LaneConfig
 from sandbox_app.ui.common import theme
 from sandbox_app.ui.window.main_window import MainWindow
-from tests.fakeserver import FakeOpenAIServer, ModelScript
 from tests.helpers import replies_of
+from tests.model_server import ModelScript, ModelServer
 from tests.ui.test_first_screen import the_loop
 from tests.ui.test_presenter import lines_shown
 from tests.ui.test_screenshot import GUESSER, fully_shown, presenter_laid_out, shots
@@ -33,7 +33,7 @@ def sized(qtbot: QtBot, window: MainWindow, size: tuple[int, int]) -> None:
     qtbot.waitUntil(lambda: (window.width(), window.height()) == size, timeout=2000)
 
 
-def four_lanes_run(qtbot: QtBot, window: MainWindow, server: FakeOpenAIServer) -> None:
+def four_lanes_run(qtbot: QtBot, window: MainWindow, server: ModelServer) -> None:
     """Four models on the test server, one of them guessing (a ✘ among the ✔)."""
     for model in MODELS:
         replies = GUESSER if model == "llama3.2:1b" else replies_of("brightgrid")
@@ -79,7 +79,7 @@ def test_the_run_tab_at_first_start(
 def test_the_compare_tab_with_four_lanes_and_its_table(
     qtbot: QtBot,
     window: MainWindow,
-    fake_server: FakeOpenAIServer,
+    fake_server: ModelServer,
     shots: Path,
     size: tuple[int, int],
 ) -> None:
@@ -108,7 +108,7 @@ def presenting(qtbot: QtBot, window: MainWindow, check: Callable[[], None]) -> N
 def test_presenter_mode_with_four_lanes(
     qtbot: QtBot,
     window: MainWindow,
-    fake_server: FakeOpenAIServer,
+    fake_server: ModelServer,
     shots: Path,
     size: tuple[int, int],
 ) -> None:

@@ -20,12 +20,12 @@ from pytestqt.qtbot import QtBot
 from sandbox_app.core.results.compare import Price
 from sandbox_app.core.scenarios.scenario import LaneConfig, LaneSettings
 from sandbox_app.ui.window.main_window import MainWindow
-from tests.fake_anthropic import AnthropicScript, FakeAnthropicServer, fake_anthropic
-from tests.fake_gemini import FakeGeminiServer, gemini_server
-from tests.fake_local_servers import FakeLocalServer, LocalModel, fake_ollama_health
-from tests.fake_responses import FakeResponsesServer, responses_server
-from tests.fakeserver import FakeOpenAIServer, ModelScript
 from tests.helpers import replies_of
+from tests.model_server import ModelScript, ModelServer
+from tests.model_server.anthropic import fake_anthropic
+from tests.model_server.gemini import gemini_server
+from tests.model_server.local import LocalModel, fake_ollama_health
+from tests.model_server.responses import responses_server
 from tests.ui.test_window import fast
 
 __all__ = [
@@ -70,7 +70,7 @@ def test_screenshot_of_a_finished_run(qtbot: QtBot, window: MainWindow, shots: P
 
 
 def test_screenshot_of_a_comparison(
-    qtbot: QtBot, window: MainWindow, fake_server: FakeOpenAIServer, shots: Path
+    qtbot: QtBot, window: MainWindow, fake_server: ModelServer, shots: Path
 ) -> None:
     window.resize(1280, 800)
     fake_server.set_model("qwen2.5:1.5b", ModelScript(replies=replies_of("brightgrid")))
@@ -105,7 +105,7 @@ def test_screenshot_of_a_thinking_model(qtbot: QtBot, window: MainWindow, shots:
 
 
 def test_screenshot_of_text_and_native_lanes(
-    qtbot: QtBot, window: MainWindow, fake_server: FakeOpenAIServer, shots: Path
+    qtbot: QtBot, window: MainWindow, fake_server: ModelServer, shots: Path
 ) -> None:
     from tests.core.test_native_tools import NATIVE_REPLIES
 
@@ -193,7 +193,7 @@ def presenter_laid_out(window: MainWindow) -> bool:
 
 
 def test_screenshot_of_presenter_mode(
-    qtbot: QtBot, window: MainWindow, fake_server: FakeOpenAIServer, shots: Path
+    qtbot: QtBot, window: MainWindow, fake_server: ModelServer, shots: Path
 ) -> None:
     """Three lanes on a 1280x720 projector: one lane at a time, the table under it."""
     from sandbox_app.ui.common import theme
@@ -335,10 +335,10 @@ def test_screenshot_of_two_prompt_variants(qtbot: QtBot, window: MainWindow, sho
 def test_screenshot_of_four_kinds_side_by_side(
     qtbot: QtBot,
     make_window: Callable[..., MainWindow],
-    fake_server: FakeOpenAIServer,
-    fake_anthropic: FakeAnthropicServer,
-    responses_server: FakeResponsesServer,
-    gemini_server: FakeGeminiServer,
+    fake_server: ModelServer,
+    fake_anthropic: ModelServer,
+    responses_server: ModelServer,
+    gemini_server: ModelServer,
     shots: Path,
 ) -> None:
     """Claude, the Responses API, Gemini and a local thinking model, each through its own
@@ -347,9 +347,9 @@ def test_screenshot_of_four_kinds_side_by_side(
     from tests.core.test_gemini import text_replies
     from tests.core.test_responses_kind import TEXT_REPLIES
 
-    fake_anthropic.set_model("claude-sonnet-4-5", AnthropicScript(turns=text_turns()))
-    responses_server.set_replies("gpt-5-mini", TEXT_REPLIES)
-    gemini_server.replies["gemini-2.5-flash"] = text_replies()
+    fake_anthropic.set_model("claude-sonnet-4-5", ModelScript(replies=text_turns()))
+    responses_server.set_model("gpt-5-mini", TEXT_REPLIES)
+    gemini_server.set_model("gemini-2.5-flash", text_replies())
     thinking = [f"<think>Step {i}: what does it need?</think>{r}" for i, r in
                 enumerate(replies_of("brightgrid"), 1)]  # fmt: skip
     fake_server.set_model(
@@ -394,7 +394,7 @@ def test_screenshot_of_four_kinds_side_by_side(
 def test_screenshot_of_a_local_server_checked_and_metered(
     qtbot: QtBot,
     make_window: Callable[..., MainWindow],
-    fake_ollama_health: FakeLocalServer,
+    fake_ollama_health: ModelServer,
     shots: Path,
 ) -> None:
     """Ollama serving a 200-token context: the check says so and what to set, and the trace
@@ -441,7 +441,7 @@ def test_screenshot_of_a_regression_comparison(
 
 
 def test_screenshot_of_an_imported_trace_forked(
-    qtbot: QtBot, window: MainWindow, fake_server: FakeOpenAIServer, tmp_path: Path, shots: Path
+    qtbot: QtBot, window: MainWindow, fake_server: ModelServer, tmp_path: Path, shots: Path
 ) -> None:
     """A trace an OpenInference-instrumented agent wrote, opened and forked from step 1 live."""
     from sandbox_app.ui.window.recordings import SPEEDS

@@ -8,8 +8,8 @@ from pytestqt.qtbot import QtBot
 from sandbox_app.ui.trace.highlighter import Role
 from sandbox_app.ui.trace.trace_view import TraceView
 from sandbox_app.ui.window.main_window import MainWindow
-from tests.fakeserver import FakeOpenAIServer, ModelScript
 from tests.helpers import replies_of
+from tests.model_server import ModelScript, ModelServer
 
 
 def role_lines(trace: TraceView) -> list[tuple[str, Role]]:
@@ -22,7 +22,7 @@ def role_lines(trace: TraceView) -> list[tuple[str, Role]]:
     ]
 
 
-def start_stepping(qtbot: QtBot, window: MainWindow, server: FakeOpenAIServer) -> None:
+def start_stepping(qtbot: QtBot, window: MainWindow, server: ModelServer) -> None:
     server.set_model("m", ModelScript(replies=replies_of("brightgrid")))
     window.backend_panel.select("custom", server.base_url, "m")
     window.run_pane.stepper.step()  # Step with no run going: a run, step by step
@@ -36,7 +36,7 @@ def wait_for_pause(qtbot: QtBot, window: MainWindow, says: str) -> str:
 
 
 def test_edit_the_action_then_the_observation(
-    qtbot: QtBot, window: MainWindow, fake_server: FakeOpenAIServer
+    qtbot: QtBot, window: MainWindow, fake_server: ModelServer
 ) -> None:
     start_stepping(qtbot, window, fake_server)
     stepper = window.run_pane.stepper
@@ -76,7 +76,7 @@ def test_edit_the_action_then_the_observation(
 
 
 def test_stop_at_a_pause_ends_the_run(
-    qtbot: QtBot, window: MainWindow, fake_server: FakeOpenAIServer
+    qtbot: QtBot, window: MainWindow, fake_server: ModelServer
 ) -> None:
     start_stepping(qtbot, window, fake_server)
     wait_for_pause(qtbot, window, "Step 1: the model's turn")

@@ -14,7 +14,7 @@ from sandbox_app.core.scenarios.scenario import EvalCase, Expected, LaneConfig, 
 from sandbox_app.core.scenarios.scenario_file import load_scenario
 from sandbox_app.ui.compare.test_set_editor import ANSWER, TestSetEditor
 from sandbox_app.ui.window.main_window import MainWindow
-from tests.fakeserver import FakeOpenAIServer, ModelScript
+from tests.model_server import ModelScript, ModelServer
 
 TEMPLATE = "You answer for {{company}}.\n{tools}\n{format}"
 
@@ -91,7 +91,7 @@ def test_a_warning_as_you_type_moves_no_box(qtbot: QtBot, window: MainWindow) ->
 
 
 def test_a_run_with_an_undefined_variable_is_refused_in_the_run_pane(
-    qtbot: QtBot, window: MainWindow, fake_server: FakeOpenAIServer
+    qtbot: QtBot, window: MainWindow, fake_server: ModelServer
 ) -> None:
     fake_server.set_model("m", ModelScript(replies=["Answer: 20"]))
     scenario = Scenario(question="Price of {{product}}?", variables={"company": "Brightgrid"})
@@ -111,7 +111,7 @@ def test_a_run_with_an_undefined_variable_is_refused_in_the_run_pane(
 
 
 def test_the_windows_test_set_sends_each_cases_variables(
-    qtbot: QtBot, window: MainWindow, fake_server: FakeOpenAIServer
+    qtbot: QtBot, window: MainWindow, fake_server: ModelServer
 ) -> None:
     by_question = {"Capital of France?": ["Answer: Paris"], "Capital of Japan?": ["Answer: Tokyo"]}
     fake_server.set_model("m", ModelScript(replies=["Answer: ?"], by_question=by_question))

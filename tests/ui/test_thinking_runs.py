@@ -15,7 +15,7 @@ from sandbox_app.core.scenarios.scenario_file import load_scenario, scenarios_di
 from sandbox_app.ui.trace.highlighter import Role
 from sandbox_app.ui.trace.trace_view import TraceView
 from sandbox_app.ui.window.main_window import MainWindow
-from tests.fakeserver import FakeOpenAIServer, ModelScript
+from tests.model_server import ModelScript, ModelServer
 from tests.ui.test_compare import lanes_on_server, run_all
 from tests.ui.test_window import run_and_wait
 
@@ -77,7 +77,7 @@ def test_the_thinking_example_in_the_window(qtbot: QtBot, window: MainWindow) ->
 
 
 def test_a_thinking_model_on_a_server_in_a_compare_lane(
-    qtbot: QtBot, window: MainWindow, fake_server: FakeOpenAIServer
+    qtbot: QtBot, window: MainWindow, fake_server: ModelServer
 ) -> None:
     replies = [
         reply.replace("<think>", "").replace("</think>", "\x00").split("\x00")
@@ -113,7 +113,7 @@ def test_a_thinking_model_on_a_server_in_a_compare_lane(
 
 
 def test_reasoning_effort_and_auto_max_tokens_from_the_panel(
-    qtbot: QtBot, window: MainWindow, fake_server: FakeOpenAIServer
+    qtbot: QtBot, window: MainWindow, fake_server: ModelServer
 ) -> None:
     from tests.helpers import replies_of
     from tests.ui.test_window import use_server

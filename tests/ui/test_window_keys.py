@@ -16,7 +16,7 @@ from sandbox_app.core.scenarios.scenario import LaneConfig
 from sandbox_app.core.scenarios.scenario_file import load_scenario, save_scenario, scenarios_dir
 from sandbox_app.ui.lane.key_confirmation import KeyConfirmDialog
 from sandbox_app.ui.window.main_window import MainWindow
-from tests.fakeserver import FakeOpenAIServer, ModelScript
+from tests.model_server import ModelScript, ModelServer
 
 ANSWER = ["Thought: easy.\nAnswer: 4"]
 PASS = '{"verdict": "pass", "score": 5, "reason": "It gives the price per year."}'
@@ -38,7 +38,7 @@ def provider_keys(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.mark.usefixtures("provider_keys")
 def test_editing_the_openai_presets_url_never_sends_the_openai_key(
-    qtbot: QtBot, make_window: Callable[..., MainWindow], fake_server: FakeOpenAIServer
+    qtbot: QtBot, make_window: Callable[..., MainWindow], fake_server: ModelServer
 ) -> None:
     fake_server.set_model("m", ModelScript(replies=ANSWER, cycle=True))
     first = make_window()
@@ -60,7 +60,7 @@ def test_editing_the_openai_presets_url_never_sends_the_openai_key(
 
 @pytest.mark.usefixtures("provider_keys")
 def test_a_key_typed_for_one_host_stays_with_that_host(
-    qtbot: QtBot, window: MainWindow, fake_server: FakeOpenAIServer
+    qtbot: QtBot, window: MainWindow, fake_server: ModelServer
 ) -> None:
     fake_server.set_model("m", ModelScript(replies=ANSWER, cycle=True))
     window.set_scenario(window.scenario.with_changes(question="What is 2 + 2?"))
@@ -77,7 +77,7 @@ def test_a_key_typed_for_one_host_stays_with_that_host(
 
 @pytest.mark.usefixtures("provider_keys")
 def test_compare_lanes_follow_the_same_rule(
-    qtbot: QtBot, window: MainWindow, fake_server: FakeOpenAIServer
+    qtbot: QtBot, window: MainWindow, fake_server: ModelServer
 ) -> None:
     fake_server.set_model("m", ModelScript(replies=ANSWER, cycle=True))
     window.set_scenario(window.scenario.with_changes(question="What is 2 + 2?"))
@@ -97,7 +97,7 @@ def test_compare_lanes_follow_the_same_rule(
 
 
 @pytest.fixture
-def custom_key(fake_server: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch) -> None:
+def custom_key(fake_server: ModelServer, monkeypatch: pytest.MonkeyPatch) -> None:
     """The catch-all key is set, and the test server's model answers 4."""
     monkeypatch.setenv("REACT_SANDBOX_API_KEY", "sk-custom-secret")
     fake_server.set_model("m", ModelScript(replies=ANSWER, cycle=True))
@@ -141,7 +141,7 @@ def _run_all(qtbot: QtBot, window: MainWindow, answer: str | None) -> None:
 
 @pytest.mark.usefixtures("custom_key")
 def test_a_lane_url_from_a_file_gets_no_key_until_the_user_confirms_its_host(
-    qtbot: QtBot, window: MainWindow, fake_server: FakeOpenAIServer, tmp_path: Path
+    qtbot: QtBot, window: MainWindow, fake_server: ModelServer, tmp_path: Path
 ) -> None:
     _open_with_file_lanes(window, tmp_path, fake_server.base_url)
     _run_all(qtbot, window, answer="without")
@@ -153,7 +153,7 @@ def test_a_lane_url_from_a_file_gets_no_key_until_the_user_confirms_its_host(
 
 @pytest.mark.usefixtures("custom_key")
 def test_a_confirmed_host_gets_the_key_in_lanes_and_the_test_set(
-    qtbot: QtBot, window: MainWindow, fake_server: FakeOpenAIServer, tmp_path: Path
+    qtbot: QtBot, window: MainWindow, fake_server: ModelServer, tmp_path: Path
 ) -> None:
     _open_with_file_lanes(window, tmp_path, fake_server.base_url)
     _run_all(qtbot, window, answer="send")
@@ -162,7 +162,7 @@ def test_a_confirmed_host_gets_the_key_in_lanes_and_the_test_set(
 
 @pytest.mark.usefixtures("custom_key")
 def test_the_test_set_asks_before_sending_a_key_to_a_file_named_host(
-    qtbot: QtBot, window: MainWindow, fake_server: FakeOpenAIServer, tmp_path: Path
+    qtbot: QtBot, window: MainWindow, fake_server: ModelServer, tmp_path: Path
 ) -> None:
     scenario = load_scenario(scenarios_dir() / "test_set.json")
     lanes = (LaneConfig("custom", fake_server.base_url, "m"), LaneConfig("scripted"))
@@ -180,7 +180,7 @@ def test_the_test_set_asks_before_sending_a_key_to_a_file_named_host(
 
 @pytest.mark.usefixtures("custom_key")
 def test_a_url_the_user_typed_into_a_lane_needs_no_confirmation(
-    qtbot: QtBot, window: MainWindow, fake_server: FakeOpenAIServer, tmp_path: Path
+    qtbot: QtBot, window: MainWindow, fake_server: ModelServer, tmp_path: Path
 ) -> None:
     _open_with_file_lanes(window, tmp_path, "http://127.0.0.1:9/v1")
     panel = window.compare.lanes[0].backend_panel
@@ -192,7 +192,7 @@ def test_a_url_the_user_typed_into_a_lane_needs_no_confirmation(
 def test_a_recordings_servers_never_get_a_key(
     qtbot: QtBot,
     make_window: Callable[..., MainWindow],
-    fake_server: FakeOpenAIServer,
+    fake_server: ModelServer,
     monkeypatch: pytest.MonkeyPatch,
     tmp_path: Path,
 ) -> None:
@@ -223,7 +223,7 @@ def test_a_recordings_servers_never_get_a_key(
 @pytest.mark.usefixtures("custom_key")
 @pytest.mark.parametrize("answer", ["send", "without"])
 def test_a_judge_server_the_file_names_is_asked_about_before_it_gets_the_key(
-    qtbot: QtBot, window: MainWindow, fake_server: FakeOpenAIServer, tmp_path: Path, answer: str
+    qtbot: QtBot, window: MainWindow, fake_server: ModelServer, tmp_path: Path, answer: str
 ) -> None:
     fake_server.set_model("judge", ModelScript(replies=[PASS], cycle=True))
     scenario = load_scenario(scenarios_dir() / "test_set.json")  # offline lanes, a rubric

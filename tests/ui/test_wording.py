@@ -8,7 +8,7 @@ from pytestqt.qtbot import QtBot
 from sandbox_app.core.running.metrics import RunMetrics, StepMetrics, plural
 from sandbox_app.core.scenarios.scenario import LaneConfig
 from sandbox_app.ui.window.main_window import MainWindow
-from tests.fakeserver import FakeOpenAIServer, ModelScript
+from tests.model_server import ModelScript, ModelServer
 
 
 def test_stopping_mid_step_names_the_step_in_both_status_lines(
@@ -24,7 +24,7 @@ def test_stopping_mid_step_names_the_step_in_both_status_lines(
 
 
 def test_a_one_step_lane_says_one_step(
-    qtbot: QtBot, window: MainWindow, fake_server: FakeOpenAIServer
+    qtbot: QtBot, window: MainWindow, fake_server: ModelServer
 ) -> None:
     fake_server.set_model("m", ModelScript(replies=["Thought: easy.\nAnswer: 4"], cycle=True))
     window.set_scenario(window.scenario.with_changes(question="What is 2 + 2?", expected=None))

@@ -15,14 +15,14 @@ from sandbox_app.core.tools import plugins
 from sandbox_app.core.tools.mock import MockToolSpec
 from sandbox_app.ui.tools.approval import AskDialog
 from sandbox_app.ui.window.main_window import MainWindow
-from tests.fakeserver import FakeOpenAIServer, ModelScript
 from tests.helpers import builtin
+from tests.model_server import ModelScript, ModelServer
 from tests.plugin_install import plugin_site  # noqa: F401  (a fixture)
 
 CALLS_WEATHER = ["Action: weather[Paris]", "Answer: done"]
 
 
-def on_server(window: MainWindow, server: FakeOpenAIServer, replies: list[str]) -> None:
+def on_server(window: MainWindow, server: ModelServer, replies: list[str]) -> None:
     server.set_model("m", ModelScript(replies=replies))
     window.backend_panel.select("custom", server.base_url, "m")
 
@@ -48,7 +48,7 @@ def add_weather(qtbot: QtBot, window: MainWindow, behaviour: str = "canned") -> 
 
 
 def test_add_a_mock_tool_and_run_it(
-    qtbot: QtBot, window: MainWindow, fake_server: FakeOpenAIServer
+    qtbot: QtBot, window: MainWindow, fake_server: ModelServer
 ) -> None:
     add_weather(qtbot, window)
     scenario = window.current_scenario()
@@ -76,7 +76,7 @@ def test_a_bad_tool_is_one_line_and_the_editor_stays_open(qtbot: QtBot, window: 
 
 
 def test_answer_an_ask_me_call_live(
-    qtbot: QtBot, window: MainWindow, fake_server: FakeOpenAIServer
+    qtbot: QtBot, window: MainWindow, fake_server: ModelServer
 ) -> None:
     add_weather(qtbot, window, behaviour="ask")
     on_server(window, fake_server, CALLS_WEATHER)
@@ -97,7 +97,7 @@ def test_answer_an_ask_me_call_live(
 
 
 def test_deny_answers_the_model_without_running(
-    qtbot: QtBot, window: MainWindow, fake_server: FakeOpenAIServer
+    qtbot: QtBot, window: MainWindow, fake_server: ModelServer
 ) -> None:
     window.tool_panel.policy_combos["search"].setCurrentText("deny")
     assert window.current_scenario().policies == {"search": "deny"}
@@ -163,7 +163,7 @@ def plugin_on_path(
 
 
 def test_an_installed_plugin_is_a_toggle(
-    qtbot: QtBot, plugin_on_path: None, window: MainWindow, fake_server: FakeOpenAIServer
+    qtbot: QtBot, plugin_on_path: None, window: MainWindow, fake_server: ModelServer
 ) -> None:
     assert "weather" in window.tool_panel.checkboxes
     # The window started although one plugin exits when imported (argparse at module level).
@@ -175,7 +175,7 @@ def test_an_installed_plugin_is_a_toggle(
 
 
 def test_lanes_use_the_scenarios_tools(
-    qtbot: QtBot, window: MainWindow, fake_server: FakeOpenAIServer
+    qtbot: QtBot, window: MainWindow, fake_server: ModelServer
 ) -> None:
     add_weather(qtbot, window)
     fake_server.set_model("m", ModelScript(replies=CALLS_WEATHER))
@@ -189,7 +189,7 @@ def test_lanes_use_the_scenarios_tools(
 
 
 def test_stop_ends_a_run_whose_plugin_tool_blocks_in_an_ordinary_function(
-    qtbot: QtBot, plugin_on_path: None, window: MainWindow, fake_server: FakeOpenAIServer
+    qtbot: QtBot, plugin_on_path: None, window: MainWindow, fake_server: ModelServer
 ) -> None:
     """tests/plugin_hostile's sleeps blocks 8 s in a plain ``def run`` (time.sleep): on the
     window's loop it froze the window for those 8 s, and Stop could not act until the

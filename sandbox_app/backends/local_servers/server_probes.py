@@ -17,7 +17,7 @@ Each probe asks one server's native API (the shapes in their docs) and returns
 - any other OpenAI-compatible server: its ``/v1/models`` list.
 
 A new server: a probe here, added to :data:`PROBES` before the ones its answers would also
-pass (the tests' emulation in tests/fake_local_servers.py shows each shape).
+pass (the tests' emulation in tests/model_server/local.py shows each shape).
 """
 
 from __future__ import annotations

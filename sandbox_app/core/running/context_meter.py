@@ -10,7 +10,7 @@ count of the prompt (``Usage.prompt_tokens``, Ollama's ``prompt_eval_count``):
 - a count **under** ``1 - ESTIMATE_MARGIN`` of the app's estimate (four characters a
   token, :func:`~sandbox_app.core.running.metrics.estimate_tokens`) is more than the
   estimate's error can explain. On the built-in scenarios' conversations the estimate counts
-  16–25% more tokens than the test server's word-piece tokenizer (``tests/fakeserver.py``
+  16–25% more tokens than the test server's word-piece tokenizer (``tests/model_server/``
   ``tokenize``) and never fewer; a real tokenizer's template tokens only add to its count. A
   count 40% under the estimate is taken as a cut, so an honest count is never called one.
   A step whose server read part of the prompt from its cache is not judged by size (a

@@ -14,7 +14,7 @@ plays them (ModelScript.passback), each answering 400 in its own words when it i
   OpenAI-compatibility example); a call sent back without its own signature gets Google's
   400, a JSON list as that endpoint answers (0xsline/OpenChatCut#6, theopenco/llmgateway#1267).
 - ``"openrouter"``: ``reasoning`` and ``reasoning_details`` on every thinking chunk (the shape
-  tests/fakeserver.py's "openrouter" chunk style quotes), then a detail with the block's
+  tests/model_server/chat.py's "openrouter" chunk style quotes), then a detail with the block's
   signature, as OpenRouter relays a Claude model's; the assistant message must bring the
   details back with the signature matching their text, else the upstream's 400 relayed in
   OpenRouter's error shape (the Anthropic wording: Kilo-Org/kilocode#5219).

@@ -1,4 +1,4 @@
-"""Two fake models for ``optimize``, served by tests/fakeserver.py (``ModelScript.responder``):
+"""Two fake models for ``optimize``, served by tests/model_server/ (``ModelScript.responder``):
 
 - the agent, whose success depends on the prompt's wording: told to "look it up" (the
   phrase, any case) it searches the price, computes with the calculator and answers right;
@@ -20,7 +20,7 @@ import itertools
 import re
 from typing import Any
 
-from tests.fakeserver import ModelScript
+from tests.model_server.script import ModelScript
 
 PHRASE = "look it up"
 PER_SEAT_YEAR = 18 * 12
