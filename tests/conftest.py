@@ -7,6 +7,7 @@ import gc
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 # Window tests render offscreen; set before Qt is imported anywhere.
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -48,6 +49,30 @@ def _nothing_learnt_about_models() -> None:
 
     forget_all()
     forget_refusals()
+
+
+@pytest.fixture(autouse=True)
+def _offline_model_at_once(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Outside the window tests, the built-in offline model streams at once: its human pace
+    (40 tokens/s, Script.tokens_per_second) is for a workshop watching the trace grow, and a
+    command-line test of its answer only waited for it (the loops example 7 s a run; 37 s of
+    sleeping over tests/core). The window tests keep the pace their waits are written for; a
+    test elsewhere that needs it carries ``@pytest.mark.offline_pace``. Runs in a subprocess
+    keep it too (the process boundary is what they test)."""
+    if request.node.nodeid.startswith("tests/ui/") or request.node.get_closest_marker(
+        "offline_pace"
+    ):
+        return
+    from dataclasses import replace
+
+    from sandbox_app.backends.offline.scripted import ScriptedBackend
+
+    made = ScriptedBackend.__init__
+
+    def at_once(self: ScriptedBackend, script: Any, *args: Any, **kwargs: Any) -> None:
+        made(self, replace(script, tokens_per_second=0), *args, **kwargs)
+
+    monkeypatch.setattr(ScriptedBackend, "__init__", at_once)
 
 
 @pytest.fixture(autouse=True)
