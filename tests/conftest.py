@@ -7,6 +7,7 @@ import gc
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 # Window tests render offscreen; set before Qt is imported anywhere.
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -51,6 +52,30 @@ def _nothing_learnt_about_models() -> None:
 
 
 @pytest.fixture(autouse=True)
+def _offline_model_at_once(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Outside the window tests, the built-in offline model streams at once: its human pace
+    (40 tokens/s, Script.tokens_per_second) is for a workshop watching the trace grow, and a
+    command-line test of its answer only waited for it (the loops example 7 s a run; 37 s of
+    sleeping over tests/core). The window tests keep the pace their waits are written for; a
+    test elsewhere that needs it carries ``@pytest.mark.offline_pace``. Runs in a subprocess
+    keep it too (the process boundary is what they test)."""
+    if request.node.nodeid.startswith("tests/ui/") or request.node.get_closest_marker(
+        "offline_pace"
+    ):
+        return
+    from dataclasses import replace
+
+    from sandbox_app.backends.offline.scripted import ScriptedBackend
+
+    made = ScriptedBackend.__init__
+
+    def at_once(self: ScriptedBackend, script: Any, *args: Any, **kwargs: Any) -> None:
+        made(self, replace(script, tokens_per_second=0), *args, **kwargs)
+
+    monkeypatch.setattr(ScriptedBackend, "__init__", at_once)
+
+
+@pytest.fixture(autouse=True)
 def _history_in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The history database of the CLI (and of commands run in subprocesses) goes to the
     test's own folder, never the user's data folder."""
@@ -91,10 +116,17 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
     them), collect their garbage here, on the GUI thread: left to Python's automatic
     collector, it would run in a later test on whichever thread allocates, the test server's
     or the network loop's, and a Qt object destroyed there aborts the process ("Timers cannot
-    be stopped from another thread", then a segmentation fault)."""
+    be stopped from another thread", then a segmentation fault).
+
+    What survives that collection (modules imported on first use, the SDKs, caches) lives as
+    long as the worker: it is frozen, as the app freezes what its start-up built
+    (ui/window/gc_policy.py), so that the next full pass walks only the next test's objects.
+    Unfrozen, every window test's three full passes walked half a million objects: more than
+    half the window suite's CPU time (0.25-0.4 s a pass, 130 s of 230 s over 40 files)."""
     yield
     if "qtbot" in getattr(item, "fixturenames", ()):
         gc.collect()
+        gc.freeze()
 
 
 _fault_cases = {"passed": 0, "failed": 0}
