@@ -48,6 +48,7 @@ from sandbox_app.core.history.history_schema import (
     now,
     packed,
     reason,
+    use_wal,
 )
 from sandbox_app.core.results.eval_result import EvalResult
 
@@ -103,7 +104,7 @@ class HistoryStore:
         # U+FFFD, as in any text from outside (core/untrusted/outside_text.py).
         self._db.text_factory = functools.partial(str, encoding="utf-8", errors="replace")
         try:
-            self._db.execute("PRAGMA journal_mode=WAL")
+            use_wal(self._db)
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.execute("PRAGMA foreign_keys=ON")
             migrate(self._db)
