@@ -94,6 +94,11 @@ class HealthLine(QWidget):
         else:
             self._timer.stop()
 
+    @property
+    def pending(self) -> bool:
+        """A check is due (its moment not yet come) or under way: it will ask the server."""
+        return self._timer.isActive() or (self._task is not None and not self._task.done())
+
     def served_context(self, config: BackendConfig) -> int | None:
         """The context window the last check found served for ``config`` (None: not checked,
         or checked for another server or model)."""

@@ -228,6 +228,9 @@ class LaneWidget(QFrame):
         gives the lane back to the scenario when it is edited or run)."""
         self.shows_recording = True
         self.record.model = recorded.settings.model
+        # A recording plays with no network: its server is not checked by itself (Check
+        # still asks it when pressed; a lane the user edits is checked again).
+        self.backend_panel.health_line.cancel()
         self.pane.replay(recorded, scenario, speed)
 
     def _on_pane_running_changed(self, running: bool) -> None:
