@@ -14,7 +14,7 @@ from aiohttp import web
 
 from tests.model_server import passback
 from tests.model_server.chat_calls import call_deltas, finish_choice, split_calls
-from tests.model_server.events import abort, finish_stream
+from tests.model_server.events import faults_after, finish_stream
 from tests.model_server.script import (
     ModelScript,
     Plan,
@@ -164,15 +164,8 @@ async def stream(
         start = loop.time()
         count = len(tokens)
         for sent in range(count + 1):
-            # The fault hooks fire after `sent` content chunks (0 = before any).
-            if sent == script.cut_after:
-                abort(request)
-                server.bump("cut")
+            if not await faults_after(server, request, response, script, sent, _MALFORMED):
                 return False
-            if sent == script.stall_after:
-                await asyncio.Future()  # until the client or the server hangs up
-            if sent == script.malformed_after:
-                await response.write(_MALFORMED)
             if sent == script.bad_bytes_after:
                 await response.write(prefix + _BAD_CONTENT + suffix)
             if sent == count:

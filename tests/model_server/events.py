@@ -45,6 +45,27 @@ def abort(request: web.Request) -> None:
         request.transport.abort()
 
 
+async def faults_after(
+    server: ModelServer,
+    request: web.Request,
+    response: web.StreamResponse,
+    script: ModelScript,
+    sent: int,
+    malformed: bytes,
+) -> bool:
+    """The script's fault hooks, every kind's, after ``sent`` content chunks (0: before any):
+    the stream cut (False: it is over), stalled until someone hangs up, or a broken event."""
+    if sent == script.cut_after:
+        abort(request)
+        server.bump("cut")
+        return False
+    if sent == script.stall_after:
+        await asyncio.Future()  # until the client or the server hangs up
+    if sent == script.malformed_after:
+        await response.write(malformed)
+    return True
+
+
 async def send_events(
     server: ModelServer,
     request: web.Request,
@@ -67,14 +88,8 @@ async def send_events(
         pace, sent = Pace(script.rate), 0
         for event, content in events:
             if content:
-                if sent == script.cut_after:
-                    abort(request)
-                    server.bump("cut")
+                if not await faults_after(server, request, response, script, sent, malformed):
                     return False
-                if sent == script.stall_after:
-                    await asyncio.Future()  # until the client or the server hangs up
-                if sent == script.malformed_after:
-                    await response.write(malformed)
                 await pace()
                 sent += 1
             await response.write(event)
